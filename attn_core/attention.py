@@ -1,0 +1,253 @@
+"""Scaled dot-product attention, one function per stage a learner can see.
+
+Masking is represented in one way only: a boolean matrix [n_q, n_k] with True = may attend.
+``apply_mask`` turns the disallowed scores into -inf; ``softmax`` maps a row that is all -inf to
+all zeros (no key to attend to), so a fully masked query row has zero weights and a zero output.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .errors import AttentionInputError
+from .validation import as_mask, as_matrix, check_inner, check_overflow, divisor_for
+
+Scale = str | float  # "sqrt_dk", "none" or a positive divisor
+
+
+# ---- the stages -------------------------------------------------------------------------
+
+
+def project(x: np.ndarray, w: np.ndarray) -> np.ndarray:  # [n_seq, d_model], [d_model, d] -> [n_seq, d]
+    """Project the inputs with a weight matrix: ``x @ w``.
+
+    Examples
+    --------
+    >>> project(np.array([[1.0, 0.0, 1.0, 0.0]]), np.eye(4)[:, :3]).tolist()
+    [[1.0, 0.0, 1.0]]
+    """
+    return x @ w
+
+
+def scores(q: np.ndarray, k: np.ndarray) -> np.ndarray:  # [n_q, d_k], [n_k, d_k] -> [n_q, n_k]
+    """Dot product of every query with every key: ``q @ k.T``.
+
+    Examples
+    --------
+    >>> scores(np.array([[1.0, 0.0, 2.0]]), np.array([[0.0, 1.0, 1.0], [4.0, 4.0, 0.0]])).tolist()
+    [[2.0, 4.0]]
+    """
+    return q @ k.T
+
+
+def apply_mask(s: np.ndarray, mask: np.ndarray | None) -> np.ndarray:  # [n_q, n_k], bool [n_q, n_k] -> [n_q, n_k]
+    """Set the scores a query may not attend to to -inf (``mask`` True = may attend).
+
+    Examples
+    --------
+    >>> apply_mask(np.ones((2, 2)), np.array([[True, False], [True, True]])).tolist()
+    [[1.0, -inf], [1.0, 1.0]]
+    """
+    if mask is None:
+        return s
+    return np.where(mask, s, -np.inf)
+
+
+def softmax(a: np.ndarray, axis: int = -1) -> np.ndarray:  # [..., n] -> [..., n]
+    """Numerically stable softmax along ``axis``.
+
+    The largest entry is subtracted before ``exp`` so nothing overflows; a slice that is all
+    -inf (every key masked) gives all zeros instead of NaN.
+
+    Parameters
+    ----------
+    a : ndarray
+        Finite numbers or -inf.
+    axis : int
+
+    Returns
+    -------
+    ndarray of the same shape; each slice sums to 1, or is all 0 where ``a`` was all -inf.
+
+    Examples
+    --------
+    >>> softmax(np.array([[0.0, 0.0], [-np.inf, -np.inf]])).tolist()
+    [[0.5, 0.5], [0.0, 0.0]]
+    """
+    a = np.asarray(a, dtype=np.float64)
+    m = np.max(a, axis=axis, keepdims=True)
+    m = np.where(np.isneginf(m), 0.0, m)  # all-masked slice: exp(-inf - 0) = 0, no inf - inf
+    with np.errstate(over="ignore", invalid="ignore"):
+        e = np.exp(a - m)  # <= 1 everywhere
+    total = np.sum(e, axis=axis, keepdims=True)
+    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+
+
+def weighted_sum(weights: np.ndarray, v: np.ndarray) -> np.ndarray:  # [n_q, n_k], [n_k, d_v] -> [n_q, d_v]
+    """Each output row is the weights of its query times the value rows: ``weights @ v``."""
+    return weights @ v
+
+
+# ---- the trace ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class AttentionTrace:
+    """Every intermediate of one scaled dot-product attention.
+
+    Attributes
+    ----------
+    q : ndarray of shape (n_q, d_k)
+    k : ndarray of shape (n_k, d_k)
+    v : ndarray of shape (n_k, d_v)
+    scores : ndarray of shape (n_q, n_k)
+        ``q @ k.T``.
+    scaled : ndarray of shape (n_q, n_k)
+        ``scores / divisor``.
+    masked : ndarray of shape (n_q, n_k)
+        ``scaled`` with disallowed cells at -inf (the same values as ``scaled`` without a mask).
+    weights : ndarray of shape (n_q, n_k)
+        Row-wise softmax of ``masked``.
+    output : ndarray of shape (n_q, d_v)
+        ``weights @ v``.
+    divisor : float
+        What the scores were divided by.
+    mask : ndarray of bool, shape (n_q, n_k), or None
+        True = may attend.
+    fully_masked_rows : tuple of int
+        Queries with no key allowed; their weights and output rows are zero.
+    """
+
+    q: np.ndarray
+    k: np.ndarray
+    v: np.ndarray
+    scores: np.ndarray
+    scaled: np.ndarray
+    masked: np.ndarray
+    weights: np.ndarray
+    output: np.ndarray
+    divisor: float
+    mask: np.ndarray | None = None
+    fully_masked_rows: tuple[int, ...] = field(default=())
+
+    def contributions(self, i: int) -> np.ndarray:  # -> [n_k, d_v]
+        """The weighted value rows ``weights[i, j] * v[j]`` for query ``i``; they sum to ``output[i]``.
+
+        Seed 004 calls these the alignment vectors. Computed on demand for one query, so no
+        [n_q, n_k, d_v] array is ever held.
+
+        Examples
+        --------
+        >>> t = scaled_dot_product_attention(np.eye(2), np.eye(2), np.array([[1.0, 2.0], [3.0, 4.0]]))
+        >>> np.allclose(t.contributions(0).sum(axis=0), t.output[0])
+        True
+        """
+        return self.weights[i][:, None] * self.v  # [n_k, 1] * [n_k, d_v] -> [n_k, d_v]
+
+
+def _attend(q, k, v, scale, mask, names) -> AttentionTrace:
+    """The shared pipeline once the inputs are valid float64 matrices."""
+    if q.shape[1] != k.shape[1]:
+        raise _shape_error(names[1], f"has width {k.shape[1]} but {names[0]} has width {q.shape[1]}; "
+                           "queries and keys need the same width d_k.")
+    if k.shape[0] != v.shape[0]:
+        raise _shape_error(names[2], f"has {v.shape[0]} rows but {names[1]} has {k.shape[0]}; "
+                           "every key needs one value row.")
+    n_q, d_k = q.shape
+    n_k = k.shape[0]
+    divisor = divisor_for(scale, d_k)
+    mask = None if mask is None else as_mask(mask, n_q, n_k)
+
+    s = scores(q, k)  # [n_q, n_k]
+    check_overflow("scores QKᵀ", s, f"{names[0]} and {names[1]}")
+    scaled = s / divisor  # [n_q, n_k]
+    check_overflow("scaled scores", scaled, f"{names[0]} and {names[1]}, or raise the divisor")
+    masked = apply_mask(scaled, mask)  # [n_q, n_k], -inf where masked
+    weights = softmax(masked, axis=-1)  # [n_q, n_k]
+    output = weighted_sum(weights, v)  # [n_q, d_v]
+    check_overflow("output", output, names[2])
+    fully = () if mask is None else tuple(int(i) for i in np.flatnonzero(~mask.any(axis=1)))
+    return AttentionTrace(q, k, v, s, scaled, masked, weights, output, divisor, mask, fully)
+
+
+def _shape_error(name: str, detail: str) -> AttentionInputError:
+    return AttentionInputError(f"{name}: {detail}", matrix=name)
+
+
+def scaled_dot_product_attention(
+    q: object, k: object, v: object, *, scale: Scale = "sqrt_dk", mask: object = None
+) -> AttentionTrace:  # [n_q, d_k], [n_k, d_k], [n_k, d_v] -> trace with output [n_q, d_v]
+    """softmax(mask(Q Kᵀ / s)) V, keeping every intermediate.
+
+    Parameters
+    ----------
+    q : array_like of shape (n_q, d_k)
+    k : array_like of shape (n_k, d_k)
+    v : array_like of shape (n_k, d_v)
+    scale : "sqrt_dk", "none" or float
+        Divide the scores by √d_k, by 1, or by this positive number.
+    mask : ndarray of bool, shape (n_q, n_k), optional
+        True = may attend.
+
+    Returns
+    -------
+    AttentionTrace
+
+    Raises
+    ------
+    AttentionInputError
+        Shapes that do not fit, a non-finite cell, an empty matrix, a bad mask or divisor.
+
+    Examples
+    --------
+    >>> t = scaled_dot_product_attention([[1.0, 0.0]], [[1.0, 0.0], [0.0, 1.0]], [[1.0], [3.0]], scale="none")
+    >>> np.round(t.weights, 4).tolist()
+    [[0.7311, 0.2689]]
+    """
+    q, k, v = as_matrix("Q", q), as_matrix("K", k), as_matrix("V", v)
+    return _attend(q, k, v, scale, mask, ("Q", "K", "V"))
+
+
+def self_attention(
+    x: object, w_q: object, w_k: object, w_v: object, *, scale: Scale = "sqrt_dk", mask: object = None
+) -> AttentionTrace:  # [n_seq, d_model], [d_model, d_k] x2, [d_model, d_v] -> trace with output [n_seq, d_v]
+    """Self-attention of the rows of ``x``: Q = X W_Q, K = X W_K, V = X W_V, then attention.
+
+    Parameters
+    ----------
+    x : array_like of shape (n_seq, d_model)
+    w_q, w_k : array_like of shape (d_model, d_k)
+    w_v : array_like of shape (d_model, d_v)
+    scale, mask
+        As in :func:`scaled_dot_product_attention`.
+
+    Returns
+    -------
+    AttentionTrace
+
+    Examples
+    --------
+    Seed 000's example (3 inputs, d_model = 4):
+
+    >>> x = [[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]]
+    >>> w_q = [[1, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 1]]
+    >>> w_k = [[0, 0, 1], [1, 1, 0], [0, 1, 0], [1, 1, 0]]
+    >>> w_v = [[0, 2, 0], [0, 3, 0], [1, 0, 3], [1, 1, 0]]
+    >>> np.round(self_attention(x, w_q, w_k, w_v).output[0], 4).tolist()
+    [1.8639, 6.3194, 1.7042]
+    """
+    x = as_matrix("X", x)
+    w_q, w_k, w_v = as_matrix("W_Q", w_q), as_matrix("W_K", w_k), as_matrix("W_V", w_v)
+    for name, w in (("W_Q", w_q), ("W_K", w_k), ("W_V", w_v)):
+        check_inner("X", x, name, w)
+    q = project(x, w_q)  # [n_seq, d_k]
+    k = project(x, w_k)  # [n_seq, d_k]
+    v = project(x, w_v)  # [n_seq, d_v]
+    for name, m, src in (("Q", q, "X and W_Q"), ("K", k, "X and W_K"), ("V", v, "X and W_V")):
+        check_overflow(name, m, src)
+    if w_q.shape[1] != w_k.shape[1]:
+        raise _shape_error("W_K", f"has {w_k.shape[1]} columns but W_Q has {w_q.shape[1]}; "
+                           "queries and keys need the same width d_k.")
+    return _attend(q, k, v, scale, mask, ("Q", "K", "V"))

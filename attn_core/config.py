@@ -1,0 +1,247 @@
+"""A complete configuration of the explorer and the one path that validates it.
+
+Every way a configuration enters the app (grid edits, dimension changes, presets, a sentence,
+the mask editor, a permalink, a JSON file) ends in :func:`validate_config`, so the rules and the
+caps (:data:`attn_core.limits.LIMITS`) live in one place.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from .attention import Scale
+from .errors import AttentionInputError
+from .initializers import initialize, resize
+from .limits import LIMITS
+from .masks import causal_mask, padding_mask
+from .multihead import MultiHeadTrace, check_heads, multi_head_attention
+from .validation import as_matrix, divisor_for
+
+MASK_KINDS = ("none", "causal", "padding", "custom")
+MATRICES = ("x", "w_q", "w_k", "w_v", "w_o")
+MATRIX_NAMES = {"x": "X", "w_q": "W_Q", "w_k": "W_K", "w_v": "W_V", "w_o": "W_O"}
+
+
+@dataclass(frozen=True, eq=False)
+class Config:
+    """Tokens, inputs, weights, heads, scale and mask: everything the pages compute from.
+
+    Attributes
+    ----------
+    tokens : tuple of str, length n_seq
+    x : ndarray of shape (n_seq, d_model)
+    w_q, w_k : ndarray of shape (d_model, n_heads·d_k)
+    w_v : ndarray of shape (d_model, n_heads·d_v)
+    w_o : ndarray of shape (n_heads·d_v, d_out)
+    n_heads : int
+    scale : "sqrt_dk", "none" or float
+    mask_kind : "none", "causal", "padding" or "custom"
+    is_pad : tuple of bool, length n_seq
+        Which tokens are padding (used when mask_kind is "padding").
+    custom_mask : ndarray of bool, shape (n_seq, n_seq)
+        True = may attend (used when mask_kind is "custom").
+    """
+
+    tokens: tuple[str, ...]
+    x: np.ndarray
+    w_q: np.ndarray
+    w_k: np.ndarray
+    w_v: np.ndarray
+    w_o: np.ndarray
+    n_heads: int = 1
+    scale: Scale = "sqrt_dk"
+    mask_kind: str = "none"
+    is_pad: tuple[bool, ...] = ()
+    custom_mask: np.ndarray | None = None
+
+    @property
+    def n_seq(self) -> int:
+        return self.x.shape[0]
+
+    @property
+    def d_model(self) -> int:
+        return self.x.shape[1]
+
+    @property
+    def d_k(self) -> int:
+        """Per-head width of queries and keys."""
+        return self.w_q.shape[1] // self.n_heads
+
+    @property
+    def d_v(self) -> int:
+        """Per-head width of values."""
+        return self.w_v.shape[1] // self.n_heads
+
+    @property
+    def d_out(self) -> int:
+        return self.w_o.shape[1]
+
+    def matrix(self, name: str) -> np.ndarray:
+        """One of "x", "w_q", "w_k", "w_v", "w_o"."""
+        return getattr(self, name)
+
+
+def make_config(tokens, x, w_q, w_k, w_v, w_o=None, **options) -> Config:
+    """Build and validate a configuration; ``w_o`` defaults to the identity; masks default to "nothing masked".
+
+    Examples
+    --------
+    >>> c = make_config(["a", "b"], np.eye(2), np.eye(2), np.eye(2), np.eye(2))
+    >>> c.n_seq, c.d_k, c.w_o.shape
+    (2, 2, (2, 2))
+    """
+    w_v_arr = np.asarray(w_v)
+    if w_o is None and w_v_arr.ndim == 2:
+        w_o = np.eye(w_v_arr.shape[1])
+    n = len(tokens)
+    options.setdefault("is_pad", (False,) * n)
+    options.setdefault("custom_mask", np.ones((n, n), dtype=bool))
+    return validate_config(Config(tuple(tokens), x, w_q, w_k, w_v, w_o, **options))
+
+
+def validate_config(cfg: Config) -> Config:
+    """Return ``cfg`` with float64 matrices and a normalised mask, or raise AttentionInputError.
+
+    Checks, before any arithmetic: every matrix finite and 2-D, the shapes fit together, the caps,
+    the head count, the scale, the tokens and the mask.
+    """
+    mats = {name: as_matrix(MATRIX_NAMES[name], cfg.matrix(name)) for name in MATRICES}
+    x, w_q, w_k, w_v, w_o = (mats[n] for n in MATRICES)
+    n_seq, d_model = x.shape
+    _cap("n_seq (tokens)", n_seq, LIMITS.n_seq)
+    _cap("d_model (columns of X)", d_model, LIMITS.d_model)
+    for name, w in (("W_Q", w_q), ("W_K", w_k), ("W_V", w_v)):
+        if w.shape[0] != d_model:
+            raise AttentionInputError(
+                f"{name}: has {w.shape[0]} rows but X has {d_model} columns (d_model); they must match.", matrix=name
+            )
+        _cap(f"columns of {name}", w.shape[1], LIMITS.width)
+    if w_k.shape[1] != w_q.shape[1]:
+        raise AttentionInputError(
+            f"W_K: has {w_k.shape[1]} columns but W_Q has {w_q.shape[1]}; queries and keys need the same width d_k.",
+            matrix="W_K",
+        )
+    if w_o.shape[0] != w_v.shape[1]:
+        raise AttentionInputError(
+            f"W_O: has {w_o.shape[0]} rows but W_V has {w_v.shape[1]} columns (n_heads · d_v); they must match.",
+            matrix="W_O",
+        )
+    _cap("columns of W_O", w_o.shape[1], LIMITS.width)
+    cells = sum(m.size for m in mats.values())
+    if cells > LIMITS.total_cells:
+        raise AttentionInputError(
+            f"configuration: {cells:,} cells in X and the weights together; the cap is {LIMITS.total_cells:,}."
+        )
+    n_heads = check_heads(cfg.n_heads, w_q.shape[1], w_v.shape[1])
+    _cap("n_heads", n_heads, LIMITS.n_heads)
+    divisor = divisor_for(cfg.scale, 1)  # validates "sqrt_dk" / "none" / a positive number
+    scale = cfg.scale if isinstance(cfg.scale, str) else divisor
+    tokens = _check_tokens(cfg.tokens, n_seq)
+    if cfg.mask_kind not in MASK_KINDS:
+        raise AttentionInputError(f"mask: kind {cfg.mask_kind!r} is not one of {', '.join(MASK_KINDS)}.", matrix="mask")
+    is_pad = tuple(cfg.is_pad) if cfg.is_pad is not None else ()
+    if len(is_pad) != n_seq or not all(isinstance(p, (bool, np.bool_)) for p in is_pad):
+        raise AttentionInputError(f"mask: padding needs one True/False per token ({n_seq}).", matrix="mask")
+    custom = np.ones((n_seq, n_seq), dtype=bool) if cfg.custom_mask is None else np.asarray(cfg.custom_mask)
+    if custom.dtype != np.bool_ or custom.shape != (n_seq, n_seq):
+        raise AttentionInputError(
+            f"mask: the custom mask must be True/False of shape ({n_seq}, {n_seq}), "
+            f"got {custom.dtype} of shape {custom.shape}.",
+            matrix="mask",
+        )
+    return Config(tokens, x, w_q, w_k, w_v, w_o, n_heads, scale, cfg.mask_kind,
+                  tuple(bool(p) for p in is_pad), custom.copy())
+
+
+def _cap(what: str, value: int, cap: int) -> None:
+    if value > cap:
+        raise AttentionInputError(f"{what}: {value} is over the cap of {cap}.")
+
+
+def _check_tokens(tokens: object, n_seq: int) -> tuple[str, ...]:
+    if not isinstance(tokens, (list, tuple)) or len(tokens) != n_seq:
+        got = len(tokens) if isinstance(tokens, (list, tuple)) else type(tokens).__name__
+        raise AttentionInputError(f"tokens: need one label per row of X ({n_seq}), got {got}.", matrix="tokens")
+    for i, t in enumerate(tokens):
+        if not isinstance(t, str) or not t.strip():
+            raise AttentionInputError(f"tokens: label {i} is empty; every token needs a label.", matrix="tokens")
+        if len(t) > LIMITS.token_chars:
+            raise AttentionInputError(
+                f"tokens: label {i} is {len(t)} characters long; the cap is {LIMITS.token_chars}.", matrix="tokens"
+            )
+    return tuple(tokens)
+
+
+def config_mask(cfg: Config) -> np.ndarray | None:  # -> bool [n_seq, n_seq] or None
+    """The boolean mask the configuration asks for (True = may attend), or None."""
+    if cfg.mask_kind == "causal":
+        return causal_mask(cfg.n_seq)
+    if cfg.mask_kind == "padding":
+        return padding_mask(np.array(cfg.is_pad, dtype=bool))
+    if cfg.mask_kind == "custom":
+        return cfg.custom_mask
+    return None
+
+
+def run(cfg: Config) -> MultiHeadTrace:
+    """Multi-head attention of the configuration (one head: plain self-attention, then ``@ w_o``)."""
+    return multi_head_attention(
+        cfg.x, cfg.w_q, cfg.w_k, cfg.w_v, cfg.w_o, cfg.n_heads, scale=cfg.scale, mask=config_mask(cfg)
+    )
+
+
+def with_dimensions(
+    cfg: Config, *, n_seq: int, d_model: int, d_qk: int, d_v: int, init: str = "xavier_uniform", seed: int = 0
+) -> Config:
+    """Resize every matrix, keeping each value that still fits; new cells come from ``init``.
+
+    ``d_qk`` and ``d_v`` are the full widths of W_Q/W_K and W_V (n_heads · per-head width).
+    A square W_O stays square (new cells from the identity); a rectangular one keeps d_out.
+    New tokens are labelled t1, t2, ...; new tokens are not padding and may attend everywhere.
+    """
+    def grow(a: np.ndarray, shape: tuple[int, int], salt: int) -> np.ndarray:
+        return resize(a, shape, initialize(init, shape, seed=seed + salt))
+
+    square_o = cfg.w_o.shape[0] == cfg.w_o.shape[1]
+    o_shape = (d_v, d_v) if square_o else (d_v, cfg.d_out)
+    o_fill = np.eye(*o_shape) if square_o else initialize(init, o_shape, seed=seed + 4)
+    tokens = tuple(cfg.tokens[:n_seq]) + tuple(f"t{i + 1}" for i in range(cfg.n_seq, n_seq))
+    pad = tuple(cfg.is_pad[:n_seq]) + (False,) * max(0, n_seq - cfg.n_seq)
+    custom = resize(cfg.custom_mask.astype(float), (n_seq, n_seq), np.ones((n_seq, n_seq))).astype(bool)
+    n_heads = cfg.n_heads if d_qk % cfg.n_heads == 0 and d_v % cfg.n_heads == 0 else 1
+    return validate_config(replace(
+        cfg,
+        tokens=tokens,
+        x=grow(cfg.x, (n_seq, d_model), 0),
+        w_q=grow(cfg.w_q, (d_model, d_qk), 1),
+        w_k=grow(cfg.w_k, (d_model, d_qk), 2),
+        w_v=grow(cfg.w_v, (d_model, d_v), 3),
+        w_o=resize(cfg.w_o, o_shape, o_fill),
+        n_heads=n_heads,
+        is_pad=pad,
+        custom_mask=custom,
+    ))
+
+
+def configs_equal(a: Config, b: Config) -> bool:
+    """Bit-for-bit equality of two configurations (float64 values compared as bytes)."""
+    same_arrays = all(
+        m1.shape == m2.shape and m1.dtype == m2.dtype and m1.tobytes() == m2.tobytes()
+        for m1, m2 in ((a.matrix(n), b.matrix(n)) for n in MATRICES)
+    )
+    ca, cb = a.custom_mask, b.custom_mask
+    same_mask = (ca is None and cb is None) or (
+        ca is not None and cb is not None and ca.shape == cb.shape and bool((ca == cb).all())
+    )
+    return (
+        same_arrays
+        and same_mask
+        and a.tokens == b.tokens
+        and a.n_heads == b.n_heads
+        and type(a.scale) is type(b.scale)
+        and a.scale == b.scale
+        and a.mask_kind == b.mask_kind
+        and tuple(a.is_pad) == tuple(b.is_pad)
+    )

@@ -1,0 +1,47 @@
+"""Boolean masks, True = may attend (as ``np.tril(np.ones(...))`` in seed 002)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import AttentionInputError
+
+
+def causal_mask(n_seq: int) -> np.ndarray:  # -> bool [n_seq, n_seq]
+    """Each query attends to itself and the tokens before it (lower triangle).
+
+    Examples
+    --------
+    >>> causal_mask(3).astype(int).tolist()
+    [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
+    """
+    if int(n_seq) < 1:
+        raise AttentionInputError(f"causal mask: n_seq must be at least 1, got {n_seq}.", matrix="mask")
+    return np.tri(int(n_seq), dtype=bool)
+
+
+def padding_mask(is_pad: object) -> np.ndarray:  # bool [n_seq] -> bool [n_seq, n_seq]
+    """No query attends to a padding token (its column is False in every row).
+
+    Examples
+    --------
+    >>> padding_mask([False, False, True]).astype(int).tolist()
+    [[1, 1, 0], [1, 1, 0], [1, 1, 0]]
+    """
+    pad = np.asarray(is_pad)
+    if pad.dtype != np.bool_ or pad.ndim != 1 or pad.size == 0:
+        raise AttentionInputError(
+            "padding mask: expects one True/False per token (True = padding).", matrix="mask"
+        )
+    return np.broadcast_to(~pad, (pad.size, pad.size)).copy()
+
+
+def additive_mask(mask: np.ndarray) -> np.ndarray:  # bool [n_q, n_k] -> [n_q, n_k] of 0 / -inf
+    """The same mask as numbers to add to the scores: 0 where allowed, -inf where not (seed 002).
+
+    Examples
+    --------
+    >>> additive_mask(np.array([[True, False]])).tolist()
+    [[0.0, -inf]]
+    """
+    return np.where(mask, 0.0, -np.inf)

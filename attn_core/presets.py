@@ -1,0 +1,141 @@
+"""One preset per worked example in the seed tutorials, each a complete configuration."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .attention import apply_mask, softmax
+from .config import Config, make_config
+from .initializers import initialize
+from .masks import causal_mask
+from .tokens import embed, tokenize
+
+# ---- seed 000 / 003 / 004: 3 inputs, d_model = 4 ---------------------------------------------
+SEED_X = [[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]]  # [3, 4]
+SEED_W_Q = [[1, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 1]]  # [4, 3]
+SEED_W_K = [[0, 0, 1], [1, 1, 0], [0, 1, 0], [1, 1, 0]]  # [4, 3]
+SEED_W_V = [[0, 2, 0], [0, 3, 0], [1, 0, 3], [1, 1, 0]]  # [4, 3]
+SEED_TOKENS = ("input1", "input2", "input3")
+
+# ---- seed 002: the notebook's printed QKᵀ, variances and attention output ----------------------
+SEED002_QKT = np.array([
+    [-1.36260171, -1.00846343, 0.83830779, -1.10325174],
+    [2.76055142, -5.37365317, -5.91054408, 3.86834114],
+    [0.83956039, -0.89236221, -1.56808315, 1.9914997],
+    [1.4558852, -6.19223184, -4.35573576, 5.09868666],
+])  # [4, 4]
+SEED002_VAR_Q, SEED002_VAR_K = 1.0062948343438747, 1.0562895664061145
+SEED002_OUT = np.array([
+    [-0.86809855, -1.18069928, -0.06732257, -0.07734407, 0.90038494, 0.98346644, 1.78747552, 1.74595429],
+    [-0.80533354, -0.99471947, -0.08073652, -0.00649675, 0.8041906, 1.04012565, 1.6762444, 1.54688036],
+    [-0.49883119, 0.16491485, 0.14500971, 0.44535492, -0.12936482, 1.09460771, 0.7726493, 0.09295474],
+    [-0.41214081, 0.49047069, 0.67251614, 0.05135334, -1.39087677, -0.73216931, 0.58833651, 0.32972812],
+])  # [4, 8]
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A worked example: what it is, where it comes from, and how to build it."""
+
+    key: str
+    title: str
+    source: str
+    note: str
+    build: Callable[[], Config]
+
+
+def _seed_000() -> Config:
+    return make_config(SEED_TOKENS, SEED_X, SEED_W_Q, SEED_W_K, SEED_W_V)
+
+
+def _seed_004_unscaled() -> Config:
+    return make_config(SEED_TOKENS, SEED_X, SEED_W_Q, SEED_W_K, SEED_W_V, scale="none")
+
+
+def seed_002_qkv() -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # -> [4, 8] x 3
+    """Q, K, V that reproduce every number seed 002 prints.
+
+    The notebook draws q, k, v with an unseeded ``np.random.randn`` and prints QKᵀ, var(q), var(k)
+    and the causal attention output, not q, k, v themselves. We rebuild them: a seeded q rescaled to
+    the printed variance; k solving q kᵀ = QKᵀ, plus a null-space part of q sized to give the
+    printed var(k); v = weights⁻¹ · output (the causal weights are lower triangular, invertible).
+    """
+    rng = np.random.default_rng(0)  # a seed whose minimum-norm k has var(k) below the printed one
+    q = rng.standard_normal((4, 8))
+    q *= np.sqrt(SEED002_VAR_Q / q.var())
+    pinv = np.linalg.pinv(q)  # [8, 4]
+    base = pinv @ SEED002_QKT  # [8, 4]: q @ base = QKᵀ
+    extra = (np.eye(8) - pinv @ q) @ rng.standard_normal((8, 4))  # [8, 4]: q @ extra = 0
+    # var(base + t·extra) = a t² + b t + c; pick the positive root for the printed var(k)
+    def var_terms(m):
+        return m - m.mean()
+    b0, e0 = var_terms(base).ravel(), var_terms(extra).ravel()
+    a, b, c = e0 @ e0 / 32, 2 * b0 @ e0 / 32, b0 @ b0 / 32 - SEED002_VAR_K
+    t = (-b + np.sqrt(b * b - 4 * a * c)) / (2 * a)
+    k = (base + t * extra).T  # [4, 8]
+    weights = softmax(apply_mask((q @ k.T) / np.sqrt(8), causal_mask(4)))  # [4, 4]
+    v = np.linalg.solve(weights, SEED002_OUT)  # [4, 8]
+    return q, k, v
+
+
+def _seed_002_causal() -> Config:
+    q, k, v = seed_002_qkv()
+    pick = np.eye(24)  # X = [q | k | v]; each weight picks its 8 columns
+    return make_config(
+        ("My", "name", "is", "Kishor"), np.hstack([q, k, v]), pick[:, 0:8], pick[:, 8:16], pick[:, 16:24],
+        mask_kind="causal",
+    )
+
+
+def _seed_001_sentence() -> Config:
+    tokens = tokenize("slow but steady wins the race")
+    x = embed(tokens, 10, seed=1)  # [6, 10]
+    eye = np.eye(10)
+    return make_config(tokens, x, eye, eye, eye)
+
+
+def _seed_003_heads() -> Config:
+    w = [initialize("gaussian", (4, 512), seed=s, std=0.5) for s in (31, 32, 33)]  # [4, 8·64] each
+    w_o = initialize("xavier_uniform", (512, 4), seed=34)  # [8·64, d_model]
+    return make_config(SEED_TOKENS, SEED_X, *w, w_o=w_o, n_heads=8)
+
+
+PRESETS: dict[str, Preset] = {p.key: p for p in (
+    Preset(
+        "seed000", "3 inputs, d_model 4, scaled by √d_k", "seeds 000, 003, 004",
+        "The tutorials' example. Seed 000 divides by √(number of tokens) = √3, which equals √d_k "
+        "here only because both are 3.", _seed_000,
+    ),
+    Preset(
+        "seed004_unscaled", "3 inputs, d_model 4, no scaling", "seeds 004 and 003 (k_d = 1)",
+        "Seed 004 takes the softmax of the raw scores [[2, 4, 4], [4, 16, 12], [4, 12, 10]]; seed 003 "
+        "rounds √3 down to 1, the same thing.", _seed_004_unscaled,
+    ),
+    Preset(
+        "seed002_causal", "4 tokens, d_k = d_v = 8, causal mask", "seed 002",
+        "The notebook's Q, K, V are random and not printed; X holds Q, K, V side by side and the "
+        "weights pick them out, rebuilt so QKᵀ, the variances, the weights and the output match the "
+        "printed digits.", _seed_002_causal,
+    ),
+    Preset(
+        "seed001_sentence", '"slow but steady wins the race", width 10, Q = K = V', "seed 001",
+        "Deterministic embeddings of width 10 (the seed uses a random Keras Embedding); identity "
+        "projections, so Q = K = V = X, scaled by √10.", _seed_001_sentence,
+    ),
+    Preset(
+        "seed003_heads", "3 inputs, 8 heads × 64 → 512", "seed 003 steps 8-10",
+        "The seed's 3 inputs with W_Q, W_K, W_V widened to 8 heads of 64 columns (seeded Gaussian, "
+        "std 0.5); the heads concatenate to 3 × 512 and W_O projects back to d_model = 4.",
+        _seed_003_heads,
+    ),
+)}
+
+DEFAULT_PRESET = "seed000"
+
+
+def load_preset(key: str) -> Config:
+    """A fresh configuration for the preset ``key``."""
+    return PRESETS[key].build()

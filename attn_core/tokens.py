@@ -1,0 +1,53 @@
+"""A sentence into tokens, deterministic embeddings, sinusoidal positional encoding."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+import numpy as np
+
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+
+
+def tokenize(sentence: str) -> list[str]:
+    """Split into words and punctuation marks.
+
+    Examples
+    --------
+    >>> tokenize("Slow but steady, wins!")
+    ['Slow', 'but', 'steady', ',', 'wins', '!']
+    """
+    return _TOKEN.findall(sentence)
+
+
+def embed(tokens: list[str], d_model: int, seed: int = 0) -> np.ndarray:  # n_seq tokens -> [n_seq, d_model]
+    """One N(0, 1) vector per token; the same word (case-insensitive) always gets the same vector
+    for a given seed and width, wherever it stands in the sentence.
+
+    Examples
+    --------
+    >>> e = embed(["the", "cat", "The"], 4)
+    >>> e.shape, bool((e[0] == e[2]).all()), bool((e[0] == e[1]).all())
+    ((3, 4), True, False)
+    """
+    rows = []
+    for tok in tokens:
+        digest = hashlib.sha256(f"{seed}\x00{d_model}\x00{tok.lower()}".encode()).digest()
+        rng = np.random.default_rng(int.from_bytes(digest[:8], "little"))
+        rows.append(rng.standard_normal(d_model))
+    return np.array(rows, dtype=np.float64).reshape(len(tokens), d_model)
+
+
+def positional_encoding(n_seq: int, d_model: int) -> np.ndarray:  # -> [n_seq, d_model]
+    """Sinusoidal positions (Vaswani et al. 2017): PE[p, 2i] = sin(p / 10000^(2i/d)), PE[p, 2i+1] = cos(...).
+
+    Examples
+    --------
+    >>> positional_encoding(2, 2).round(4).tolist()
+    [[0.0, 1.0], [0.8415, 0.5403]]
+    """
+    pos = np.arange(n_seq)[:, None]  # [n_seq, 1]
+    i = np.arange(d_model)[None, :]  # [1, d_model]
+    angle = pos / np.power(10000.0, (2 * (i // 2)) / d_model)  # [n_seq, d_model]
+    return np.where(i % 2 == 0, np.sin(angle), np.cos(angle))

@@ -1,0 +1,146 @@
+"""The matrix editor: an st.data_editor grid whose edits go through attn_core validation.
+
+Each edit is committed in the editor's on_change callback, before the page runs, so every page sees
+the new configuration in the same rerun. A rejected edit keeps the learner's values as a draft (shown
+again when they come back) with a message naming the matrix and the cell; the configuration keeps
+its last valid value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from attn_core import MATRIX_NAMES, AttentionInputError, validate_config
+from attn_core.validation import as_matrix
+
+from . import state
+
+#: matrices bigger than this are not shown as an editable grid (the browser would crawl)
+MAX_EDITABLE_CELLS = 20_000
+
+
+def row_labels(name: str, tokens: tuple[str, ...], n_rows: int) -> list[str]:
+    """X rows are tokens; weight rows are input dimensions."""
+    if name == "x":
+        return [f"{i}: {t}" for i, t in enumerate(tokens)]
+    return [str(i) for i in range(n_rows)]
+
+
+def cell_label(name: str, cell: tuple[int, int], tokens: tuple[str, ...]) -> str:
+    """'row 1 (input2), column 2' for X; 'row 3, column 0' for weights."""
+    i, j = cell
+    if name == "x" and i < len(tokens):
+        return f"row {i} ({tokens[i]}), column {j}"
+    return f"row {i}, column {j}"
+
+
+def describe_error(name: str, err: AttentionInputError, tokens: tuple[str, ...]) -> str:
+    """The core's message, with the cell spelled out in the grid's own labels."""
+    if err.cell is None:
+        return str(err)
+    return f"{MATRIX_NAMES.get(name, name)}, {cell_label(name, err.cell, tokens)}: {_what(str(err))}"
+
+
+def _what(message: str) -> str:
+    return message.split(": ", 2)[-1]
+
+
+def _parse(value: object) -> object:
+    """A raw grid value as a number where it reads as one; otherwise as typed (the core names it)."""
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            return value
+    return value
+
+
+def apply_edits(base: np.ndarray, edited_rows: dict) -> np.ndarray:  # object [r, c] -> object [r, c]
+    """The grid's values: ``base`` with the editor's edits (row -> {column label -> value}) applied."""
+    out = np.array(base, dtype=object, copy=True)
+    for i, row in edited_rows.items():
+        for j, value in row.items():
+            if str(j).isdigit():
+                out[int(i), int(j)] = None if value is None else _parse(value)
+    return out
+
+
+def _commit(name: str, key: str) -> None:
+    """on_change: validate the edited grid and store it, or keep it as a draft with a message."""
+    edits = st.session_state[key].get("edited_rows", {})
+    values = apply_edits(st.session_state[state.EDITOR_BASE][name], edits)
+    cfg = state.config()
+    drafts, errors = st.session_state[state.DRAFTS], st.session_state[state.ERRORS]
+    try:
+        matrix = as_matrix(MATRIX_NAMES[name], _with_empty(values))
+        validate_config(replace(cfg, **{name: matrix}))
+    except AttentionInputError as err:
+        drafts[name] = values
+        errors[name] = describe_error(name, err, cfg.tokens)
+        return
+    drafts.pop(name, None)
+    errors.pop(name, None)
+    state.set_config(replace(cfg, **{name: matrix}), reset_editors=False)
+
+
+def _with_empty(values: np.ndarray) -> np.ndarray:
+    """Mark empty cells so the core reports them as empty rather than as None."""
+    out = values.copy()
+    for (i, j), v in np.ndenumerate(values):
+        if v is None or (isinstance(v, float) and np.isnan(v)):
+            out[i, j] = _EMPTY
+    return out
+
+
+class _Empty:
+    def __repr__(self) -> str:
+        return "empty"
+
+
+_EMPTY = _Empty()
+
+
+def _frame(values: np.ndarray, rows: list[str]) -> pd.DataFrame:  # object [r, c] -> float frame
+    """What the grid shows: numbers, and an empty cell for anything that is not one."""
+    shown = np.full(values.shape, np.nan)
+    for (i, j), v in np.ndenumerate(values):
+        if isinstance(v, (int, float, np.floating, np.integer)) and not isinstance(v, bool):
+            shown[i, j] = float(v)
+    return pd.DataFrame(shown, index=rows, columns=[str(j) for j in range(values.shape[1])])
+
+
+def matrix_editor(name: str, *, height: int | None = None) -> None:
+    """An editable grid for one matrix of the configuration ("x", "w_q", "w_k", "w_v", "w_o")."""
+    cfg = state.config()
+    current = cfg.matrix(name)
+    if current.size > MAX_EDITABLE_CELLS and name not in st.session_state[state.DRAFTS]:
+        st.caption(
+            f"{MATRIX_NAMES[name]} has {current.size:,} cells, too many to edit one by one here "
+            f"(up to {MAX_EDITABLE_CELLS:,}); randomise it, or import a JSON file on Share & export."
+        )
+        return
+    key = f"{name}_editor_{st.session_state[state.EDITOR_VERSION]}"
+    bases = st.session_state[state.EDITOR_BASE]
+    if key not in st.session_state or name not in bases:  # a fresh grid starts from the current values
+        bases[name] = st.session_state[state.DRAFTS].get(name, current.astype(object))
+    base = bases[name]
+    fmt = f"%.{st.session_state[state.PRECISION]}f"
+    st.data_editor(
+        _frame(base, row_labels(name, cfg.tokens, base.shape[0])),
+        key=key,
+        on_change=_commit,
+        args=(name, key),
+        num_rows="fixed",
+        height=height,
+        column_config={str(j): st.column_config.NumberColumn(str(j), format=fmt) for j in range(base.shape[1])},
+    )
+    if name in st.session_state[state.ERRORS]:
+        st.error(
+            f"{st.session_state[state.ERRORS][name]} The other pages show the last valid values until "
+            "this is fixed.",
+            icon="⚠️",
+        )

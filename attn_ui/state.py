@@ -1,0 +1,98 @@
+"""Every session-state key of the app, in one place, and the functions that change the configuration.
+
+The configuration lives in non-widget keys (they survive page switches); widgets write into it
+through the setters here, each of which validates with attn_core first. A rejected input leaves the
+configuration exactly as it was.
+
+Widget keys are page-prefixed (``inputs_``, ``steps_``, ``scaling_``, ``masking_``, ``heads_``,
+``share_``) and are not listed here: they do not survive a page switch by design.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import streamlit as st
+
+from attn_core import DEFAULT_PRESET, AttentionInputError, Config, load_preset, validate_config
+
+# ---- non-widget keys (the configuration and what the pages share) ------------------------------
+CONFIG = "config"  # attn_core.Config: the last valid configuration
+PRESET = "preset"  # key of the preset the configuration started from
+EDITOR_VERSION = "editor_version"  # int; bump to reset every matrix editor to the configuration
+EDITOR_BASE = "editor_base"  # {matrix name: object array the current editor started from}
+DRAFTS = "drafts"  # {matrix name: object array with the learner's rejected values}
+ERRORS = "errors"  # {matrix name: message of the input that was rejected}
+PRECISION = "precision"  # decimals shown in heatmaps and tables
+QUERY = "query"  # index of the query token in the drill-downs
+HEAD = "head"  # index of the head shown step by step
+NOTICE = "notice"  # one-off message to show on the next run (e.g. a rejected permalink)
+
+DEFAULT_PRECISION = 4
+_GRID_FIELDS = {"tokens", "x", "w_q", "w_k", "w_v", "w_o"}  # fields shown in editable grids
+
+
+def init() -> None:
+    """Create every key once per session (idempotent)."""
+    if CONFIG not in st.session_state:
+        st.session_state[CONFIG] = load_preset(DEFAULT_PRESET)
+    st.session_state.setdefault(PRESET, DEFAULT_PRESET)
+    st.session_state.setdefault(EDITOR_VERSION, 0)
+    st.session_state.setdefault(EDITOR_BASE, {})
+    st.session_state.setdefault(DRAFTS, {})
+    st.session_state.setdefault(ERRORS, {})
+    st.session_state.setdefault(PRECISION, DEFAULT_PRECISION)
+    st.session_state.setdefault(QUERY, 0)
+    st.session_state.setdefault(HEAD, 0)
+    st.session_state.setdefault(NOTICE, None)
+
+
+def config() -> Config:
+    return st.session_state[CONFIG]
+
+
+def set_config(cfg: Config, *, reset_editors: bool = True) -> str | None:
+    """Validate and store ``cfg``. Returns None on success, else the message (state untouched).
+
+    ``reset_editors`` bumps the editor version so every grid shows the new values and drops any
+    rejected drafts; grid edits themselves pass False.
+    """
+    try:
+        cfg = validate_config(cfg)
+    except AttentionInputError as err:
+        return str(err)
+    st.session_state[CONFIG] = cfg
+    clamp_indices()
+    if reset_editors:
+        reset_editor_state()
+    return None
+
+
+def update_config(**changes) -> str | None:
+    """``set_config(replace(config(), **changes))``: change some fields, validated."""
+    return set_config(replace(config(), **changes), reset_editors=bool(_GRID_FIELDS & set(changes)))
+
+
+def load(preset_key: str) -> None:
+    """Replace the configuration with a fresh copy of a preset."""
+    set_config(load_preset(preset_key))
+    st.session_state[PRESET] = preset_key
+
+
+def reset_editor_state() -> None:
+    st.session_state[EDITOR_VERSION] += 1
+    st.session_state[EDITOR_BASE] = {}
+    st.session_state[DRAFTS] = {}
+    st.session_state[ERRORS] = {}
+
+
+def clamp_indices() -> None:
+    """Keep the chosen query and head inside the current configuration."""
+    cfg = config()
+    st.session_state[QUERY] = min(st.session_state.get(QUERY, 0), cfg.n_seq - 1)
+    st.session_state[HEAD] = min(st.session_state.get(HEAD, 0), cfg.n_heads - 1)
+
+
+def errors() -> dict[str, str]:
+    """Rejected inputs waiting to be fixed, by matrix name."""
+    return st.session_state[ERRORS]

@@ -63,6 +63,7 @@ def heatmap(
     y_title: str = "",
     px: int | None = None,
     select: str | None = None,
+    masked: np.ndarray | None = None,
 ) -> alt.LayerChart | alt.Chart:  # values [r, c]
     """A heatmap with the numbers on the cells; masked (-inf) cells grey and marked −∞.
 
@@ -77,9 +78,13 @@ def heatmap(
         A shared colour domain, so side-by-side heatmaps compare.
     select : str, optional
         Name of a click selection on the cell (fields row_i, col_i), for ``on_select``.
+    masked : ndarray of bool, shape (r, c), optional
+        Cells to draw grey as masked even though their value is finite (e.g. weights of masked keys).
     """
     r, c = values.shape
     data = long_frame(values, row_labels, col_labels, precision)
+    if masked is not None:
+        data["masked"] = data["masked"].to_numpy() | np.asarray(masked, dtype=bool).ravel()
     px = px or cell_px(r, c)
     finite = data["value"].dropna()
     if domain is None:

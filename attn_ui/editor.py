@@ -1,13 +1,14 @@
 """The matrix editor: an st.data_editor grid whose edits go through attn_core validation.
 
-Each edit is committed in the editor's on_change callback, before the page runs, so every page sees
-the new configuration in the same rerun. A rejected edit keeps the learner's values as a draft (shown
+The grid's edits are committed right after the grid is drawn (AppTest edits reach the script, not
+on_change callbacks), so the rest of the run and every other page see the new configuration. A rejected edit keeps the learner's values as a draft (shown
 again when they come back) with a message naming the matrix and the cell; the configuration keeps
 its last valid value.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -42,11 +43,8 @@ def describe_error(name: str, err: AttentionInputError, tokens: tuple[str, ...])
     """The core's message, with the cell spelled out in the grid's own labels."""
     if err.cell is None:
         return str(err)
-    return f"{MATRIX_NAMES.get(name, name)}, {cell_label(name, err.cell, tokens)}: {_what(str(err))}"
-
-
-def _what(message: str) -> str:
-    return message.split(": ", 2)[-1]
+    detail = re.sub(r"^[^:]*: cell \(\d+, \d+\) ", "", str(err))  # "is 'abc', not a number."
+    return f"{MATRIX_NAMES.get(name, name)}, {cell_label(name, err.cell, tokens)} {detail}"
 
 
 def _parse(value: object) -> object:
@@ -69,12 +67,13 @@ def apply_edits(base: np.ndarray, edited_rows: dict) -> np.ndarray:  # object [r
     return out
 
 
-def _commit(name: str, key: str) -> None:
-    """on_change: validate the edited grid and store it, or keep it as a draft with a message."""
-    edits = st.session_state[key].get("edited_rows", {})
+def _commit(name: str, edits: dict) -> None:
+    """Validate the edited grid and store it, or keep it as a draft with a message."""
     values = apply_edits(st.session_state[state.EDITOR_BASE][name], edits)
     cfg = state.config()
     drafts, errors = st.session_state[state.DRAFTS], st.session_state[state.ERRORS]
+    if name not in drafts and _same(values, cfg.matrix(name)):
+        return  # nothing new since the last commit
     try:
         matrix = as_matrix(MATRIX_NAMES[name], _with_empty(values))
         validate_config(replace(cfg, **{name: matrix}))
@@ -87,11 +86,18 @@ def _commit(name: str, key: str) -> None:
     state.set_config(replace(cfg, **{name: matrix}), reset_editors=False)
 
 
+def _same(values: np.ndarray, matrix: np.ndarray) -> bool:
+    try:
+        return bool(np.array_equal(values.astype(np.float64), matrix))
+    except (TypeError, ValueError):
+        return False
+
+
 def _with_empty(values: np.ndarray) -> np.ndarray:
     """Mark empty cells so the core reports them as empty rather than as None."""
     out = values.copy()
     for (i, j), v in np.ndenumerate(values):
-        if v is None or (isinstance(v, float) and np.isnan(v)):
+        if v is None:
             out[i, j] = _EMPTY
     return out
 
@@ -113,7 +119,7 @@ def _frame(values: np.ndarray, rows: list[str]) -> pd.DataFrame:  # object [r, c
     return pd.DataFrame(shown, index=rows, columns=[str(j) for j in range(values.shape[1])])
 
 
-def matrix_editor(name: str, *, height: int | None = None) -> None:
+def matrix_editor(name: str, *, height: int | str = "auto") -> None:
     """An editable grid for one matrix of the configuration ("x", "w_q", "w_k", "w_v", "w_o")."""
     cfg = state.config()
     current = cfg.matrix(name)
@@ -132,15 +138,37 @@ def matrix_editor(name: str, *, height: int | None = None) -> None:
     st.data_editor(
         _frame(base, row_labels(name, cfg.tokens, base.shape[0])),
         key=key,
-        on_change=_commit,
-        args=(name, key),
         num_rows="fixed",
         height=height,
         column_config={str(j): st.column_config.NumberColumn(str(j), format=fmt) for j in range(base.shape[1])},
     )
+    edits = st.session_state[key].get("edited_rows", {})
+    if edits:
+        _commit(name, edits)
     if name in st.session_state[state.ERRORS]:
         st.error(
             f"{st.session_state[state.ERRORS][name]} The other pages show the last valid values until "
             "this is fixed.",
             icon="⚠️",
         )
+
+
+def token_editor() -> None:
+    """A one-column grid of token labels, one row per row of X; an empty label is refused with a message."""
+    cfg = state.config()
+    key = f"tokens_editor_{st.session_state[state.EDITOR_VERSION]}"
+    st.data_editor(
+        pd.DataFrame({"token": list(cfg.tokens)}),
+        key=key,
+        num_rows="fixed",
+        column_config={"token": st.column_config.TextColumn("token", required=True)},
+        width="content",
+    )
+    tokens = list(cfg.tokens)
+    for i, row in st.session_state[key].get("edited_rows", {}).items():
+        if "token" in row:
+            tokens[int(i)] = "" if row["token"] is None else str(row["token"]).strip()
+    if tuple(tokens) != cfg.tokens:
+        message = state.set_config(replace(cfg, tokens=tuple(tokens)))
+        if message:
+            st.error(f"Token labels not changed: {message}", icon="⚠️")

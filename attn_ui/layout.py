@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import altair as alt
 import numpy as np
 import streamlit as st
@@ -82,8 +84,12 @@ def matrix_block(
     domain: tuple[float, float] | None = None,
     key: str | None = None,
     select: str | None = None,
+    on_select: str | Callable[[], None] = "rerun",
 ) -> object:
-    """One intermediate: title, formula, shape, heatmap. Returns the chart's selection event if any."""
+    """One intermediate: title, formula, shape, heatmap. Returns the chart's selection event if any.
+
+    With ``select``, ``on_select`` is "rerun" or a callback run (before the page) when the selection changes.
+    """
     st.markdown(f"**{title}** · shape {values.shape[0]} × {values.shape[1]}")
     if latex:
         st.latex(latex)
@@ -94,5 +100,5 @@ def matrix_block(
         select=select,
     )
     if select:
-        return show_chart(chart, key=key, on_select="rerun", selection_mode=select)
+        return show_chart(chart, key=key, on_select=on_select, selection_mode=select)
     return show_chart(chart, key=key)

@@ -93,6 +93,21 @@ def clamp_indices() -> None:
     st.session_state[HEAD] = min(st.session_state.get(HEAD, 0), cfg.n_heads - 1)
 
 
+def notify(message: str) -> None:
+    """Keep a message (e.g. a rejected input from a callback) to show once on the next run."""
+    st.session_state[NOTICE] = message
+
+
+def pop_notice() -> str | None:
+    return st.session_state.pop(NOTICE, None)
+
+
+def sync_widget(key: str, value: object) -> None:
+    """Make a widget show the configuration's value (call before the widget is drawn)."""
+    if st.session_state.get(key) != value:
+        st.session_state[key] = value
+
+
 def errors() -> dict[str, str]:
     """Rejected inputs waiting to be fixed, by matrix name."""
     return st.session_state[ERRORS]

@@ -1,6 +1,149 @@
-"""inputs page (to be built)."""
+"""Inputs & weights: pick a preset or type every number of X, W_Q, W_K, W_V yourself."""
+
+from dataclasses import replace
 
 import streamlit as st
 
-st.title("inputs")
-st.info("This page is being built.")
+from attn_core import INITIALIZERS, LIMITS, PRESETS, embed, initialize, positional_encoding, tokenize, with_dimensions
+from attn_core.errors import AttentionInputError
+from attn_ui import editor, layout, state
+
+INIT_NAMES = list(INITIALIZERS)
+
+
+def choose_preset() -> None:
+    state.load(st.session_state["inputs_preset"])
+
+
+def change_dimensions() -> None:
+    cfg, ss = state.config(), st.session_state
+    try:
+        new = with_dimensions(
+            cfg, n_seq=ss["inputs_n_seq"], d_model=ss["inputs_d_model"], d_qk=ss["inputs_d_qk"],
+            d_v=ss["inputs_d_v"], init=ss["inputs_fill"], seed=ss["inputs_fill_seed"],
+        )
+    except AttentionInputError as err:
+        state.notify(f"Dimensions not changed: {err}")
+        return
+    if new.n_heads != cfg.n_heads:
+        state.notify(f"{cfg.n_heads} heads no longer divide the widths, so the configuration now has 1 head.")
+    state.set_config(new)
+
+
+def randomise(name: str) -> None:
+    shape = state.config().matrix(name).shape
+    values = initialize(
+        st.session_state[f"inputs_{name}_init"], shape, seed=st.session_state[f"inputs_{name}_seed"],
+        std=st.session_state.get(f"inputs_{name}_std", 1.0),
+    )
+    message = state.update_config(**{name: values})
+    if message:
+        state.notify(message)
+
+
+def use_sentence() -> None:
+    ss, cfg = st.session_state, state.config()
+    tokens = tokenize(ss["inputs_sentence"])
+    if not tokens:
+        state.notify("The sentence has no words to turn into tokens.")
+        return
+    if len(tokens) > LIMITS.n_seq:
+        state.notify(f"The sentence has {len(tokens)} tokens; the cap is {LIMITS.n_seq}.")
+        return
+    x = embed(tokens, cfg.d_model, seed=ss["inputs_embed_seed"])  # [n_seq, d_model]
+    if ss["inputs_positional"]:
+        x = x + positional_encoding(len(tokens), cfg.d_model)
+    try:
+        resized = with_dimensions(cfg, n_seq=len(tokens), d_model=cfg.d_model, d_qk=cfg.w_q.shape[1],
+                                  d_v=cfg.w_v.shape[1])
+    except AttentionInputError as err:
+        state.notify(str(err))
+        return
+    message = state.set_config(replace(resized, tokens=tuple(tokens), x=x))
+    if message:
+        state.notify(message)
+
+
+st.title("Inputs & weights")
+cfg = state.config()
+if notice := state.pop_notice():
+    st.warning(notice, icon="⚠️")
+
+# ---- preset ---------------------------------------------------------------------------------------
+st.subheader("Start from a worked example")
+keys = list(PRESETS)
+state.sync_widget("inputs_preset", st.session_state[state.PRESET])
+left, right = st.columns([3, 1], vertical_alignment="bottom")
+left.selectbox(
+    "Preset", keys, key="inputs_preset", on_change=choose_preset,
+    format_func=lambda k: f"{PRESETS[k].title} — {PRESETS[k].source}",
+)
+right.button("Reset to preset", on_click=state.load, args=(st.session_state[state.PRESET],),
+             help="Throw away your edits and reload the preset.")
+st.caption(PRESETS[st.session_state[state.PRESET]].note)
+
+# ---- dimensions -----------------------------------------------------------------------------------
+st.subheader("Dimensions")
+st.caption(
+    f"Caps: n_seq ≤ {LIMITS.n_seq}, d_model ≤ {LIMITS.d_model}, widths ≤ {LIMITS.width}, "
+    f"heads ≤ {LIMITS.n_heads}, {LIMITS.total_cells:,} cells in X and the weights together. "
+    "Changing a dimension keeps every value that still fits; new cells are filled as chosen below."
+)
+dims = {"inputs_n_seq": cfg.n_seq, "inputs_d_model": cfg.d_model, "inputs_d_qk": cfg.w_q.shape[1],
+        "inputs_d_v": cfg.w_v.shape[1]}
+for key, value in dims.items():
+    state.sync_widget(key, value)
+c1, c2, c3, c4, c5, c6 = st.columns(6)
+c1.number_input("n_seq (tokens)", 1, LIMITS.n_seq, key="inputs_n_seq", on_change=change_dimensions)
+c2.number_input("d_model (columns of X)", 1, LIMITS.d_model, key="inputs_d_model", on_change=change_dimensions)
+c3.number_input("d_k (columns of W_Q, W_K)", 1, LIMITS.width, key="inputs_d_qk", on_change=change_dimensions,
+                help="With several heads this is n_heads · d_k; each head gets an equal slice.")
+c4.number_input("d_v (columns of W_V)", 1, LIMITS.width, key="inputs_d_v", on_change=change_dimensions,
+                help="May differ from d_k; the output has d_v columns.")
+c5.selectbox("New cells filled with", INIT_NAMES, index=INIT_NAMES.index("xavier_uniform"), key="inputs_fill",
+             format_func=INITIALIZERS.get)
+c6.number_input("Seed for new cells", 0, 2**31 - 1, 0, key="inputs_fill_seed")
+
+# ---- tokens ---------------------------------------------------------------------------------------
+st.subheader("Tokens")
+tok_left, tok_right = st.columns([1, 3])
+with tok_left:
+    st.caption("Rename a token (one per row of X).")
+    editor.token_editor()
+with tok_right:
+    st.text_input("…or type a sentence", placeholder="slow but steady wins the race", key="inputs_sentence")
+    s1, s2, s3 = st.columns(3, vertical_alignment="bottom")
+    s1.number_input("Embedding seed", 0, 2**31 - 1, 0, key="inputs_embed_seed",
+                    help="The same word always gets the same vector for a given seed and d_model.")
+    s2.checkbox("Add positional encoding", key="inputs_positional",
+                help="Sinusoidal, as in 'Attention is all you need'.")
+    s3.button("Use this sentence", on_click=use_sentence, type="primary")
+    st.caption("Each word or punctuation mark becomes a token with a deterministic N(0, 1) embedding of "
+               "width d_model; the weights keep their values.")
+
+
+# ---- the matrices ---------------------------------------------------------------------------------
+def matrix_section(name: str, title: str, what: str) -> None:
+    m = state.config().matrix(name)
+    head, tools = st.columns([4, 1], vertical_alignment="bottom")
+    head.markdown(f"**{title}** · shape {m.shape[0]} × {m.shape[1]} · {what}")
+    with tools.popover("🎲 Randomise", use_container_width=True):
+        init = st.selectbox("Initialiser", INIT_NAMES, key=f"inputs_{name}_init", format_func=INITIALIZERS.get)
+        st.number_input("Seed", 0, 2**31 - 1, 0, key=f"inputs_{name}_seed")
+        if init == "gaussian":
+            st.number_input("std", 0.0, 100.0, 1.0, key=f"inputs_{name}_std")
+        st.button("Fill", key=f"inputs_{name}_fill", on_click=randomise, args=(name,))
+    editor.matrix_editor(name)
+
+
+st.subheader("Input and weights")
+matrix_section("x", "X", "one row per token (n_seq × d_model)")
+w1, w2, w3 = st.columns(3)
+with w1:
+    matrix_section("w_q", "W_Q", "Q = X W_Q")
+with w2:
+    matrix_section("w_k", "W_K", "K = X W_K")
+with w3:
+    matrix_section("w_v", "W_V", "V = X W_V")
+st.caption(f"W_O ({cfg.w_o.shape[0]} × {cfg.d_out}) is edited on the Multi-head page.")
+st.page_link(layout.STEPS, label="See every step recompute", icon="🪜")

@@ -1,0 +1,29 @@
+"""AppTest helpers: a fresh app, grid edits through the editor's session-state edit dict."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+APP = str(Path(__file__).resolve().parents[2] / "streamlit_app.py")
+
+
+def new_app(page: str | None = None, timeout: float = 30) -> AppTest:
+    """Run the app once (Overview), then switch to ``page`` ("pages/x.py") if given."""
+    at = AppTest.from_file(APP, default_timeout=timeout).run()
+    if page:
+        at.switch_page(page).run()
+    return at
+
+
+def editor_key(at: AppTest, name: str) -> str:
+    """The current key of a matrix grid ("x", "w_q", ...) or of the token grid ("tokens")."""
+    return f"{name}_editor_{at.session_state['editor_version']}"
+
+
+def edit_cells(at: AppTest, name: str, edits: dict[int, dict[int, object]]) -> AppTest:
+    """Type values into a grid: {row: {column: value}}, as the browser's data_editor reports them."""
+    rows = {r: {str(c): v for c, v in cols.items()} for r, cols in edits.items()}
+    at.session_state[editor_key(at, name)] = {"edited_rows": rows, "added_rows": [], "deleted_rows": []}
+    return at.run()

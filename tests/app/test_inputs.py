@@ -1,0 +1,169 @@
+"""Inputs & weights: presets, grid edits, bad cells, dimensions, tokens, randomise."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from attn_core import PRESETS
+
+from .apptools import edit_cells, editor_key, new_app
+
+SEED_X = np.array([[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]], dtype=float)
+SEED_W_Q = np.array([[1, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 1]], dtype=float)
+SEED_W_K = np.array([[0, 0, 1], [1, 1, 0], [0, 1, 0], [1, 1, 0]], dtype=float)
+SEED_W_V = np.array([[0, 2, 0], [0, 3, 0], [1, 0, 3], [1, 1, 0]], dtype=float)
+
+
+def reference(x, w_q, w_k, w_v, divisor=None):
+    """softmax(QKᵀ/√d_k)V written out independently of attn_core."""
+    q, k, v = x @ w_q, x @ w_k, x @ w_v
+    s = q @ k.T / (np.sqrt(q.shape[1]) if divisor is None else divisor)
+    e = np.exp(s - s.max(axis=1, keepdims=True))
+    w = e / e.sum(axis=1, keepdims=True)
+    return q, w, w @ v
+
+
+def trace_of(at):
+    from attn_core import run
+
+    return run(at.session_state["config"]).heads[0]
+
+
+def test_opens_on_seed_000():
+    at = new_app("pages/inputs.py")
+    assert not at.exception
+    cfg = at.session_state["config"]
+    np.testing.assert_array_equal(cfg.x, SEED_X)
+    np.testing.assert_array_equal(cfg.w_q, SEED_W_Q)
+    out = trace_of(at).output
+    np.testing.assert_allclose(out[0], [1.8638741, 6.3193707, 1.7041886], rtol=1e-6)  # seed 000's print
+
+
+def test_editing_x_recomputes_q_weights_and_output():
+    at = new_app("pages/inputs.py")
+    edit_cells(at, "x", {0: {1: 5.0}})
+    assert not at.exception
+    x = SEED_X.copy()
+    x[0, 1] = 5.0
+    q, w, out = reference(x, SEED_W_Q, SEED_W_K, SEED_W_V)
+    t = trace_of(at)
+    np.testing.assert_allclose(t.q, q, rtol=1e-12)
+    np.testing.assert_allclose(t.weights, w, rtol=1e-12)
+    np.testing.assert_allclose(t.output, out, rtol=1e-12)
+    # the edit survives a page switch and shows on Step by step's data
+    at.switch_page("pages/overview.py").run()
+    at.switch_page("pages/inputs.py").run()
+    assert at.session_state["config"].x[0, 1] == 5.0
+    assert not at.exception
+
+
+@pytest.mark.parametrize(
+    ("value", "what"),
+    [("abc", "'abc', not a number"), (None, "empty"), ("nan", "NaN"), ("inf", "+inf"), ("-inf", "-inf")],
+)
+def test_bad_cell_names_matrix_and_cell_and_keeps_other_values(value, what):
+    at = new_app("pages/inputs.py")
+    edit_cells(at, "w_k", {0: {0: 7.0}, 2: {1: value}})
+    assert not at.exception
+    messages = [e.value for e in at.error]
+    assert any("W_K" in m and "row 2, column 1" in m and what in m for m in messages), messages
+    # the configuration keeps its last valid values; the learner's other edit is kept as a draft
+    np.testing.assert_array_equal(at.session_state["config"].w_k, SEED_W_K)
+    draft = at.session_state["drafts"]["w_k"]
+    assert draft[0, 0] == 7.0
+    # downstream pages say they show the last valid result
+    at.switch_page("pages/overview.py").run()
+    assert any("last valid" in w.value for w in at.warning)
+    # coming back: the message and the draft are still there; fixing the cell commits everything
+    at.switch_page("pages/inputs.py").run()
+    assert any("W_K" in e.value for e in at.error)
+    edit_cells(at, "w_k", {2: {1: 1.5}})
+    assert not at.error
+    expected = SEED_W_K.copy()
+    expected[0, 0], expected[2, 1] = 7.0, 1.5
+    np.testing.assert_array_equal(at.session_state["config"].w_k, expected)
+
+
+@pytest.mark.parametrize("key", list(PRESETS))
+def test_every_preset_loads(key):
+    at = new_app("pages/inputs.py")
+    at.selectbox(key="inputs_preset").set_value(key).run()
+    assert not at.exception
+    assert at.session_state["preset"] == key
+    assert at.session_state["config"].n_seq == PRESETS[key].build().n_seq
+
+
+def test_preset_switch_then_reset_restores_seed_numbers():
+    at = new_app("pages/inputs.py")
+    at.selectbox(key="inputs_preset").set_value("seed004_unscaled").run()
+    t = trace_of(at)
+    np.testing.assert_array_equal(t.scores, [[2, 4, 4], [4, 16, 12], [4, 12, 10]])  # seed 004's print
+    np.testing.assert_allclose(t.weights[1], [6.0337e-06, 9.8201e-01, 1.7986e-02], rtol=1e-4)
+    edit_cells(at, "x", {2: {3: -4.0}})
+    assert at.session_state["config"].x[2, 3] == -4.0
+    at.button[0].click().run()  # "Reset to preset"
+    np.testing.assert_array_equal(at.session_state["config"].x, SEED_X)
+    assert not at.exception
+
+
+def test_dimension_change_keeps_values_that_fit():
+    at = new_app("pages/inputs.py")
+    at.number_input(key="inputs_n_seq").set_value(5).run()
+    at.number_input(key="inputs_d_qk").set_value(2).run()
+    cfg = at.session_state["config"]
+    assert cfg.x.shape == (5, 4) and cfg.w_q.shape == (4, 2) and cfg.w_k.shape == (4, 2)
+    np.testing.assert_array_equal(cfg.x[:3], SEED_X)
+    np.testing.assert_array_equal(cfg.w_q, SEED_W_Q[:, :2])
+    assert cfg.tokens[:3] == ("input1", "input2", "input3") and len(cfg.tokens) == 5
+    assert at.number_input(key="inputs_n_seq").value == 5
+    # grids restart from the new values (fresh key)
+    assert editor_key(at, "x").endswith(str(at.session_state["editor_version"]))
+    assert not at.exception
+
+
+def test_tokens_rename():
+    at = new_app("pages/inputs.py")
+    key = f"tokens_editor_{at.session_state['editor_version']}"
+    at.session_state[key] = {"edited_rows": {1: {"token": "cat"}}, "added_rows": [], "deleted_rows": []}
+    at.run()
+    assert at.session_state["config"].tokens == ("input1", "cat", "input3")
+
+
+def test_sentence_becomes_tokens_with_deterministic_embeddings():
+    from attn_core import embed, positional_encoding
+
+    at = new_app("pages/inputs.py")
+    at.text_input(key="inputs_sentence").input("the cat sat on the mat.").run()
+    at.checkbox(key="inputs_positional").check().run()
+    [b for b in at.button if b.label == "Use this sentence"][0].click().run()
+    cfg = at.session_state["config"]
+    assert cfg.tokens == ("the", "cat", "sat", "on", "the", "mat", ".")
+    expected = embed(list(cfg.tokens), 4, seed=0) + positional_encoding(7, 4)
+    np.testing.assert_array_equal(cfg.x, expected)
+    np.testing.assert_array_equal(cfg.x[0] - positional_encoding(7, 4)[0], cfg.x[4] - positional_encoding(7, 4)[4])
+    np.testing.assert_array_equal(cfg.w_q, SEED_W_Q)  # weights kept
+    assert not at.exception
+
+
+def test_randomise_with_initialiser_and_seed():
+    from attn_core import initialize
+
+    at = new_app("pages/inputs.py")
+    at.selectbox(key="inputs_w_v_init").set_value("kaiming_normal").run()
+    at.number_input(key="inputs_w_v_seed").set_value(7).run()
+    at.button(key="inputs_w_v_fill").click().run()
+    rng = np.random.default_rng(7)
+    np.testing.assert_array_equal(at.session_state["config"].w_v, rng.normal(0.0, np.sqrt(2 / 4), (4, 3)))
+    np.testing.assert_array_equal(at.session_state["config"].w_v, initialize("kaiming_normal", (4, 3), seed=7))
+    assert not at.exception
+
+
+def test_empty_token_label_is_refused_with_a_message():
+    at = new_app("pages/inputs.py")
+    key = f"tokens_editor_{at.session_state['editor_version']}"
+    at.session_state[key] = {"edited_rows": {2: {"token": "  "}}, "added_rows": [], "deleted_rows": []}
+    at.run()
+    assert at.session_state["config"].tokens == ("input1", "input2", "input3")
+    assert any("label 2 is empty" in e.value for e in at.error)
+    assert not at.exception

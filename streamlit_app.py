@@ -4,15 +4,15 @@ import streamlit as st
 
 from attn_ui import layout, state
 
-st.set_page_config(page_title="Self-Attention Explorer", page_icon="🔍", layout="wide")
+st.set_page_config(page_title="Self-Attention Explorer", page_icon=":material/center_focus_strong:", layout="wide")
 state.init()
 pg = st.navigation([
-    st.Page(layout.OVERVIEW, title="Overview", icon="🏠", default=True),
-    st.Page(layout.INPUTS, title="Inputs & weights", icon="✏️"),
-    st.Page(layout.STEPS, title="Step by step", icon="🪜"),
-    st.Page(layout.SCALING, title="Scaling", icon="📏"),
-    st.Page(layout.MASKING, title="Masking", icon="🎭"),
-    st.Page(layout.MULTIHEAD, title="Multi-head", icon="🧩"),
-    st.Page(layout.SHARE, title="Share & export", icon="🔗"),
+    st.Page(layout.OVERVIEW, title="Overview", icon=":material/home:", default=True),
+    st.Page(layout.INPUTS, title="Inputs & weights", icon=":material/edit:"),
+    st.Page(layout.STEPS, title="Step by step", icon=":material/stairs:"),
+    st.Page(layout.SCALING, title="Scaling", icon=":material/straighten:"),
+    st.Page(layout.MASKING, title="Masking", icon=":material/visibility_off:"),
+    st.Page(layout.MULTIHEAD, title="Multi-head", icon=":material/view_column:"),
+    st.Page(layout.SHARE, title="Share & export", icon=":material/share:"),
 ])
 pg.run()

@@ -1,9 +1,9 @@
 """The matrix editor: an st.data_editor grid whose edits go through attn_core validation.
 
 The grid's edits are committed right after the grid is drawn (AppTest edits reach the script, not
-on_change callbacks), so the rest of the run and every other page see the new configuration. A rejected edit keeps the learner's values as a draft (shown
-again when they come back) with a message naming the matrix and the cell; the configuration keeps
-its last valid value.
+on_change callbacks), so the rest of the run and every other page see the new configuration.
+A rejected edit keeps the learner's values as a draft (shown again when they come back) with a
+message naming the matrix and the cell; the configuration keeps its last valid value.
 """
 
 from __future__ import annotations
@@ -149,7 +149,7 @@ def matrix_editor(name: str, *, height: int | str = "auto") -> None:
         st.error(
             f"{st.session_state[state.ERRORS][name]} The other pages show the last valid values until "
             "this is fixed.",
-            icon="⚠️",
+            icon=":material/warning:",
         )
 
 
@@ -171,4 +171,4 @@ def token_editor() -> None:
     if tuple(tokens) != cfg.tokens:
         message = state.set_config(replace(cfg, tokens=tuple(tokens)))
         if message:
-            st.error(f"Token labels not changed: {message}", icon="⚠️")
+            st.error(f"Token labels not changed: {message}", icon=":material/warning:")

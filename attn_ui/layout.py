@@ -22,6 +22,37 @@ MULTIHEAD = "pages/multihead.py"
 SHARE = "pages/share.py"
 
 
+#: the stages of attention and the page that shows each
+PIPELINE = [
+    ("X", INPUTS), ("Q, K, V", STEPS), ("QKᵀ", STEPS), ("÷ s", SCALING), ("mask", MASKING),
+    ("softmax", STEPS), ("· V", STEPS), ("output", STEPS), ("heads · W_O", MULTIHEAD),
+]
+
+
+def pipeline_dot(cfg: Config) -> str:
+    """Graphviz source of the pipeline X → Q, K, V → QKᵀ → ÷ s → mask → softmax → ·V → output → heads.
+
+    No links inside the diagram: a plain link would reload the app and lose the session; the pages link
+    to the stages with st.page_link instead.
+    """
+    shapes = {
+        "X": f"{cfg.n_seq}×{cfg.d_model}", "Q, K, V": f"{cfg.n_seq}×{cfg.d_k}, ×{cfg.d_v}",
+        "QKᵀ": f"{cfg.n_seq}×{cfg.n_seq}", "÷ s": scale_text(cfg).split("=")[-1].strip(" ÷"),
+        "mask": cfg.mask_kind, "softmax": "rows sum to 1", "· V": f"{cfg.n_seq}×{cfg.d_v}",
+        "output": f"{cfg.n_seq}×{cfg.d_v} per head",
+        "heads · W_O": f"{cfg.n_heads} head(s) → {cfg.n_seq}×{cfg.d_out}",
+    }
+    nodes = "\n".join(
+        f'  n{i} [label="{label}\\n{shapes[label]}"];' for i, (label, _) in enumerate(PIPELINE)
+    )
+    edges = " -> ".join(f"n{i}" for i in range(len(PIPELINE)))
+    return (
+        "digraph { rankdir=LR; bgcolor=transparent;\n"
+        '  node [shape=box, style="rounded,filled", fillcolor="#eef3fb", color="#4c78a8", fontname="sans-serif"];\n'
+        f"{nodes}\n  {edges};\n}}"
+    )
+
+
 def token_labels(cfg: Config) -> list[str]:
     """Unique labels for the tokens, "0: input1", ... (a word may occur twice)."""
     return [f"{i}: {t}" for i, t in enumerate(cfg.tokens)]
@@ -45,9 +76,9 @@ def pending_errors_banner() -> None:
     if errs:
         st.warning(
             "Showing the last valid values: " + " ".join(errs.values()) + " Fix it on Inputs & weights.",
-            icon="⚠️",
+            icon=":material/warning:",
         )
-        st.page_link(INPUTS, label="Go to Inputs & weights", icon="✏️")
+        st.page_link(INPUTS, label="Go to Inputs & weights", icon=":material/edit:")
 
 
 def current_trace() -> MultiHeadTrace:
@@ -55,8 +86,9 @@ def current_trace() -> MultiHeadTrace:
     try:
         return compute.trace(state.config())
     except AttentionInputError as err:
-        st.error(f"This configuration cannot be computed: {err} Change it on Inputs & weights.", icon="🛑")
-        st.page_link(INPUTS, label="Go to Inputs & weights", icon="✏️")
+        st.error(f"This configuration cannot be computed: {err} Change it on Inputs & weights.",
+                 icon=":material/error:")
+        st.page_link(INPUTS, label="Go to Inputs & weights", icon=":material/edit:")
         st.stop()
         raise  # unreachable: st.stop() raises
 
@@ -85,10 +117,12 @@ def matrix_block(
     key: str | None = None,
     select: str | None = None,
     on_select: str | Callable[[], None] = "rerun",
+    masked: np.ndarray | None = None,
 ) -> object:
     """One intermediate: title, formula, shape, heatmap. Returns the chart's selection event if any.
 
     With ``select``, ``on_select`` is "rerun" or a callback run (before the page) when the selection changes.
+    ``masked`` (bool, the shape of ``values``) draws those cells grey as masked.
     """
     st.markdown(f"**{title}** · shape {values.shape[0]} × {values.shape[1]}")
     if latex:
@@ -97,7 +131,7 @@ def matrix_block(
         st.caption(note)
     chart = charts.heatmap(
         values, rows, cols, kind=kind, precision=precision(), domain=domain, x_title=x_title, y_title=y_title,
-        select=select,
+        select=select, masked=masked,
     )
     if select:
         return show_chart(chart, key=key, on_select=on_select, selection_mode=select)

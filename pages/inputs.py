@@ -67,7 +67,7 @@ def use_sentence() -> None:
 st.title("Inputs & weights")
 cfg = state.config()
 if notice := state.pop_notice():
-    st.warning(notice, icon="⚠️")
+    st.warning(notice, icon=":material/warning:")
 
 # ---- preset ---------------------------------------------------------------------------------------
 st.subheader("Start from a worked example")
@@ -93,16 +93,20 @@ dims = {"inputs_n_seq": cfg.n_seq, "inputs_d_model": cfg.d_model, "inputs_d_qk":
         "inputs_d_v": cfg.w_v.shape[1]}
 for key, value in dims.items():
     state.sync_widget(key, value)
-c1, c2, c3, c4, c5, c6 = st.columns(6)
-c1.number_input("n_seq (tokens)", 1, LIMITS.n_seq, key="inputs_n_seq", on_change=change_dimensions)
-c2.number_input("d_model (columns of X)", 1, LIMITS.d_model, key="inputs_d_model", on_change=change_dimensions)
-c3.number_input("d_k (columns of W_Q, W_K)", 1, LIMITS.width, key="inputs_d_qk", on_change=change_dimensions,
-                help="With several heads this is n_heads · d_k; each head gets an equal slice.")
-c4.number_input("d_v (columns of W_V)", 1, LIMITS.width, key="inputs_d_v", on_change=change_dimensions,
-                help="May differ from d_k; the output has d_v columns.")
-c5.selectbox("New cells filled with", INIT_NAMES, index=INIT_NAMES.index("xavier_uniform"), key="inputs_fill",
+c1, c2, c3, c4 = st.columns(4)
+c1.number_input("n_seq", 1, LIMITS.n_seq, key="inputs_n_seq", on_change=change_dimensions,
+                help=f"Number of tokens (rows of X), at most {LIMITS.n_seq}.")
+c2.number_input("d_model", 1, LIMITS.d_model, key="inputs_d_model", on_change=change_dimensions,
+                help=f"Width of each token's input vector (columns of X), at most {LIMITS.d_model}.")
+c3.number_input("d_k", 1, LIMITS.width, key="inputs_d_qk", on_change=change_dimensions,
+                help="Columns of W_Q and W_K. With several heads this is n_heads · d_k: each head gets an "
+                f"equal slice. At most {LIMITS.width}.")
+c4.number_input("d_v", 1, LIMITS.width, key="inputs_d_v", on_change=change_dimensions,
+                help=f"Columns of W_V; may differ from d_k. The output has d_v columns. At most {LIMITS.width}.")
+f1, f2, _ = st.columns([2, 1, 1])
+f1.selectbox("New cells are filled with", INIT_NAMES, index=INIT_NAMES.index("xavier_uniform"), key="inputs_fill",
              format_func=INITIALIZERS.get)
-c6.number_input("Seed for new cells", 0, 2**31 - 1, 0, key="inputs_fill_seed")
+f2.number_input("Seed for new cells", 0, 2**31 - 1, 0, key="inputs_fill_seed")
 
 # ---- tokens ---------------------------------------------------------------------------------------
 st.subheader("Tokens")
@@ -125,9 +129,9 @@ with tok_right:
 # ---- the matrices ---------------------------------------------------------------------------------
 def matrix_section(name: str, title: str, what: str) -> None:
     m = state.config().matrix(name)
-    head, tools = st.columns([4, 1], vertical_alignment="bottom")
-    head.markdown(f"**{title}** · shape {m.shape[0]} × {m.shape[1]} · {what}")
-    with tools.popover("🎲 Randomise", use_container_width=True):
+    head, tools = st.columns([1, 1], vertical_alignment="bottom")
+    head.markdown(f"**{title}** · {m.shape[0]} × {m.shape[1]}  \n{what}")
+    with tools.popover("Randomise", icon=":material/casino:", use_container_width=True):
         init = st.selectbox("Initialiser", INIT_NAMES, key=f"inputs_{name}_init", format_func=INITIALIZERS.get)
         st.number_input("Seed", 0, 2**31 - 1, 0, key=f"inputs_{name}_seed")
         if init == "gaussian":
@@ -146,4 +150,4 @@ with w2:
 with w3:
     matrix_section("w_v", "W_V", "V = X W_V")
 st.caption(f"W_O ({cfg.w_o.shape[0]} × {cfg.d_out}) is edited on the Multi-head page.")
-st.page_link(layout.STEPS, label="See every step recompute", icon="🪜")
+st.page_link(layout.STEPS, label="See every step recompute", icon=":material/stairs:")

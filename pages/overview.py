@@ -18,14 +18,10 @@ st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}
          r"\qquad Q = XW_Q,\; K = XW_K,\; V = XW_V")
 
 st.subheader("The pipeline")
-stages = [
-    ("X", layout.INPUTS), ("Q, K, V", layout.STEPS), ("QKᵀ", layout.STEPS), ("÷ s", layout.SCALING),
-    ("mask", layout.MASKING), ("softmax", layout.STEPS), ("· V", layout.STEPS), ("output", layout.STEPS),
-    ("heads · W_O", layout.MULTIHEAD),
-]
-cols = st.columns(len(stages))
-for col, (label, page) in zip(cols, stages, strict=True):
-    col.page_link(page, label=label)
+st.graphviz_chart(layout.pipeline_dot(cfg), use_container_width=True)
+cols = st.columns(len(layout.PIPELINE))
+for col, (label, page) in zip(cols, layout.PIPELINE, strict=True):
+    col.page_link(page, label=label, help="Open the page that shows this stage.")
 
 st.subheader("Current configuration")
 layout.pending_errors_banner()
@@ -39,4 +35,4 @@ st.markdown(
     f"- **Scale**: {layout.scale_text(cfg)}\n"
     f"- **Mask**: {mask_text}"
 )
-st.page_link(layout.INPUTS, label="Edit the inputs and weights", icon="✏️")
+st.page_link(layout.INPUTS, label="Edit the inputs and weights", icon=":material/edit:")

@@ -131,7 +131,7 @@ def matrix_section(name: str, title: str, what: str) -> None:
     m = state.config().matrix(name)
     head, tools = st.columns([1, 1], vertical_alignment="bottom")
     head.markdown(f"**{title}** · {m.shape[0]} × {m.shape[1]}  \n{what}")
-    with tools.popover("Randomise", icon=":material/casino:", use_container_width=True):
+    with tools.popover("Randomise", icon=":material/casino:", width="stretch"):
         init = st.selectbox("Initialiser", INIT_NAMES, key=f"inputs_{name}_init", format_func=INITIALIZERS.get)
         st.number_input("Seed", 0, 2**31 - 1, 0, key=f"inputs_{name}_seed")
         if init == "gaussian":

@@ -18,7 +18,7 @@ st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}
          r"\qquad Q = XW_Q,\; K = XW_K,\; V = XW_V")
 
 st.subheader("The pipeline")
-st.graphviz_chart(layout.pipeline_dot(cfg), use_container_width=True)
+st.graphviz_chart(layout.pipeline_dot(cfg), width="stretch")
 cols = st.columns(len(layout.PIPELINE))
 for col, (label, page) in zip(cols, layout.PIPELINE, strict=True):
     col.page_link(page, label=label, help="Open the page that shows this stage.")

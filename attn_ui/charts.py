@@ -24,14 +24,56 @@ def cell_px(n_rows: int, n_cols: int, *, largest: int = 44, budget: int = 640) -
     return int(max(2, min(largest, budget // max(n_rows, n_cols, 1))))
 
 
+def shows_text(n_rows: int, n_cols: int, px: int) -> bool:
+    """Whether a heatmap writes its numbers on the cells (not when they are too many or too small)."""
+    return n_rows * n_cols <= MAX_TEXT_CELLS and px >= 26
+
+
+def font_px(px: int) -> int:
+    return max(8, min(12, px // 4))
+
+
+def cell_width(px: int, longest_text: int) -> int:
+    """Width of a cell ``px`` high that must hold numbers of ``longest_text`` characters (0: no text)."""
+    return max(px, int(0.62 * font_px(px) * longest_text) + 8)
+
+
+def row_height(n_rows: int, px: int, *, least: int = 18, budget: int = 640) -> int:
+    """Row height: at least ``least`` px (a readable row label) while the rows fit in ``budget`` px."""
+    return px if px >= least or n_rows * least > budget else least
+
+
+def heatmap_width(values: np.ndarray, row_labels: list[str], precision: int) -> int:  # values [r, c]
+    """Approximate pixel width of :func:`heatmap` (row labels, cells, legend), to lay heatmaps side by side."""
+    r, c = values.shape
+    px = cell_px(r, c)
+    longest = max(map(len, format_numbers(values.ravel(), precision))) if shows_text(r, c, px) else 0
+    return 6 * max(len(s) for s in row_labels) + 30 + c * cell_width(px, longest) + 60
+
+
 def format_number(v: float, precision: int) -> str:
-    """A number as the learner reads it: fixed decimals, ±∞ spelled out, no '-0.0000'."""
-    if np.isneginf(v):
-        return "−∞"
-    if np.isposinf(v):
-        return "+∞"
-    text = f"{v:.{precision}f}"
-    return text[1:] if text.startswith("-") and float(text) == 0 else text
+    """A number as the learner reads it: fixed decimals (or 1.2345e+12 from 1e9 on), ±∞ spelled out, no '-0.0000'.
+
+    Examples
+    --------
+    >>> format_number(-0.00001, 4), format_number(2.5, 2), format_number(float("-inf"), 4), format_number(3e12, 1)
+    ('0.0000', '2.50', '−∞', '3.0e+12')
+    """
+    return format_numbers(np.array([v], dtype=float), precision)[0]
+
+
+def format_numbers(values: np.ndarray, precision: int) -> list[str]:  # [n] -> n strings
+    """:func:`format_number` of every value (fast: Python floats, no numpy scalar per cell)."""
+    return [_tidy(f"{v:.{precision}{'f' if -1e9 < v < 1e9 else 'e'}}") for v in values.tolist()]
+
+
+def _tidy(text: str) -> str:
+    """'-inf' -> '−∞', 'inf' -> '+∞', '-0.0000' -> '0.0000'."""
+    if text.startswith("-"):
+        if text == "-inf":
+            return "−∞"
+        return text[1:] if not text.strip("-0.") else text
+    return "+∞" if text == "inf" else text
 
 
 def long_frame(values: np.ndarray, row_labels: list[str], col_labels: list[str], precision: int) -> pd.DataFrame:
@@ -45,7 +87,7 @@ def long_frame(values: np.ndarray, row_labels: list[str], col_labels: list[str],
         "row_i": np.repeat(np.arange(r), c),
         "col_i": np.tile(np.arange(c), r),
         "value": np.where(finite, flat, np.nan),
-        "text": [format_number(v, precision) for v in flat],
+        "text": format_numbers(flat, precision),
         "masked": ~finite,
     })
 
@@ -99,25 +141,35 @@ def heatmap(
     span = (hi - lo) or 1.0
     scale = alt.Scale(scheme=SCHEMES[kind], domain=[lo, hi], **({"domainMid": 0} if kind == "signed" else {}))
     t = (data["value"].fillna(lo) - lo) / span
-    data["dark"] = (np.abs(t - 0.5) > 0.3) if kind == "signed" else (t > 0.55)
+    data["dark"] = ((np.abs(t - 0.5) > 0.3) if kind == "signed" else (t > 0.55)) & ~data["masked"]  # grey: black text
+    data["value"] = data["value"].fillna(lo)  # a null value would drop the masked cell's rect (Vega-Lite "invalid")
 
-    x = alt.X("col:O", sort=list(col_labels), title=x_title or None, axis=alt.Axis(labelAngle=0 if c <= 12 else -90))
-    y = alt.Y("row:O", sort=list(row_labels), title=y_title or None)
+    show_text = shows_text(r, c, px)
+    font = font_px(px)
+    width_px = cell_width(px, int(data["text"].str.len().max()) if show_text else 0)
+    height_px = row_height(r, px)
+    flat = c <= 12 and max((len(str(s)) for s in col_labels), default=0) * 6 <= width_px  # labels fit their cells
+    angle = 0 if flat else (-45 if c <= 12 else -90)
+    x = alt.X("col:O", sort=list(col_labels), title=x_title or None,
+              axis=alt.Axis(labelAngle=angle, labelOverlap="greedy"))  # greedy: hide labels that would overlap
+    y = alt.Y("row:O", sort=list(row_labels), title=y_title or None, axis=alt.Axis(labelOverlap="greedy"))
     base = alt.Chart(data).encode(x=x, y=y).properties(
-        width=alt.Step(px), height=alt.Step(px), title=title or alt.Undefined
+        width=alt.Step(width_px), height=alt.Step(height_px),
+        **({"title": title} if title else {}),  # never alt.Undefined: altair 6 rejects it
     )
     tooltip = [alt.Tooltip("row:O", title=y_title or "row"), alt.Tooltip("col:O", title=x_title or "column"),
                alt.Tooltip("text:N", title="value")]
     fill = alt.when(alt.datum.masked).then(alt.value(MASKED_COLOUR)).otherwise(
-        alt.Color("value:Q", scale=scale, title=None, legend=alt.Legend(orient="right", gradientLength=max(60, px * r)))
+        alt.Color("value:Q", scale=scale, title=None,
+                  legend=alt.Legend(orient="right", gradientLength=max(60, height_px * r)))
     )
     rect = base.mark_rect(stroke="white", strokeWidth=0.5 if px >= 8 else 0).encode(color=fill, tooltip=tooltip)
     if select:
         sel = alt.selection_point(name=select, fields=["row_i", "col_i"], on="click", clear=False)
         rect = rect.add_params(sel)
-    if r * c > MAX_TEXT_CELLS or px < 26:
+    if not show_text:
         return rect
-    text = base.mark_text(fontSize=max(8, min(12, px // 4))).encode(
+    text = base.mark_text(fontSize=font).encode(
         text="text:N",
         color=alt.when(alt.datum.dark).then(alt.value("white")).otherwise(alt.value("black")),
     )

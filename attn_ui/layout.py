@@ -98,7 +98,11 @@ def precision() -> int:
 
 
 def show_chart(chart: alt.TopLevelMixin, **kwargs) -> object:
-    """st.altair_chart without Streamlit's theme (the factories pick colour-blind-safe schemes)."""
+    """st.altair_chart without Streamlit's theme (the factories pick colour-blind-safe schemes).
+
+    Width "content" by default: Streamlit's default "stretch" overrides the heatmaps' alt.Step cell size.
+    """
+    kwargs.setdefault("width", "content")
     return st.altair_chart(chart, theme=None, **kwargs)
 
 

@@ -1,6 +1,171 @@
-"""masking page (to be built)."""
+"""Masking: which keys each query may attend to, what the mask does to scores and weights, and why
+softmax subtracts the row maximum."""
 
+import zlib
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
 import streamlit as st
 
-st.title("masking")
-st.info("This page is being built.")
+from attn_core import AttentionInputError, additive_mask, analysis, causal_mask
+from attn_core.config import MASK_KINDS
+from attn_ui import charts, charts_analysis, compute, layout, state, steps_view
+
+KIND, PAD, FACTOR = "masking_kind", "masking_pad", "masking_factor"  # widget keys
+KIND_CAPTIONS = {
+    "none": "every query sees every key",
+    "causal": "a token sees itself and earlier ones (seed 002)",
+    "padding": "no query sees a padding token",
+    "custom": "tick the pairs yourself",
+}
+FACTORS = [1, 10, 100, 1000, 10_000]
+
+
+def pair(a: np.ndarray, b: np.ndarray, rows: list[str], extra_b: int = 0) -> list:
+    """Two containers side by side, each as wide as the heatmap of ``a`` or ``b`` (they wrap if too wide)."""
+    widths = [charts.heatmap_width(m, rows, layout.precision()) for m in (a, b)]
+    return steps_view.side_by_side([widths[0], widths[1] + extra_b])
+
+
+def set_kind() -> None:
+    state.update_config(mask_kind=st.session_state[KIND])
+
+
+def set_padding() -> None:
+    chosen = set(st.session_state[PAD])
+    state.update_config(is_pad=tuple(i in chosen for i in range(state.config().n_seq)))
+
+
+def set_custom(mask: np.ndarray) -> None:
+    state.update_config(custom_mask=mask)
+
+
+def custom_mask_editor(mask: np.ndarray, labels: list[str]) -> None:  # bool [n_seq, n_seq]
+    """A query × key grid of checkboxes (ticked = may attend), committed as the configuration's custom mask.
+
+    The key changes with the mask, so the grid always starts from the configuration's values.
+    """
+    key = f"masking_custom_{mask.shape[0]}_{zlib.crc32(np.packbits(mask).tobytes()):08x}"
+    frame = pd.DataFrame(mask, index=pd.Index(labels, name="query ↓ key →"), columns=labels)
+    edited = st.data_editor(
+        frame, key=key, num_rows="fixed", width="content",
+        column_config={c: st.column_config.CheckboxColumn(c, default=True) for c in labels},
+    )
+    new = edited.to_numpy(dtype=bool)  # [n_seq, n_seq]
+    if not np.array_equal(new, mask):
+        set_custom(new)
+        st.rerun()  # draw the grid again under the key of the new mask
+    n, row = mask.shape[0], st.container(horizontal=True)
+    row.button("Allow every pair", on_click=set_custom, args=(np.ones((n, n), dtype=bool),))
+    row.button("Start from causal", on_click=set_custom, args=(causal_mask(n),))
+    row.button("Block every pair", on_click=set_custom, args=(np.zeros((n, n), dtype=bool),))
+
+
+cfg = state.config()
+st.title("Masking")
+st.markdown(
+    "A mask says which keys each query may attend to. Before softmax, the scores of forbidden pairs are set "
+    "to −∞ (by adding a matrix M of 0 and −∞), so exp gives exactly 0 there and the weights of the allowed "
+    "keys still sum to 1. The mask you choose here is part of your configuration: Step by step and "
+    "Multi-head use it too."
+)
+layout.pending_errors_banner()
+labels = layout.token_labels(cfg)
+
+state.sync_widget(KIND, cfg.mask_kind)
+st.radio("Mask", list(MASK_KINDS), key=KIND, on_change=set_kind, horizontal=True,
+         captions=[KIND_CAPTIONS[k] for k in MASK_KINDS])
+if cfg.mask_kind == "padding":
+    state.sync_widget(PAD, [i for i, p in enumerate(cfg.is_pad) if p])
+    st.multiselect("Padding tokens", list(range(cfg.n_seq)), format_func=lambda i: labels[i], key=PAD,
+                   on_change=set_padding, placeholder="Choose the tokens that are padding")
+elif cfg.mask_kind == "custom":
+    st.markdown("**Custom mask**: ticked = the query (row) may attend to the key (column).")
+    custom_mask_editor(cfg.custom_mask, labels)
+
+trace = layout.current_trace()
+head = steps_view.head_selector(cfg.n_heads, "masking")
+t = trace.heads[head]
+u = compute.trace(replace(cfg, mask_kind="none")).heads[head]
+mask = np.ones(t.weights.shape, dtype=bool) if t.mask is None else t.mask  # [n_seq, n_seq]
+head_note = f" (head {head})" if cfg.n_heads > 1 else ""
+
+if t.fully_masked_rows:
+    names = ", ".join(labels[i] for i in t.fully_masked_rows)
+    st.info(
+        f"**Every key is masked for query {names}.** Its scores are all −∞, and softmax of such a row would be "
+        "0 / 0 = NaN. Here it gets weights of all zeros (row sum 0) and an output row of zeros: the query "
+        "receives nothing.",
+        icon=":material/block:",
+    )
+
+st.subheader("The mask")
+left, right = pair(mask.astype(float), additive_mask(mask), labels)
+with left:
+    st.markdown(f"**Boolean mask** · shape {cfg.n_seq} × {cfg.n_seq}")
+    st.caption("1 = may attend; grey 0 = masked. Seed 002 builds it with np.tril(np.ones((L, L))).")
+    layout.show_chart(charts_analysis.mask_heatmap(mask, labels, labels))
+with right:
+    layout.matrix_block("Additive mask M", r"M_{ij} = 0 \text{ if allowed, } -\infty \text{ if masked}",
+                        additive_mask(mask), labels, labels, y_title="query", x_title="key")
+
+st.subheader("Scores before and after the mask")
+domain = charts.shared_domain(t.scaled, t.masked)
+left, right = pair(t.scaled, t.masked, labels)
+with left:
+    layout.matrix_block("Scaled scores" + head_note, rf"QK^\top / {t.divisor:.4g}", t.scaled, labels, labels,
+                        y_title="query", x_title="key", domain=domain)
+with right:
+    layout.matrix_block("Scaled scores + M" + head_note, rf"QK^\top / {t.divisor:.4g} + M", t.masked, labels, labels,
+                        y_title="query", x_title="key", domain=domain)
+
+st.subheader("Weights before and after the mask")
+left, right = pair(u.weights, t.weights, labels, extra_b=charts_analysis.ROW_SUM_WIDTH)
+with left:
+    layout.matrix_block("Weights, no mask" + head_note, r"\mathrm{softmax}(QK^\top / s)", u.weights, labels, labels,
+                        kind="weights", y_title="query", x_title="key")
+with right:
+    st.markdown(f"**Weights, masked{head_note}** · shape {cfg.n_seq} × {cfg.n_seq}, and each row's sum")
+    st.latex(r"\mathrm{softmax}(QK^\top / s + M)")
+    st.caption("Grey = masked, weight exactly 0; a small weight is pale blue. Each row sums to 1, "
+               "or to 0 when every key is masked.")
+    layout.show_chart(charts_analysis.weights_with_row_sums(t.weights, t.mask, labels, labels,
+                                                            precision=layout.precision()))
+
+st.subheader("Why softmax subtracts the row maximum")
+st.markdown(
+    "Seed 002's softmax is `np.exp(x) / np.sum(np.exp(x))`. float64 stops at about 1.8 · 10³⁰⁸ = e^709.78, so "
+    "a score above 709.78 makes exp overflow to +inf, and inf / inf is NaN. Seed 001 subtracts the row maximum "
+    "m first. The weights are the same,"
+)
+st.latex(r"\frac{e^{x_j - m}}{\sum_k e^{x_k - m}} = \frac{e^{x_j}}{\sum_k e^{x_k}}, \qquad m = \max_k x_k,")
+st.markdown(
+    "but every exponent is ≤ 0, so exp stays between 0 and 1. Here is one row of the scores + M, multiplied "
+    "to make it large."
+)
+left, right = st.columns(2)
+with left:
+    i = steps_view.query_selector(labels, "masking")
+with right:
+    factor = st.select_slider("Multiply the row's scores by", FACTORS, value=1000, key=FACTOR,
+                              format_func=lambda f: f"× {f:,}")
+try:
+    cmp = analysis.compare_softmax(t.masked[i] * factor)
+except AttentionInputError as err:
+    st.warning(f"{err} Choose a smaller factor.", icon=":material/warning:")
+    st.stop()
+st.dataframe(charts_analysis.softmax_table(cmp, labels, precision=layout.precision()))
+if cmp.overflow.any():
+    over = ", ".join(labels[j] for j in np.flatnonzero(cmp.overflow))
+    st.markdown(
+        f"The naive exp overflows for key {over}: the score is above {analysis.MAX_EXP:.2f}, exp gives +inf, "
+        "and +inf / +inf = NaN there, while every other weight becomes x / inf = 0. The stable softmax gives "
+        "finite weights that sum to 1."
+    )
+elif cmp.naive_nan.any():
+    st.markdown("Every key is masked in this row: the naive exp gives 0 everywhere and 0 / 0 = NaN; "
+                "the stable softmax (attn_core) gives zeros.")
+else:
+    st.markdown(f"No score in this row is above {analysis.MAX_EXP:.2f}, so the naive softmax still works: "
+                "choose a larger factor (or another query) to see it overflow.")

@@ -1,6 +1,140 @@
-"""scaling page (to be built)."""
+"""Scaling: what dividing the scores by s does to softmax, and why s = √d_k, measured."""
 
+from dataclasses import replace
+
+import numpy as np
 import streamlit as st
 
-st.title("scaling")
-st.info("This page is being built.")
+from attn_core import analysis
+from attn_core.validation import divisor_for
+from attn_ui import charts, charts_analysis, compute, layout, state, steps_view
+
+MODE, DIVISOR = "scaling_mode", "scaling_divisor"  # widget keys
+MODES = {"sqrt_dk": "÷ √d_k (default)", "none": "none (÷ 1)", "custom": "custom divisor"}
+SLIDER_STOPS = analysis.log_grid(*analysis.DIVISOR_RANGE, 10, digits=2)  # 0.01 … 1000, 10 stops per decade
+CURVE_DIVISORS = analysis.log_grid(*analysis.DIVISOR_RANGE, 20)  # the saturation curves' x axis
+
+
+@st.cache_data(show_spinner=False)
+def variance_sweep(d_ks: tuple[int, ...], n_samples: int, seed: int) -> analysis.VarianceSweep:
+    return analysis.variance_sweep(d_ks, n_samples=n_samples, seed=seed)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def saturation(scores: np.ndarray, divisors: np.ndarray, mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    return analysis.saturation(scores, divisors, mask)
+
+
+def pair(a: np.ndarray, b: np.ndarray, rows: list[str]) -> list:
+    """Two containers side by side, each as wide as the heatmap of ``a`` or ``b`` (they wrap if too wide)."""
+    return steps_view.side_by_side([charts.heatmap_width(m, rows, layout.precision()) for m in (a, b)])
+
+
+def set_mode() -> None:
+    """√d_k or none as such; "custom" starts from the divisor in use, so nothing jumps."""
+    mode, cfg = st.session_state[MODE], state.config()
+    state.update_config(scale=divisor_for(cfg.scale, cfg.d_k) if mode == "custom" else mode)
+
+
+def set_divisor() -> None:
+    state.update_config(scale=float(st.session_state[DIVISOR]))
+
+
+cfg = state.config()
+st.title("Scaling")
+st.markdown(
+    "Before softmax, every score is divided by a number s. Dividing by a large s flattens each row of weights "
+    "towards uniform; dividing by a small s sharpens it towards one-hot (s acts as softmax's *temperature*). "
+    "The Transformer uses s = √d_k, which keeps the scores' variance near 1 whatever the width d_k. "
+    "The scale you choose here is part of your configuration: Step by step and Multi-head use it too."
+)
+layout.pending_errors_banner()
+
+divisor = divisor_for(cfg.scale, cfg.d_k)
+state.sync_widget(MODE, cfg.scale if isinstance(cfg.scale, str) else "custom")
+st.radio("Scale", list(MODES), format_func=MODES.get, key=MODE, on_change=set_mode, horizontal=True)
+state.sync_widget(DIVISOR, divisor)
+st.select_slider(
+    "Divisor s (temperature), log scale", sorted({*SLIDER_STOPS.tolist(), divisor}), key=DIVISOR,
+    on_change=set_divisor, format_func=lambda v: f"{v:.4g}",
+    help="From 0.01 to 1000. Moving it sets a custom divisor.",
+)
+st.caption(f"Scores are divided by: {layout.scale_text(cfg)}.")
+
+same = "the same number, so seed 000's formula gives the same weights" if cfg.n_seq == cfg.d_k else (
+    f"different numbers (√{cfg.n_seq} = {np.sqrt(cfg.n_seq):.4g} vs √{cfg.d_k} = {np.sqrt(cfg.d_k):.4g}), so "
+    "seed 000's formula would give other weights"
+)
+st.info(
+    "**Where the seeds differ.** Seed 000 divides by √(number of tokens) (`query_representations.shape[0]`), "
+    f"not by √d_k; its example has 3 tokens and d_k = 3, so both are √3. Here n_seq = {cfg.n_seq} and "
+    f"d_k = {cfg.d_k}: {same}. "
+    "Seed 003 sets k_d = 1 (\"square root of 3 rounded down to 1\") and seed 004 takes the softmax of the raw "
+    "scores: both are *none* here (preset seed004_unscaled). Seeds 001 and 002 divide by √d_k.",
+    icon=":material/info:",
+)
+
+trace = layout.current_trace()
+head = steps_view.head_selector(cfg.n_heads, "scaling")
+t = trace.heads[head]
+u = compute.trace(replace(cfg, scale="none")).heads[head]
+labels, head_note = layout.token_labels(cfg), f" (head {head})" if cfg.n_heads > 1 else ""
+masked = None if t.mask is None else ~t.mask
+
+st.subheader("Unscaled beside your scale")
+if np.isclose(divisor, 1.0):
+    st.caption("Your scale divides by 1, so both sides are the same: choose √d_k or a custom divisor to compare.")
+left, right = pair(u.weights, t.weights, labels)
+with left:
+    layout.matrix_block("Weights, unscaled" + head_note, r"\mathrm{softmax}(QK^\top)", u.weights, labels, labels,
+                        kind="weights", y_title="query", x_title="key", masked=masked)
+with right:
+    layout.matrix_block(f"Weights, ÷ {divisor:.4g}" + head_note, rf"\mathrm{{softmax}}(QK^\top / {divisor:.4g})",
+                        t.weights, labels, labels, kind="weights", y_title="query", x_title="key", masked=masked)
+out_domain = charts.shared_domain(u.output, t.output)
+dims = layout.dim_labels(t.output.shape[1])
+left, right = pair(u.output, t.output, labels)
+with left:
+    layout.matrix_block("Output, unscaled" + head_note, r"\mathrm{softmax}(QK^\top)\,V", u.output, labels, dims,
+                        y_title="query", domain=out_domain)
+with right:
+    layout.matrix_block(f"Output, ÷ {divisor:.4g}" + head_note, rf"\mathrm{{softmax}}(QK^\top / {divisor:.4g})\,V",
+                        t.output, labels, dims, y_title="query", domain=out_domain)
+
+st.subheader("Why √d_k: measured")
+stats = analysis.variance_stats(t.q, t.k)
+cols = st.columns(4)
+cols[0].metric("var(Q)", f"{stats.var_q:.4f}")
+cols[1].metric("var(K)", f"{stats.var_k:.4f}")
+cols[2].metric("var(QKᵀ)", f"{stats.var_scores:.4f}")
+cols[3].metric("var(QKᵀ / √d_k)", f"{stats.var_scaled:.4f}")
+st.caption(
+    f"Variances over all entries of your Q, K{head_note} (d_k = {cfg.d_k}). Each score is a sum of d_k products, "
+    f"so for independent entries with mean 0, var(QKᵀ) ≈ d_k · var(Q) · var(K) = "
+    f"{cfg.d_k * stats.var_q * stats.var_k:.4f}; dividing by √d_k divides the variance by d_k. "
+    "Seed 002 measures 1.0063, 1.0563, 11.0689 and 1.3836 on its random 4 × 8 Q and K (preset seed002_causal)."
+)
+sweep = variance_sweep(analysis.SWEEP_D_K, 300, 0)
+st.markdown(
+    "**The same on random Q, K with unit-variance entries**, 300 draws of 8 × d_k each: the raw variance grows "
+    "in proportion to d_k (dashed line: variance = d_k), the scaled one stays near 1."
+)
+layout.show_chart(charts_analysis.variance_sweep_chart(sweep.d_k, sweep.raw, sweep.scaled, current_d_k=cfg.d_k))
+with st.expander("The numbers"):
+    st.dataframe(
+        {"d_k": sweep.d_k, "var(QKᵀ)": sweep.raw.round(4), "var(QKᵀ / √d_k)": sweep.scaled.round(4)},
+        hide_index=True,
+    )
+
+st.subheader("Softmax saturation")
+st.markdown(
+    "For each query row, the largest weight and the entropy of the weights as the divisor changes. Large raw "
+    "scores (a small divisor) push every row to one-hot: largest weight 1, entropy 0, and softmax's gradient "
+    "vanishes. A large divisor flattens the row to uniform: largest weight 1/n_k, entropy ln n_k "
+    f"(ln {cfg.n_seq} = {np.log(cfg.n_seq):.4g} here; a masked row spreads over its allowed keys only)."
+)
+marks = [("÷ 1 (none)", 1.0), (f"÷ √d_k = {np.sqrt(cfg.d_k):.3g}", float(np.sqrt(cfg.d_k)))]
+if not any(np.isclose(divisor, v) for _, v in marks):
+    marks.append((f"yours: ÷ {divisor:.3g}", divisor))
+top, entropy = saturation(t.scores, CURVE_DIVISORS, t.mask)
+layout.show_chart(charts_analysis.saturation_chart(CURVE_DIVISORS, top, entropy, labels, marks))

@@ -1,0 +1,290 @@
+"""Measurements behind the Scaling and Masking pages.
+
+Why the scores are divided by √d_k (variances of Q, K, QKᵀ and QKᵀ/√d_k, measured and swept over
+d_k), what the divisor does to softmax (largest weight and entropy of each row), and why softmax
+subtracts the row maximum (the naive ``exp`` overflows float64 above e^709.78).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .attention import apply_mask, scores, softmax
+from .errors import AttentionInputError
+
+#: ln of the largest float64 (≈ 709.78): exp of anything larger is +inf
+MAX_EXP = float(np.log(np.finfo(np.float64).max))
+#: the range of divisors (temperatures) the pages offer
+DIVISOR_RANGE = (0.01, 1000.0)
+#: the key widths of the variance sweep: 1, 2, 4, ..., 512
+SWEEP_D_K = tuple(2**i for i in range(10))
+
+
+# ---- why √d_k: variances --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VarianceStats:
+    """Variances over all entries (``np.var``, as seed 002 measures them).
+
+    Attributes
+    ----------
+    var_q, var_k : float
+        Of Q and K.
+    var_scores : float
+        Of QKᵀ.
+    var_scaled : float
+        Of QKᵀ / √d_k.
+    d_k : int
+    """
+
+    var_q: float
+    var_k: float
+    var_scores: float
+    var_scaled: float
+    d_k: int
+
+
+def variance_stats(q: np.ndarray, k: np.ndarray) -> VarianceStats:  # [n_q, d_k], [n_k, d_k]
+    """var(Q), var(K), var(QKᵀ) and var(QKᵀ/√d_k).
+
+    Parameters
+    ----------
+    q : ndarray of shape (n_q, d_k)
+    k : ndarray of shape (n_k, d_k)
+
+    Returns
+    -------
+    VarianceStats
+
+    Examples
+    --------
+    >>> v = variance_stats(np.array([[1.0, -1.0], [-1.0, 1.0]]), np.array([[1.0, 1.0], [-1.0, -1.0]]))
+    >>> v.var_q, v.var_scores
+    (1.0, 0.0)
+    """
+    d_k = q.shape[1]
+    s = scores(q, k)  # [n_q, n_k]
+    return VarianceStats(float(q.var()), float(k.var()), float(s.var()), float((s / np.sqrt(d_k)).var()), d_k)
+
+
+@dataclass(frozen=True)
+class VarianceSweep:
+    """Variance of raw and scaled scores of random unit-variance Q, K, for each d_k.
+
+    Attributes
+    ----------
+    d_k : ndarray of int, shape (n_d,)
+    raw : ndarray of shape (n_d,)
+        var(QKᵀ): grows like d_k.
+    scaled : ndarray of shape (n_d,)
+        var(QKᵀ / √d_k): stays near 1.
+    """
+
+    d_k: np.ndarray
+    raw: np.ndarray
+    scaled: np.ndarray
+
+
+def variance_sweep(
+    d_ks: tuple[int, ...] = SWEEP_D_K, *, n_samples: int = 300, n_seq: int = 8, seed: int = 0
+) -> VarianceSweep:  # -> arrays of shape (len(d_ks),)
+    """For each d_k, draw ``n_samples`` pairs of standard-normal Q, K of shape [n_seq, d_k] and measure.
+
+    Each score is a sum of d_k products of independent unit-variance numbers, so its variance is
+    d_k; dividing by √d_k brings it back to 1.
+
+    Parameters
+    ----------
+    d_ks : tuple of int
+        Key widths to try.
+    n_samples : int
+        Random (Q, K) pairs per width.
+    n_seq : int
+        Rows of each Q and K.
+    seed : int
+        The sweep is reproducible.
+
+    Returns
+    -------
+    VarianceSweep
+
+    Examples
+    --------
+    >>> sw = variance_sweep((1, 64))
+    >>> bool(sw.raw[1] > 50), bool(abs(sw.scaled[1] - 1) < 0.1)
+    (True, True)
+    """
+    rng = np.random.default_rng(seed)
+    raw, scaled = [], []
+    for d_k in d_ks:
+        q = rng.standard_normal((n_samples, n_seq, d_k))  # [n_samples, n_seq, d_k]
+        k = rng.standard_normal((n_samples, n_seq, d_k))  # [n_samples, n_seq, d_k]
+        s = q @ k.transpose(0, 2, 1)  # [n_samples, n_seq, n_seq]
+        raw.append(s.var())
+        scaled.append((s / np.sqrt(d_k)).var())
+    return VarianceSweep(np.array(d_ks), np.array(raw), np.array(scaled))
+
+
+# ---- what the divisor does to softmax ----------------------------------------------------------
+
+
+def log_grid(lo: float, hi: float, per_decade: int, *, digits: int | None = None) -> np.ndarray:  # -> [n]
+    """Log-spaced values from ``lo`` to ``hi``, ``per_decade`` steps per factor of 10.
+
+    ``digits`` rounds each value to that many significant digits (for slider stops).
+
+    Examples
+    --------
+    >>> log_grid(0.1, 10, 2, digits=2).tolist()
+    [0.1, 0.32, 1.0, 3.2, 10.0]
+    """
+    n = int(round(per_decade * np.log10(hi / lo))) + 1
+    grid = np.geomspace(lo, hi, n)  # [n]
+    if digits is not None:
+        grid = np.unique([float(f"{v:.{digits}g}") for v in grid])
+    return grid
+
+
+def row_entropy(weights: np.ndarray) -> np.ndarray:  # [..., n_k] -> [...]
+    """Entropy in nats of each row of weights, with 0·ln 0 = 0.
+
+    0 for a one-hot row, ln n_k for a uniform row, 0 for a row of zeros (every key masked).
+
+    Examples
+    --------
+    >>> np.round(row_entropy(np.array([[1.0, 0.0], [0.5, 0.5]])), 4).tolist()
+    [0.0, 0.6931]
+    """
+    w = np.asarray(weights, dtype=np.float64)
+    positive = w > 0
+    return 0.0 - np.sum(np.where(positive, w * np.log(np.where(positive, w, 1.0)), 0.0), axis=-1)  # no -0.0
+
+
+def saturation(
+    s: np.ndarray, divisors: np.ndarray, mask: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:  # [n_q, n_k], [n_div], bool [n_q, n_k] -> [n_div, n_q], [n_div, n_q]
+    """Largest weight and entropy of each query row of softmax(mask(s / d)), for each divisor d.
+
+    A small divisor sharpens every row towards one-hot (largest weight → 1, entropy → 0); a large one
+    flattens it towards uniform. The row maximum is subtracted before dividing, so no divisor
+    overflows; a row with every key masked has weights of zeros (largest 0, entropy 0).
+
+    Parameters
+    ----------
+    s : ndarray of shape (n_q, n_k)
+        Unscaled scores QKᵀ.
+    divisors : ndarray of shape (n_div,)
+        Positive divisors (temperatures).
+    mask : ndarray of bool, shape (n_q, n_k), optional
+        True = may attend.
+
+    Returns
+    -------
+    max_weight, entropy : ndarray of shape (n_div, n_q)
+
+    Examples
+    --------
+    >>> top, ent = saturation(np.array([[0.0, 1.0]]), np.array([0.01, 1.0, 1000.0]))
+    >>> np.round(top[:, 0], 4).tolist()
+    [1.0, 0.7311, 0.5002]
+    """
+    d = np.asarray(divisors, dtype=np.float64)
+    if d.ndim != 1 or not np.all(np.isfinite(d) & (d > 0)):
+        raise AttentionInputError("divisors: every divisor must be a positive finite number.")
+    masked = apply_mask(np.asarray(s, dtype=np.float64), mask)  # [n_q, n_k], -inf where masked
+    top = masked.max(axis=-1, keepdims=True)  # [n_q, 1]
+    top = np.where(np.isneginf(top), 0.0, top)  # a fully masked row stays all -inf
+    with np.errstate(over="ignore"):
+        shifted = masked - top  # [n_q, n_k], <= 0; -inf where masked (or where the gap overflows)
+    max_weight = np.empty((d.size, masked.shape[0]))  # [n_div, n_q]
+    entropy = np.empty_like(max_weight)  # [n_div, n_q]
+    for i, divisor in enumerate(d):  # one [n_q, n_k] softmax at a time: no [n_div, n_q, n_k] array
+        with np.errstate(over="ignore"):
+            w = softmax(shifted / divisor)  # [n_q, n_k]; a gap that overflows is -inf: weight 0, the limit
+        max_weight[i] = w.max(axis=-1)
+        entropy[i] = row_entropy(w)
+    return max_weight, entropy
+
+
+# ---- why softmax subtracts the maximum ------------------------------------------------------
+
+
+def naive_softmax(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # [..., n] -> [..., n], bool [..., n]
+    """``exp(a) / sum(exp(a))`` along the last axis, without subtracting the maximum (seed 002's softmax).
+
+    Returns the weights and which entries overflowed (a finite score above ln(float64 max) ≈ 709.78,
+    whose exp is +inf). A row with an overflow gets NaN (inf / inf) there and 0 elsewhere; a row of
+    all -inf gets NaN everywhere (0 / 0). Compare :func:`attn_core.softmax`.
+
+    Examples
+    --------
+    >>> w, over = naive_softmax(np.array([1000.0, 0.0]))
+    >>> w.tolist(), over.tolist()
+    ([nan, 0.0], [True, False])
+    """
+    a = np.asarray(a, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        e = np.exp(a)  # [..., n], +inf above MAX_EXP
+        weights = e / np.sum(e, axis=-1, keepdims=True)  # [..., n]
+    return weights, np.isposinf(e) & np.isfinite(a)
+
+
+@dataclass(frozen=True)
+class SoftmaxComparison:
+    """One row through the naive and the stable softmax, every intermediate kept.
+
+    Attributes
+    ----------
+    scores : ndarray of shape (n,)
+    naive_exp : ndarray of shape (n,)
+        ``exp(scores)``; +inf where it overflowed.
+    naive_weights : ndarray of shape (n,)
+        ``naive_exp / sum``; NaN where inf / inf or 0 / 0.
+    overflow : ndarray of bool, shape (n,)
+    shifted : ndarray of shape (n,)
+        ``scores - max`` (the max taken as 0 if every entry is -inf): all <= 0.
+    stable_exp : ndarray of shape (n,)
+        ``exp(shifted)``, between 0 and 1.
+    stable_weights : ndarray of shape (n,)
+        :func:`attn_core.softmax` of ``scores``.
+    """
+
+    scores: np.ndarray
+    naive_exp: np.ndarray
+    naive_weights: np.ndarray
+    overflow: np.ndarray
+    shifted: np.ndarray
+    stable_exp: np.ndarray
+    stable_weights: np.ndarray
+
+    @property
+    def naive_nan(self) -> np.ndarray:  # -> bool [n]
+        return np.isnan(self.naive_weights)
+
+
+def compare_softmax(row: np.ndarray) -> SoftmaxComparison:  # [n] -> arrays of shape [n]
+    """The naive and the stable softmax of one row of scores (finite or -inf for masked keys).
+
+    Examples
+    --------
+    >>> c = compare_softmax(np.array([1000.0, 1001.0]))
+    >>> c.overflow.tolist(), np.round(c.stable_weights, 4).tolist()
+    ([True, True], [0.2689, 0.7311])
+    """
+    row = np.asarray(row, dtype=np.float64)
+    if row.ndim != 1 or row.size == 0:
+        raise AttentionInputError("softmax row: expects a non-empty row of scores.")
+    bad = np.flatnonzero(np.isnan(row) | np.isposinf(row))
+    if bad.size:
+        raise AttentionInputError(
+            f"softmax row: entry {bad[0]} is {row[bad[0]]}; scores must be finite, or -inf where masked."
+        )
+    with np.errstate(over="ignore"):
+        naive_exp = np.exp(row)  # [n]
+    naive_weights, overflow = naive_softmax(row)
+    top = row.max()
+    shifted = row - (0.0 if np.isneginf(top) else top)  # [n]
+    return SoftmaxComparison(row, naive_exp, naive_weights, overflow, shifted, np.exp(shifted), softmax(row))

@@ -1,0 +1,187 @@
+"""Chart and table factories for the Scaling and Masking pages. They return Altair charts or pandas
+objects and never call st. Heatmaps come from :func:`attn_ui.charts.heatmap`.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+import pandas as pd
+from pandas.io.formats.style import Styler
+
+from attn_core.analysis import SoftmaxComparison
+
+from . import charts
+
+#: colour-blind-safe pair (ColorBrewer PuOr ends) for raw vs scaled
+RAW_COLOUR, SCALED_COLOUR = "#e66101", "#5e3c99"
+#: more query rows than this are summarised (mean line and min–max band) instead of one line each
+MAX_LINES = 12
+PLOT_WIDTH, PLOT_HEIGHT = 340, 230
+ROW_SUM_PX = 56  # width of the row-sum column beside the weights
+ROW_SUM_WIDTH = ROW_SUM_PX + 12  # with the spacing
+
+
+def variance_sweep_chart(
+    d_k: np.ndarray, raw: np.ndarray, scaled: np.ndarray, *, current_d_k: int | None = None
+) -> alt.LayerChart:  # d_k, raw, scaled [n_d]
+    """Variance of raw and of scaled scores against d_k, both axes logarithmic, with the line var = d_k.
+
+    Parameters
+    ----------
+    d_k : ndarray of int, shape (n_d,)
+    raw, scaled : ndarray of shape (n_d,)
+        var(QKᵀ) and var(QKᵀ/√d_k) at each d_k.
+    current_d_k : int, optional
+        Marked with a vertical rule ("your d_k").
+    """
+    raw_name, scaled_name = "var(QKᵀ)", "var(QKᵀ / √d_k)"
+    data = pd.DataFrame({
+        "d_k": np.tile(d_k, 2),
+        "variance": np.concatenate([raw, scaled]),
+        "series": np.repeat([raw_name, scaled_name], len(d_k)),
+    })
+    x = alt.X("d_k:Q", title="d_k (width of queries and keys)",
+              scale=alt.Scale(type="log", base=2, domain=[1, int(max(d_k))]),
+              axis=alt.Axis(values=[int(v) for v in d_k], format="d"))
+    top = float(max(np.max(raw), np.max(d_k)))
+    ticks = [float(4.0**i) for i in range(int(np.log(top) / np.log(4)) + 2)]  # 1, 4, 16, ...
+    y = alt.Y("variance:Q", title="variance of the scores",
+              scale=alt.Scale(type="log", base=2, domain=[0.5, ticks[-1]]), axis=alt.Axis(values=ticks, format="~g"))
+    colour = alt.Color("series:N", title=None, legend=alt.Legend(orient="top"),
+                       scale=alt.Scale(domain=[raw_name, scaled_name], range=[RAW_COLOUR, SCALED_COLOUR]))
+    lines = alt.Chart(data).mark_line(point=True).encode(
+        x=x, y=y, color=colour,
+        tooltip=[alt.Tooltip("series:N", title="series"), alt.Tooltip("d_k:Q", title="d_k"),
+                 alt.Tooltip("variance:Q", title="variance", format=".4f")],
+    )
+    guide = alt.Chart(pd.DataFrame({"d_k": d_k, "variance": d_k.astype(float)})).mark_line(
+        strokeDash=[4, 4], color="#999999"
+    ).encode(x=x, y=y)
+    layers = [guide, lines]
+    if current_d_k is not None:
+        layers += _rules([(f"your d_k = {current_d_k}", float(current_d_k))], "d_k", x)
+    return alt.layer(*layers).properties(width=PLOT_WIDTH + 80, height=PLOT_HEIGHT + 40)
+
+
+def saturation_chart(
+    divisors: np.ndarray,
+    max_weight: np.ndarray,
+    entropy: np.ndarray,
+    row_labels: list[str],
+    marks: list[tuple[str, float]],
+) -> alt.HConcatChart:  # divisors [n_div], max_weight and entropy [n_div, n_q]
+    """Two line charts over the divisor (log axis): each query row's largest weight, and its entropy.
+
+    Parameters
+    ----------
+    divisors : ndarray of shape (n_div,)
+    max_weight, entropy : ndarray of shape (n_div, n_q)
+    row_labels : list of str, length n_q
+    marks : list of (label, divisor)
+        Vertical rules, e.g. ("÷ √d_k", 1.732).
+    """
+    decades = [float(10.0**e) for e in range(int(np.floor(np.log10(divisors[0]))),
+                                             int(np.ceil(np.log10(divisors[-1]))) + 1)]
+    x = alt.X("divisor:Q", title="divisor s (temperature)", scale=alt.Scale(type="log"),
+              axis=alt.Axis(values=decades, format="~g"))
+    left = _per_row(divisors, max_weight, row_labels, x, "largest weight in the row", [0, 1])
+    right = _per_row(divisors, entropy, row_labels, x, "entropy of the row (nats)", None)
+    rules = _rules(marks, "divisor", x)
+    return alt.hconcat(alt.layer(left, *rules), alt.layer(right, *rules)).resolve_scale(color="shared")
+
+
+def _per_row(
+    divisors: np.ndarray, values: np.ndarray, row_labels: list[str], x: alt.X, y_title: str, y_domain
+) -> alt.Chart:  # divisors [n_div], values [n_div, n_q]
+    """One line per query row, or (many rows) the mean over rows with a min–max band."""
+    y_scale = alt.Scale(domain=y_domain) if y_domain else alt.Undefined
+    size = {"width": PLOT_WIDTH, "height": PLOT_HEIGHT}
+    if len(row_labels) <= MAX_LINES:
+        data = pd.DataFrame({
+            "divisor": np.repeat(divisors, len(row_labels)),
+            "value": values.ravel(),
+            "query": np.tile(row_labels, len(divisors)),
+        })
+        return alt.Chart(data).mark_line().encode(
+            x=x,
+            y=alt.Y("value:Q", title=y_title, scale=y_scale),
+            color=alt.Color("query:N", sort=list(row_labels), title="query", scale=alt.Scale(scheme="tableau10")),
+            tooltip=[alt.Tooltip("query:N"), alt.Tooltip("divisor:Q", format=".3g"),
+                     alt.Tooltip("value:Q", title=y_title.split(" (")[0], format=".4f")],
+        ).properties(**size)
+    data = pd.DataFrame({
+        "divisor": divisors, "mean": values.mean(axis=1), "lo": values.min(axis=1), "hi": values.max(axis=1),
+    })
+    base = alt.Chart(data).encode(x=x)
+    band = base.mark_area(opacity=0.25, color=SCALED_COLOUR).encode(
+        y=alt.Y("lo:Q", title=f"{y_title}: mean and range over {len(row_labels)} rows", scale=y_scale), y2="hi:Q"
+    )
+    line = base.mark_line(color=SCALED_COLOUR).encode(
+        y="mean:Q", tooltip=[alt.Tooltip("divisor:Q", format=".3g"), alt.Tooltip("mean:Q", format=".4f")]
+    )
+    return alt.layer(band, line).properties(**size)
+
+
+def _rules(marks: list[tuple[str, float]], field: str, x: alt.X) -> list[alt.Chart]:
+    """Dashed vertical rules with their labels at the top."""
+    data = pd.DataFrame({field: [v for _, v in marks], "label": [t for t, _ in marks],
+                         "ypos": [10 + 13 * i for i in range(len(marks))]})  # pixels from the top
+    rule = alt.Chart(data).mark_rule(strokeDash=[3, 3], color="#444444").encode(x=x)
+    text = alt.Chart(data).mark_text(align="left", dx=3, color="#222222").encode(
+        x=x, y=alt.Y("ypos:Q", scale=None), text="label:N"
+    )
+    return [rule, text]
+
+
+def mask_heatmap(mask: np.ndarray, rows: list[str], cols: list[str]) -> alt.LayerChart | alt.Chart:  # bool [n_q, n_k]
+    """The boolean mask: 1 (may attend) in colour, 0 (masked) grey, like masked cells everywhere else."""
+    return charts.heatmap(mask.astype(float), rows, cols, kind="weights", precision=0, masked=~mask,
+                          x_title="key", y_title="query")
+
+
+def weights_with_row_sums(
+    weights: np.ndarray, mask: np.ndarray | None, rows: list[str], cols: list[str], *, precision: int
+) -> alt.HConcatChart:  # weights [n_q, n_k], mask bool [n_q, n_k]
+    """The weights with masked cells grey (not a pale blue that could pass for a small weight), and
+    beside them each row's sum: 1, or 0 for a query with every key masked."""
+    px = charts.cell_px(*weights.shape)
+    heat = charts.heatmap(weights, rows, cols, kind="weights", precision=precision, px=px,
+                          masked=None if mask is None else ~mask, x_title="key", y_title="query")
+    sums = charts.long_frame(weights.sum(axis=1)[:, None], rows, ["Σ row"], precision)  # [n_q, 1] -> n_q rows
+    base = alt.Chart(sums).encode(
+        x=alt.X("col:O", title=None, axis=alt.Axis(labelAngle=0)),
+        y=alt.Y("row:O", sort=list(rows), axis=None),
+    ).properties(width=alt.Step(ROW_SUM_PX), height=alt.Step(px))
+    cells = base.mark_rect(fill="#f7f7f7", stroke="#bbbbbb")
+    text = base.mark_text(fontSize=max(8, min(12, px // 3))).encode(text="text:N")
+    return alt.hconcat(heat, alt.layer(cells, text) if px >= 12 else cells, spacing=ROW_SUM_WIDTH - ROW_SUM_PX)
+
+
+def _fmt(v: float, spec: str) -> str:
+    if np.isnan(v):
+        return "NaN"
+    if np.isposinf(v):
+        return "+inf"
+    if np.isneginf(v):
+        return "−∞"
+    text = format(v, spec)
+    return text[1:] if text.startswith("-") and float(text) == 0 else text
+
+
+def softmax_table(cmp: SoftmaxComparison, key_labels: list[str], *, precision: int) -> Styler:
+    """One row per key: the score, the naive exp and weight, the shifted score, the stable exp and weight.
+
+    Cells that overflowed (+inf) or became NaN are highlighted.
+    """
+    weight, big = f".{precision}f", f".{precision + 3}g"
+    frame = pd.DataFrame({
+        "key": key_labels,
+        "score x": [_fmt(v, big) for v in cmp.scores],
+        "naive exp(x)": [_fmt(v, big) for v in cmp.naive_exp],
+        "naive weight": [_fmt(v, weight) for v in cmp.naive_weights],
+        "x − max": [_fmt(v, big) for v in cmp.shifted],
+        "exp(x − max)": [_fmt(v, big) for v in cmp.stable_exp],
+        "stable weight": [_fmt(v, weight) for v in cmp.stable_weights],
+    }).set_index("key")
+    return frame.style.map(lambda t: "background-color: #fdb863; font-weight: bold" if t in ("+inf", "NaN") else "")

@@ -1,0 +1,204 @@
+"""AppTest of the Scaling page: scale modes, measured variances, the d_k sweep, softmax saturation.
+
+Expected numbers are computed here with numpy from the seeds' matrices, or are the seeds' printed values.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow.ipc
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from attn_core import load_preset
+
+from .apptools import new_app
+
+PAGE = "pages/scaling.py"
+
+# seed 000 / 004 written out: Q = X W_Q, K = X W_K, V = X W_V
+X = np.array([[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]], dtype=float)
+W_Q = np.array([[1, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 1]], dtype=float)
+W_K = np.array([[0, 0, 1], [1, 1, 0], [0, 1, 0], [1, 1, 0]], dtype=float)
+W_V = np.array([[0, 2, 0], [0, 3, 0], [1, 0, 3], [1, 1, 0]], dtype=float)
+Q, K, V = X @ W_Q, X @ W_K, X @ W_V
+S = Q @ K.T  # seed 004 prints [[2, 4, 4], [4, 16, 12], [4, 12, 10]]
+
+
+def np_softmax(a: np.ndarray) -> np.ndarray:
+    e = np.exp(a - a.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+# ---- helpers shared with test_masking.py ---------------------------------------------------------
+
+
+def chart_frames(at: AppTest) -> list[pd.DataFrame]:
+    """Every dataset of every Altair chart on the page, in page order."""
+    return [
+        pyarrow.ipc.open_stream(d.data.data).read_all().to_pandas()
+        for chart in at.get("vega_lite_chart")
+        for d in chart.proto.datasets
+    ]
+
+
+def heatmaps(at: AppTest) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """(values, masked, texts) of every heatmap on the page, as [rows, cols] arrays, in page order."""
+    out = []
+    for f in chart_frames(at):
+        if {"row_i", "col_i", "value", "masked"} <= set(f.columns):
+            shape = (int(f.row_i.max()) + 1, int(f.col_i.max()) + 1)
+            grid = [np.empty(shape, dtype=dt) for dt in (float, bool, object)]
+            for g, column in zip(grid, ("value", "masked", "text"), strict=True):
+                g[f.row_i.to_numpy(), f.col_i.to_numpy()] = f[column].to_numpy()
+            out.append(tuple(grid))
+    return out
+
+
+def has_heatmap(at: AppTest, expected: np.ndarray, *, atol: float = 1e-9) -> bool:
+    return any(v.shape == expected.shape and np.allclose(v, expected, atol=atol) for v, _, _ in heatmaps(at))
+
+
+def metrics(at: AppTest) -> dict[str, float]:
+    return {m.label: float(m.value) for m in at.metric}
+
+
+# ---- the page ------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def page() -> AppTest:
+    at = new_app(PAGE)
+    assert not at.exception
+    return at
+
+
+def test_default_divides_by_sqrt_dk_and_shows_unscaled_beside(page):
+    assert page.radio(key="scaling_mode").value == "sqrt_dk"
+    assert page.select_slider(key="scaling_divisor").value == pytest.approx(np.sqrt(3))
+    unscaled, scaled = np_softmax(S), np_softmax(S / np.sqrt(3))
+    assert has_heatmap(page, unscaled) and has_heatmap(page, scaled)
+    assert has_heatmap(page, unscaled @ V) and has_heatmap(page, scaled @ V)
+    # seed 000's printed weights, seed 004's printed unscaled ones
+    assert has_heatmap(page, np.array([[0.13612579, 0.43193707, 0.43193707], [8.9044782e-04, 0.90884298, 0.09026698],
+                                       [7.4448888e-03, 0.75470752, 0.23784746]]), atol=1e-7)
+    assert has_heatmap(page, np.array([[6.3379e-02, 4.6831e-01, 4.6831e-01], [6.0337e-06, 9.8201e-01, 1.7986e-02],
+                                       [2.9539e-04, 8.8054e-01, 1.1917e-01]]), atol=1e-5)
+
+
+def test_measured_variances_of_the_current_q_and_k(page):
+    m = metrics(page)
+    assert m["var(Q)"] == pytest.approx(Q.var(), abs=5e-5)
+    assert m["var(K)"] == pytest.approx(K.var(), abs=5e-5)
+    assert m["var(QKᵀ)"] == pytest.approx(S.var(), abs=5e-5)
+    assert m["var(QKᵀ / √d_k)"] == pytest.approx((S / np.sqrt(3)).var(), abs=5e-5)
+
+
+def test_seed002_variances_are_the_printed_ones():
+    at = new_app()
+    at.session_state["config"] = load_preset("seed002_causal")
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    m = metrics(at)  # seed 002: q.var(), k.var(), QKᵀ.var(), scaled.var()
+    assert m["var(Q)"] == pytest.approx(1.0062948343438747, abs=5e-5)
+    assert m["var(K)"] == pytest.approx(1.0562895664061145, abs=5e-5)
+    assert m["var(QKᵀ)"] == pytest.approx(11.068915998163352, abs=5e-5)
+    assert m["var(QKᵀ / √d_k)"] == pytest.approx(1.383614499770419, abs=5e-5)
+
+
+def test_none_mode_is_written_to_the_configuration(page):
+    page.radio(key="scaling_mode").set_value("none").run()
+    assert not page.exception
+    assert page.session_state["config"].scale == "none"
+    assert page.select_slider(key="scaling_divisor").value == 1.0
+    assert any("divides by 1" in c.value for c in page.caption)
+    assert has_heatmap(page, np_softmax(S)) and not has_heatmap(page, np_softmax(S / np.sqrt(3)))
+
+
+def test_custom_divisor_from_the_log_slider(page):
+    slider = page.select_slider(key="scaling_divisor")
+    assert min(slider.options, key=float) == "0.01" and max(slider.options, key=float) == "1000"
+    slider.set_value(10.0).run()
+    assert not page.exception
+    assert page.session_state["config"].scale == 10.0
+    assert page.radio(key="scaling_mode").value == "custom"
+    assert has_heatmap(page, np_softmax(S / 10.0)) and has_heatmap(page, np_softmax(S / 10.0) @ V)
+
+
+def test_custom_mode_starts_from_the_divisor_in_use(page):
+    page.radio(key="scaling_mode").set_value("custom").run()
+    assert page.session_state["config"].scale == pytest.approx(np.sqrt(3))
+    assert has_heatmap(page, np_softmax(S / np.sqrt(3)))
+
+
+def test_reopened_page_shows_the_configuration_scale(page):
+    page.select_slider(key="scaling_divisor").set_value(100.0).run()
+    page.switch_page("pages/overview.py").run()
+    page.switch_page(PAGE).run()
+    assert page.radio(key="scaling_mode").value == "custom"
+    assert page.select_slider(key="scaling_divisor").value == 100.0
+    page.session_state["config"] = load_preset("seed004_unscaled")
+    page.run()
+    assert page.radio(key="scaling_mode").value == "none"
+
+
+def test_scale_chosen_here_changes_step_by_step(page):
+    page.radio(key="scaling_mode").set_value("none").run()
+    page.switch_page("pages/steps.py").run()
+    assert not page.exception
+    assert page.session_state["config"].scale == "none"
+    assert has_heatmap(page, np_softmax(S))  # seed 004's unscaled weights
+    assert not has_heatmap(page, np_softmax(S / np.sqrt(3)))
+
+
+def test_sweep_raw_grows_with_d_k_and_scaled_stays_near_1(page):
+    sweep = page.dataframe[0].value
+    d_k, raw, scaled = (sweep[c].to_numpy(dtype=float) for c in ("d_k", "var(QKᵀ)", "var(QKᵀ / √d_k)"))
+    assert d_k.tolist() == [2.0**i for i in range(10)]  # 1 … 512
+    assert np.all((scaled > 0.7) & (scaled < 1.3))
+    assert np.all(np.diff(raw) > 0) and raw[-1] > 300
+    assert np.allclose(raw / d_k, scaled, atol=1e-4)
+    plotted = next(f for f in chart_frames(page) if "series" in f.columns)
+    assert set(plotted.series) == {"var(QKᵀ)", "var(QKᵀ / √d_k)"}
+
+
+def test_saturation_curves_reach_one_hot_and_uniform(page):
+    top, entropy = (f for f in chart_frames(page) if {"divisor", "query", "value"} <= set(f.columns))
+
+    def curve(frame: pd.DataFrame, query: str) -> pd.DataFrame:
+        return frame[frame["query"] == query].sort_values("divisor").reset_index(drop=True)
+
+    q0, q1, h0 = curve(top, "0: input1"), curve(top, "1: input2"), curve(entropy, "0: input1")
+    assert q0.divisor.iloc[0] == pytest.approx(0.01) and q0.divisor.iloc[-1] == pytest.approx(1000)
+    at_1 = q0.iloc[(q0.divisor - 1.0).abs().argmin()]
+    assert at_1.divisor == pytest.approx(1.0)
+    assert at_1.value == pytest.approx(0.46831, abs=1e-5)  # seed 004: softmax([2, 4, 4]) = [0.0634, 0.4683, 0.4683]
+    assert q1.value.iloc[0] == pytest.approx(1.0)  # ÷ 0.01: one-hot
+    assert q0.value.iloc[-1] == pytest.approx(1 / 3, abs=1e-3)  # ÷ 1000: uniform
+    assert np.all(np.diff(q0.value) <= 1e-12)  # sharper with a smaller divisor
+    for i in (0, len(h0) // 2, len(h0) - 1):
+        w = np_softmax(S[0] / h0.divisor.iloc[i])
+        assert h0.value.iloc[i] == pytest.approx(-np.sum(w[w > 0] * np.log(w[w > 0])), abs=1e-9)
+    assert h0.value.iloc[-1] == pytest.approx(np.log(3), abs=1e-3)
+
+
+def test_seed_notes(page):
+    text = " ".join(i.value for i in page.info)
+    assert "√(number of tokens)" in text and "k_d = 1" in text and "n_seq = 3 and d_k = 3" in text
+
+
+def test_heads_picks_the_head_whose_variances_are_shown():
+    at = new_app()
+    cfg = load_preset("seed003_heads")
+    at.session_state["config"] = cfg
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    at.selectbox(key="scaling_head").set_value(3).run()
+    assert not at.exception and at.session_state["head"] == 3
+    q, k = cfg.x @ cfg.w_q[:, 192:256], cfg.x @ cfg.w_k[:, 192:256]  # head 3 of 8 × 64
+    s = q @ k.T
+    m = metrics(at)
+    assert m["var(Q)"] == pytest.approx(q.var(), abs=5e-5)
+    assert m["var(QKᵀ / √d_k)"] == pytest.approx((s / 8).var(), abs=5e-5)
+    assert has_heatmap(at, np_softmax(s / 8)) and has_heatmap(at, np_softmax(s))

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from attn_ui import layout, state
+from attn_ui import layout, share_ui, state
 
 st.set_page_config(page_title="Self-Attention Explorer", page_icon=":material/center_focus_strong:", layout="wide")
 state.init()
@@ -15,4 +15,7 @@ pg = st.navigation([
     st.Page(layout.MULTIHEAD, title="Multi-head", icon=":material/view_column:"),
     st.Page(layout.SHARE, title="Share & export", icon=":material/share:"),
 ])
+layout.follow_deep_link()  # a page Streamlit first ran without this router
+share_ui.apply_query_params(pg)  # a ?c= permalink: once per session; may switch to its page
+share_ui.sidebar(pg)
 pg.run()

@@ -5,11 +5,14 @@ Test them through ``chart.to_dict()``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 import altair as alt
 import numpy as np
 import pandas as pd
+
+from . import vega
 
 Kind = Literal["signed", "weights", "mask"]
 
@@ -92,6 +95,155 @@ def long_frame(values: np.ndarray, row_labels: list[str], col_labels: list[str],
     })
 
 
+MAX_SIDE = 64  # a heatmap with more rows or columns than this draws blocks: the mean of each block
+
+
+def block_means(
+    values: np.ndarray, masked: np.ndarray | None = None, most: int = MAX_SIDE
+) -> tuple[np.ndarray, np.ndarray | None, int, int]:  # [r, c] -> [⌈r/br⌉, ⌈c/bc⌉]
+    """The matrix in blocks of br × bc cells (each side at most ``most`` blocks), each the mean of its drawn cells.
+
+    Drawn cells are finite and not ``masked``. A block with none is −∞ (grey, masked) or, when ``masked`` is
+    given, masked. Returns (block values, block mask or None, br, bc); a small matrix comes back as it is.
+
+    Examples
+    --------
+    >>> m, _, br, bc = block_means(np.arange(6.0).reshape(1, 6), most=3)
+    >>> m.tolist(), br, bc
+    ([[0.5, 2.5, 4.5]], 1, 2)
+    >>> block_means(np.array([[1.0, -np.inf, -np.inf, -np.inf]]), most=2)[0].tolist()
+    [[1.0, -inf]]
+    """
+    r, c = values.shape
+    br, bc = -(-r // most), -(-c // most)
+    if br == bc == 1:
+        return values, masked, 1, 1
+    drawn = np.isfinite(values) if masked is None else np.isfinite(values) & ~np.asarray(masked, dtype=bool)
+    rb, cb = -(-r // br), -(-c // bc)
+    pad = ((0, rb * br - r), (0, cb * bc - c))
+    sums = np.pad(np.where(drawn, values, 0.0), pad).reshape(rb, br, cb, bc).sum(axis=(1, 3))  # [rb, cb]
+    counts = np.pad(drawn, pad).reshape(rb, br, cb, bc).sum(axis=(1, 3))  # [rb, cb]
+    means = sums / np.maximum(counts, 1)
+    if masked is None:
+        return np.where(counts > 0, means, -np.inf), None, br, bc
+    return means, counts == 0, br, bc
+
+
+def block_labels(labels: list[str], size: int) -> list[str]:
+    """Labels of blocks of ``size`` positions: "0–3", "4–7", ... (the labels themselves for size 1)."""
+    if size == 1:
+        return list(labels)
+    n = len(labels)
+    return [f"{a}–{min(a + size, n) - 1}" for a in range(0, n, size)]
+
+
+@dataclass(frozen=True)
+class HeatmapLayout:
+    """Everything about a heatmap but its numbers: the key of its cached Vega-Lite spec (see attn_ui.vega)."""
+
+    rows: tuple[str, ...]
+    cols: tuple[str, ...]
+    kind: str
+    width_px: int
+    height_px: int
+    stroke: float
+    font: int  # 0: no numbers on the cells
+    angle: int
+    title: str
+    x_title: str
+    y_title: str
+    select: str | None
+
+
+def heatmap_parts(
+    values: np.ndarray,
+    row_labels: list[str],
+    col_labels: list[str],
+    *,
+    title: str = "",
+    kind: Kind = "signed",
+    precision: int = 4,
+    domain: tuple[float, float] | None = None,
+    x_title: str = "",
+    y_title: str = "",
+    px: int | None = None,
+    select: str | None = None,
+    masked: np.ndarray | None = None,
+) -> tuple[HeatmapLayout, pd.DataFrame, float, float]:  # values [r, c]
+    """What :func:`heatmap` draws: its layout, its long data frame and its colour domain (lo, hi)."""
+    r, c = values.shape
+    px = px or cell_px(r, c)
+    height_px = row_height(r, px)
+    values, masked, br, bc = block_means(values, masked)  # at most MAX_SIDE × MAX_SIDE cells
+    if br > 1 or bc > 1:
+        row_labels, col_labels = block_labels(row_labels, br), block_labels(col_labels, bc)
+        note = f"each cell: the mean of a block of {br} × {bc}"
+        title = f"{title} · {note}" if title else note
+    data = long_frame(values, row_labels, col_labels, precision)
+    data["row_i"] *= br  # a block's first row and column (what a click on it picks)
+    data["col_i"] *= bc
+    if masked is not None:
+        data["masked"] = data["masked"].to_numpy() | np.asarray(masked, dtype=bool).ravel()
+    finite = data["value"].dropna()
+    if domain is None:
+        if kind == "weights":
+            domain = (0.0, 1.0)
+        elif kind == "mask":
+            domain = (0.0, 1.0)
+        else:
+            m = float(np.abs(finite).max()) if len(finite) else 1.0
+            domain = (-m or -1.0, m or 1.0)
+    lo, hi = domain
+    span = (hi - lo) or 1.0
+    t = (data["value"].fillna(lo) - lo) / span
+    data["dark"] = ((np.abs(t - 0.5) > 0.3) if kind == "signed" else (t > 0.55)) & ~data["masked"]  # grey: black text
+    data["value"] = data["value"].fillna(lo)  # a null value would drop the masked cell's rect (Vega-Lite "invalid")
+
+    show_text = shows_text(*values.shape, px)
+    width_px = cell_width(px, int(data["text"].str.len().max()) if show_text else 0) * bc
+    flat = values.shape[1] <= 12 and max((len(str(s)) for s in col_labels), default=0) * 6 <= width_px
+    layout = HeatmapLayout(
+        rows=tuple(row_labels), cols=tuple(col_labels), kind=kind, width_px=width_px, height_px=height_px * br,
+        stroke=0.5 if px >= 8 else 0, font=font_px(px) if show_text else 0,
+        angle=0 if flat else (-45 if values.shape[1] <= 12 else -90),  # labels that fit their cells lie flat
+        title=title, x_title=x_title, y_title=y_title, select=select,
+    )
+    return layout, data, float(lo), float(hi)
+
+
+def heatmap_chart(layout: HeatmapLayout, data: list, numbers: list[float]) -> alt.LayerChart | alt.Chart:
+    """The heatmap of a layout, on ``data[0]`` (its long frame) with colour domain ``numbers`` = [lo, hi].
+
+    A builder for :func:`attn_ui.vega.spec`: the structure depends on ``layout`` only.
+    """
+    lay, (lo, hi) = layout, numbers
+    scale = alt.Scale(scheme=SCHEMES[lay.kind], domain=[lo, hi], **({"domainMid": 0} if lay.kind == "signed" else {}))
+    x = alt.X("col:O", sort=list(lay.cols), title=lay.x_title or None,
+              axis=alt.Axis(labelAngle=lay.angle, labelOverlap="greedy"))  # greedy: hide labels that would overlap
+    y = alt.Y("row:O", sort=list(lay.rows), title=lay.y_title or None, axis=alt.Axis(labelOverlap="greedy"))
+    base = alt.Chart(data[0]).encode(x=x, y=y).properties(
+        width=alt.Step(lay.width_px), height=alt.Step(lay.height_px),
+        **({"title": lay.title} if lay.title else {}),  # never alt.Undefined: altair 6 rejects it
+    )
+    tooltip = [alt.Tooltip("row:O", title=lay.y_title or "row"), alt.Tooltip("col:O", title=lay.x_title or "column"),
+               alt.Tooltip("text:N", title="value")]
+    fill = alt.when(alt.datum.masked).then(alt.value(MASKED_COLOUR)).otherwise(
+        alt.Color("value:Q", scale=scale, title=None,
+                  legend=alt.Legend(orient="right", gradientLength=max(60, lay.height_px * len(lay.rows))))
+    )
+    rect = base.mark_rect(stroke="white", strokeWidth=lay.stroke).encode(color=fill, tooltip=tooltip)
+    if lay.select:
+        sel = alt.selection_point(name=lay.select, fields=["row_i", "col_i"], on="click", clear=False)
+        rect = rect.add_params(sel)
+    if not lay.font:
+        return rect
+    text = base.mark_text(fontSize=lay.font).encode(
+        text="text:N",
+        color=alt.when(alt.datum.dark).then(alt.value("white")).otherwise(alt.value("black")),
+    )
+    return alt.layer(rect, text)
+
+
 def heatmap(
     values: np.ndarray,
     row_labels: list[str],
@@ -109,6 +261,9 @@ def heatmap(
 ) -> alt.LayerChart | alt.Chart:  # values [r, c]
     """A heatmap with the numbers on the cells; masked (-inf) cells grey and marked −∞.
 
+    A matrix with more than MAX_SIDE rows or columns is drawn in blocks (the mean of each, see
+    :func:`block_means`), as large as the whole matrix would be, and the title says so.
+
     Parameters
     ----------
     values : ndarray of shape (r, c)
@@ -123,57 +278,18 @@ def heatmap(
     masked : ndarray of bool, shape (r, c), optional
         Cells to draw grey as masked even though their value is finite (e.g. weights of masked keys).
     """
-    r, c = values.shape
-    data = long_frame(values, row_labels, col_labels, precision)
-    if masked is not None:
-        data["masked"] = data["masked"].to_numpy() | np.asarray(masked, dtype=bool).ravel()
-    px = px or cell_px(r, c)
-    finite = data["value"].dropna()
-    if domain is None:
-        if kind == "weights":
-            domain = (0.0, 1.0)
-        elif kind == "mask":
-            domain = (0.0, 1.0)
-        else:
-            m = float(np.abs(finite).max()) if len(finite) else 1.0
-            domain = (-m or -1.0, m or 1.0)
-    lo, hi = domain
-    span = (hi - lo) or 1.0
-    scale = alt.Scale(scheme=SCHEMES[kind], domain=[lo, hi], **({"domainMid": 0} if kind == "signed" else {}))
-    t = (data["value"].fillna(lo) - lo) / span
-    data["dark"] = ((np.abs(t - 0.5) > 0.3) if kind == "signed" else (t > 0.55)) & ~data["masked"]  # grey: black text
-    data["value"] = data["value"].fillna(lo)  # a null value would drop the masked cell's rect (Vega-Lite "invalid")
+    layout, data, lo, hi = heatmap_parts(
+        values, row_labels, col_labels, title=title, kind=kind, precision=precision, domain=domain,
+        x_title=x_title, y_title=y_title, px=px, select=select, masked=masked,
+    )
+    return heatmap_chart(layout, [data], [lo, hi])
 
-    show_text = shows_text(r, c, px)
-    font = font_px(px)
-    width_px = cell_width(px, int(data["text"].str.len().max()) if show_text else 0)
-    height_px = row_height(r, px)
-    flat = c <= 12 and max((len(str(s)) for s in col_labels), default=0) * 6 <= width_px  # labels fit their cells
-    angle = 0 if flat else (-45 if c <= 12 else -90)
-    x = alt.X("col:O", sort=list(col_labels), title=x_title or None,
-              axis=alt.Axis(labelAngle=angle, labelOverlap="greedy"))  # greedy: hide labels that would overlap
-    y = alt.Y("row:O", sort=list(row_labels), title=y_title or None, axis=alt.Axis(labelOverlap="greedy"))
-    base = alt.Chart(data).encode(x=x, y=y).properties(
-        width=alt.Step(width_px), height=alt.Step(height_px),
-        **({"title": title} if title else {}),  # never alt.Undefined: altair 6 rejects it
-    )
-    tooltip = [alt.Tooltip("row:O", title=y_title or "row"), alt.Tooltip("col:O", title=x_title or "column"),
-               alt.Tooltip("text:N", title="value")]
-    fill = alt.when(alt.datum.masked).then(alt.value(MASKED_COLOUR)).otherwise(
-        alt.Color("value:Q", scale=scale, title=None,
-                  legend=alt.Legend(orient="right", gradientLength=max(60, height_px * r)))
-    )
-    rect = base.mark_rect(stroke="white", strokeWidth=0.5 if px >= 8 else 0).encode(color=fill, tooltip=tooltip)
-    if select:
-        sel = alt.selection_point(name=select, fields=["row_i", "col_i"], on="click", clear=False)
-        rect = rect.add_params(sel)
-    if not show_text:
-        return rect
-    text = base.mark_text(fontSize=font).encode(
-        text="text:N",
-        color=alt.when(alt.datum.dark).then(alt.value("white")).otherwise(alt.value("black")),
-    )
-    return alt.layer(rect, text)
+
+def heatmap_spec(values: np.ndarray, row_labels: list[str], col_labels: list[str], **options) -> dict:
+    """The Vega-Lite spec of :func:`heatmap` (same arguments) for ``st.vega_lite_chart``, without building the
+    Altair chart again: Altair builds and validates one per layout (:mod:`attn_ui.vega`)."""
+    layout, data, lo, hi = heatmap_parts(values, row_labels, col_labels, **options)
+    return vega.spec(heatmap_chart, layout, [data], [lo, hi])
 
 
 def shared_domain(*matrices: np.ndarray, kind: Kind = "signed") -> tuple[float, float]:

@@ -7,6 +7,7 @@ from collections.abc import Callable
 import altair as alt
 import numpy as np
 import streamlit as st
+from streamlit.runtime.pages_manager import PagesManager
 
 from attn_core import AttentionInputError, Config, MultiHeadTrace
 
@@ -51,6 +52,30 @@ def pipeline_dot(cfg: Config) -> str:
         '  node [shape=box, style="rounded,filled", fillcolor="#eef3fb", color="#4c78a8", fontname="sans-serif"];\n'
         f"{nodes}\n  {edges};\n}}"
     )
+
+
+def page_start(page: str) -> None:
+    """The first call of every page: the session's keys, and a detour through the router if needed.
+
+    On a fresh server, Streamlit's legacy support for a ``pages/`` folder runs the page named by the
+    URL on its own, without streamlit_app.py (no st.navigation yet in this process), e.g. for a first
+    request straight to /steps. Then the page remembers itself and its query parameters and switches
+    to the router, which reopens it (:func:`follow_deep_link`).
+    """
+    state.init()
+    if getattr(PagesManager, "uses_pages_directory", False):  # no st.navigation has run in this process
+        st.session_state[state.DEEP_LINK] = {"page": page, "params": st.query_params.to_dict()}
+        st.switch_page("streamlit_app.py")
+
+
+def follow_deep_link() -> None:
+    """In the router, after st.navigation: reopen the page that :func:`page_start` sent here."""
+    link = st.session_state.pop(state.DEEP_LINK, None)
+    if link is None:
+        return
+    st.query_params.from_dict(link["params"])
+    if "c" not in link["params"]:  # a permalink names its own page (share_ui.apply_query_params)
+        st.switch_page(link["page"])
 
 
 def token_labels(cfg: Config) -> list[str]:

@@ -34,13 +34,11 @@ def fmt(v: float, precision: int) -> str:
     --------
     >>> fmt(2.0, 4), fmt(0.5, 4), fmt(1.86387, 4), fmt(-0.00001, 4), fmt(float("-inf"), 4)
     ('2', '0.5', '1.8639', '0', '−∞')
-    >>> fmt(3.2e12, 2)
-    '3.20e+12'
+    >>> fmt(1e10, 2)
+    '1.00e+10'
     """
-    if np.isfinite(v) and abs(v) >= 1e9:  # fixed decimals would print dozens of digits
-        return f"{v:.{precision}e}"
     text = charts.format_number(v, precision)
-    if "." in text:
+    if "." in text and "e" not in text:
         text = text.rstrip("0").rstrip(".")
     return "0" if text == "-0" else text
 
@@ -137,6 +135,11 @@ def md_table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+def is_identity(m: np.ndarray) -> bool:
+    """Whether ``m`` is a square identity matrix (then W_O changes nothing)."""
+    return m.shape[0] == m.shape[1] and bool(np.array_equal(m, np.eye(m.shape[0])))
+
+
 # ---- widgets bound to the shared state -----------------------------------------------------------
 
 
@@ -167,14 +170,16 @@ def head_selector(n_heads: int, prefix: str) -> int:
         return 0
     value = min(int(st.session_state[state.HEAD]), n_heads - 1)
     return _bound(st.selectbox, "Head", state.HEAD, f"{prefix}_head", value, options=list(range(n_heads)),
-                  format_func=lambda h: f"head {h}", help="Each head attends with its own slice of W_Q, W_K, W_V.")
+                  format_func=lambda h: f"head {h}", help="Each head attends with its own slice of W_Q, W_K, W_V.",
+                  width=320)
 
 
 def query_selector(labels: list[str], prefix: str) -> int:
     """The query token to drill into (state QUERY); clicking a scores or weights cell also sets it."""
     value = min(int(st.session_state[state.QUERY]), len(labels) - 1)
-    return _bound(st.selectbox, "Query token", state.QUERY, f"{prefix}_query", value,
-                  options=list(range(len(labels))), format_func=lambda i: labels[i])
+    return _bound(st.selectbox, "Query token (or click a cell of the scores or weights)", state.QUERY,
+                  f"{prefix}_query", value, options=list(range(len(labels))), format_func=lambda i: labels[i],
+                  width=320)
 
 
 def _on_cell_click(chart_key: str) -> Callable[[], None]:
@@ -210,6 +215,12 @@ MASK_NOTES = {
 }
 
 
+def side_by_side(widths: list[int], least: int = 200) -> list[Any]:
+    """Containers in a row, ``widths`` pixels wide (at least ``least``); they wrap when the row is full."""
+    row = st.container(horizontal=True, gap="medium")
+    return [row.container(width=max(w, least)) for w in widths]
+
+
 def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None = None) -> None:
     """Every intermediate of one head, in order, each with its formula, shape and heatmap.
 
@@ -227,12 +238,13 @@ def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None 
         st.caption(f"Head {head} uses columns {head * d_k}…{(head + 1) * d_k - 1} of W_Q and W_K, and columns "
                    f"{head * d_v}…{(head + 1) * d_v - 1} of W_V.")
     domain = charts.shared_domain(t.q, t.k, t.v)
-    for col, (name, m, width) in zip(st.columns(3), (("Q", t.q, "d_k"), ("K", t.k, "d_k"), ("V", t.v, "d_v")),
-                                     strict=True):
+    qkv = (("Q", t.q, "d_k"), ("K", t.k, "d_k"), ("V", t.v, "d_v"))
+    for col, (name, m, dim) in zip(side_by_side([charts.heatmap_width(m, tokens, p) for _, m, _ in qkv]), qkv,
+                                   strict=True):
         with col:
             layout.matrix_block(
                 f"{name}{'' if head is None else f' (head {head})'}", rf"{name}{h} = X\,W_{name}{h}", m, tokens,
-                layout.dim_labels(m.shape[1]), y_title="token", x_title=f"dimension ({width})", domain=domain,
+                layout.dim_labels(m.shape[1]), y_title="token", x_title=f"dimension ({dim})", domain=domain,
                 key=f"{prefix}_{name.lower()}_chart",
             )
 
@@ -247,7 +259,7 @@ def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None 
     st.subheader("3 · Scaled scores")
     layout.matrix_block(
         "Scaled scores", rf"\tilde S{h} = \frac{{S{h}}}{{s}}, \qquad s = {divisor_latex(cfg, t.divisor, p)}",
-        t.scaled, **pair, note=f"Every score divided by the same number: {layout.scale_text(cfg)}.",
+        t.scaled, **pair, note="Every score is divided by the same number s, so the softmax is less peaked.",
         key=f"{prefix}_scaled_chart",
     )
 
@@ -264,25 +276,25 @@ def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None 
         step += 1
 
     st.subheader(f"{step} · Attention weights (softmax of each row)")
-    left, right = st.columns([4, 1])
+    st.latex(rf"A{h} = \mathrm{{softmax}}(\tilde S{h}), \qquad a_{{ij}} = "
+             r"\frac{\exp(\tilde s_{ij} - m_i)}{\sum_{k} \exp(\tilde s_{ik} - m_i)}, \quad m_i = \max_k \tilde s_{ik}")
+    st.caption(f"Each weight is between 0 and 1 and each row sums to 1 (see the row sums). "
+               f"{'Grey cells are masked keys: weight 0. ' if t.mask is not None else ''}{click}")
+    sums = t.weights.sum(axis=1)[:, None]  # [n_q, 1]
+    left, right = side_by_side([charts.heatmap_width(t.weights, tokens, p), charts.heatmap_width(sums, tokens, p)])
     with left:
         layout.matrix_block(
-            "Weights",
-            rf"A{h} = \mathrm{{softmax}}(\tilde S{h}), \qquad a_{{ij}} = "
-            r"\frac{\exp(\tilde s_{ij} - m_i)}{\sum_{k} \exp(\tilde s_{ik} - m_i)}, \quad m_i = \max_k \tilde s_{ik}",
-            t.weights, **pair, kind="weights",
-            note=f"Each row is between 0 and 1 and sums to 1. {click}",
+            "Weights", "", t.weights, **pair, kind="weights",
             key=f"{prefix}_weights_chart", select=CELL, on_select=_on_cell_click(f"{prefix}_weights_chart"),
+            masked=None if t.mask is None else ~t.mask,
         )
     with right:
-        layout.matrix_block(
-            "Row sums", r"\textstyle\sum_j a_{ij}", t.weights.sum(axis=1)[:, None], tokens, ["Σ_j"],
-            kind="weights", y_title="query", key=f"{prefix}_rowsums_chart",
-        )
+        layout.matrix_block("Row sums Σⱼ aᵢⱼ", "", sums, tokens, ["Σ_j"], kind="weights", y_title="query",
+                            key=f"{prefix}_rowsums_chart")
     if t.fully_masked_rows:
         names = ", ".join(tokens[r] for r in t.fully_masked_rows)
         st.info(f"Every key is masked for query {names}: there is nothing to attend to, so that row's weights "
-                "are all 0 (not NaN) and its row sum is 0, and its output row is 0.", icon="ℹ️")
+                "are all 0 (not NaN) and its row sum is 0, and its output row is 0.", icon=":material/info:")
     step += 1
 
     st.subheader(f"{step} · Output")
@@ -291,3 +303,69 @@ def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None 
         layout.dim_labels(d_v), y_title="token", x_title="dimension (d_v)", key=f"{prefix}_output_chart",
         note="Each output row is the weighted average of the value rows, with that query's weights.",
     )
+
+
+# ---- the drill-down into one query -----------------------------------------------------------------
+
+
+def _table(header: list[str], rows: list[list[str]]) -> None:
+    """A markdown table; long ones scroll inside a box."""
+    text = md_table(header, rows)
+    if len(rows) > SCROLL_ROWS:
+        st.container(height=460).markdown(text)
+    else:
+        st.markdown(text)
+
+
+def drill_down_section(t: AttentionTrace, cfg: Config, *, prefix: str) -> int:
+    """Heading, query picker and the drill-down for the chosen query; returns the query index."""
+    st.subheader("Drill-down: one query, number by number", anchor="drill-down")
+    i = query_selector(layout.token_labels(cfg), prefix)
+    show_drill_down(t, cfg, i)
+    return i
+
+
+def show_drill_down(t: AttentionTrace, cfg: Config, i: int) -> None:
+    """Query ``i``'s row written out: q_i·k_j as sums of products, its softmax, its weighted values."""
+    p = layout.precision()
+    keys = [md_escape(label) for label in layout.token_labels(cfg)]
+    n_k = t.k.shape[0]
+    masked = np.isneginf(t.masked[i])  # [n_k]
+
+    st.markdown(f"##### a · Scores of query {keys[i]} with every key")
+    st.latex(rf"s_{{{i}j}} = q_{{{i}}} \cdot k_j = \sum_d q_{{{i},d}}\, k_{{j,d}}, \qquad "
+             rf"\tilde s_{{{i}j}} = s_{{{i}j}} \,/\, s, \quad s = {divisor_latex(cfg, t.divisor, p)}")
+    st.markdown(f"$q_{{{i}}}$ = {vector_text(t.q[i], p)}")
+    rows = [[keys[j], vector_text(t.k[j], p), dot_product_text(t.q[i], t.k[j], t.scores[i, j], p),
+             fmt(t.scaled[i, j], p) + (" → −∞ (masked)" if masked[j] else "")] for j in range(n_k)]
+    _table([r"key $j$", r"$k_j$", rf"$q_{{{i}}} \cdot k_j$ (sum of products)", r"scaled $\tilde s$"], rows)
+
+    st.markdown(f"##### b · Softmax of row {i}")
+    m, shifted, e, total = softmax_parts(t.masked[i])
+    if m is None:
+        st.info("Every key is masked for this query: exp(−∞) = 0 for every key, so the weights are all 0 "
+                "(not NaN) and the output row is 0.", icon=":material/info:")
+    else:
+        st.latex(rf"m = \max_j \tilde s_{{{i}j}} = {fmt(m, p)}, \qquad "
+                 rf"\sum_j e^{{\tilde s_{{{i}j}} - m}} = {fmt(total, p)}, \qquad "
+                 rf"a_{{{i}j}} = e^{{\tilde s_{{{i}j}} - m}} \big/ {fmt(total, p)}")
+    rows = [[keys[j], fmt(t.masked[i, j], p), fmt(shifted[j], p), fmt(e[j], p), fmt(t.weights[i, j], p)]
+            for j in range(n_k)]
+    rows.append(["**Σ**", "", "", f"**{fmt(total, p)}**", f"**{fmt(t.weights[i].sum(), p)}**"])
+    _table([r"key $j$", r"$\tilde s_{ij}$", r"$\tilde s_{ij} - m$", r"$e^{\tilde s_{ij} - m}$",
+            r"weight $a_{ij}$"], rows)
+    st.caption("Subtracting the row's largest score m first keeps every exp at most 1 (nothing overflows) and "
+               "does not change the weights.")
+
+    st.markdown(f"##### c · Weighted values of query {keys[i]} (seed 004's alignment vectors)")
+    st.latex(rf"o_{{{i}}} = \sum_j a_{{{i}j}}\, v_j")
+    c = t.contributions(i)  # [n_k, d_v]
+    total_c = c.sum(axis=0)  # [d_v]
+    rows = [[keys[j], fmt(t.weights[i, j], p), vector_text(t.v[j], p), vector_text(c[j], p)] for j in range(n_k)]
+    rows.append(["**Σ**", f"**{fmt(t.weights[i].sum(), p)}**", "", f"**{vector_text(total_c, p)}**"])
+    _table([r"key $j$", r"weight $a_{ij}$", r"value $v_j$", r"$a_{ij}\, v_j$"], rows)
+    gap = float(np.abs(total_c - t.output[i]).max())
+    same = np.allclose(total_c, t.output[i], rtol=1e-12, atol=1e-12)
+    check = st.success if same else st.error
+    check(f"Sum of the weighted values {vector_text(total_c, p)} = output row {i} of O = AV "
+          f"{vector_text(t.output[i], p)} {'✓' if same else '✗'} (largest difference {gap:.1e}).")

@@ -8,6 +8,8 @@ from attn_core import INITIALIZERS, LIMITS, PRESETS, embed, initialize, position
 from attn_core.errors import AttentionInputError
 from attn_ui import editor, layout, state
 
+layout.page_start(layout.INPUTS)
+
 INIT_NAMES = list(INITIALIZERS)
 
 

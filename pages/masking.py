@@ -12,6 +12,8 @@ from attn_core import AttentionInputError, additive_mask, analysis, causal_mask
 from attn_core.config import MASK_KINDS
 from attn_ui import charts, charts_analysis, compute, layout, state, steps_view
 
+layout.page_start(layout.MASKING)
+
 KIND, PAD, FACTOR = "masking_kind", "masking_pad", "masking_factor"  # widget keys
 KIND_CAPTIONS = {
     "none": "every query sees every key",

@@ -1,6 +1,225 @@
-"""multihead page (to be built)."""
+"""Multi-head: cut W_Q, W_K, W_V into column slices, attend per head, concatenate, project with W_O."""
 
+import numpy as np
 import streamlit as st
 
-st.title("multihead")
-st.info("This page is being built.")
+from attn_core import (
+    INITIALIZERS,
+    LIMITS,
+    AttentionInputError,
+    config_mask,
+    head_slice,
+    initialize,
+    self_attention,
+    valid_head_counts,
+)
+from attn_ui import charts, charts_heads, editor, layout, state
+
+layout.page_start(layout.MULTIHEAD)
+
+WANTED = "heads_wanted"  # number_input: the head count the learner asks for
+PICK = "heads_pick"  # segmented_control: the head to open on Step by step
+INIT_NAMES = list(INITIALIZERS)
+
+
+def use_heads(n_heads: int) -> None:
+    """on_click: switch to a valid head count (and show it in the number box)."""
+    if message := state.update_config(n_heads=n_heads):
+        state.notify(message)
+    st.session_state[WANTED] = state.config().n_heads
+
+
+def pick_head() -> None:
+    if st.session_state[PICK] is not None:
+        st.session_state[state.HEAD] = st.session_state[PICK]
+
+
+def fill_w_o() -> None:
+    ss = st.session_state
+    values = initialize(ss["heads_w_o_init"], state.config().w_o.shape, seed=ss["heads_w_o_seed"])
+    if message := state.update_config(w_o=values):
+        state.notify(message)
+
+
+def one_head_identity() -> None:
+    """on_click: the setting in which multi-head attention is plain single-head attention."""
+    width = state.config().w_v.shape[1]
+    use_heads(1)
+    if message := state.update_config(w_o=np.eye(width)):
+        state.notify(message)
+
+
+def columns(s: slice) -> str:
+    return f"column {s.start}" if s.stop - s.start == 1 else f"columns {s.start}–{s.stop - 1}"
+
+
+def show_matrix(values: np.ndarray, rows: list[str], n_heads: int, title: str, y_title: str) -> None:
+    """A head-marked matrix, leaving out rows beyond the drawing budget (and saying so)."""
+    shown = charts_heads.rows_that_fit(*values.shape)
+    layout.show_chart(charts_heads.matrix_chart(
+        values[:shown], rows[:shown], n_heads=n_heads, title=title, y_title=y_title, precision=layout.precision(),
+        domain=charts.shared_domain(values),
+    ))
+    if shown < values.shape[0]:
+        st.caption(f"Drawing the first {shown} of {values.shape[0]} rows (every column, so every head's slice "
+                   "shows); the colours use the whole matrix.")
+
+
+st.title("Multi-head attention")
+if notice := state.pop_notice():
+    st.warning(notice, icon=":material/warning:")
+layout.pending_errors_banner()
+st.markdown(
+    "Several heads attend **side by side**, each with its own slice of the weights. W_Q, W_K and W_V are "
+    "cut by columns into `n_heads` equal slices; head h runs ordinary scaled dot-product attention on "
+    "its slices; the head outputs are laid side by side and W_O mixes them into the output."
+)
+st.latex(r"\mathrm{head}_h = \mathrm{Attention}\big(X W_Q^{(h)},\, X W_K^{(h)},\, X W_V^{(h)}\big),\qquad"
+         r"\mathrm{MultiHead}(X) = [\,\mathrm{head}_0 \mid \cdots \mid \mathrm{head}_{n-1}\,]\; W_O")
+
+# ---- 1. how many heads ----------------------------------------------------------------------------
+cfg = state.config()
+st.subheader("1 · How many heads")
+d_qk, d_v = cfg.w_q.shape[1], cfg.w_v.shape[1]
+valid = [h for h in valid_head_counts(d_qk, d_v) if h <= LIMITS.n_heads]
+st.session_state.setdefault(WANTED, cfg.n_heads)
+left, right = st.columns([1, 3])
+wanted = int(left.number_input(
+    "Number of heads (n_heads)", min_value=1, max_value=LIMITS.n_heads, step=1, key=WANTED,
+    help=f"Must divide the {d_qk} columns of W_Q/W_K and the {d_v} columns of W_V; at most {LIMITS.n_heads}.",
+))
+if wanted != cfg.n_heads and wanted in valid:
+    if message := state.update_config(n_heads=wanted):
+        st.error(message, icon=":material/error:")
+    cfg = state.config()
+right.markdown(f"Valid head counts for these widths: **{', '.join(map(str, valid))}**")
+if wanted not in valid:
+    nearest = sorted(sorted(valid, key=lambda h: (abs(h - wanted), h))[:2])
+    st.warning(
+        f"**{wanted} heads do not fit.** Every head needs an equal slice of the columns: W_Q and W_K have "
+        f"{d_qk} columns ({d_qk} ÷ {wanted} = {d_qk / wanted:.4g}) and W_V has {d_v} ({d_v} ÷ {wanted} = "
+        f"{d_v / wanted:.4g}), so n_heads must divide both. Valid choices: {', '.join(map(str, valid))}. "
+        f"Nearest: {' or '.join(map(str, nearest))}. Still showing {cfg.n_heads} head{'s' * (cfg.n_heads > 1)}; "
+        "or change the widths on Inputs & weights.",
+        icon=":material/warning:",
+    )
+    for col, h in zip(st.columns(len(nearest) + 4)[:len(nearest)], nearest, strict=True):
+        col.button(f"Use {h} head{'s' * (h > 1)}", key=f"heads_use_{h}", on_click=use_heads, args=(h,))
+m1, m2, m3, m4 = st.columns(4)
+m1.metric("n_heads", cfg.n_heads)
+m2.metric("d_k per head", cfg.d_k, help=f"{d_qk} columns of W_Q/W_K ÷ {cfg.n_heads} heads")
+m3.metric("d_v per head", cfg.d_v, help=f"{d_v} columns of W_V ÷ {cfg.n_heads} heads")
+m4.metric("concat width n_heads·d_v", cfg.n_heads * cfg.d_v)
+mask_text = {"none": "no mask", "causal": "the causal mask", "padding": "the padding mask",
+             "custom": "the custom mask"}[cfg.mask_kind]
+st.info(f"The configuration's scale ({layout.scale_text(cfg)}, d_k per head) and {mask_text} apply to "
+        "every head alike; change them on Scaling and Masking.", icon=":material/info:")
+
+# ---- 2. the weights, cut into heads ---------------------------------------------------------------
+st.subheader("2 · W_Q, W_K, W_V cut into heads")
+st.caption("Each grey band is one head's column slice; head h uses columns h·d_k … (h+1)·d_k − 1 of W_Q and W_K "
+           "and h·d_v … (h+1)·d_v − 1 of W_V. Editing here changes the same values as on Inputs & weights.")
+for tab, (name, label, width) in zip(
+    st.tabs(["W_Q", "W_K", "W_V"]),
+    (("w_q", "W_Q", "d_k"), ("w_k", "W_K", "d_k"), ("w_v", "W_V", "d_v")),
+    strict=True,
+):
+    with tab:
+        with st.expander(f"Edit {label}"):
+            editor.matrix_editor(name)
+        cfg = state.config()
+        w = cfg.matrix(name)
+        show_matrix(w, layout.dim_labels(w.shape[0]), cfg.n_heads,
+                    f"{label} · {w.shape[0]} × {w.shape[1]} = d_model × n_heads·{width}", "input dimension")
+st.page_link(layout.INPUTS, label="Change the widths or randomise the weights on Inputs & weights",
+             icon=":material/edit:")
+
+# ---- 3. attention per head ------------------------------------------------------------------------
+cfg = state.config()
+trace = layout.current_trace()
+tokens = layout.token_labels(cfg)
+st.subheader("3 · Each head attends on its own")
+st.caption("Attention weights of every head (row: query, column: key), on one shared colour scale 0 … 1.")
+shown = charts_heads.tokens_that_fit(cfg.n_seq, cfg.n_heads)
+layout.show_chart(charts_heads.head_weights(
+    [t.weights[:shown, :shown] for t in trace.heads], tokens[:shown], precision=layout.precision(),
+))
+if shown < cfg.n_seq:
+    st.caption(f"Drawing the first {shown} of {cfg.n_seq} tokens of each head; Step by step shows one head whole.")
+state.sync_widget(PICK, st.session_state[state.HEAD])
+st.segmented_control("Follow one head step by step", list(range(cfg.n_heads)), format_func=lambda h: f"head {h}",
+                     key=PICK, on_change=pick_head, required=True)
+head = st.session_state[state.HEAD]
+k_cols, v_cols = head_slice(head, cfg.d_k), head_slice(head, cfg.d_v)
+st.caption(f"Head {head} uses {columns(k_cols)} of W_Q and W_K and {columns(v_cols)} of W_V.")
+if st.button(f"Open head {head} on Step by step", key="heads_open_steps", icon=":material/stairs:"):
+    st.switch_page(layout.STEPS)
+
+# ---- 4. concatenate -------------------------------------------------------------------------------
+st.subheader("4 · Concatenate the head outputs")
+n_rows, n_cols = trace.concat.shape
+st.markdown(f"**concat** · shape {n_rows} × {n_cols} = [n_seq, n_heads·d_v] = "
+            f"[{cfg.n_seq}, {cfg.n_heads}·{cfg.d_v}]")
+show_matrix(trace.concat, tokens, cfg.n_heads, "concat = [head 0 | head 1 | …]", "token")
+
+# ---- 5. project with W_O --------------------------------------------------------------------------
+st.subheader("5 · Project with W_O")
+w_o = cfg.w_o
+top, tools = st.columns([4, 1], vertical_alignment="bottom")
+top.markdown(f"**W_O** · shape {w_o.shape[0]} × {w_o.shape[1]} = [n_heads·d_v, d_out] · "
+             "identity by default when square; row block h multiplies head h's output.")
+with tools.popover("Randomise W_O", icon=":material/casino:", width="stretch"):
+    st.selectbox("Initialiser", INIT_NAMES, index=INIT_NAMES.index("xavier_uniform"), key="heads_w_o_init",
+                 format_func=INITIALIZERS.get)
+    st.number_input("Seed", 0, 2**31 - 1, 0, key="heads_w_o_seed")
+    st.button("Fill W_O", key="heads_w_o_fill", on_click=fill_w_o)
+with st.expander("Edit W_O", expanded=w_o.size <= 64):
+    editor.matrix_editor("w_o")
+cfg = state.config()
+trace = layout.current_trace()
+out = trace.output
+st.markdown(f"**output = concat · W_O** · shape {out.shape[0]} × {out.shape[1]} = [n_seq, d_out]")
+rows_out = charts_heads.rows_that_fit(*out.shape)
+layout.show_chart(charts_heads.matrix_chart(
+    out[:rows_out], tokens[:rows_out], title="output = concat · W_O", x_title="output dimension", y_title="token",
+    precision=layout.precision(), domain=charts.shared_domain(out),
+))
+if rows_out < out.shape[0]:
+    st.caption(f"Drawing the first {rows_out} of {out.shape[0]} tokens.")
+
+# ---- 6. shapes ------------------------------------------------------------------------------------
+st.subheader("6 · Every shape")
+shapes = charts_heads.shapes_table(cfg, trace)
+st.dataframe(shapes, hide_index=True, height=35 * (len(shapes) + 1) + 3)
+
+# ---- 7. one head is plain attention ---------------------------------------------------------------
+st.subheader("7 · One head with W_O = I is plain attention")
+st.caption("Single-head attention on the whole of W_Q, W_K, W_V (as on Step by step with one head), computed "
+           "separately and compared with this page's output.")
+is_identity = cfg.w_o.shape[0] == cfg.w_o.shape[1] and np.array_equal(cfg.w_o, np.eye(cfg.d_out))
+try:
+    single = self_attention(cfg.x, cfg.w_q, cfg.w_k, cfg.w_v, scale=cfg.scale, mask=config_mask(cfg))
+    per_head = self_attention(cfg.x, cfg.w_q[:, k_cols], cfg.w_k[:, k_cols], cfg.w_v[:, v_cols],
+                              scale=cfg.scale, mask=config_mask(cfg))
+except AttentionInputError as err:
+    st.error(f"Single-head attention cannot be computed here: {err}", icon=":material/error:")
+    st.stop()
+e1, e2 = st.columns(2)
+if single.output.shape == out.shape:
+    e1.metric("max |multi-head output − single-head output|", f"{np.abs(out - single.output).max():.3g}")
+else:
+    e1.metric("max |multi-head output − single-head output|", "shapes differ",
+              help=f"multi-head output {out.shape[0]} × {out.shape[1]}, single-head "
+                   f"{single.output.shape[0]} × {single.output.shape[1]}")
+e2.metric(f"max |head {head}'s block of concat − attention on its slices|",
+          f"{np.abs(trace.concat[:, v_cols] - per_head.output).max():.3g}",
+          help="Each head is plain attention on its own column slices of W_Q, W_K, W_V.")
+if cfg.n_heads == 1 and is_identity:
+    st.success("One head and W_O = I: the multi-head output is exactly single-head attention.",
+               icon=":material/check_circle:")
+else:
+    why = " and ".join(filter(None, [f"{cfg.n_heads} heads" if cfg.n_heads > 1 else "",
+                                     "" if is_identity else "W_O is not the identity"]))
+    st.markdown(f"Now: {why}, so the outputs need not agree.")
+    st.button("Try it: 1 head and W_O = I", key="heads_try_single", on_click=one_head_identity,
+              help="Sets n_heads to 1 and replaces W_O by the identity.")

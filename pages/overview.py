@@ -4,6 +4,8 @@ import streamlit as st
 
 from attn_ui import layout, state
 
+layout.page_start(layout.OVERVIEW)
+
 cfg = state.config()
 st.title("Self-Attention Explorer")
 st.markdown(

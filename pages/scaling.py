@@ -9,6 +9,8 @@ from attn_core import analysis
 from attn_core.validation import divisor_for
 from attn_ui import charts, charts_analysis, compute, layout, state, steps_view
 
+layout.page_start(layout.SCALING)
+
 MODE, DIVISOR = "scaling_mode", "scaling_divisor"  # widget keys
 MODES = {"sqrt_dk": "÷ √d_k (default)", "none": "none (÷ 1)", "custom": "custom divisor"}
 SLIDER_STOPS = analysis.log_grid(*analysis.DIVISOR_RANGE, 10, digits=2)  # 0.01 … 1000, 10 stops per decade

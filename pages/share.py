@@ -1,6 +1,56 @@
-"""share page (to be built)."""
+"""Share & export: a permalink, the configuration as JSON (out and in), every matrix as CSV, NumPy code."""
 
 import streamlit as st
 
-st.title("share")
-st.info("This page is being built.")
+from attn_core import LIMITS, AttentionInputError
+from attn_ui import compute, layout, share_ui, state
+
+layout.page_start(layout.SHARE)
+
+cfg = state.config()
+st.title("Share & export")
+st.markdown(
+    "Send someone exactly what you see: a **link** holds the whole configuration (tokens, X, W_Q, W_K, W_V, "
+    "W_O, heads, scale and mask) and the page to open. The **JSON file** holds the same, for configurations too "
+    "large for a link and for keeping your work. **CSV** tables and a **NumPy script** take the numbers elsewhere."
+)
+
+# ---- permalink ----------------------------------------------------------------------------------------
+st.subheader("Link", anchor=False)
+titles = {name: title for name, (_, title) in share_ui.PAGES.items()}
+left, right = st.columns([2, 1], vertical_alignment="bottom")
+page = left.selectbox("The link opens on", list(titles), index=list(titles).index("steps"),
+                      format_func=titles.get, key="share_link_page")
+if right.button("Make a link", key="share_make_link", icon=":material/link:", type="primary"):
+    share_ui.link_block(cfg, page, key="share_link")
+else:
+    st.caption(f"Links are made on demand (and from the sidebar's Share this on every page). A link holds "
+               f"at most {LIMITS.permalink_bytes:,} characters; larger configurations travel as JSON files.")
+
+# ---- JSON ---------------------------------------------------------------------------------------------
+st.subheader("Configuration file (JSON)", anchor=False)
+share_ui.import_result()
+left, right = st.columns(2)
+with left:
+    st.caption("Everything in a readable JSON file (schema version 1, one matrix row per line).")
+    share_ui.json_download(cfg, key="share_json")
+with right:
+    st.file_uploader(
+        "Load a configuration", type=["json"], key="share_import", on_change=share_ui.import_file,
+        help=f"A JSON file saved here, at most {LIMITS.file_bytes:,} bytes. A file that is not valid leaves "
+             "your configuration as it is.",
+    )
+
+# ---- CSV ----------------------------------------------------------------------------------------------
+st.subheader("Tables (CSV)", anchor=False)
+try:
+    share_ui.csv_downloads(cfg, compute.trace(cfg))
+except AttentionInputError as err:
+    st.error(f"The intermediates cannot be computed, so only the inputs can be saved (as JSON): {err}",
+             icon=":material/error:")
+
+# ---- NumPy --------------------------------------------------------------------------------------------
+st.subheader("NumPy code", anchor=False)
+st.caption("A standalone script (numpy only) that rebuilds this configuration and prints every intermediate "
+           "in a parseable form: `## <name> <rows> <cols>`, then one line of exact values per row.")
+share_ui.code_block(cfg)

@@ -1,6 +1,26 @@
-"""steps page (to be built)."""
+"""Step by step: every intermediate of one head's attention, then one query's row number by number."""
 
 import streamlit as st
 
-st.title("steps")
-st.info("This page is being built.")
+from attn_ui import layout, state, steps_view
+
+layout.page_start(layout.STEPS)
+
+st.title("Step by step")
+layout.pending_errors_banner()
+steps_view.precision_control("steps", st.sidebar)
+
+cfg = state.config()
+trace = layout.current_trace()  # shows a message and stops if the configuration cannot be computed
+head = steps_view.head_selector(cfg.n_heads, "steps")
+st.caption(f"{cfg.n_seq} tokens · d_model {cfg.d_model} · d_k {cfg.d_k} · d_v {cfg.d_v} · "
+           f"{cfg.n_heads} head{'s' if cfg.n_heads > 1 else ''} · mask {cfg.mask_kind}")
+
+steps_view.show_steps(trace.heads[head], cfg, prefix="steps", head=head if cfg.n_heads > 1 else None)
+if cfg.n_heads > 1 or not steps_view.is_identity(cfg.w_o):
+    st.info(f"This is head {head} of {cfg.n_heads}. The layer puts the heads' outputs side by side and "
+            "multiplies them by W_O." if cfg.n_heads > 1 else "The layer's output is this output times W_O.",
+            icon=":material/view_column:")
+    st.page_link(layout.MULTIHEAD, label="See the heads and W_O on Multi-head", icon=":material/view_column:")
+
+steps_view.drill_down_section(trace.heads[head], cfg, prefix="steps")

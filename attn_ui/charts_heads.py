@@ -1,0 +1,291 @@
+"""Chart and table factories for the Multi-head page: head slices, per-head weights, the shapes table.
+
+Like :mod:`attn_ui.charts`, they take arrays and labels, return Altair charts (or a DataFrame), and
+never call st. Test them through ``chart.to_dict()``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from attn_core import Config, MultiHeadTrace, merge_heads
+
+from . import charts
+
+HEAD_SHADES = ("#e3e3e3", "#b0b0b0")  # alternate greys for the head bands (readable without colour vision)
+BOUNDARY_COLOUR = "#222222"
+WIDE_LABEL_PX = 46  # a head band at least this wide is labelled "head h", a narrower one "h"
+MATRIX_CELLS = 8_192  # most cells drawn in one head-marked matrix (rows beyond it are left out)
+MATRIX_PX = 880  # widest a matrix is drawn, in pixels
+ROWS_PX = 320  # tallest (rows share it; a row is 2..44 px)
+AXIS_LABELS = 24  # more positions than this: only some are labelled
+FONT = 11
+PANEL_CELLS = 24_000  # most cells drawn in all the per-head weight panels together
+PANEL_PX = 300  # pixel budget of one per-head panel
+ROW_PX = 900  # pixel budget of one row of per-head panels (the page's width)
+
+
+def rows_that_fit(n_rows: int, n_cols: int, max_cells: int = MATRIX_CELLS) -> int:
+    """How many leading rows of an [n_rows, n_cols] matrix to draw so at most ``max_cells`` are drawn.
+
+    Every column is kept (the head slices are columns), so only rows are left out.
+
+    Examples
+    --------
+    >>> rows_that_fit(3, 512), rows_that_fit(512, 512)
+    (3, 16)
+    """
+    return max(1, min(n_rows, max_cells // max(n_cols, 1)))
+
+
+def tokens_that_fit(n_seq: int, n_heads: int, max_cells: int = PANEL_CELLS) -> int:
+    """How many leading tokens each per-head [n_seq, n_seq] panel can show within ``max_cells`` in all.
+
+    Examples
+    --------
+    >>> tokens_that_fit(3, 8), tokens_that_fit(256, 16)
+    (3, 38)
+    """
+    return max(1, min(n_seq, math.isqrt(max_cells // max(n_heads, 1))))
+
+
+def head_label(h: int, band_px: int) -> str:
+    """"head h" when the band is wide enough to hold it, else just "h"."""
+    return f"head {h}" if band_px >= WIDE_LABEL_PX else str(h)
+
+
+def axis_values(n: int, group: int) -> list[int] | None:
+    """Which of n positions to label: all when few (None), else every group's start (or every n/8).
+
+    Examples
+    --------
+    >>> axis_values(4, 2) is None, axis_values(512, 64)[:3], axis_values(100, 100)[:3]
+    (True, [0, 64, 128], [0, 13, 26])
+    """
+    if n <= AXIS_LABELS:
+        return None
+    step = group if 2 <= n // group <= AXIS_LABELS else math.ceil(n / 8)
+    return list(range(0, n, step))
+
+
+def _axis(values: list[int] | None, **kwargs) -> alt.Axis:
+    return alt.Axis(**kwargs, **({"values": values} if values else {}))  # altair 6 rejects values=None
+
+
+def cell_frame(values: np.ndarray, row_labels: list[str], precision: int) -> pd.DataFrame:  # [r, c] -> r·c rows
+    """One row per cell: (row, row_i, col_i, value, text); the text formatted in one vectorised step.
+
+    Examples
+    --------
+    >>> cell_frame(np.array([[-0.00001, 2.0]]), ["a"], 2)["text"].tolist()
+    ['0.00', '2.00']
+    """
+    r, c = values.shape
+    flat = values.ravel()
+    text = np.char.mod(f"%.{precision}f", flat)
+    zero = f"{0:.{precision}f}"
+    return pd.DataFrame({
+        "row": np.repeat(row_labels, c),
+        "row_i": np.repeat(np.arange(r), c),
+        "col_i": np.tile(np.arange(c), r),
+        "value": flat,
+        "text": np.where(text == "-" + zero, zero, text),  # no "-0.0000"
+    })
+
+
+def cell_sizes(values: np.ndarray, precision: int) -> tuple[int, int, bool]:
+    """(column px, row px, numbers shown) for a matrix drawn within MATRIX_PX × ROWS_PX pixels.
+
+    Numbers are printed when the matrix is small and every column fits its widest number; a wide
+    matrix gets narrow columns and rows of a readable height (cells need not be square).
+    """
+    r, c = values.shape
+    if r * c <= charts.MAX_TEXT_CELLS:
+        text_px = max(28, int(0.62 * FONT * max(len(f"{v:.{precision}f}") for v in values.ravel())) + 8)
+        if c * text_px <= MATRIX_PX:
+            return text_px, 28, True
+    return max(1, min(44, MATRIX_PX // c)), max(2, min(44, ROWS_PX // r)), False
+
+
+def head_strip(n_cols: int, n_heads: int, px: int) -> alt.LayerChart:  # one band per head over n_cols columns
+    """A one-row strip over the columns: alternating grey bands, one per head, labelled "head 0", ...
+
+    Drawn above a matrix with the same columns and column width ``px``, it marks each head's slice.
+    """
+    d = n_cols // n_heads
+    j = np.arange(n_cols)
+    bands = pd.DataFrame({
+        "col_i": j,
+        "shade": (j // d) % 2,
+        "slice": [f"head {h}: columns {h * d}–{h * d + d - 1}" for h in j // d],
+    })
+    rect = alt.Chart(bands).mark_rect().encode(
+        x=alt.X("col_i:O", axis=None),
+        color=alt.Color("shade:N", scale=alt.Scale(domain=[0, 1], range=list(HEAD_SHADES)), legend=None),
+        tooltip=[alt.Tooltip("slice:N", title="slice")],
+    )
+    centre = d / 2  # columns from a band's left edge to its middle: a column's edge (even d) or centre (odd d)
+    labels = pd.DataFrame({
+        "col_i": [h * d + int(centre) for h in range(n_heads)],
+        "label": [head_label(h, d * px) for h in range(n_heads)],
+    })
+    text = alt.Chart(labels).mark_text(fontSize=FONT, fontWeight="bold").encode(
+        x=alt.X("col_i:O", axis=None, bandPosition=centre - int(centre)),
+        text="label:N",
+    )
+    return alt.layer(rect, text).properties(width=alt.Step(px), height=18)
+
+
+def head_boundaries(n_cols: int, n_heads: int) -> alt.Chart:
+    """Vertical rules on the column boundaries between heads (none for one head)."""
+    d = n_cols // n_heads
+    starts = pd.DataFrame({"col_i": [h * d for h in range(1, n_heads)]})
+    return alt.Chart(starts).mark_rule(color=BOUNDARY_COLOUR, strokeWidth=2).encode(
+        x=alt.X("col_i:O", bandPosition=0),
+    )
+
+
+def matrix_chart(
+    values: np.ndarray,
+    row_labels: list[str],
+    *,
+    n_heads: int | None = None,
+    title: str,
+    x_title: str = "column",
+    y_title: str = "",
+    precision: int = 4,
+    domain: tuple[float, float] | None = None,
+) -> alt.LayerChart | alt.VConcatChart:  # values [r, c]; with heads, c = n_heads·d
+    """A signed heatmap that stays readable when wide; with ``n_heads``, its column slices marked per head.
+
+    Used for W_Q, W_K, W_V (columns n_heads · d_k or n_heads · d_v), the concatenation of the head
+    outputs (n_heads · d_v) and the output. With ``n_heads`` a strip of grey bands labelled
+    "head 0", "head 1", ... sits above the matrix and rules mark the boundaries between slices.
+    Unlike :func:`attn_ui.charts.heatmap` the cells need not be square, so a 4 × 512 matrix is a
+    readable band rather than a strip of 2-pixel cells, and only every head's first column is labelled.
+
+    Parameters
+    ----------
+    values : ndarray of shape (r, c)
+        Finite numbers.
+    row_labels : list of str, length r
+    n_heads : int, optional
+        Divides c.
+    title : str
+    domain : (lo, hi), optional
+        Colour domain; symmetric around 0 from the values when not given.
+
+    Examples
+    --------
+    >>> spec = matrix_chart(np.arange(8.0).reshape(2, 4), ["a", "b"], n_heads=2, title="W").to_dict()
+    >>> len(spec["vconcat"]), spec["title"]
+    (2, 'W')
+    """
+    r, c = values.shape
+    data = cell_frame(values, row_labels, precision)
+    col_px, row_px, show_text = cell_sizes(values, precision)
+    lo, hi = domain or charts.shared_domain(values)
+    data["dark"] = np.abs((data["value"] - lo) / ((hi - lo) or 1.0) - 0.5) > 0.3
+    group = c // n_heads if n_heads else c
+    if n_heads:
+        data["head"] = data["col_i"] // group
+    base = alt.Chart(data).encode(
+        x=alt.X("col_i:O", title=x_title, axis=_axis(axis_values(c, group), labelAngle=0)),
+        y=alt.Y("row_i:O", title=y_title or None,  # labelled from row_labels without a long sort list
+                axis=_axis(axis_values(r, math.ceil(r / 8)), labelExpr=f"{json.dumps(list(row_labels))}[datum.value]")),
+    ).properties(width=alt.Step(col_px), height=alt.Step(row_px))
+    tooltip = [alt.Tooltip("row:O", title=y_title or "row"), alt.Tooltip("col_i:O", title=x_title),
+               *([alt.Tooltip("head:O")] if n_heads else []), alt.Tooltip("text:N", title="value")]
+    rect = base.mark_rect(stroke="white", strokeWidth=0.5 if col_px >= 8 else 0).encode(
+        color=alt.Color("value:Q", title=None, scale=alt.Scale(scheme=charts.SCHEMES["signed"], domain=[lo, hi],
+                                                               domainMid=0),
+                        legend=alt.Legend(orient="right", gradientLength=max(60, row_px * r))),
+        tooltip=tooltip,
+    )
+    layers = [rect]
+    if show_text:
+        layers.append(base.mark_text(fontSize=FONT).encode(
+            text="text:N", color=alt.when(alt.datum.dark).then(alt.value("white")).otherwise(alt.value("black")),
+        ))
+    if not n_heads:
+        return alt.layer(*layers, title=title)
+    heat = alt.layer(*layers, head_boundaries(c, n_heads))
+    return alt.vconcat(head_strip(c, n_heads, col_px), heat, spacing=2, bounds="flush", title=title)
+
+
+def head_weights(weights: list[np.ndarray], tokens: list[str], *, precision: int = 4) -> alt.ConcatChart:
+    """Small multiples: each head's attention weights [n_seq, n_seq], one shared 0..1 colour scale.
+
+    Parameters
+    ----------
+    weights : list of ndarray of shape (n_q, n_k)
+        One per head, in order.
+    tokens : list of str
+        Unique token labels for both axes (length n_q = n_k).
+
+    Examples
+    --------
+    >>> spec = head_weights([np.eye(2), np.full((2, 2), 0.5)], ["a", "b"]).to_dict()
+    >>> len(spec["concat"]), spec["resolve"]["scale"]["color"]
+    (2, 'shared')
+    """
+    n = len(tokens)
+    px = charts.cell_px(n, n, budget=PANEL_PX)
+    panels = [
+        charts.heatmap(w, tokens, tokens, title=f"head {h}", kind="weights", precision=precision, domain=(0.0, 1.0),
+                       x_title="key", y_title="query", px=px)
+        for h, w in enumerate(weights)
+    ]
+    longest = max(len(charts.format_number(v, precision)) for v in weights[0].ravel())
+    cell_w = charts.cell_width(px, longest if charts.shows_text(n, n, px) else 0)
+    panel_w = 6 * max(len(t) for t in tokens) + 30 + n * cell_w + 20  # query labels, cells, spacing
+    per_row = max(1, (ROW_PX - 60) // panel_w)  # 60 px for the one shared legend
+    rows = math.ceil(len(panels) / per_row)
+    return alt.concat(*panels, columns=math.ceil(len(panels) / rows)).resolve_scale(color="shared")
+
+
+def _shape(a: np.ndarray | tuple[int, ...]) -> str:
+    r, c = a if isinstance(a, tuple) else a.shape
+    return f"{r} × {c}"
+
+
+def shapes_table(cfg: Config, trace: MultiHeadTrace) -> pd.DataFrame:
+    """Every array of the multi-head computation: symbol, formula, shape in symbols and here.
+
+    Shapes are read off the computed arrays, not derived from the formulas.
+
+    Examples
+    --------
+    >>> from attn_core import make_config, run
+    >>> cfg = make_config(["a", "b"], np.eye(2), np.eye(2), np.eye(2), np.eye(2), n_heads=2)
+    >>> shapes_table(cfg, run(cfg)).set_index("array").loc["concat", "here"]
+    '2 × 2'
+    """
+    n = trace.n_heads
+    h0 = trace.heads[0]
+    each = "1" if n == 1 else f"{n} (one per head)"
+    q, k, v = (merge_heads([getattr(t, m) for t in trace.heads]) for m in ("q", "k", "v"))  # [n_seq, n·d] each
+    rows = [
+        ("X", "the inputs, one row per token", "n_seq × d_model", _shape(cfg.x), "1"),
+        ("W_Q", "query weights, n_heads column slices", "d_model × n_heads·d_k", _shape(cfg.w_q), "1"),
+        ("W_K", "key weights, n_heads column slices", "d_model × n_heads·d_k", _shape(cfg.w_k), "1"),
+        ("W_V", "value weights, n_heads column slices", "d_model × n_heads·d_v", _shape(cfg.w_v), "1"),
+        ("Q", "X W_Q", "n_seq × n_heads·d_k", _shape(q), "1"),
+        ("K", "X W_K", "n_seq × n_heads·d_k", _shape(k), "1"),
+        ("V", "X W_V", "n_seq × n_heads·d_v", _shape(v), "1"),
+        ("Q_h", "columns h·d_k … (h+1)·d_k − 1 of Q", "n_seq × d_k", _shape(h0.q), each),
+        ("K_h", "columns h·d_k … (h+1)·d_k − 1 of K", "n_seq × d_k", _shape(h0.k), each),
+        ("V_h", "columns h·d_v … (h+1)·d_v − 1 of V", "n_seq × d_v", _shape(h0.v), each),
+        ("scores_h", "Q_h K_hᵀ", "n_seq × n_seq", _shape(h0.scores), each),
+        ("weights_h", "softmax(mask(scores_h ÷ s)), row by row", "n_seq × n_seq", _shape(h0.weights), each),
+        ("head_h", "weights_h V_h", "n_seq × d_v", _shape(h0.output), each),
+        ("concat", "[head_0 | head_1 | … ] side by side", "n_seq × n_heads·d_v", _shape(trace.concat), "1"),
+        ("W_O", "output projection", "n_heads·d_v × d_out", _shape(trace.w_o), "1"),
+        ("output", "concat W_O", "n_seq × d_out", _shape(trace.output), "1"),
+    ]
+    return pd.DataFrame(rows, columns=["array", "formula", "shape", "here", "how many"])

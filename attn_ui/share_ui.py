@@ -1,0 +1,185 @@
+"""Sharing glue: the ``?c=`` permalink read at app start, the sidebar share control, downloads and import.
+
+The encoding, decoding and every check live in :mod:`attn_core.share` and :mod:`attn_core.codegen`;
+this module only moves their results between Streamlit and the session state. Downloads pass a
+callable to ``st.download_button``, so a file is built when it is clicked, not on every rerun.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+import streamlit as st
+from streamlit.navigation.page import StreamlitPage
+
+from attn_core import LIMITS, AttentionInputError, Config, MultiHeadTrace, codegen, share
+
+from . import layout, state
+
+PARAM = "c"  # the one query parameter of a permalink: ?c=<attn_core.share.encode_link value>
+DEFAULT_PAGE = "overview"
+#: page name in a link -> (page file, title); the router registers the same files and titles
+PAGES = {
+    Path(file).stem: (file, title)
+    for file, title in (
+        (layout.OVERVIEW, "Overview"), (layout.INPUTS, "Inputs & weights"), (layout.STEPS, "Step by step"),
+        (layout.SCALING, "Scaling"), (layout.MASKING, "Masking"), (layout.MULTIHEAD, "Multi-head"),
+        (layout.SHARE, "Share & export"),
+    )
+}
+SHOW_CODE_CELLS = 20_000  # above this many cells the script is offered for download only
+
+
+def page_name(pg: StreamlitPage) -> str:
+    """The name a link uses for the page ``st.navigation`` returned ("steps", ...; the default page has none)."""
+    return pg.url_path or DEFAULT_PAGE
+
+
+# ---- reading a permalink ------------------------------------------------------------------------
+
+
+def apply_query_params(pg: StreamlitPage) -> None:
+    """Once per session: restore the configuration from ``?c=`` and open the page it names.
+
+    Call it in the router after ``st.navigation`` (``st.switch_page`` needs the registered pages) and
+    before ``pg.run()``. A rejected value leaves the default preset and shows why; the parameter is
+    removed from the address either way, so the address bar never claims an edited configuration.
+    """
+    if st.session_state.get(state.LINK_APPLIED):
+        return
+    st.session_state[state.LINK_APPLIED] = True
+    value = st.query_params.get(PARAM)
+    if value is None:
+        return
+    del st.query_params[PARAM]
+    try:
+        cfg, page = share.decode_link(value)
+    except AttentionInputError as err:
+        state.notify(f"This link could not be opened, so the app starts with the default example. {err}")
+        st.warning(state.pop_notice(), icon=":material/link_off:")
+        return
+    state.set_config(cfg)  # already validated by decode_link
+    if page in PAGES and page != page_name(pg):
+        st.switch_page(PAGES[page][0])
+
+
+# ---- making a permalink -------------------------------------------------------------------------
+
+
+def app_url() -> str:
+    """The app's root address ("https://host/"), or "" where Streamlit does not know it (tests)."""
+    url = st.context.url
+    if not url:
+        return ""
+    parts = urlsplit(url)
+    segments = parts.path.rstrip("/").split("/")
+    if segments[-1] in PAGES:  # st.context.url ends with the current page's path
+        segments = segments[:-1]
+    return urlunsplit((parts.scheme, parts.netloc, "/".join(segments) + "/", "", ""))
+
+
+def link_block(cfg: Config, page: str, key: str, *, wrap: bool = True) -> None:
+    """The permalink of ``cfg`` opening on ``page`` in a copyable code block, or why there is none."""
+    try:
+        value = share.encode_link(cfg, page, max_chars=LIMITS.permalink_bytes)
+    except AttentionInputError:
+        st.warning(
+            f"This configuration is too large for a link (over {LIMITS.permalink_bytes:,} characters). "
+            "Share the JSON file instead: the recipient loads it on Share & export.",
+            icon=":material/link_off:",
+        )
+        json_download(cfg, key=f"{key}_json", page=page)
+        return
+    base = app_url()
+    url = f"{base}?{PARAM}={value}"
+    st.code(url, language=None, wrap_lines=wrap)
+    where = "" if base else " Add it to the end of the app's address (it starts with ?)."
+    st.caption(f"{len(url):,} characters. Copy it with the icon at the block's top right.{where} "
+               "Opening it starts a fresh session with exactly these numbers.")
+
+
+def sidebar(pg: StreamlitPage) -> None:
+    """The share control on every page: a link to the current configuration on the current page."""
+    with st.sidebar.expander("Share this", icon=":material/share:"):
+        st.caption("A link that opens these numbers on this page.")
+        if st.button("Make a link to this", key="share_sidebar_link", icon=":material/link:"):
+            link_block(state.config(), page_name(pg), key="share_sidebar", wrap=False)  # one line: narrow sidebar
+        st.page_link(layout.SHARE, label="JSON, CSV and NumPy code", icon=":material/download:")
+
+
+# ---- files ----------------------------------------------------------------------------------------
+
+
+def json_download(cfg: Config, *, key: str, page: str | None = None) -> None:
+    st.download_button(
+        "Download the configuration (JSON)", partial(share.to_json, cfg, page), file_name="attention-config.json",
+        mime="application/json", key=key, icon=":material/download:", on_click="ignore",
+    )
+
+
+def import_file() -> None:
+    """on_change of the JSON uploader: load the file, or say why not and keep the configuration."""
+    uploaded = st.session_state.get("share_import")
+    if uploaded is None:  # the file was removed from the uploader
+        return
+    try:
+        if uploaded.size > LIMITS.file_bytes:
+            raise AttentionInputError(
+                f"JSON file: {uploaded.size:,} bytes is over the cap of {LIMITS.file_bytes:,} bytes."
+            )
+        cfg, _ = share.from_json(uploaded.getvalue())
+    except AttentionInputError as err:
+        st.session_state[state.IMPORT_RESULT] = (False, f"{uploaded.name} was not loaded: {err}")
+        return
+    state.set_config(cfg)
+    summary = f"{cfg.n_seq} tokens, d_model {cfg.d_model}, {cfg.n_heads} head(s)"
+    st.session_state[state.IMPORT_RESULT] = (True, f"Loaded {uploaded.name}: {summary}.")
+
+
+def import_result() -> None:
+    """Show the outcome of the last import once."""
+    result = st.session_state.pop(state.IMPORT_RESULT, None)
+    if result:
+        ok, message = result
+        (st.success if ok else st.error)(message, icon=":material/check:" if ok else ":material/error:")
+
+
+def stage_title(name: str) -> str:
+    """ "head0_weights" -> "head 0 · weights", "w_q" -> "W_Q"."""
+    if name.startswith("head"):
+        head, stage = name.removeprefix("head").split("_", 1)
+        return f"head {head} · {stage}"
+    return {"x": "X", "w_q": "W_Q", "w_k": "W_K", "w_v": "W_V", "w_o": "W_O"}.get(name, name)
+
+
+def csv_downloads(cfg: Config, trace: MultiHeadTrace) -> None:
+    """One matrix or intermediate as CSV, or all of them in one zip."""
+    tables = share.named_matrices(cfg, trace)
+    left, middle, right = st.columns([2, 1, 1], vertical_alignment="bottom")
+    name = left.selectbox("Matrix", list(tables), format_func=stage_title, key="share_csv_name")
+    matrix = tables[name]
+    middle.download_button(
+        f"{stage_title(name)} (CSV)", partial(share.to_csv, name, matrix, cfg.tokens), file_name=f"{name}.csv",
+        mime="text/csv", key="share_csv", icon=":material/table:", on_click="ignore",
+    )
+    right.download_button(
+        f"All {len(tables)} tables (zip)", partial(share.csv_zip, cfg, trace), file_name="attention-tables.zip",
+        mime="application/zip", key="share_zip", icon=":material/folder_zip:", on_click="ignore",
+    )
+    st.caption(f"{stage_title(name)}: {matrix.shape[0]} × {matrix.shape[1]}. Values are exact (Python's repr of "
+               "each float64); a masked score is -inf. The zip also holds config.json.")
+
+
+def code_block(cfg: Config) -> None:
+    """The NumPy script: shown when it is small enough to read, always downloadable."""
+    cells = sum(cfg.matrix(n).size for n in ("x", "w_q", "w_k", "w_v", "w_o"))
+    if cells <= SHOW_CODE_CELLS:
+        st.code(codegen.numpy_script(cfg), language="python", line_numbers=True, height=420)
+    else:
+        st.info(f"The script holds {cells:,} numbers: too long to show here. Download it.", icon=":material/info:")
+    st.download_button(
+        "Download attention.py", partial(codegen.numpy_script, cfg), file_name="attention.py", mime="text/x-python",
+        key="share_code", icon=":material/code:", on_click="ignore",
+    )

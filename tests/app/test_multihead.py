@@ -1,0 +1,252 @@
+"""AppTest of the Multi-head page: every number it draws checked against numpy written out here."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pyarrow.ipc
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from attn_core import load_preset, make_config
+
+from .apptools import APP, edit_cells
+
+PAGE = "pages/multihead.py"
+
+
+# ---- the reference: PyTorch's multi-head formulation, written out in numpy -------------------------
+def reference(cfg, *, mask=None, divisor=None):  # -> per-head weights, concat, output
+    """softmax(Q_h K_hᵀ / √d_k) V_h per head (column slices), heads side by side, then @ W_O."""
+    n = cfg.n_heads
+    d_k, d_v = cfg.w_q.shape[1] // n, cfg.w_v.shape[1] // n
+    q, k, v = cfg.x @ cfg.w_q, cfg.x @ cfg.w_k, cfg.x @ cfg.w_v
+    weights, outputs = [], []
+    for h in range(n):
+        q_h, k_h = q[:, h * d_k:(h + 1) * d_k], k[:, h * d_k:(h + 1) * d_k]
+        v_h = v[:, h * d_v:(h + 1) * d_v]
+        s = q_h @ k_h.T / (np.sqrt(d_k) if divisor is None else divisor)
+        if mask is not None:
+            s = np.where(mask, s, -np.inf)
+        e = np.exp(s - s.max(axis=1, keepdims=True))
+        a = e / e.sum(axis=1, keepdims=True)
+        weights.append(a)
+        outputs.append(a @ v_h)
+    concat = np.concatenate(outputs, axis=1)
+    return weights, concat, concat @ cfg.w_o
+
+
+def wide_config(**options):
+    """4 tokens, d_model 5, W_Q/W_K 8 wide, W_V 16 wide, W_O 16 × 3: 1, 2, 4 and 8 heads all divide."""
+    rng = np.random.default_rng(7)
+    return make_config(
+        ["the", "cat", "sat", "down"], rng.normal(size=(4, 5)), rng.normal(size=(5, 8)), rng.normal(size=(5, 8)),
+        rng.normal(size=(5, 16)), w_o=rng.normal(size=(16, 3)), **options,
+    )
+
+
+# ---- helpers ------------------------------------------------------------------------------------
+def open_page(cfg=None) -> AppTest:
+    """The app with ``cfg`` as its configuration (default: the app's own), on the Multi-head page."""
+    at = AppTest.from_file(APP, default_timeout=60)
+    if cfg is not None:
+        at.session_state["config"] = cfg
+    at.run()
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    return at
+
+
+def _frames(chart) -> dict[str, pd.DataFrame]:
+    return {d.name: pyarrow.ipc.open_stream(d.data.data).read_all().to_pandas() for d in chart.proto.datasets}
+
+
+def _matrix(frame: pd.DataFrame) -> np.ndarray:
+    """A heatmap's long frame (row_i, col_i, value) back into a matrix."""
+    m = np.full((frame["row_i"].max() + 1, frame["col_i"].max() + 1), np.nan)
+    m[frame["row_i"], frame["col_i"]] = frame["value"]
+    return m
+
+
+def chart_matrix(at: AppTest, title: str) -> np.ndarray:
+    """The matrix drawn by the chart titled ``title`` (its one dataset with cell values)."""
+    for chart in at.get("vega_lite_chart"):
+        if json.loads(chart.proto.spec).get("title") == title:
+            (frame,) = [f for f in _frames(chart).values() if "value" in f.columns]
+            return _matrix(frame)
+    raise AssertionError(f"no chart titled {title!r}")
+
+
+def head_panels(at: AppTest) -> list[np.ndarray]:
+    """The per-head small multiples, in order: each panel's attention weights."""
+    for chart in at.get("vega_lite_chart"):
+        spec = json.loads(chart.proto.spec)
+        if "concat" in spec:
+            frames = _frames(chart)
+            panels = []
+            for panel in spec["concat"]:
+                assert (panel.get("title") or panel["layer"][0]["title"]) == f"head {len(panels)}"
+                name = (panel.get("data") or panel["layer"][0].get("data") or spec["data"])["name"]
+                panels.append(_matrix(frames[name]))
+            return panels
+    raise AssertionError("no per-head small multiples")
+
+
+def choose_heads(at: AppTest, n: int) -> AppTest:
+    at.number_input(key="heads_wanted").set_value(n).run()
+    assert not at.exception
+    return at
+
+
+def metric(at: AppTest, label_start: str) -> str:
+    (m,) = [m for m in at.metric if m.label.startswith(label_start)]
+    return m.value
+
+
+# ---- the tests ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("n_heads", [1, 2, 4, 8])
+def test_heads_weights_concat_and_output_equal_numpy(n_heads):
+    at = choose_heads(open_page(wide_config()), n_heads)
+    cfg = at.session_state["config"]
+    assert cfg.n_heads == n_heads
+    weights, concat, output = reference(cfg)
+
+    panels = head_panels(at)
+    assert len(panels) == n_heads
+    for got, want in zip(panels, weights, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(chart_matrix(at, "concat = [head 0 | head 1 | …]"), concat, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(chart_matrix(at, "output = concat · W_O"), output, rtol=1e-12, atol=1e-12)
+
+    assert f"**concat** · shape 4 × 16 = [n_seq, n_heads·d_v] = [4, {n_heads}·{16 // n_heads}]" in [
+        m.value for m in at.markdown
+    ]
+    assert metric(at, "d_k per head") == str(8 // n_heads)
+    assert metric(at, "d_v per head") == str(16 // n_heads)
+
+
+def test_head_bands_are_labelled_on_the_weights():
+    at = choose_heads(open_page(wide_config()), 2)
+    for chart in at.get("vega_lite_chart"):
+        spec = json.loads(chart.proto.spec)
+        if str(spec.get("title", "")).startswith("W_V"):
+            labels = [f for f in _frames(chart).values() if "label" in f.columns]
+            assert [list(f["label"]) for f in labels] == [["head 0", "head 1"]]
+            rules = [f for f in _frames(chart).values() if list(f.columns) == ["col_i"]]
+            assert [list(f["col_i"]) for f in rules] == [[8]]  # the boundary between the two 8-column slices
+            break
+    else:
+        raise AssertionError("no W_V chart")
+
+
+def test_a_head_count_that_does_not_divide_gives_a_message_and_nearest_choices():
+    at = choose_heads(open_page(wide_config()), 3)
+    assert at.session_state["config"].n_heads == 1  # unchanged
+    (warning,) = at.warning
+    assert "3 heads do not fit" in warning.value
+    assert "Valid choices: 1, 2, 4, 8" in warning.value
+    assert "Nearest: 2 or 4" in warning.value
+    assert not at.error
+
+    at.button(key="heads_use_4").click().run()
+    assert not at.exception
+    assert at.session_state["config"].n_heads == 4
+    assert at.number_input(key="heads_wanted").value == 4
+    assert not at.warning
+
+
+def test_seed003_heads_shows_the_3_by_512_concatenation():
+    cfg = load_preset("seed003_heads")
+    at = open_page(cfg)
+    assert "**concat** · shape 3 × 512 = [n_seq, n_heads·d_v] = [3, 8·64]" in [m.value for m in at.markdown]
+    table = at.dataframe[-1].value.set_index("array")
+    assert table.loc["concat", "here"] == "3 × 512"
+    assert table.loc["Q_h", "here"] == "3 × 64"
+    assert table.loc["head_h", "how many"] == "8 (one per head)"
+    assert table.loc["output", "here"] == "3 × 4"
+    weights, concat, output = reference(cfg)
+    np.testing.assert_allclose(chart_matrix(at, "concat = [head 0 | head 1 | …]"), concat, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(chart_matrix(at, "output = concat · W_O"), output, rtol=1e-12, atol=1e-12)
+    assert len(head_panels(at)) == 8
+
+
+def test_one_head_with_identity_w_o_equals_single_head_attention():
+    at = open_page(wide_config(n_heads=2))
+    assert float(metric(at, "max |head 0's block")) < 1e-12  # each head is attention on its own slices
+    at.button(key="heads_try_single").click().run()
+    assert not at.exception
+    cfg = at.session_state["config"]
+    assert cfg.n_heads == 1
+    np.testing.assert_array_equal(cfg.w_o, np.eye(16))
+    assert float(metric(at, "max |multi-head output − single-head output|")) < 1e-12
+    assert at.success
+    # single-head attention written out: softmax(X W_Q (X W_K)ᵀ / √8) X W_V
+    s = (cfg.x @ cfg.w_q) @ (cfg.x @ cfg.w_k).T / np.sqrt(8)
+    a = np.exp(s - s.max(axis=1, keepdims=True))
+    a /= a.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(chart_matrix(at, "output = concat · W_O"), a @ (cfg.x @ cfg.w_v), rtol=1e-12)
+
+
+def test_scale_and_mask_apply_to_every_head():
+    at = open_page(wide_config(n_heads=4, scale="none", mask_kind="causal"))
+    weights, _, output = reference(at.session_state["config"], mask=np.tril(np.ones((4, 4), dtype=bool)), divisor=1)
+    for got, want in zip(head_panels(at), weights, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+        assert np.all(np.triu(got, 1) == 0)
+    np.testing.assert_allclose(chart_matrix(at, "output = concat · W_O"), output, rtol=1e-12, atol=1e-12)
+    assert "the causal mask apply to every head" in at.info[0].value
+
+
+def test_w_o_edited_and_randomised_here():
+    at = open_page(wide_config(n_heads=2))
+    edit_cells(at, "w_o", {0: {0: 2.5}})
+    assert not at.exception
+    cfg = at.session_state["config"]
+    assert cfg.w_o[0, 0] == 2.5
+    _, concat, _ = reference(cfg)
+    w_o = cfg.w_o.copy()
+    np.testing.assert_allclose(chart_matrix(at, "output = concat · W_O"), concat @ w_o, rtol=1e-12, atol=1e-12)
+
+    at.selectbox(key="heads_w_o_init").set_value("ones")
+    at.button(key="heads_w_o_fill").click().run()
+    assert not at.exception
+    np.testing.assert_array_equal(at.session_state["config"].w_o, np.ones((16, 3)))
+    want = np.repeat(concat.sum(axis=1, keepdims=True), 3, axis=1)  # every output column: the sum of concat's row
+    np.testing.assert_allclose(chart_matrix(at, "output = concat · W_O"), want, rtol=1e-12, atol=1e-12)
+
+
+def test_editing_w_q_here_changes_the_configuration():
+    at = open_page(wide_config(n_heads=2))
+    edit_cells(at, "w_q", {1: {5: -3.0}})
+    assert not at.exception
+    cfg = at.session_state["config"]
+    assert cfg.w_q[1, 5] == -3.0
+    weights, _, _ = reference(cfg)
+    np.testing.assert_allclose(head_panels(at)[1], weights[1], rtol=1e-12, atol=1e-12)
+
+
+def test_picking_a_head_opens_it_on_step_by_step():
+    at = open_page(wide_config(n_heads=4))
+    at.button_group(key="heads_pick").set_value(2).run()
+    assert at.session_state["head"] == 2
+    assert "Head 2 uses columns 4–5 of W_Q and W_K and columns 8–11 of W_V." in [c.value for c in at.caption]
+    at.button(key="heads_open_steps").click().run()
+    assert not at.exception
+    assert at.session_state["head"] == 2
+    assert "Multi-head attention" not in [t.value for t in at.title]
+
+
+def test_largest_configuration_draws_a_bounded_number_of_cells():
+    rng = np.random.default_rng(3)
+    n_seq, d_model, width = 64, 256, 512
+    cfg = make_config([f"t{i}" for i in range(n_seq)], rng.normal(size=(n_seq, d_model)),
+                      *(rng.normal(size=(d_model, width)) * 0.05 for _ in range(3)), n_heads=16)
+    at = open_page(cfg)
+    _, concat, output = reference(cfg)
+    drawn = chart_matrix(at, "concat = [head 0 | head 1 | …]")
+    assert drawn.shape == (16, 512)  # 8,192 cells: the first 16 tokens, every column
+    np.testing.assert_allclose(drawn, concat[:16], rtol=1e-10, atol=1e-12)
+    assert sum(p.size for p in head_panels(at)) <= 24_000
+    assert any("Drawing the first 16 of 64 rows" in c.value for c in at.caption)

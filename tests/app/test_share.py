@@ -1,0 +1,281 @@
+"""Share & export in AppTest: permalinks in and out, the sidebar control on every page, JSON import."""
+
+from __future__ import annotations
+
+import base64
+import json
+import zlib
+from urllib.parse import parse_qs, urlsplit
+
+import numpy as np
+import pyarrow.ipc
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from attn_core import DEFAULT_PRESET, LIMITS, configs_equal, load_preset, make_config
+from attn_core.codegen import numpy_script
+from attn_core.share import decode_link, encode_link, to_json
+
+from .apptools import APP, new_app
+
+SHARE = "pages/share.py"
+PAGE_TITLES = {  # how each page's title starts
+    "overview": "Self-Attention Explorer", "inputs": "Inputs & weights", "steps": "Step by step",
+    "scaling": "Scaling", "masking": "Masking", "multihead": "Multi-head", "share": "Share & export",
+}
+SEED_X = [[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]]
+SEED_W_Q = [[1, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 1]]
+SEED_W_K = [[0, 0, 1], [1, 1, 0], [0, 1, 0], [1, 1, 0]]
+SEED_W_V = [[0, 2, 0], [0, 3, 0], [1, 0, 3], [1, 1, 0]]
+
+
+HARNESS = """
+from unittest import mock
+
+import streamlit as st
+from attn_ui import share_ui, state
+
+class Page:  # the part of what st.navigation returns that share_ui reads
+    url_path = {url_path!r}
+
+state.init()
+share_ui.apply_query_params(Page())
+with mock.patch.object(st, "page_link", lambda page, **kw: st.caption(f"page link to {{page}}")):
+    share_ui.sidebar(Page())  # (no st.navigation here to resolve page links)
+st.write("page body")
+"""
+
+
+def harness(url_path: str, link: str | None = None) -> AppTest:
+    """The router's two share calls without st.navigation: AppTest reruns only the page of a navigation app
+    after its first run (the router's own lines run once), so behaviour across reruns is tested here."""
+    at = AppTest.from_string(HARNESS.format(url_path=url_path), default_timeout=60)
+    if link is not None:
+        at.query_params["c"] = link
+    return at.run()
+
+
+def open_link(value: str) -> AppTest:
+    """A fresh session opened with ?c=value."""
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["c"] = value
+    return at.run()
+
+
+def shared_config():
+    """Seed 000 with values no preset has (exact binary fractions and awkward float64s), causal mask."""
+    x = np.array(SEED_X, dtype=float) + np.array([[0.1, -0.0, 1e-17, 0.5], [0.3, 0.25, 1 / 3, 0], [0, 0, 0, 2]])
+    return make_config(["the", "cat", "sat"], x, SEED_W_Q, SEED_W_K, SEED_W_V, mask_kind="causal")
+
+
+def chart_matrices(at: AppTest) -> list[np.ndarray]:
+    """Every heatmap on the page as a matrix, rebuilt from the chart's data (row_i, col_i, value)."""
+    out = []
+    for chart in at.get("vega_lite_chart"):
+        for ds in chart.proto.datasets:
+            df = pyarrow.ipc.open_stream(ds.data.data).read_all().to_pandas()
+            if {"row_i", "col_i", "value"} <= set(df.columns):
+                m = np.full((df.row_i.max() + 1, df.col_i.max() + 1), np.nan)
+                m[df.row_i, df.col_i] = df.value
+                out.append(m)
+    return out
+
+
+def expected_weights(x, w_q, w_k, mask) -> np.ndarray:
+    """softmax(mask(Q Kᵀ / √d_k)) written out here, independently of attn_core."""
+    q, k = np.asarray(x) @ np.asarray(w_q, float), np.asarray(x) @ np.asarray(w_k, float)
+    s = np.where(mask, q @ k.T / np.sqrt(q.shape[1]), -np.inf)
+    e = np.exp(s - s.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def link_in(code_value: str) -> str:
+    """The ?c= value of the URL shown in a code block (relative in AppTest: no browser address)."""
+    assert code_value.startswith("?c=")
+    return parse_qs(urlsplit(code_value).query)["c"][0]
+
+
+# ---- opening a permalink ---------------------------------------------------------------------------
+
+
+def test_a_permalink_restores_the_configuration_bit_for_bit_on_its_page():
+    cfg = shared_config()
+    at = open_link(encode_link(cfg, "steps"))
+    assert not at.exception
+    assert configs_equal(at.session_state["config"], cfg)
+    assert at.title[0].value == "Step by step"
+    assert "c" not in at.query_params  # consumed: the address bar no longer claims this configuration
+    weights = expected_weights(cfg.x, SEED_W_Q, SEED_W_K, np.tri(3, dtype=bool))
+    assert any(m.shape == (3, 3) and np.allclose(m, weights, rtol=1e-12, equal_nan=False) for m in chart_matrices(at))
+    assert not at.warning
+
+
+@pytest.mark.parametrize(("page", "title"), [("overview", "Self-Attention Explorer"), ("masking", "Masking"),
+                                            ("share", "Share & export")])
+def test_a_permalink_opens_the_page_it_names(page, title):
+    at = open_link(encode_link(load_preset("seed002_causal"), page))
+    assert not at.exception and at.title[0].value == title
+    assert configs_equal(at.session_state["config"], load_preset("seed002_causal"))
+
+
+def test_the_link_is_read_once_so_later_edits_stay():
+    at = harness("", encode_link(shared_config(), "overview"))
+    assert configs_equal(at.session_state["config"], shared_config()) and "c" not in at.query_params
+    at.session_state["config"] = load_preset("seed004_unscaled")
+    at.query_params["c"] = encode_link(shared_config())  # even if the address still had it
+    at.run()
+    assert configs_equal(at.session_state["config"], load_preset("seed004_unscaled"))
+
+
+def hostile_values() -> dict[str, str]:
+    good = encode_link(load_preset("seed001_sentence"))
+    doc = json.loads(to_json(load_preset("seed000")))
+    nan = json.dumps(doc).replace("[0.0, 2.0, 0.0, 2.0]", "[0.0, NaN, 0.0, 2.0]", 1)
+
+    def pack(text: str) -> str:
+        return base64.urlsafe_b64encode(zlib.compress(text.encode(), 9)).decode().rstrip("=")
+
+    return {
+        "truncated": good[: len(good) // 2],
+        "bad base64": "%%%not-base64%%%",
+        "bad zlib": base64.urlsafe_b64encode(b"definitely not zlib").decode(),
+        "zip bomb": base64.urlsafe_b64encode(zlib.compress(bytes(100_000_000), 9)).decode(),
+        "huge dimensions": pack(json.dumps(doc | {"x": [[0.0] * 5000] * 3})),
+        "wrong types": pack(json.dumps(doc | {"n_heads": "lots"})),
+        "negative heads": pack(json.dumps(doc | {"n_heads": -2})),
+        "NaN": pack(nan),
+        "unknown version": pack(json.dumps(doc | {"version": 99})),
+        "deeply nested": pack("[" * 50_000 + "]" * 50_000),
+        "pickle": base64.urlsafe_b64encode(zlib.compress(b"\x80\x04\x95cos\nsystem\n")).decode(),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(hostile_values()))
+def test_a_hostile_link_shows_a_message_and_the_default_preset(name):
+    at = open_link(hostile_values()[name])
+    assert not at.exception
+    assert configs_equal(at.session_state["config"], load_preset(DEFAULT_PRESET))
+    assert at.title[0].value == "Self-Attention Explorer"
+    assert len(at.warning) == 1 and at.warning[0].value.startswith("This link could not be opened")
+    assert "link: " in at.warning[0].value or at.warning[0].value.count(":") >= 1
+
+
+def test_the_message_of_a_hostile_link_is_shown_once():
+    at = harness("steps", "%%%")
+    assert "This link could not be opened" in at.warning[0].value
+    assert configs_equal(at.session_state["config"], load_preset(DEFAULT_PRESET))
+    at.run()
+    assert not at.warning and at.markdown[-1].value == "page body"
+
+
+# ---- making a permalink ---------------------------------------------------------------------------
+
+
+def test_the_share_page_makes_a_link_that_decodes_to_the_configuration():
+    at = new_app(SHARE)
+    assert not at.exception and at.title[0].value == "Share & export"
+    at.session_state["config"] = shared_config()
+    at.selectbox(key="share_link_page").select("masking")
+    at.button(key="share_make_link").click().run()
+    assert not at.exception
+    cfg, page = decode_link(link_in(at.code[0].value))
+    assert configs_equal(cfg, shared_config()) and page == "masking"
+
+
+def test_a_configuration_too_large_for_a_link_is_offered_as_json():
+    at = new_app(SHARE)
+    at.session_state["config"] = load_preset("seed003_heads")  # 8 heads × 64 Gaussians: far over 8 kB
+    at.button(key="share_make_link").click().run()
+    assert not at.exception
+    assert "too large for a link" in at.warning[0].value
+    assert at.get("download_button")[0].proto.label == "Download the configuration (JSON)"
+    assert all(not c.value.startswith("?c=") for c in at.code)
+
+
+@pytest.mark.parametrize("page", list(PAGE_TITLES))
+def test_every_page_has_the_sidebar_control(page):
+    at = open_link(encode_link(load_preset("seed004_unscaled"), page))
+    assert at.title[0].value.startswith(PAGE_TITLES[page])
+    assert at.sidebar.button(key="share_sidebar_link").label == "Make a link to this"
+
+
+@pytest.mark.parametrize(("url_path", "page"), [("", "overview"), ("steps", "steps"), ("multihead", "multihead")])
+def test_the_sidebar_control_links_to_the_configuration_on_this_page(url_path, page):
+    at = harness(url_path)
+    at.session_state["config"] = shared_config()
+    at.sidebar.button(key="share_sidebar_link").click().run()
+    assert not at.exception
+    value = link_in(at.sidebar.code[0].value)
+    cfg, name = decode_link(value)
+    assert configs_equal(cfg, shared_config()) and name == page
+    follow = open_link(value)  # the full app opens that page with that configuration
+    assert configs_equal(follow.session_state["config"], shared_config())
+    assert follow.title[0].value.startswith(PAGE_TITLES[page])
+
+
+# ---- JSON, CSV, code ---------------------------------------------------------------------------------
+
+
+def upload(at: AppTest, content: bytes, name: str = "config.json") -> AppTest:
+    at.file_uploader(key="share_import").set_value((name, content, "application/json"))
+    return at.run()
+
+
+def test_importing_a_json_file_replaces_the_configuration():
+    at = new_app(SHARE)
+    upload(at, to_json(shared_config(), "steps").encode())
+    assert not at.exception
+    assert configs_equal(at.session_state["config"], shared_config())
+    assert at.success[0].value.startswith("Loaded config.json: 3 tokens")
+    assert at.title[0].value == "Share & export"  # an import stays here
+
+
+def bad_files() -> dict[str, bytes]:
+    doc = json.loads(to_json(load_preset("seed000")))
+    return {
+        "not JSON": b"x,y\n1,2\n",
+        "not UTF-8": b"\xff\xfe\x00{",
+        "wrong schema": json.dumps({"tokens": ["a"], "x": [[1.0]]}).encode(),
+        "unknown version": json.dumps(doc | {"version": 7}).encode(),
+        "wrong shapes": json.dumps(doc | {"w_q": [[1.0, 0.0, 1.0]] * 3}).encode(),
+        "NaN": json.dumps(doc).replace("1.0", "NaN", 1).encode(),
+        "dimensions over the caps": json.dumps(doc | {"x": [[0.0] * 600] * 3}).encode(),
+        "oversized": b" " * (LIMITS.file_bytes + 1),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(bad_files()))
+def test_a_bad_json_file_gets_a_message_and_leaves_the_configuration_untouched(name):
+    at = new_app(SHARE)
+    at.session_state["config"] = shared_config()
+    at.run()
+    upload(at, bad_files()[name], f"{name}.json")
+    assert not at.exception
+    assert configs_equal(at.session_state["config"], shared_config())
+    assert len(at.error) == 1 and at.error[0].value.startswith(f"{name}.json was not loaded: ")
+    expected = {"not JSON": "not valid JSON", "not UTF-8": "not UTF-8", "wrong schema": "not a Self-Attention",
+                "unknown version": "version 7", "wrong shapes": "W_Q: has 3 rows but X has 4 columns",
+                "NaN": "X: cell (0, 0) is NaN", "dimensions over the caps": "over the cap of 256 × 512",
+                "oversized": "40,000,001 bytes is over the cap"}[name]
+    assert expected in at.error[0].value
+
+
+def test_the_share_page_offers_every_download_and_the_script():
+    at = new_app(SHARE)
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels == ["Download the configuration (JSON)", "X (CSV)", "All 15 tables (zip)", "Download attention.py"]
+    assert at.selectbox(key="share_csv_name").options[:6] == ["X", "W_Q", "W_K", "W_V", "W_O", "head 0 · q"]
+    at.selectbox(key="share_csv_name").select("head0_weights").run()
+    assert [b.proto.label for b in at.get("download_button")][1] == "head 0 · weights (CSV)"
+    assert at.code[0].value == numpy_script(load_preset(DEFAULT_PRESET)).rstrip("\n")  # st.code drops the final newline
+
+
+def test_a_large_configuration_offers_the_script_for_download_only():
+    at = new_app(SHARE)
+    rng = np.random.default_rng(0)
+    at.session_state["config"] = make_config([f"t{i}" for i in range(64)], rng.standard_normal((64, 128)),
+                                             *(rng.standard_normal((128, 128)) for _ in range(3)))
+    at.run()
+    assert not at.exception and not at.code
+    assert "too long to show here" in at.info[0].value
+    assert "Download attention.py" in [b.proto.label for b in at.get("download_button")]

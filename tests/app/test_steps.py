@@ -1,0 +1,331 @@
+"""Step by step: every intermediate, the drill-down, heads, masks, precision, bad configurations.
+
+Expected numbers are computed here with numpy written out independently of attn_core, or copied from
+the seeds' printed output.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from attn_core import PRESETS, load_preset
+
+from .apptools import edit_cells, new_app
+
+STEPS = "pages/steps.py"
+SEED_X = np.array([[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]], dtype=float)
+SEED_W_Q = np.array([[1, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 1]], dtype=float)
+SEED_W_K = np.array([[0, 0, 1], [1, 1, 0], [0, 1, 0], [1, 1, 0]], dtype=float)
+SEED_W_V = np.array([[0, 2, 0], [0, 3, 0], [1, 0, 3], [1, 1, 0]], dtype=float)
+SEED000_OUT = np.array([[1.8638741, 6.3193707, 1.7041886],  # seed 000's printed attention
+                        [1.9991105, 7.8141265, 0.27347228],
+                        [1.9925548, 7.479635, 0.73587704]])
+SEED004_SOFTMAX = np.array([[6.3379e-02, 4.6831e-01, 4.6831e-01],  # seed 004's printed softmax of the raw scores
+                            [6.0337e-06, 9.8201e-01, 1.7986e-02],
+                            [2.9539e-04, 8.8054e-01, 1.1917e-01]])
+SEED002_WEIGHTS = np.array([[1.0, 0.0, 0.0, 0.0],  # seed 002's printed causal attention
+                            [0.94664092, 0.05335908, 0.0, 0.0],
+                            [0.50787789, 0.27531446, 0.21680764, 0.0],
+                            [0.20745508, 0.01388622, 0.026581, 0.7520777]])
+SEED002_OUT = np.array([
+    [-0.86809855, -1.18069928, -0.06732257, -0.07734407, 0.90038494, 0.98346644, 1.78747552, 1.74595429],
+    [-0.80533354, -0.99471947, -0.08073652, -0.00649675, 0.8041906, 1.04012565, 1.6762444, 1.54688036],
+    [-0.49883119, 0.16491485, 0.14500971, 0.44535492, -0.12936482, 1.09460771, 0.7726493, 0.09295474],
+    [-0.41214081, 0.49047069, 0.67251614, 0.05135334, -1.39087677, -0.73216931, 0.58833651, 0.32972812],
+])
+
+
+# ---- an independent reference ---------------------------------------------------------------------
+
+
+def reference(x, w_q, w_k, w_v, divisor=None, allowed=None):
+    """Every intermediate of softmax(mask(QKᵀ/s))V, written out with plain numpy (allowed: True = may attend)."""
+    q, k, v = x @ w_q, x @ w_k, x @ w_v
+    scores = q @ k.T
+    scaled = scores / (np.sqrt(q.shape[1]) if divisor is None else divisor)
+    masked = scaled if allowed is None else np.where(allowed, scaled, -np.inf)
+    weights = np.zeros_like(masked)
+    for i, row in enumerate(masked):
+        keep = np.isfinite(row)
+        if keep.any():
+            e = np.exp(row[keep] - row[keep].max())
+            weights[i, keep] = e / e.sum()
+    return {"Q": q, "K": k, "V": v, "scores": scores, "scaled": scaled, "masked": masked, "weights": weights,
+            "output": weights @ v}
+
+
+# ---- reading the page -----------------------------------------------------------------------------
+
+
+def steps_app(cfg=None, *, preset: str | None = None, before=None) -> AppTest:
+    """The app on Step by step, with the configuration ``cfg`` (or a preset's) put in session state."""
+    at = new_app()
+    if preset is not None:
+        cfg = load_preset(preset)
+    if cfg is not None:
+        at.session_state["config"] = cfg
+    if before is not None:
+        before(at)
+    at.switch_page(STEPS).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def elements(node):
+    """Every element of the page in order (blocks flattened)."""
+    if type(node).__name__ in ("Block", "SpecialBlock") or (hasattr(node, "children") and not hasattr(node, "proto")):
+        for child in node.children.values():
+            yield from elements(child)
+    else:
+        yield node
+
+
+def charts(at: AppTest) -> dict[str, pd.DataFrame]:
+    """Each heatmap's data, by the bold title written above it ("Q", "Scores QKᵀ", "Weights", ...)."""
+    found, title = {}, None
+    for el in elements(at.main):
+        if el.type == "markdown" and el.value.startswith("**"):
+            title = el.value.split("**")[1]
+        elif el.type == "vega_lite_chart":
+            found[title] = pa.ipc.open_stream(el.proto.datasets[0].data.data).read_all().to_pandas()
+    return found
+
+
+def grid(df: pd.DataFrame, column: str = "value") -> np.ndarray:
+    """A chart's long data back to its matrix."""
+    out = np.empty((df["row_i"].max() + 1, df["col_i"].max() + 1), dtype=object)
+    out[df["row_i"], df["col_i"]] = df[column]
+    return out if column == "text" else out.astype(float)
+
+
+def tables(at: AppTest) -> dict[str, list[list[str]]]:
+    """The drill-down's markdown tables by section letter ("a", "b", "c"): rows of cells, header dropped."""
+    found, section = {}, None
+    for el in elements(at.main):
+        if el.type != "markdown":
+            continue
+        if el.value.startswith("##### "):
+            section = el.value.split()[1]
+        elif el.value.startswith("| ") and section:
+            lines = el.value.splitlines()[2:]
+            found[section] = [[c.strip() for c in line.strip("|").split(" | ")] for line in lines]
+    return found
+
+
+def numbers(text: str) -> list[float]:
+    return [float(s) for s in re.findall(r"-?\d+(?:\.\d+)?(?:e[+-]\d+)?", text)]
+
+
+def page_text(at: AppTest) -> str:
+    return "\n".join(str(getattr(el, "value", "")) for el in elements(at.main))
+
+
+# ---- tests ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+def test_every_preset_runs(preset):
+    at = steps_app(preset=preset)
+    cfg = load_preset(preset)
+    found = charts(at)
+    assert not at.error
+    assert at.title[0].value == "Step by step"
+    assert {"Scores QKᵀ", "Scaled scores", "Weights", "Output"} <= set(found) or cfg.n_heads > 1
+    assert ("Masked scores" in found) == (cfg.mask_kind != "none")
+    for df in found.values():
+        assert not df["value"].isna().any()
+    assert len(at.selectbox(key="steps_query").options) == cfg.n_seq
+
+
+def test_seed000_every_intermediate_and_output_row():
+    at = steps_app(preset="seed000")
+    ref = reference(SEED_X, SEED_W_Q, SEED_W_K, SEED_W_V)
+    found = charts(at)
+    for title, name in (("Q", "Q"), ("K", "K"), ("V", "V"), ("Scores QKᵀ", "scores"), ("Scaled scores", "scaled"),
+                        ("Weights", "weights"), ("Output", "output")):
+        np.testing.assert_allclose(grid(found[title]), ref[name], rtol=1e-12, err_msg=title)
+    np.testing.assert_allclose(grid(found["Output"]), SEED000_OUT, rtol=1e-6)
+    assert list(grid(found["Output"], "text")[0]) == ["1.8639", "6.3194", "1.7042"]
+    np.testing.assert_allclose(grid(found["Row sums Σⱼ aᵢⱼ"])[:, 0], 1.0, rtol=1e-12)
+    assert "Masked scores" not in found
+    assert not at.info  # one head and W_O the identity: nothing to say about W_O
+    # the divisor is named with its value, and the drill-down's weighted values sum to seed 000's row
+    assert any(r"\sqrt{d_k} = \sqrt{3} = 1.7321" in el.value for el in at.latex)
+    assert tables(at)["c"][-1][-1] == "**[1.8639, 6.3194, 1.7042]**"
+    assert "[1.8639, 6.3194, 1.7042] = output row 0" in at.success[0].value
+
+
+def test_seed004_unscaled_shows_raw_scores():
+    at = steps_app(preset="seed004_unscaled")
+    found = charts(at)
+    np.testing.assert_array_equal(grid(found["Scores QKᵀ"]), [[2, 4, 4], [4, 16, 12], [4, 12, 10]])
+    np.testing.assert_array_equal(grid(found["Scaled scores"]), grid(found["Scores QKᵀ"]))
+    np.testing.assert_allclose(grid(found["Weights"]), SEED004_SOFTMAX, rtol=1e-4, atol=1e-9)
+    assert any(r"1 \text{ (no scaling)}" in el.value for el in at.latex)
+
+
+@pytest.mark.parametrize("i", [0, 1, 2])
+def test_choosing_a_query_writes_out_its_row(i):
+    at = steps_app(preset="seed000")
+    at.selectbox(key="steps_query").set_value(i).run()
+    assert not at.exception
+    assert at.session_state["query"] == i
+    ref = reference(SEED_X, SEED_W_Q, SEED_W_K, SEED_W_V)
+    q, k, v, w = ref["Q"], ref["K"], ref["V"], ref["weights"]
+    t = tables(at)
+    # a: q_i·k_j as a sum of products of the seed's integers, with the total
+    for j, row in enumerate(t["a"]):
+        products = " + ".join(f"{int(a)}·{int(b)}" for a, b in zip(q[i], k[j], strict=True))
+        assert row[2] == f"{products} = {int(q[i] @ k[j])}"
+        assert float(row[3]) == pytest.approx(q[i] @ k[j] / np.sqrt(3), abs=5e-5)
+    # b: exp(s_j − max), their sum, each weight
+    s = q[i] @ k.T / np.sqrt(3)
+    e = np.exp(s - s.max())
+    for j, row in enumerate(t["b"][:-1]):
+        assert [float(c) for c in row[1:]] == pytest.approx([s[j], s[j] - s.max(), e[j], w[i, j]], abs=5e-5)
+    assert float(t["b"][-1][3].strip("*")) == pytest.approx(e.sum(), abs=5e-5)
+    assert float(t["b"][-1][4].strip("*")) == pytest.approx(1.0)
+    # c: the weighted value rows weights[i, j]·v_j and their sum, equal to output_i
+    for j, row in enumerate(t["c"][:-1]):
+        assert numbers(row[3]) == pytest.approx(w[i, j] * v[j], abs=5e-5)
+    total = numbers(t["c"][-1][3])
+    assert total == pytest.approx(sum(w[i, j] * v[j] for j in range(3)), abs=5e-5)
+    assert total == pytest.approx(SEED000_OUT[i], abs=5e-5)
+    assert "✓" in at.success[0].value
+
+
+def test_seed002_causal_masks_above_the_diagonal():
+    at = steps_app(preset="seed002_causal")
+    found = charts(at)
+    above = np.triu(np.ones((4, 4), dtype=bool), k=1)
+    text = grid(found["Masked scores"], "text")
+    assert (text[above] == "−∞").all() and not (text[~above] == "−∞").any()
+    weights = grid(found["Weights"])
+    assert (weights[above] == 0).all()
+    assert grid(found["Weights"], "masked")[above].all()  # drawn grey as masked
+    np.testing.assert_allclose(weights, SEED002_WEIGHTS, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(grid(found["Output"]), SEED002_OUT, rtol=1e-6, atol=1e-8)
+    # the drill-down of "is" (query 2): the printed weights, the masked key spelled out
+    at.selectbox(key="steps_query").set_value(2).run()
+    rows = tables(at)["b"]
+    assert [r[4] for r in rows[:-1]] == ["0.5079", "0.2753", "0.2168", "0"]
+    assert tables(at)["a"][3][3].endswith("→ −∞ (masked)")
+
+
+def test_causal_mask_on_seed000():
+    cfg = replace(load_preset("seed000"), mask_kind="causal")
+    at = steps_app(cfg)
+    allowed = np.tril(np.ones((3, 3), dtype=bool))
+    ref = reference(SEED_X, SEED_W_Q, SEED_W_K, SEED_W_V, allowed=allowed)
+    found = charts(at)
+    assert (grid(found["Masked scores"], "text")[~allowed] == "−∞").all()
+    np.testing.assert_allclose(grid(found["Weights"]), ref["weights"], rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(grid(found["Output"]), ref["output"], rtol=1e-12)
+    assert any("Causal mask" in el.value for el in at.caption)
+
+
+def test_fully_masked_row_is_zero_not_nan():
+    allowed = np.array([[True, True, True], [False, False, False], [True, False, True]])
+    cfg = replace(load_preset("seed000"), mask_kind="custom", custom_mask=allowed)
+    at = steps_app(cfg)
+    found = charts(at)
+    ref = reference(SEED_X, SEED_W_Q, SEED_W_K, SEED_W_V, allowed=allowed)
+    np.testing.assert_array_equal(grid(found["Weights"])[1], [0, 0, 0])
+    np.testing.assert_array_equal(grid(found["Output"])[1], [0, 0, 0])
+    np.testing.assert_allclose(grid(found["Weights"]), ref["weights"], rtol=1e-12)
+    assert grid(found["Row sums Σⱼ aᵢⱼ"])[:, 0].tolist() == pytest.approx([1, 0, 1])
+    assert any("1: input2" in el.value and "not NaN" in el.value for el in at.info)
+    at.selectbox(key="steps_query").set_value(1).run()
+    assert any("Every key is masked for this query" in el.value for el in at.info)
+    assert [r[4] for r in tables(at)["b"][:-1]] == ["0", "0", "0"]
+
+
+def test_heads_selector_shows_that_heads_trace():
+    at = steps_app(preset="seed003_heads")
+    cfg = load_preset("seed003_heads")
+    head = at.selectbox(key="steps_head")
+    assert head.options == [f"head {h}" for h in range(8)]
+    head.set_value(5).run()
+    assert not at.exception
+    assert at.session_state["head"] == 5
+    cols = slice(5 * 64, 6 * 64)
+    ref = reference(cfg.x, cfg.w_q[:, cols], cfg.w_k[:, cols], cfg.w_v[:, cols])
+    found = charts(at)
+    np.testing.assert_allclose(grid(found["Q (head 5)"]), ref["Q"], rtol=1e-12)
+    np.testing.assert_allclose(grid(found["Weights"]), ref["weights"], rtol=1e-10)
+    np.testing.assert_allclose(grid(found["Output"]), ref["output"], rtol=1e-10)
+    assert any(r"\sqrt{64} = 8" in el.value for el in at.latex)
+    assert "columns 320…383 of W_Q" in page_text(at)
+    assert any("head 5 of 8" in el.value and "W_O" in el.value for el in at.info)
+
+
+def test_head_chosen_elsewhere_opens_here():
+    """The Multi-head page sends the learner here by setting the HEAD state key."""
+    def choose_head(at):
+        at.session_state["head"] = 6
+
+    at = steps_app(preset="seed003_heads", before=choose_head)
+    assert at.selectbox(key="steps_head").value == 6
+    assert "Q (head 6)" in charts(at)
+
+
+def test_overflowing_configuration_shows_a_message():
+    cfg = load_preset("seed000")
+    at = steps_app(replace(cfg, x=np.full_like(cfg.x, 1e200)))
+    assert not at.exception
+    assert "cannot be computed" in at.error[0].value
+    assert "overflowed" in at.error[0].value
+    assert not at.get("vega_lite_chart")
+
+
+def test_precision_applies_to_every_number():
+    at = steps_app(preset="seed000")
+    at.slider(key="steps_precision").set_value(2).run()
+    assert at.session_state["precision"] == 2
+    found = charts(at)
+    assert list(grid(found["Output"], "text")[0]) == ["1.86", "6.32", "1.70"]
+    assert list(grid(found["Weights"], "text")[0]) == ["0.14", "0.43", "0.43"]
+    assert tables(at)["c"][-1][-1] == "**[1.86, 6.32, 1.7]**"
+    assert any(r"\sqrt{3} = 1.73" in el.value for el in at.latex)
+
+
+def test_custom_divisor_is_named():
+    at = steps_app(replace(load_preset("seed000"), scale=2.5))
+    ref = reference(SEED_X, SEED_W_Q, SEED_W_K, SEED_W_V, divisor=2.5)
+    np.testing.assert_allclose(grid(charts(at)["Scaled scores"]), ref["scaled"], rtol=1e-12)
+    assert any(r"2.5 \text{ (a divisor you chose)}" in el.value for el in at.latex)
+
+
+def test_rejected_grid_value_keeps_the_last_valid_result():
+    at = new_app("pages/inputs.py")
+    edit_cells(at, "x", {0: {1: "abc"}})
+    at.switch_page(STEPS).run()
+    assert not at.exception
+    assert "Showing the last valid values" in at.warning[0].value
+    np.testing.assert_allclose(grid(charts(at)["Output"]), SEED000_OUT, rtol=1e-6)
+
+
+def test_large_configuration_drops_cell_text_and_keeps_one_query():
+    rng = np.random.default_rng(7)
+    n, d = 64, 4
+    base = load_preset("seed000")
+    cfg = replace(base, tokens=tuple(f"t{i}" for i in range(n)), x=rng.standard_normal((n, d)),
+                  is_pad=(False,) * n, custom_mask=np.ones((n, n), dtype=bool), mask_kind="causal")
+    at = steps_app(cfg)
+    ref = reference(cfg.x, cfg.w_q, cfg.w_k, cfg.w_v, allowed=np.tril(np.ones((n, n), dtype=bool)))
+    found = charts(at)
+    np.testing.assert_allclose(grid(found["Weights"]), ref["weights"], rtol=1e-10, atol=1e-15)
+    scores_chart = next(el for el in at.get("vega_lite_chart") if "steps_scores_chart" in el.proto.id)
+    spec = json.loads(scores_chart.proto.spec)
+    assert [layer["mark"]["type"] for layer in spec.get("layer", [spec])] == ["rect"]  # 64 × 64 cells: no numbers
+    t = tables(at)
+    assert len(t["a"]) == n and len(t["c"]) == n + 1  # one query's row: n keys (+ the sum)
+    assert numbers(t["c"][-1][3]) == pytest.approx(ref["output"][0], abs=5e-5)

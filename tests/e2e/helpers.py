@@ -1,0 +1,432 @@
+"""Helpers that drive the Self-Attention Explorer in a real browser (Playwright sync API).
+
+What they rely on is measured in ../shared/E2E_NOTES.md (Streamlit 1.67, Debian Chromium):
+
+- ``[data-testid=stApp]`` carries ``data-test-script-state`` ("running", "notRunning", ...): the app has
+  finished a run when it is "notRunning". A rerun is detected by watching that attribute turn "running"
+  (a MutationObserver installed before the action) or by the server's ``script_finished`` message on the
+  websocket, so a fast rerun is never missed.
+- A data_editor grid is a canvas (glide-data-grid) with a hidden accessibility table whose cells are
+  ``data-testid="glide-cell-{col}-{row}"`` (col 0 is the index column) with ``aria-selected``; those cells
+  have no layout, so click positions come from the canvas bounding box.
+- Altair charts render as SVG: each cell of a heatmap is a ``path`` whose ``aria-label`` lists its
+  encoded fields by axis title ("key: 1: input2; query: 0: input1; value: 0.431937101222"), and the
+  numbers drawn on the cells are SVG ``text`` elements.
+
+Everything here is plain functions over a Playwright ``Page``; the fixtures are in conftest.py.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+from google.protobuf.message import DecodeError
+from playwright.sync_api import Locator, Page, WebSocket, expect
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+VIEWPORT = {"width": 1400, "height": 1800}
+
+#: the sidebar entries, in order (titles as st.navigation registers them in streamlit_app.py)
+PAGE_TITLES = ("Overview", "Inputs & weights", "Step by step", "Scaling", "Masking", "Multi-head", "Share & export")
+
+APP_IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"][data-test-connection-state="CONNECTED"]'
+EXCEPTION = '[data-testid="stException"]'
+SKELETON = '[data-testid="stSkeleton"], [data-testid="stSkeletonElement"], [data-testid="stAppSkeleton"]'
+MAIN = '[data-testid="stMainBlockContainer"]'
+GRID = '[data-testid="stDataFrame"]'
+CHART = '[data-testid="stVegaLiteChart"]'
+EDITOR_INPUT = "#portal input.gdg-input, #portal textarea.gdg-input"
+
+# ---- the server ---------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(log_path: Path, *, port: int | None = None, timeout_s: float = 30.0) -> tuple[subprocess.Popen, str]:
+    """``streamlit run streamlit_app.py`` from the repo root on a free port; returns (process, base URL).
+
+    Waits until ``/_stcore/health`` answers. Output goes to ``log_path``. Raises RuntimeError (with the
+    end of the log) if the server exits or does not answer within ``timeout_s``.
+    """
+    port = port or free_port()
+    cmd = [
+        sys.executable, "-m", "streamlit", "run", "streamlit_app.py",
+        "--server.headless", "true", "--server.port", str(port), "--server.address", "127.0.0.1",
+        "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false",
+    ]
+    log = open(log_path, "wb")  # noqa: SIM115 - the child writes to it for the whole session
+    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    log.close()
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            break
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as resp:
+                if resp.status == 200:
+                    return proc, url
+        except OSError:
+            time.sleep(0.1)
+    stop_server(proc)
+    tail = Path(log_path).read_text(errors="replace")[-3000:]
+    raise RuntimeError(f"streamlit did not start on {url} (exit code {proc.returncode}); its log ends:\n{tail}")
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    """Stop the server started by start_server (its own process group), by its PID."""
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+# ---- the app as a whole -------------------------------------------------------------------------
+
+
+def assert_no_exception(page: Page) -> None:
+    """Fail with Streamlit's own message if any exception box is on the page."""
+    boxes = page.locator(EXCEPTION)
+    if boxes.count():
+        raise AssertionError(f"Streamlit exception on {page.url}:\n" + "\n---\n".join(boxes.all_inner_texts()))
+
+
+def wait_for_app(page: Page, *, timeout_ms: float = 20_000) -> None:
+    """Wait until the script has finished running and the main block is rendered; no exception box.
+
+    Finished = stApp's script state is "notRunning" over a live connection, the "Running..." status
+    icon is gone, no element is still a loading skeleton (widgets load their code lazily), and every
+    chart has drawn (an svg or canvas inside it).
+    """
+    page.wait_for_selector(APP_IDLE, timeout=timeout_ms)
+    expect(page.locator('[data-testid="stStatusWidgetRunningIcon"]')).to_have_count(0, timeout=timeout_ms)
+    expect(page.locator(f"{MAIN} [data-testid='stElementContainer']").first).to_be_attached(timeout=timeout_ms)
+    expect(page.locator(SKELETON)).to_have_count(0, timeout=timeout_ms)
+    page.wait_for_function(_ALL_DRAWN, timeout=timeout_ms)
+    assert_no_exception(page)
+
+
+# grids are left out: glide-data-grid draws its canvas only once the grid scrolls into view
+_ALL_DRAWN = """() => [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')]
+  .every(e => e.querySelector('svg.marks, canvas'))"""
+
+
+_WATCH_RUNS = """() => {
+  window.__e2eRuns = 0;
+  if (window.__e2eObserver) return;
+  // a record per change; a short run may be over before the callback, so look at the old value too
+  window.__e2eObserver = new MutationObserver(ms => {
+    for (const m of ms) {
+      if (m.oldValue === 'running' || m.target.getAttribute('data-test-script-state') === 'running') {
+        window.__e2eRuns += 1;
+      }
+    }
+  });
+  window.__e2eObserver.observe(document.body,
+    {subtree: true, attributes: true, attributeOldValue: true, attributeFilter: ['data-test-script-state']});
+}"""
+
+
+class RunCounter:
+    """Counts the script runs the server reports finished to one page (``script_finished`` messages).
+
+    The DOM alone can miss a run: when the run's first and last messages arrive together, React renders
+    only the final "notRunning". The websocket messages are never missed.
+    """
+
+    def __init__(self) -> None:
+        self.finished = 0
+
+    def attach(self, ws: WebSocket) -> None:
+        ws.on("framereceived", self._on_frame)
+
+    def _on_frame(self, payload: str | bytes) -> None:
+        if not isinstance(payload, bytes):
+            return
+        msg = ForwardMsg()
+        try:
+            msg.ParseFromString(payload)
+        except DecodeError:
+            return
+        if msg.WhichOneof("type") == "script_finished":
+            self.finished += 1
+
+
+_COUNTERS: weakref.WeakKeyDictionary[Page, RunCounter] = weakref.WeakKeyDictionary()
+
+
+def watch_runs(page: Page) -> RunCounter:
+    """The page's run counter, created on first use. Call it before the page opens the app (the ``page``
+    fixture and :func:`open_app` do): only websockets opened afterwards are watched."""
+    if page not in _COUNTERS:
+        _COUNTERS[page] = RunCounter()
+        page.on("websocket", _COUNTERS[page].attach)
+    return _COUNTERS[page]
+
+
+@contextmanager
+def expect_rerun(page: Page, *, timeout_ms: float = 30_000) -> Iterator[None]:
+    """Around an action that makes the app rerun: afterwards, wait until that rerun has finished::
+
+        with expect_rerun(page):
+            page.get_by_text("causal").click()
+
+    A rerun is seen when the DOM's script state turns "running" or the server reports a run finished
+    (websocket); then :func:`wait_for_app`.
+    """
+    runs = watch_runs(page)
+    before = runs.finished
+    page.evaluate(_WATCH_RUNS)
+    yield
+    deadline = time.monotonic() + timeout_ms / 1000
+    while runs.finished == before and not page.evaluate("() => window.__e2eRuns > 0"):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no rerun of the app within {timeout_ms / 1000:.0f} s after the action")
+        page.wait_for_timeout(25)  # lets Playwright deliver the websocket events
+    wait_for_app(page, timeout_ms=timeout_ms)
+
+
+def open_app(page: Page, url: str) -> None:
+    """Load ``url`` (the app's base URL, or a deep link) and wait for the first run to finish."""
+    watch_runs(page)
+    page.goto(url)
+    wait_for_app(page)
+
+
+def nav_link(page: Page, title: str) -> Locator:
+    """The sidebar navigation link of the page called ``title`` (as in PAGE_TITLES)."""
+    links = page.locator('[data-testid="stSidebarNav"] [data-testid="stSidebarNavLink"]')
+    return links.filter(has=page.get_by_text(title, exact=True))
+
+
+def goto_page(page: Page, title: str) -> None:
+    """Click the sidebar link of page ``title`` and wait until that page has run.
+
+    Note (E2E_NOTES): navigating in the sidebar clears the URL's query parameters.
+    """
+    link = nav_link(page, title)
+    expect(link).to_have_count(1)
+    with expect_rerun(page):
+        link.click()
+    expect(link).to_have_attribute("aria-current", "page")
+
+
+def choose_radio(page: Page, label: str, option: str) -> None:
+    """Pick ``option`` of the st.radio labelled ``label`` (it must not be picked already) and wait for the rerun."""
+    group = page.get_by_role("radiogroup", name=label)
+    choice = group.locator('[data-testid="stRadioOption"]').filter(has=page.get_by_text(option, exact=True))
+    expect(choice).to_have_count(1)
+    with expect_rerun(page):
+        choice.click()
+    expect(choice.locator("input")).to_be_checked()
+
+
+def fit_viewport_to_content(page: Page, *, width: int = 1400, max_height: int = 12_000) -> None:
+    """Make the viewport as tall as the page's content (Streamlit scrolls an inner container, so
+    ``full_page=True`` would stop at the viewport)."""
+    height = page.locator(MAIN).evaluate("e => Math.ceil(e.getBoundingClientRect().bottom + 120)")
+    page.set_viewport_size({"width": width, "height": int(min(max(height, 900), max_height))})
+    page.wait_for_timeout(300)  # charts re-measure their container
+    page.wait_for_selector(APP_IDLE)
+
+
+def screenshot(page: Page, path: Path) -> Path:
+    """A PNG of the whole current page (tall viewport), at ``path``."""
+    fit_viewport_to_content(page)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(path))
+    return path
+
+
+# ---- data_editor grids --------------------------------------------------------------------------
+
+
+def grids(page: Page) -> Locator:
+    """Every data_editor / dataframe grid on the page, in document order."""
+    return page.locator(GRID)
+
+
+def grid_cell(grid: Locator, row: int, col: int) -> Locator:
+    """The hidden accessibility cell of data row ``row``, data column ``col`` (0-based, after the index)."""
+    return grid.locator(f'[data-testid="glide-cell-{col + 1}-{row}"]')
+
+
+def grid_cell_text(grid: Locator, row: int, col: int) -> str:
+    """The raw value the grid holds in that cell (the accessibility table has the unformatted value)."""
+    return grid_cell(grid, row, col).inner_text()
+
+
+def _selected_cell(grid: Locator) -> tuple[int, int] | None:
+    """(glide col, row) of the selected cell, or None."""
+    ids = grid.locator('td[aria-selected="true"]').evaluate_all("es => es.map(e => e.dataset.testid)")
+    if len(ids) != 1:
+        return None
+    col, row = ids[0].rsplit("-", 2)[-2:]
+    return int(col), int(row)
+
+
+def select_grid_cell(page: Page, grid: Locator, row: int, col: int) -> None:
+    """Select a cell by clicking its centre on the canvas, then make sure it is the one selected.
+
+    Header and rows share one height (canvas height / aria-rowcount, exact while the grid shows all its
+    rows). Column widths are not in the DOM (the index column is sized to its labels, the others share the
+    rest), so the click goes to the centre of an even split; if a neighbour got the click (or the grid
+    scrolls inside), the arrow keys finish the move. Done when the target's ``aria-selected`` is "true".
+    """
+    canvas = grid.locator('[data-testid="data-grid-canvas"]')
+    table = canvas.locator("table[role=grid]")
+    n_rows = int(table.get_attribute("aria-rowcount"))  # header + data rows
+    n_cols = int(table.get_attribute("aria-colcount"))  # index + data columns
+    canvas.scroll_into_view_if_needed()
+    box = canvas.bounding_box()
+    assert box is not None, "the grid's canvas is not visible"
+    row_h = box["height"] / n_rows
+    index_w = min(box["width"] / n_cols, 120)  # the index column is narrow ("0: input1")
+    col_w = (box["width"] - index_w) / (n_cols - 1)
+    # the mouse, not canvas.click(): the grid's scroller lies over the canvas and takes the events
+    page.mouse.click(box["x"] + index_w + (col + 0.5) * col_w, box["y"] + row_h * (row + 1.5))
+    target = grid_cell(grid, row, col)
+    for _ in range(n_cols + n_rows):
+        got = _selected_cell(grid)
+        if got == (col + 1, row):
+            break
+        if got is not None:
+            dx, dy = col + 1 - got[0], row - got[1]
+            key = ("ArrowRight" if dx > 0 else "ArrowLeft") if dx else ("ArrowDown" if dy > 0 else "ArrowUp")
+            page.keyboard.press(key)
+        page.wait_for_timeout(50)
+    expect(target).to_have_attribute("aria-selected", "true")
+
+
+def edit_grid_cell(page: Page, grid: Locator, row: int, col: int, text: str) -> float:
+    """Type ``text`` into data cell (row, col) of a data_editor grid and commit it.
+
+    Follows E2E_NOTES: select the cell on the canvas, wait for ``aria-selected``, wait ~100 ms (the editor
+    opens asynchronously; typing at once loses keystrokes), press Enter if the overlay input is not open,
+    fill, press Enter, wait for the app's rerun. Returns the round trip in ms: from the commit (Enter) to
+    the rerun finished with the grid's cell holding the new value.
+    """
+    select_grid_cell(page, grid, row, col)
+    page.wait_for_timeout(100)
+    editor = page.locator(EDITOR_INPUT).first
+    if not editor.is_visible():
+        page.keyboard.press("Enter")
+    expect(editor).to_be_visible()
+    editor.fill(text)
+    with expect_rerun(page):
+        start = time.perf_counter()
+        page.keyboard.press("Enter")
+    expect(grid_cell(grid, row, col)).to_have_text(_grid_text(text))
+    return (time.perf_counter() - start) * 1000
+
+
+def _grid_text(text: str) -> str:
+    """How the accessibility table writes a number typed as ``text`` ("2.50" -> "2.5", "3.0" -> "3")."""
+    try:
+        value = float(text)
+    except ValueError:
+        return text
+    return str(int(value)) if value.is_integer() else repr(value)
+
+
+# ---- charts -------------------------------------------------------------------------------------
+
+
+def charts(page: Page) -> Locator:
+    """Every Altair / Vega-Lite chart on the page, in document order."""
+    return page.locator(CHART)
+
+
+def after_label(page: Page, label: str, testid: str) -> Locator:
+    """The first element with ``data-testid=testid`` after the bold label ``label`` in document order.
+
+    The pages put a bold name above each matrix ("**Output** · shape 3 × 3", "**X** · 3 × 4"), so
+    ``after_label(page, "Output", "stVegaLiteChart")`` is the output heatmap.
+    """
+    literal = f'"{label}"' if '"' not in label else f"'{label}'"
+    return page.locator(f"xpath=(//strong[normalize-space()={literal}]/following::*[@data-testid='{testid}'])[1]")
+
+
+def grid_after(page: Page, label: str) -> Locator:
+    """The data_editor grid under the bold label ``label`` (e.g. "X" on Inputs & weights)."""
+    return after_label(page, label, "stDataFrame")
+
+
+def chart_after(page: Page, label: str) -> Locator:
+    """The chart under the bold label ``label`` (e.g. "Weights" on Step by step)."""
+    return after_label(page, label, "stVegaLiteChart")
+
+
+def chart_items(chart: Locator) -> list[dict[str, str]]:
+    """The data behind a chart's rect marks, from the SVG's aria-labels: one dict per mark, in drawing order.
+
+    Vega writes each encoded field as "title: value" joined by "; ", x first, then y, then colour; the titles
+    are the axis titles ("query", "key", "token", ...), or the field names ("row", "col") when untitled.
+    """
+    chart.locator("g.mark-rect path").first.wait_for(state="attached")
+    labels = chart.locator("g.mark-rect path[aria-label]").evaluate_all("es => es.map(e => e.ariaLabel)")
+    items = []
+    for label in labels:
+        fields: dict[str, str] = {}
+        for part in label.split("; "):
+            key, _, value = part.partition(": ")
+            fields.setdefault(key, value)  # the first occurrence of a field wins
+        items.append(fields)
+    return items
+
+
+def heatmap_values(chart: Locator, value: str = "value") -> tuple[list[str], list[str], np.ndarray]:
+    """A heatmap's (row labels, column labels, values [r, c]) from its accessible data.
+
+    The column field is the first in each label (x), the row field the second (y); Vega writes negative
+    numbers with "−" (U+2212). A cell without a number is nan. Note: a masked (grey, −∞) cell carries the
+    bottom of the colour domain as its value; the cell's drawn text (:func:`chart_texts`) says "−∞".
+    """
+    items = chart_items(chart)
+    col_key, row_key = (k for k in items[0] if k != value)
+    rows = list(dict.fromkeys(it[row_key] for it in items))
+    cols = list(dict.fromkeys(it[col_key] for it in items))
+    values = np.full((len(rows), len(cols)), np.nan)
+    for it in items:
+        try:
+            values[rows.index(it[row_key]), cols.index(it[col_key])] = float(it.get(value, "nan").replace("−", "-"))
+        except ValueError:  # "NaN", "null", ...
+            pass
+    return rows, cols, values
+
+
+def table_after_heading(page: Page, heading: str) -> list[list[str]]:
+    """The body rows (cell texts) of the first markdown table after the heading containing ``heading``."""
+    literal = f'"{heading}"' if '"' not in heading else f"'{heading}'"
+    table = page.locator(f"xpath=(//*[self::h1 or self::h2 or self::h3 or self::h4 or self::h5 or self::h6]"
+                         f"[contains(normalize-space(), {literal})]/following::table)[1]")
+    return table.locator("tbody tr").evaluate_all("trs => trs.map(tr => [...tr.cells].map(td => td.innerText.trim()))")
+
+
+def chart_texts(chart: Locator) -> list[str]:
+    """The numbers drawn on a chart's cells (its SVG text marks), in drawing order."""
+    return chart.locator("g.mark-text.role-mark text").evaluate_all("es => es.map(e => e.textContent)")

@@ -1,0 +1,54 @@
+"""Every page of the sidebar loads in Chromium with no exception, shows its title, and is photographed.
+
+One browser session walks the sidebar in order (as a learner would; one page load instead of seven).
+Screenshots go to $E2E_SCREENSHOTS if set (to look at them), else under pytest's tmp dir.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from .helpers import MAIN, PAGE_TITLES, VIEWPORT, assert_no_exception, goto_page, nav_link, open_app, screenshot
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module")
+def walk(browser: Browser, app_server: str) -> Iterator[Page]:
+    """One session shared by this module's tests, which visit the pages in sidebar order."""
+    context = browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    open_app(page, app_server)
+    yield page
+    context.close()
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return Path(os.environ.get("E2E_SCREENSHOTS") or tmp_path_factory.mktemp("screenshots"))
+
+
+def test_sidebar_lists_every_page(walk: Page) -> None:
+    links = walk.locator('[data-testid="stSidebarNav"] [data-testid="stSidebarNavLink"]')
+    expect(links).to_have_count(len(PAGE_TITLES))
+    for title in PAGE_TITLES:
+        expect(nav_link(walk, title)).to_have_count(1)
+    expect(nav_link(walk, "Overview")).to_have_attribute("aria-current", "page")  # the app opens on Overview
+
+
+@pytest.mark.parametrize("title", PAGE_TITLES)
+def test_page_loads_without_exception(walk: Page, shots: Path, title: str) -> None:
+    goto_page(walk, title)
+    expect(nav_link(walk, title)).to_have_attribute("aria-current", "page")
+    heading = walk.locator(f"{MAIN} h1").first
+    expect(heading).to_be_visible()
+    expect(heading).not_to_have_text("")
+    expect(walk.get_by_text("This page is being built")).to_have_count(0)
+    path = screenshot(walk, shots / f"{PAGE_TITLES.index(title)}_{title.split()[0].lower()}.png")
+    assert path.stat().st_size > 10_000  # something rendered, not a blank page
+    assert_no_exception(walk)

@@ -7,11 +7,10 @@ from collections.abc import Callable
 import altair as alt
 import numpy as np
 import streamlit as st
-from streamlit.runtime.pages_manager import PagesManager
 
 from attn_core import AttentionInputError, Config, MultiHeadTrace
 
-from . import charts, compute, state
+from . import charts, compute, state, vega
 
 #: page files, for st.page_link (the router registers the same files)
 OVERVIEW = "pages/overview.py"
@@ -52,30 +51,6 @@ def pipeline_dot(cfg: Config) -> str:
         '  node [shape=box, style="rounded,filled", fillcolor="#eef3fb", color="#4c78a8", fontname="sans-serif"];\n'
         f"{nodes}\n  {edges};\n}}"
     )
-
-
-def page_start(page: str) -> None:
-    """The first call of every page: the session's keys, and a detour through the router if needed.
-
-    On a fresh server, Streamlit's legacy support for a ``pages/`` folder runs the page named by the
-    URL on its own, without streamlit_app.py (no st.navigation yet in this process), e.g. for a first
-    request straight to /steps. Then the page remembers itself and its query parameters and switches
-    to the router, which reopens it (:func:`follow_deep_link`).
-    """
-    state.init()
-    if getattr(PagesManager, "uses_pages_directory", False):  # no st.navigation has run in this process
-        st.session_state[state.DEEP_LINK] = {"page": page, "params": st.query_params.to_dict()}
-        st.switch_page("streamlit_app.py")
-
-
-def follow_deep_link() -> None:
-    """In the router, after st.navigation: reopen the page that :func:`page_start` sent here."""
-    link = st.session_state.pop(state.DEEP_LINK, None)
-    if link is None:
-        return
-    st.query_params.from_dict(link["params"])
-    if "c" not in link["params"]:  # a permalink names its own page (share_ui.apply_query_params)
-        st.switch_page(link["page"])
 
 
 def token_labels(cfg: Config) -> list[str]:
@@ -122,13 +97,30 @@ def precision() -> int:
     return int(st.session_state[state.PRECISION])
 
 
-def show_chart(chart: alt.TopLevelMixin, **kwargs) -> object:
-    """st.altair_chart without Streamlit's theme (the factories pick colour-blind-safe schemes).
+def show_chart(chart: alt.TopLevelMixin | dict, **kwargs) -> object:
+    """st.altair_chart (or st.vega_lite_chart for a spec dict, e.g. charts.heatmap_spec) without Streamlit's
+    theme (the factories pick colour-blind-safe schemes).
 
     Width "content" by default: Streamlit's default "stretch" overrides the heatmaps' alt.Step cell size.
     """
     kwargs.setdefault("width", "content")
+    if isinstance(chart, dict):
+        return st.vega_lite_chart(spec=chart, theme=None, **kwargs)
     return st.altair_chart(chart, theme=None, **kwargs)
+
+
+def cached_chart(factory: Callable[..., alt.TopLevelMixin], *args, **kwargs) -> dict:
+    """The Vega-Lite spec of ``factory(*args, **kwargs)``, built once per distinct arguments (matrices included).
+
+    For a chart factory's result that often stays the same across runs (e.g. W_Q's chart when X changes):
+    Altair builds and validates it only when an argument changes. Show it with :func:`show_chart`.
+    """
+    return _chart_spec(f"{factory.__module__}.{factory.__qualname__}", factory, *args, **kwargs)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def _chart_spec(name: str, _factory: Callable[..., alt.TopLevelMixin], *args, **kwargs) -> dict:
+    return vega.altair_spec(_factory(*args, **kwargs))  # the factory is part of the key by its name
 
 
 def matrix_block(
@@ -158,7 +150,7 @@ def matrix_block(
         st.latex(latex)
     if note:
         st.caption(note)
-    chart = charts.heatmap(
+    chart = charts.heatmap_spec(  # the spec of charts.heatmap, without building the Altair chart on every run
         values, rows, cols, kind=kind, precision=precision(), domain=domain, x_title=x_title, y_title=y_title,
         select=select, masked=masked,
     )

@@ -28,20 +28,15 @@ QUERY = "query"  # index of the query token in the drill-downs
 HEAD = "head"  # index of the head shown step by step
 NOTICE = "notice"  # one-off message to show on the next run (e.g. a rejected permalink)
 LINK_APPLIED = "link_applied"  # bool: this session has read its ?c= permalink (read once, at start)
-DEEP_LINK = "deep_link"  # {"page", "params"}: a page Streamlit ran without the router, to reopen through it
 IMPORT_RESULT = "import_result"  # (ok, message) of the last JSON import, shown once on Share & export
+SHARE_CHOICES = "share_choices"  # {widget key: value}: the Share & export selections, kept across page switches
 
 DEFAULT_PRECISION = 4
 _GRID_FIELDS = {"tokens", "x", "w_q", "w_k", "w_v", "w_o"}  # fields shown in editable grids
 
 
 def init() -> None:
-    """Create every key once per session (idempotent).
-
-    The router calls it, and so does every page: on a fresh server, Streamlit's legacy support for a
-    ``pages/`` folder runs the page named by the URL on its own (no router) until some run has called
-    st.navigation, e.g. for a first request straight to /steps.
-    """
+    """Create every key once per session (idempotent); attn_ui.frame calls it on every run."""
     if CONFIG not in st.session_state:
         st.session_state[CONFIG] = load_preset(DEFAULT_PRESET)
     st.session_state.setdefault(PRESET, DEFAULT_PRESET)

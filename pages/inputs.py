@@ -6,9 +6,9 @@ import streamlit as st
 
 from attn_core import INITIALIZERS, LIMITS, PRESETS, embed, initialize, positional_encoding, tokenize, with_dimensions
 from attn_core.errors import AttentionInputError
-from attn_ui import editor, layout, state
+from attn_ui import editor, frame, layout, state
 
-layout.page_start(layout.INPUTS)
+frame.page_start()
 
 INIT_NAMES = list(INITIALIZERS)
 

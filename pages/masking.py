@@ -10,9 +10,9 @@ import streamlit as st
 
 from attn_core import AttentionInputError, additive_mask, analysis, causal_mask
 from attn_core.config import MASK_KINDS
-from attn_ui import charts, charts_analysis, compute, layout, state, steps_view
+from attn_ui import charts, charts_analysis, compute, frame, layout, state, steps_view
 
-layout.page_start(layout.MASKING)
+frame.page_start()
 
 KIND, PAD, FACTOR = "masking_kind", "masking_pad", "masking_factor"  # widget keys
 KIND_CAPTIONS = {
@@ -107,7 +107,7 @@ left, right = pair(mask.astype(float), additive_mask(mask), labels)
 with left:
     st.markdown(f"**Boolean mask** · shape {cfg.n_seq} × {cfg.n_seq}")
     st.caption("1 = may attend; grey 0 = masked. Seed 002 builds it with np.tril(np.ones((L, L))).")
-    layout.show_chart(charts_analysis.mask_heatmap(mask, labels, labels))
+    layout.show_chart(layout.cached_chart(charts_analysis.mask_heatmap, mask, labels, labels))
 with right:
     layout.matrix_block("Additive mask M", r"M_{ij} = 0 \text{ if allowed, } -\infty \text{ if masked}",
                         additive_mask(mask), labels, labels, y_title="query", x_title="key")
@@ -132,8 +132,8 @@ with right:
     st.latex(r"\mathrm{softmax}(QK^\top / s + M)")
     st.caption("Grey = masked, weight exactly 0; a small weight is pale blue. Each row sums to 1, "
                "or to 0 when every key is masked.")
-    layout.show_chart(charts_analysis.weights_with_row_sums(t.weights, t.mask, labels, labels,
-                                                            precision=layout.precision()))
+    layout.show_chart(layout.cached_chart(charts_analysis.weights_with_row_sums, t.weights, t.mask, labels, labels,
+                                          precision=layout.precision()))
 
 st.subheader("Why softmax subtracts the row maximum")
 st.markdown(

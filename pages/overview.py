@@ -2,9 +2,9 @@
 
 import streamlit as st
 
-from attn_ui import layout, state
+from attn_ui import frame, layout, state
 
-layout.page_start(layout.OVERVIEW)
+frame.page_start()
 
 cfg = state.config()
 st.title("Self-Attention Explorer")

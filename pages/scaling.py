@@ -7,9 +7,9 @@ import streamlit as st
 
 from attn_core import analysis
 from attn_core.validation import divisor_for
-from attn_ui import charts, charts_analysis, compute, layout, state, steps_view
+from attn_ui import charts, charts_analysis, compute, frame, layout, state, steps_view
 
-layout.page_start(layout.SCALING)
+frame.page_start()
 
 MODE, DIVISOR = "scaling_mode", "scaling_divisor"  # widget keys
 MODES = {"sqrt_dk": "÷ √d_k (default)", "none": "none (÷ 1)", "custom": "custom divisor"}
@@ -121,7 +121,8 @@ st.markdown(
     "**The same on random Q, K with unit-variance entries**, 300 draws of 8 × d_k each: the raw variance grows "
     "in proportion to d_k (dashed line: variance = d_k), the scaled one stays near 1."
 )
-layout.show_chart(charts_analysis.variance_sweep_chart(sweep.d_k, sweep.raw, sweep.scaled, current_d_k=cfg.d_k))
+layout.show_chart(layout.cached_chart(charts_analysis.variance_sweep_chart, sweep.d_k, sweep.raw, sweep.scaled,
+                                      current_d_k=cfg.d_k))
 with st.expander("The numbers"):
     st.dataframe(
         {"d_k": sweep.d_k, "var(QKᵀ)": sweep.raw.round(4), "var(QKᵀ / √d_k)": sweep.scaled.round(4)},
@@ -139,4 +140,4 @@ marks = [("÷ 1 (none)", 1.0), (f"÷ √d_k = {np.sqrt(cfg.d_k):.3g}", float(np.
 if not any(np.isclose(divisor, v) for _, v in marks):
     marks.append((f"yours: ÷ {divisor:.3g}", divisor))
 top, entropy = saturation(t.scores, CURVE_DIVISORS, t.mask)
-layout.show_chart(charts_analysis.saturation_chart(CURVE_DIVISORS, top, entropy, labels, marks))
+layout.show_chart(layout.cached_chart(charts_analysis.saturation_chart, CURVE_DIVISORS, top, entropy, labels, marks))

@@ -3,9 +3,9 @@
 import streamlit as st
 
 from attn_core import LIMITS, AttentionInputError
-from attn_ui import compute, layout, share_ui, state
+from attn_ui import compute, frame, share_ui, state
 
-layout.page_start(layout.SHARE)
+frame.page_start()
 
 cfg = state.config()
 st.title("Share & export")
@@ -18,14 +18,11 @@ st.markdown(
 # ---- permalink ----------------------------------------------------------------------------------------
 st.subheader("Link", anchor=False)
 titles = {name: title for name, (_, title) in share_ui.PAGES.items()}
-left, right = st.columns([2, 1], vertical_alignment="bottom")
-page = left.selectbox("The link opens on", list(titles), index=list(titles).index("steps"),
-                      format_func=titles.get, key="share_link_page")
-if right.button("Make a link", key="share_make_link", icon=":material/link:", type="primary"):
-    share_ui.link_block(cfg, page, key="share_link")
-else:
-    st.caption(f"Links are made on demand (and from the sidebar's Share this on every page). A link holds "
-               f"at most {LIMITS.permalink_bytes:,} characters; larger configurations travel as JSON files.")
+page = share_ui.choice(st, "The link opens on", list(titles), key="share_link_page", default="steps",
+                       format_func=titles.get)
+share_ui.link_block(cfg, page, key="share_link", offer_json=False)  # the JSON download is just below
+st.caption("This link follows your configuration; a copied link keeps the numbers it was made with. "
+           "**Share this** in the sidebar makes a link to whichever page you are on.")
 
 # ---- JSON ---------------------------------------------------------------------------------------------
 st.subheader("Configuration file (JSON)", anchor=False)

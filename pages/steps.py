@@ -2,9 +2,9 @@
 
 import streamlit as st
 
-from attn_ui import layout, state, steps_view
+from attn_ui import frame, layout, state, steps_view
 
-layout.page_start(layout.STEPS)
+frame.page_start()
 
 st.title("Step by step")
 layout.pending_errors_banner()

@@ -1,7 +1,7 @@
 """A first request straight to a page's address, on a fresh server, opens that page through the router.
 
 Streamlit's legacy ``pages/`` support runs such a page without streamlit_app.py until a run in the
-process has called st.navigation; attn_ui.layout.page_start detours through the router.
+process has called st.navigation; attn_ui.frame.page_start then draws the frame itself.
 """
 
 from __future__ import annotations

@@ -123,6 +123,9 @@ def widget_action(at, rng: random.Random, log: list[str]) -> None:
         for w in getattr(at, kind):
             if not getattr(w, "disabled", False):
                 candidates.append((kind, w))
+    page_own = [(k, w) for k, w in candidates if getattr(w, "key", "") != "share_sidebar_link"]
+    if page_own and rng.random() < 0.9:  # the sidebar's share button is on every page: pick it less often
+        candidates = page_own
     if not candidates:
         log.append("widget: none")
         return

@@ -15,6 +15,8 @@ class Limits:
     token_chars: int = 40  # longest token label
     permalink_bytes: int = 8_192  # longest permalink query value
     file_bytes: int = 40_000_000  # largest JSON configuration file accepted
+    permalink_json_bytes: int = 8_000_000  # largest JSON a permalink may inflate to (zlib tops out near 1000:1)
+    json_items: int = 16_384  # most lists, strings or true/false/null (each) in a configuration JSON
 
 
 LIMITS = Limits()

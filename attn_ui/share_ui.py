@@ -14,7 +14,8 @@ from urllib.parse import urlsplit, urlunsplit
 import streamlit as st
 from streamlit.navigation.page import StreamlitPage
 
-from attn_core import LIMITS, AttentionInputError, Config, MultiHeadTrace, codegen, share
+from attn_core import LIMITS, MATRIX_NAMES, AttentionInputError, Config, MultiHeadTrace, codegen, share
+from attn_core.config import MATRICES
 
 from . import layout, state
 
@@ -58,7 +59,7 @@ def apply_query_params(pg: StreamlitPage) -> None:
         cfg, page = share.decode_link(value)
     except AttentionInputError as err:
         state.notify(f"This link could not be opened, so the app starts with the default example. {err}")
-        st.warning(state.pop_notice(), icon=":material/link_off:")
+        st.warning(state.pop_notice(), icon=":material/link_off:")  # shown at once, above whichever page opens
         return
     state.set_config(cfg)  # already validated by decode_link
     if page in PAGES and page != page_name(pg):
@@ -80,8 +81,9 @@ def app_url() -> str:
     return urlunsplit((parts.scheme, parts.netloc, "/".join(segments) + "/", "", ""))
 
 
-def link_block(cfg: Config, page: str, key: str, *, wrap: bool = True) -> None:
-    """The permalink of ``cfg`` opening on ``page`` in a copyable code block, or why there is none."""
+def link_block(cfg: Config, page: str, key: str, *, wrap: bool = True, offer_json: bool = True) -> None:
+    """The permalink of ``cfg`` opening on ``page`` in a copyable code block, or why there is none
+    (with a JSON download in its place when ``offer_json``)."""
     try:
         value = share.encode_link(cfg, page, max_chars=LIMITS.permalink_bytes)
     except AttentionInputError:
@@ -90,7 +92,8 @@ def link_block(cfg: Config, page: str, key: str, *, wrap: bool = True) -> None:
             "Share the JSON file instead: the recipient loads it on Share & export.",
             icon=":material/link_off:",
         )
-        json_download(cfg, key=f"{key}_json", page=page)
+        if offer_json:
+            json_download(cfg, key=f"{key}_json", page=page)
         return
     base = app_url()
     url = f"{base}?{PARAM}={value}"
@@ -109,7 +112,18 @@ def sidebar(pg: StreamlitPage) -> None:
         st.page_link(layout.SHARE, label="JSON, CSV and NumPy code", icon=":material/download:")
 
 
-# ---- files ----------------------------------------------------------------------------------------
+# ---- Share & export ---------------------------------------------------------------------------------
+
+
+def choice(container, label: str, options: list[str], *, key: str, default: str, **kwargs) -> str:
+    """A selectbox whose choice is kept in state (widget values do not survive a page switch)."""
+    kept = st.session_state.setdefault(state.SHARE_CHOICES, {}).get(key, default)
+    state.sync_widget(key, kept if kept in options else options[0])
+    return container.selectbox(label, options, key=key, on_change=_keep, args=(key,), **kwargs)
+
+
+def _keep(key: str) -> None:
+    st.session_state[state.SHARE_CHOICES][key] = st.session_state[key]
 
 
 def json_download(cfg: Config, *, key: str, page: str | None = None) -> None:
@@ -125,11 +139,7 @@ def import_file() -> None:
     if uploaded is None:  # the file was removed from the uploader
         return
     try:
-        if uploaded.size > LIMITS.file_bytes:
-            raise AttentionInputError(
-                f"JSON file: {uploaded.size:,} bytes is over the cap of {LIMITS.file_bytes:,} bytes."
-            )
-        cfg, _ = share.from_json(uploaded.getvalue())
+        cfg, _ = share.from_json(uploaded.getvalue())  # checks the size cap first
     except AttentionInputError as err:
         st.session_state[state.IMPORT_RESULT] = (False, f"{uploaded.name} was not loaded: {err}")
         return
@@ -151,14 +161,14 @@ def stage_title(name: str) -> str:
     if name.startswith("head"):
         head, stage = name.removeprefix("head").split("_", 1)
         return f"head {head} · {stage}"
-    return {"x": "X", "w_q": "W_Q", "w_k": "W_K", "w_v": "W_V", "w_o": "W_O"}.get(name, name)
+    return MATRIX_NAMES.get(name, name)
 
 
 def csv_downloads(cfg: Config, trace: MultiHeadTrace) -> None:
     """One matrix or intermediate as CSV, or all of them in one zip."""
     tables = share.named_matrices(cfg, trace)
     left, middle, right = st.columns([2, 1, 1], vertical_alignment="bottom")
-    name = left.selectbox("Matrix", list(tables), format_func=stage_title, key="share_csv_name")
+    name = choice(left, "Matrix", list(tables), key="share_csv_name", default="x", format_func=stage_title)
     matrix = tables[name]
     middle.download_button(
         f"{stage_title(name)} (CSV)", partial(share.to_csv, name, matrix, cfg.tokens), file_name=f"{name}.csv",
@@ -174,7 +184,7 @@ def csv_downloads(cfg: Config, trace: MultiHeadTrace) -> None:
 
 def code_block(cfg: Config) -> None:
     """The NumPy script: shown when it is small enough to read, always downloadable."""
-    cells = sum(cfg.matrix(n).size for n in ("x", "w_q", "w_k", "w_v", "w_o"))
+    cells = sum(cfg.matrix(name).size for name in MATRICES)
     if cells <= SHOW_CODE_CELLS:
         st.code(codegen.numpy_script(cfg), language="python", line_numbers=True, height=420)
     else:

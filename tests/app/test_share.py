@@ -29,30 +29,15 @@ SEED_W_K = [[0, 0, 1], [1, 1, 0], [0, 1, 0], [1, 1, 0]]
 SEED_W_V = [[0, 2, 0], [0, 3, 0], [1, 0, 3], [1, 1, 0]]
 
 
-HARNESS = """
-from unittest import mock
-
-import streamlit as st
-from attn_ui import share_ui, state
-
-class Page:  # the part of what st.navigation returns that share_ui reads
-    url_path = {url_path!r}
-
-state.init()
-share_ui.apply_query_params(Page())
-with mock.patch.object(st, "page_link", lambda page, **kw: st.caption(f"page link to {{page}}")):
-    share_ui.sidebar(Page())  # (no st.navigation here to resolve page links)
-st.write("page body")
-"""
-
-
 def harness(url_path: str, link: str | None = None) -> AppTest:
-    """The router's two share calls without st.navigation: AppTest reruns only the page of a navigation app
-    after its first run (the router's own lines run once), so behaviour across reruns is tested here."""
-    at = AppTest.from_string(HARNESS.format(url_path=url_path), default_timeout=60)
+    """The app opened (with ``?c=link`` if given) and, without a link, switched to the page at ``url_path``."""
+    at = AppTest.from_file(APP, default_timeout=60)
     if link is not None:
         at.query_params["c"] = link
-    return at.run()
+    at.run()
+    if url_path and link is None:
+        at.switch_page(f"pages/{url_path}.py").run()
+    return at
 
 
 def open_link(value: str) -> AppTest:
@@ -165,7 +150,7 @@ def test_the_message_of_a_hostile_link_is_shown_once():
     assert "This link could not be opened" in at.warning[0].value
     assert configs_equal(at.session_state["config"], load_preset(DEFAULT_PRESET))
     at.run()
-    assert not at.warning and at.markdown[-1].value == "page body"
+    assert not at.warning and not at.exception
 
 
 # ---- making a permalink ---------------------------------------------------------------------------
@@ -175,8 +160,7 @@ def test_the_share_page_makes_a_link_that_decodes_to_the_configuration():
     at = new_app(SHARE)
     assert not at.exception and at.title[0].value == "Share & export"
     at.session_state["config"] = shared_config()
-    at.selectbox(key="share_link_page").select("masking")
-    at.button(key="share_make_link").click().run()
+    at.selectbox(key="share_link_page").select("masking").run()
     assert not at.exception
     cfg, page = decode_link(link_in(at.code[0].value))
     assert configs_equal(cfg, shared_config()) and page == "masking"
@@ -185,11 +169,19 @@ def test_the_share_page_makes_a_link_that_decodes_to_the_configuration():
 def test_a_configuration_too_large_for_a_link_is_offered_as_json():
     at = new_app(SHARE)
     at.session_state["config"] = load_preset("seed003_heads")  # 8 heads × 64 Gaussians: far over 8 kB
-    at.button(key="share_make_link").click().run()
+    at.run()
     assert not at.exception
-    assert "too large for a link" in at.warning[0].value
+    assert "too large for a link" in at.warning[0].value and "Share the JSON file instead" in at.warning[0].value
     assert at.get("download_button")[0].proto.label == "Download the configuration (JSON)"
     assert all(not c.value.startswith("?c=") for c in at.code)
+
+
+def test_the_sidebar_offers_the_json_file_when_the_link_would_be_too_long():
+    at = harness("steps")
+    at.session_state["config"] = load_preset("seed003_heads")
+    at.sidebar.button(key="share_sidebar_link").click().run()
+    assert "too large for a link" in at.sidebar.warning[0].value and not at.sidebar.code
+    assert [b.proto.label for b in at.sidebar.get("download_button")] == ["Download the configuration (JSON)"]
 
 
 @pytest.mark.parametrize("page", list(PAGE_TITLES))
@@ -267,7 +259,8 @@ def test_the_share_page_offers_every_download_and_the_script():
     assert at.selectbox(key="share_csv_name").options[:6] == ["X", "W_Q", "W_K", "W_V", "W_O", "head 0 · q"]
     at.selectbox(key="share_csv_name").select("head0_weights").run()
     assert [b.proto.label for b in at.get("download_button")][1] == "head 0 · weights (CSV)"
-    assert at.code[0].value == numpy_script(load_preset(DEFAULT_PRESET)).rstrip("\n")  # st.code drops the final newline
+    script = [c.value for c in at.code if c.language == "python"]
+    assert script == [numpy_script(load_preset(DEFAULT_PRESET)).rstrip("\n")]  # st.code drops the final newline
 
 
 def test_a_large_configuration_offers_the_script_for_download_only():
@@ -276,6 +269,6 @@ def test_a_large_configuration_offers_the_script_for_download_only():
     at.session_state["config"] = make_config([f"t{i}" for i in range(64)], rng.standard_normal((64, 128)),
                                              *(rng.standard_normal((128, 128)) for _ in range(3)))
     at.run()
-    assert not at.exception and not at.code
+    assert not at.exception and not [c for c in at.code if c.language == "python"]
     assert "too long to show here" in at.info[0].value
     assert "Download attention.py" in [b.proto.label for b in at.get("download_button")]

@@ -1,0 +1,158 @@
+"""NumPy code export: a standalone script that rebuilds a configuration and prints every intermediate.
+
+The script needs only numpy. It repeats attn_core's operations in the same order (project with the
+full weights, slice the heads, ``q @ k.T``, divide, mask with -inf, stable softmax, ``@ v``,
+concatenate, ``@ W_O``), so its numbers are attn_core's. It prints one block per intermediate::
+
+    ## head0_scores 3 3
+    2.0 4.0 4.0
+    ...
+
+a header ``## <name> <rows> <cols>`` (names as in :func:`attn_core.share.named_matrices`), then one
+line per row, each value written with Python's ``repr`` (exact for float64; ``-inf`` where a score is
+masked). :func:`parse_output` reads it back.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .config import MATRIX_NAMES, Config
+
+_HEADER = '''#!/usr/bin/env python3
+"""Self-attention with a configuration exported from the Self-Attention Explorer (needs only numpy).
+
+Run: python {file_name}
+Prints every intermediate as a block: "## <name> <rows> <cols>", then one line per row, the values
+separated by spaces (Python's repr of each float64, exact; -inf where a score is masked).
+"""
+
+import numpy as np
+
+'''
+
+_BODY = '''
+
+def softmax(a):  # [n_q, n_k] -> [n_q, n_k]: rows sum to 1; a row that is all -inf gives all zeros
+    m = np.max(a, axis=-1, keepdims=True)
+    m = np.where(np.isneginf(m), 0.0, m)  # an all-masked row: exp(-inf - 0) = 0, no inf - inf
+    with np.errstate(over="ignore", invalid="ignore"):
+        e = np.exp(a - m)  # <= 1 everywhere
+    total = np.sum(e, axis=-1, keepdims=True)
+    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+
+
+def show(name, m):  # print one matrix as a parseable block
+    print(f"## {{name}} {{m.shape[0]}} {{m.shape[1]}}")
+    for row in m:
+        print(" ".join(repr(float(v)) for v in row))
+
+
+Q = X @ W_Q  # [n_seq, n_heads*d_k]
+K = X @ W_K  # [n_seq, n_heads*d_k]
+V = X @ W_V  # [n_seq, n_heads*d_v]
+d_k = Q.shape[1] // n_heads
+d_v = V.shape[1] // n_heads
+divisor = {divisor}
+
+head_outputs = []
+for h in range(n_heads):
+    q = Q[:, h * d_k:(h + 1) * d_k]  # [n_seq, d_k]
+    k = K[:, h * d_k:(h + 1) * d_k]  # [n_seq, d_k]
+    v = V[:, h * d_v:(h + 1) * d_v]  # [n_seq, d_v]
+    scores = q @ k.T  # [n_seq, n_seq]
+    scaled = scores / divisor  # [n_seq, n_seq]
+    masked = scaled if mask is None else np.where(mask, scaled, -np.inf)  # [n_seq, n_seq]
+    weights = softmax(masked)  # [n_seq, n_seq]
+    output = weights @ v  # [n_seq, d_v]
+    for name, m in (("q", q), ("k", k), ("v", v), ("scores", scores), ("scaled", scaled),
+                    ("masked", masked), ("weights", weights), ("output", output)):
+        show(f"head{{h}}_{{name}}", m)
+    head_outputs.append(output)
+
+concat = np.concatenate(head_outputs, axis=1)  # [n_seq, n_heads*d_v]
+output = concat @ W_O  # [n_seq, d_out]
+show("concat", concat)
+show("output", output)
+'''
+
+_SHAPES = {"x": "[n_seq, d_model]", "w_q": "[d_model, n_heads*d_k]", "w_k": "[d_model, n_heads*d_k]",
+           "w_v": "[d_model, n_heads*d_v]", "w_o": "[n_heads*d_v, d_out]"}
+
+
+def numpy_script(cfg: Config, file_name: str = "attention.py") -> str:
+    """A standalone numpy script that rebuilds ``cfg`` and prints every intermediate.
+
+    Token labels enter the script only through ``repr`` (a Python string literal), never as code.
+
+    Examples
+    --------
+    >>> from attn_core import load_preset
+    >>> script = numpy_script(load_preset("seed000"))
+    >>> "import numpy as np" in script, "X = np.array([" in script, script.count("import")
+    (True, True, 1)
+    """
+    lines = [
+        f"tokens = {list(cfg.tokens)!r}",
+        f"n_heads = {int(cfg.n_heads)}",
+        "",
+    ]
+    for name in ("x", "w_q", "w_k", "w_v", "w_o"):
+        lines.append(f"{MATRIX_NAMES[name]} = {_array(cfg.matrix(name))}  # {_SHAPES[name]}")
+    lines.append("")
+    lines += _mask_lines(cfg)
+    if cfg.scale == "sqrt_dk":
+        divisor = "float(np.sqrt(d_k))  # scaled by sqrt(d_k)"
+    elif cfg.scale == "none":
+        divisor = "1.0  # not scaled"
+    else:
+        divisor = f"{float(cfg.scale)!r}  # a chosen divisor"
+    return _HEADER.format(file_name=file_name) + "\n".join(lines) + _BODY.format(divisor=divisor)
+
+
+def _array(m: np.ndarray, dtype: str = "") -> str:  # [r, c] -> "np.array([\n    [...],\n])"
+    rows = "".join(f"    [{', '.join(map(repr, row))}],\n" for row in m.tolist())
+    return f"np.array([\n{rows}]{', dtype=' + dtype if dtype else ''})"
+
+
+def _mask_lines(cfg: Config) -> list[str]:
+    """The mask as code: True = may attend."""
+    if cfg.mask_kind == "causal":
+        return ["mask = np.tri(len(tokens), dtype=bool)  # causal: each token sees itself and earlier ones"]
+    if cfg.mask_kind == "padding":
+        return [
+            f"is_pad = np.array({[bool(p) for p in cfg.is_pad]!r})  # True = padding token",
+            "mask = np.broadcast_to(~is_pad, (len(tokens), len(tokens)))  # no query attends to padding",
+        ]
+    if cfg.mask_kind == "custom":
+        return [f"mask = {_array(cfg.custom_mask.astype(int), 'bool')}  # custom: 1 = may attend"]
+    return ["mask = None  # every token attends to every token"]
+
+
+def parse_output(text: str) -> dict[str, np.ndarray]:
+    """Read the script's printed blocks back into matrices, by name.
+
+    Raises
+    ------
+    ValueError
+        A block whose rows or values do not match its header.
+
+    Examples
+    --------
+    >>> parse_output("## head0_weights 1 2\\n0.25 0.75\\n## output 1 1\\n-inf\\n")["head0_weights"].tolist()
+    [[0.25, 0.75]]
+    """
+    out: dict[str, np.ndarray] = {}
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        head = lines[i].split()
+        if len(head) != 4 or head[0] != "##":
+            raise ValueError(f"line {i + 1}: expected '## <name> <rows> <cols>', got {lines[i]!r}")
+        name, n_rows, n_cols = head[1], int(head[2]), int(head[3])
+        rows = [[float(v) for v in line.split()] for line in lines[i + 1:i + 1 + n_rows]]
+        if len(rows) != n_rows or any(len(r) != n_cols for r in rows):
+            raise ValueError(f"block {name}: expected {n_rows} rows of {n_cols} values")
+        out[name] = np.array(rows, dtype=np.float64).reshape(n_rows, n_cols)
+        i += 1 + n_rows
+    return out

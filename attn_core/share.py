@@ -1,0 +1,569 @@
+"""A configuration as JSON (schema version 1), as a permalink value, and as CSV tables.
+
+The JSON document is one object::
+
+    {"format": "self-attention-explorer", "version": 1, "page": "steps",
+     "tokens": ["input1", ...], "n_heads": 1, "scale": "sqrt_dk", "mask_kind": "none",
+     "is_pad": [false, ...], "custom_mask": [[1, 1, ...], ...],
+     "x": [[1.0, 0.0, ...], ...], "w_q": [...], "w_k": [...], "w_v": [...], "w_o": [...]}
+
+``page`` is optional (the page a link opens on); every other field is required and no other field
+is allowed. ``scale`` is "sqrt_dk", "none" or a positive number; ``custom_mask`` holds 0/1 (1 = may
+attend). A permalink value is that JSON, compact, compressed with zlib, in unpadded base64url.
+
+Why matrices are JSON numbers, not base64 of little-endian float64 bytes: Python's ``json`` writes a
+float with ``float.__repr__``, the shortest decimal that reads back as the same float64, and reads it
+with ``float()``, so every value (including -0.0 and subnormals) round-trips bit for bit, as
+:func:`attn_core.configs_equal` checks. Decimals stay readable and editable in a text editor, and
+after zlib they are about as compact as raw bytes (8 bytes per float64 that does not compress, and
+much less for the small round numbers learners type).
+
+Every decoder is hardened: text over the caps, bad base64, bad or truncated zlib, output that would
+inflate past :data:`attn_core.limits.LIMITS` ``.permalink_json_bytes``, invalid or deeply nested
+JSON, too many items, wrong types, ragged or oversized matrices, NaN and unknown versions all raise
+:class:`AttentionInputError`; nothing is evaluated or unpickled. Every decoded configuration goes
+through :func:`attn_core.validate_config`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import io
+import json
+import re
+import zipfile
+import zlib
+from collections.abc import Iterator
+from functools import partial
+
+import numpy as np
+
+from .config import MATRICES, MATRIX_NAMES, Config, config_mask, validate_config
+from .errors import AttentionInputError
+from .limits import LIMITS
+from .multihead import MultiHeadTrace
+
+FORMAT = "self-attention-explorer"
+VERSION = 1
+FIELDS = ("tokens", "n_heads", "scale", "mask_kind", "is_pad", "custom_mask", *MATRICES)
+STAGES = ("q", "k", "v", "scores", "scaled", "masked", "weights", "output")  # per head, as in AttentionTrace
+
+_PAGE = re.compile(r"[a-z][a-z0-9_]{0,31}")
+_BASE64URL = re.compile(r"[A-Za-z0-9_-]*")
+_NUMBERS_CAP = LIMITS.total_cells + LIMITS.n_seq**2 + 16  # matrix cells, the custom mask, n_heads and scale
+_SHAPE_CAPS = {  # matrix -> (most rows, most columns), before validate_config checks the exact rules
+    "x": (LIMITS.n_seq, LIMITS.d_model),
+    "w_q": (LIMITS.d_model, LIMITS.width),
+    "w_k": (LIMITS.d_model, LIMITS.width),
+    "w_v": (LIMITS.d_model, LIMITS.width),
+    "w_o": (LIMITS.width, LIMITS.width),
+}
+
+
+# ---- configuration <-> JSON dict --------------------------------------------------------------
+
+
+def config_to_dict(cfg: Config, page: str | None = None) -> dict:
+    """The JSON-ready dict of a configuration (schema version 1).
+
+    Examples
+    --------
+    >>> from attn_core import load_preset
+    >>> d = config_to_dict(load_preset("seed000"), page="steps")
+    >>> d["format"], d["version"], d["page"], d["x"][0]
+    ('self-attention-explorer', 1, 'steps', [1.0, 0.0, 1.0, 0.0])
+    """
+    doc: dict = {"format": FORMAT, "version": VERSION}
+    if page is not None:
+        doc["page"] = _check_page(page)
+    doc |= {
+        "tokens": list(cfg.tokens),
+        "n_heads": int(cfg.n_heads),
+        "scale": cfg.scale if isinstance(cfg.scale, str) else float(cfg.scale),
+        "mask_kind": cfg.mask_kind,
+        "is_pad": [bool(p) for p in cfg.is_pad],
+        "custom_mask": np.asarray(cfg.custom_mask).astype(int).tolist(),  # [n_seq, n_seq] of 0/1
+    }
+    for name in MATRICES:
+        doc[name] = cfg.matrix(name).tolist()  # Python floats: json writes them with repr, exactly
+    return doc
+
+
+def config_from_dict(doc: object) -> tuple[Config, str | None]:
+    """The validated configuration and page (or None) of a decoded JSON document.
+
+    Raises
+    ------
+    AttentionInputError
+        Not a version-1 document, a missing or unknown field, a value of the wrong type or shape,
+        a matrix over the caps, or anything :func:`attn_core.validate_config` rejects.
+
+    Examples
+    --------
+    >>> from attn_core import configs_equal, load_preset
+    >>> cfg = load_preset("seed002_causal")
+    >>> back, page = config_from_dict(config_to_dict(cfg))
+    >>> configs_equal(cfg, back), page
+    (True, None)
+    >>> config_from_dict({"format": "self-attention-explorer", "version": 2})
+    Traceback (most recent call last):
+    ...
+    attn_core.errors.AttentionInputError: version: this app reads version 1 configurations, not version 2.
+    """
+    if not isinstance(doc, dict):
+        raise AttentionInputError(f"configuration: expected a JSON object {{...}}, got {_json_type(doc)}.")
+    if doc.get("format") != FORMAT:
+        raise AttentionInputError(f'configuration: not a Self-Attention Explorer file (needs "format": "{FORMAT}").')
+    version = doc.get("version")
+    if type(version) is not int or version != VERSION:
+        raise AttentionInputError(
+            f"version: this app reads version {VERSION} configurations, not version {_short(version)}."
+        )
+    unknown = sorted(set(doc) - {"format", "version", "page", *FIELDS})
+    if unknown:
+        raise AttentionInputError(f"configuration: unknown field(s) {', '.join(map(_short, unknown[:5]))}.")
+    missing = [f for f in FIELDS if f not in doc]
+    if missing:
+        raise AttentionInputError(f"configuration: missing field(s) {', '.join(map(repr, missing))}.")
+    page = _check_page(doc["page"]) if "page" in doc else None
+    mats = {name: _matrix(name, doc[name]) for name in MATRICES}
+    cfg = Config(
+        tokens=_tokens(doc["tokens"]),
+        n_heads=_n_heads(doc["n_heads"]),
+        scale=_scale(doc["scale"]),
+        mask_kind=doc["mask_kind"] if _is_short_text(doc["mask_kind"]) else _short(doc["mask_kind"]),
+        is_pad=_is_pad(doc["is_pad"]),
+        custom_mask=_custom_mask(doc["custom_mask"]),
+        **mats,
+    )
+    return validate_config(cfg), page
+
+
+def _short(value: object) -> str:
+    """A value for a message: its repr, or what it is when that would be long (a message must stay readable)."""
+    text = repr(value)
+    return text if len(text) <= 40 else _json_type(value)
+
+
+def _is_short_text(value: object) -> bool:
+    return isinstance(value, str) and len(value) <= 40
+
+
+def _check_page(page: object) -> str:
+    if not isinstance(page, str) or not _PAGE.fullmatch(page):
+        raise AttentionInputError(f"page: {_short(page)} is not a page name (lower-case letters, digits and _).")
+    return page
+
+
+def _json_type(v: object) -> str:
+    names = {dict: "an object", list: "a list", str: "a string", bool: "true/false", type(None): "null"}
+    return names.get(type(v), "a number")
+
+
+def _matrix(name: str, rows: object) -> np.ndarray:  # list of rows -> [n_rows, n_cols] float64
+    """A JSON list of rows of numbers as float64, checked against the caps before any array is built."""
+    label = MATRIX_NAMES[name]
+    max_rows, max_cols = _SHAPE_CAPS[name]
+    if type(rows) is not list or not rows or type(rows[0]) is not list:
+        raise AttentionInputError(
+            f"{label}: expected a non-empty list of rows of numbers, got {_json_type(rows)}.", matrix=label
+        )
+    n_cols = len(rows[0])
+    if len(rows) > max_rows or n_cols > max_cols:
+        raise AttentionInputError(
+            f"{label}: {len(rows)} × {n_cols} is over the cap of {max_rows} × {max_cols}.", matrix=label
+        )
+    for i, row in enumerate(rows):
+        if type(row) is not list or len(row) != n_cols:
+            got = f"{len(row)} values" if type(row) is list else _json_type(row)
+            raise AttentionInputError(
+                f"{label}: row {i} has {got} but row 0 has {n_cols}; a matrix needs equal rows.", matrix=label
+            )
+        if not set(map(type, row)) <= {int, float}:
+            j = next(j for j, v in enumerate(row) if type(v) not in (int, float))
+            raise AttentionInputError(
+                f"{label}: cell ({i}, {j}) is {_json_type(row[j])}, not a number.", matrix=label, cell=(i, j)
+            )
+    try:
+        return np.array(rows, dtype=np.float64)  # NaN/inf pass here; validate_config names the cell
+    except OverflowError:  # an integer beyond float64
+        i, j = next((i, j) for i, row in enumerate(rows) for j, v in enumerate(row) if not _fits_float(v))
+        raise AttentionInputError(
+            f"{label}: cell ({i}, {j}) is too large for a float64 number.", matrix=label, cell=(i, j)
+        ) from None
+
+
+def _fits_float(v: int | float) -> bool:
+    try:
+        float(v)
+    except OverflowError:
+        return False
+    return True
+
+
+def _tokens(tokens: object) -> tuple[str, ...]:
+    if type(tokens) is not list or not all(type(t) is str for t in tokens):
+        raise AttentionInputError("tokens: expected a list of labels (strings).", matrix="tokens")
+    for i, t in enumerate(tokens):
+        try:
+            t.encode("utf-8")
+        except UnicodeEncodeError:
+            raise AttentionInputError(f"tokens: label {i} is not valid text.", matrix="tokens") from None
+    return tuple(tokens)
+
+
+def _n_heads(n_heads: object) -> object:
+    """Whole numbers over the cap are refused here (a huge one would fill the message with digits)."""
+    if type(n_heads) is int and n_heads > LIMITS.n_heads:
+        raise AttentionInputError(f"n_heads: {_short(n_heads)} is over the cap of {LIMITS.n_heads}.")
+    if not (isinstance(n_heads, (int, float)) or _is_short_text(n_heads)):  # True/False are ints here
+        raise AttentionInputError(f"n_heads: must be a whole number of at least 1, got {_json_type(n_heads)}.")
+    return n_heads  # check_heads rejects anything but a whole number >= 1
+
+
+def _scale(scale: object) -> object:
+    if type(scale) is int:  # JSON 2 means 2.0; an integer beyond float64 is refused here, not by float()
+        if not _fits_float(scale):
+            raise AttentionInputError("scale: the divisor is too large for a float64 number.")
+        return float(scale)
+    if not (isinstance(scale, float) or _is_short_text(scale) or type(scale) is bool):
+        raise AttentionInputError(f'scale: must be "sqrt_dk", "none" or a number above 0, got {_json_type(scale)}.')
+    return scale  # "sqrt_dk", "none", a float, or something validate_config rejects
+
+
+def _is_pad(is_pad: object) -> tuple:
+    if type(is_pad) is not list or not all(type(p) is bool for p in is_pad):
+        raise AttentionInputError("mask: is_pad must be a list of true/false, one per token.", matrix="mask")
+    return tuple(is_pad)
+
+
+def _custom_mask(rows: object) -> np.ndarray:  # list of rows of 0/1 -> bool [n, n]
+    if (
+        type(rows) is not list
+        or not all(type(r) is list and len(r) == len(rows) for r in rows)
+        or not all(set(map(type, r)) <= {int} and set(r) <= {0, 1} for r in rows)
+    ):
+        raise AttentionInputError(
+            "mask: custom_mask must be a square list of rows of 0 and 1 (1 = may attend).", matrix="mask"
+        )
+    return np.array(rows, dtype=np.int8).reshape(len(rows), len(rows)).astype(bool)
+
+
+# ---- JSON text ----------------------------------------------------------------------------------
+
+
+def to_json(cfg: Config, page: str | None = None) -> str:
+    """The configuration as a readable JSON document (one matrix row per line).
+
+    Examples
+    --------
+    >>> from attn_core import load_preset
+    >>> to_json(load_preset("seed000")).splitlines()[:3]
+    ['{', '  "format": "self-attention-explorer",', '  "version": 1,']
+    """
+    return "".join(_json_chunks(config_to_dict(cfg, page), pretty=True))
+
+
+def _json_chunks(doc: dict, *, pretty: bool) -> Iterator[str]:
+    """``doc`` as JSON text, a few pieces at a time (a matrix row per piece).
+
+    Compact, the pieces join to ``json.dumps(doc, separators=(",", ":"), ensure_ascii=False)``;
+    pretty, each field and each matrix row is on a line of its own.
+
+    Examples
+    --------
+    >>> doc = {"a": [[1.0, 2.0], [3.0, 4.0]], "b": "é"}
+    >>> "".join(_json_chunks(doc, pretty=False)) == json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
+    True
+    >>> print("".join(_json_chunks(doc, pretty=True)), end="")
+    {
+      "a": [
+        [1.0, 2.0],
+        [3.0, 4.0]
+      ],
+      "b": "é"
+    }
+    """
+    field_sep, key_sep, row_start, row_sep, matrix_end = (
+        (",\n  ", ": ", "[\n    ", ",\n    ", "\n  ]") if pretty else (",", ":", "[", ",", "]")
+    )
+    separators = (", ", ": ") if pretty else (",", ":")
+    yield "{\n  " if pretty else "{"
+    for n, (key, value) in enumerate(doc.items()):
+        yield (field_sep if n else "") + json.dumps(key) + key_sep
+        if isinstance(value, list) and value and isinstance(value[0], list):  # a matrix
+            yield row_start
+            for i, row in enumerate(value):
+                yield (row_sep if i else "") + json.dumps(row, separators=separators, allow_nan=False)
+            yield matrix_end
+        else:
+            yield json.dumps(value, separators=separators, ensure_ascii=False, allow_nan=False)
+    yield "\n}\n" if pretty else "}"
+
+
+def from_json(data: bytes | str, *, max_bytes: int = LIMITS.file_bytes) -> tuple[Config, str | None]:
+    """The validated configuration and page of a JSON document (the text of a file).
+
+    Raises
+    ------
+    AttentionInputError
+        Over ``max_bytes``, not UTF-8, not JSON, or anything :func:`config_from_dict` rejects.
+
+    Examples
+    --------
+    >>> from_json(b"[1, 2]")
+    Traceback (most recent call last):
+    ...
+    attn_core.errors.AttentionInputError: configuration: expected a JSON object {...}, got a list.
+    """
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
+    if len(raw) > max_bytes:
+        raise AttentionInputError(f"JSON file: {len(raw):,} bytes is over the cap of {max_bytes:,} bytes.")
+    return config_from_dict(parse_json(raw, "JSON file"))
+
+
+def parse_json(raw: bytes, what: str) -> object:
+    """Strict, bounded ``json.loads``: UTF-8, no duplicate keys, item counts under the caps.
+
+    ``NaN`` and ``Infinity`` are read as floats, so the validation names the matrix cell that holds them.
+    """
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise AttentionInputError(f"{what}: not UTF-8 text (byte {err.start} is not valid).") from None
+    for kind, count in (
+        ("lists or objects", text.count("[") + text.count("{")),
+        ("strings", text.count('"') // 2),
+        ("true/false/null values", text.count("true") + text.count("false") + text.count("null")),
+    ):
+        if count > LIMITS.json_items:
+            raise AttentionInputError(f"{what}: {count:,} {kind}; a configuration has at most {LIMITS.json_items:,}.")
+    numbers = 0
+
+    def number(convert):
+        def parse(s: str):
+            nonlocal numbers
+            numbers += 1
+            if numbers > _NUMBERS_CAP:
+                raise AttentionInputError(f"{what}: more than {_NUMBERS_CAP:,} numbers; the cap is on the cells.")
+            return convert(s)
+        return parse
+
+    try:
+        return json.loads(
+            text,
+            parse_float=number(float),
+            parse_int=number(int),
+            parse_constant=number(float),  # NaN, Infinity, -Infinity
+            object_pairs_hook=_no_duplicate_keys,
+        )
+    except AttentionInputError:
+        raise
+    except json.JSONDecodeError as err:
+        where = f"line {err.lineno}, column {err.colno}"
+        raise AttentionInputError(f"{what}: not valid JSON ({err.msg} at {where}).") from None
+    except RecursionError:
+        raise AttentionInputError(f"{what}: the JSON is nested too deeply.") from None
+    except ValueError:  # an integer with more digits than Python converts (4300)
+        raise AttentionInputError(f"{what}: a number has too many digits to read.") from None
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, object]]) -> dict:
+    doc = dict(pairs)
+    if len(doc) != len(pairs):
+        seen: set[str] = set()
+        dup = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise AttentionInputError(f"configuration: the field {dup!r} appears twice.")
+    return doc
+
+
+# ---- permalink value ----------------------------------------------------------------------------
+
+
+def encode_link(cfg: Config, page: str | None = None, *, max_chars: int | None = None) -> str:
+    """The permalink value: compact JSON → zlib (level 9) → base64url without padding.
+
+    With ``max_chars``, compression stops as soon as the value is sure to be longer, and raises:
+    a large configuration is refused in a fraction of the time compressing all of it would take.
+
+    Examples
+    --------
+    >>> from attn_core import configs_equal, load_preset
+    >>> cfg = load_preset("seed000")
+    >>> value = encode_link(cfg, "steps")
+    >>> len(value) < 400, set(value) <= set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+    (True, True)
+    >>> back, page = decode_link(value)
+    >>> configs_equal(cfg, back), page
+    (True, 'steps')
+    >>> encode_link(cfg, max_chars=100)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attn_core.errors.AttentionInputError: link: this configuration needs more than 100 characters; share ...
+    """
+    budget = None if max_chars is None else max_chars * 3 // 4  # base64 writes 4 characters per 3 bytes
+    compressor = zlib.compressobj(9)
+    packed, size, batch, batch_chars = [], 0, [], 0
+    for piece in _json_chunks(config_to_dict(cfg, page), pretty=False):
+        batch.append(piece)
+        batch_chars += len(piece)
+        if batch_chars < 16_384:
+            continue
+        packed.append(compressor.compress("".join(batch).encode("utf-8")))
+        size, batch, batch_chars = size + len(packed[-1]), [], 0
+        if budget is not None and size > budget:
+            break
+    else:
+        packed.append(compressor.compress("".join(batch).encode("utf-8")) + compressor.flush())
+        value = base64.urlsafe_b64encode(b"".join(packed)).decode("ascii").rstrip("=")
+        if max_chars is None or len(value) <= max_chars:
+            return value
+    raise AttentionInputError(f"link: this configuration needs more than {max_chars:,} characters; "
+                              "share a JSON file instead.")
+
+
+def decode_link(
+    value: object, *, max_chars: int = LIMITS.permalink_bytes, max_json: int = LIMITS.permalink_json_bytes
+) -> tuple[Config, str | None]:
+    """The validated configuration and page of a permalink value.
+
+    Raises
+    ------
+    AttentionInputError
+        Longer than ``max_chars``, not base64url, not zlib data (or cut short), inflating past
+        ``max_json`` bytes, or anything :func:`parse_json` and :func:`config_from_dict` reject.
+
+    Examples
+    --------
+    >>> decode_link("not a link!")
+    Traceback (most recent call last):
+    ...
+    attn_core.errors.AttentionInputError: link: not base64url text (only letters, digits, - and _); was it changed?
+    """
+    if not isinstance(value, str):
+        raise AttentionInputError(f"link: expected text, got {type(value).__name__}.")
+    value = value.strip()
+    if not value:
+        raise AttentionInputError("link: the configuration value is empty.")
+    if len(value) > max_chars:
+        raise AttentionInputError(
+            f"link: {len(value):,} characters is over the cap of {max_chars:,}; share a JSON file instead."
+        )
+    if not _BASE64URL.fullmatch(value):
+        raise AttentionInputError("link: not base64url text (only letters, digits, - and _); was it changed?")
+    try:
+        packed = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
+    except (binascii.Error, ValueError):
+        raise AttentionInputError("link: not valid base64url (its length is wrong); was it cut short?") from None
+    return config_from_dict(parse_json(inflate(packed, max_json), "link"))
+
+
+def inflate(packed: bytes, max_bytes: int) -> bytes:
+    """zlib-decompress at most ``max_bytes`` bytes; refuse more (a zip bomb), bad or truncated data.
+
+    Examples
+    --------
+    >>> inflate(zlib.compress(b"abc"), 10)
+    b'abc'
+    >>> inflate(zlib.compress(bytes(100)), 10)
+    Traceback (most recent call last):
+    ...
+    attn_core.errors.AttentionInputError: link: the data inflates to more than 10 bytes; refused.
+    """
+    inflater = zlib.decompressobj()
+    try:
+        out = inflater.decompress(packed, max_bytes + 1)  # never holds more than max_bytes + 1 bytes
+    except zlib.error:
+        raise AttentionInputError("link: the data is not zlib-compressed, or is damaged.") from None
+    if len(out) > max_bytes or inflater.unconsumed_tail:
+        raise AttentionInputError(f"link: the data inflates to more than {max_bytes:,} bytes; refused.")
+    if not inflater.eof:
+        raise AttentionInputError("link: the compressed data ends early; the link was probably cut short.")
+    if inflater.unused_data:
+        raise AttentionInputError("link: there are extra bytes after the compressed data.")
+    return out
+
+
+# ---- CSV tables -----------------------------------------------------------------------------------
+
+
+def named_matrices(cfg: Config, trace: MultiHeadTrace) -> dict[str, np.ndarray]:
+    """Every matrix of the configuration and every intermediate, by file-friendly name.
+
+    Names: ``x, w_q, w_k, w_v, w_o``, ``mask`` (0/1, when a mask applies), per head
+    ``head{h}_{q,k,v,scores,scaled,masked,weights,output}``, then ``concat`` and ``output``.
+
+    Examples
+    --------
+    >>> from attn_core import load_preset, run
+    >>> cfg = load_preset("seed000")
+    >>> list(named_matrices(cfg, run(cfg)))[4:8]
+    ['w_o', 'head0_q', 'head0_k', 'head0_v']
+    """
+    out = {name: cfg.matrix(name) for name in MATRICES}
+    mask = config_mask(cfg)
+    if mask is not None:
+        out["mask"] = mask.astype(np.float64)  # [n_seq, n_seq] of 0/1
+    for h, head in enumerate(trace.heads):
+        out |= {f"head{h}_{stage}": getattr(head, stage) for stage in STAGES}
+    out["concat"] = trace.concat  # [n_seq, n_heads·d_v]
+    out["output"] = trace.output  # [n_seq, d_out]
+    return out
+
+
+def _row_col_labels(name: str, shape: tuple[int, int], tokens: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """Rows of X, the mask, Q/K/V, scores... are tokens; key columns of scores and weights too."""
+    stage = name.split("_", 1)[1] if name.startswith("head") else name
+    by_token = stage not in ("w_q", "w_k", "w_v", "w_o")
+    rows = list(tokens) if by_token else [str(i) for i in range(shape[0])]
+    keys = stage in ("mask", "scores", "scaled", "masked", "weights")
+    cols = list(tokens) if keys else [str(j) for j in range(shape[1])]
+    return rows, cols
+
+
+def to_csv(name: str, matrix: np.ndarray, tokens: tuple[str, ...]) -> str:
+    """One matrix as CSV: a header of column labels, then a label and the values of each row.
+
+    Values are written with ``repr`` (exact float64; ``-inf`` for a masked score); labels are quoted
+    as the ``csv`` module would quote them.
+
+    Examples
+    --------
+    >>> print(to_csv("head0_weights", np.array([[1.0, 0.0], [0.25, 0.75]]), ("a", "b,c")), end="")
+    ,a,"b,c"
+    a,1.0,0.0
+    "b,c",0.25,0.75
+    """
+    rows, cols = _row_col_labels(name, matrix.shape, tokens)
+    lines = [",".join(["", *map(_csv_field, cols)])]
+    for label, row in zip(rows, matrix.tolist(), strict=True):
+        lines.append(_csv_field(label) + "," + ",".join(map(repr, row)))
+    return "\n".join(lines) + "\n"
+
+
+def _csv_field(text: str) -> str:
+    """A label as one CSV cell (quoted when it holds a comma, a quote or a line break)."""
+    return '"' + text.replace('"', '""') + '"' if any(c in text for c in ',"\r\n') else text
+
+
+def csv_zip(cfg: Config, trace: MultiHeadTrace) -> bytes:
+    """A zip of one CSV per matrix and intermediate, plus ``config.json`` (byte-identical for equal input).
+
+    Examples
+    --------
+    >>> from attn_core import load_preset, run
+    >>> cfg = load_preset("seed000")
+    >>> names = zipfile.ZipFile(io.BytesIO(csv_zip(cfg, run(cfg)))).namelist()
+    >>> names[0], names[-2], names[-1]
+    ('x.csv', 'output.csv', 'config.json')
+    """
+    files = [(f"{name}.csv", partial(to_csv, name, m, cfg.tokens)) for name, m in named_matrices(cfg, trace).items()]
+    files.append(("config.json", partial(to_json, cfg)))
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for file_name, text in files:  # one table's text in memory at a time
+            info = zipfile.ZipInfo(file_name, date_time=(1980, 1, 1, 0, 0, 0))  # fixed time: same input, same bytes
+            info.external_attr = 0o644 << 16  # rw-r--r-- when unzipped
+            zf.writestr(info, text().encode("utf-8"), compress_type=zipfile.ZIP_DEFLATED, compresslevel=1)
+    return buf.getvalue()

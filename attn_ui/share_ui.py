@@ -61,7 +61,7 @@ def apply_query_params(pg: StreamlitPage) -> None:
         state.notify(f"This link could not be opened, so the app starts with the default example. {err}")
         st.warning(state.pop_notice(), icon=":material/link_off:")  # shown at once, above whichever page opens
         return
-    state.set_config(cfg)  # already validated by decode_link
+    state.load_shared(cfg)  # already validated by decode_link
     if page in PAGES and page != page_name(pg):
         st.switch_page(PAGES[page][0])
 
@@ -143,7 +143,7 @@ def import_file() -> None:
     except AttentionInputError as err:
         st.session_state[state.IMPORT_RESULT] = (False, f"{uploaded.name} was not loaded: {err}")
         return
-    state.set_config(cfg)
+    state.load_shared(cfg)
     summary = f"{cfg.n_seq} tokens, d_model {cfg.d_model}, {cfg.n_heads} head(s)"
     st.session_state[state.IMPORT_RESULT] = (True, f"Loaded {uploaded.name}: {summary}.")
 

@@ -18,7 +18,7 @@ from attn_core import DEFAULT_PRESET, AttentionInputError, Config, load_preset, 
 
 # ---- non-widget keys (the configuration and what the pages share) ------------------------------
 CONFIG = "config"  # attn_core.Config: the last valid configuration
-PRESET = "preset"  # key of the preset the configuration started from
+PRESET = "preset"  # key of the preset the configuration started from; None after a link or a file
 EDITOR_VERSION = "editor_version"  # int; bump to reset every matrix editor to the configuration
 EDITOR_BASE = "editor_base"  # {matrix name: object array the current editor started from}
 DRAFTS = "drafts"  # {matrix name: object array with the learner's rejected values}
@@ -82,6 +82,12 @@ def load(preset_key: str) -> None:
     st.session_state[PRESET] = preset_key
 
 
+def load_shared(cfg: Config) -> None:
+    """Replace the configuration with one from a link or a file (already validated)."""
+    set_config(cfg)
+    st.session_state[PRESET] = None
+
+
 def reset_editor_state() -> None:
     st.session_state[EDITOR_VERSION] += 1
     st.session_state[EDITOR_BASE] = {}
@@ -107,7 +113,7 @@ def pop_notice() -> str | None:
 
 def sync_widget(key: str, value: object) -> None:
     """Make a widget show the configuration's value (call before the widget is drawn)."""
-    if st.session_state.get(key) != value:
+    if key not in st.session_state or st.session_state[key] != value:
         st.session_state[key] = value
 
 

@@ -14,7 +14,8 @@ INIT_NAMES = list(INITIALIZERS)
 
 
 def choose_preset() -> None:
-    state.load(st.session_state["inputs_preset"])
+    if st.session_state["inputs_preset"] is not None:
+        state.load(st.session_state["inputs_preset"])
 
 
 def change_dimensions() -> None:
@@ -73,16 +74,18 @@ if notice := state.pop_notice():
 
 # ---- preset ---------------------------------------------------------------------------------------
 st.subheader("Start from a worked example")
-keys = list(PRESETS)
-state.sync_widget("inputs_preset", st.session_state[state.PRESET])
+preset = st.session_state[state.PRESET]  # None: the configuration came from a link or a file
+state.sync_widget("inputs_preset", preset)
 left, right = st.columns([3, 1], vertical_alignment="bottom")
 left.selectbox(
-    "Preset", keys, key="inputs_preset", on_change=choose_preset,
+    "Preset", list(PRESETS), key="inputs_preset", on_change=choose_preset,
     format_func=lambda k: f"{PRESETS[k].title} — {PRESETS[k].source}",
+    placeholder="A configuration from a link or a file: pick a preset to start over",
 )
-right.button("Reset to preset", on_click=state.load, args=(st.session_state[state.PRESET],),
+right.button("Reset to preset", on_click=state.load, args=(preset,), disabled=preset is None,
              help="Throw away your edits and reload the preset.")
-st.caption(PRESETS[st.session_state[state.PRESET]].note)
+if preset is not None:
+    st.caption(PRESETS[preset].note)
 
 # ---- dimensions -----------------------------------------------------------------------------------
 st.subheader("Dimensions")
@@ -139,7 +142,7 @@ def matrix_section(name: str, title: str, what: str) -> None:
         if init == "gaussian":
             st.number_input("std", 0.0, 100.0, 1.0, key=f"inputs_{name}_std")
         st.button("Fill", key=f"inputs_{name}_fill", on_click=randomise, args=(name,))
-    editor.matrix_editor(name)
+    editor.matrix_editor_alone(name)  # a cell edit reruns the grid, not the page (nothing here depends on it)
 
 
 st.subheader("Input and weights")

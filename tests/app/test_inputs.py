@@ -167,3 +167,22 @@ def test_empty_token_label_is_refused_with_a_message():
     assert at.session_state["config"].tokens == ("input1", "input2", "input3")
     assert any("label 2 is empty" in e.value for e in at.error)
     assert not at.exception
+
+
+def test_a_configuration_from_a_link_names_no_preset():
+    from streamlit.testing.v1 import AppTest
+
+    from attn_core.share import encode_link
+
+    from .apptools import APP
+
+    cfg = PRESETS["seed001_sentence"].build()
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.query_params["c"] = encode_link(cfg, "inputs")
+    at.run()
+    assert at.session_state["preset"] is None
+    assert at.selectbox(key="inputs_preset").value is None
+    assert [b for b in at.button if b.label == "Reset to preset"][0].disabled
+    at.selectbox(key="inputs_preset").set_value("seed000").run()
+    np.testing.assert_array_equal(at.session_state["config"].x, SEED_X)
+    assert not at.exception

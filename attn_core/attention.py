@@ -8,11 +8,12 @@ all zeros (no key to attend to), so a fully masked query row has zero weights an
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
 from .errors import AttentionInputError
-from .validation import as_mask, as_matrix, check_inner, check_overflow, divisor_for
+from .validation import as_mask, as_matrix, check_finite, check_inner, check_overflow, divisor_for
 
 Scale = str | float  # "sqrt_dk", "none" or a positive divisor
 
@@ -31,15 +32,17 @@ def project(x: np.ndarray, w: np.ndarray) -> np.ndarray:  # [n_seq, d_model], [d
     return x @ w
 
 
-def scores(q: np.ndarray, k: np.ndarray) -> np.ndarray:  # [n_q, d_k], [n_k, d_k] -> [n_q, n_k]
-    """Dot product of every query with every key: ``q @ k.T``.
+def scores(q: np.ndarray, k: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:  # -> [n_q, n_k]
+    """Dot product of every query with every key: ``q @ k.T`` ([n_q, d_k], [n_k, d_k] -> [n_q, n_k]).
+
+    ``out``, if given, is an [n_q, n_k] array to write the scores into.
 
     Examples
     --------
     >>> scores(np.array([[1.0, 0.0, 2.0]]), np.array([[0.0, 1.0, 1.0], [4.0, 4.0, 0.0]])).tolist()
     [[2.0, 4.0]]
     """
-    return q @ k.T
+    return np.matmul(q, k.T, out=out)
 
 
 def apply_mask(s: np.ndarray, mask: np.ndarray | None) -> np.ndarray:  # [n_q, n_k], bool [n_q, n_k] -> [n_q, n_k]
@@ -76,13 +79,19 @@ def softmax(a: np.ndarray, axis: int = -1) -> np.ndarray:  # [..., n] -> [..., n
     >>> softmax(np.array([[0.0, 0.0], [-np.inf, -np.inf]])).tolist()
     [[0.5, 0.5], [0.0, 0.0]]
     """
-    a = np.asarray(a, dtype=np.float64)
-    m = np.max(a, axis=axis, keepdims=True)
-    m = np.where(np.isneginf(m), 0.0, m)  # all-masked slice: exp(-inf - 0) = 0, no inf - inf
+    return _softmax_inplace(np.array(a, dtype=np.float64), axis)  # on a copy: ``a`` stays as it was
+
+
+def _softmax_inplace(e: np.ndarray, axis: int) -> np.ndarray:  # [..., n] -> the same array, softmaxed
+    """:func:`softmax` written over ``e`` itself: no temporary as large as ``e`` (it matters at n_seq = 1024)."""
+    m = np.max(e, axis=axis, keepdims=True)  # [..., 1]
+    m[np.isneginf(m)] = 0.0  # all-masked slice: exp(-inf - 0) = 0, no inf - inf
     with np.errstate(over="ignore", invalid="ignore"):
-        e = np.exp(a - m)  # <= 1 everywhere
-    total = np.sum(e, axis=axis, keepdims=True)
-    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+        e -= m
+        np.exp(e, out=e)  # <= 1 everywhere
+    total = np.sum(e, axis=axis, keepdims=True)  # [..., 1]: >= 1, or 0 for an all-masked slice
+    e /= np.where(total > 0, total, 1.0)  # an all-masked slice stays 0 / 1 = 0
+    return e
 
 
 def weighted_sum(weights: np.ndarray, v: np.ndarray) -> np.ndarray:  # [n_q, n_k], [n_k, d_v] -> [n_q, d_v]
@@ -105,9 +114,10 @@ class AttentionTrace:
     scores : ndarray of shape (n_q, n_k)
         ``q @ k.T``.
     scaled : ndarray of shape (n_q, n_k)
-        ``scores / divisor``.
+        ``scores / divisor`` (computed on first use, then kept).
     masked : ndarray of shape (n_q, n_k)
-        ``scaled`` with disallowed cells at -inf (the same values as ``scaled`` without a mask).
+        ``scaled`` with disallowed cells at -inf (the same array as ``scaled`` without a mask;
+        computed on first use, then kept).
     weights : ndarray of shape (n_q, n_k)
         Row-wise softmax of ``masked``.
     output : ndarray of shape (n_q, d_v)
@@ -124,13 +134,23 @@ class AttentionTrace:
     k: np.ndarray
     v: np.ndarray
     scores: np.ndarray
-    scaled: np.ndarray
-    masked: np.ndarray
     weights: np.ndarray
     output: np.ndarray
     divisor: float
     mask: np.ndarray | None = None
     fully_masked_rows: tuple[int, ...] = field(default=())
+
+    # scaled and masked are rebuilt from scores on first use (bit for bit what the weights came from):
+    # holding two fewer [n_q, n_k] arrays per head is what keeps a full trace within 1.5× bare numpy.
+    @cached_property
+    def scaled(self) -> np.ndarray:  # [n_q, n_k]
+        """``scores / divisor``."""
+        return self.scores / self.divisor
+
+    @cached_property
+    def masked(self) -> np.ndarray:  # [n_q, n_k]
+        """``scaled`` with the disallowed cells at -inf."""
+        return apply_mask(self.scaled, self.mask)
 
     def contributions(self, i: int) -> np.ndarray:  # -> [n_k, d_v]
         """The weighted value rows ``weights[i, j] * v[j]`` for query ``i``; they sum to ``output[i]``.
@@ -147,8 +167,12 @@ class AttentionTrace:
         return self.weights[i][:, None] * self.v  # [n_k, 1] * [n_k, d_v] -> [n_k, d_v]
 
 
-def _attend(q, k, v, scale, mask, names) -> AttentionTrace:
-    """The shared pipeline once the inputs are valid float64 matrices."""
+def _attend(q, k, v, scale, mask, names, out=None) -> AttentionTrace:
+    """The shared pipeline once the inputs are valid float64 matrices.
+
+    ``out``: optional (scores, weights) [n_q, n_k] buffers to fill; multi-head passes slices of one
+    [n_heads, n_q, n_k] block per kind, so large traces come from two allocations instead of 2·n_heads.
+    """
     if q.shape[1] != k.shape[1]:
         raise _shape_error(names[1], f"has width {k.shape[1]} but {names[0]} has width {q.shape[1]}; "
                            "queries and keys need the same width d_k.")
@@ -160,16 +184,19 @@ def _attend(q, k, v, scale, mask, names) -> AttentionTrace:
     divisor = divisor_for(scale, d_k)
     mask = None if mask is None else as_mask(mask, n_q, n_k)
 
-    s = scores(q, k)  # [n_q, n_k]
+    s_out, w_out = (None, None) if out is None else out
+    s = scores(q, k, out=s_out)  # [n_q, n_k]
     check_overflow("scores QKᵀ", s, f"{names[0]} and {names[1]}")
-    scaled = s / divisor  # [n_q, n_k]
-    check_overflow("scaled scores", scaled, f"{names[0]} and {names[1]}, or raise the divisor")
-    masked = apply_mask(scaled, mask)  # [n_q, n_k], -inf where masked
-    weights = softmax(masked, axis=-1)  # [n_q, n_k]
+    weights = np.divide(s, divisor, out=w_out)  # [n_q, n_k]: the scaled scores, masked and softmaxed in place below
+    if divisor < 1:  # finite scores divided by 1 or more stay finite
+        check_finite("scaled scores", weights, hint="it overflowed float64 (beyond ±1.8e308): raise the divisor")
+    if mask is not None:
+        np.copyto(weights, -np.inf, where=~mask)  # the masked scores: -inf where a key is not allowed
+    _softmax_inplace(weights, axis=-1)  # [n_q, n_k]
     output = weighted_sum(weights, v)  # [n_q, d_v]
     check_overflow("output", output, names[2])
     fully = () if mask is None else tuple(int(i) for i in np.flatnonzero(~mask.any(axis=1)))
-    return AttentionTrace(q, k, v, s, scaled, masked, weights, output, divisor, mask, fully)
+    return AttentionTrace(q, k, v, s, weights, output, divisor, mask, fully)
 
 
 def _shape_error(name: str, detail: str) -> AttentionInputError:

@@ -92,13 +92,14 @@ def make_config(tokens, x, w_q, w_k, w_v, w_o=None, **options) -> Config:
     >>> c.n_seq, c.d_k, c.w_o.shape
     (2, 2, (2, 2))
     """
-    w_v_arr = np.asarray(w_v)
-    if w_o is None and w_v_arr.ndim == 2:
-        w_o = np.eye(w_v_arr.shape[1])
-    n = len(tokens)
+    if w_o is None:
+        w_o = np.eye(as_matrix("W_V", w_v).shape[1])  # [n_heads·d_v, n_heads·d_v]
+    if isinstance(tokens, (list, tuple)):
+        tokens = tuple(tokens)
+    n = len(tokens) if isinstance(tokens, tuple) else 0  # validate_config names a token list that is not one
     options.setdefault("is_pad", (False,) * n)
     options.setdefault("custom_mask", np.ones((n, n), dtype=bool))
-    return validate_config(Config(tuple(tokens), x, w_q, w_k, w_v, w_o, **options))
+    return validate_config(Config(tokens, x, w_q, w_k, w_v, w_o, **options))
 
 
 def validate_config(cfg: Config) -> Config:
@@ -139,12 +140,15 @@ def validate_config(cfg: Config) -> Config:
     divisor = divisor_for(cfg.scale, 1)  # validates "sqrt_dk" / "none" / a positive number
     scale = cfg.scale if isinstance(cfg.scale, str) else divisor
     tokens = _check_tokens(cfg.tokens, n_seq)
-    if cfg.mask_kind not in MASK_KINDS:
+    if not isinstance(cfg.mask_kind, str) or cfg.mask_kind not in MASK_KINDS:
         raise AttentionInputError(f"mask: kind {cfg.mask_kind!r} is not one of {', '.join(MASK_KINDS)}.", matrix="mask")
-    is_pad = tuple(cfg.is_pad) if cfg.is_pad is not None else ()
+    is_pad = tuple(cfg.is_pad) if isinstance(cfg.is_pad, (list, tuple, np.ndarray)) else ()
     if len(is_pad) != n_seq or not all(isinstance(p, (bool, np.bool_)) for p in is_pad):
         raise AttentionInputError(f"mask: padding needs one True/False per token ({n_seq}).", matrix="mask")
-    custom = np.ones((n_seq, n_seq), dtype=bool) if cfg.custom_mask is None else np.asarray(cfg.custom_mask)
+    try:
+        custom = np.ones((n_seq, n_seq), dtype=bool) if cfg.custom_mask is None else np.asarray(cfg.custom_mask)
+    except ValueError:  # ragged rows
+        custom = np.array([], dtype=object)
     if custom.dtype != np.bool_ or custom.shape != (n_seq, n_seq):
         raise AttentionInputError(
             f"mask: the custom mask must be True/False of shape ({n_seq}, {n_seq}), "

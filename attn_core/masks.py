@@ -15,7 +15,7 @@ def causal_mask(n_seq: int) -> np.ndarray:  # -> bool [n_seq, n_seq]
     >>> causal_mask(3).astype(int).tolist()
     [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
     """
-    if int(n_seq) < 1:
+    if isinstance(n_seq, bool) or not isinstance(n_seq, (int, np.integer)) or n_seq < 1:
         raise AttentionInputError(f"causal mask: n_seq must be at least 1, got {n_seq}.", matrix="mask")
     return np.tri(int(n_seq), dtype=bool)
 
@@ -28,7 +28,10 @@ def padding_mask(is_pad: object) -> np.ndarray:  # bool [n_seq] -> bool [n_seq, 
     >>> padding_mask([False, False, True]).astype(int).tolist()
     [[1, 1, 0], [1, 1, 0], [1, 1, 0]]
     """
-    pad = np.asarray(is_pad)
+    try:
+        pad = np.asarray(is_pad)
+    except ValueError:  # ragged nesting
+        pad = np.array([], dtype=object)
     if pad.dtype != np.bool_ or pad.ndim != 1 or pad.size == 0:
         raise AttentionInputError(
             "padding mask: expects one True/False per token (True = padding).", matrix="mask"

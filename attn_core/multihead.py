@@ -146,8 +146,12 @@ def multi_head_attention(
     for name, m, src in (("Q", q, "X and W_Q"), ("K", k, "X and W_K"), ("V", v, "X and W_V")):
         check_overflow(name, m, src)
     q_h, k_h, v_h = split_heads(q, n_heads), split_heads(k, n_heads), split_heads(v, n_heads)
+    n_seq = x.shape[0]
+    # every head's scores and weights live in one block each (large blocks get huge pages: far fewer page faults)
+    s_all, w_all = np.empty((n_heads, n_seq, n_seq)), np.empty((n_heads, n_seq, n_seq))  # [n_heads, n_seq, n_seq]
     heads = tuple(
-        _attend(q_h[h], k_h[h], v_h[h], scale, mask, (f"Q (head {h})", f"K (head {h})", f"V (head {h})"))
+        _attend(q_h[h], k_h[h], v_h[h], scale, mask, (f"Q (head {h})", f"K (head {h})", f"V (head {h})"),
+                out=(s_all[h], w_all[h]))
         for h in range(n_heads)
     )  # each: q [n_seq, d_k], output [n_seq, d_v]
     concat = merge_heads([t.output for t in heads])  # [n_seq, n_heads·d_v]

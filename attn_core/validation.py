@@ -44,13 +44,20 @@ def as_matrix(name: str, a: object) -> np.ndarray:
         raise AttentionInputError(f"{name}: expected a matrix (2 dimensions), got {arr.ndim}.", matrix=name)
     if arr.shape[0] == 0 or arr.shape[1] == 0:
         raise AttentionInputError(f"{name}: the matrix is empty (shape {arr.shape[0]} × {arr.shape[1]}).", matrix=name)
-    if arr.dtype.kind in "biuf":
+    if arr.dtype.kind in "iuf":  # not "b": True/False are not numbers, as for the cells of a list
         out = arr.astype(np.float64, copy=False)
     elif arr.dtype.kind == "O":
         out = np.empty(arr.shape, dtype=np.float64)
         for (i, j), v in np.ndenumerate(arr):
             if isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)):
-                out[i, j] = float(v)
+                try:
+                    out[i, j] = float(v)
+                except OverflowError:  # a Python int beyond float64
+                    raise AttentionInputError(
+                        f"{name}: cell ({i}, {j}) is beyond ±1.8e308, too large for a float64.",
+                        matrix=name,
+                        cell=(i, j),
+                    ) from None
             else:
                 raise AttentionInputError(
                     f"{name}: cell ({i}, {j}) is {v!r}, not a number.", matrix=name, cell=(i, j)
@@ -63,12 +70,12 @@ def as_matrix(name: str, a: object) -> np.ndarray:
 
 def check_finite(name: str, a: np.ndarray, *, hint: str = "every cell must be a finite number") -> None:
     """Raise naming the first non-finite cell of ``a`` (row-major order)."""
-    bad = ~np.isfinite(a)
-    if bad.any():
-        i, j = (int(t) for t in np.argwhere(bad)[0])
-        v = a[i, j]
-        what = "NaN" if np.isnan(v) else ("+inf" if v > 0 else "-inf")
-        raise AttentionInputError(f"{name}: cell ({i}, {j}) is {what}; {hint}.", matrix=name, cell=(i, j))
+    if np.isfinite(a).all():  # the common case, checked in one pass
+        return
+    i, j = (int(t) for t in np.argwhere(~np.isfinite(a))[0])
+    v = a[i, j]
+    what = "NaN" if np.isnan(v) else ("+inf" if v > 0 else "-inf")
+    raise AttentionInputError(f"{name}: cell ({i}, {j}) is {what}; {hint}.", matrix=name, cell=(i, j))
 
 
 def check_overflow(name: str, a: np.ndarray, sources: str) -> None:
@@ -92,7 +99,10 @@ def check_inner(left: str, a: np.ndarray, right: str, b: np.ndarray) -> None:
 
 def as_mask(mask: object, n_q: int, n_k: int) -> np.ndarray:
     """Return the boolean mask [n_q, n_k] (True = may attend), or raise."""
-    arr = np.asarray(mask)
+    try:
+        arr = np.asarray(mask)
+    except ValueError:  # numpy refuses ragged nestings
+        raise AttentionInputError("mask: rows of different lengths; a mask needs equal rows.", matrix="mask") from None
     if arr.dtype != np.bool_:
         raise AttentionInputError(
             f"mask: must be boolean (True = may attend), got dtype {arr.dtype}; "

@@ -6,16 +6,19 @@ For each n_seq and n_heads (d_k = d_v = 64, d_model = n_heads·64, W_O the ident
 - a bare numpy version: projections, per head softmax(Q_h K_hᵀ/√d_k) V_h written plainly, concat, @ W_O,
 
 each the median of several repeats after a warm-up (the two alternate, so load from other processes hits
-both alike), and the peak memory of one call of each under tracemalloc (numpy reports its buffers to it).
-The target: ratio ≤ 1.5 at n_seq ≥ 128, and attn_core's memory O(n_heads·n_seq²) with no
-[n_q, n_k, d_v] array. A benchmark that prints figures, never a timed assertion.
+both alike), as wall time and as CPU time of this process, and the peak memory of one call of each under
+tracemalloc (numpy reports its buffers to it). The target: ratio ≤ 1.5 at n_seq ≥ 128, and attn_core's memory
+O(n_heads·n_seq²) with no [n_q, n_k, d_v] array. A benchmark that prints figures, never a timed assertion.
 
-Run: ``.venv/bin/python bench/core.py`` (``--quick`` for a short smoke run).
+Run: ``.venv/bin/python bench/core.py`` (``--quick`` for a short smoke run). On a machine shared with other
+work, ``OPENBLAS_NUM_THREADS=1`` keeps BLAS threads from spinning against the other load; the CPU-time ratio
+is then the steadiest figure.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import statistics
 import sys
@@ -59,17 +62,23 @@ def repeats_for(n_seq: int, n_heads: int) -> int:
     return 5
 
 
-def median_times(fns, repeats: int) -> list[float]:
-    """Median wall time of each function; calls alternate between them after one warm-up each."""
+def timings(fns, repeats: int) -> list[tuple[float, float]]:
+    """(median wall time, median CPU time of this process) of each function.
+
+    Calls alternate between the functions, after one warm-up each, so load from other processes falls on
+    both alike. CPU time (all threads of this process) is what to compare on a busy shared machine: it does
+    not count the time other processes hold the cores.
+    """
     for fn in fns:
         fn()
-    times = [[] for _ in fns]
+    wall, cpu = [[] for _ in fns], [[] for _ in fns]
     for _ in range(repeats):
-        for fn, ts in zip(fns, times, strict=True):
-            t0 = time.perf_counter()
+        for i, fn in enumerate(fns):
+            w0, c0 = time.perf_counter(), time.process_time()
             fn()
-            ts.append(time.perf_counter() - t0)
-    return [statistics.median(ts) for ts in times]
+            cpu[i].append(time.process_time() - c0)
+            wall[i].append(time.perf_counter() - w0)
+    return [(statistics.median(w), statistics.median(c)) for w, c in zip(wall, cpu, strict=True)]
 
 
 def peak_bytes(fn) -> int:
@@ -100,13 +109,13 @@ def main() -> None:
     n_seqs = [n for n in N_SEQS if n <= 128] if args.quick else N_SEQS
     n_heads_all = N_HEADS[:2] if args.quick else N_HEADS
 
-    import os
-
     print(f"machine: {os.cpu_count()} CPUs ({cpu_model()}); Python {platform.python_version()}; numpy {np.__version__}")
-    print(f"d_k = d_v = {D_K}, d_model = n_heads·{D_K}, W_O = identity, no mask, scale √d_k; "
-          "times are medians after a warm-up\n")
-    header = (f"{'n_seq':>6} {'heads':>5} {'reps':>4} {'attn_core ms':>13} {'bare ms':>9} {'ratio':>6} "
-              f"{'core peak MiB':>14} {'bare peak MiB':>14} {'core MiB/(h·n²·8B)':>19}")
+    print("load average before the run: " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
+    print(f"BLAS threads: OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset (all cores)')}")
+    print(f"d_k = d_v = {D_K}, d_model = n_heads·{D_K}, W_O = identity, no mask, scale √d_k; medians after a warm-up; "
+          "ratio = attn_core / bare (wall and CPU time); peak = tracemalloc over one call\n")
+    header = (f"{'n_seq':>6} {'heads':>5} {'reps':>4} {'core ms':>9} {'bare ms':>9} {'ratio':>6} {'cpu ratio':>9} "
+              f"{'core peak MiB':>14} {'bare peak MiB':>14} {'core peak/(h·n²·8B)':>20}")
     print(header)
     print("-" * len(header))
     rng = np.random.default_rng(0)
@@ -130,13 +139,14 @@ def main() -> None:
             # the two agree before either is timed
             assert np.allclose(core().output, bare(), rtol=1e-9, atol=1e-12), (n_seq, n_heads)
             reps = repeats_for(n_seq, n_heads)
-            t_core, t_bare = median_times([core, bare], reps)
+            (t_core, c_core), (t_bare, c_bare) = timings([core, bare], reps)
             m_core, m_bare = peak_bytes(core), peak_bytes(bare)
             per_cell = m_core / (n_heads * n_seq * n_seq * 8)
-            print(f"{n_seq:>6} {n_heads:>5} {reps:>4} {t_core * 1e3:>13.3f} {t_bare * 1e3:>9.3f} "
-                  f"{t_core / t_bare:>6.2f} {m_core / 2**20:>14.2f} {m_bare / 2**20:>14.2f} {per_cell:>19.2f}",
-                  flush=True)
-    print(f"\ntotal bench time {time.perf_counter() - start:.1f} s")
+            print(f"{n_seq:>6} {n_heads:>5} {reps:>4} {t_core * 1e3:>9.3f} {t_bare * 1e3:>9.3f} "
+                  f"{t_core / t_bare:>6.2f} {c_core / c_bare:>9.2f} {m_core / 2**20:>14.2f} {m_bare / 2**20:>14.2f} "
+                  f"{per_cell:>20.2f}", flush=True)
+    print(f"\ntotal bench time {time.perf_counter() - start:.1f} s; "
+          "load average after: " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
 
 
 if __name__ == "__main__":

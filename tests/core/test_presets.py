@@ -1,0 +1,161 @@
+"""Every preset is a complete, valid configuration with the shapes its seed describes; with_dimensions keeps values."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from attn_core import (
+    DEFAULT_PRESET,
+    PRESETS,
+    Config,
+    configs_equal,
+    load_preset,
+    run,
+    validate_config,
+    with_dimensions,
+)
+
+# key -> (n_seq, d_model, n_heads, d_k, d_v, d_out, scale, mask_kind), as issue 2 and the seeds describe them
+EXPECTED = {
+    "seed000": (3, 4, 1, 3, 3, 3, "sqrt_dk", "none"),
+    "seed004_unscaled": (3, 4, 1, 3, 3, 3, "none", "none"),
+    "seed002_causal": (4, 24, 1, 8, 8, 8, "sqrt_dk", "causal"),
+    "seed001_sentence": (6, 10, 1, 10, 10, 10, "sqrt_dk", "none"),
+    "seed003_heads": (3, 4, 8, 64, 64, 4, "sqrt_dk", "none"),
+}
+
+
+def test_one_preset_per_worked_example():
+    assert set(PRESETS) == set(EXPECTED)
+    assert DEFAULT_PRESET in PRESETS
+    for key, p in PRESETS.items():
+        assert p.key == key
+        assert p.title.strip() and p.source.strip() and p.note.strip()
+        assert "seed" in p.source
+
+
+@pytest.mark.parametrize("key", sorted(EXPECTED))
+def test_preset_validates_runs_and_has_its_shapes(key):
+    cfg = load_preset(key)
+    assert isinstance(cfg, Config)
+    assert configs_equal(validate_config(cfg), cfg)  # already in the validated form
+    n_seq, d_model, n_heads, d_k, d_v, d_out, scale, mask_kind = EXPECTED[key]
+    assert (cfg.n_seq, cfg.d_model, cfg.n_heads, cfg.d_k, cfg.d_v, cfg.d_out) == (
+        n_seq, d_model, n_heads, d_k, d_v, d_out)
+    assert cfg.scale == scale and cfg.mask_kind == mask_kind
+    assert len(cfg.tokens) == n_seq and all(t.strip() for t in cfg.tokens)
+    assert cfg.w_q.shape == cfg.w_k.shape == (d_model, n_heads * d_k)
+    assert cfg.w_v.shape == (d_model, n_heads * d_v)
+    assert cfg.w_o.shape == (n_heads * d_v, d_out)
+
+    trace = run(cfg)
+    assert trace.n_heads == n_heads
+    assert trace.concat.shape == (n_seq, n_heads * d_v)
+    assert trace.output.shape == (n_seq, d_out)
+    for head in trace.heads:
+        assert head.weights.shape == (n_seq, n_seq)
+        assert np.isfinite(head.weights).all() and np.isfinite(head.output).all()
+        np.testing.assert_allclose(head.weights.sum(axis=1), 1.0, rtol=1e-12)
+    np.testing.assert_allclose(trace.output, trace.concat @ cfg.w_o, rtol=1e-12, atol=1e-12)
+
+
+def test_seed003_heads_eight_heads_of_64_concatenate_to_3_by_512():
+    cfg = load_preset("seed003_heads")
+    trace = run(cfg)
+    assert [h.q.shape for h in trace.heads] == [(3, 64)] * 8
+    assert [h.output.shape for h in trace.heads] == [(3, 64)] * 8
+    assert trace.concat.shape == (3, 512)
+    assert trace.output.shape == (3, 4)
+    np.testing.assert_array_equal(cfg.x, [[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]])  # the seed's 3 inputs
+    # head h reads columns 64h ... 64h + 63 of each projection; numpy written out for head 5
+    q5 = cfg.x @ cfg.w_q[:, 320:384]
+    k5 = cfg.x @ cfg.w_k[:, 320:384]
+    v5 = cfg.x @ cfg.w_v[:, 320:384]
+    s = q5 @ k5.T / 8.0
+    e = np.exp(s - s.max(axis=1, keepdims=True))
+    out5 = (e / e.sum(axis=1, keepdims=True)) @ v5
+    np.testing.assert_allclose(trace.concat[:, 320:384], out5, rtol=1e-12, atol=1e-12)
+
+
+def test_seed_presets_share_the_tutorial_matrices():
+    a, b = load_preset("seed000"), load_preset("seed004_unscaled")
+    for name in ("x", "w_q", "w_k", "w_v", "w_o"):
+        np.testing.assert_array_equal(a.matrix(name), b.matrix(name))
+    np.testing.assert_array_equal(a.w_q, [[1, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 1]])
+    np.testing.assert_array_equal(a.w_k, [[0, 0, 1], [1, 1, 0], [0, 1, 0], [1, 1, 0]])
+    np.testing.assert_array_equal(a.w_v, [[0, 2, 0], [0, 3, 0], [1, 0, 3], [1, 1, 0]])
+    np.testing.assert_array_equal(a.w_o, np.eye(3))
+
+
+@pytest.mark.parametrize("key", sorted(EXPECTED))
+def test_load_preset_gives_a_fresh_copy_each_time(key):
+    first = load_preset(key)
+    keep = first.x.copy()
+    first.x[0, 0] += 123.0
+    second = load_preset(key)
+    np.testing.assert_array_equal(second.x, keep)
+    assert configs_equal(second, load_preset(key))
+
+
+def test_unknown_preset_raises_key_error():
+    with pytest.raises(KeyError):
+        load_preset("seed999")
+
+
+# ---- with_dimensions: changing a dimension keeps every value that still fits ----------------------------
+
+
+def test_growing_keeps_every_value_and_fills_the_rest():
+    cfg = load_preset("seed000")
+    big = with_dimensions(cfg, n_seq=5, d_model=6, d_qk=4, d_v=5, init="zeros")
+    assert (big.n_seq, big.d_model, big.d_k, big.d_v) == (5, 6, 4, 5)
+    np.testing.assert_array_equal(big.x[:3, :4], cfg.x)
+    np.testing.assert_array_equal(big.w_q[:4, :3], cfg.w_q)
+    np.testing.assert_array_equal(big.w_k[:4, :3], cfg.w_k)
+    np.testing.assert_array_equal(big.w_v[:4, :3], cfg.w_v)
+    assert (big.x[3:] == 0).all() and (big.x[:, 4:] == 0).all()
+    assert (big.w_q[:, 3:] == 0).all() and (big.w_q[4:] == 0).all()
+    np.testing.assert_array_equal(big.w_o, np.eye(5))  # a square W_O grows as the identity
+    assert big.tokens == ("input1", "input2", "input3", "t4", "t5")
+    assert big.is_pad == (False,) * 5 and big.custom_mask.all()
+    run(big)  # still computes
+
+
+def test_shrinking_keeps_the_top_left_values():
+    cfg = load_preset("seed001_sentence")
+    small = with_dimensions(cfg, n_seq=4, d_model=7, d_qk=5, d_v=3)
+    np.testing.assert_array_equal(small.x, cfg.x[:4, :7])
+    np.testing.assert_array_equal(small.w_q, cfg.w_q[:7, :5])
+    np.testing.assert_array_equal(small.w_v, cfg.w_v[:7, :3])
+    np.testing.assert_array_equal(small.w_o, cfg.w_o[:3, :3])
+    assert small.tokens == cfg.tokens[:4]
+
+
+def test_round_trip_through_a_larger_size_restores_the_values():
+    cfg = load_preset("seed002_causal")
+    back = with_dimensions(with_dimensions(cfg, n_seq=6, d_model=30, d_qk=10, d_v=12), n_seq=4, d_model=24,
+                           d_qk=8, d_v=8)
+    assert configs_equal(back, cfg)
+
+
+def test_new_cells_come_from_the_initialiser_and_are_reproducible():
+    cfg = load_preset("seed000")
+    a = with_dimensions(cfg, n_seq=3, d_model=8, d_qk=3, d_v=3, init="kaiming_normal", seed=5)
+    b = with_dimensions(cfg, n_seq=3, d_model=8, d_qk=3, d_v=3, init="kaiming_normal", seed=5)
+    assert configs_equal(a, b)
+    assert np.abs(a.x[:, 4:]).max() > 0  # new columns are drawn, not zeros
+
+
+def test_masks_and_heads_survive_a_resize():
+    cfg = load_preset("seed003_heads")
+    same_heads = with_dimensions(cfg, n_seq=4, d_model=4, d_qk=256, d_v=256)
+    assert same_heads.n_heads == 8 and same_heads.d_k == 32
+    assert same_heads.w_o.shape == (256, 4)  # rectangular W_O keeps d_out
+    np.testing.assert_array_equal(same_heads.w_o[:256], cfg.w_o[:256])
+    other_heads = with_dimensions(cfg, n_seq=3, d_model=4, d_qk=12, d_v=12)
+    assert other_heads.n_heads == 1  # 8 does not divide 12: back to one head
+    causal = load_preset("seed002_causal")
+    grown = with_dimensions(causal, n_seq=6, d_model=24, d_qk=8, d_v=8)
+    assert grown.mask_kind == "causal"
+    assert run(grown).fully_masked_rows == ()

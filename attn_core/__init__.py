@@ -23,7 +23,8 @@ from .presets import DEFAULT_PRESET, PRESETS, Preset, load_preset
 from .tokens import embed, positional_encoding, tokenize
 
 __all__ = [
-    "AttentionInputError", "AttentionTrace", "Config", "MATRIX_NAMES", "DEFAULT_PRESET", "INITIALIZERS", "LIMITS", "Limits",
+    "AttentionInputError", "AttentionTrace", "Config", "MATRIX_NAMES", "DEFAULT_PRESET", "INITIALIZERS", "LIMITS",
+    "Limits",
     "MultiHeadTrace", "PRESETS", "Preset", "additive_mask", "apply_mask", "causal_mask", "config_mask",
     "configs_equal", "embed", "head_slice", "initialize", "load_preset", "make_config", "merge_heads",
     "multi_head_attention", "padding_mask", "positional_encoding", "project", "resize", "run",

@@ -141,7 +141,7 @@ class AttentionTrace:
     fully_masked_rows: tuple[int, ...] = field(default=())
 
     # scaled and masked are rebuilt from scores on first use (bit for bit what the weights came from):
-    # holding two fewer [n_q, n_k] arrays per head is what keeps a full trace within 1.5× bare numpy.
+    # holding one [n_q, n_k] array per head fewer (two with a mask) keeps a full trace near bare numpy (bench/core.py).
     @cached_property
     def scaled(self) -> np.ndarray:  # [n_q, n_k]
         """``scores / divisor``."""

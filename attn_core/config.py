@@ -169,7 +169,9 @@ def _check_tokens(tokens: object, n_seq: int) -> tuple[str, ...]:
         got = len(tokens) if isinstance(tokens, (list, tuple)) else type(tokens).__name__
         raise AttentionInputError(f"tokens: need one label per row of X ({n_seq}), got {got}.", matrix="tokens")
     for i, t in enumerate(tokens):
-        if not isinstance(t, str) or not t.strip():
+        if not isinstance(t, str):
+            raise AttentionInputError(f"tokens: label {i} is {t!r}, not text.", matrix="tokens")
+        if not t.strip():
             raise AttentionInputError(f"tokens: label {i} is empty; every token needs a label.", matrix="tokens")
         if len(t) > LIMITS.token_chars:
             raise AttentionInputError(

@@ -326,7 +326,7 @@ def test_a_good_config_is_normalised():
     ("w_v", [[1, 2, float("inf")]] * 3, "W_V", "cell (0, 2) is +inf"),
     ("tokens", ("a", "b"), "tokens", "need one label per row of X (3), got 2"),
     ("tokens", ("a", " ", "c"), "tokens", "label 1 is empty"),
-    ("tokens", ("a", 5, "c"), "tokens", "label 1 is empty"),
+    ("tokens", ("a", 5, "c"), "tokens", "label 1 is 5, not text"),
     ("tokens", "abc", "tokens", "got str"),
     ("tokens", None, "tokens", "got NoneType"),
     ("tokens", ("a", "b", "x" * (LIMITS.token_chars + 1)), "tokens", f"the cap is {LIMITS.token_chars}"),

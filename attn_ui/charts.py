@@ -179,33 +179,38 @@ def heatmap_parts(
         row_labels, col_labels = block_labels(row_labels, br), block_labels(col_labels, bc)
         note = f"each cell: the mean of a block of {br} × {bc}"
         title = f"{title} · {note}" if title else note
-    data = long_frame(values, row_labels, col_labels, precision)
-    data["row_i"] *= br  # a block's first row and column (what a click on it picks)
-    data["col_i"] *= bc
-    if masked is not None:
-        data["masked"] = data["masked"].to_numpy() | np.asarray(masked, dtype=bool).ravel()
-    finite = data["value"].dropna()
+    r, c = values.shape
+    flat = values.ravel()
+    finite = np.isfinite(flat)
+    is_masked = ~finite if masked is None else ~finite | np.asarray(masked, dtype=bool).ravel()
     if domain is None:
-        if kind == "weights":
-            domain = (0.0, 1.0)
-        elif kind == "mask":
+        if kind in ("weights", "mask"):
             domain = (0.0, 1.0)
         else:
-            m = float(np.abs(finite).max()) if len(finite) else 1.0
+            m = float(np.abs(flat[finite]).max()) if finite.any() else 1.0
             domain = (-m or -1.0, m or 1.0)
     lo, hi = domain
-    span = (hi - lo) or 1.0
-    t = (data["value"].fillna(lo) - lo) / span
-    data["dark"] = ((np.abs(t - 0.5) > 0.3) if kind == "signed" else (t > 0.55)) & ~data["masked"]  # grey: black text
-    data["value"] = data["value"].fillna(lo)  # a null value would drop the masked cell's rect (Vega-Lite "invalid")
+    value = np.where(finite, flat, lo)  # a null value would drop the masked cell's rect (Vega-Lite "invalid")
+    t = (value - lo) / ((hi - lo) or 1.0)
+    text = format_numbers(flat, precision)
+    data = pd.DataFrame({  # as long_frame, in numpy (one frame built once: pandas column by column is slow)
+        "row": np.repeat(row_labels, c),
+        "col": np.tile(col_labels, r),
+        "row_i": np.repeat(np.arange(r) * br, c),  # a block's first row and column (what a click on it picks)
+        "col_i": np.tile(np.arange(c) * bc, r),
+        "value": value,
+        "text": text,
+        "masked": is_masked,
+        "dark": ((np.abs(t - 0.5) > 0.3) if kind == "signed" else (t > 0.55)) & ~is_masked,  # grey: black text
+    })
 
-    show_text = shows_text(*values.shape, px)
-    width_px = cell_width(px, int(data["text"].str.len().max()) if show_text else 0) * bc
-    flat = values.shape[1] <= 12 and max((len(str(s)) for s in col_labels), default=0) * 6 <= width_px
+    show_text = shows_text(r, c, px)
+    width_px = cell_width(px, max(map(len, text)) if show_text else 0) * bc
+    lie_flat = c <= 12 and max((len(str(s)) for s in col_labels), default=0) * 6 <= width_px  # labels fit cells
     layout = HeatmapLayout(
         rows=tuple(row_labels), cols=tuple(col_labels), kind=kind, width_px=width_px, height_px=height_px * br,
         stroke=0.5 if px >= 8 else 0, font=font_px(px) if show_text else 0,
-        angle=0 if flat else (-45 if values.shape[1] <= 12 else -90),  # labels that fit their cells lie flat
+        angle=0 if lie_flat else (-45 if c <= 12 else -90),
         title=title, x_title=x_title, y_title=y_title, select=select,
     )
     return layout, data, float(lo), float(hi)

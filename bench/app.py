@@ -1,0 +1,308 @@
+"""Server-side cost of every page of the app, and the bytes each rerun sends to the browser.
+
+For each page and three configurations (seed 000; n_seq 64, d_model 64, 8 heads; the caps) it runs the
+app in Streamlit's AppTest and measures, as the median of several runs after a warm-up:
+
+- ``edit ms``: the script's run time (Streamlit's own ``exec`` of the script, timed around the call the
+  ScriptRunner makes: widget callbacks, the page, every element enqueued and hashed) on the run that follows
+  an edit of one cell of X. On Inputs & weights the edit goes through the X grid (the data_editor's edit
+  dict, as the browser reports it); on the other pages the configuration is replaced by one with that cell
+  changed (what the page sees when the learner comes to it after the edit). Every edit types a value never
+  typed before, so no cache can answer it from an earlier run.
+- ``rerun ms``: a plain rerun with nothing changed (a widget elsewhere, a click that changes nothing shown).
+- ``wall ms``: AppTest's whole ``run()`` around the edit run (adds the test harness's thread and parsing).
+- bytes of the edit run: every ForwardMsg the run produced, serialised, split into charts (Vega-Lite specs
+  with their datasets), dataframes (data_editor and dataframe grids) and the rest; ``sent`` is what reaches
+  the browser after Streamlit's message cache (a message ≥ 10 kB the browser already holds from the previous
+  run goes as a reference of a few dozen bytes).
+
+The first rows time Streamlit's floor: bench/floor_app.py (one data_editor and one number) in the same harness.
+
+Run: ``.venv/bin/python bench/app.py`` (``--quick`` for fewer repeats, ``--configs seed000 mid``,
+``--pages steps scaling``). A benchmark that prints figures, never a timed assertion.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from itertools import count
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import streamlit  # noqa: E402
+import streamlit.runtime.scriptrunner.script_runner as script_runner  # noqa: E402
+import streamlit.testing.v1.app_test as app_test  # noqa: E402
+import streamlit.testing.v1.local_script_runner as local_script_runner  # noqa: E402
+from streamlit.runtime.forward_msg_cache import create_reference_msg  # noqa: E402
+from streamlit.runtime.pages_manager import PagesManager  # noqa: E402
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from attn_core import LIMITS, initialize, load_preset, make_config  # noqa: E402
+
+APP = str(ROOT / "streamlit_app.py")
+FLOOR_APP = str(ROOT / "bench" / "floor_app.py")
+PAGES = {
+    "overview": "Overview", "inputs": "Inputs & weights", "steps": "Step by step", "scaling": "Scaling",
+    "masking": "Masking", "multihead": "Multi-head", "share": "Share & export",
+}
+GRID_CELLS = 20_000  # attn_ui.editor.MAX_EDITABLE_CELLS: X larger than this has no grid on Inputs & weights
+CHART_TYPES = {"vega_lite_chart"}
+FRAME_TYPES = {"dataframe", "table"}
+
+
+# ---- the configurations --------------------------------------------------------------------------
+
+
+def xavier_config(n_seq: int, d_model: int, width: int, n_heads: int):
+    """Tokens t0.., X and W_Q, W_K, W_V Xavier-uniform (seeds 0..3), W_O the identity."""
+    def w(shape, seed):
+        return initialize("xavier_uniform", shape, seed=seed)
+    return make_config(
+        [f"t{i}" for i in range(n_seq)], w((n_seq, d_model), 0), w((d_model, width), 1), w((d_model, width), 2),
+        w((d_model, width), 3), n_heads=n_heads,
+    )
+
+
+CONFIGS: dict[str, tuple[str, Callable]] = {
+    "seed000": ("seed 000 preset (3 tokens, d_model 4, d_k 3)", lambda: load_preset("seed000")),
+    "mid": ("n_seq 64, d_model 64, W 64×64, 8 heads", lambda: xavier_config(64, 64, 64, 8)),
+    "caps": (f"caps: n_seq {LIMITS.n_seq}, d_model {LIMITS.d_model}, widths {LIMITS.width}, 8 heads",
+             lambda: xavier_config(LIMITS.n_seq, LIMITS.d_model, LIMITS.width, 8)),
+}
+
+
+# ---- instruments: the script's exec time and the messages of each run ---------------------------
+
+_exec_times: list[tuple[float, float]] = []  # (wall s, CPU s of the script thread) per exec
+_messages: list[list] = []
+
+
+def _install_probes() -> None:
+    """Time ScriptRunner's exec of the script; keep the ForwardMsgs AppTest parses after each run.
+
+    Also run every page as a warm server does: AppTest forgets before each run that the app uses
+    st.navigation, so a run that starts on a page takes Streamlit's legacy ``pages/`` path (and the app's
+    detour through the router, layout.page_start), which a server only takes before its first navigation;
+    and AppTest compiles the scripts again on every run, which a server does once (one ScriptCache).
+    """
+    script_cache = app_test.ScriptCache()
+    app_test.ScriptCache = lambda: script_cache
+    init = PagesManager.__init__
+
+    def warm_server(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        PagesManager.uses_pages_directory = False  # what st.navigation leaves behind on a running server
+
+    PagesManager.__init__ = warm_server
+    exec_fn = script_runner.exec_func_with_error_handling
+
+    def timed_exec(*args, **kwargs):
+        start, cpu = time.perf_counter(), time.thread_time()
+        try:
+            return exec_fn(*args, **kwargs)
+        finally:
+            _exec_times.append((time.perf_counter() - start, time.thread_time() - cpu))
+
+    script_runner.exec_func_with_error_handling = timed_exec
+    parse = local_script_runner.parse_tree_from_messages
+
+    def keep(msgs):
+        _messages.append(list(msgs))
+        return parse(msgs)
+
+    local_script_runner.parse_tree_from_messages = keep
+
+
+def kind_of(msg) -> str:
+    """"chart", "frame" or "other" for one ForwardMsg."""
+    if msg.WhichOneof("type") == "delta" and msg.delta.WhichOneof("type") == "new_element":
+        element = msg.delta.new_element.WhichOneof("type")
+        if element in CHART_TYPES:
+            return "chart"
+        if element in FRAME_TYPES:
+            return "frame"
+    return "other"
+
+
+def message_bytes(msgs: list, cached: set[str]) -> dict[str, int]:
+    """Serialised bytes by kind, and ``sent``: with messages the browser holds (hash in ``cached``) as references."""
+    out = {"chart": 0, "frame": 0, "other": 0, "sent": 0}
+    for msg in msgs:
+        n = len(msg.SerializeToString())
+        out[kind_of(msg)] += n
+        ref = msg.metadata.cacheable and msg.hash in cached
+        out["sent"] += len(create_reference_msg(msg).SerializeToString()) if ref else n
+    return out
+
+
+def cacheable_hashes(msgs: list) -> set[str]:
+    return {m.hash for m in msgs if m.metadata.cacheable}
+
+
+class Run:
+    """One AppTest run: exec time (s), wall time (s), its messages."""
+
+    def __init__(self, at: AppTest) -> None:
+        n_exec = len(_exec_times)
+        start = time.perf_counter()
+        at.run()
+        self.wall = time.perf_counter() - start
+        runs = _exec_times[n_exec:]  # a st.rerun() inside the run execs the script twice
+        self.exec = sum(wall for wall, _ in runs)
+        self.cpu = sum(cpu for _, cpu in runs)
+        self.msgs = _messages[-1]
+        if at.exception:
+            raise RuntimeError(f"the app raised: {at.exception[0].value}")
+
+
+# ---- one page, one configuration ------------------------------------------------------------------
+
+_fresh = count(1)  # every edit types a value no earlier edit typed (no cache hit from an earlier row)
+
+
+def fresh_value() -> float:
+    return round(0.5 + next(_fresh) * 0.001, 6)
+
+
+def x_grid_key(at: AppTest) -> str:
+    return f"x_editor_{at.session_state['editor_version']}"
+
+
+def edit_x(at: AppTest, page: str) -> float:
+    """Change X[0, 0] to a new value: through the grid on Inputs & weights, else in the configuration."""
+    cfg = at.session_state["config"]
+    value = fresh_value()
+    if page == "inputs" and cfg.x.size <= GRID_CELLS:
+        at.session_state[x_grid_key(at)] = {"edited_rows": {0: {"0": value}}, "added_rows": [], "deleted_rows": []}
+        return value
+    x = cfg.x.copy()
+    x[0, 0] = value
+    at.session_state["config"] = replace(cfg, x=x)
+    return value
+
+
+def measure_page(page: str, cfg_key: str, repeats: int) -> dict:
+    at = AppTest.from_file(APP, default_timeout=600)
+    at.run()
+    at.session_state["config"] = CONFIGS[cfg_key][1]()
+    at.session_state["editor_version"] = at.session_state["editor_version"] + 1
+    at.switch_page(f"pages/{page}.py")
+    Run(at)
+    Run(at)  # warm-up: widgets settled, caches of this configuration filled
+    edits, prev = [], Run(at)
+    for _ in range(repeats):
+        value = edit_x(at, page)
+        run = Run(at)
+        if at.session_state["config"].x[0, 0] != value:
+            raise RuntimeError(f"{page}: the edit of X[0, 0] did not reach the configuration")
+        edits.append((run, message_bytes(run.msgs, cacheable_hashes(prev.msgs))))
+        prev = run
+    plain = []
+    for _ in range(repeats):
+        run = Run(at)
+        plain.append((run, message_bytes(run.msgs, cacheable_hashes(prev.msgs))))
+        prev = run
+    return summarise(edits, plain)
+
+
+def summarise(edits: list, plain: list) -> dict:
+    med = statistics.median
+    return {
+        "edit_cpu": med(r.cpu for r, _ in edits) * 1000,
+        "edit_ms": med(r.exec for r, _ in edits) * 1000,
+        "rerun_cpu": med(r.cpu for r, _ in plain) * 1000,
+        "rerun_ms": med(r.exec for r, _ in plain) * 1000,
+        "wall_ms": med(r.wall for r, _ in edits) * 1000,
+        **{k: med(b[k] for _, b in edits) for k in ("chart", "frame", "other", "sent")},
+        "rerun_sent": med(b["sent"] for _, b in plain),
+    }
+
+
+def measure_floor(rows: int, cols: int, repeats: int) -> dict:
+    """bench/floor_app.py with a rows × cols grid: an edit through its grid, then plain reruns."""
+    at = AppTest.from_file(FLOOR_APP, default_timeout=600)
+    at.query_params["rows"], at.query_params["cols"] = str(rows), str(cols)
+    Run(at)
+    Run(at)
+    edits, prev = [], Run(at)
+    for _ in range(repeats):
+        at.session_state["floor_grid"] = {"edited_rows": {0: {"0": fresh_value()}}, "added_rows": [],
+                                          "deleted_rows": []}
+        run = Run(at)
+        edits.append((run, message_bytes(run.msgs, cacheable_hashes(prev.msgs))))
+        prev = run
+    plain = []
+    for _ in range(repeats):
+        run = Run(at)
+        plain.append((run, message_bytes(run.msgs, cacheable_hashes(prev.msgs))))
+        prev = run
+    return summarise(edits, plain)
+
+
+# ---- report ---------------------------------------------------------------------------------------
+
+
+def kb(n: float) -> str:
+    return f"{n / 1000:,.1f}"
+
+
+HEADER = ("| page | config | edit CPU ms | edit ms | rerun CPU ms | rerun ms | AppTest ms | charts kB | frames kB "
+          "| other kB | total kB | sent kB | rerun sent kB |")
+
+
+def row(page: str, cfg: str, r: dict) -> str:
+    total = r["chart"] + r["frame"] + r["other"]
+    return (f"| {page} | {cfg} | {r['edit_cpu']:.1f} | {r['edit_ms']:.1f} | {r['rerun_cpu']:.1f} | {r['rerun_ms']:.1f} "
+            f"| {r['wall_ms']:.1f} | {kb(r['chart'])} "
+            f"| {kb(r['frame'])} | {kb(r['other'])} | {kb(total)} | {kb(r['sent'])} | {kb(r['rerun_sent'])} |")
+
+
+def machine() -> str:
+    cpu = platform.processor() or "?"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return (f"{os.cpu_count()} CPUs ({cpu}), Python {platform.python_version()}, "
+            f"Streamlit {streamlit.__version__}, {platform.system()} {platform.release()}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--configs", nargs="+", choices=list(CONFIGS), default=list(CONFIGS))
+    parser.add_argument("--pages", nargs="+", choices=list(PAGES), default=list(PAGES))
+    parser.add_argument("--repeats", type=int, default=0, help="runs per median (default: 7, 5, 3 by size)")
+    parser.add_argument("--quick", action="store_true", help="3 runs per median everywhere")
+    args = parser.parse_args()
+    _install_probes()
+    defaults = {"seed000": 7, "mid": 5, "caps": 3}
+    print(machine())
+    print("edit/rerun ms: the script's exec time, median; bytes: the edit run's messages.\n")
+    print(HEADER)
+    print("|" + "---|" * (HEADER.count("|") - 1))
+    floors = {"seed000": (3, 4), "mid": (64, 64), "caps": (64, 64)}  # caps: X has no grid; the largest one shown
+    for rows, cols in dict.fromkeys(floors[key] for key in args.configs):
+        reps = args.repeats or (3 if args.quick else defaults["seed000" if rows == 3 else "mid"])
+        print(row("floor_app", f"{rows}×{cols} grid", measure_floor(rows, cols, reps)), flush=True)
+    for key in args.configs:
+        reps = args.repeats or (3 if args.quick else defaults[key])
+        for page in args.pages:
+            print(row(PAGES[page], key, measure_page(page, key, reps)), flush=True)
+    print("\nconfigs: " + "; ".join(f"{k} = {CONFIGS[k][0]}" for k in args.configs))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -49,6 +49,7 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 from playwright.sync_api import Page, expect, sync_playwright  # noqa: E402
+from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: E402
 
 import tests.e2e.helpers as e2e  # noqa: E402
 from attn_core import config_mask, run, self_attention, share  # noqa: E402
@@ -59,8 +60,8 @@ GRID_ROW_PX = 35  # height of a data_editor row (and of its header)
 METRIC = "max |multi-head output − single-head output|"  # the last output on Multi-head
 CELL = (1, 2)  # the cell (row, column) edited in every grid
 
-# Installs (once per document) a keydown listener that stamps the committing Enter and a MutationObserver that,
-# once per frame, checks whether the target is on screen and stamps the DOM change that put it there.
+# Installs (once per document) a keydown listener that stamps the committing Enter and a MutationObserver that
+# stamps the DOM change that puts the target on screen, and the one that ends the run.
 _WATCH = """(target) => {
   const b = window.__bench || (window.__bench = {});
   Object.assign(b, {enter: null, shown: null, ran: false, idle: null, target});
@@ -79,21 +80,17 @@ _WATCH = """(target) => {
       .some(e => e.textContent.includes(t.label) && e.querySelector('[data-testid="stMetricValue"]')
                  .textContent.trim() === t.value);
   };
-  let pending = false, last = 0;
-  const check = () => {
-    pending = false;
-    if (b.enter !== null && b.shown === null && b.target && onScreen(b.target)) b.shown = last;
-  };
   const STATE = 'data-test-script-state';
-  new MutationObserver(ms => {
-    last = performance.now();
+  new MutationObserver(ms => {  // runs after each batch of DOM changes, before the browser paints them
+    if (b.enter === null) return;
+    const now = performance.now();
     for (const m of ms) {  // the run's end: the script state back to notRunning after a run since Enter
-      if (b.enter === null || m.attributeName !== STATE) continue;
-      const now = m.target.getAttribute(STATE);
-      if (m.oldValue === 'running' || now === 'running') b.ran = true;
-      if (b.ran && b.idle === null && now === 'notRunning') b.idle = last;
+      if (m.attributeName !== STATE) continue;
+      const state = m.target.getAttribute(STATE);
+      if (m.oldValue === 'running' || state === 'running') b.ran = true;
+      if (b.ran && b.idle === null && state === 'notRunning') b.idle = now;
     }
-    if (!pending) { pending = true; requestAnimationFrame(check); }
+    if (b.shown === null && b.target && onScreen(b.target)) b.shown = now;
   }).observe(document.body, {subtree: true, childList: true, attributes: true, attributeOldValue: true,
                              characterData: true});
 }"""
@@ -157,7 +154,11 @@ def timed_edit(page: Page, grid, row: int, col: int, text: str, target: dict | N
     editor.fill(text)
     page.keyboard.press("Enter")
     done = "b.idle !== null" + (" && b.shown !== null" if target else "")
-    page.wait_for_function(f"() => {{ const b = window.__bench; return {done}; }}", timeout=TIMEOUT_MS, polling=100)
+    try:
+        page.wait_for_function(f"() => {{ const b = window.__bench; return {done}; }}", timeout=TIMEOUT_MS, polling=100)
+    except PlaywrightTimeout:
+        state = page.evaluate("() => JSON.stringify(window.__bench)")
+        raise RuntimeError(f"{page.url}: typed {text} in cell {(row, col)}; {TIMEOUT_MS} ms later: {state}") from None
     shown_ms, idle_ms = page.evaluate("() => [window.__bench.shown - window.__bench.enter, "
                                       "window.__bench.idle - window.__bench.enter]")
     e2e.wait_for_app(page, timeout_ms=TIMEOUT_MS)

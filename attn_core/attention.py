@@ -29,7 +29,8 @@ def project(x: np.ndarray, w: np.ndarray) -> np.ndarray:  # [n_seq, d_model], [d
     >>> project(np.array([[1.0, 0.0, 1.0, 0.0]]), np.eye(4)[:, :3]).tolist()
     [[1.0, 0.0, 1.0]]
     """
-    return x @ w
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported by the caller (check_overflow)
+        return x @ w
 
 
 def scores(q: np.ndarray, k: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:  # -> [n_q, n_k]
@@ -42,7 +43,8 @@ def scores(q: np.ndarray, k: np.ndarray, out: np.ndarray | None = None) -> np.nd
     >>> scores(np.array([[1.0, 0.0, 2.0]]), np.array([[0.0, 1.0, 1.0], [4.0, 4.0, 0.0]])).tolist()
     [[2.0, 4.0]]
     """
-    return np.matmul(q, k.T, out=out)
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported by the caller (check_overflow)
+        return np.matmul(q, k.T, out=out)
 
 
 def apply_mask(s: np.ndarray, mask: np.ndarray | None) -> np.ndarray:  # [n_q, n_k], bool [n_q, n_k] -> [n_q, n_k]

@@ -51,7 +51,8 @@ def heatmap_width(values: np.ndarray, row_labels: list[str], precision: int) -> 
     r, c = values.shape
     px = cell_px(r, c)
     longest = max(map(len, format_numbers(values.ravel(), precision))) if shows_text(r, c, px) else 0
-    return 6 * max(len(s) for s in row_labels) + 30 + c * cell_width(px, longest) + 60
+    bc = -(-c // MAX_SIDE)  # columns per block (see heatmap_parts)
+    return 6 * max(len(s) for s in row_labels) + 30 + -(-c // bc) * cell_width(px * bc, longest) + 60
 
 
 def format_number(v: float, precision: int) -> str:
@@ -205,7 +206,7 @@ def heatmap_parts(
     })
 
     show_text = shows_text(r, c, px)
-    width_px = cell_width(px, max(map(len, text)) if show_text else 0) * bc
+    width_px = cell_width(px * bc, max(map(len, text)) if show_text else 0)
     lie_flat = c <= 12 and max((len(str(s)) for s in col_labels), default=0) * 6 <= width_px  # labels fit cells
     layout = HeatmapLayout(
         rows=tuple(row_labels), cols=tuple(col_labels), kind=kind, width_px=width_px, height_px=height_px * br,
@@ -267,7 +268,7 @@ def heatmap(
     """A heatmap with the numbers on the cells; masked (-inf) cells grey and marked −∞.
 
     A matrix with more than MAX_SIDE rows or columns is drawn in blocks (the mean of each, see
-    :func:`block_means`), as large as the whole matrix would be, and the title says so.
+    :func:`block_means`), as tall as the whole matrix would be, and the title says so.
 
     Parameters
     ----------

@@ -153,16 +153,6 @@ def matrix_editor(name: str, *, height: int | str = "auto") -> None:
         )
 
 
-@st.fragment
-def matrix_editor_alone(name: str) -> None:
-    """:func:`matrix_editor` as a fragment: an edit reruns this grid alone, not the page.
-
-    For a page that shows nothing computed from the matrix (Inputs & weights); the other pages read the
-    new configuration when they run.
-    """
-    matrix_editor(name)
-
-
 def token_editor() -> None:
     """A one-column grid of token labels, one row per row of X; an empty label is refused with a message."""
     cfg = state.config()

@@ -142,7 +142,7 @@ def matrix_section(name: str, title: str, what: str) -> None:
         if init == "gaussian":
             st.number_input("std", 0.0, 100.0, 1.0, key=f"inputs_{name}_std")
         st.button("Fill", key=f"inputs_{name}_fill", on_click=randomise, args=(name,))
-    editor.matrix_editor_alone(name)  # a cell edit reruns the grid, not the page (nothing here depends on it)
+    editor.matrix_editor(name)
 
 
 st.subheader("Input and weights")

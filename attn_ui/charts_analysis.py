@@ -11,7 +11,7 @@ from pandas.io.formats.style import Styler
 
 from attn_core.analysis import SoftmaxComparison
 
-from . import charts
+from . import charts, vega
 
 #: colour-blind-safe pair (ColorBrewer PuOr ends) for raw vs scaled
 RAW_COLOUR, SCALED_COLOUR = "#e66101", "#5e3c99"
@@ -81,41 +81,69 @@ def saturation_chart(
     marks : list of (label, divisor)
         Vertical rules, e.g. ("÷ √d_k", 1.732).
     """
+    layout, frames = saturation_parts(divisors, max_weight, entropy, row_labels, marks)
+    return saturation_build(layout, frames, [])
+
+
+def saturation_parts(
+    divisors: np.ndarray, max_weight: np.ndarray, entropy: np.ndarray, row_labels: list[str],
+    marks: list[tuple[str, float]],
+) -> tuple[tuple, list[pd.DataFrame]]:
+    """What :func:`saturation_chart` draws: (its layout, its frames: left lines, right lines, the rules)."""
     decades = [float(10.0**e) for e in range(int(np.floor(np.log10(divisors[0]))),
                                              int(np.ceil(np.log10(divisors[-1]))) + 1)]
+    lines = tuple(row_labels) if len(row_labels) <= MAX_LINES else len(row_labels)
+    frames = [_per_row_frame(divisors, max_weight, row_labels), _per_row_frame(divisors, entropy, row_labels),
+              _rules_frame(marks, "divisor")]
+    return (tuple(decades), lines), frames
+
+
+def saturation_build(layout: tuple, data: list, numbers: list[float]) -> alt.HConcatChart:
+    """The chart of a :func:`saturation_parts` layout (a vega.spec builder)."""
+    decades, lines = layout
     x = alt.X("divisor:Q", title="divisor s (temperature)", scale=alt.Scale(type="log"),
-              axis=alt.Axis(values=decades, format="~g"))
-    left = _per_row(divisors, max_weight, row_labels, x, "largest weight in the row", [0, 1])
-    right = _per_row(divisors, entropy, row_labels, x, "entropy of the row (nats)", None)
-    rules = _rules(marks, "divisor", x)
+              axis=alt.Axis(values=list(decades), format="~g"))
+    left = _per_row_chart(data[0], lines, x, "largest weight in the row", [0, 1])
+    right = _per_row_chart(data[1], lines, x, "entropy of the row (nats)", None)
+    rules = _rules_chart(data[2], "divisor", x)
     return alt.hconcat(alt.layer(left, *rules), alt.layer(right, *rules)).resolve_scale(color="shared")
 
 
-def _per_row(
-    divisors: np.ndarray, values: np.ndarray, row_labels: list[str], x: alt.X, y_title: str, y_domain
-) -> alt.Chart:  # divisors [n_div], values [n_div, n_q]
-    """One line per query row, or (many rows) the mean over rows with a min–max band."""
-    y_scale = alt.Scale(domain=y_domain) if y_domain else alt.Undefined
-    size = {"width": PLOT_WIDTH, "height": PLOT_HEIGHT}
+def saturation_spec(*args, **kwargs) -> dict:
+    """The Vega-Lite spec of :func:`saturation_chart` (same arguments), Altair building it once per layout."""
+    layout, frames = saturation_parts(*args, **kwargs)
+    return vega.spec(saturation_build, layout, frames)
+
+
+def _per_row_frame(divisors: np.ndarray, values: np.ndarray, row_labels: list[str]) -> pd.DataFrame:
+    """One row per (divisor, query) for a few rows; the mean and range over rows for many."""  # values [n_div, n_q]
     if len(row_labels) <= MAX_LINES:
-        data = pd.DataFrame({
+        return pd.DataFrame({
             "divisor": np.repeat(divisors, len(row_labels)),
             "value": values.ravel(),
             "query": np.tile(row_labels, len(divisors)),
         })
+    return pd.DataFrame({
+        "divisor": divisors, "mean": values.mean(axis=1), "lo": values.min(axis=1), "hi": values.max(axis=1),
+    })
+
+
+def _per_row_chart(data, lines: tuple[str, ...] | int, x: alt.X, y_title: str, y_domain) -> alt.Chart:
+    """One line per query row (``lines`` their labels), or (``lines`` a count) the mean over rows with a min–max
+    band."""
+    y_scale = alt.Scale(domain=y_domain) if y_domain else alt.Undefined
+    size = {"width": PLOT_WIDTH, "height": PLOT_HEIGHT}
+    if not isinstance(lines, int):
         return alt.Chart(data).mark_line().encode(
             x=x,
             y=alt.Y("value:Q", title=y_title, scale=y_scale),
-            color=alt.Color("query:N", sort=list(row_labels), title="query", scale=alt.Scale(scheme="tableau10")),
+            color=alt.Color("query:N", sort=list(lines), title="query", scale=alt.Scale(scheme="tableau10")),
             tooltip=[alt.Tooltip("query:N"), alt.Tooltip("divisor:Q", format=".3g"),
                      alt.Tooltip("value:Q", title=y_title.split(" (")[0], format=".4f")],
         ).properties(**size)
-    data = pd.DataFrame({
-        "divisor": divisors, "mean": values.mean(axis=1), "lo": values.min(axis=1), "hi": values.max(axis=1),
-    })
     base = alt.Chart(data).encode(x=x)
     band = base.mark_area(opacity=0.25, color=SCALED_COLOUR).encode(
-        y=alt.Y("lo:Q", title=f"{y_title}: mean and range over {len(row_labels)} rows", scale=y_scale), y2="hi:Q"
+        y=alt.Y("lo:Q", title=f"{y_title}: mean and range over {lines} rows", scale=y_scale), y2="hi:Q"
     )
     line = base.mark_line(color=SCALED_COLOUR).encode(
         y="mean:Q", tooltip=[alt.Tooltip("divisor:Q", format=".3g"), alt.Tooltip("mean:Q", format=".4f")]
@@ -125,8 +153,15 @@ def _per_row(
 
 def _rules(marks: list[tuple[str, float]], field: str, x: alt.X) -> list[alt.Chart]:
     """Dashed vertical rules with their labels at the top."""
-    data = pd.DataFrame({field: [v for _, v in marks], "label": [t for t, _ in marks],
+    return _rules_chart(_rules_frame(marks, field), field, x)
+
+
+def _rules_frame(marks: list[tuple[str, float]], field: str) -> pd.DataFrame:
+    return pd.DataFrame({field: [v for _, v in marks], "label": [t for t, _ in marks],
                          "ypos": [10 + 13 * i for i in range(len(marks))]})  # pixels from the top
+
+
+def _rules_chart(data, field: str, x: alt.X) -> list[alt.Chart]:
     rule = alt.Chart(data).mark_rule(strokeDash=[3, 3], color="#444444").encode(x=x)
     text = alt.Chart(data).mark_text(align="left", dx=3, color="#222222").encode(
         x=x, y=alt.Y("ypos:Q", scale=None), text="label:N"
@@ -145,17 +180,39 @@ def weights_with_row_sums(
 ) -> alt.HConcatChart:  # weights [n_q, n_k], mask bool [n_q, n_k]
     """The weights with masked cells grey (not a pale blue that could pass for a small weight), and
     beside them each row's sum: 1, or 0 for a query with every key masked."""
+    layout, frames, lo, hi = row_sums_parts(weights, mask, rows, cols, precision=precision)
+    return row_sums_build(layout, frames, [lo, hi])
+
+
+def row_sums_parts(
+    weights: np.ndarray, mask: np.ndarray | None, rows: list[str], cols: list[str], *, precision: int
+) -> tuple[tuple, list[pd.DataFrame], float, float]:
+    """What :func:`weights_with_row_sums` draws: (layout, [heatmap frame, sums frame], colour domain)."""
     px = charts.cell_px(*weights.shape)
-    heat = charts.heatmap(weights, rows, cols, kind="weights", precision=precision, px=px,
-                          masked=None if mask is None else ~mask, x_title="key", y_title="query")
+    heat, data, lo, hi = charts.heatmap_parts(weights, rows, cols, kind="weights", precision=precision, px=px,
+                                              masked=None if mask is None else ~mask, x_title="key",
+                                              y_title="query")
     sums = charts.long_frame(weights.sum(axis=1)[:, None], rows, ["Σ row"], precision)  # [n_q, 1] -> n_q rows
-    base = alt.Chart(sums).encode(
+    return (heat, tuple(rows), px), [data, sums], lo, hi
+
+
+def row_sums_build(layout: tuple, data: list, numbers: list[float]) -> alt.HConcatChart:
+    """The chart of a :func:`row_sums_parts` layout (a vega.spec builder)."""
+    heat, rows, px = layout
+    base = alt.Chart(data[1]).encode(
         x=alt.X("col:O", title=None, axis=alt.Axis(labelAngle=0)),
         y=alt.Y("row:O", sort=list(rows), axis=None),
     ).properties(width=alt.Step(ROW_SUM_PX), height=alt.Step(px))
     cells = base.mark_rect(fill="#f7f7f7", stroke="#bbbbbb")
     text = base.mark_text(fontSize=max(8, min(12, px // 3))).encode(text="text:N")
-    return alt.hconcat(heat, alt.layer(cells, text) if px >= 12 else cells, spacing=ROW_SUM_WIDTH - ROW_SUM_PX)
+    return alt.hconcat(charts.heatmap_chart(heat, [data[0]], numbers), alt.layer(cells, text) if px >= 12 else cells,
+                       spacing=ROW_SUM_WIDTH - ROW_SUM_PX)
+
+
+def weights_with_row_sums_spec(*args, **kwargs) -> dict:
+    """The Vega-Lite spec of :func:`weights_with_row_sums` (same arguments), Altair building it once per layout."""
+    layout, frames, lo, hi = row_sums_parts(*args, **kwargs)
+    return vega.spec(row_sums_build, layout, frames, [lo, hi])
 
 
 def _fmt(v: float, spec: str) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 
 import altair as alt
 import numpy as np
@@ -15,7 +16,7 @@ import pandas as pd
 
 from attn_core import Config, MultiHeadTrace, merge_heads
 
-from . import charts
+from . import charts, vega
 
 HEAD_SHADES = ("#e3e3e3", "#b0b0b0")  # alternate greys for the head bands (readable without colour vision)
 BOUNDARY_COLOUR = "#222222"
@@ -186,36 +187,77 @@ def matrix_chart(
     >>> len(spec["vconcat"]), spec["title"]
     (2, 'W')
     """
+    layout, data, lo, hi = matrix_parts(values, row_labels, n_heads=n_heads, title=title, x_title=x_title,
+                                        y_title=y_title, precision=precision, domain=domain)
+    return matrix_build(layout, [data], [lo, hi])
+
+
+@dataclass(frozen=True)
+class MatrixLayout:
+    """Everything about a :func:`matrix_chart` but its numbers (the key of its cached spec, attn_ui.vega)."""
+
+    n_rows: int
+    n_cols: int
+    row_labels: tuple[str, ...]
+    n_heads: int | None
+    title: str
+    x_title: str
+    y_title: str
+    col_px: int
+    row_px: int
+    show_text: bool
+
+
+def matrix_parts(
+    values: np.ndarray, row_labels: list[str], *, n_heads: int | None = None, title: str, x_title: str = "column",
+    y_title: str = "", precision: int = 4, domain: tuple[float, float] | None = None,
+) -> tuple[MatrixLayout, pd.DataFrame, float, float]:  # values [r, c]
+    """What :func:`matrix_chart` draws: its layout, its cells (one row each) and its colour domain."""
     r, c = values.shape
     data = cell_frame(values, row_labels, precision)
     col_px, row_px, show_text = cell_sizes(values, precision)
     lo, hi = domain or charts.shared_domain(values)
     data["dark"] = np.abs((data["value"] - lo) / ((hi - lo) or 1.0) - 0.5) > 0.3
-    group = c // n_heads if n_heads else c
     if n_heads:
-        data["head"] = data["col_i"] // group
-    base = alt.Chart(data).encode(
-        x=alt.X("col_i:O", title=x_title, axis=_axis(axis_values(c, group), labelAngle=0)),
-        y=alt.Y("row_i:O", title=y_title or None,  # labelled from row_labels without a long sort list
-                axis=_axis(axis_values(r, math.ceil(r / 8)), labelExpr=f"{json.dumps(list(row_labels))}[datum.value]")),
-    ).properties(width=alt.Step(col_px), height=alt.Step(row_px))
-    tooltip = [alt.Tooltip("row:O", title=y_title or "row"), alt.Tooltip("col_i:O", title=x_title),
+        data["head"] = data["col_i"] // (c // n_heads)
+    layout = MatrixLayout(r, c, tuple(row_labels), n_heads, title, x_title, y_title, col_px, row_px, show_text)
+    return layout, data, float(lo), float(hi)
+
+
+def matrix_build(layout: MatrixLayout, data: list, numbers: list[float]) -> alt.LayerChart | alt.VConcatChart:
+    """The chart of a :class:`MatrixLayout` on ``data[0]`` with colour domain ``numbers`` (a vega.spec builder)."""
+    lay, (lo, hi) = layout, numbers
+    r, c, n_heads = lay.n_rows, lay.n_cols, lay.n_heads
+    group = c // n_heads if n_heads else c
+    base = alt.Chart(data[0]).encode(
+        x=alt.X("col_i:O", title=lay.x_title, axis=_axis(axis_values(c, group), labelAngle=0)),
+        y=alt.Y("row_i:O", title=lay.y_title or None,  # labelled from row_labels without a long sort list
+                axis=_axis(axis_values(r, math.ceil(r / 8)),
+                           labelExpr=f"{json.dumps(list(lay.row_labels))}[datum.value]")),
+    ).properties(width=alt.Step(lay.col_px), height=alt.Step(lay.row_px))
+    tooltip = [alt.Tooltip("row:O", title=lay.y_title or "row"), alt.Tooltip("col_i:O", title=lay.x_title),
                *([alt.Tooltip("head:O")] if n_heads else []), alt.Tooltip("text:N", title="value")]
-    rect = base.mark_rect(stroke="white", strokeWidth=0.5 if col_px >= 8 else 0).encode(
+    rect = base.mark_rect(stroke="white", strokeWidth=0.5 if lay.col_px >= 8 else 0).encode(
         color=alt.Color("value:Q", title=None, scale=alt.Scale(scheme=charts.SCHEMES["signed"], domain=[lo, hi],
                                                                domainMid=0),
-                        legend=alt.Legend(orient="right", gradientLength=max(60, row_px * r))),
+                        legend=alt.Legend(orient="right", gradientLength=max(60, lay.row_px * r))),
         tooltip=tooltip,
     )
     layers = [rect]
-    if show_text:
+    if lay.show_text:
         layers.append(base.mark_text(fontSize=FONT).encode(
             text="text:N", color=alt.when(alt.datum.dark).then(alt.value("white")).otherwise(alt.value("black")),
         ))
     if not n_heads:
-        return alt.layer(*layers, title=title)
+        return alt.layer(*layers, title=lay.title)
     heat = alt.layer(*layers, head_boundaries(c, n_heads))
-    return alt.vconcat(head_strip(c, n_heads, col_px), heat, spacing=2, bounds="flush", title=title)
+    return alt.vconcat(head_strip(c, n_heads, lay.col_px), heat, spacing=2, bounds="flush", title=lay.title)
+
+
+def matrix_spec(values: np.ndarray, row_labels: list[str], **options) -> dict:
+    """The Vega-Lite spec of :func:`matrix_chart` (same arguments), Altair building it once per layout."""
+    layout, data, lo, hi = matrix_parts(values, row_labels, **options)
+    return vega.spec(matrix_build, layout, [data], [lo, hi])
 
 
 def head_weights(weights: list[np.ndarray], tokens: list[str], *, precision: int = 4) -> alt.ConcatChart:
@@ -234,19 +276,40 @@ def head_weights(weights: list[np.ndarray], tokens: list[str], *, precision: int
     >>> len(spec["concat"]), spec["resolve"]["scale"]["color"]
     (2, 'shared')
     """
+    layout, frames = head_weights_parts(weights, tokens, precision=precision)
+    return head_weights_build(layout, frames, [0.0, 1.0] * len(frames))
+
+
+def head_weights_parts(
+    weights: list[np.ndarray], tokens: list[str], *, precision: int = 4
+) -> tuple[tuple, list[pd.DataFrame]]:
+    """What :func:`head_weights` draws: (each panel's charts.HeatmapLayout, panels per row), each panel's frame."""
     n = len(tokens)
     px = charts.cell_px(n, n, budget=PANEL_PX)
-    panels = [
-        charts.heatmap(w, tokens, tokens, title=f"head {h}", kind="weights", precision=precision, domain=(0.0, 1.0),
-                       x_title="key", y_title="query", px=px)
+    parts = [
+        charts.heatmap_parts(w, tokens, tokens, title=f"head {h}", kind="weights", precision=precision,
+                             domain=(0.0, 1.0), x_title="key", y_title="query", px=px)
         for h, w in enumerate(weights)
     ]
     longest = max(len(charts.format_number(v, precision)) for v in weights[0].ravel())
     cell_w = charts.cell_width(px, longest if charts.shows_text(n, n, px) else 0)
     panel_w = 6 * max(len(t) for t in tokens) + 30 + n * cell_w + 20  # query labels, cells, spacing
     per_row = max(1, (ROW_PX - 60) // panel_w)  # 60 px for the one shared legend
-    rows = math.ceil(len(panels) / per_row)
-    return alt.concat(*panels, columns=math.ceil(len(panels) / rows)).resolve_scale(color="shared")
+    rows = math.ceil(len(parts) / per_row)
+    return (tuple(p[0] for p in parts), math.ceil(len(parts) / rows)), [p[1] for p in parts]
+
+
+def head_weights_build(layout: tuple, data: list, numbers: list[float]) -> alt.ConcatChart:
+    """The small multiples of a :func:`head_weights_parts` layout (a vega.spec builder)."""
+    panels, columns = layout
+    charts_ = [charts.heatmap_chart(lay, [data[h]], numbers[2 * h:2 * h + 2]) for h, lay in enumerate(panels)]
+    return alt.concat(*charts_, columns=columns).resolve_scale(color="shared")
+
+
+def head_weights_spec(weights: list[np.ndarray], tokens: list[str], *, precision: int = 4) -> dict:
+    """The Vega-Lite spec of :func:`head_weights`, Altair building it once per layout."""
+    layout, frames = head_weights_parts(weights, tokens, precision=precision)
+    return vega.spec(head_weights_build, layout, frames, [0.0, 1.0] * len(frames))
 
 
 def _shape(a: np.ndarray | tuple[int, ...]) -> str:

@@ -132,8 +132,8 @@ with right:
     st.latex(r"\mathrm{softmax}(QK^\top / s + M)")
     st.caption("Grey = masked, weight exactly 0; a small weight is pale blue. Each row sums to 1, "
                "or to 0 when every key is masked.")
-    layout.show_chart(layout.cached_chart(charts_analysis.weights_with_row_sums, t.weights, t.mask, labels, labels,
-                                          precision=layout.precision()))
+    layout.show_chart(charts_analysis.weights_with_row_sums_spec(t.weights, t.mask, labels, labels,
+                                                                 precision=layout.precision()))
 
 st.subheader("Why softmax subtracts the row maximum")
 st.markdown(

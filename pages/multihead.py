@@ -56,9 +56,9 @@ def columns(s: slice) -> str:
 def show_matrix(values: np.ndarray, rows: list[str], n_heads: int, title: str, y_title: str) -> None:
     """A head-marked matrix, leaving out rows beyond the drawing budget (and saying so)."""
     shown = charts_heads.rows_that_fit(*values.shape)
-    layout.show_chart(layout.cached_chart(
-        charts_heads.matrix_chart, values[:shown], rows[:shown], n_heads=n_heads, title=title, y_title=y_title,
-        precision=layout.precision(), domain=charts.shared_domain(values),
+    layout.show_chart(charts_heads.matrix_spec(
+        values[:shown], rows[:shown], n_heads=n_heads, title=title, y_title=y_title, precision=layout.precision(),
+        domain=charts.shared_domain(values),
     ))
     if shown < values.shape[0]:
         st.caption(f"Drawing the first {shown} of {values.shape[0]} rows (every column, so every head's slice "
@@ -141,9 +141,8 @@ tokens = layout.token_labels(cfg)
 st.subheader("3 · Each head attends on its own")
 st.caption("Attention weights of every head (row: query, column: key), on one shared colour scale 0 … 1.")
 shown = charts_heads.tokens_that_fit(cfg.n_seq, cfg.n_heads)
-layout.show_chart(layout.cached_chart(
-    charts_heads.head_weights, [t.weights[:shown, :shown] for t in trace.heads], tokens[:shown],
-    precision=layout.precision(),
+layout.show_chart(charts_heads.head_weights_spec(
+    [t.weights[:shown, :shown] for t in trace.heads], tokens[:shown], precision=layout.precision(),
 ))
 if shown < cfg.n_seq:
     st.caption(f"Drawing the first {shown} of {cfg.n_seq} tokens of each head; Step by step shows one head whole.")
@@ -181,9 +180,9 @@ trace = layout.current_trace()
 out = trace.output
 st.markdown(f"**output = concat · W_O** · shape {out.shape[0]} × {out.shape[1]} = [n_seq, d_out]")
 rows_out = charts_heads.rows_that_fit(*out.shape)
-layout.show_chart(layout.cached_chart(
-    charts_heads.matrix_chart, out[:rows_out], tokens[:rows_out], title="output = concat · W_O",
-    x_title="output dimension", y_title="token", precision=layout.precision(), domain=charts.shared_domain(out),
+layout.show_chart(charts_heads.matrix_spec(
+    out[:rows_out], tokens[:rows_out], title="output = concat · W_O", x_title="output dimension", y_title="token",
+    precision=layout.precision(), domain=charts.shared_domain(out),
 ))
 if rows_out < out.shape[0]:
     st.caption(f"Drawing the first {rows_out} of {out.shape[0]} tokens.")

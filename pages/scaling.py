@@ -140,4 +140,4 @@ marks = [("÷ 1 (none)", 1.0), (f"÷ √d_k = {np.sqrt(cfg.d_k):.3g}", float(np.
 if not any(np.isclose(divisor, v) for _, v in marks):
     marks.append((f"yours: ÷ {divisor:.3g}", divisor))
 top, entropy = saturation(t.scores, CURVE_DIVISORS, t.mask)
-layout.show_chart(layout.cached_chart(charts_analysis.saturation_chart, CURVE_DIVISORS, top, entropy, labels, marks))
+layout.show_chart(charts_analysis.saturation_spec(CURVE_DIVISORS, top, entropy, labels, marks))

@@ -217,13 +217,14 @@ def heatmap_parts(
     return layout, data, float(lo), float(hi)
 
 
-def heatmap_chart(layout: HeatmapLayout, data: list, numbers: list[float]) -> alt.LayerChart | alt.Chart:
-    """The heatmap of a layout, on ``data[0]`` (its long frame) with colour domain ``numbers`` = [lo, hi].
+def heatmap_chart(layout: HeatmapLayout, data: list, domains: list) -> alt.LayerChart | alt.Chart:
+    """The heatmap of a layout, on ``data[0]`` (its long frame) with colour domain ``domains[0]``.
 
     A builder for :func:`attn_ui.vega.spec`: the structure depends on ``layout`` only.
     """
-    lay, (lo, hi) = layout, numbers
-    scale = alt.Scale(scheme=SCHEMES[lay.kind], domain=[lo, hi], **({"domainMid": 0} if lay.kind == "signed" else {}))
+    lay = layout
+    scale = alt.Scale(scheme=SCHEMES[lay.kind], domain=domains[0],
+                      **({"domainMid": 0} if lay.kind == "signed" else {}))
     x = alt.X("col:O", sort=list(lay.cols), title=lay.x_title or None,
               axis=alt.Axis(labelAngle=lay.angle, labelOverlap="greedy"))  # greedy: hide labels that would overlap
     y = alt.Y("row:O", sort=list(lay.rows), title=lay.y_title or None, axis=alt.Axis(labelOverlap="greedy"))
@@ -288,14 +289,14 @@ def heatmap(
         values, row_labels, col_labels, title=title, kind=kind, precision=precision, domain=domain,
         x_title=x_title, y_title=y_title, px=px, select=select, masked=masked,
     )
-    return heatmap_chart(layout, [data], [lo, hi])
+    return heatmap_chart(layout, [data], [[lo, hi]])
 
 
 def heatmap_spec(values: np.ndarray, row_labels: list[str], col_labels: list[str], **options) -> dict:
     """The Vega-Lite spec of :func:`heatmap` (same arguments) for ``st.vega_lite_chart``, without building the
     Altair chart again: Altair builds and validates one per layout (:mod:`attn_ui.vega`)."""
     layout, data, lo, hi = heatmap_parts(values, row_labels, col_labels, **options)
-    return vega.spec(heatmap_chart, layout, [data], [lo, hi])
+    return vega.spec(heatmap_chart, layout, [data], [(lo, hi)])
 
 
 def shared_domain(*matrices: np.ndarray, kind: Kind = "signed") -> tuple[float, float]:

@@ -82,7 +82,7 @@ def saturation_chart(
         Vertical rules, e.g. ("÷ √d_k", 1.732).
     """
     layout, frames = saturation_parts(divisors, max_weight, entropy, row_labels, marks)
-    return saturation_build(layout, frames, [])
+    return saturation_build(layout, frames, [None] * len(frames))
 
 
 def saturation_parts(
@@ -98,7 +98,7 @@ def saturation_parts(
     return (tuple(decades), lines), frames
 
 
-def saturation_build(layout: tuple, data: list, numbers: list[float]) -> alt.HConcatChart:
+def saturation_build(layout: tuple, data: list, domains: list) -> alt.HConcatChart:
     """The chart of a :func:`saturation_parts` layout (a vega.spec builder)."""
     decades, lines = layout
     x = alt.X("divisor:Q", title="divisor s (temperature)", scale=alt.Scale(type="log"),
@@ -181,7 +181,7 @@ def weights_with_row_sums(
     """The weights with masked cells grey (not a pale blue that could pass for a small weight), and
     beside them each row's sum: 1, or 0 for a query with every key masked."""
     layout, frames, lo, hi = row_sums_parts(weights, mask, rows, cols, precision=precision)
-    return row_sums_build(layout, frames, [lo, hi])
+    return row_sums_build(layout, frames, [[lo, hi], None])
 
 
 def row_sums_parts(
@@ -196,7 +196,7 @@ def row_sums_parts(
     return (heat, tuple(rows), px), [data, sums], lo, hi
 
 
-def row_sums_build(layout: tuple, data: list, numbers: list[float]) -> alt.HConcatChart:
+def row_sums_build(layout: tuple, data: list, domains: list) -> alt.HConcatChart:
     """The chart of a :func:`row_sums_parts` layout (a vega.spec builder)."""
     heat, rows, px = layout
     base = alt.Chart(data[1]).encode(
@@ -205,14 +205,14 @@ def row_sums_build(layout: tuple, data: list, numbers: list[float]) -> alt.HConc
     ).properties(width=alt.Step(ROW_SUM_PX), height=alt.Step(px))
     cells = base.mark_rect(fill="#f7f7f7", stroke="#bbbbbb")
     text = base.mark_text(fontSize=max(8, min(12, px // 3))).encode(text="text:N")
-    return alt.hconcat(charts.heatmap_chart(heat, [data[0]], numbers), alt.layer(cells, text) if px >= 12 else cells,
+    return alt.hconcat(charts.heatmap_chart(heat, [data[0]], domains), alt.layer(cells, text) if px >= 12 else cells,
                        spacing=ROW_SUM_WIDTH - ROW_SUM_PX)
 
 
 def weights_with_row_sums_spec(*args, **kwargs) -> dict:
     """The Vega-Lite spec of :func:`weights_with_row_sums` (same arguments), Altair building it once per layout."""
     layout, frames, lo, hi = row_sums_parts(*args, **kwargs)
-    return vega.spec(row_sums_build, layout, frames, [lo, hi])
+    return vega.spec(row_sums_build, layout, frames, [(lo, hi), None])
 
 
 def _fmt(v: float, spec: str) -> str:

@@ -189,7 +189,7 @@ def matrix_chart(
     """
     layout, data, lo, hi = matrix_parts(values, row_labels, n_heads=n_heads, title=title, x_title=x_title,
                                         y_title=y_title, precision=precision, domain=domain)
-    return matrix_build(layout, [data], [lo, hi])
+    return matrix_build(layout, [data], [[lo, hi]])
 
 
 @dataclass(frozen=True)
@@ -224,9 +224,9 @@ def matrix_parts(
     return layout, data, float(lo), float(hi)
 
 
-def matrix_build(layout: MatrixLayout, data: list, numbers: list[float]) -> alt.LayerChart | alt.VConcatChart:
-    """The chart of a :class:`MatrixLayout` on ``data[0]`` with colour domain ``numbers`` (a vega.spec builder)."""
-    lay, (lo, hi) = layout, numbers
+def matrix_build(layout: MatrixLayout, data: list, domains: list) -> alt.LayerChart | alt.VConcatChart:
+    """The chart of a :class:`MatrixLayout` on ``data[0]`` with colour domain ``domains[0]`` (a vega.spec builder)."""
+    lay = layout
     r, c, n_heads = lay.n_rows, lay.n_cols, lay.n_heads
     group = c // n_heads if n_heads else c
     base = alt.Chart(data[0]).encode(
@@ -238,7 +238,7 @@ def matrix_build(layout: MatrixLayout, data: list, numbers: list[float]) -> alt.
     tooltip = [alt.Tooltip("row:O", title=lay.y_title or "row"), alt.Tooltip("col_i:O", title=lay.x_title),
                *([alt.Tooltip("head:O")] if n_heads else []), alt.Tooltip("text:N", title="value")]
     rect = base.mark_rect(stroke="white", strokeWidth=0.5 if lay.col_px >= 8 else 0).encode(
-        color=alt.Color("value:Q", title=None, scale=alt.Scale(scheme=charts.SCHEMES["signed"], domain=[lo, hi],
+        color=alt.Color("value:Q", title=None, scale=alt.Scale(scheme=charts.SCHEMES["signed"], domain=domains[0],
                                                                domainMid=0),
                         legend=alt.Legend(orient="right", gradientLength=max(60, lay.row_px * r))),
         tooltip=tooltip,
@@ -257,7 +257,7 @@ def matrix_build(layout: MatrixLayout, data: list, numbers: list[float]) -> alt.
 def matrix_spec(values: np.ndarray, row_labels: list[str], **options) -> dict:
     """The Vega-Lite spec of :func:`matrix_chart` (same arguments), Altair building it once per layout."""
     layout, data, lo, hi = matrix_parts(values, row_labels, **options)
-    return vega.spec(matrix_build, layout, [data], [lo, hi])
+    return vega.spec(matrix_build, layout, [data], [(lo, hi)])
 
 
 def head_weights(weights: list[np.ndarray], tokens: list[str], *, precision: int = 4) -> alt.ConcatChart:
@@ -277,7 +277,7 @@ def head_weights(weights: list[np.ndarray], tokens: list[str], *, precision: int
     (2, 'shared')
     """
     layout, frames = head_weights_parts(weights, tokens, precision=precision)
-    return head_weights_build(layout, frames, [0.0, 1.0] * len(frames))
+    return head_weights_build(layout, frames, [[0.0, 1.0]] * len(frames))
 
 
 def head_weights_parts(
@@ -299,17 +299,17 @@ def head_weights_parts(
     return (tuple(p[0] for p in parts), math.ceil(len(parts) / rows)), [p[1] for p in parts]
 
 
-def head_weights_build(layout: tuple, data: list, numbers: list[float]) -> alt.ConcatChart:
+def head_weights_build(layout: tuple, data: list, domains: list) -> alt.ConcatChart:
     """The small multiples of a :func:`head_weights_parts` layout (a vega.spec builder)."""
     panels, columns = layout
-    charts_ = [charts.heatmap_chart(lay, [data[h]], numbers[2 * h:2 * h + 2]) for h, lay in enumerate(panels)]
+    charts_ = [charts.heatmap_chart(lay, [data[h]], [domains[h]]) for h, lay in enumerate(panels)]
     return alt.concat(*charts_, columns=columns).resolve_scale(color="shared")
 
 
 def head_weights_spec(weights: list[np.ndarray], tokens: list[str], *, precision: int = 4) -> dict:
     """The Vega-Lite spec of :func:`head_weights`, Altair building it once per layout."""
     layout, frames = head_weights_parts(weights, tokens, precision=precision)
-    return vega.spec(head_weights_build, layout, frames, [0.0, 1.0] * len(frames))
+    return vega.spec(head_weights_build, layout, frames, [(0.0, 1.0)] * len(frames))
 
 
 def _shape(a: np.ndarray | tuple[int, ...]) -> str:

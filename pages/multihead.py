@@ -19,6 +19,7 @@ frame.page_start()
 
 WANTED = "heads_wanted"  # number_input: the head count the learner asks for
 PICK = "heads_pick"  # segmented_control: the head to open on Step by step
+WEIGHTS_TAB = "heads_weights_tab"  # tabs: W_Q, W_K or W_V
 INIT_NAMES = list(INITIALIZERS)
 
 
@@ -120,17 +121,19 @@ st.subheader("2 · W_Q, W_K, W_V cut into heads")
 st.caption("Each grey band is one head's column slice; head h uses columns h·d_k … (h+1)·d_k − 1 of W_Q and W_K "
            "and h·d_v … (h+1)·d_v − 1 of W_V. Editing here changes the same values as on Inputs & weights.")
 for tab, (name, label, width) in zip(
-    st.tabs(["W_Q", "W_K", "W_V"]),
+    st.tabs(["W_Q", "W_K", "W_V"], key=WEIGHTS_TAB, on_change="rerun"),  # only the open tab runs
     (("w_q", "W_Q", "d_k"), ("w_k", "W_K", "d_k"), ("w_v", "W_V", "d_v")),
     strict=True,
 ):
-    with tab:
-        with st.expander(f"Edit {label}"):
-            editor.matrix_editor(name)
-        cfg = state.config()
-        w = cfg.matrix(name)
-        show_matrix(w, layout.dim_labels(w.shape[0]), cfg.n_heads,
-                    f"{label} · {w.shape[0]} × {w.shape[1]} = d_model × n_heads·{width}", "input dimension")
+    if tab.open:
+        with tab:
+            with st.expander(f"Edit {label}", key=f"heads_edit_{name}", on_change="rerun") as box:
+                if box.open:  # the grid is built only when the learner opens it
+                    editor.matrix_editor(name)
+            cfg = state.config()
+            w = cfg.matrix(name)
+            show_matrix(w, layout.dim_labels(w.shape[0]), cfg.n_heads,
+                        f"{label} · {w.shape[0]} × {w.shape[1]} = d_model × n_heads·{width}", "input dimension")
 st.page_link(layout.INPUTS, label="Change the widths or randomise the weights on Inputs & weights",
              icon=":material/edit:")
 
@@ -173,8 +176,9 @@ with tools.popover("Randomise W_O", icon=":material/casino:", width="stretch"):
                  format_func=INITIALIZERS.get)
     st.number_input("Seed", 0, 2**31 - 1, 0, key="heads_w_o_seed")
     st.button("Fill W_O", key="heads_w_o_fill", on_click=fill_w_o)
-with st.expander("Edit W_O", expanded=w_o.size <= 64):
-    editor.matrix_editor("w_o")
+with st.expander("Edit W_O", expanded=w_o.size <= 64, key="heads_edit_w_o", on_change="rerun") as box:
+    if box.open:
+        editor.matrix_editor("w_o")
 cfg = state.config()
 trace = layout.current_trace()
 out = trace.output

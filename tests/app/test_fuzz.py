@@ -29,6 +29,11 @@ GOOD_VALUES = [0.0, 1.0, -1.0, 0.5, 3.25, -7.0, 1e-30, 1e30, -1e30, 1e-300, 1234
 EXTREME_VALUES = [1e300, -1e300, 1.7e308]  # finite, but may overflow an intermediate: a message, not NaN
 BAD_VALUES = [float("nan"), float("inf"), float("-inf"), None, "abc", "", "1,5", "inf", "NaN", "1e999", "🙂"]
 EDITOR_KEY = re.compile(r"^(x|w_q|w_k|w_v|w_o)_editor_(\d+)$")
+#: lazy tabs and expanders (only the open one runs): their keys, and the values the browser can give them
+LAZY_CONTAINERS = {
+    "heads_weights_tab": ["W_Q", "W_K", "W_V"],
+    **{f"heads_edit_{name}": [True, False] for name in ("w_q", "w_k", "w_v", "w_o")},
+}
 WIDGET_KINDS = ["selectbox", "radio", "number_input", "checkbox", "toggle", "slider", "select_slider",
                 "multiselect", "button", "text_input"]
 
@@ -67,7 +72,7 @@ def check_healthy(at, where: str) -> None:
 
 
 def random_action(at, rng: random.Random, log: list[str]) -> None:
-    kind = rng.choices(["page", "preset", "grid", "widget"], weights=[2, 1, 4, 5])[0]
+    kind = rng.choices(["page", "preset", "grid", "widget", "open"], weights=[2, 1, 4, 5, 1])[0]
     if kind == "page":
         page = rng.choice(PAGES)
         log.append(f"page {page}")
@@ -82,7 +87,23 @@ def random_action(at, rng: random.Random, log: list[str]) -> None:
     if kind == "grid":
         grid_edit(at, rng, log)
         return
+    if kind == "open":
+        open_container(at, rng, log)
+        return
     widget_action(at, rng, log)
+
+
+def open_container(at, rng: random.Random, log: list[str]) -> None:
+    """Switch a lazy tab or open / close a lazy expander of the current page, as a click in the browser does."""
+    keys = [k for k in LAZY_CONTAINERS if k in at.session_state]
+    if not keys:
+        log.append("open: no lazy container on page")
+        return
+    key = rng.choice(keys)
+    value = rng.choice(LAZY_CONTAINERS[key])
+    log.append(f"open {key} = {value!r}")
+    at.session_state[key] = value
+    at.run()
 
 
 def grid_edit(at, rng: random.Random, log: list[str]) -> None:

@@ -127,8 +127,27 @@ def test_heads_weights_concat_and_output_equal_numpy(n_heads):
     assert metric(at, "d_v per head") == str(16 // n_heads)
 
 
+def chart_titles(at: AppTest) -> list[str]:
+    return [str(json.loads(chart.proto.spec).get("title", "")) for chart in at.get("vega_lite_chart")]
+
+
+def test_only_the_open_weight_tab_and_grid_are_built():
+    """W_Q, W_K and W_V are lazy tabs and their grids lazy expanders: an edit reruns one chart, no hidden grid."""
+    at = open_page(wide_config())
+    assert [t.split(" ·")[0] for t in chart_titles(at) if t.startswith("W_")] == ["W_Q"]
+    assert "w_q_editor_0" not in at.session_state  # the W_Q grid is built only once its expander is opened
+    at.session_state["heads_weights_tab"] = "W_K"
+    at.run()
+    assert [t.split(" ·")[0] for t in chart_titles(at) if t.startswith("W_")] == ["W_K"]
+    at.session_state["heads_edit_w_k"] = True
+    at.run()
+    assert not at.exception and "w_k_editor_0" in at.session_state
+
+
 def test_head_bands_are_labelled_on_the_weights():
     at = choose_heads(open_page(wide_config()), 2)
+    at.session_state["heads_weights_tab"] = "W_V"
+    at.run()
     for chart in at.get("vega_lite_chart"):
         spec = json.loads(chart.proto.spec)
         if str(spec.get("title", "")).startswith("W_V"):
@@ -219,6 +238,8 @@ def test_w_o_edited_and_randomised_here():
 
 def test_editing_w_q_here_changes_the_configuration():
     at = open_page(wide_config(n_heads=2))
+    at.session_state["heads_edit_w_q"] = True  # open "Edit W_Q"
+    at.run()
     edit_cells(at, "w_q", {1: {5: -3.0}})
     assert not at.exception
     cfg = at.session_state["config"]

@@ -51,7 +51,7 @@ def heatmap_width(values: np.ndarray, row_labels: list[str], precision: int) -> 
     r, c = values.shape
     px = cell_px(r, c)
     longest = max(map(len, format_numbers(values.ravel(), precision))) if shows_text(r, c, px) else 0
-    bc = -(-c // MAX_SIDE)  # columns per block (see heatmap_parts)
+    bc = -(-c // block_limit(r, c))  # columns per block (see heatmap_parts)
     return 6 * max(len(s) for s in row_labels) + 30 + -(-c // bc) * cell_width(px * bc, longest) + 60
 
 
@@ -97,6 +97,16 @@ def long_frame(values: np.ndarray, row_labels: list[str], col_labels: list[str],
 
 
 MAX_SIDE = 64  # a heatmap with more rows or columns than this draws blocks: the mean of each block
+BLOCKS = 32  # ... at most this many blocks per side (≤ 1,024 marks: light for the browser at the caps)
+
+
+def block_limit(n_rows: int, n_cols: int) -> int:
+    """Most cells (or blocks) drawn per side of an [n_rows, n_cols] heatmap: every cell up to MAX_SIDE, else BLOCKS.
+
+    >>> block_limit(64, 64), block_limit(65, 3)
+    (64, 32)
+    """
+    return MAX_SIDE if max(n_rows, n_cols) <= MAX_SIDE else BLOCKS
 
 
 def block_means(
@@ -175,7 +185,7 @@ def heatmap_parts(
     r, c = values.shape
     px = px or cell_px(r, c)
     height_px = row_height(r, px)
-    values, masked, br, bc = block_means(values, masked)  # at most MAX_SIDE × MAX_SIDE cells
+    values, masked, br, bc = block_means(values, masked, block_limit(r, c))  # at most MAX_SIDE × MAX_SIDE cells
     if br > 1 or bc > 1:
         row_labels, col_labels = block_labels(row_labels, br), block_labels(col_labels, bc)
         note = f"each cell: the mean of a block of {br} × {bc}"
@@ -268,8 +278,8 @@ def heatmap(
 ) -> alt.LayerChart | alt.Chart:  # values [r, c]
     """A heatmap with the numbers on the cells; masked (-inf) cells grey and marked −∞.
 
-    A matrix with more than MAX_SIDE rows or columns is drawn in blocks (the mean of each, see
-    :func:`block_means`), as tall as the whole matrix would be, and the title says so.
+    A matrix with more than MAX_SIDE rows or columns is drawn in at most BLOCKS × BLOCKS blocks (the mean of each,
+    see :func:`block_means`), as tall as the whole matrix would be, and the title says so.
 
     Parameters
     ----------

@@ -21,12 +21,12 @@ from . import charts, vega
 HEAD_SHADES = ("#e3e3e3", "#b0b0b0")  # alternate greys for the head bands (readable without colour vision)
 BOUNDARY_COLOUR = "#222222"
 WIDE_LABEL_PX = 46  # a head band at least this wide is labelled "head h", a narrower one "h"
-MATRIX_CELLS = 8_192  # most cells drawn in one head-marked matrix (rows beyond it are left out)
+MATRIX_CELLS = 4_096  # most cells drawn in one head-marked matrix (rows beyond it are left out)
 MATRIX_PX = 880  # widest a matrix is drawn, in pixels
 ROWS_PX = 320  # tallest (rows share it; a row is 2..44 px)
 AXIS_LABELS = 24  # more positions than this: only some are labelled
 FONT = 11
-PANEL_CELLS = 24_000  # most cells drawn in all the per-head weight panels together
+PANEL_CELLS = 12_000  # most cells drawn in all the per-head weight panels together
 PANEL_PX = 300  # pixel budget of one per-head panel
 ROW_PX = 900  # pixel budget of one row of per-head panels (the page's width)
 
@@ -39,7 +39,7 @@ def rows_that_fit(n_rows: int, n_cols: int, max_cells: int = MATRIX_CELLS) -> in
     Examples
     --------
     >>> rows_that_fit(3, 512), rows_that_fit(512, 512)
-    (3, 16)
+    (3, 8)
     """
     return max(1, min(n_rows, max_cells // max(n_cols, 1)))
 
@@ -50,7 +50,7 @@ def tokens_that_fit(n_seq: int, n_heads: int, max_cells: int = PANEL_CELLS) -> i
     Examples
     --------
     >>> tokens_that_fit(3, 8), tokens_that_fit(256, 16)
-    (3, 38)
+    (3, 27)
     """
     return max(1, min(n_seq, math.isqrt(max_cells // max(n_heads, 1))))
 

@@ -21,6 +21,7 @@ CELL = "cell"  # name of the click selection on the scores and weights heatmaps
 MAX_TERMS = 6  # products written out in q_i·k_j before "…"
 MAX_ITEMS = 6  # entries of a vector written out before "…"
 SCROLL_ROWS = 12  # drill-down tables with more keys than this scroll in a box
+KEYS_PER_PAGE = 32  # drill-down tables with more keys than this show them a page at a time
 MAX_PRECISION = 8
 
 
@@ -318,26 +319,52 @@ def _table(header: list[str], rows: list[list[str]]) -> None:
 
 
 def drill_down_section(t: AttentionTrace, cfg: Config, *, prefix: str) -> int:
-    """Heading, query picker and the drill-down for the chosen query; returns the query index."""
+    """Heading, query picker (and, for many keys, a page of keys) and the drill-down; returns the query index."""
     st.subheader("Drill-down: one query, number by number", anchor="drill-down")
-    i = query_selector(layout.token_labels(cfg), prefix)
-    show_drill_down(t, cfg, i)
+    labels = layout.token_labels(cfg)
+    i = query_selector(labels, prefix)
+    show_drill_down(t, cfg, i, keys_page(t.k.shape[0], labels, prefix))
     return i
 
 
-def show_drill_down(t: AttentionTrace, cfg: Config, i: int) -> None:
-    """Query ``i``'s row written out: q_i·k_j as sums of products, its softmax, its weighted values."""
+def key_pages(n_k: int, per_page: int = KEYS_PER_PAGE) -> list[range]:
+    """The keys 0 … n_k − 1 in pages of ``per_page``.
+
+    >>> key_pages(70, 32)
+    [range(0, 32), range(32, 64), range(64, 70)]
+    """
+    return [range(a, min(a + per_page, n_k)) for a in range(0, n_k, per_page)]
+
+
+def keys_page(n_k: int, labels: list[str], prefix: str) -> range:
+    """All keys when they are few; else a selectbox of pages of KEYS_PER_PAGE keys (the tables stay light)."""
+    pages = key_pages(n_k)
+    if len(pages) == 1:
+        return pages[0]
+    k = st.selectbox(f"Keys shown ({n_k} in all, {KEYS_PER_PAGE} at a time)", range(len(pages)),
+                     format_func=lambda p: f"keys {pages[p].start}–{pages[p].stop - 1}: {labels[pages[p].start]} … "
+                                           f"{labels[pages[p].stop - 1]}", key=f"{prefix}_keys_page", width=420)
+    return pages[k]
+
+
+def show_drill_down(t: AttentionTrace, cfg: Config, i: int, keys: range | None = None) -> None:
+    """Query ``i``'s row written out: q_i·k_j as sums of products, its softmax, its weighted values.
+
+    The tables list the keys in ``keys`` (default: all); their Σ rows always sum over every key.
+    """
     p = layout.precision()
-    keys = [md_escape(label) for label in layout.token_labels(cfg)]
+    labels = [md_escape(label) for label in layout.token_labels(cfg)]
     n_k = t.k.shape[0]
+    keys = range(n_k) if keys is None else keys
+    sigma = "**Σ**" if len(keys) == n_k else f"**Σ (all {n_k} keys)**"
     masked = np.isneginf(t.masked[i])  # [n_k]
 
-    st.markdown(f"##### a · Scores of query {keys[i]} with every key")
+    st.markdown(f"##### a · Scores of query {labels[i]} with every key")
     st.latex(rf"s_{{{i}j}} = q_{{{i}}} \cdot k_j = \sum_d q_{{{i},d}}\, k_{{j,d}}, \qquad "
              rf"\tilde s_{{{i}j}} = s_{{{i}j}} \,/\, s, \quad s = {divisor_latex(cfg, t.divisor, p)}")
     st.markdown(f"$q_{{{i}}}$ = {vector_text(t.q[i], p)}")
-    rows = [[keys[j], vector_text(t.k[j], p), dot_product_text(t.q[i], t.k[j], t.scores[i, j], p),
-             fmt(t.scaled[i, j], p) + (" → −∞ (masked)" if masked[j] else "")] for j in range(n_k)]
+    rows = [[labels[j], vector_text(t.k[j], p), dot_product_text(t.q[i], t.k[j], t.scores[i, j], p),
+             fmt(t.scaled[i, j], p) + (" → −∞ (masked)" if masked[j] else "")] for j in keys]
     _table([r"key $j$", r"$k_j$", rf"$q_{{{i}}} \cdot k_j$ (sum of products)", r"scaled $\tilde s$"], rows)
 
     st.markdown(f"##### b · Softmax of row {i}")
@@ -349,20 +376,20 @@ def show_drill_down(t: AttentionTrace, cfg: Config, i: int) -> None:
         st.latex(rf"m = \max_j \tilde s_{{{i}j}} = {fmt(m, p)}, \qquad "
                  rf"\sum_j e^{{\tilde s_{{{i}j}} - m}} = {fmt(total, p)}, \qquad "
                  rf"a_{{{i}j}} = e^{{\tilde s_{{{i}j}} - m}} \big/ {fmt(total, p)}")
-    rows = [[keys[j], fmt(t.masked[i, j], p), fmt(shifted[j], p), fmt(e[j], p), fmt(t.weights[i, j], p)]
-            for j in range(n_k)]
-    rows.append(["**Σ**", "", "", f"**{fmt(total, p)}**", f"**{fmt(t.weights[i].sum(), p)}**"])
+    rows = [[labels[j], fmt(t.masked[i, j], p), fmt(shifted[j], p), fmt(e[j], p), fmt(t.weights[i, j], p)]
+            for j in keys]
+    rows.append([sigma, "", "", f"**{fmt(total, p)}**", f"**{fmt(t.weights[i].sum(), p)}**"])
     _table([r"key $j$", r"$\tilde s_{ij}$", r"$\tilde s_{ij} - m$", r"$e^{\tilde s_{ij} - m}$",
             r"weight $a_{ij}$"], rows)
     st.caption("Subtracting the row's largest score m first keeps every exp at most 1 (nothing overflows) and "
                "does not change the weights.")
 
-    st.markdown(f"##### c · Weighted values of query {keys[i]} (seed 004's alignment vectors)")
+    st.markdown(f"##### c · Weighted values of query {labels[i]} (seed 004's alignment vectors)")
     st.latex(rf"o_{{{i}}} = \sum_j a_{{{i}j}}\, v_j")
     c = t.contributions(i)  # [n_k, d_v]
     total_c = c.sum(axis=0)  # [d_v]
-    rows = [[keys[j], fmt(t.weights[i, j], p), vector_text(t.v[j], p), vector_text(c[j], p)] for j in range(n_k)]
-    rows.append(["**Σ**", f"**{fmt(t.weights[i].sum(), p)}**", "", f"**{vector_text(total_c, p)}**"])
+    rows = [[labels[j], fmt(t.weights[i, j], p), vector_text(t.v[j], p), vector_text(c[j], p)] for j in keys]
+    rows.append([sigma, f"**{fmt(t.weights[i].sum(), p)}**", "", f"**{vector_text(total_c, p)}**"])
     _table([r"key $j$", r"weight $a_{ij}$", r"value $v_j$", r"$a_{ij}\, v_j$"], rows)
     gap = float(np.abs(total_c - t.output[i]).max())
     same = np.allclose(total_c, t.output[i], rtol=1e-12, atol=1e-12)

@@ -132,16 +132,22 @@ with tok_right:
 
 
 # ---- the matrices ---------------------------------------------------------------------------------
+def randomise_controls(name: str) -> None:
+    init = st.selectbox("Initialiser", INIT_NAMES, key=f"inputs_{name}_init", format_func=INITIALIZERS.get)
+    st.number_input("Seed", 0, 2**31 - 1, 0, key=f"inputs_{name}_seed")
+    if init == "gaussian":
+        st.number_input("std", 0.0, 100.0, 1.0, key=f"inputs_{name}_std")
+    st.button("Fill", key=f"inputs_{name}_fill", on_click=randomise, args=(name,))
+
+
 def matrix_section(name: str, title: str, what: str) -> None:
     m = state.config().matrix(name)
     head, tools = st.columns([1, 1], vertical_alignment="bottom")
     head.markdown(f"**{title}** · {m.shape[0]} × {m.shape[1]}  \n{what}")
-    with tools.popover("Randomise", icon=":material/casino:", width="stretch"):
-        init = st.selectbox("Initialiser", INIT_NAMES, key=f"inputs_{name}_init", format_func=INITIALIZERS.get)
-        st.number_input("Seed", 0, 2**31 - 1, 0, key=f"inputs_{name}_seed")
-        if init == "gaussian":
-            st.number_input("std", 0.0, 100.0, 1.0, key=f"inputs_{name}_std")
-        st.button("Fill", key=f"inputs_{name}_fill", on_click=randomise, args=(name,))
+    with tools.popover("Randomise", icon=":material/casino:", width="stretch", key=f"inputs_{name}_randomise",
+                       on_change="rerun") as box:
+        if box.open:  # its widgets are built only while it is open
+            randomise_controls(name)
     editor.matrix_editor(name)
 
 

@@ -171,11 +171,13 @@ w_o = cfg.w_o
 top, tools = st.columns([4, 1], vertical_alignment="bottom")
 top.markdown(f"**W_O** · shape {w_o.shape[0]} × {w_o.shape[1]} = [n_heads·d_v, d_out] · "
              "identity by default when square; row block h multiplies head h's output.")
-with tools.popover("Randomise W_O", icon=":material/casino:", width="stretch"):
-    st.selectbox("Initialiser", INIT_NAMES, index=INIT_NAMES.index("xavier_uniform"), key="heads_w_o_init",
-                 format_func=INITIALIZERS.get)
-    st.number_input("Seed", 0, 2**31 - 1, 0, key="heads_w_o_seed")
-    st.button("Fill W_O", key="heads_w_o_fill", on_click=fill_w_o)
+with tools.popover("Randomise W_O", icon=":material/casino:", width="stretch", key="heads_w_o_randomise",
+                   on_change="rerun") as box:
+    if box.open:  # its widgets are built only while it is open
+        st.selectbox("Initialiser", INIT_NAMES, index=INIT_NAMES.index("xavier_uniform"), key="heads_w_o_init",
+                     format_func=INITIALIZERS.get)
+        st.number_input("Seed", 0, 2**31 - 1, 0, key="heads_w_o_seed")
+        st.button("Fill W_O", key="heads_w_o_fill", on_click=fill_w_o)
 with st.expander("Edit W_O", expanded=w_o.size <= 64, key="heads_edit_w_o", on_change="rerun") as box:
     if box.open:
         editor.matrix_editor("w_o")

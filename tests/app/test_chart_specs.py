@@ -95,17 +95,17 @@ def test_a_large_heatmap_draws_block_means_and_says_so():
     values[:, 0] = -np.inf  # a masked key: the first column of blocks averages the others
     spec = charts.heatmap_spec(values, [f"t{i}" for i in range(256)], [str(j) for j in range(100)], title="S")
     frame = _only_frame(spec)
-    assert len(frame) == 64 * 50  # 256 rows in blocks of 4, 100 columns in blocks of 2
-    expected = np.empty((64, 50))
-    for i in range(64):
-        for j in range(50):
-            block = values[4 * i:4 * i + 4, 2 * j:2 * j + 2]
+    assert len(frame) == 32 * 25  # at most 32 blocks a side: 256 rows in blocks of 8, 100 columns in blocks of 4
+    expected = np.empty((32, 25))
+    for i in range(32):
+        for j in range(25):
+            block = values[8 * i:8 * i + 8, 4 * j:4 * j + 4]
             expected[i, j] = block[np.isfinite(block)].mean()
-    got = np.empty((64, 50))
-    got[frame.row_i // 4, frame.col_i // 2] = frame.value
+    got = np.empty((32, 25))
+    got[frame.row_i // 8, frame.col_i // 4] = frame.value
     np.testing.assert_allclose(got, expected, rtol=1e-12)
-    assert spec["title"] == "S · each cell: the mean of a block of 4 × 2"
-    assert frame.row[0] == "0–3" and frame.col_i.max() == 98  # a block's first column, for a click
+    assert spec["title"] == "S · each cell: the mean of a block of 8 × 4"
+    assert frame.row[0] == "0–7" and frame.col_i.max() == 96  # a block's first column, for a click
 
 
 def test_domains_travel_in_the_data_and_the_spec_reads_them():

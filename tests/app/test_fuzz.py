@@ -33,6 +33,8 @@ EDITOR_KEY = re.compile(r"^(x|w_q|w_k|w_v|w_o)_editor_(\d+)$")
 LAZY_CONTAINERS = {
     "heads_weights_tab": ["W_Q", "W_K", "W_V"],
     **{f"heads_edit_{name}": [True, False] for name in ("w_q", "w_k", "w_v", "w_o")},
+    **{f"inputs_{name}_randomise": [True, False] for name in ("x", "w_q", "w_k", "w_v")},
+    "heads_w_o_randomise": [True, False],
 }
 WIDGET_KINDS = ["selectbox", "radio", "number_input", "checkbox", "toggle", "slider", "select_slider",
                 "multiselect", "button", "text_input"]
@@ -94,7 +96,7 @@ def random_action(at, rng: random.Random, log: list[str]) -> None:
 
 
 def open_container(at, rng: random.Random, log: list[str]) -> None:
-    """Switch a lazy tab or open / close a lazy expander of the current page, as a click in the browser does."""
+    """Switch a lazy tab or open / close a lazy expander or popover of the current page, as a click does."""
     keys = [k for k in LAZY_CONTAINERS if k in at.session_state]
     if not keys:
         log.append("open: no lazy container on page")

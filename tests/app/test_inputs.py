@@ -150,6 +150,8 @@ def test_randomise_with_initialiser_and_seed():
     from attn_core import initialize
 
     at = new_app("pages/inputs.py")
+    at.session_state["inputs_w_v_randomise"] = True  # open the popover
+    at.run()
     at.selectbox(key="inputs_w_v_init").set_value("kaiming_normal").run()
     at.number_input(key="inputs_w_v_seed").set_value(7).run()
     at.button(key="inputs_w_v_fill").click().run()

@@ -327,5 +327,31 @@ def test_large_configuration_drops_cell_text_and_keeps_one_query():
     spec = json.loads(scores_chart.proto.spec)
     assert [layer["mark"]["type"] for layer in spec.get("layer", [spec])] == ["rect"]  # 64 × 64 cells: no numbers
     t = tables(at)
-    assert len(t["a"]) == n and len(t["c"]) == n + 1  # one query's row: n keys (+ the sum)
+    assert len(t["a"]) == 32 and len(t["c"]) == 33  # one query's row, a page of 32 keys (+ the sum of all n)
     assert numbers(t["c"][-1][3]) == pytest.approx(ref["output"][0], abs=5e-5)
+
+
+def test_many_keys_are_shown_a_page_at_a_time_and_the_sums_cover_every_key():
+    """70 keys: the drill-down lists 32 at a time (the browser stays light), its Σ rows still sum all 70."""
+    from attn_core import make_config
+
+    rng = np.random.default_rng(11)
+    x, w_q, w_k = rng.normal(size=(70, 4)), rng.normal(size=(4, 3)), rng.normal(size=(4, 3))
+    w_v = rng.normal(size=(4, 2))
+    at = steps_app(make_config([f"w{i}" for i in range(70)], x, w_q, w_k, w_v))
+    ref = reference(x, w_q, w_k, w_v)
+    page = at.selectbox(key="steps_keys_page")
+    assert page.options == ["keys 0–31: 0: w0 … 31: w31", "keys 32–63: 32: w32 … 63: w63",
+                            "keys 64–69: 64: w64 … 69: w69"]
+    got = tables(at)
+    assert len(got["a"]) == 32 and len(got["b"]) == 33 and len(got["c"]) == 33  # 32 keys (+ the Σ row)
+
+    page.set_value(2).run()
+    assert not at.exception
+    got = tables(at)
+    assert [row[0] for row in got["a"]] == [f"{j}: w{j}" for j in range(64, 70)]
+    weights = [numbers(row[4])[0] for row in got["b"][:-1]]
+    np.testing.assert_allclose(weights, ref["weights"][0, 64:70], atol=1e-4)
+    assert got["b"][-1][0] == "**Σ (all 70 keys)**"
+    assert numbers(got["b"][-1][4]) == [1.0]  # the weights of every key sum to 1
+    np.testing.assert_allclose(numbers(got["c"][-1][3]), ref["output"][0], atol=1e-4)

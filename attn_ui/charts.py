@@ -20,6 +20,7 @@ Kind = Literal["signed", "weights", "mask"]
 SCHEMES = {"signed": "blueorange", "weights": "blues", "mask": "greys"}
 MASKED_COLOUR = "#d9d9d9"  # a masked (-inf) cell: grey, distinct from any small weight
 MAX_TEXT_CELLS = 400  # above this, the numbers are dropped from the cells (unreadable anyway)
+CANVAS_CELLS = 256  # a heatmap of at least this many cells and no numbers on them is drawn on a canvas
 
 
 def cell_px(n_rows: int, n_cols: int, *, largest: int = 44, budget: int = 640) -> int:
@@ -164,6 +165,13 @@ class HeatmapLayout:
     x_title: str
     y_title: str
     select: str | None
+    has_masked: bool = False  # some cell is drawn grey as masked
+
+    @property
+    def on_canvas(self) -> bool:
+        """Many cells and no numbers on them: drawn on a canvas, without a per-cell ARIA description (a screen
+        reader cannot use a thousand of them; building them is most of Vega's work for such a chart)."""
+        return not self.font and len(self.rows) * len(self.cols) >= CANVAS_CELLS
 
 
 def heatmap_parts(
@@ -204,25 +212,28 @@ def heatmap_parts(
     value = np.where(finite, flat, lo)  # a null value would drop the masked cell's rect (Vega-Lite "invalid")
     t = (value - lo) / ((hi - lo) or 1.0)
     text = format_numbers(flat, precision)
-    data = pd.DataFrame({  # as long_frame, in numpy (one frame built once: pandas column by column is slow)
+    show_text, has_masked = shows_text(r, c, px), bool(is_masked.any())
+    columns = {  # as long_frame, in numpy (one frame built once: pandas column by column is slow)
         "row": np.repeat(row_labels, c),
         "col": np.tile(col_labels, r),
         "row_i": np.repeat(np.arange(r) * br, c),  # a block's first row and column (what a click on it picks)
         "col_i": np.tile(np.arange(c) * bc, r),
         "value": value,
         "text": text,
-        "masked": is_masked,
-        "dark": ((np.abs(t - 0.5) > 0.3) if kind == "signed" else (t > 0.55)) & ~is_masked,  # grey: black text
-    })
+    }  # and only the columns the chart reads: the browser converts every cell of every column
+    if has_masked:
+        columns["masked"] = is_masked
+    if show_text:
+        columns["dark"] = ((np.abs(t - 0.5) > 0.3) if kind == "signed" else (t > 0.55)) & ~is_masked  # black text
+    data = pd.DataFrame(columns)
 
-    show_text = shows_text(r, c, px)
     width_px = cell_width(px * bc, max(map(len, text)) if show_text else 0)
     lie_flat = c <= 12 and max((len(str(s)) for s in col_labels), default=0) * 6 <= width_px  # labels fit cells
     layout = HeatmapLayout(
         rows=tuple(row_labels), cols=tuple(col_labels), kind=kind, width_px=width_px, height_px=height_px * br,
         stroke=0.5 if px >= 8 else 0, font=font_px(px) if show_text else 0,
         angle=0 if lie_flat else (-45 if c <= 12 else -90),
-        title=title, x_title=x_title, y_title=y_title, select=select,
+        title=title, x_title=x_title, y_title=y_title, select=select, has_masked=has_masked,
     )
     return layout, data, float(lo), float(hi)
 
@@ -244,11 +255,12 @@ def heatmap_chart(layout: HeatmapLayout, data: list, domains: list) -> alt.Layer
     )
     tooltip = [alt.Tooltip("row:O", title=lay.y_title or "row"), alt.Tooltip("col:O", title=lay.x_title or "column"),
                alt.Tooltip("text:N", title="value")]
-    fill = alt.when(alt.datum.masked).then(alt.value(MASKED_COLOUR)).otherwise(
-        alt.Color("value:Q", scale=scale, title=None,
-                  legend=alt.Legend(orient="right", gradientLength=max(60, lay.height_px * len(lay.rows))))
-    )
-    rect = base.mark_rect(stroke="white", strokeWidth=lay.stroke).encode(color=fill, tooltip=tooltip)
+    fill = alt.Color("value:Q", scale=scale, title=None,
+                     legend=alt.Legend(orient="right", gradientLength=max(60, lay.height_px * len(lay.rows))))
+    if lay.has_masked:
+        fill = alt.when(alt.datum.masked).then(alt.value(MASKED_COLOUR)).otherwise(fill)
+    rect = base.mark_rect(stroke="white", strokeWidth=lay.stroke, **({"aria": False} if lay.on_canvas else {})).encode(
+        color=fill, tooltip=tooltip)
     if lay.select:
         sel = alt.selection_point(name=lay.select, fields=["row_i", "col_i"], on="click", clear=False)
         rect = rect.add_params(sel)
@@ -306,7 +318,8 @@ def heatmap_spec(values: np.ndarray, row_labels: list[str], col_labels: list[str
     """The Vega-Lite spec of :func:`heatmap` (same arguments) for ``st.vega_lite_chart``, without building the
     Altair chart again: Altair builds and validates one per layout (:mod:`attn_ui.vega`)."""
     layout, data, lo, hi = heatmap_parts(values, row_labels, col_labels, **options)
-    return vega.spec(heatmap_chart, layout, [data], [(lo, hi)])
+    spec = vega.spec(heatmap_chart, layout, [data], [(lo, hi)])
+    return vega.on_canvas(spec) if layout.on_canvas else spec
 
 
 def shared_domain(*matrices: np.ndarray, kind: Kind = "signed") -> tuple[float, float]:

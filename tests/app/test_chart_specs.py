@@ -69,6 +69,8 @@ def test_heatmap_spec_is_what_st_altair_chart_sends(r, c, options):
         fast = charts.heatmap_spec(values, rows, cols, **options)
         slow = _convert_altair_to_vega_lite_spec(charts.heatmap(values, rows, cols, **options))
         fast_frame = _only_frame(fast)
+        on_canvas = fast.pop("usermeta", None) == {"embedOptions": {"renderer": "canvas"}}
+        assert on_canvas == (len(fast_frame) >= charts.CANVAS_CELLS and "dark" not in fast_frame)  # many, no text
         assert _structure(_with_literal_domain(fast, fast_frame)) == _structure(slow)
         data = fast_frame.drop(columns=[vega.DOMAIN_LO, vega.DOMAIN_HI])
         assert data.astype(str).equals(_only_frame(slow).astype(str))

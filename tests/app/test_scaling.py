@@ -44,10 +44,14 @@ def chart_frames(at: AppTest) -> list[pd.DataFrame]:
 
 
 def heatmaps(at: AppTest) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """(values, masked, texts) of every heatmap on the page, as [rows, cols] arrays, in page order."""
+    """(values, masked, texts) of every heatmap on the page, as [rows, cols] arrays, in page order.
+
+    A heatmap's frame has a "masked" column only when some cell is masked.
+    """
     out = []
     for f in chart_frames(at):
-        if {"row_i", "col_i", "value", "masked"} <= set(f.columns):
+        if {"row_i", "col_i", "value", "text"} <= set(f.columns):
+            f = f if "masked" in f.columns else f.assign(masked=False)
             shape = (int(f.row_i.max()) + 1, int(f.col_i.max()) + 1)
             grid = [np.empty(shape, dtype=dt) for dt in (float, bool, object)]
             for g, column in zip(grid, ("value", "masked", "text"), strict=True):

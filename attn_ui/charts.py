@@ -10,7 +10,6 @@ from typing import Literal
 
 import altair as alt
 import numpy as np
-import pandas as pd
 
 from . import vega
 
@@ -81,12 +80,12 @@ def _tidy(text: str) -> str:
     return "+∞" if text == "inf" else text
 
 
-def long_frame(values: np.ndarray, row_labels: list[str], col_labels: list[str], precision: int) -> pd.DataFrame:
+def long_frame(values: np.ndarray, row_labels: list[str], col_labels: list[str], precision: int) -> vega.Frame:
     """[r, c] -> r·c rows of (row, col, row_i, col_i, value, text, masked); -inf cells get value None."""
     r, c = values.shape
     flat = values.ravel()
     finite = np.isfinite(flat)
-    return pd.DataFrame({
+    return vega.table({
         "row": np.repeat(row_labels, c),
         "col": np.tile(col_labels, r),
         "row_i": np.repeat(np.arange(r), c),
@@ -188,7 +187,7 @@ def heatmap_parts(
     px: int | None = None,
     select: str | None = None,
     masked: np.ndarray | None = None,
-) -> tuple[HeatmapLayout, pd.DataFrame, float, float]:  # values [r, c]
+) -> tuple[HeatmapLayout, vega.Frame, float, float]:  # values [r, c]
     """What :func:`heatmap` draws: its layout, its long data frame and its colour domain (lo, hi)."""
     r, c = values.shape
     px = px or cell_px(r, c)
@@ -213,7 +212,7 @@ def heatmap_parts(
     t = (value - lo) / ((hi - lo) or 1.0)
     text = format_numbers(flat, precision)
     show_text, has_masked = shows_text(r, c, px), bool(is_masked.any())
-    columns = {  # as long_frame, in numpy (one frame built once: pandas column by column is slow)
+    columns = {  # as long_frame
         "row": np.repeat(row_labels, c),
         "col": np.tile(col_labels, r),
         "row_i": np.repeat(np.arange(r) * br, c),  # a block's first row and column (what a click on it picks)
@@ -225,7 +224,7 @@ def heatmap_parts(
         columns["masked"] = is_masked
     if show_text:
         columns["dark"] = ((np.abs(t - 0.5) > 0.3) if kind == "signed" else (t > 0.55)) & ~is_masked  # black text
-    data = pd.DataFrame(columns)
+    data = vega.table(columns)
 
     width_px = cell_width(px * bc, max(map(len, text)) if show_text else 0)
     lie_flat = c <= 12 and max((len(str(s)) for s in col_labels), default=0) * 6 <= width_px  # labels fit cells

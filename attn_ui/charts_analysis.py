@@ -7,7 +7,6 @@ from __future__ import annotations
 import altair as alt
 import numpy as np
 import pandas as pd
-from pandas.io.formats.style import Styler
 
 from attn_core.analysis import SoftmaxComparison
 
@@ -88,7 +87,7 @@ def saturation_chart(
 def saturation_parts(
     divisors: np.ndarray, max_weight: np.ndarray, entropy: np.ndarray, row_labels: list[str],
     marks: list[tuple[str, float]],
-) -> tuple[tuple, list[pd.DataFrame]]:
+) -> tuple[tuple, list[vega.Frame]]:
     """What :func:`saturation_chart` draws: (its layout, its frames: left lines, right lines, the rules)."""
     decades = [float(10.0**e) for e in range(int(np.floor(np.log10(divisors[0]))),
                                              int(np.ceil(np.log10(divisors[-1]))) + 1)]
@@ -115,15 +114,15 @@ def saturation_spec(*args, **kwargs) -> dict:
     return vega.spec(saturation_build, layout, frames)
 
 
-def _per_row_frame(divisors: np.ndarray, values: np.ndarray, row_labels: list[str]) -> pd.DataFrame:
+def _per_row_frame(divisors: np.ndarray, values: np.ndarray, row_labels: list[str]) -> vega.Frame:
     """One row per (divisor, query) for a few rows; the mean and range over rows for many."""  # values [n_div, n_q]
     if len(row_labels) <= MAX_LINES:
-        return pd.DataFrame({
+        return vega.table({
             "divisor": np.repeat(divisors, len(row_labels)),
             "value": values.ravel(),
             "query": np.tile(row_labels, len(divisors)),
         })
-    return pd.DataFrame({
+    return vega.table({
         "divisor": divisors, "mean": values.mean(axis=1), "lo": values.min(axis=1), "hi": values.max(axis=1),
     })
 
@@ -156,9 +155,9 @@ def _rules(marks: list[tuple[str, float]], field: str, x: alt.X) -> list[alt.Cha
     return _rules_chart(_rules_frame(marks, field), field, x)
 
 
-def _rules_frame(marks: list[tuple[str, float]], field: str) -> pd.DataFrame:
-    return pd.DataFrame({field: [v for _, v in marks], "label": [t for t, _ in marks],
-                         "ypos": [10 + 13 * i for i in range(len(marks))]})  # pixels from the top
+def _rules_frame(marks: list[tuple[str, float]], field: str) -> vega.Frame:
+    return vega.table({field: [float(v) for _, v in marks], "label": [t for t, _ in marks],
+                       "ypos": [10 + 13 * i for i in range(len(marks))]})  # pixels from the top
 
 
 def _rules_chart(data, field: str, x: alt.X) -> list[alt.Chart]:
@@ -186,7 +185,7 @@ def weights_with_row_sums(
 
 def row_sums_parts(
     weights: np.ndarray, mask: np.ndarray | None, rows: list[str], cols: list[str], *, precision: int
-) -> tuple[tuple, list[pd.DataFrame], float, float]:
+) -> tuple[tuple, list[vega.Frame], float, float]:
     """What :func:`weights_with_row_sums` draws: (layout, [heatmap frame, sums frame], colour domain)."""
     px = charts.cell_px(*weights.shape)
     heat, data, lo, hi = charts.heatmap_parts(weights, rows, cols, kind="weights", precision=precision, px=px,
@@ -226,10 +225,18 @@ def _fmt(v: float, spec: str) -> str:
     return text[1:] if text.startswith("-") and float(text) == 0 else text
 
 
-def softmax_table(cmp: SoftmaxComparison, key_labels: list[str], *, precision: int) -> Styler:
+OVERFLOW_MARK = "⚠"  # marks a cell that overflowed (+inf) or became NaN in softmax_table
+
+
+def softmax_table(cmp: SoftmaxComparison, key_labels: list[str], *, precision: int) -> pd.DataFrame:
     """One row per key: the score, the naive exp and weight, the shifted score, the stable exp and weight.
 
-    Cells that overflowed (+inf) or became NaN are highlighted.
+    Cells that overflowed (+inf) or became NaN are marked "⚠ +inf", "⚠ NaN" (a plain frame of text: a pandas
+    Styler's highlight cost more than the rest of the Masking page's run).
+
+    >>> from attn_core.analysis import compare_softmax
+    >>> softmax_table(compare_softmax(np.array([1000.0, 0.0])), ["a", "b"], precision=2)["naive weight"].tolist()
+    ['⚠ NaN', '0.00']
     """
     weight, big = f".{precision}f", f".{precision + 3}g"
     frame = pd.DataFrame({
@@ -241,4 +248,4 @@ def softmax_table(cmp: SoftmaxComparison, key_labels: list[str], *, precision: i
         "exp(x − max)": [_fmt(v, big) for v in cmp.stable_exp],
         "stable weight": [_fmt(v, weight) for v in cmp.stable_weights],
     }).set_index("key")
-    return frame.style.map(lambda t: "background-color: #fdb863; font-weight: bold" if t in ("+inf", "NaN") else "")
+    return frame.map(lambda t: f"{OVERFLOW_MARK} {t}" if t in ("+inf", "NaN") else t)

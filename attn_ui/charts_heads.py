@@ -78,24 +78,25 @@ def _axis(values: list[int] | None, **kwargs) -> alt.Axis:
     return alt.Axis(**kwargs, **({"values": values} if values else {}))  # altair 6 rejects values=None
 
 
-def cell_frame(values: np.ndarray, row_labels: list[str], precision: int) -> pd.DataFrame:  # [r, c] -> r·c rows
-    """One row per cell: (row, row_i, col_i, value, text); the text formatted in one vectorised step.
+def cell_frame(values: np.ndarray, row_labels: list[str], precision: int, **extra: np.ndarray) -> vega.Frame:
+    """One row per cell: (row, row_i, col_i, value, text, and any ``extra`` columns), built in one step.  # [r, c]
 
     Examples
     --------
-    >>> cell_frame(np.array([[-0.00001, 2.0]]), ["a"], 2)["text"].tolist()
+    >>> cell_frame(np.array([[-0.00001, 2.0]]), ["a"], 2)["text"].to_pylist()
     ['0.00', '2.00']
     """
     r, c = values.shape
     flat = values.ravel()
     text = np.char.mod(f"%.{precision}f", flat)
     zero = f"{0:.{precision}f}"
-    return pd.DataFrame({
+    return vega.table({
         "row": np.repeat(row_labels, c),
         "row_i": np.repeat(np.arange(r), c),
         "col_i": np.tile(np.arange(c), r),
         "value": flat,
         "text": np.where(text == "-" + zero, zero, text),  # no "-0.0000"
+        **extra,
     })
 
 
@@ -211,15 +212,17 @@ class MatrixLayout:
 def matrix_parts(
     values: np.ndarray, row_labels: list[str], *, n_heads: int | None = None, title: str, x_title: str = "column",
     y_title: str = "", precision: int = 4, domain: tuple[float, float] | None = None,
-) -> tuple[MatrixLayout, pd.DataFrame, float, float]:  # values [r, c]
+) -> tuple[MatrixLayout, vega.Frame, float, float]:  # values [r, c]
     """What :func:`matrix_chart` draws: its layout, its cells (one row each) and its colour domain."""
     r, c = values.shape
-    data = cell_frame(values, row_labels, precision)
     col_px, row_px, show_text = cell_sizes(values, precision)
     lo, hi = domain or charts.shared_domain(values)
-    data["dark"] = np.abs((data["value"] - lo) / ((hi - lo) or 1.0) - 0.5) > 0.3
+    extra = {}  # only the columns the chart reads
+    if show_text:
+        extra["dark"] = np.abs((values.ravel() - lo) / ((hi - lo) or 1.0) - 0.5) > 0.3  # white text
     if n_heads:
-        data["head"] = data["col_i"] // (c // n_heads)
+        extra["head"] = np.tile(np.arange(c) // (c // n_heads), r)
+    data = cell_frame(values, row_labels, precision, **extra)
     layout = MatrixLayout(r, c, tuple(row_labels), n_heads, title, x_title, y_title, col_px, row_px, show_text)
     return layout, data, float(lo), float(hi)
 
@@ -282,7 +285,7 @@ def head_weights(weights: list[np.ndarray], tokens: list[str], *, precision: int
 
 def head_weights_parts(
     weights: list[np.ndarray], tokens: list[str], *, precision: int = 4
-) -> tuple[tuple, list[pd.DataFrame]]:
+) -> tuple[tuple, list[vega.Frame]]:
     """What :func:`head_weights` draws: (each panel's charts.HeatmapLayout, panels per row), each panel's frame."""
     n = len(tokens)
     px = charts.cell_px(n, n, budget=PANEL_PX)

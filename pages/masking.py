@@ -158,6 +158,7 @@ except AttentionInputError as err:
     st.warning(f"{err} Choose a smaller factor.", icon=":material/warning:")
     st.stop()
 st.dataframe(charts_analysis.softmax_table(cmp, labels, precision=layout.precision()))
+st.caption(f"{charts_analysis.OVERFLOW_MARK} marks a number that overflowed to +inf or became NaN.")
 if cmp.overflow.any():
     over = ", ".join(labels[j] for j in np.flatnonzero(cmp.overflow))
     st.markdown(

@@ -36,7 +36,9 @@ def _structure(spec: dict) -> dict:
 def _only_frame(spec: dict):
     (data,) = spec["datasets"].values()
     if isinstance(data, bytes):  # Streamlit's conversion holds Arrow bytes
-        data = pa.ipc.open_stream(data).read_all().to_pandas()
+        data = pa.ipc.open_stream(data).read_all()
+    if isinstance(data, pa.Table):
+        data = data.to_pandas()
     return data.reset_index(drop=True)
 
 
@@ -124,6 +126,8 @@ def test_domains_travel_in_the_data_and_the_spec_reads_them():
     assert first["encoding"]["x"]["scale"]["domain"] == vega.data_domain(0)
     assert {k: v for k, v in first.items() if k != "datasets"} == {k: v for k, v in second.items() if k != "datasets"}
     assert second["datasets"]["slot0"][[vega.DOMAIN_LO, vega.DOMAIN_HI]].values.tolist() == [[-1.5, 2.5]]
+    table = vega.spec(build, "t", [vega.table({"a": [1.0], "b": [2.0]})], [(-1.5, 2.5)])["datasets"]["slot0"]
+    assert table.select([vega.DOMAIN_LO, vega.DOMAIN_HI]).to_pylist() == [{"domain_lo": -1.5, "domain_hi": 2.5}]
     assert list(frame.columns) == ["a", "b"]  # the caller's frame is left as it was
     first["title"] = "patched"  # what Streamlit may do to the spec it is given
     assert vega.spec(build, "t", [frame], [(0.0, 5.0)])["title"] == "t"

@@ -128,7 +128,7 @@ def test_custom_grid_with_an_all_false_row_gives_zero_weights_and_a_message(page
     assert np.allclose(row_sums(page), [0.0, 1.0, 1.0])
     # the stable-softmax demo on that row: naive 0 / 0 = NaN, stable zeros
     table = page.dataframe[-1].value
-    assert list(table["naive weight"]) == ["NaN"] * 3 and list(table["stable weight"]) == ["0.0000"] * 3
+    assert list(table["naive weight"]) == ["⚠ NaN"] * 3 and list(table["stable weight"]) == ["0.0000"] * 3
 
 
 def test_custom_buttons_fill_the_grid(page):
@@ -159,7 +159,7 @@ def test_naive_softmax_overflows_where_the_score_is_above_709(page):
     table = page.dataframe[-1].value
     over = row > np.log(np.finfo(np.float64).max)
     assert over.all()
-    assert list(table["naive exp(x)"]) == ["+inf"] * 3 and list(table["naive weight"]) == ["NaN"] * 3
+    assert list(table["naive exp(x)"]) == ["⚠ +inf"] * 3 and list(table["naive weight"]) == ["⚠ NaN"] * 3
     e = np.exp(row - row.max())
     assert np.allclose(table["stable weight"].astype(float), e / e.sum(), atol=1e-4)
     assert any("overflows for key 0: input1, 1: input2, 2: input3" in m.value for m in page.markdown)
@@ -168,7 +168,7 @@ def test_naive_softmax_overflows_where_the_score_is_above_709(page):
 def test_small_factor_does_not_overflow(page):
     page.select_slider(key="masking_factor").set_value(1).run()
     table = page.dataframe[-1].value
-    assert "+inf" not in set(table["naive exp(x)"])
+    assert not any("+inf" in t or "⚠" in t for t in table["naive exp(x)"])
     assert np.allclose(table["naive weight"].astype(float), np.exp(SCALED[0]) / np.exp(SCALED[0]).sum(), atol=1e-4)
     assert any("still works" in m.value for m in page.markdown)
 
@@ -182,7 +182,7 @@ def test_causal_row_of_seed002_overflows_only_where_allowed():
     # seed 002's printed scaled row 3, ×1000: [514.7, -2189.3, -1540.0, 1802.7]
     row = 1000 * np.array([0.51473315, -2.18928456, -1.53998515, 1.80265795])
     table = at.dataframe[-1].value
-    assert list(table["naive exp(x)"] == "+inf") == list(row > 709.78)
-    assert list(table["naive weight"])[3] == "NaN"
+    assert list(table["naive exp(x)"] == "⚠ +inf") == list(row > 709.78)  # marked where it overflows
+    assert list(table["naive weight"])[3] == "⚠ NaN"
     e = np.exp(row - row.max())
     assert np.allclose(table["stable weight"].astype(float), e / e.sum(), atol=1e-4)

@@ -160,8 +160,10 @@ class RunCounter:
 
     def __init__(self) -> None:
         self.finished = 0
+        self.sockets = 0  # websockets watched: 0 if the page opened the app before watch_runs
 
     def attach(self, ws: WebSocket) -> None:
+        self.sockets += 1
         ws.on("framereceived", self._on_frame)
 
     def _on_frame(self, payload: str | bytes) -> None:
@@ -199,6 +201,7 @@ def expect_rerun(page: Page, *, timeout_ms: float = 30_000) -> Iterator[None]:
     (websocket); then :func:`wait_for_app`.
     """
     runs = watch_runs(page)
+    assert runs.sockets, "watch_runs(page) was not called before the page opened the app: a fast run would be missed"
     before = runs.finished
     page.evaluate(_WATCH_RUNS)
     yield

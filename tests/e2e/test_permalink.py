@@ -26,6 +26,7 @@ from .helpers import (
     grid_cell_text,
     heatmap_values,
     wait_for_app,
+    watch_runs,
 )
 
 pytestmark = pytest.mark.e2e
@@ -50,7 +51,9 @@ def fresh_page(browser: Browser) -> Page:
     """A page in a new browser context: no cookies, a new Streamlit session."""
     context = browser.new_context(viewport=VIEWPORT)
     context.set_default_timeout(NAV_TIMEOUT_MS)
-    return context.new_page()
+    page = context.new_page()
+    watch_runs(page)  # before the page opens the app, so expect_rerun sees every run
+    return page
 
 
 def open_link(page: Page, url: str, title: str) -> None:

@@ -165,6 +165,7 @@ class HeatmapLayout:
     y_title: str
     select: str | None
     has_masked: bool = False  # some cell is drawn grey as masked
+    fixed_domain: tuple[float, float] | None = None  # weights and masks: 0 … 1 in the spec, not in the data
 
     @property
     def on_canvas(self) -> bool:
@@ -233,6 +234,7 @@ def heatmap_parts(
         stroke=0.5 if px >= 8 else 0, font=font_px(px) if show_text else 0,
         angle=0 if lie_flat else (-45 if c <= 12 else -90),
         title=title, x_title=x_title, y_title=y_title, select=select, has_masked=has_masked,
+        fixed_domain=None if kind == "signed" else (float(lo), float(hi)),
     )
     return layout, data, float(lo), float(hi)
 
@@ -243,7 +245,7 @@ def heatmap_chart(layout: HeatmapLayout, data: list, domains: list) -> alt.Layer
     A builder for :func:`attn_ui.vega.spec`: the structure depends on ``layout`` only.
     """
     lay = layout
-    scale = alt.Scale(scheme=SCHEMES[lay.kind], domain=domains[0],
+    scale = alt.Scale(scheme=SCHEMES[lay.kind], domain=list(lay.fixed_domain) if lay.fixed_domain else domains[0],
                       **({"domainMid": 0} if lay.kind == "signed" else {}))
     x = alt.X("col:O", sort=list(lay.cols), title=lay.x_title or None,
               axis=alt.Axis(labelAngle=lay.angle, labelOverlap="greedy"))  # greedy: hide labels that would overlap
@@ -317,7 +319,7 @@ def heatmap_spec(values: np.ndarray, row_labels: list[str], col_labels: list[str
     """The Vega-Lite spec of :func:`heatmap` (same arguments) for ``st.vega_lite_chart``, without building the
     Altair chart again: Altair builds and validates one per layout (:mod:`attn_ui.vega`)."""
     layout, data, lo, hi = heatmap_parts(values, row_labels, col_labels, **options)
-    spec = vega.spec(heatmap_chart, layout, [data], [(lo, hi)])
+    spec = vega.spec(heatmap_chart, layout, [data], [None if layout.fixed_domain else (lo, hi)])
     return vega.on_canvas(spec) if layout.on_canvas else spec
 
 

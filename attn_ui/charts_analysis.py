@@ -211,7 +211,7 @@ def row_sums_build(layout: tuple, data: list, domains: list) -> alt.HConcatChart
 def weights_with_row_sums_spec(*args, **kwargs) -> dict:
     """The Vega-Lite spec of :func:`weights_with_row_sums` (same arguments), Altair building it once per layout."""
     layout, frames, lo, hi = row_sums_parts(*args, **kwargs)
-    return vega.spec(row_sums_build, layout, frames, [(lo, hi), None])
+    return vega.spec(row_sums_build, layout, frames, [None if layout[0].fixed_domain else (lo, hi), None])
 
 
 def _fmt(v: float, spec: str) -> str:

@@ -78,26 +78,28 @@ def _axis(values: list[int] | None, **kwargs) -> alt.Axis:
     return alt.Axis(**kwargs, **({"values": values} if values else {}))  # altair 6 rejects values=None
 
 
-def cell_frame(values: np.ndarray, row_labels: list[str], precision: int, **extra: np.ndarray) -> vega.Frame:
-    """One row per cell: (row, row_i, col_i, value, text, and any ``extra`` columns), built in one step.  # [r, c]
+def cell_frame(
+    values: np.ndarray, row_labels: list[str], precision: int, *, labels: bool = True, **extra: np.ndarray
+) -> vega.Frame:  # [r, c] -> r·c rows
+    """One row per cell: (row_i, col_i, value, the row's label "row" and the value as "text" unless ``labels`` is
+    False, and any ``extra`` columns), built in one step.
 
     Examples
     --------
     >>> cell_frame(np.array([[-0.00001, 2.0]]), ["a"], 2)["text"].to_pylist()
     ['0.00', '2.00']
+    >>> cell_frame(np.array([[-0.00001, 2.0]]), ["a"], 2, labels=False).column_names
+    ['row_i', 'col_i', 'value']
     """
     r, c = values.shape
     flat = values.ravel()
-    text = np.char.mod(f"%.{precision}f", flat)
-    zero = f"{0:.{precision}f}"
-    return vega.table({
-        "row": np.repeat(row_labels, c),
-        "row_i": np.repeat(np.arange(r), c),
-        "col_i": np.tile(np.arange(c), r),
-        "value": flat,
-        "text": np.where(text == "-" + zero, zero, text),  # no "-0.0000"
-        **extra,
-    })
+    columns = {"row_i": np.repeat(np.arange(r), c), "col_i": np.tile(np.arange(c), r), "value": flat}
+    if labels:
+        text = np.char.mod(f"%.{precision}f", flat)
+        zero = f"{0:.{precision}f}"
+        columns["row"] = np.repeat(row_labels, c)
+        columns["text"] = np.where(text == "-" + zero, zero, text)  # no "-0.0000"
+    return vega.table({**columns, **extra})
 
 
 def cell_sizes(values: np.ndarray, precision: int) -> tuple[int, int, bool]:
@@ -207,6 +209,12 @@ class MatrixLayout:
     col_px: int
     row_px: int
     show_text: bool
+    precision: int = 4
+
+    @property
+    def on_canvas(self) -> bool:
+        """Many cells and no numbers: drawn on a canvas, its data without per-cell labels (see charts.HeatmapLayout)."""
+        return not self.show_text and self.n_rows * self.n_cols >= charts.CANVAS_CELLS
 
 
 def matrix_parts(
@@ -222,8 +230,9 @@ def matrix_parts(
         extra["dark"] = np.abs((values.ravel() - lo) / ((hi - lo) or 1.0) - 0.5) > 0.3  # white text
     if n_heads:
         extra["head"] = np.tile(np.arange(c) // (c // n_heads), r)
-    data = cell_frame(values, row_labels, precision, **extra)
-    layout = MatrixLayout(r, c, tuple(row_labels), n_heads, title, x_title, y_title, col_px, row_px, show_text)
+    data = cell_frame(values, row_labels, precision, labels=show_text, **extra)  # big: the tooltip formats numbers
+    layout = MatrixLayout(r, c, tuple(row_labels), n_heads, title, x_title, y_title, col_px, row_px, show_text,
+                          precision)
     return layout, data, float(lo), float(hi)
 
 
@@ -238,9 +247,13 @@ def matrix_build(layout: MatrixLayout, data: list, domains: list) -> alt.LayerCh
                 axis=_axis(axis_values(r, math.ceil(r / 8)),
                            labelExpr=f"{json.dumps(list(lay.row_labels))}[datum.value]")),
     ).properties(width=alt.Step(lay.col_px), height=alt.Step(lay.row_px))
-    tooltip = [alt.Tooltip("row:O", title=lay.y_title or "row"), alt.Tooltip("col_i:O", title=lay.x_title),
-               *([alt.Tooltip("head:O")] if n_heads else []), alt.Tooltip("text:N", title="value")]
-    rect = base.mark_rect(stroke="white", strokeWidth=0.5 if lay.col_px >= 8 else 0).encode(
+    row, value = ((alt.Tooltip("row:O", title=lay.y_title or "row"), alt.Tooltip("text:N", title="value"))
+                  if lay.show_text else  # no label columns in the data: the row's index, the value formatted here
+                  (alt.Tooltip("row_i:O", title=lay.y_title or "row"),
+                   alt.Tooltip("value:Q", title="value", format=f".{lay.precision}f")))
+    tooltip = [row, alt.Tooltip("col_i:O", title=lay.x_title), *([alt.Tooltip("head:O")] if n_heads else []), value]
+    rect = base.mark_rect(stroke="white", strokeWidth=0.5 if lay.col_px >= 8 else 0,
+                          **({"aria": False} if lay.on_canvas else {})).encode(
         color=alt.Color("value:Q", title=None, scale=alt.Scale(scheme=charts.SCHEMES["signed"], domain=domains[0],
                                                                domainMid=0),
                         legend=alt.Legend(orient="right", gradientLength=max(60, lay.row_px * r))),
@@ -260,7 +273,8 @@ def matrix_build(layout: MatrixLayout, data: list, domains: list) -> alt.LayerCh
 def matrix_spec(values: np.ndarray, row_labels: list[str], **options) -> dict:
     """The Vega-Lite spec of :func:`matrix_chart` (same arguments), Altair building it once per layout."""
     layout, data, lo, hi = matrix_parts(values, row_labels, **options)
-    return vega.spec(matrix_build, layout, [data], [(lo, hi)])
+    spec = vega.spec(matrix_build, layout, [data], [(lo, hi)])
+    return vega.on_canvas(spec) if layout.on_canvas else spec
 
 
 def head_weights(weights: list[np.ndarray], tokens: list[str], *, precision: int = 4) -> alt.ConcatChart:
@@ -312,7 +326,7 @@ def head_weights_build(layout: tuple, data: list, domains: list) -> alt.ConcatCh
 def head_weights_spec(weights: list[np.ndarray], tokens: list[str], *, precision: int = 4) -> dict:
     """The Vega-Lite spec of :func:`head_weights`, Altair building it once per layout."""
     layout, frames = head_weights_parts(weights, tokens, precision=precision)
-    return vega.spec(head_weights_build, layout, frames, [(0.0, 1.0)] * len(frames))
+    return vega.spec(head_weights_build, layout, frames, [None] * len(frames))  # 0 … 1: fixed, in the spec
 
 
 def _shape(a: np.ndarray | tuple[int, ...]) -> str:

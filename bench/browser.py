@@ -172,8 +172,9 @@ class AppMultiHead:
     def __init__(self, page: Page, cfg, cell: tuple[int, int]) -> None:
         self.page, self.cfg, self.cell, self.last = page, cfg, cell, None
         e2e.goto_page(page, "Multi-head")
-        if cfg.w_o.size > 64:  # the W_O grid sits in a collapsed expander
-            page.get_by_text("Edit W_O", exact=True).click()
+        if cfg.w_o.size > 64:  # the W_O grid sits in a collapsed expander, built when it opens (a rerun)
+            with e2e.expect_rerun(page, timeout_ms=TIMEOUT_MS):
+                page.get_by_text("Edit W_O", exact=True).click()
         self.grid = e2e.grid_after(page, "W_O")
         expect(self.grid.locator('[data-testid="data-grid-canvas"]')).to_be_visible(timeout=TIMEOUT_MS)
 

@@ -20,6 +20,8 @@ frame.page_start()
 WANTED = "heads_wanted"  # number_input: the head count the learner asks for
 PICK = "heads_pick"  # segmented_control: the head to open on Step by step
 WEIGHTS_TAB = "heads_weights_tab"  # tabs: W_Q, W_K or W_V
+SECTION_TAB = "heads_section_tab"  # tabs: sections 3 to 7
+METRIC = "max |multi-head output − single-head output|"
 INIT_NAMES = list(INITIALIZERS)
 
 
@@ -137,95 +139,122 @@ for tab, (name, label, width) in zip(
 st.page_link(layout.INPUTS, label="Change the widths or randomise the weights on Inputs & weights",
              icon=":material/edit:")
 
-# ---- 3. attention per head ------------------------------------------------------------------------
-cfg = state.config()
-trace = layout.current_trace()
-tokens = layout.token_labels(cfg)
-st.subheader("3 · Each head attends on its own")
-st.caption("Attention weights of every head (row: query, column: key), on one shared colour scale 0 … 1.")
-shown = charts_heads.tokens_that_fit(cfg.n_seq, cfg.n_heads)
-layout.show_chart(charts_heads.head_weights_spec(
-    [t.weights[:shown, :shown] for t in trace.heads], tokens[:shown], precision=layout.precision(),
-))
-if shown < cfg.n_seq:
-    st.caption(f"Drawing the first {shown} of {cfg.n_seq} tokens of each head; Step by step shows one head whole.")
-state.sync_widget(PICK, st.session_state[state.HEAD])
-st.segmented_control("Follow one head step by step", list(range(cfg.n_heads)), format_func=lambda h: f"head {h}",
-                     key=PICK, on_change=pick_head, required=True)
-head = st.session_state[state.HEAD]
-k_cols, v_cols = head_slice(head, cfg.d_k), head_slice(head, cfg.d_v)
-st.caption(f"Head {head} uses {columns(k_cols)} of W_Q and W_K and {columns(v_cols)} of W_V.")
-if st.button(f"Open head {head} on Step by step", key="heads_open_steps", icon=":material/stairs:"):
-    st.switch_page(layout.STEPS)
+# ---- 3–7: one tab each; only the open one runs (an edit of W_O redraws W_O's tab, not every head) -----
 
-# ---- 4. concatenate -------------------------------------------------------------------------------
-st.subheader("4 · Concatenate the head outputs")
-n_rows, n_cols = trace.concat.shape
-st.markdown(f"**concat** · shape {n_rows} × {n_cols} = [n_seq, n_heads·d_v] = "
-            f"[{cfg.n_seq}, {cfg.n_heads}·{cfg.d_v}]")
-show_matrix(trace.concat, tokens, cfg.n_heads, "concat = [head 0 | head 1 | …]", "token")
 
-# ---- 5. project with W_O --------------------------------------------------------------------------
-st.subheader("5 · Project with W_O")
-w_o = cfg.w_o
-top, tools = st.columns([4, 1], vertical_alignment="bottom")
-top.markdown(f"**W_O** · shape {w_o.shape[0]} × {w_o.shape[1]} = [n_heads·d_v, d_out] · "
-             "identity by default when square; row block h multiplies head h's output.")
-with tools.popover("Randomise W_O", icon=":material/casino:", width="stretch", key="heads_w_o_randomise",
-                   on_change="rerun") as box:
-    if box.open:  # its widgets are built only while it is open
-        st.selectbox("Initialiser", INIT_NAMES, index=INIT_NAMES.index("xavier_uniform"), key="heads_w_o_init",
-                     format_func=INITIALIZERS.get)
-        st.number_input("Seed", 0, 2**31 - 1, 0, key="heads_w_o_seed")
-        st.button("Fill W_O", key="heads_w_o_fill", on_click=fill_w_o)
-with st.expander("Edit W_O", expanded=w_o.size <= 64, key="heads_edit_w_o", on_change="rerun") as box:
-    if box.open:
-        editor.matrix_editor("w_o")
-cfg = state.config()
-trace = layout.current_trace()
-out = trace.output
-st.markdown(f"**output = concat · W_O** · shape {out.shape[0]} × {out.shape[1]} = [n_seq, d_out]")
-rows_out = charts_heads.rows_that_fit(*out.shape)
-layout.show_chart(charts_heads.matrix_spec(
-    out[:rows_out], tokens[:rows_out], title="output = concat · W_O", x_title="output dimension", y_title="token",
-    precision=layout.precision(), domain=charts.shared_domain(out),
-))
-if rows_out < out.shape[0]:
-    st.caption(f"Drawing the first {rows_out} of {out.shape[0]} tokens.")
+def per_head_section() -> None:
+    cfg, trace, tokens = state.config(), layout.current_trace(), layout.token_labels(state.config())
+    st.caption("Attention weights of every head (row: query, column: key), on one shared colour scale 0 … 1.")
+    shown = charts_heads.tokens_that_fit(cfg.n_seq, cfg.n_heads)
+    layout.show_chart(charts_heads.head_weights_spec(
+        [t.weights[:shown, :shown] for t in trace.heads], tokens[:shown], precision=layout.precision(),
+    ))
+    if shown < cfg.n_seq:
+        st.caption(f"Drawing the first {shown} of {cfg.n_seq} tokens of each head; Step by step shows one head "
+                   "whole.")
+    state.sync_widget(PICK, st.session_state[state.HEAD])
+    st.segmented_control("Follow one head step by step", list(range(cfg.n_heads)),
+                         format_func=lambda h: f"head {h}", key=PICK, on_change=pick_head, required=True)
+    head = st.session_state[state.HEAD]
+    k_cols, v_cols = head_slice(head, cfg.d_k), head_slice(head, cfg.d_v)
+    st.caption(f"Head {head} uses {columns(k_cols)} of W_Q and W_K and {columns(v_cols)} of W_V.")
+    if st.button(f"Open head {head} on Step by step", key="heads_open_steps", icon=":material/stairs:"):
+        st.switch_page(layout.STEPS)
 
-# ---- 6. shapes ------------------------------------------------------------------------------------
-st.subheader("6 · Every shape")
-shapes = charts_heads.shapes_table(cfg, trace)
-st.dataframe(shapes, hide_index=True, height=35 * (len(shapes) + 1) + 3)
 
-# ---- 7. one head is plain attention ---------------------------------------------------------------
-st.subheader("7 · One head with W_O = I is plain attention")
-st.caption("Single-head attention on the whole of W_Q, W_K, W_V (as on Step by step with one head), computed "
-           "separately and compared with this page's output.")
-is_identity = cfg.w_o.shape[0] == cfg.w_o.shape[1] and np.array_equal(cfg.w_o, np.eye(cfg.d_out))
-try:
-    single = self_attention(cfg.x, cfg.w_q, cfg.w_k, cfg.w_v, scale=cfg.scale, mask=config_mask(cfg))
-    per_head = self_attention(cfg.x, cfg.w_q[:, k_cols], cfg.w_k[:, k_cols], cfg.w_v[:, v_cols],
-                              scale=cfg.scale, mask=config_mask(cfg))
-except AttentionInputError as err:
-    st.error(f"Single-head attention cannot be computed here: {err}", icon=":material/error:")
-    st.stop()
-e1, e2 = st.columns(2)
-if single.output.shape == out.shape:
-    e1.metric("max |multi-head output − single-head output|", f"{np.abs(out - single.output).max():.3g}")
-else:
-    e1.metric("max |multi-head output − single-head output|", "shapes differ",
-              help=f"multi-head output {out.shape[0]} × {out.shape[1]}, single-head "
-                   f"{single.output.shape[0]} × {single.output.shape[1]}")
-e2.metric(f"max |head {head}'s block of concat − attention on its slices|",
-          f"{np.abs(trace.concat[:, v_cols] - per_head.output).max():.3g}",
-          help="Each head is plain attention on its own column slices of W_Q, W_K, W_V.")
-if cfg.n_heads == 1 and is_identity:
-    st.success("One head and W_O = I: the multi-head output is exactly single-head attention.",
-               icon=":material/check_circle:")
-else:
-    why = " and ".join(filter(None, [f"{cfg.n_heads} heads" if cfg.n_heads > 1 else "",
-                                     "" if is_identity else "W_O is not the identity"]))
-    st.markdown(f"Now: {why}, so the outputs need not agree.")
-    st.button("Try it: 1 head and W_O = I", key="heads_try_single", on_click=one_head_identity,
-              help="Sets n_heads to 1 and replaces W_O by the identity.")
+def concat_section() -> None:
+    cfg, trace = state.config(), layout.current_trace()
+    n_rows, n_cols = trace.concat.shape
+    st.markdown(f"**concat** · shape {n_rows} × {n_cols} = [n_seq, n_heads·d_v] = "
+                f"[{cfg.n_seq}, {cfg.n_heads}·{cfg.d_v}]")
+    show_matrix(trace.concat, layout.token_labels(cfg), cfg.n_heads, "concat = [head 0 | head 1 | …]", "token")
+
+
+def project_section() -> None:
+    w_o = state.config().w_o
+    top, tools = st.columns([4, 1], vertical_alignment="bottom")
+    top.markdown(f"**W_O** · shape {w_o.shape[0]} × {w_o.shape[1]} = [n_heads·d_v, d_out] · "
+                 "identity by default when square; row block h multiplies head h's output.")
+    with tools.popover("Randomise W_O", icon=":material/casino:", width="stretch", key="heads_w_o_randomise",
+                       on_change="rerun") as box:
+        if box.open:  # its widgets are built only while it is open
+            st.selectbox("Initialiser", INIT_NAMES, index=INIT_NAMES.index("xavier_uniform"), key="heads_w_o_init",
+                         format_func=INITIALIZERS.get)
+            st.number_input("Seed", 0, 2**31 - 1, 0, key="heads_w_o_seed")
+            st.button("Fill W_O", key="heads_w_o_fill", on_click=fill_w_o)
+    with st.expander("Edit W_O", expanded=w_o.size <= 64, key="heads_edit_w_o", on_change="rerun") as box:
+        if box.open:
+            editor.matrix_editor("w_o")
+    cfg, trace = state.config(), layout.current_trace()
+    out, tokens = trace.output, layout.token_labels(cfg)
+    st.markdown(f"**output = concat · W_O** · shape {out.shape[0]} × {out.shape[1]} = [n_seq, d_out]")
+    rows_out = charts_heads.rows_that_fit(*out.shape)
+    layout.show_chart(charts_heads.matrix_spec(
+        out[:rows_out], tokens[:rows_out], title="output = concat · W_O", x_title="output dimension",
+        y_title="token", precision=layout.precision(), domain=charts.shared_domain(out),
+    ))
+    if rows_out < out.shape[0]:
+        st.caption(f"Drawing the first {rows_out} of {out.shape[0]} tokens.")
+    check_metrics(cfg, trace, per_head=False)
+
+
+def check_metrics(cfg, trace, *, per_head: bool = True) -> None:
+    """How far the multi-head output is from single-head attention (and, with ``per_head``, one head's block of
+    concat from plain attention on its slices)."""
+    head = st.session_state[state.HEAD]
+    k_cols, v_cols = head_slice(head, cfg.d_k), head_slice(head, cfg.d_v)
+    try:
+        single = self_attention(cfg.x, cfg.w_q, cfg.w_k, cfg.w_v, scale=cfg.scale, mask=config_mask(cfg))
+        one = self_attention(cfg.x, cfg.w_q[:, k_cols], cfg.w_k[:, k_cols], cfg.w_v[:, v_cols],
+                             scale=cfg.scale, mask=config_mask(cfg))
+    except AttentionInputError as err:
+        st.error(f"Single-head attention cannot be computed here: {err}", icon=":material/error:")
+        st.stop()
+    e1, e2 = st.columns(2)  # side by side, or the first alone at half width
+    out = trace.output
+    if single.output.shape == out.shape:
+        e1.metric(METRIC, f"{np.abs(out - single.output).max():.3g}")
+    else:
+        e1.metric(METRIC, "shapes differ",
+                  help=f"multi-head output {out.shape[0]} × {out.shape[1]}, single-head "
+                       f"{single.output.shape[0]} × {single.output.shape[1]}")
+    if per_head:
+        e2.metric(f"max |head {head}'s block of concat − attention on its slices|",
+                  f"{np.abs(trace.concat[:, v_cols] - one.output).max():.3g}",
+                  help="Each head is plain attention on its own column slices of W_Q, W_K, W_V.")
+
+
+def shapes_section() -> None:
+    shapes = charts_heads.shapes_table(state.config(), layout.current_trace())
+    st.dataframe(shapes, hide_index=True, height=35 * (len(shapes) + 1) + 3)
+
+
+def check_section() -> None:
+    cfg, trace = state.config(), layout.current_trace()
+    st.caption("Single-head attention on the whole of W_Q, W_K, W_V (as on Step by step with one head), computed "
+               "separately and compared with this page's output.")
+    check_metrics(cfg, trace)
+    is_identity = cfg.w_o.shape[0] == cfg.w_o.shape[1] and np.array_equal(cfg.w_o, np.eye(cfg.d_out))
+    if cfg.n_heads == 1 and is_identity:
+        st.success("One head and W_O = I: the multi-head output is exactly single-head attention.",
+                   icon=":material/check_circle:")
+    else:
+        why = " and ".join(filter(None, [f"{cfg.n_heads} heads" if cfg.n_heads > 1 else "",
+                                         "" if is_identity else "W_O is not the identity"]))
+        st.markdown(f"Now: {why}, so the outputs need not agree.")
+        st.button("Try it: 1 head and W_O = I", key="heads_try_single", on_click=one_head_identity,
+                  help="Sets n_heads to 1 and replaces W_O by the identity.")
+
+
+SECTIONS = {
+    "3 · Each head attends on its own": per_head_section,
+    "4 · Concatenate the head outputs": concat_section,
+    "5 · Project with W_O": project_section,
+    "6 · Every shape": shapes_section,
+    "7 · One head with W_O = I is plain attention": check_section,
+}
+layout.current_trace()  # stops here with a message when the configuration cannot be computed
+for tab, section in zip(st.tabs(list(SECTIONS), key=SECTION_TAB, on_change="rerun"), SECTIONS.values(), strict=True):
+    if tab.open:
+        with tab:
+            section()

@@ -35,6 +35,8 @@ LAZY_CONTAINERS = {
     **{f"heads_edit_{name}": [True, False] for name in ("w_q", "w_k", "w_v", "w_o")},
     **{f"inputs_{name}_randomise": [True, False] for name in ("x", "w_q", "w_k", "w_v")},
     "heads_w_o_randomise": [True, False],
+    "heads_section_tab": ["3 · Each head attends on its own", "4 · Concatenate the head outputs",
+                          "5 · Project with W_O", "6 · Every shape", "7 · One head with W_O = I is plain attention"],
 }
 WIDGET_KINDS = ["selectbox", "radio", "number_input", "checkbox", "toggle", "slider", "select_slider",
                 "multiselect", "button", "text_input"]

@@ -70,8 +70,23 @@ def _matrix(frame: pd.DataFrame) -> np.ndarray:
     return m
 
 
+SECTION_TAB = "heads_section_tab"
+
+
+def open_section(at: AppTest, number: int) -> AppTest:
+    """Open the tab of section ``number`` (3 to 7): only the open tab runs."""
+    (label,) = [t.label for t in at.tabs if t.label.startswith(f"{number} ·")]
+    if at.session_state[SECTION_TAB] != label:
+        at.session_state[SECTION_TAB] = label
+        at.run()
+        assert not at.exception
+    return at
+
+
 def chart_matrix(at: AppTest, title: str) -> np.ndarray:
-    """The matrix drawn by the chart titled ``title`` (its one dataset with cell values)."""
+    """The matrix drawn by the chart titled ``title`` (its one dataset with cell values): concat (section 4) or
+    the output (section 5)."""
+    open_section(at, 4 if title.startswith("concat") else 5)
     for chart in at.get("vega_lite_chart"):
         if json.loads(chart.proto.spec).get("title") == title:
             (frame,) = [f for f in _frames(chart).values() if "value" in f.columns]
@@ -80,7 +95,8 @@ def chart_matrix(at: AppTest, title: str) -> np.ndarray:
 
 
 def head_panels(at: AppTest) -> list[np.ndarray]:
-    """The per-head small multiples, in order: each panel's attention weights."""
+    """The per-head small multiples (section 3), in order: each panel's attention weights."""
+    open_section(at, 3)
     for chart in at.get("vega_lite_chart"):
         spec = json.loads(chart.proto.spec)
         if "concat" in spec:
@@ -101,6 +117,8 @@ def choose_heads(at: AppTest, n: int) -> AppTest:
 
 
 def metric(at: AppTest, label_start: str) -> str:
+    if label_start.startswith("max |"):  # the check, section 7
+        open_section(at, 7)
     (m,) = [m for m in at.metric if m.label.startswith(label_start)]
     return m.value
 
@@ -117,8 +135,8 @@ def test_heads_weights_concat_and_output_equal_numpy(n_heads):
     assert len(panels) == n_heads
     for got, want in zip(panels, weights, strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(chart_matrix(at, "concat = [head 0 | head 1 | …]"), concat, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(chart_matrix(at, "output = concat · W_O"), output, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(chart_matrix(at, "concat = [head 0 | head 1 | …]"), concat, rtol=1e-12, atol=1e-12)
 
     assert f"**concat** · shape 4 × 16 = [n_seq, n_heads·d_v] = [4, {n_heads}·{16 // n_heads}]" in [
         m.value for m in at.markdown
@@ -179,8 +197,9 @@ def test_a_head_count_that_does_not_divide_gives_a_message_and_nearest_choices()
 def test_seed003_heads_shows_the_3_by_512_concatenation():
     cfg = load_preset("seed003_heads")
     at = open_page(cfg)
+    open_section(at, 4)
     assert "**concat** · shape 3 × 512 = [n_seq, n_heads·d_v] = [3, 8·64]" in [m.value for m in at.markdown]
-    table = at.dataframe[-1].value.set_index("array")
+    table = open_section(at, 6).dataframe[-1].value.set_index("array")
     assert table.loc["concat", "here"] == "3 × 512"
     assert table.loc["Q_h", "here"] == "3 × 64"
     assert table.loc["head_h", "how many"] == "8 (one per head)"
@@ -219,7 +238,7 @@ def test_scale_and_mask_apply_to_every_head():
 
 
 def test_w_o_edited_and_randomised_here():
-    at = open_page(wide_config(n_heads=2))
+    at = open_section(open_page(wide_config(n_heads=2)), 5)
     edit_cells(at, "w_o", {0: {0: 2.5}})
     assert not at.exception
     cfg = at.session_state["config"]
@@ -271,5 +290,23 @@ def test_largest_configuration_draws_a_bounded_number_of_cells():
     drawn = chart_matrix(at, "concat = [head 0 | head 1 | …]")
     assert drawn.shape == (8, 512)  # 4,096 cells: the first 8 tokens, every column
     np.testing.assert_allclose(drawn, concat[:8], rtol=1e-10, atol=1e-12)
-    assert sum(p.size for p in head_panels(at)) <= 12_000
     assert any("Drawing the first 8 of 64 rows" in c.value for c in at.caption)
+    assert sum(p.size for p in head_panels(at)) <= 12_000
+
+
+def test_sections_3_to_7_are_lazy_tabs_and_the_output_tab_compares_with_single_head():
+    """Only the open section runs; section 5 shows the output and its distance from single-head attention."""
+    from dataclasses import replace
+
+    at = open_page(replace(wide_config(n_heads=2), w_o=np.random.default_rng(1).normal(size=(16, 16))))
+    assert [t for t in chart_titles(at) if not t.startswith("W_")] == [""]  # section 3: the heads' panels
+    open_section(at, 5)
+    assert [t for t in chart_titles(at) if not t.startswith("W_")] == ["output = concat · W_O"]
+    cfg = at.session_state["config"]
+    q, k, v = cfg.x @ cfg.w_q, cfg.x @ cfg.w_k, cfg.x @ cfg.w_v  # one head over all 8 / 16 columns
+    s = q @ k.T / np.sqrt(8)
+    e = np.exp(s - s.max(axis=1, keepdims=True))
+    single = e / e.sum(axis=1, keepdims=True) @ v
+    _, _, output = reference(cfg)
+    (m,) = [m for m in at.metric if m.label == "max |multi-head output − single-head output|"]
+    assert m.value == f"{np.abs(output - single).max():.3g}"

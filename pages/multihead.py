@@ -254,6 +254,7 @@ SECTIONS = {
     "7 · One head with W_O = I is plain attention": check_section,
 }
 layout.current_trace()  # stops here with a message when the configuration cannot be computed
+st.subheader("3–7 · From the heads to the output")
 for tab, section in zip(st.tabs(list(SECTIONS), key=SECTION_TAB, on_change="rerun"), SECTIONS.values(), strict=True):
     if tab.open:
         with tab:

@@ -116,11 +116,11 @@ def _template(build: Builder, layout: Hashable, has_domain: tuple[bool, ...]) ->
     return json.dumps(_to_dict(chart)), constants
 
 
-def on_canvas(spec: dict) -> dict:
+def on_canvas(chart_spec: dict) -> dict:
     """The spec drawn on a canvas instead of SVG (Streamlit's default below 2,000 data rows): for charts of many
     marks without text, a canvas draws them in a fraction of the time SVG's one DOM node per mark takes."""
-    spec["usermeta"] = {**spec.get("usermeta", {}), "embedOptions": {"renderer": "canvas"}}
-    return spec
+    chart_spec["usermeta"] = {**chart_spec.get("usermeta", {}), "embedOptions": {"renderer": "canvas"}}
+    return chart_spec
 
 
 def altair_spec(chart: alt.TopLevelMixin) -> dict:

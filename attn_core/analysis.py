@@ -67,7 +67,8 @@ def variance_stats(q: np.ndarray, k: np.ndarray) -> VarianceStats:  # [n_q, d_k]
     """
     d_k = q.shape[1]
     s = scores(q, k)  # [n_q, n_k]
-    return VarianceStats(float(q.var()), float(k.var()), float(s.var()), float((s / np.sqrt(d_k)).var()), d_k)
+    with np.errstate(over="ignore", invalid="ignore"):  # entries near ±1e154 or more: a variance beyond float64
+        return VarianceStats(float(q.var()), float(k.var()), float(s.var()), float((s / np.sqrt(d_k)).var()), d_k)
 
 
 @dataclass(frozen=True)

@@ -106,10 +106,10 @@ with right:
 st.subheader("Why √d_k: measured")
 stats = analysis.variance_stats(t.q, t.k)
 cols = st.columns(4)
-cols[0].metric("var(Q)", f"{stats.var_q:.4f}")
-cols[1].metric("var(K)", f"{stats.var_k:.4f}")
-cols[2].metric("var(QKᵀ)", f"{stats.var_scores:.4f}")
-cols[3].metric("var(QKᵀ / √d_k)", f"{stats.var_scaled:.4f}")
+for col, label, var in zip(cols, ("var(Q)", "var(K)", "var(QKᵀ)", "var(QKᵀ / √d_k)"),
+                           (stats.var_q, stats.var_k, stats.var_scores, stats.var_scaled), strict=True):
+    col.metric(label, f"{var:.4f}" if np.isfinite(var) else "beyond float64",
+               help=None if np.isfinite(var) else "The squares of these entries exceed 1.8 · 10³⁰⁸.")
 st.caption(
     f"Variances over all entries of your Q, K{head_note} (d_k = {cfg.d_k}). Each score is a sum of d_k products, "
     f"so for independent entries with mean 0, var(QKᵀ) ≈ d_k · var(Q) · var(K) = "

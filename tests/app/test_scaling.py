@@ -206,3 +206,21 @@ def test_heads_picks_the_head_whose_variances_are_shown():
     assert m["var(Q)"] == pytest.approx(q.var(), abs=5e-5)
     assert m["var(QKᵀ / √d_k)"] == pytest.approx((s / 8).var(), abs=5e-5)
     assert has_heatmap(at, np_softmax(s / 8)) and has_heatmap(at, np_softmax(s))
+
+
+def test_a_variance_beyond_float64_is_said_not_printed_as_inf(page):
+    """Q of entries near 1e160 (scores still finite): var(Q) exceeds float64; the metric says so."""
+    from attn_core import make_config
+
+    x = np.array([[1e160, -1e160], [2.0, 1.0]])
+    tiny = np.full((2, 2), 1e-170)
+    page.session_state["config"] = make_config(["a", "b"], x, np.eye(2), tiny, tiny)
+    page.run()
+    assert not page.exception
+    got = metrics_text(page)
+    assert got["var(Q)"] == "beyond float64"
+    assert got["var(K)"] != "beyond float64" and float(got["var(QKᵀ)"]) >= 0
+
+
+def metrics_text(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}

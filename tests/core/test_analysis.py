@@ -67,6 +67,17 @@ def test_variances_match_numpy(n_q, n_k, d_k, seed):
     assert v.var_scaled == pytest.approx(v.var_scores / d_k)
 
 
+def test_variances_beyond_float64_are_inf_without_a_warning():
+    import warnings
+
+    q = np.array([[1e200, -1e200], [3.0, 1.0]])  # squares of 1e200 overflow float64; the scores do not
+    k = np.array([[1e-200, 0.0], [0.0, 1e-200]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        v = variance_stats(q, k)
+    assert v.var_q == np.inf and np.isfinite([v.var_k, v.var_scores, v.var_scaled]).all()
+
+
 def test_sweep_raw_grows_like_d_k_and_scaled_stays_near_1():
     sw = variance_sweep()
     assert sw.d_k.tolist() == [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]

@@ -21,7 +21,7 @@ from . import charts, vega
 HEAD_SHADES = ("#e3e3e3", "#b0b0b0")  # alternate greys for the head bands (readable without colour vision)
 BOUNDARY_COLOUR = "#222222"
 WIDE_LABEL_PX = 46  # a head band at least this wide is labelled "head h", a narrower one "h"
-MATRIX_CELLS = 4_096  # most cells drawn in one head-marked matrix (rows beyond it are left out)
+MATRIX_CELLS = 2_048  # most cells drawn in one head-marked matrix (more rows: shown a page at a time)
 MATRIX_PX = 880  # widest a matrix is drawn, in pixels
 ROWS_PX = 320  # tallest (rows share it; a row is 2..44 px)
 AXIS_LABELS = 24  # more positions than this: only some are labelled
@@ -39,7 +39,7 @@ def rows_that_fit(n_rows: int, n_cols: int, max_cells: int = MATRIX_CELLS) -> in
     Examples
     --------
     >>> rows_that_fit(3, 512), rows_that_fit(512, 512)
-    (3, 8)
+    (3, 4)
     """
     return max(1, min(n_rows, max_cells // max(n_cols, 1)))
 

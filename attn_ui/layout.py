@@ -97,6 +97,15 @@ def precision() -> int:
     return int(st.session_state[state.PRECISION])
 
 
+def pages_of(n: int, per_page: int) -> list[range]:
+    """Positions 0 … n − 1 in pages of ``per_page`` (rows or keys shown a page at a time).
+
+    >>> pages_of(70, 32)
+    [range(0, 32), range(32, 64), range(64, 70)]
+    """
+    return [range(a, min(a + per_page, n)) for a in range(0, n, max(per_page, 1))]
+
+
 def show_chart(chart: alt.TopLevelMixin | dict, **kwargs) -> object:
     """st.altair_chart (or st.vega_lite_chart for a spec dict, e.g. charts.heatmap_spec) without Streamlit's
     theme (the factories pick colour-blind-safe schemes).

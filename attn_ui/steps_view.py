@@ -327,18 +327,9 @@ def drill_down_section(t: AttentionTrace, cfg: Config, *, prefix: str) -> int:
     return i
 
 
-def key_pages(n_k: int, per_page: int = KEYS_PER_PAGE) -> list[range]:
-    """The keys 0 … n_k − 1 in pages of ``per_page``.
-
-    >>> key_pages(70, 32)
-    [range(0, 32), range(32, 64), range(64, 70)]
-    """
-    return [range(a, min(a + per_page, n_k)) for a in range(0, n_k, per_page)]
-
-
 def keys_page(n_k: int, labels: list[str], prefix: str) -> range:
     """All keys when they are few; else a selectbox of pages of KEYS_PER_PAGE keys (the tables stay light)."""
-    pages = key_pages(n_k)
+    pages = layout.pages_of(n_k, KEYS_PER_PAGE)
     if len(pages) == 1:
         return pages[0]
     k = st.selectbox(f"Keys shown ({n_k} in all, {KEYS_PER_PAGE} at a time)", range(len(pages)),

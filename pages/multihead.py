@@ -56,16 +56,28 @@ def columns(s: slice) -> str:
     return f"column {s.start}" if s.stop - s.start == 1 else f"columns {s.start}–{s.stop - 1}"
 
 
-def show_matrix(values: np.ndarray, rows: list[str], n_heads: int, title: str, y_title: str) -> None:
-    """A head-marked matrix, leaving out rows beyond the drawing budget (and saying so)."""
-    shown = charts_heads.rows_that_fit(*values.shape)
+def show_matrix(
+    values: np.ndarray, rows: list[str], *, key: str, title: str, y_title: str, n_heads: int | None = None,
+    x_title: str = "column",
+) -> None:
+    """A (head-marked) matrix; when its rows exceed the drawing budget, a page of rows at a time (a selectbox).
+
+    Every column is always drawn (the head slices are columns); the colours use the whole matrix.
+    """
+    pages = layout.pages_of(values.shape[0], charts_heads.rows_that_fit(*values.shape))
+    shown = pages[0]
+    if len(pages) > 1:
+        shown = pages[st.selectbox(
+            f"Rows shown ({values.shape[0]} in all, {len(pages[0])} at a time)", range(len(pages)),
+            format_func=lambda p: f"rows {pages[p].start}–{pages[p].stop - 1}", key=f"heads_{key}_rows", width=320,
+            help="Drawing every row at once would slow the page down. Every column is drawn (so every head's slice "
+                 "shows), and the colours use the whole matrix.",
+        )]
+    part = slice(shown.start, shown.stop)
     layout.show_chart(charts_heads.matrix_spec(
-        values[:shown], rows[:shown], n_heads=n_heads, title=title, y_title=y_title, precision=layout.precision(),
-        domain=charts.shared_domain(values),
+        values[part], rows[part], n_heads=n_heads, title=title, x_title=x_title, y_title=y_title,
+        precision=layout.precision(), domain=charts.shared_domain(values),
     ))
-    if shown < values.shape[0]:
-        st.caption(f"Drawing the first {shown} of {values.shape[0]} rows (every column, so every head's slice "
-                   "shows); the colours use the whole matrix.")
 
 
 st.title("Multi-head attention")
@@ -134,8 +146,9 @@ for tab, (name, label, width) in zip(
                     editor.matrix_editor(name)
             cfg = state.config()
             w = cfg.matrix(name)
-            show_matrix(w, layout.dim_labels(w.shape[0]), cfg.n_heads,
-                        f"{label} · {w.shape[0]} × {w.shape[1]} = d_model × n_heads·{width}", "input dimension")
+            show_matrix(w, layout.dim_labels(w.shape[0]), key=name, n_heads=cfg.n_heads,
+                        title=f"{label} · {w.shape[0]} × {w.shape[1]} = d_model × n_heads·{width}",
+                        y_title="input dimension")
 st.page_link(layout.INPUTS, label="Change the widths or randomise the weights on Inputs & weights",
              icon=":material/edit:")
 
@@ -167,7 +180,8 @@ def concat_section() -> None:
     n_rows, n_cols = trace.concat.shape
     st.markdown(f"**concat** · shape {n_rows} × {n_cols} = [n_seq, n_heads·d_v] = "
                 f"[{cfg.n_seq}, {cfg.n_heads}·{cfg.d_v}]")
-    show_matrix(trace.concat, layout.token_labels(cfg), cfg.n_heads, "concat = [head 0 | head 1 | …]", "token")
+    show_matrix(trace.concat, layout.token_labels(cfg), key="concat", n_heads=cfg.n_heads,
+                title="concat = [head 0 | head 1 | …]", y_title="token")
 
 
 def project_section() -> None:
@@ -188,13 +202,8 @@ def project_section() -> None:
     cfg, trace = state.config(), layout.current_trace()
     out, tokens = trace.output, layout.token_labels(cfg)
     st.markdown(f"**output = concat · W_O** · shape {out.shape[0]} × {out.shape[1]} = [n_seq, d_out]")
-    rows_out = charts_heads.rows_that_fit(*out.shape)
-    layout.show_chart(charts_heads.matrix_spec(
-        out[:rows_out], tokens[:rows_out], title="output = concat · W_O", x_title="output dimension",
-        y_title="token", precision=layout.precision(), domain=charts.shared_domain(out),
-    ))
-    if rows_out < out.shape[0]:
-        st.caption(f"Drawing the first {rows_out} of {out.shape[0]} tokens.")
+    show_matrix(out, tokens, key="output", title="output = concat · W_O", x_title="output dimension",
+                y_title="token")
     check_metrics(cfg, trace, per_head=False)
 
 

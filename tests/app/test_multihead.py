@@ -288,9 +288,13 @@ def test_largest_configuration_draws_a_bounded_number_of_cells():
     at = open_page(cfg)
     _, concat, output = reference(cfg)
     drawn = chart_matrix(at, "concat = [head 0 | head 1 | …]")
-    assert drawn.shape == (8, 512)  # 4,096 cells: the first 8 tokens, every column
-    np.testing.assert_allclose(drawn, concat[:8], rtol=1e-10, atol=1e-12)
-    assert any("Drawing the first 8 of 64 rows" in c.value for c in at.caption)
+    assert drawn.shape == (4, 512)  # 2,048 cells: 4 tokens at a time, every column
+    np.testing.assert_allclose(drawn, concat[:4], rtol=1e-10, atol=1e-12)
+    rows = at.selectbox(key="heads_concat_rows")
+    assert len(rows.options) == 16 and rows.options[2] == "rows 8–11"
+    rows.set_value(2).run()
+    np.testing.assert_allclose(chart_matrix(at, "concat = [head 0 | head 1 | …]"), concat[8:12], rtol=1e-10,
+                               atol=1e-12)
     assert sum(p.size for p in head_panels(at)) <= 12_000
 
 

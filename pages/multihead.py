@@ -120,11 +120,11 @@ if wanted not in valid:
     )
     for col, h in zip(st.columns(len(nearest) + 4)[:len(nearest)], nearest, strict=True):
         col.button(f"Use {h} head{'s' * (h > 1)}", key=f"heads_use_{h}", on_click=use_heads, args=(h,))
-m1, m2, m3, m4 = st.columns(4)
-m1.metric("n_heads", cfg.n_heads)
-m2.metric("d_k per head", cfg.d_k, help=f"{d_qk} columns of W_Q/W_K ÷ {cfg.n_heads} heads")
-m3.metric("d_v per head", cfg.d_v, help=f"{d_v} columns of W_V ÷ {cfg.n_heads} heads")
-m4.metric("concat width n_heads·d_v", cfg.n_heads * cfg.d_v)
+st.markdown(  # one element, not a row of metrics: every element is redrawn on every edit
+    f"**{cfg.n_heads} head{'s' * (cfg.n_heads > 1)}** · d_k per head **{cfg.d_k}** ({d_qk} columns of W_Q and W_K "
+    f"÷ {cfg.n_heads}) · d_v per head **{cfg.d_v}** ({d_v} columns of W_V ÷ {cfg.n_heads}) · "
+    f"concat width n_heads·d_v **{cfg.n_heads * cfg.d_v}**"
+)
 mask_text = {"none": "no mask", "causal": "the causal mask", "padding": "the padding mask",
              "custom": "the custom mask"}[cfg.mask_kind]
 st.info(f"The configuration's scale ({layout.scale_text(cfg)}, d_k per head) and {mask_text} apply to "

@@ -141,8 +141,10 @@ def test_heads_weights_concat_and_output_equal_numpy(n_heads):
     assert f"**concat** · shape 4 × 16 = [n_seq, n_heads·d_v] = [4, {n_heads}·{16 // n_heads}]" in [
         m.value for m in at.markdown
     ]
-    assert metric(at, "d_k per head") == str(8 // n_heads)
-    assert metric(at, "d_v per head") == str(16 // n_heads)
+    heads = "heads" if n_heads > 1 else "head"
+    assert (f"**{n_heads} {heads}** · d_k per head **{8 // n_heads}** (8 columns of W_Q and W_K ÷ {n_heads}) · "
+            f"d_v per head **{16 // n_heads}** (16 columns of W_V ÷ {n_heads}) · concat width n_heads·d_v **16**"
+            ) in [m.value for m in at.markdown]
 
 
 def chart_titles(at: AppTest) -> list[str]:

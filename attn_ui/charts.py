@@ -193,7 +193,7 @@ def heatmap_parts(
     r, c = values.shape
     px = px or cell_px(r, c)
     height_px = row_height(r, px)
-    values, masked, br, bc = block_means(values, masked, block_limit(r, c))  # at most MAX_SIDE × MAX_SIDE cells
+    values, masked, br, bc = block_means(values, masked, block_limit(r, c))  # at most block_limit(r, c) a side
     if br > 1 or bc > 1:
         row_labels, col_labels = block_labels(row_labels, br), block_labels(col_labels, bc)
         note = f"each cell: the mean of a block of {br} × {bc}"

@@ -198,19 +198,31 @@ def measure_page(page: str, cfg_key: str, repeats: int) -> dict:
     at.switch_page(f"pages/{page}.py")
     Run(at)
     Run(at)  # warm-up: widgets settled, caches of this configuration filled
-    edits, prev = [], Run(at)
-    for _ in range(repeats):
-        value = edit_x(at, page)
-        run = Run(at)
-        if at.session_state["config"].x[0, 0] != value:
+
+    typed = []
+
+    def check() -> None:
+        if at.session_state["config"].x[0, 0] != typed[-1]:
             raise RuntimeError(f"{page}: the edit of X[0, 0] did not reach the configuration")
-        edits.append((run, message_bytes(run.msgs, cacheable_hashes(prev.msgs))))
-        prev = run
-    plain = []
-    for _ in range(repeats):
-        run = Run(at)
-        plain.append((run, message_bytes(run.msgs, cacheable_hashes(prev.msgs))))
-        prev = run
+
+    return measure_runs(at, lambda: typed.append(edit_x(at, page)), repeats, check)
+
+
+def measure_runs(at: AppTest, edit, repeats: int, check=lambda: None) -> dict:
+    """``repeats`` runs each after ``edit()`` (which makes an edit; the run it starts is timed here, then
+    ``check()``), then as many plain reruns; each with its bytes against the run before (what Streamlit's message
+    cache would not send again)."""
+    prev = Run(at)
+    edits, plain = [], []
+    for runs, before, after in ((edits, edit, check), (plain, None, None)):
+        for _ in range(repeats):
+            if before:
+                before()
+            run = Run(at)
+            if after:
+                after()
+            runs.append((run, message_bytes(run.msgs, cacheable_hashes(prev.msgs))))
+            prev = run
     return summarise(edits, plain)
 
 
@@ -233,19 +245,12 @@ def measure_floor(rows: int, cols: int, repeats: int) -> dict:
     at.query_params["rows"], at.query_params["cols"] = str(rows), str(cols)
     Run(at)
     Run(at)
-    edits, prev = [], Run(at)
-    for _ in range(repeats):
+
+    def edit() -> None:
         at.session_state["floor_grid"] = {"edited_rows": {0: {"0": fresh_value()}}, "added_rows": [],
                                           "deleted_rows": []}
-        run = Run(at)
-        edits.append((run, message_bytes(run.msgs, cacheable_hashes(prev.msgs))))
-        prev = run
-    plain = []
-    for _ in range(repeats):
-        run = Run(at)
-        plain.append((run, message_bytes(run.msgs, cacheable_hashes(prev.msgs))))
-        prev = run
-    return summarise(edits, plain)
+
+    return measure_runs(at, edit, repeats)
 
 
 # ---- report ---------------------------------------------------------------------------------------

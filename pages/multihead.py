@@ -156,7 +156,8 @@ st.page_link(layout.INPUTS, label="Change the widths or randomise the weights on
 
 
 def per_head_section() -> None:
-    cfg, trace, tokens = state.config(), layout.current_trace(), layout.token_labels(state.config())
+    cfg, trace = state.config(), layout.current_trace()
+    tokens = layout.token_labels(cfg)
     st.caption("Attention weights of every head (row: query, column: key), on one shared colour scale 0 … 1.")
     shown = charts_heads.tokens_that_fit(cfg.n_seq, cfg.n_heads)
     layout.show_chart(charts_heads.head_weights_spec(
@@ -215,7 +216,7 @@ def check_metrics(cfg, trace, *, per_head: bool = True) -> None:
     try:
         single = self_attention(cfg.x, cfg.w_q, cfg.w_k, cfg.w_v, scale=cfg.scale, mask=config_mask(cfg))
         one = self_attention(cfg.x, cfg.w_q[:, k_cols], cfg.w_k[:, k_cols], cfg.w_v[:, v_cols],
-                             scale=cfg.scale, mask=config_mask(cfg))
+                             scale=cfg.scale, mask=config_mask(cfg)) if per_head else None
     except AttentionInputError as err:
         st.error(f"Single-head attention cannot be computed here: {err}", icon=":material/error:")
         st.stop()

@@ -15,10 +15,8 @@ The floor: bench/floor_app.py, its grid's cell (i, j) edited, the end is "sum = 
 has the size of the configuration's X (3 × 4 for seed 000, 64 × 64 otherwise). Also: X[i, j] edited on Inputs &
 weights, which shows no output: the end is that run's end, compared with the floor's run end.
 
-(i, j) = (1, 2). The edit follows tests/e2e/helpers.edit_grid_cell (select, wait, open the editor, fill, Enter)
-with two changes. Selecting: the helper clicks where an even split of the canvas would put the cell, which
-misses in a grid narrower than its box (seed 000's W_O) or one that scrolls (64 × 64), then moves with arrow
-keys 50 ms apart, which these grids ignore; :func:`select_cell` clicks the first row and awaits each arrow key.
+(i, j) = (1, 2). The edit follows tests/e2e/helpers.edit_grid_cell (select the cell with select_grid_cell, wait,
+open the editor, fill, Enter) with one change.
 Waiting: the helper's waits (Playwright's visibility and text checks, run inside the page) would compete with
 the page's rendering inside the timed window, more so on a larger page; here only the page's own stamp is read,
 every 100 ms, and the helper's checks (run finished, charts drawn, the cell's value) come after.
@@ -56,7 +54,6 @@ from attn_core import config_mask, run, self_attention, share  # noqa: E402
 from bench.app import CONFIGS, machine  # noqa: E402  (the same configurations as bench/app.py)
 
 TIMEOUT_MS = 60_000
-GRID_ROW_PX = 35  # height of a data_editor row (and of its header)
 METRIC = "max |multi-head output − single-head output|"  # the last output of Multi-head's section 5
 CELL = (1, 2)  # the cell (row, column) edited in every grid
 
@@ -124,21 +121,6 @@ def server(script: Path | None, log_dir: Path):
 # ---- one edit, timed --------------------------------------------------------------------------------
 
 
-def select_cell(page: Page, grid, row: int, col: int) -> None:
-    """Select a data cell of a grid of any size: click the first row's index cell, then arrow keys, each
-    awaited in the grid's accessibility table (its selected cell is ``aria-selected``)."""
-    selected = grid.locator('td[aria-selected="true"]')
-    canvas = grid.locator('[data-testid="data-grid-canvas"]')
-    canvas.scroll_into_view_if_needed()
-    box = canvas.bounding_box()
-    page.mouse.click(box["x"] + 5, box["y"] + 1.5 * GRID_ROW_PX)  # the index column's cell of the first row
-    expect(selected).to_have_count(1)
-    while (at := tuple(map(int, selected.get_attribute("data-testid").rsplit("-", 2)[-2:]))) != (col + 1, row):
-        dx, dy = col + 1 - at[0], row - at[1]
-        page.keyboard.press(("ArrowRight" if dx > 0 else "ArrowLeft") if dx else ("ArrowDown" if dy > 0 else "ArrowUp"))
-        expect(selected).not_to_have_attribute("data-testid", f"glide-cell-{at[0]}-{at[1]}")
-
-
 def timed_edit(page: Page, grid, row: int, col: int, text: str, target: dict | None) -> tuple[float | None, float]:
     """(Enter → target on screen, Enter → the run finished) in ms, for one cell edit (no target: None, run only).
 
@@ -148,7 +130,7 @@ def timed_edit(page: Page, grid, row: int, col: int, text: str, target: dict | N
     inside the timed window, and more so on a larger page. The rerun's end and the cell's value are checked after.
     """
     page.evaluate(_WATCH, target)
-    select_cell(page, grid, row, col)
+    e2e.select_grid_cell(page, grid, row, col)
     page.wait_for_timeout(100)  # the editor opens asynchronously (E2E_NOTES)
     editor = page.locator(e2e.EDITOR_INPUT).first
     if not editor.is_visible():

@@ -268,4 +268,7 @@ st.subheader("3–7 · From the heads to the output")
 for tab, section in zip(st.tabs(list(SECTIONS), key=SECTION_TAB, on_change="rerun"), SECTIONS.values(), strict=True):
     if tab.open:
         with tab:
-            section()
+            if section is project_section:  # W_O shows nowhere else on the page: its edits rerun only this tab
+                layout.part("heads_project", section)
+            else:
+                section()

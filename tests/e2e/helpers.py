@@ -53,6 +53,7 @@ MAIN = '[data-testid="stMainBlockContainer"]'
 GRID = '[data-testid="stDataFrame"]'
 CHART = '[data-testid="stVegaLiteChart"]'
 EDITOR_INPUT = "#portal input.gdg-input, #portal textarea.gdg-input"
+GRID_ROW_PX = 35  # height of a data_editor row (and of its header)
 
 # ---- the server ---------------------------------------------------------------------------------
 
@@ -160,6 +161,7 @@ class RunCounter:
 
     def __init__(self) -> None:
         self.finished = 0
+        self.statuses: list[int] = []  # each finished run's status: PAGE_RUN, PART_RUN, or ended early for a rerun
         self.sockets = 0  # websockets watched: 0 if the page opened the app before watch_runs
 
     def attach(self, ws: WebSocket) -> None:
@@ -176,7 +178,11 @@ class RunCounter:
             return
         if msg.WhichOneof("type") == "script_finished":
             self.finished += 1
+            self.statuses.append(msg.script_finished)
 
+
+PAGE_RUN = ForwardMsg.FINISHED_SUCCESSFULLY  # a run of the whole page
+PART_RUN = ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY  # a run of one part of the page alone (st.fragment)
 
 _COUNTERS: weakref.WeakKeyDictionary[Page, RunCounter] = weakref.WeakKeyDictionary()
 
@@ -283,50 +289,32 @@ def grid_cell_text(grid: Locator, row: int, col: int) -> str:
     return grid_cell(grid, row, col).inner_text()
 
 
-def _selected_cell(grid: Locator) -> tuple[int, int] | None:
-    """(glide col, row) of the selected cell, or None."""
-    ids = grid.locator('td[aria-selected="true"]').evaluate_all("es => es.map(e => e.dataset.testid)")
-    if len(ids) != 1:
-        return None
-    col, row = ids[0].rsplit("-", 2)[-2:]
-    return int(col), int(row)
-
-
 def select_grid_cell(page: Page, grid: Locator, row: int, col: int) -> None:
-    """Select a cell by clicking its centre on the canvas, then make sure it is the one selected.
+    """Select data cell (row, col) of a grid of any size, and make sure it is the one selected.
 
-    Header and rows share one height (canvas height / aria-rowcount, exact while the grid shows all its
-    rows). Column widths are not in the DOM (the index column is sized to its labels, the others share the
-    rest), so the click goes to the centre of an even split; if a neighbour got the click (or the grid
-    scrolls inside), the arrow keys finish the move. Done when the target's ``aria-selected`` is "true".
+    Click the first row's index cell (the canvas's left edge, one and a half rows down: header and rows share one
+    height, ``GRID_ROW_PX``), then move with the arrow keys, each awaited in the accessibility table (the selected
+    cell is ``aria-selected``). Clicking the target where an even split of the canvas would put it misses in a
+    grid narrower than its box or one that scrolls: column widths are not in the DOM.
     """
+    selected = grid.locator('td[aria-selected="true"]')
     canvas = grid.locator('[data-testid="data-grid-canvas"]')
-    table = canvas.locator("table[role=grid]")
-    n_rows = int(table.get_attribute("aria-rowcount"))  # header + data rows
-    n_cols = int(table.get_attribute("aria-colcount"))  # index + data columns
     canvas.scroll_into_view_if_needed()
     box = canvas.bounding_box()
     assert box is not None, "the grid's canvas is not visible"
-    row_h = box["height"] / n_rows
-    index_w = min(box["width"] / n_cols, 120)  # the index column is narrow ("0: input1")
-    col_w = (box["width"] - index_w) / (n_cols - 1)
     # the mouse, not canvas.click(): the grid's scroller lies over the canvas and takes the events
-    page.mouse.click(box["x"] + index_w + (col + 0.5) * col_w, box["y"] + row_h * (row + 1.5))
-    target = grid_cell(grid, row, col)
-    for _ in range(n_cols + n_rows):
-        got = _selected_cell(grid)
-        if got == (col + 1, row):
-            break
-        if got is not None:
-            dx, dy = col + 1 - got[0], row - got[1]
-            key = ("ArrowRight" if dx > 0 else "ArrowLeft") if dx else ("ArrowDown" if dy > 0 else "ArrowUp")
-            page.keyboard.press(key)
-        page.wait_for_timeout(50)
-    expect(target).to_have_attribute("aria-selected", "true")
+    page.mouse.click(box["x"] + 5, box["y"] + 1.5 * GRID_ROW_PX)
+    expect(selected).to_have_count(1)
+    while (at := tuple(map(int, selected.get_attribute("data-testid").rsplit("-", 2)[-2:]))) != (col + 1, row):
+        dx, dy = col + 1 - at[0], row - at[1]
+        page.keyboard.press(("ArrowRight" if dx > 0 else "ArrowLeft") if dx else ("ArrowDown" if dy > 0 else "ArrowUp"))
+        expect(selected).not_to_have_attribute("data-testid", f"glide-cell-{at[0]}-{at[1]}")
+    expect(grid_cell(grid, row, col)).to_have_attribute("aria-selected", "true")
 
 
-def edit_grid_cell(page: Page, grid: Locator, row: int, col: int, text: str) -> float:
-    """Type ``text`` into data cell (row, col) of a data_editor grid and commit it.
+def edit_grid_cell(page: Page, grid: Locator, row: int, col: int, text: str, *, shown: str | None = None) -> float:
+    """Type ``text`` into data cell (row, col) of a data_editor grid and commit it; the cell then reads ``shown``
+    (by default the number typed, as the grid writes it; a number column shows text that is no number as "").
 
     Follows E2E_NOTES: select the cell on the canvas, wait for ``aria-selected``, wait ~100 ms (the editor
     opens asynchronously; typing at once loses keystrokes), press Enter if the overlay input is not open,
@@ -343,7 +331,7 @@ def edit_grid_cell(page: Page, grid: Locator, row: int, col: int, text: str) -> 
     with expect_rerun(page):
         start = time.perf_counter()
         page.keyboard.press("Enter")
-    expect(grid_cell(grid, row, col)).to_have_text(_grid_text(text))
+    expect(grid_cell(grid, row, col)).to_have_text(_grid_text(text) if shown is None else shown)
     return (time.perf_counter() - start) * 1000
 
 

@@ -13,24 +13,11 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from .helpers import chart_after, chart_texts, edit_grid_cell, goto_page, grid_after, grid_cell_text, heatmap_values
+from .seed000 import X, attention
 
 pytestmark = pytest.mark.e2e
 
-# seed 000 (shared/seeds/000_*.txt): 3 tokens, d_model 4, d_k = d_v = 3, scores divided by √3
-X = np.array([[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]], dtype=float)
-W_Q = np.array([[1, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 1]], dtype=float)
-W_K = np.array([[0, 0, 1], [1, 1, 0], [0, 1, 0], [1, 1, 0]], dtype=float)
-W_V = np.array([[0, 2, 0], [0, 3, 0], [1, 0, 3], [1, 1, 0]], dtype=float)
 ROW, COL, NEW = 0, 1, 2.0  # X[0, 1]: 0 -> 2
-
-
-def attention(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """softmax(QKᵀ/√3)V and the weights, written out independently of attn_core."""
-    q, k, v = x @ W_Q, x @ W_K, x @ W_V
-    scores = q @ k.T / np.sqrt(3.0)
-    e = np.exp(scores - scores.max(axis=1, keepdims=True))
-    weights = e / e.sum(axis=1, keepdims=True)
-    return weights @ v, weights
 
 
 def numbers(text: str) -> list[float]:

@@ -10,12 +10,9 @@ import pytest
 from playwright.sync_api import Page
 
 from .helpers import chart_after, chart_texts, choose_radio, goto_page, heatmap_values, table_after_heading
+from .seed000 import W_K, W_Q, X
 
 pytestmark = pytest.mark.e2e
-
-X = np.array([[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]], dtype=float)
-W_Q = np.array([[1, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 1]], dtype=float)
-W_K = np.array([[0, 0, 1], [1, 1, 0], [0, 1, 0], [1, 1, 0]], dtype=float)
 
 
 def causal_weights() -> np.ndarray:  # [3, 3]

@@ -70,15 +70,22 @@ def scale_text(cfg: Config) -> str:
     return f"÷ {float(cfg.scale):.4g}"
 
 
+#: where each matrix's grid is: page file and how the banner names it (W_O's grid is on Multi-head only)
+FIX_ON = {"w_o": (MULTIHEAD, "Multi-head (section 5)")}
+
+
 def pending_errors_banner() -> None:
     """Tell the learner that a grid holds a rejected value and these numbers are the last valid ones."""
     errs = state.errors()
     if errs:
+        places = list(dict.fromkeys(FIX_ON.get(name, (INPUTS, "Inputs & weights")) for name in errs))
         st.warning(
-            "Showing the last valid values: " + " ".join(errs.values()) + " Fix it on Inputs & weights.",
+            "Showing the last valid values: " + " ".join(errs.values()) + " Fix it on "
+            + " and ".join(label for _, label in places) + ".",
             icon=":material/warning:",
         )
-        st.page_link(INPUTS, label="Go to Inputs & weights", icon=":material/edit:")
+        for page, label in places:
+            st.page_link(page, label=f"Go to {label}", icon=":material/edit:")
 
 
 def part(name: str, body: Callable[..., None], *args) -> None:

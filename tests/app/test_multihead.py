@@ -259,6 +259,19 @@ def test_w_o_edited_and_randomised_here():
     np.testing.assert_allclose(chart_matrix(at, "output = concat · W_O"), want, rtol=1e-12, atol=1e-12)
 
 
+def test_a_rejected_w_o_value_is_named_on_other_pages_with_where_to_fix_it():
+    at = open_section(open_page(wide_config(n_heads=2)), 5)
+    before = at.session_state["config"]
+    edit_cells(at, "w_o", {1: {2: "abc"}})
+    assert at.session_state["config"] is before
+    at.switch_page("pages/steps.py").run()
+    (banner,) = [w.value for w in at.warning if w.value.startswith("Showing the last valid values")]
+    assert "W_O, row 1, column 2 is 'abc', not a number." in banner
+    assert banner.endswith("Fix it on Multi-head (section 5).")
+    links = [el.proto.label for el in at.main if el.type == "page_link"]
+    assert "Go to Multi-head (section 5)" in links and "Go to Inputs & weights" not in links
+
+
 def test_editing_w_q_here_changes_the_configuration():
     at = open_page(wide_config(n_heads=2))
     at.session_state["heads_edit_w_q"] = True  # open "Edit W_Q"

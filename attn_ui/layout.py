@@ -88,28 +88,6 @@ def pending_errors_banner() -> None:
             st.page_link(page, label=f"Go to {label}", icon=":material/edit:")
 
 
-def part(name: str, body: Callable[..., None], *args) -> None:
-    """Draw ``body(*args)`` as a part of the page that reruns on its own (an ``st.fragment``).
-
-    A widget inside the part (a grid edit, above all) then reruns only the part, not the whole page: on a long
-    page every element redrawn costs the browser time. Use it where nothing outside the part shows what its
-    widgets change. When a run of the part alone changed what the rest of the page shows too (the grids'
-    version, a rejected input, a notice: ``state.outside_view``), the whole page runs again.
-    """
-    ss = st.session_state
-    ss[state.PARTS_SEEN][name] = state.outside_view()  # these lines run when the whole page runs, not the part
-    ss[state.PART_IN_PAGE_RUN] = name
-    _part(name, body, *args)
-
-
-@st.fragment
-def _part(name: str, body: Callable[..., None], *args) -> None:
-    alone = st.session_state.pop(state.PART_IN_PAGE_RUN, None) != name  # the part runs without the page
-    body(*args)
-    if alone and state.outside_view() != st.session_state[state.PARTS_SEEN].get(name):
-        st.rerun(scope="app")
-
-
 def current_trace() -> MultiHeadTrace:
     """The trace of the current configuration, or a message and st.stop() if it cannot be computed."""
     try:

@@ -30,8 +30,6 @@ NOTICE = "notice"  # one-off message to show on the next run (e.g. a rejected pe
 LINK_APPLIED = "link_applied"  # bool: this session has read its ?c= permalink (read once, at start)
 IMPORT_RESULT = "import_result"  # (ok, message) of the last JSON import, shown once on Share & export
 SHARE_CHOICES = "share_choices"  # {widget key: value}: the Share & export selections, kept across page switches
-PARTS_SEEN = "parts_seen"  # {part name: outside_view()}: what the page around a part showed when it last ran
-PART_IN_PAGE_RUN = "part_in_page_run"  # name of the part the page's run is drawing (layout.part)
 
 DEFAULT_PRECISION = 4
 _GRID_FIELDS = {"tokens", "x", "w_q", "w_k", "w_v", "w_o"}  # fields shown in editable grids
@@ -50,7 +48,6 @@ def init() -> None:
     st.session_state.setdefault(QUERY, 0)
     st.session_state.setdefault(HEAD, 0)
     st.session_state.setdefault(NOTICE, None)
-    st.session_state.setdefault(PARTS_SEEN, {})
 
 
 def config() -> Config:
@@ -123,10 +120,3 @@ def sync_widget(key: str, value: object) -> None:
 def errors() -> dict[str, str]:
     """Rejected inputs waiting to be fixed, by matrix name."""
     return st.session_state[ERRORS]
-
-
-def outside_view() -> tuple:
-    """What a part of a page (layout.part) may change that the rest of the page shows: the grids' version
-    (their widget keys), the rejected inputs (the banners) and a pending notice."""
-    ss = st.session_state
-    return ss[EDITOR_VERSION], tuple(sorted(ss[ERRORS].items())), ss.get(NOTICE)

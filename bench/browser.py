@@ -1,16 +1,18 @@
 """Edit → update in Chromium: the app beside Streamlit's floor (one data_editor and one number), in one run.
 
-What is timed, in the page itself (``performance.now()``, stamped by a MutationObserver):
+What is timed, in the page itself (``performance.now()``):
 
 - start: the keydown of the Enter that commits a cell edit (the one pressed while the grid's editor is open);
-- end: the DOM change that puts the new *output* on screen: a number only the new configuration produces;
-- also: the DOM change that ends the run the edit started (the app's script state back to "notRunning").
+- end: the DOM change that puts the new *output* on screen (a MutationObserver): a number only the new
+  configuration produces;
+- also: the run's end reaching the browser: the first animation frame after the websocket brings the message that
+  the run the edit started is over.
 
 The app: W_O[i, j] is edited on Multi-head (section 5's tab, the one with a grid and outputs below it); the end
 is the tab's last output, the metric "max |multi-head output − single-head output|" under the output heatmap,
 showing the value for the new W_O (computed here with attn_core, formatted as the page does). Everything above it
 (the output heatmap among them) has arrived by then; the heatmaps themselves hold no text to wait for (64 × 64
-ones are drawn on a canvas). The edit reruns the whole Multi-head page (sections 1, 2 and the open tab).
+ones are drawn on a canvas). The edit reruns that tab alone (a part of the page, attn_ui.layout.part).
 The floor: bench/floor_app.py, its grid's cell (i, j) edited, the end is "sum = …" showing the new sum; its grid
 has the size of the configuration's X (3 × 4 for seed 000, 64 × 64 otherwise). Also: X[i, j] edited on Inputs &
 weights, which shows no output: the end is that run's end, compared with the floor's run end.
@@ -57,11 +59,52 @@ TIMEOUT_MS = 60_000
 METRIC = "max |multi-head output − single-head output|"  # the last output of Multi-head's section 5
 CELL = (1, 2)  # the cell (row, column) edited in every grid
 
+# Installed in every page before the app loads: reads each message the app's websocket receives far enough to know
+# a ForwardMsg whose `script_finished` (field 6, a varint) says a run is over (the whole page's or a part's, not one
+# cut short for another run) and stamps the first animation frame after it in window.__bench.idle, once an Enter
+# has been stamped. (Watching the DOM's script state instead misses runs whose first and last messages arrive
+# together: React then never renders "running". Parts of a page, st.fragment, run that fast.)
+_RUN_END_HOOK = """(() => {
+  const varint = (bytes, at) => {
+    let value = 0, shift = 0, byte;
+    do { byte = bytes[at++]; value += (byte & 0x7f) * 2 ** shift; shift += 7; } while (byte & 0x80);
+    return [value, at];
+  };
+  const runEnded = data => {  // data: one ForwardMsg
+    if (!(data instanceof ArrayBuffer)) return false;
+    const bytes = new Uint8Array(data);
+    for (let at = 0, tag, value; at < bytes.length;) {
+      [tag, at] = varint(bytes, at);
+      const field = Math.floor(tag / 8), wire = tag % 8;
+      if (wire === 0) {
+        [value, at] = varint(bytes, at);
+        if (field === 6) return value !== 2;  // 2: FINISHED_EARLY_FOR_RERUN
+      } else if (wire === 2) { [value, at] = varint(bytes, at); at += value; }
+      else if (wire === 1) at += 8;
+      else if (wire === 5) at += 4;
+      else return false;
+    }
+    return false;
+  };
+  const Native = window.WebSocket;
+  window.WebSocket = class extends Native {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener('message', e => {
+        const b = window.__bench;
+        if (b && b.enter !== null && b.idle === null && runEnded(e.data)) {
+          requestAnimationFrame(() => { if (b.idle === null) b.idle = performance.now(); });
+        }
+      });
+    }
+  };
+})();"""
+
 # Installs (once per document) a keydown listener that stamps the committing Enter and a MutationObserver that
-# stamps the DOM change that puts the target on screen, and the one that ends the run.
+# stamps the DOM change that puts the target on screen.
 _WATCH = """(target) => {
   const b = window.__bench || (window.__bench = {});
-  Object.assign(b, {enter: null, shown: null, ran: false, idle: null, target});
+  Object.assign(b, {enter: null, shown: null, idle: null, target});
   if (b.installed) return;
   b.installed = true;
   const editorOpen = () => document.querySelector('#portal input.gdg-input, #portal textarea.gdg-input');
@@ -77,23 +120,18 @@ _WATCH = """(target) => {
       .some(e => e.textContent.includes(t.label) && e.querySelector('[data-testid="stMetricValue"]')
                  .textContent.trim() === t.value);
   };
-  const STATE = 'data-test-script-state';
-  new MutationObserver(ms => {  // runs after each batch of DOM changes, before the browser paints them
-    if (b.enter === null) return;
-    const now = performance.now();
-    for (const m of ms) {  // the run's end: the script state back to notRunning after a run since Enter
-      if (m.attributeName !== STATE) continue;
-      const state = m.target.getAttribute(STATE);
-      if (m.oldValue === 'running' || state === 'running') b.ran = true;
-      if (b.ran && b.idle === null && state === 'notRunning') b.idle = now;
-    }
-    if (b.shown === null && b.target && onScreen(b.target)) b.shown = now;
-    // a run fast enough that React never rendered "running": its output is on screen and nothing runs any more
-    const app = document.querySelector('[' + STATE + ']');
-    if (b.shown !== null && b.idle === null && app && app.getAttribute(STATE) === 'notRunning') b.idle = now;
-  }).observe(document.body, {subtree: true, childList: true, attributes: true, attributeOldValue: true,
-                             characterData: true});
+  new MutationObserver(() => {  // runs after each batch of DOM changes, before the browser paints them
+    if (b.enter !== null && b.shown === null && b.target && onScreen(b.target)) b.shown = performance.now();
+  }).observe(document.body, {subtree: true, childList: true, characterData: true});
 }"""
+
+
+def new_page(browser) -> Page:
+    """A page in a fresh context (a fresh app session), with the run-end hook installed."""
+    page = browser.new_context(viewport=e2e.VIEWPORT).new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    page.add_init_script(_RUN_END_HOOK)
+    return page
 
 
 # ---- servers ----------------------------------------------------------------------------------------
@@ -222,9 +260,7 @@ def load_config(page: Page, cfg, tmp: Path) -> None:
 
 def measure(browser, app_url: str, floor_url: str, key: str, repeats: int, tmp: Path) -> dict:
     cfg = CONFIGS[key][1]()
-    pages = [browser.new_context(viewport=e2e.VIEWPORT).new_page() for _ in range(3)]
-    for p in pages:
-        p.set_default_timeout(TIMEOUT_MS)
+    pages = [new_page(browser) for _ in range(3)]
     for p in pages[:2]:
         e2e.open_app(p, app_url)
         if key != "seed000":
@@ -259,8 +295,7 @@ def at_caps(browser, app_url: str, tmp: Path) -> list[tuple[str, float, float, f
     """Load the caps configuration, randomise X on Inputs & weights (the edit: X has too many cells for a grid),
     then open every page: (what, ms from the click to the run finished and every chart drawn, longest main-thread
     task in that time, ms of main-thread tasks over 50 ms in all)."""
-    page = browser.new_context(viewport=e2e.VIEWPORT).new_page()
-    page.set_default_timeout(TIMEOUT_MS)
+    page = new_page(browser)
     e2e.open_app(page, app_url)
     load_config(page, CONFIGS["caps"][1](), tmp)
     e2e.goto_page(page, "Inputs & weights")
@@ -269,8 +304,11 @@ def at_caps(browser, app_url: str, tmp: Path) -> list[tuple[str, float, float, f
     def timed(what: str, action) -> None:
         page.evaluate(_LONG_TASKS)
         start = time.perf_counter()
-        with e2e.expect_rerun(page, timeout_ms=TIMEOUT_MS):
-            action()
+        try:
+            with e2e.expect_rerun(page, timeout_ms=TIMEOUT_MS):
+                action()
+        except AssertionError as err:
+            raise RuntimeError(f"at the caps, {what}: {str(err)[:2000]}") from None
         ms = (time.perf_counter() - start) * 1000
         tasks = page.evaluate("() => window.__longTasks")
         rows.append((what, ms, max(tasks, default=0.0), sum(tasks)))
@@ -280,10 +318,12 @@ def at_caps(browser, app_url: str, tmp: Path) -> list[tuple[str, float, float, f
     timed("Inputs & weights: randomise X (seed 1)", lambda: (
         page.locator('[data-testid="stPopoverBody"]').get_by_role("spinbutton", name="Seed").fill("1"),
         page.keyboard.press("Enter"), fill.click()))
-    for title in e2e.PAGE_TITLES:
-        if title != "Inputs & weights":
-            timed(title, lambda title=title: e2e.nav_link(page, title).click())
-    timed("Step by step, again (the browser's code warmed up)", lambda: e2e.nav_link(page, "Step by step").click())
+    page.keyboard.press("Escape")  # close the popover (else the next click only closes it)
+    expect(page.locator('[data-testid="stPopoverBody"]')).to_have_count(0)
+    walk = [(title, title) for title in e2e.PAGE_TITLES if title != "Inputs & weights"]
+    for what, title in [*walk, ("Step by step, again (the browser's code warmed up)", "Step by step")]:
+        timed(what, lambda title=title: e2e.nav_link(page, title).click())
+        expect(e2e.nav_link(page, title)).to_have_attribute("aria-current", "page")  # the page did open
     e2e.assert_no_exception(page)
     page.context.close()
     return rows

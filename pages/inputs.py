@@ -151,14 +151,14 @@ def matrix_section(name: str, title: str, what: str) -> None:
     editor.matrix_editor(name)
 
 
-st.subheader("Input and weights")  # each matrix a part of its own: an edit reruns its grid, not the page
-layout.part("inputs_x", matrix_section, "x", "X", "one row per token (n_seq × d_model)")
+st.subheader("Input and weights")
+matrix_section("x", "X", "one row per token (n_seq × d_model)")
 w1, w2, w3 = st.columns(3)
 with w1:
-    layout.part("inputs_w_q", matrix_section, "w_q", "W_Q", "Q = X W_Q")
+    matrix_section("w_q", "W_Q", "Q = X W_Q")
 with w2:
-    layout.part("inputs_w_k", matrix_section, "w_k", "W_K", "K = X W_K")
+    matrix_section("w_k", "W_K", "K = X W_K")
 with w3:
-    layout.part("inputs_w_v", matrix_section, "w_v", "W_V", "V = X W_V")
+    matrix_section("w_v", "W_V", "V = X W_V")
 st.caption(f"W_O ({cfg.w_o.shape[0]} × {cfg.d_out}) is edited on the Multi-head page.")
 st.page_link(layout.STEPS, label="See every step recompute", icon=":material/stairs:")

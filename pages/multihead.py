@@ -83,7 +83,7 @@ def show_matrix(
 st.title("Multi-head attention")
 if notice := state.pop_notice():
     st.warning(notice, icon=":material/warning:")
-layout.pending_errors_banner()
+banner = st.container()  # filled at the end of the run, once this page's grids have taken their edits
 st.markdown(
     "Several heads attend **side by side**, each with its own slice of the weights. W_Q, W_K and W_V are "
     "cut by columns into `n_heads` equal slices; head h runs ordinary scaled dot-product attention on "
@@ -268,7 +268,6 @@ st.subheader("3–7 · From the heads to the output")
 for tab, section in zip(st.tabs(list(SECTIONS), key=SECTION_TAB, on_change="rerun"), SECTIONS.values(), strict=True):
     if tab.open:
         with tab:
-            if section is project_section:  # W_O shows nowhere else on the page: its edits rerun only this tab
-                layout.part("heads_project", section)
-            else:
-                section()
+            section()
+with banner:
+    layout.pending_errors_banner()

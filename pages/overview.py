@@ -38,3 +38,17 @@ st.markdown(
     f"- **Mask**: {mask_text}"
 )
 st.page_link(layout.INPUTS, label="Edit the inputs and weights", icon=":material/edit:")
+
+st.subheader("The attention weights")
+trace = layout.current_trace()  # shows a message instead when the configuration cannot be computed
+first = trace.heads[0]
+tokens = layout.token_labels(cfg)
+layout.matrix_block(
+    "Attention weights" + (f" of head 0 (of {cfg.n_heads})" if cfg.n_heads > 1 else ""), "", first.weights,
+    tokens, tokens, kind="weights", y_title="query", x_title="key", key="overview_weights_chart",
+    masked=None if first.mask is None else ~first.mask,
+    note="Row i: how much query i attends to each key (each row sums to 1). Every step that leads here is on "
+         "Step by step.",
+)
+st.page_link(layout.STEPS, label="See how every weight is computed", icon=":material/stairs:")
+

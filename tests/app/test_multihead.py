@@ -264,6 +264,8 @@ def test_a_rejected_w_o_value_is_named_on_other_pages_with_where_to_fix_it():
     before = at.session_state["config"]
     edit_cells(at, "w_o", {1: {2: "abc"}})
     assert at.session_state["config"] is before
+    here = [w.value for w in at.warning if w.value.startswith("Showing the last valid values")]
+    assert len(here) == 1 and "W_O, row 1, column 2" in here[0]  # the banner on top, in the run of the edit
     at.switch_page("pages/steps.py").run()
     (banner,) = [w.value for w in at.warning if w.value.startswith("Showing the last valid values")]
     assert "W_O, row 1, column 2 is 'abc', not a number." in banner

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
+
 from .apptools import new_app
+from .test_steps import SEED000_OUT, SEED_W_K, SEED_W_Q, SEED_W_V, SEED_X, charts, grid, reference
 
 
 def test_overview_shows_formula_pipeline_and_configuration():
@@ -27,3 +30,24 @@ def test_overview_follows_the_configuration():
     text = " ".join(m.value for m in at.markdown)
     assert "causal" in text and "÷ 2.5" in text
     assert not at.exception
+
+
+def test_overview_draws_the_attention_weights_of_the_configuration():
+    at = new_app()
+    found = charts(at)
+    assert list(found) == ["Attention weights"]
+    want = reference(SEED_X, SEED_W_Q, SEED_W_K, SEED_W_V)["weights"]  # numpy written out in test_steps
+    np.testing.assert_allclose(grid(found["Attention weights"]), want, rtol=1e-12)
+    np.testing.assert_allclose(grid(found["Attention weights"]) @ (SEED_X @ SEED_W_V), SEED000_OUT, rtol=1e-6)
+
+
+def test_overview_names_the_head_it_draws_when_there_are_several():
+    at = new_app()
+    cfg = at.session_state["config"]
+    rng = np.random.default_rng(3)
+    at.session_state["config"] = replace(cfg, w_q=rng.normal(size=(4, 6)), w_k=rng.normal(size=(4, 6)),
+                                         w_v=rng.normal(size=(4, 6)), w_o=np.eye(6), n_heads=2)
+    at.run()
+    assert not at.exception
+    (title,) = charts(at)
+    assert title == "Attention weights of head 0 (of 2)"

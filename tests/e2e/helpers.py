@@ -3,9 +3,8 @@
 What they rely on is measured in ../shared/E2E_NOTES.md (Streamlit 1.67, Debian Chromium):
 
 - ``[data-testid=stApp]`` carries ``data-test-script-state`` ("running", "notRunning", ...): the app has
-  finished a run when it is "notRunning". A rerun is detected by watching that attribute turn "running"
-  (a MutationObserver installed before the action) or by the server's ``script_finished`` message on the
-  websocket, so a fast rerun is never missed.
+  finished a run when it is "notRunning". A rerun is detected by the server's ``script_finished`` message on
+  the websocket: the attribute alone misses a fast run (React may never render "running").
 - A data_editor grid is a canvas (glide-data-grid) with a hidden accessibility table whose cells are
   ``data-testid="glide-cell-{col}-{row}"`` (col 0 is the index column) with ``aria-selected``; those cells
   have no layout, so click positions come from the canvas bounding box.
@@ -136,24 +135,9 @@ _ALL_DRAWN = """() => [...document.querySelectorAll('[data-testid="stVegaLiteCha
   .every(e => e.querySelector('svg.marks, canvas'))"""
 
 
-_WATCH_RUNS = """() => {
-  window.__e2eRuns = 0;
-  if (window.__e2eObserver) return;
-  // a record per change; a short run may be over before the callback, so look at the old value too
-  window.__e2eObserver = new MutationObserver(ms => {
-    for (const m of ms) {
-      if (m.oldValue === 'running' || m.target.getAttribute('data-test-script-state') === 'running') {
-        window.__e2eRuns += 1;
-      }
-    }
-  });
-  window.__e2eObserver.observe(document.body,
-    {subtree: true, attributes: true, attributeOldValue: true, attributeFilter: ['data-test-script-state']});
-}"""
-
-
 class RunCounter:
-    """Counts the script runs the server reports finished to one page (``script_finished`` messages).
+    """Counts the script runs the server reports finished to one page (``script_finished`` messages), leaving out
+    a run cut short for another one (e.g. a part of the page that made the whole page run again).
 
     The DOM alone can miss a run: when the run's first and last messages arrive together, React renders
     only the final "notRunning". The websocket messages are never missed.
@@ -177,8 +161,9 @@ class RunCounter:
         except DecodeError:
             return
         if msg.WhichOneof("type") == "script_finished":
-            self.finished += 1
             self.statuses.append(msg.script_finished)
+            if msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:  # another run follows it
+                self.finished += 1
 
 
 PAGE_RUN = ForwardMsg.FINISHED_SUCCESSFULLY  # a run of the whole page
@@ -203,16 +188,16 @@ def expect_rerun(page: Page, *, timeout_ms: float = 30_000) -> Iterator[None]:
         with expect_rerun(page):
             page.get_by_text("causal").click()
 
-    A rerun is seen when the DOM's script state turns "running" or the server reports a run finished
-    (websocket); then :func:`wait_for_app`.
+    The rerun is over when the server reports a run finished (its ``script_finished`` message on the websocket;
+    the DOM's script state can miss a fast run), not counting a run cut short for another; then
+    :func:`wait_for_app`.
     """
     runs = watch_runs(page)
     assert runs.sockets, "watch_runs(page) was not called before the page opened the app: a fast run would be missed"
     before = runs.finished
-    page.evaluate(_WATCH_RUNS)
     yield
     deadline = time.monotonic() + timeout_ms / 1000
-    while runs.finished == before and not page.evaluate("() => window.__e2eRuns > 0"):
+    while runs.finished == before:
         if time.monotonic() > deadline:
             raise AssertionError(f"no rerun of the app within {timeout_ms / 1000:.0f} s after the action")
         page.wait_for_timeout(25)  # lets Playwright deliver the websocket events

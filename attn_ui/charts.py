@@ -247,9 +247,9 @@ def heatmap_chart(layout: HeatmapLayout, data: list, domains: list) -> alt.Layer
     lay = layout
     scale = alt.Scale(scheme=SCHEMES[lay.kind], domain=list(lay.fixed_domain) if lay.fixed_domain else domains[0],
                       **({"domainMid": 0} if lay.kind == "signed" else {}))
-    x = alt.X("col:O", sort=list(lay.cols), title=lay.x_title or None,
+    x = alt.X("col:O", sort=None, title=lay.x_title or None,
               axis=alt.Axis(labelAngle=lay.angle, labelOverlap="greedy"))  # greedy: hide labels that would overlap
-    y = alt.Y("row:O", sort=list(lay.rows), title=lay.y_title or None, axis=alt.Axis(labelOverlap="greedy"))
+    y = alt.Y("row:O", sort=None, title=lay.y_title or None, axis=alt.Axis(labelOverlap="greedy"))
     base = alt.Chart(data[0]).encode(x=x, y=y).properties(
         width=alt.Step(lay.width_px), height=alt.Step(lay.height_px),
         **({"title": lay.title} if lay.title else {}),  # never alt.Undefined: altair 6 rejects it

@@ -350,7 +350,8 @@ def show_drill_down(t: AttentionTrace, cfg: Config, i: int, keys: range | None =
     sigma = "**Σ**" if len(keys) == n_k else f"**Σ (all {n_k} keys)**"
     masked = np.isneginf(t.masked[i])  # [n_k]
 
-    st.markdown(f"##### a · Scores of query {labels[i]} with every key")
+    which = "every key" if len(keys) == n_k else f"keys {keys.start}–{keys.stop - 1} (of {n_k})"
+    st.markdown(f"##### a · Scores of query {labels[i]} with {which}")
     st.latex(rf"s_{{{i}j}} = q_{{{i}}} \cdot k_j = \sum_d q_{{{i},d}}\, k_{{j,d}}, \qquad "
              rf"\tilde s_{{{i}j}} = s_{{{i}j}} \,/\, s, \quad s = {divisor_latex(cfg, t.divisor, p)}")
     st.markdown(f"$q_{{{i}}}$ = {vector_text(t.q[i], p)}")

@@ -247,6 +247,8 @@ def heatmap_chart(layout: HeatmapLayout, data: list, domains: list) -> alt.Layer
     lay = layout
     scale = alt.Scale(scheme=SCHEMES[lay.kind], domain=list(lay.fixed_domain) if lay.fixed_domain else domains[0],
                       **({"domainMid": 0} if lay.kind == "signed" else {}))
+    # sort=None: the data's order, rows and columns in order (row-major); an explicit list of every label would
+    # make Vega evaluate an indexof() expression per cell
     x = alt.X("col:O", sort=None, title=lay.x_title or None,
               axis=alt.Axis(labelAngle=lay.angle, labelOverlap="greedy"))  # greedy: hide labels that would overlap
     y = alt.Y("row:O", sort=None, title=lay.y_title or None, axis=alt.Axis(labelOverlap="greedy"))

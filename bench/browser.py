@@ -12,7 +12,7 @@ The app: W_O[i, j] is edited on Multi-head (section 5's tab, the one with a grid
 is the tab's last output, the metric "max |multi-head output − single-head output|" under the output heatmap,
 showing the value for the new W_O (computed here with attn_core, formatted as the page does). Everything above it
 (the output heatmap among them) has arrived by then; the heatmaps themselves hold no text to wait for (64 × 64
-ones are drawn on a canvas). The edit reruns that tab alone (a part of the page, attn_ui.layout.part).
+ones are drawn on a canvas). The edit reruns the whole Multi-head page (sections 1, 2 and the open tab).
 The floor: bench/floor_app.py, its grid's cell (i, j) edited, the end is "sum = …" showing the new sum; its grid
 has the size of the configuration's X (3 × 4 for seed 000, 64 × 64 otherwise). Also: X[i, j] edited on Inputs &
 weights, which shows no output: the end is that run's end, compared with the floor's run end.
@@ -60,10 +60,10 @@ METRIC = "max |multi-head output − single-head output|"  # the last output of 
 CELL = (1, 2)  # the cell (row, column) edited in every grid
 
 # Installed in every page before the app loads: reads each message the app's websocket receives far enough to know
-# a ForwardMsg whose `script_finished` (field 6, a varint) says a run is over (the whole page's or a part's, not one
-# cut short for another run) and stamps the first animation frame after it in window.__bench.idle, once an Enter
-# has been stamped. (Watching the DOM's script state instead misses runs whose first and last messages arrive
-# together: React then never renders "running". Parts of a page, st.fragment, run that fast.)
+# a ForwardMsg whose `script_finished` (field 6, a varint) says a run is over (not one cut short for another run)
+# and stamps the first animation frame after it in window.__bench.idle, once an Enter has been stamped. (Watching
+# the DOM's script state instead misses runs whose first and last messages arrive together: React then never
+# renders "running". A small page's run can be that fast.)
 _RUN_END_HOOK = """(() => {
   const varint = (bytes, at) => {
     let value = 0, shift = 0, byte;

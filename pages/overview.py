@@ -51,4 +51,3 @@ layout.matrix_block(
          "Step by step.",
 )
 st.page_link(layout.STEPS, label="See how every weight is computed", icon=":material/stairs:")
-

@@ -137,7 +137,7 @@ _ALL_DRAWN = """() => [...document.querySelectorAll('[data-testid="stVegaLiteCha
 
 class RunCounter:
     """Counts the script runs the server reports finished to one page (``script_finished`` messages), leaving out
-    a run cut short for another one (e.g. a part of the page that made the whole page run again).
+    a run cut short for another one (``st.switch_page``, ``st.rerun``: the run that follows is the one to wait for).
 
     The DOM alone can miss a run: when the run's first and last messages arrive together, React renders
     only the final "notRunning". The websocket messages are never missed.
@@ -145,7 +145,6 @@ class RunCounter:
 
     def __init__(self) -> None:
         self.finished = 0
-        self.statuses: list[int] = []  # each finished run's status: PAGE_RUN, PART_RUN, or ended early for a rerun
         self.sockets = 0  # websockets watched: 0 if the page opened the app before watch_runs
 
     def attach(self, ws: WebSocket) -> None:
@@ -161,13 +160,9 @@ class RunCounter:
         except DecodeError:
             return
         if msg.WhichOneof("type") == "script_finished":
-            self.statuses.append(msg.script_finished)
             if msg.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:  # another run follows it
                 self.finished += 1
 
-
-PAGE_RUN = ForwardMsg.FINISHED_SUCCESSFULLY  # a run of the whole page
-PART_RUN = ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY  # a run of one part of the page alone (st.fragment)
 
 _COUNTERS: weakref.WeakKeyDictionary[Page, RunCounter] = weakref.WeakKeyDictionary()
 

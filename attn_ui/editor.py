@@ -67,6 +67,21 @@ def apply_edits(base: np.ndarray, edited_rows: dict) -> np.ndarray:  # object [r
     return out
 
 
+def commit_pending() -> None:
+    """Commit every grid edit the browser sent, whichever page this run draws.
+
+    A learner who types into a cell and clicks another page at once sends the edit with the page switch: the run
+    then draws the other page, without the grid, and the edit would be lost. attn_ui.frame calls this first on
+    every run; a grid that is drawn commits its edits again, which changes nothing.
+    """
+    version, bases = st.session_state[state.EDITOR_VERSION], st.session_state[state.EDITOR_BASE]
+    for name in MATRIX_NAMES:
+        key = f"{name}_editor_{version}"
+        if name in bases and key in st.session_state:
+            if edits := st.session_state[key].get("edited_rows", {}):
+                _commit(name, edits)
+
+
 def _commit(name: str, edits: dict) -> None:
     """Validate the edited grid and store it, or keep it as a draft with a message."""
     values = apply_edits(st.session_state[state.EDITOR_BASE][name], edits)

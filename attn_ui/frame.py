@@ -12,7 +12,7 @@ import streamlit as st
 from streamlit.navigation.page import StreamlitPage
 from streamlit.runtime.pages_manager import PagesManager
 
-from . import layout, share_ui, state
+from . import editor, layout, share_ui, state
 
 
 def navigation() -> StreamlitPage:
@@ -20,6 +20,7 @@ def navigation() -> StreamlitPage:
     st.set_page_config(page_title="Self-Attention Explorer", page_icon=":material/center_focus_strong:",
                        layout="wide")
     state.init()
+    editor.commit_pending()  # an edit sent with a page switch still counts
     pg = st.navigation([
         st.Page(layout.OVERVIEW, title="Overview", icon=":material/home:", default=True),
         st.Page(layout.INPUTS, title="Inputs & weights", icon=":material/edit:"),

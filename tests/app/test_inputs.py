@@ -58,6 +58,27 @@ def test_editing_x_recomputes_q_weights_and_output():
     assert not at.exception
 
 
+def test_an_edit_sent_with_a_page_switch_still_counts():
+    """Typing into a cell and clicking another page at once: the edit arrives with the run of the other page, which
+    draws no grid; it is committed all the same (and a bad value is named there)."""
+    at = new_app("pages/inputs.py")
+    at.session_state[editor_key(at, "w_k")] = {"edited_rows": {0: {"0": 7.0}}, "added_rows": [], "deleted_rows": []}
+    at.switch_page("pages/steps.py").run()
+    assert not at.exception
+    w_k = SEED_W_K.copy()
+    w_k[0, 0] = 7.0
+    np.testing.assert_array_equal(at.session_state["config"].w_k, w_k)
+    _, w, out = reference(SEED_X, SEED_W_Q, w_k, SEED_W_V)
+    np.testing.assert_allclose(trace_of(at).output, out, rtol=1e-12)
+
+    at.switch_page("pages/inputs.py").run()
+    at.session_state[editor_key(at, "w_v")] = {"edited_rows": {1: {"2": "abc"}}, "added_rows": [], "deleted_rows": []}
+    at.switch_page("pages/steps.py").run()
+    assert not at.exception
+    np.testing.assert_array_equal(at.session_state["config"].w_v, SEED_W_V)  # the last valid W_V
+    assert any("W_V, row 1, column 2 is 'abc'" in w.value for w in at.warning)  # the banner names it
+
+
 @pytest.mark.parametrize(
     ("value", "what"),
     [("abc", "'abc', not a number"), (None, "empty"), ("nan", "NaN"), ("inf", "+inf"), ("-inf", "-inf")],

@@ -65,19 +65,25 @@ def test_a_rejected_w_o_value_is_named_under_the_grid_and_in_the_banner_until_fi
 
 
 def test_clicking_another_page_while_typing_in_a_cell_keeps_the_value_and_draws_a_page(app_page: Page) -> None:
-    """The cell's editor loses focus to the link and commits what was typed, in a run of its own (and Streamlit
-    may then stay on the page: a second click goes on). A blank page here is what an edit inside an st.fragment
-    gives in Streamlit 1.67 when the edit's run comes after the page switch: the app uses no fragments."""
+    """The cell's editor loses focus to the link (mouse down) and sends what was typed; the click (mouse up, 50 ms
+    later, as a person clicks) switches the page. The edit counts, whichever run brings it (attn_ui.editor
+    commit_pending), and the next page is drawn. (With an edit inside an st.fragment, Streamlit 1.67 can draw a
+    blank page here: the app uses no fragments. A click with no time at all between mouse down and up can lose
+    both the switch and the edit in Streamlit's frontend.)"""
     page = app_page
     goto_page(page, "Inputs & weights")
     select_grid_cell(page, grid_after(page, "W_K"), 0, 0)
     page.wait_for_timeout(100)  # the editor opens asynchronously (E2E_NOTES)
     page.keyboard.type("7")  # typing opens the cell's editor
     expect(page.locator(EDITOR_INPUT).first).to_be_visible()
+    link = nav_link(page, "Step by step")
+    box = link.bounding_box()
     with expect_rerun(page):  # waits until the page is drawn (wait_for_app: a blank page fails it)
-        nav_link(page, "Step by step").click()  # no Enter
-    if nav_link(page, "Step by step").get_attribute("aria-current") != "page":
-        goto_page(page, "Step by step")
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        page.mouse.down()
+        page.wait_for_timeout(50)
+        page.mouse.up()  # no Enter
+    expect(link).to_have_attribute("aria-current", "page")
     expect(page.get_by_role("heading", name="Step by step")).to_be_visible()
     goto_page(page, "Inputs & weights")
     expect(grid_after(page, "W_K").get_by_test_id("glide-cell-1-0")).to_have_text("7")

@@ -80,6 +80,8 @@ def commit_pending() -> None:
         if name in bases and key in st.session_state:
             if edits := st.session_state[key].get("edited_rows", {}):
                 _commit(name, edits)
+    if (key := f"tokens_editor_{version}") in st.session_state:
+        _commit_tokens(key)  # a refused label is named when the token grid is drawn again
 
 
 def _commit(name: str, edits: dict) -> None:
@@ -179,11 +181,17 @@ def token_editor() -> None:
         column_config={"token": st.column_config.TextColumn("token", required=True)},
         width="content",
     )
+    if message := _commit_tokens(key):
+        st.error(f"Token labels not changed: {message}", icon=":material/warning:")
+
+
+def _commit_tokens(key: str) -> str | None:
+    """Store the token grid's edits; the message when they are refused (e.g. an empty label), else None."""
+    cfg = state.config()
     tokens = list(cfg.tokens)
     for i, row in st.session_state[key].get("edited_rows", {}).items():
         if "token" in row:
             tokens[int(i)] = "" if row["token"] is None else str(row["token"]).strip()
-    if tuple(tokens) != cfg.tokens:
-        message = state.set_config(replace(cfg, tokens=tuple(tokens)))
-        if message:
-            st.error(f"Token labels not changed: {message}", icon=":material/warning:")
+    if tuple(tokens) == cfg.tokens:
+        return None
+    return state.set_config(replace(cfg, tokens=tuple(tokens)))

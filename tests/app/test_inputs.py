@@ -149,6 +149,12 @@ def test_tokens_rename():
     at.session_state[key] = {"edited_rows": {1: {"token": "cat"}}, "added_rows": [], "deleted_rows": []}
     at.run()
     assert at.session_state["config"].tokens == ("input1", "cat", "input3")
+    # typed, then another page clicked at once: the label comes with the other page's run
+    key = f"tokens_editor_{at.session_state['editor_version']}"
+    at.session_state[key] = {"edited_rows": {2: {"token": "mat"}}, "added_rows": [], "deleted_rows": []}
+    at.switch_page("pages/steps.py").run()
+    assert not at.exception
+    assert at.session_state["config"].tokens == ("input1", "cat", "mat")
 
 
 def test_sentence_becomes_tokens_with_deterministic_embeddings():

@@ -117,13 +117,9 @@ def sidebar(pg: StreamlitPage) -> None:
 
 def choice(container, label: str, options: list[str], *, key: str, default: str, **kwargs) -> str:
     """A selectbox whose choice is kept in state (widget values do not survive a page switch)."""
-    kept = st.session_state.setdefault(state.SHARE_CHOICES, {}).get(key, default)
+    kept = st.session_state[state.KEPT].get(key, default)
     state.sync_widget(key, kept if kept in options else options[0])
-    return container.selectbox(label, options, key=key, on_change=_keep, args=(key,), **kwargs)
-
-
-def _keep(key: str) -> None:
-    st.session_state[state.SHARE_CHOICES][key] = st.session_state[key]
+    return container.selectbox(label, options, key=key, on_change=state.keep, args=(key,), **kwargs)
 
 
 def json_download(cfg: Config, *, key: str, page: str | None = None) -> None:

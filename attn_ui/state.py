@@ -29,7 +29,7 @@ HEAD = "head"  # index of the head shown step by step
 NOTICE = "notice"  # one-off message to show on the next run (e.g. a rejected permalink)
 LINK_APPLIED = "link_applied"  # bool: this session has read its ?c= permalink (read once, at start)
 IMPORT_RESULT = "import_result"  # (ok, message) of the last JSON import, shown once on Share & export
-SHARE_CHOICES = "share_choices"  # {widget key: value}: the Share & export selections, kept across page switches
+KEPT = "kept"  # {widget key: value}: widgets not drawn on every run (Share & export's, a closed popover's) keep these
 
 DEFAULT_PRECISION = 4
 _GRID_FIELDS = {"tokens", "x", "w_q", "w_k", "w_v", "w_o"}  # fields shown in editable grids
@@ -48,6 +48,7 @@ def init() -> None:
     st.session_state.setdefault(QUERY, 0)
     st.session_state.setdefault(HEAD, 0)
     st.session_state.setdefault(NOTICE, None)
+    st.session_state.setdefault(KEPT, {})
 
 
 def config() -> Config:
@@ -115,6 +116,20 @@ def sync_widget(key: str, value: object) -> None:
     """Make a widget show the configuration's value (call before the widget is drawn)."""
     if key not in st.session_state or st.session_state[key] != value:
         st.session_state[key] = value
+
+
+def restore(key: str, default: object) -> None:
+    """Before drawing a widget that is not drawn on every run: give it the value it had when last drawn (else
+    ``default``). Draw it with no value of its own and ``on_change=state.keep, args=(key,)``.
+
+    Streamlit forgets a widget's value on a run that does not draw it (another page, a closed popover).
+    """
+    sync_widget(key, st.session_state[KEPT].get(key, default))
+
+
+def keep(key: str) -> None:
+    """on_change of a widget drawn after :func:`restore`: remember its new value."""
+    st.session_state[KEPT][key] = st.session_state[key]
 
 
 def errors() -> dict[str, str]:

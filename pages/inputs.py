@@ -133,10 +133,14 @@ with tok_right:
 
 # ---- the matrices ---------------------------------------------------------------------------------
 def randomise_controls(name: str) -> None:
-    init = st.selectbox("Initialiser", INIT_NAMES, key=f"inputs_{name}_init", format_func=INITIALIZERS.get)
-    st.number_input("Seed", 0, 2**31 - 1, 0, key=f"inputs_{name}_seed")
-    if init == "gaussian":
-        st.number_input("std", 0.0, 100.0, 1.0, key=f"inputs_{name}_std")
+    """The popover's controls; they keep their values while it is closed (state.restore)."""
+    init, seed, std = f"inputs_{name}_init", f"inputs_{name}_seed", f"inputs_{name}_std"
+    for key, default in ((init, INIT_NAMES[0]), (seed, 0), (std, 1.0)):
+        state.restore(key, default)
+    st.selectbox("Initialiser", INIT_NAMES, key=init, format_func=INITIALIZERS.get, on_change=state.keep, args=(init,))
+    st.number_input("Seed", 0, 2**31 - 1, key=seed, on_change=state.keep, args=(seed,))
+    if st.session_state[init] == "gaussian":
+        st.number_input("std", 0.0, 100.0, key=std, on_change=state.keep, args=(std,))
     st.button("Fill", key=f"inputs_{name}_fill", on_click=randomise, args=(name,))
 
 

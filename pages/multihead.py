@@ -192,10 +192,12 @@ def project_section() -> None:
                  "identity by default when square; row block h multiplies head h's output.")
     with tools.popover("Randomise W_O", icon=":material/casino:", width="stretch", key="heads_w_o_randomise",
                        on_change="rerun") as box:
-        if box.open:  # its widgets are built only while it is open
-            st.selectbox("Initialiser", INIT_NAMES, index=INIT_NAMES.index("xavier_uniform"), key="heads_w_o_init",
-                         format_func=INITIALIZERS.get)
-            st.number_input("Seed", 0, 2**31 - 1, 0, key="heads_w_o_seed")
+        if box.open:  # its widgets are built only while it is open (and keep their values while it is closed)
+            state.restore("heads_w_o_init", "xavier_uniform")
+            state.restore("heads_w_o_seed", 0)
+            st.selectbox("Initialiser", INIT_NAMES, key="heads_w_o_init", format_func=INITIALIZERS.get,
+                         on_change=state.keep, args=("heads_w_o_init",))
+            st.number_input("Seed", 0, 2**31 - 1, key="heads_w_o_seed", on_change=state.keep, args=("heads_w_o_seed",))
             st.button("Fill W_O", key="heads_w_o_fill", on_click=fill_w_o)
     with st.expander("Edit W_O", expanded=w_o.size <= 64, key="heads_edit_w_o", on_change="rerun") as box:
         if box.open:

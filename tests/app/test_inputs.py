@@ -188,6 +188,27 @@ def test_randomise_with_initialiser_and_seed():
     assert not at.exception
 
 
+def test_the_randomise_popover_keeps_its_choices_while_closed():
+    at = new_app("pages/inputs.py")
+    at.session_state["inputs_x_randomise"] = True  # open the popover
+    at.run()
+    at.selectbox(key="inputs_x_init").set_value("gaussian").run()
+    at.number_input(key="inputs_x_seed").set_value(42).run()
+    at.number_input(key="inputs_x_std").set_value(0.5).run()
+    at.session_state["inputs_x_randomise"] = False  # close it: its widgets are not drawn
+    at.run()
+    at.switch_page("pages/steps.py").run()  # and another page
+    at.switch_page("pages/inputs.py").run()
+    at.session_state["inputs_x_randomise"] = True
+    at.run()
+    assert at.selectbox(key="inputs_x_init").value == "gaussian"
+    assert at.number_input(key="inputs_x_seed").value == 42
+    assert at.number_input(key="inputs_x_std").value == 0.5
+    at.button(key="inputs_x_fill").click().run()
+    np.testing.assert_array_equal(at.session_state["config"].x, np.random.default_rng(42).normal(0.0, 0.5, (3, 4)))
+    assert not at.exception
+
+
 def test_empty_token_label_is_refused_with_a_message():
     at = new_app("pages/inputs.py")
     key = f"tokens_editor_{at.session_state['editor_version']}"

@@ -1,7 +1,8 @@
 """The matrix editor: an st.data_editor grid whose edits go through attn_core validation.
 
-The grid's edits are committed right after the grid is drawn (AppTest edits reach the script, not
-on_change callbacks), so the rest of the run and every other page see the new configuration.
+The grids' edits are committed at the start of every run (:func:`commit_pending`, from attn_ui.frame), before
+any page draws: the whole page and every other page see the new configuration, and an edit that arrives with a
+page switch is not lost. (Not in on_change callbacks: AppTest edits reach the script, not callbacks.)
 A rejected edit keeps the learner's values as a draft (shown again when they come back) with a
 message naming the matrix and the cell; the configuration keeps its last valid value.
 """
@@ -70,9 +71,9 @@ def apply_edits(base: np.ndarray, edited_rows: dict) -> np.ndarray:  # object [r
 def commit_pending() -> None:
     """Commit every grid edit the browser sent, whichever page this run draws.
 
-    A learner who types into a cell and clicks another page at once sends the edit with the page switch: the run
-    then draws the other page, without the grid, and the edit would be lost. attn_ui.frame calls this first on
-    every run; a grid that is drawn commits its edits again, which changes nothing.
+    attn_ui.frame calls it first on every run. A learner who types into a cell and clicks another page at once
+    sends the edit with the page switch: that run draws the other page, without the grid. The token grid commits
+    here too; it names a refused label when it is drawn.
     """
     version, bases = st.session_state[state.EDITOR_VERSION], st.session_state[state.EDITOR_BASE]
     for name in MATRIX_NAMES:
@@ -159,10 +160,7 @@ def matrix_editor(name: str, *, height: int | str = "auto") -> None:
         height=height,
         column_config={str(j): st.column_config.NumberColumn(str(j), format=fmt) for j in range(base.shape[1])},
     )
-    edits = st.session_state[key].get("edited_rows", {})
-    if edits:
-        _commit(name, edits)
-    if name in st.session_state[state.ERRORS]:
+    if name in st.session_state[state.ERRORS]:  # its edits were committed (or refused) by commit_pending
         st.error(
             f"{st.session_state[state.ERRORS][name]} The other pages show the last valid values until "
             "this is fixed.",

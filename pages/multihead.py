@@ -83,7 +83,7 @@ def show_matrix(
 st.title("Multi-head attention")
 if notice := state.pop_notice():
     st.warning(notice, icon=":material/warning:")
-banner = st.container()  # filled at the end of the run, once this page's grids have taken their edits
+layout.pending_errors_banner()
 st.markdown(
     "Several heads attend **side by side**, each with its own slice of the weights. W_Q, W_K and W_V are "
     "cut by columns into `n_heads` equal slices; head h runs ordinary scaled dot-product attention on "
@@ -271,5 +271,3 @@ for tab, section in zip(st.tabs(list(SECTIONS), key=SECTION_TAB, on_change="reru
     if tab.open:
         with tab:
             section()
-with banner:
-    layout.pending_errors_banner()

@@ -173,14 +173,21 @@ def test_sentence_becomes_tokens_with_deterministic_embeddings():
     assert not at.exception
 
 
+def choose_randomise(at, name: str, init: str, seed: int, std: float | None = None) -> None:
+    """Open matrix ``name``'s Randomise popover and choose its initialiser, seed (and std)."""
+    at.session_state[f"inputs_{name}_randomise"] = True  # open the popover
+    at.run()
+    at.selectbox(key=f"inputs_{name}_init").set_value(init).run()
+    at.number_input(key=f"inputs_{name}_seed").set_value(seed).run()
+    if std is not None:
+        at.number_input(key=f"inputs_{name}_std").set_value(std).run()
+
+
 def test_randomise_with_initialiser_and_seed():
     from attn_core import initialize
 
     at = new_app("pages/inputs.py")
-    at.session_state["inputs_w_v_randomise"] = True  # open the popover
-    at.run()
-    at.selectbox(key="inputs_w_v_init").set_value("kaiming_normal").run()
-    at.number_input(key="inputs_w_v_seed").set_value(7).run()
+    choose_randomise(at, "w_v", "kaiming_normal", 7)
     at.button(key="inputs_w_v_fill").click().run()
     rng = np.random.default_rng(7)
     np.testing.assert_array_equal(at.session_state["config"].w_v, rng.normal(0.0, np.sqrt(2 / 4), (4, 3)))
@@ -190,11 +197,7 @@ def test_randomise_with_initialiser_and_seed():
 
 def test_the_randomise_popover_keeps_its_choices_while_closed():
     at = new_app("pages/inputs.py")
-    at.session_state["inputs_x_randomise"] = True  # open the popover
-    at.run()
-    at.selectbox(key="inputs_x_init").set_value("gaussian").run()
-    at.number_input(key="inputs_x_seed").set_value(42).run()
-    at.number_input(key="inputs_x_std").set_value(0.5).run()
+    choose_randomise(at, "x", "gaussian", 42, std=0.5)
     at.session_state["inputs_x_randomise"] = False  # close it: its widgets are not drawn
     at.run()
     at.switch_page("pages/steps.py").run()  # and another page

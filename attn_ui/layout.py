@@ -113,6 +113,18 @@ def pages_of(n: int, per_page: int) -> list[range]:
     return [range(a, min(a + per_page, n)) for a in range(0, n, max(per_page, 1))]
 
 
+def view_picker(label: str, options: list[str], *, key: str) -> str:
+    """A row of buttons choosing the one part of a page drawn below it; the choice is kept across page visits.
+
+    Use it instead of ``st.tabs``. The page builds only the chosen part, as with lazy tabs. Streamlit's tab bar
+    also costs the browser about 40–80 ms on every rerun, the page's whole edit → update time at the seeds'
+    sizes (bench/RESULTS.md, round 4). A segmented control costs next to nothing.
+    """
+    state.restore(key, options[0])
+    return st.segmented_control(label, options, key=key, required=True, on_change=state.keep, args=(key,),
+                                label_visibility="collapsed")
+
+
 def show_chart(chart: alt.TopLevelMixin | dict, **kwargs) -> object:
     """st.altair_chart (or st.vega_lite_chart for a spec dict, e.g. charts.heatmap_spec) without Streamlit's
     theme (the factories pick colour-blind-safe schemes).

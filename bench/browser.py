@@ -8,11 +8,11 @@ What is timed, in the page itself (``performance.now()``):
 - also: the run's end reaching the browser: the first animation frame after the websocket brings the message that
   the run the edit started is over.
 
-The app: W_O[i, j] is edited on Multi-head (section 5's tab, the one with a grid and outputs below it); the end
-is the tab's last output, the metric "max |multi-head output − single-head output|" under the output heatmap,
+The app: W_O[i, j] is edited on Multi-head (section 5, the one with a grid and outputs below it); the end
+is the section's last output, the metric "max |multi-head output − single-head output|" under the output heatmap,
 showing the value for the new W_O (computed here with attn_core, formatted as the page does). Everything above it
 (the output heatmap among them) has arrived by then; the heatmaps themselves hold no text to wait for (64 × 64
-ones are drawn on a canvas). The edit reruns the whole Multi-head page (sections 1, 2 and the open tab).
+ones are drawn on a canvas). The edit reruns the whole Multi-head page (sections 1, 2 and the chosen section).
 The floor: bench/floor_app.py, its grid's cell (i, j) edited, the end is "sum = …" showing the new sum; its grid
 has the size of the configuration's X (3 × 4 for seed 000, 64 × 64 otherwise). Also: X[i, j] edited on Inputs &
 weights, which shows no output: the end is that run's end, compared with the floor's run end.
@@ -195,8 +195,8 @@ class AppMultiHead:
     def __init__(self, page: Page, cfg, cell: tuple[int, int]) -> None:
         self.page, self.cfg, self.cell, self.last = page, cfg, cell, None
         e2e.goto_page(page, "Multi-head")
-        with e2e.expect_rerun(page, timeout_ms=TIMEOUT_MS):  # the W_O grid and the output are in section 5's tab
-            page.get_by_role("tab", name="5 · Project with W_O").click()
+        with e2e.expect_rerun(page, timeout_ms=TIMEOUT_MS):  # the W_O grid and the output are in section 5
+            page.get_by_role("radio", name="5 · Project with W_O").click()
         if cfg.w_o.size > 64:  # the W_O grid sits in a collapsed expander, built when it opens (a rerun)
             with e2e.expect_rerun(page, timeout_ms=TIMEOUT_MS):
                 page.get_by_text("Edit W_O", exact=True).click()

@@ -13,6 +13,12 @@ frame.page_start()
 INIT_NAMES = list(INITIALIZERS)
 
 
+def row() -> st.delta_generator.DeltaGenerator:
+    """Elements side by side, bottoms aligned: one container (st.columns would send one more per column, and the
+    browser redraws every element on every edit)."""
+    return st.container(horizontal=True, vertical_alignment="bottom")
+
+
 def choose_preset() -> None:
     if st.session_state["inputs_preset"] is not None:
         state.load(st.session_state["inputs_preset"])
@@ -76,14 +82,14 @@ if notice := state.pop_notice():
 st.subheader("Start from a worked example")
 preset = st.session_state[state.PRESET]  # None: the configuration came from a link or a file
 state.sync_widget("inputs_preset", preset)
-left, right = st.columns([3, 1], vertical_alignment="bottom")
-left.selectbox(
-    "Preset", list(PRESETS), key="inputs_preset", on_change=choose_preset,
-    format_func=lambda k: f"{PRESETS[k].title} — {PRESETS[k].source}",
-    placeholder="A configuration from a link or a file: pick a preset to start over",
-)
-right.button("Reset to preset", on_click=state.load, args=(preset,), disabled=preset is None,
-             help="Throw away your edits and reload the preset.")
+with row():
+    st.selectbox(
+        "Preset", list(PRESETS), key="inputs_preset", on_change=choose_preset,
+        format_func=lambda k: f"{PRESETS[k].title} — {PRESETS[k].source}",
+        placeholder="A configuration from a link or a file: pick a preset to start over",
+    )
+    st.button("Reset to preset", on_click=state.load, args=(preset,), disabled=preset is None,
+              help="Throw away your edits and reload the preset.")
 if preset is not None:
     st.caption(PRESETS[preset].note)
 
@@ -98,20 +104,20 @@ dims = {"inputs_n_seq": cfg.n_seq, "inputs_d_model": cfg.d_model, "inputs_d_qk":
         "inputs_d_v": cfg.w_v.shape[1]}
 for key, value in dims.items():
     state.sync_widget(key, value)
-c1, c2, c3, c4 = st.columns(4)
-c1.number_input("n_seq", 1, LIMITS.n_seq, key="inputs_n_seq", on_change=change_dimensions,
+dims_row = row()
+dims_row.number_input("n_seq", 1, LIMITS.n_seq, key="inputs_n_seq", on_change=change_dimensions,
                 help=f"Number of tokens (rows of X), at most {LIMITS.n_seq}.")
-c2.number_input("d_model", 1, LIMITS.d_model, key="inputs_d_model", on_change=change_dimensions,
+dims_row.number_input("d_model", 1, LIMITS.d_model, key="inputs_d_model", on_change=change_dimensions,
                 help=f"Width of each token's input vector (columns of X), at most {LIMITS.d_model}.")
-c3.number_input("d_k", 1, LIMITS.width, key="inputs_d_qk", on_change=change_dimensions,
+dims_row.number_input("d_k", 1, LIMITS.width, key="inputs_d_qk", on_change=change_dimensions,
                 help="Columns of W_Q and W_K. With several heads this is n_heads · d_k: each head gets an "
                 f"equal slice. At most {LIMITS.width}.")
-c4.number_input("d_v", 1, LIMITS.width, key="inputs_d_v", on_change=change_dimensions,
+dims_row.number_input("d_v", 1, LIMITS.width, key="inputs_d_v", on_change=change_dimensions,
                 help=f"Columns of W_V; may differ from d_k. The output has d_v columns. At most {LIMITS.width}.")
-f1, f2, _ = st.columns([2, 1, 1])
-f1.selectbox("New cells are filled with", INIT_NAMES, index=INIT_NAMES.index("xavier_uniform"), key="inputs_fill",
-             format_func=INITIALIZERS.get)
-f2.number_input("Seed for new cells", 0, 2**31 - 1, 0, key="inputs_fill_seed")
+fill_row = row()
+fill_row.selectbox("New cells are filled with", INIT_NAMES, index=INIT_NAMES.index("xavier_uniform"),
+                   key="inputs_fill", format_func=INITIALIZERS.get, width=360)
+fill_row.number_input("Seed for new cells", 0, 2**31 - 1, 0, key="inputs_fill_seed", width=220)
 
 # ---- tokens ---------------------------------------------------------------------------------------
 st.subheader("Tokens")
@@ -121,12 +127,12 @@ with tok_left:
     editor.token_editor()
 with tok_right:
     st.text_input("…or type a sentence", placeholder="slow but steady wins the race", key="inputs_sentence")
-    s1, s2, s3 = st.columns(3, vertical_alignment="bottom")
-    s1.number_input("Embedding seed", 0, 2**31 - 1, 0, key="inputs_embed_seed",
-                    help="The same word always gets the same vector for a given seed and d_model.")
-    s2.checkbox("Add positional encoding", key="inputs_positional",
-                help="Sinusoidal, as in 'Attention is all you need'.")
-    s3.button("Use this sentence", on_click=use_sentence, type="primary")
+    sentence_row = row()
+    sentence_row.number_input("Embedding seed", 0, 2**31 - 1, 0, key="inputs_embed_seed", width=220,
+                              help="The same word always gets the same vector for a given seed and d_model.")
+    sentence_row.checkbox("Add positional encoding", key="inputs_positional",
+                          help="Sinusoidal, as in 'Attention is all you need'.")
+    sentence_row.button("Use this sentence", on_click=use_sentence, type="primary")
     st.caption("Each word or punctuation mark becomes a token with a deterministic N(0, 1) embedding of "
                "width d_model; the weights keep their values.")
 
@@ -146,10 +152,10 @@ def randomise_controls(name: str) -> None:
 
 def matrix_section(name: str, title: str, what: str) -> None:
     m = state.config().matrix(name)
-    head, tools = st.columns([1, 1], vertical_alignment="bottom")
+    head = row()
     head.markdown(f"**{title}** · {m.shape[0]} × {m.shape[1]}  \n{what}")
-    with tools.popover("Randomise", icon=":material/casino:", width="stretch", key=f"inputs_{name}_randomise",
-                       on_change="rerun") as box:
+    with head.popover("Randomise", icon=":material/casino:", key=f"inputs_{name}_randomise",
+                      on_change="rerun") as box:
         if box.open:  # its widgets are built only while it is open
             randomise_controls(name)
     editor.matrix_editor(name)

@@ -19,8 +19,9 @@ frame.page_start()
 
 WANTED = "heads_wanted"  # number_input: the head count the learner asks for
 PICK = "heads_pick"  # segmented_control: the head to open on Step by step
-WEIGHTS_TAB = "heads_weights_tab"  # tabs: W_Q, W_K or W_V
-SECTION_TAB = "heads_section_tab"  # tabs: sections 3 to 7
+WEIGHTS_SHOWN = "heads_weights_shown"  # segmented control: W_Q, W_K or W_V
+SECTION_SHOWN = "heads_section_shown"  # segmented control: one of sections 3 to 7
+WEIGHTS = {"W_Q": ("w_q", "d_k"), "W_K": ("w_k", "d_k"), "W_V": ("w_v", "d_v")}  # label: (matrix, width per head)
 METRIC = "max |multi-head output − single-head output|"
 INIT_NAMES = list(INITIALIZERS)
 
@@ -98,16 +99,14 @@ st.subheader("1 · How many heads")
 d_qk, d_v = cfg.w_q.shape[1], cfg.w_v.shape[1]
 valid = [h for h in valid_head_counts(d_qk, d_v) if h <= LIMITS.n_heads]
 st.session_state.setdefault(WANTED, cfg.n_heads)
-left, right = st.columns([1, 3])
-wanted = int(left.number_input(
-    "Number of heads (n_heads)", min_value=1, max_value=LIMITS.n_heads, step=1, key=WANTED,
+wanted = int(st.number_input(
+    "Number of heads (n_heads)", min_value=1, max_value=LIMITS.n_heads, step=1, key=WANTED, width=240,
     help=f"Must divide the {d_qk} columns of W_Q/W_K and the {d_v} columns of W_V; at most {LIMITS.n_heads}.",
 ))
 if wanted != cfg.n_heads and wanted in valid:
     if message := state.update_config(n_heads=wanted):
         st.error(message, icon=":material/error:")
     cfg = state.config()
-right.markdown(f"Valid head counts for these widths: **{', '.join(map(str, valid))}**")
 if wanted not in valid:
     nearest = sorted(sorted(valid, key=lambda h: (abs(h - wanted), h))[:2])
     st.warning(
@@ -120,39 +119,33 @@ if wanted not in valid:
     )
     for col, h in zip(st.columns(len(nearest) + 4)[:len(nearest)], nearest, strict=True):
         col.button(f"Use {h} head{'s' * (h > 1)}", key=f"heads_use_{h}", on_click=use_heads, args=(h,))
-st.markdown(  # one element, not a row of metrics: every element is redrawn on every edit
-    f"**{cfg.n_heads} head{'s' * (cfg.n_heads > 1)}** · d_k per head **{cfg.d_k}** ({d_qk} columns of W_Q and W_K "
-    f"÷ {cfg.n_heads}) · d_v per head **{cfg.d_v}** ({d_v} columns of W_V ÷ {cfg.n_heads}) · "
-    f"concat width n_heads·d_v **{cfg.n_heads * cfg.d_v}**"
-)
 mask_text = {"none": "no mask", "causal": "the causal mask", "padding": "the padding mask",
              "custom": "the custom mask"}[cfg.mask_kind]
-st.info(f"The configuration's scale ({layout.scale_text(cfg)}, d_k per head) and {mask_text} apply to "
-        "every head alike; change them on Scaling and Masking.", icon=":material/info:")
+st.markdown(  # one element, not a row of metrics and a box: the browser redraws every element on every edit
+    f"**{cfg.n_heads} head{'s' * (cfg.n_heads > 1)}** (valid for these widths: **{', '.join(map(str, valid))}**)"
+    f" · d_k per head **{cfg.d_k}** ({d_qk} columns of W_Q and W_K ÷ {cfg.n_heads}) · d_v per head **{cfg.d_v}** "
+    f"({d_v} columns of W_V ÷ {cfg.n_heads}) · concat width n_heads·d_v **{cfg.n_heads * cfg.d_v}**  \n"
+    f":material/info: The configuration's scale ({layout.scale_text(cfg)}, d_k per head) and {mask_text} apply to "
+    "every head alike; change them on Scaling and Masking."
+)
 
 # ---- 2. the weights, cut into heads ---------------------------------------------------------------
 st.subheader("2 · W_Q, W_K, W_V cut into heads")
 st.caption("Each grey band is one head's column slice; head h uses columns h·d_k … (h+1)·d_k − 1 of W_Q and W_K "
            "and h·d_v … (h+1)·d_v − 1 of W_V. Editing here changes the same values as on Inputs & weights.")
-for tab, (name, label, width) in zip(
-    st.tabs(["W_Q", "W_K", "W_V"], key=WEIGHTS_TAB, on_change="rerun"),  # only the open tab runs
-    (("w_q", "W_Q", "d_k"), ("w_k", "W_K", "d_k"), ("w_v", "W_V", "d_v")),
-    strict=True,
-):
-    if tab.open:
-        with tab:
-            with st.expander(f"Edit {label}", key=f"heads_edit_{name}", on_change="rerun") as box:
-                if box.open:  # the grid is built only when the learner opens it
-                    editor.matrix_editor(name)
-            cfg = state.config()
-            w = cfg.matrix(name)
-            show_matrix(w, layout.dim_labels(w.shape[0]), key=name, n_heads=cfg.n_heads,
-                        title=f"{label} · {w.shape[0]} × {w.shape[1]} = d_model × n_heads·{width}",
-                        y_title="input dimension")
+label = layout.view_picker("Weight matrix shown", list(WEIGHTS), key=WEIGHTS_SHOWN)  # only the chosen one is drawn
+name, width = WEIGHTS[label]
+with st.expander(f"Edit {label}", key=f"heads_edit_{name}", on_change="rerun") as box:
+    if box.open:  # the grid is built only when the learner opens it
+        editor.matrix_editor(name)
+cfg = state.config()
+w = cfg.matrix(name)
+show_matrix(w, layout.dim_labels(w.shape[0]), key=name, n_heads=cfg.n_heads,
+            title=f"{label} · {w.shape[0]} × {w.shape[1]} = d_model × n_heads·{width}", y_title="input dimension")
 st.page_link(layout.INPUTS, label="Change the widths or randomise the weights on Inputs & weights",
              icon=":material/edit:")
 
-# ---- 3–7: one tab each; only the open one runs (an edit of W_O redraws W_O's tab, not every head) -----
+# ---- 3–7: one section at a time; only the chosen one runs (an edit of W_O redraws section 5 alone) ----
 
 
 def per_head_section() -> None:
@@ -222,15 +215,15 @@ def check_metrics(cfg, trace, *, per_head: bool = True) -> None:
     except AttentionInputError as err:
         st.error(f"Single-head attention cannot be computed here: {err}", icon=":material/error:")
         st.stop()
-    e1, e2 = st.columns(2)  # side by side, or the first alone at half width
+    e1, e2 = st.columns(2) if per_head else (st, None)  # side by side, or the first alone
     out = trace.output
     if single.output.shape == out.shape:
-        e1.metric(METRIC, f"{np.abs(out - single.output).max():.3g}")
+        e1.metric(METRIC, f"{np.abs(out - single.output).max():.3g}", width="content")
     else:
-        e1.metric(METRIC, "shapes differ",
+        e1.metric(METRIC, "shapes differ", width="content",
                   help=f"multi-head output {out.shape[0]} × {out.shape[1]}, single-head "
                        f"{single.output.shape[0]} × {single.output.shape[1]}")
-    if per_head:
+    if e2 is not None:
         e2.metric(f"max |head {head}'s block of concat − attention on its slices|",
                   f"{np.abs(trace.concat[:, v_cols] - one.output).max():.3g}",
                   help="Each head is plain attention on its own column slices of W_Q, W_K, W_V.")
@@ -259,15 +252,12 @@ def check_section() -> None:
 
 
 SECTIONS = {
-    "3 · Each head attends on its own": per_head_section,
-    "4 · Concatenate the head outputs": concat_section,
+    "3 · Each head attends": per_head_section,
+    "4 · Concatenate the heads": concat_section,
     "5 · Project with W_O": project_section,
     "6 · Every shape": shapes_section,
-    "7 · One head with W_O = I is plain attention": check_section,
+    "7 · Check: one head is plain attention": check_section,
 }
 layout.current_trace()  # stops here with a message when the configuration cannot be computed
 st.subheader("3–7 · From the heads to the output")
-for tab, section in zip(st.tabs(list(SECTIONS), key=SECTION_TAB, on_change="rerun"), SECTIONS.values(), strict=True):
-    if tab.open:
-        with tab:
-            section()
+SECTIONS[layout.view_picker("Section shown", list(SECTIONS), key=SECTION_SHOWN)]()  # only the chosen one runs

@@ -29,14 +29,15 @@ GOOD_VALUES = [0.0, 1.0, -1.0, 0.5, 3.25, -7.0, 1e-30, 1e30, -1e30, 1e-300, 1234
 EXTREME_VALUES = [1e300, -1e300, 1.7e308]  # finite, but may overflow an intermediate: a message, not NaN
 BAD_VALUES = [float("nan"), float("inf"), float("-inf"), None, "abc", "", "1,5", "inf", "NaN", "1e999", "🙂"]
 EDITOR_KEY = re.compile(r"^(x|w_q|w_k|w_v|w_o)_editor_(\d+)$")
-#: lazy tabs and expanders (only the open one runs): their keys, and the values the browser can give them
+#: view pickers, lazy expanders and popovers (only the chosen or open one runs): their keys, and the values the
+#: browser can give them
 LAZY_CONTAINERS = {
-    "heads_weights_tab": ["W_Q", "W_K", "W_V"],
+    "heads_weights_shown": ["W_Q", "W_K", "W_V"],
     **{f"heads_edit_{name}": [True, False] for name in ("w_q", "w_k", "w_v", "w_o")},
     **{f"inputs_{name}_randomise": [True, False] for name in ("x", "w_q", "w_k", "w_v")},
     "heads_w_o_randomise": [True, False],
-    "heads_section_tab": ["3 · Each head attends on its own", "4 · Concatenate the head outputs",
-                          "5 · Project with W_O", "6 · Every shape", "7 · One head with W_O = I is plain attention"],
+    "heads_section_shown": ["3 · Each head attends", "4 · Concatenate the heads", "5 · Project with W_O",
+                            "6 · Every shape", "7 · Check: one head is plain attention"],
 }
 WIDGET_KINDS = ["selectbox", "radio", "number_input", "checkbox", "toggle", "slider", "select_slider",
                 "multiselect", "button", "text_input"]
@@ -98,7 +99,8 @@ def random_action(at, rng: random.Random, log: list[str]) -> None:
 
 
 def open_container(at, rng: random.Random, log: list[str]) -> None:
-    """Switch a lazy tab or open / close a lazy expander or popover of the current page, as a click does."""
+    """Choose another view on a picker, or open / close a lazy expander or popover of the current page, as a click
+    does."""
     keys = [k for k in LAZY_CONTAINERS if k in at.session_state]
     if not keys:
         log.append("open: no lazy container on page")
@@ -106,7 +108,11 @@ def open_container(at, rng: random.Random, log: list[str]) -> None:
     key = rng.choice(keys)
     value = rng.choice(LAZY_CONTAINERS[key])
     log.append(f"open {key} = {value!r}")
-    at.session_state[key] = value
+    pickers = {w.key: w for w in at.button_group}  # view pickers (segmented controls): clicked, as in the browser
+    if key in pickers:
+        pickers[key].set_value(value)
+    else:
+        at.session_state[key] = value
     at.run()
 
 

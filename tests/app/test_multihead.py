@@ -70,17 +70,23 @@ def _matrix(frame: pd.DataFrame) -> np.ndarray:
     return m
 
 
-SECTION_TAB = "heads_section_tab"
+SECTION_SHOWN, WEIGHTS_SHOWN = "heads_section_shown", "heads_weights_shown"
+
+
+def choose(at: AppTest, key: str, label: str) -> AppTest:
+    """Click ``label`` on the segmented control ``key`` (a page's view picker), as the browser does."""
+    picker = at.button_group(key=key)
+    assert label in picker.options, picker.options
+    if picker.value != label:
+        picker.set_value(label).run()
+        assert not at.exception
+    return at
 
 
 def open_section(at: AppTest, number: int) -> AppTest:
-    """Open the tab of section ``number`` (3 to 7): only the open tab runs."""
-    (label,) = [t.label for t in at.tabs if t.label.startswith(f"{number} ·")]
-    if at.session_state[SECTION_TAB] != label:
-        at.session_state[SECTION_TAB] = label
-        at.run()
-        assert not at.exception
-    return at
+    """Choose section ``number`` (3 to 7) above the sections: only the chosen one runs."""
+    (label,) = [o for o in at.button_group(key=SECTION_SHOWN).options if o.startswith(f"{number} ·")]
+    return choose(at, SECTION_SHOWN, label)
 
 
 def chart_matrix(at: AppTest, title: str) -> np.ndarray:
@@ -142,32 +148,43 @@ def test_heads_weights_concat_and_output_equal_numpy(n_heads):
         m.value for m in at.markdown
     ]
     heads = "heads" if n_heads > 1 else "head"
-    assert (f"**{n_heads} {heads}** · d_k per head **{8 // n_heads}** (8 columns of W_Q and W_K ÷ {n_heads}) · "
-            f"d_v per head **{16 // n_heads}** (16 columns of W_V ÷ {n_heads}) · concat width n_heads·d_v **16**"
-            ) in [m.value for m in at.markdown]
+    assert any(m.value.startswith(
+        f"**{n_heads} {heads}** (valid for these widths: **1, 2, 4, 8**) · d_k per head **{8 // n_heads}** (8 columns "
+        f"of W_Q and W_K ÷ {n_heads}) · d_v per head **{16 // n_heads}** (16 columns of W_V ÷ {n_heads}) · concat "
+        "width n_heads·d_v **16**  \n") for m in at.markdown)
 
 
 def chart_titles(at: AppTest) -> list[str]:
     return [str(json.loads(chart.proto.spec).get("title", "")) for chart in at.get("vega_lite_chart")]
 
 
-def test_only_the_open_weight_tab_and_grid_are_built():
-    """W_Q, W_K and W_V are lazy tabs and their grids lazy expanders: an edit reruns one chart, no hidden grid."""
+def test_only_the_chosen_weight_matrix_and_grid_are_built():
+    """W_Q, W_K or W_V is chosen on a segmented control and its grid is a lazy expander: an edit reruns one chart,
+    no hidden grid."""
     at = open_page(wide_config())
     assert [t.split(" ·")[0] for t in chart_titles(at) if t.startswith("W_")] == ["W_Q"]
     assert "w_q_editor_0" not in at.session_state  # the W_Q grid is built only once its expander is opened
-    at.session_state["heads_weights_tab"] = "W_K"
-    at.run()
+    choose(at, WEIGHTS_SHOWN, "W_K")
     assert [t.split(" ·")[0] for t in chart_titles(at) if t.startswith("W_")] == ["W_K"]
     at.session_state["heads_edit_w_k"] = True
     at.run()
     assert not at.exception and "w_k_editor_0" in at.session_state
 
 
+def test_the_chosen_views_are_kept_across_page_visits():
+    """The weight matrix and the section the learner chose are still chosen when they come back to the page."""
+    at = choose(open_section(open_page(wide_config()), 5), WEIGHTS_SHOWN, "W_V")
+    at.switch_page("pages/steps.py").run()
+    at.switch_page("pages/multihead.py").run()
+    assert not at.exception
+    assert at.button_group(key=WEIGHTS_SHOWN).value == "W_V"
+    assert at.button_group(key=SECTION_SHOWN).value == "5 · Project with W_O"
+    assert [t.split(" ·")[0] for t in chart_titles(at) if t.startswith(("W_", "output"))] == ["W_V", "output = concat"]
+
+
 def test_head_bands_are_labelled_on_the_weights():
     at = choose_heads(open_page(wide_config()), 2)
-    at.session_state["heads_weights_tab"] = "W_V"
-    at.run()
+    choose(at, WEIGHTS_SHOWN, "W_V")
     for chart in at.get("vega_lite_chart"):
         spec = json.loads(chart.proto.spec)
         if str(spec.get("title", "")).startswith("W_V"):
@@ -236,7 +253,9 @@ def test_scale_and_mask_apply_to_every_head():
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
         assert np.all(np.triu(got, 1) == 0)
     np.testing.assert_allclose(chart_matrix(at, "output = concat · W_O"), output, rtol=1e-12, atol=1e-12)
-    assert "the causal mask apply to every head" in at.info[0].value
+    (line,) = [m.value for m in at.markdown if "apply to every head" in m.value]
+    assert "the causal mask apply to every head" in line
+    assert line.startswith("**4 heads** (valid for these widths: **1, 2, 4, 8**)")
 
 
 def test_w_o_edited_and_randomised_here():
@@ -315,8 +334,8 @@ def test_largest_configuration_draws_a_bounded_number_of_cells():
     assert sum(p.size for p in head_panels(at)) <= 12_000
 
 
-def test_sections_3_to_7_are_lazy_tabs_and_the_output_tab_compares_with_single_head():
-    """Only the open section runs; section 5 shows the output and its distance from single-head attention."""
+def test_sections_3_to_7_are_built_one_at_a_time_and_section_5_compares_with_single_head():
+    """Only the chosen section runs; section 5 shows the output and its distance from single-head attention."""
     from dataclasses import replace
 
     at = open_page(replace(wide_config(n_heads=2), w_o=np.random.default_rng(1).normal(size=(16, 16))))

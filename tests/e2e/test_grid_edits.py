@@ -39,7 +39,7 @@ def test_a_rejected_w_o_value_is_named_under_the_grid_and_in_the_banner_until_fi
     page = app_page
     goto_page(page, "Multi-head")
     with expect_rerun(page):
-        page.get_by_role("tab", name="5 · Project with W_O").click()
+        page.get_by_role("radio", name="5 · Project with W_O").click()
     grid = grid_after(page, "W_O")
     metric = page.get_by_test_id("stMetric").filter(has_text=METRIC).get_by_test_id("stMetricValue")
     banner = page.get_by_test_id("stAlert").filter(has_text=BANNER)

@@ -116,9 +116,9 @@ def pages_of(n: int, per_page: int) -> list[range]:
 def view_picker(label: str, options: list[str], *, key: str) -> str:
     """A row of buttons choosing the one part of a page drawn below it; the choice is kept across page visits.
 
-    Use it instead of ``st.tabs``. The page builds only the chosen part, as with lazy tabs. Streamlit's tab bar
-    also costs the browser about 40–80 ms on every rerun, the page's whole edit → update time at the seeds'
-    sizes (bench/RESULTS.md, round 4). A segmented control costs next to nothing.
+    Use it instead of ``st.tabs``. The page builds only the chosen part, as with lazy tabs, but Streamlit's tab
+    bar also costs the browser about 40–80 ms on every rerun of the page; a segmented control costs a few
+    (bench/RESULTS.md, round 4).
     """
     state.restore(key, options[0])
     return st.segmented_control(label, options, key=key, required=True, on_change=state.keep, args=(key,),

@@ -120,7 +120,7 @@ def view_picker(label: str, options: list[str], *, key: str) -> str:
     bar also costs the browser about 40–80 ms on every rerun of the page; a segmented control costs a few
     (bench/RESULTS.md, round 4).
     """
-    state.restore(key, options[0])
+    state.restore(key, options[0], options)
     return st.segmented_control(label, options, key=key, required=True, on_change=state.keep, args=(key,),
                                 label_visibility="collapsed")
 

@@ -117,8 +117,7 @@ def sidebar(pg: StreamlitPage) -> None:
 
 def choice(container, label: str, options: list[str], *, key: str, default: str, **kwargs) -> str:
     """A selectbox whose choice is kept in state (widget values do not survive a page switch)."""
-    kept = st.session_state[state.KEPT].get(key, default)
-    state.sync_widget(key, kept if kept in options else options[0])
+    state.restore(key, default, options)
     return container.selectbox(label, options, key=key, on_change=state.keep, args=(key,), **kwargs)
 
 

@@ -118,13 +118,15 @@ def sync_widget(key: str, value: object) -> None:
         st.session_state[key] = value
 
 
-def restore(key: str, default: object) -> None:
+def restore(key: str, default: object, options: list | None = None) -> None:
     """Before drawing a widget that is not drawn on every run: give it the value it had when last drawn (else
-    ``default``). Draw it with no value of its own and ``on_change=state.keep, args=(key,)``.
+    ``default``; ``options[0]`` if that is not among the widget's ``options``). Draw it with no value of its own
+    and ``on_change=state.keep, args=(key,)``.
 
     Streamlit forgets a widget's value on a run that does not draw it (another page, a closed popover).
     """
-    sync_widget(key, st.session_state[KEPT].get(key, default))
+    value = st.session_state[KEPT].get(key, default)
+    sync_widget(key, value if options is None or value in options else options[0])
 
 
 def keep(key: str) -> None:

@@ -1,8 +1,12 @@
 """attn_core: scaled dot-product and multi-head attention in numpy, with every intermediate kept.
 
 Pure numpy: importing it imports neither streamlit, pandas nor altair.
+
+This package is the only door: code outside attn_core imports from ``attn_core`` (the names below, and the
+submodules ``analysis``, ``share`` and ``codegen`` as namespaces), never ``from attn_core.<module> import``.
 """
 
+from . import analysis, codegen, share
 from .attention import (
     AttentionTrace,
     apply_mask,
@@ -13,7 +17,18 @@ from .attention import (
     softmax,
     weighted_sum,
 )
-from .config import MATRIX_NAMES, Config, config_mask, configs_equal, make_config, run, validate_config, with_dimensions
+from .config import (
+    MASK_KINDS,
+    MATRICES,
+    MATRIX_NAMES,
+    Config,
+    config_mask,
+    configs_equal,
+    make_config,
+    run,
+    validate_config,
+    with_dimensions,
+)
 from .errors import AttentionInputError
 from .initializers import INITIALIZERS, initialize, resize
 from .limits import LIMITS, Limits
@@ -21,13 +36,14 @@ from .masks import additive_mask, causal_mask, padding_mask
 from .multihead import MultiHeadTrace, head_slice, merge_heads, multi_head_attention, split_heads, valid_head_counts
 from .presets import DEFAULT_PRESET, PRESETS, Preset, load_preset
 from .tokens import embed, positional_encoding, tokenize
+from .validation import as_matrix, divisor_for
 
 __all__ = [
-    "AttentionInputError", "AttentionTrace", "Config", "MATRIX_NAMES", "DEFAULT_PRESET", "INITIALIZERS", "LIMITS",
-    "Limits",
-    "MultiHeadTrace", "PRESETS", "Preset", "additive_mask", "apply_mask", "causal_mask", "config_mask",
-    "configs_equal", "embed", "head_slice", "initialize", "load_preset", "make_config", "merge_heads",
-    "multi_head_attention", "padding_mask", "positional_encoding", "project", "resize", "run",
-    "scaled_dot_product_attention", "scores", "self_attention", "softmax", "split_heads", "tokenize",
-    "valid_head_counts", "validate_config", "weighted_sum", "with_dimensions",
+    "AttentionInputError", "AttentionTrace", "Config", "MASK_KINDS", "MATRICES", "MATRIX_NAMES", "DEFAULT_PRESET",
+    "INITIALIZERS", "LIMITS", "Limits", "MultiHeadTrace", "PRESETS", "Preset", "additive_mask", "analysis",
+    "apply_mask", "as_matrix", "codegen", "causal_mask", "config_mask", "configs_equal", "divisor_for", "embed",
+    "head_slice", "initialize", "load_preset", "make_config", "merge_heads", "multi_head_attention", "padding_mask",
+    "positional_encoding", "project", "resize", "run", "scaled_dot_product_attention", "scores", "self_attention",
+    "share", "softmax", "split_heads", "tokenize", "valid_head_counts", "validate_config", "weighted_sum",
+    "with_dimensions",
 ]

@@ -1,333 +1,236 @@
-"""Altair chart factories: they take arrays and labels, return charts, and never call st.
+"""Charts on the page: what a chart factory returns (:class:`Chart`), and :func:`show_chart`, which draws it.
 
-Test them through ``chart.to_dict()``.
+A chart factory (attn_ui.heatmap, attn_ui.head_views, attn_ui.scaling_views, attn_ui.masking_views) is one public
+function: it takes arrays and labels and returns a :class:`Chart` (never calls st). ``Chart.altair()`` is the
+Altair chart, testable through ``to_dict()``; :func:`show_chart` draws the spec Altair built once per layout.
+
+Why a chart is split into a layout and its data: Vega-Lite specs of Altair charts are built and validated by
+Altair once per layout, then refilled with data.
+
+Building an Altair chart and converting it (``to_dict`` checks it against the Vega-Lite schema) costs tens of
+milliseconds per chart: most of a page's run, and paid again on every edit. A chart's structure depends on its
+*layout* (shape, labels, pixel sizes, titles), not on its numbers, so :func:`spec` asks Altair once per layout,
+with named placeholder datasets, keeps that spec, and on every later call copies it with the real data frames
+put in. The result is what ``st.vega_lite_chart`` takes; the datasets travel as Arrow, as with ``st.altair_chart``.
+
+The data are Arrow tables built straight from numpy (:func:`table`): what Streamlit sends, without a pandas
+DataFrame in between (building one and converting it to Arrow cost ≈ 2 ms a chart, a fifth of a small page's run).
+
+Colour domains travel with the data too (:func:`data_domain`), not as numbers in the spec: a spec that stays the
+same from one run to the next lets the browser update the drawn chart with the new data, where a changed spec
+makes it compile and draw the chart from scratch (≈ 30 ms per chart in Chromium, measured in bench/).
+
+A builder is ``build(layout, data, domains) -> alt chart``: ``data`` a list of data sources (data frames, or the
+placeholders) to pass to ``alt.Chart``, ``domains`` one entry per data source: the scale domain to use with it,
+``[lo, hi]`` or, from :func:`spec`, :func:`data_domain` of that source (``None`` where a source has none). Its
+structure must depend on ``layout`` alone: no reading of the data. Data frames it builds itself from the layout (a
+legend's rows, say) are kept with the cached spec.
+
+No Altair global is touched (data transformers, themes): data frames are swapped for names before conversion,
+so this is safe in Streamlit's script threads.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from functools import lru_cache
+from typing import Any
 
 import altair as alt
 import numpy as np
+import pandas as pd
+import pyarrow as pa
+import streamlit as st
 
-from . import vega
+Builder = Callable[[Any, list, list], alt.TopLevelMixin]
+Frame = pd.DataFrame | pa.Table  # a chart's data: Altair and Streamlit take either
 
-Kind = Literal["signed", "weights", "mask"]
-
-#: colour-blind-safe schemes: diverging around 0 for signed matrices, one hue for weights
-SCHEMES = {"signed": "blueorange", "weights": "blues", "mask": "greys"}
-MASKED_COLOUR = "#d9d9d9"  # a masked (-inf) cell: grey, distinct from any small weight
-MAX_TEXT_CELLS = 400  # above this, the numbers are dropped from the cells (unreadable anyway)
-CANVAS_CELLS = 256  # a heatmap of at least this many cells and no numbers on them is drawn on a canvas
-
-
-def cell_px(n_rows: int, n_cols: int, *, largest: int = 44, budget: int = 640) -> int:
-    """Pixel size of a square cell so the heatmap stays within ``budget`` pixels."""
-    return int(max(2, min(largest, budget // max(n_rows, n_cols, 1))))
+#: the columns :func:`spec` adds to a data frame to carry its scale domain (every row holds the same two numbers)
+DOMAIN_LO, DOMAIN_HI = "domain_lo", "domain_hi"
+_THEME_CONFIG = {"view": {"continuousWidth": 300, "continuousHeight": 300}}  # Altair's default theme adds this
 
 
-def shows_text(n_rows: int, n_cols: int, px: int) -> bool:
-    """Whether a heatmap writes its numbers on the cells (not when they are too many or too small)."""
-    return n_rows * n_cols <= MAX_TEXT_CELLS and px >= 26
+@dataclass(frozen=True, eq=False)
+class Chart:
+    """A chart, as a chart factory returns it: its builder, its layout and its data.
+
+    ``build(layout, data, domains)`` makes the Altair chart (its structure depends on ``layout`` alone, see
+    :func:`spec`); ``data`` are its data frames; ``domains`` one colour domain (lo, hi) per frame that carries one
+    (None where the builder needs none or has it in the layout).
+    """
+
+    build: Builder
+    layout: Hashable
+    data: tuple[Frame, ...]
+    domains: tuple[tuple[float, float] | None, ...] = ()
+    canvas: bool = False  # many marks and no text: drawn on a canvas (:func:`on_canvas`)
+
+    def altair(self) -> alt.TopLevelMixin:
+        """The Altair chart itself, domains as numbers (for tests and ``st.altair_chart``)."""
+        domains = [list(d) if d is not None else None for d in self._domains()]
+        return self.build(self.layout, list(self.data), domains)
+
+    def to_dict(self) -> dict:
+        """The Altair chart's Vega-Lite dict (validated by Altair)."""
+        return self.altair().to_dict()
+
+    def spec(self) -> dict:
+        """The Vega-Lite spec for ``st.vega_lite_chart``, Altair building it once per layout (:func:`spec`)."""
+        out = spec(self.build, self.layout, self.data, self._domains())
+        return on_canvas(out) if self.canvas else out
+
+    def _domains(self) -> tuple[tuple[float, float] | None, ...]:
+        return tuple(self.domains) + (None,) * (len(self.data) - len(self.domains))
 
 
-def font_px(px: int) -> int:
-    return max(8, min(12, px // 4))
+def show_chart(chart: Chart | dict, **kwargs) -> object:
+    """Draw a :class:`Chart` (or a spec from :func:`cached_chart`) without Streamlit's theme (the factories pick
+    colour-blind-safe schemes).
+
+    Width "content" by default: Streamlit's default "stretch" overrides the heatmaps' alt.Step cell size. Other
+    keyword arguments go to ``st.vega_lite_chart`` (``key``, ``on_select``, ``selection_mode``).
+    """
+    kwargs.setdefault("width", "content")
+    return st.vega_lite_chart(spec=chart.spec() if isinstance(chart, Chart) else chart, theme=None, **kwargs)
 
 
-def cell_width(px: int, longest_text: int) -> int:
-    """Width of a cell ``px`` high that must hold numbers of ``longest_text`` characters (0: no text)."""
-    return max(px, int(0.62 * font_px(px) * longest_text) + 8)
+def cached_chart(factory: Callable[..., alt.TopLevelMixin], *args, **kwargs) -> dict:
+    """The spec of a plain Altair chart ``factory(*args, **kwargs)``, built once per distinct arguments.
+
+    For a chart whose every part changes with its data (e.g. the variance sweep): Altair builds and validates it
+    only when an argument changes. Show it with :func:`show_chart`.
+    """
+    return _chart_spec(f"{factory.__module__}.{factory.__qualname__}", factory, *args, **kwargs)
 
 
-def row_height(n_rows: int, px: int, *, least: int = 18, budget: int = 640) -> int:
-    """Row height: at least ``least`` px (a readable row label) while the rows fit in ``budget`` px."""
-    return px if px >= least or n_rows * least > budget else least
+@st.cache_data(max_entries=256, show_spinner=False)
+def _chart_spec(name: str, _factory: Callable[..., alt.TopLevelMixin], *args, **kwargs) -> dict:
+    return altair_spec(_factory(*args, **kwargs))  # the factory is part of the key by its name
 
 
-def heatmap_width(values: np.ndarray, row_labels: list[str], precision: int) -> int:  # values [r, c]
-    """Approximate pixel width of :func:`heatmap` (row labels, cells, legend), to lay heatmaps side by side."""
-    r, c = values.shape
-    px = cell_px(r, c)
-    longest = max(map(len, format_numbers(values.ravel(), precision))) if shows_text(r, c, px) else 0
-    bc = -(-c // block_limit(r, c))  # columns per block (see heatmap_parts)
-    return 6 * max(len(s) for s in row_labels) + 30 + -(-c // bc) * cell_width(px * bc, longest) + 60
+def slot_name(i: int) -> str:
+    return f"slot{i}"
 
 
-def format_number(v: float, precision: int) -> str:
-    """A number as the learner reads it: fixed decimals (or 1.2345e+12 from 1e9 on), ±∞ spelled out, no '-0.0000'.
+def table(columns: dict[str, Any]) -> pa.Table:
+    """A chart's data from its columns (numpy arrays or lists), as an Arrow table.
+
+    >>> table({"k": np.array(["a", "b"]), "v": np.arange(2.0)}).to_pydict()
+    {'k': ['a', 'b'], 'v': [0.0, 1.0]}
+    """
+    return pa.table(columns)
+
+
+def data_domain(slot: int) -> dict:
+    """A scale domain ``[lo, hi]`` read, when the chart is drawn, from dataset ``slot``'s DOMAIN_LO/DOMAIN_HI
+    (a Vega-Lite expression; ``[0, 1]`` until the data has arrived). For ``alt.Scale(domain=...)``.
+
+    >>> data_domain(0)["expr"][:28]
+    "length(data('slot0')) ? [dat"
+    """
+    rows = f"data('{slot_name(slot)}')"
+    return {"expr": f"length({rows}) ? [{rows}[0].{DOMAIN_LO}, {rows}[0].{DOMAIN_HI}] : [0, 1]"}
+
+
+def spec(
+    build: Builder, layout: Hashable, data: Sequence[Frame], domains: Sequence[tuple[float, float] | None] = (),
+) -> dict:
+    """The Vega-Lite spec of ``build(layout, data, domains)``, its datasets named ``slot0``, ``slot1``, ...
+
+    ``domains[i]`` (if given and not None) is data frame i's scale domain (lo, hi): it goes into the frame's
+    DOMAIN_LO/DOMAIN_HI columns and the builder gets ``data_domain(i)``, so the spec does not change with it.
 
     Examples
     --------
-    >>> format_number(-0.00001, 4), format_number(2.5, 2), format_number(float("-inf"), 4), format_number(3e12, 1)
-    ('0.0000', '2.50', '−∞', '3.0e+12')
+    >>> def bars(title, data, domains):
+    ...     return alt.Chart(data[0], title=title).mark_bar().encode(
+    ...         x="k:N", y=alt.Y("v:Q", scale=alt.Scale(domain=domains[0])))
+    >>> s = spec(bars, "sales", [table({"k": ["a", "b"], "v": [1.0, 3.0]})], [(0.0, 4.0)])
+    >>> s["data"], s["encoding"]["y"]["scale"]["domain"] == data_domain(0)
+    ({'name': 'slot0'}, True)
+    >>> s["datasets"]["slot0"].select(["v", DOMAIN_LO, DOMAIN_HI]).to_pylist()[1]
+    {'v': 3.0, 'domain_lo': 0.0, 'domain_hi': 4.0}
     """
-    return format_numbers(np.array([v], dtype=float), precision)[0]
+    has_domain = tuple(i < len(domains) and domains[i] is not None for i in range(len(data)))
+    template, constants = _template(build, layout, has_domain)
+    frames = {slot_name(i): _with_domain(frame, domains[i]) if has_domain[i] else frame
+              for i, frame in enumerate(data)}
+    out = json.loads(template)  # a fresh copy each time: Streamlit patches the spec it is given
+    out["datasets"] = {**constants, **frames}
+    return out
 
 
-def format_numbers(values: np.ndarray, precision: int) -> list[str]:  # [n] -> n strings
-    """:func:`format_number` of every value (fast: Python floats, no numpy scalar per cell)."""
-    return [_tidy(f"{v:.{precision}{'f' if -1e9 < v < 1e9 else 'e'}}") for v in values.tolist()]
+def _with_domain(frame: Frame, domain: tuple[float, float]) -> Frame:
+    """A copy of the frame with the DOMAIN_LO and DOMAIN_HI columns (every row the same two numbers)."""
+    lo, hi = float(domain[0]), float(domain[1])
+    if isinstance(frame, pd.DataFrame):
+        return frame.assign(**{DOMAIN_LO: lo, DOMAIN_HI: hi})
+    n = frame.num_rows
+    return frame.append_column(DOMAIN_LO, pa.array(np.full(n, lo))).append_column(DOMAIN_HI, pa.array(np.full(n, hi)))
 
 
-def _tidy(text: str) -> str:
-    """'-inf' -> '−∞', 'inf' -> '+∞', '-0.0000' -> '0.0000'."""
-    if text.startswith("-"):
-        if text == "-inf":
-            return "−∞"
-        return text[1:] if not text.strip("-0.") else text
-    return "+∞" if text == "inf" else text
+@lru_cache(maxsize=512)
+def _template(build: Builder, layout: Hashable, has_domain: tuple[bool, ...]) -> tuple[str, dict[str, Frame]]:
+    """Altair's spec of the builder on placeholders (validated, once per layout) as JSON, and the data frames the
+    builder made itself (named const0, const1, ...)."""
+    slots = range(len(has_domain))
+    chart = build(layout, [alt.NamedData(name=slot_name(i)) for i in slots],
+                  [data_domain(i) if has_domain[i] else None for i in slots])
+    constants = {name: pa.Table.from_pandas(frame, preserve_index=False) if isinstance(frame, pd.DataFrame) else frame
+                 for name, frame in _name_frames(chart, "const").items()}  # converted once, not on every run
+    return json.dumps(_to_dict(chart)), constants
 
 
-def long_frame(values: np.ndarray, row_labels: list[str], col_labels: list[str], precision: int) -> vega.Frame:
-    """[r, c] -> r·c rows of (row, col, row_i, col_i, value, text, masked); -inf cells get value None."""
-    r, c = values.shape
-    flat = values.ravel()
-    finite = np.isfinite(flat)
-    return vega.table({
-        "row": np.repeat(row_labels, c),
-        "col": np.tile(col_labels, r),
-        "row_i": np.repeat(np.arange(r), c),
-        "col_i": np.tile(np.arange(c), r),
-        "value": np.where(finite, flat, np.nan),
-        "text": format_numbers(flat, precision),
-        "masked": ~finite,
-    })
+def on_canvas(chart_spec: dict) -> dict:
+    """The spec drawn on a canvas instead of SVG (Streamlit's default below 2,000 data rows): for charts of many
+    marks without text, a canvas draws them in a fraction of the time SVG's one DOM node per mark takes."""
+    chart_spec["usermeta"] = {**chart_spec.get("usermeta", {}), "embedOptions": {"renderer": "canvas"}}
+    return chart_spec
 
 
-MAX_SIDE = 64  # a heatmap with more rows or columns than this draws blocks: the mean of each block
-BLOCKS = 32  # ... at most this many blocks per side (≤ 1,024 marks: light for the browser at the caps)
+def altair_spec(chart: alt.TopLevelMixin) -> dict:
+    """The Vega-Lite spec of a built Altair chart for ``st.vega_lite_chart``, its data frames as named datasets.
 
-
-def block_limit(n_rows: int, n_cols: int) -> int:
-    """Most cells (or blocks) drawn per side of an [n_rows, n_cols] heatmap: every cell up to MAX_SIDE, else BLOCKS.
-
-    >>> block_limit(64, 64), block_limit(65, 3)
-    (64, 32)
-    """
-    return MAX_SIDE if max(n_rows, n_cols) <= MAX_SIDE else BLOCKS
-
-
-def block_means(
-    values: np.ndarray, masked: np.ndarray | None = None, most: int = MAX_SIDE
-) -> tuple[np.ndarray, np.ndarray | None, int, int]:  # [r, c] -> [⌈r/br⌉, ⌈c/bc⌉]
-    """The matrix in blocks of br × bc cells (each side at most ``most`` blocks), each the mean of its drawn cells.
-
-    Drawn cells are finite and not ``masked``. A block with none is −∞ (grey, masked) or, when ``masked`` is
-    given, masked. Returns (block values, block mask or None, br, bc); a small matrix comes back as it is.
+    What ``st.altair_chart`` sends, converted without Altair's global data transformer (so safe in any thread).
+    The chart's data frames are swapped for names in place: use the chart for nothing else afterwards.
 
     Examples
     --------
-    >>> m, _, br, bc = block_means(np.arange(6.0).reshape(1, 6), most=3)
-    >>> m.tolist(), br, bc
-    ([[0.5, 2.5, 4.5]], 1, 2)
-    >>> block_means(np.array([[1.0, -np.inf, -np.inf, -np.inf]]), most=2)[0].tolist()
-    [[1.0, -inf]]
+    >>> c = alt.Chart(pd.DataFrame({"k": ["a"], "v": [1.0]})).mark_bar().encode(x="k:N", y="v:Q")
+    >>> s = altair_spec(c)
+    >>> s["data"], list(s["datasets"]["slot0"].columns)
+    ({'name': 'slot0'}, ['k', 'v'])
     """
-    r, c = values.shape
-    br, bc = -(-r // most), -(-c // most)
-    if br == bc == 1:
-        return values, masked, 1, 1
-    drawn = np.isfinite(values) if masked is None else np.isfinite(values) & ~np.asarray(masked, dtype=bool)
-    rb, cb = -(-r // br), -(-c // bc)
-    pad = ((0, rb * br - r), (0, cb * bc - c))
-    sums = np.pad(np.where(drawn, values, 0.0), pad).reshape(rb, br, cb, bc).sum(axis=(1, 3))  # [rb, cb]
-    counts = np.pad(drawn, pad).reshape(rb, br, cb, bc).sum(axis=(1, 3))  # [rb, cb]
-    means = sums / np.maximum(counts, 1)
-    if masked is None:
-        return np.where(counts > 0, means, -np.inf), None, br, bc
-    return means, counts == 0, br, bc
+    frames = _name_frames(chart, "slot")
+    out = _to_dict(chart)
+    out["datasets"] = frames
+    return out
 
 
-def block_labels(labels: list[str], size: int) -> list[str]:
-    """Labels of blocks of ``size`` positions: "0–3", "4–7", ... (the labels themselves for size 1)."""
-    if size == 1:
-        return list(labels)
-    n = len(labels)
-    return [f"{a}–{min(a + size, n) - 1}" for a in range(0, n, size)]
+def _name_frames(chart: alt.TopLevelMixin, prefix: str) -> dict[str, Frame]:
+    """Swap every data frame in the chart (and its layers and panels) for a name; return {name: frame}."""
+    frames: dict[int, tuple[str, Frame]] = {}
+
+    def swap(node: Any) -> None:
+        data = getattr(node, "data", None)
+        if isinstance(data, (pd.DataFrame, pa.Table)):
+            name, _ = frames.setdefault(id(data), (f"{prefix}{len(frames)}", data))
+            node.data = alt.NamedData(name=name)
+        for attr in ("layer", "concat", "hconcat", "vconcat"):
+            for sub in getattr(node, attr, None) or ():
+                swap(sub)
+        if isinstance(getattr(node, "spec", None), alt.SchemaBase):  # facet / repeat
+            swap(node.spec)
+
+    swap(chart)
+    return dict(frames.values())
 
 
-@dataclass(frozen=True)
-class HeatmapLayout:
-    """Everything about a heatmap but its numbers: the key of its cached Vega-Lite spec (see attn_ui.vega)."""
-
-    rows: tuple[str, ...]
-    cols: tuple[str, ...]
-    kind: str
-    width_px: int
-    height_px: int
-    stroke: float
-    font: int  # 0: no numbers on the cells
-    angle: int
-    title: str
-    x_title: str
-    y_title: str
-    select: str | None
-    has_masked: bool = False  # some cell is drawn grey as masked
-    fixed_domain: tuple[float, float] | None = None  # weights and masks: 0 … 1 in the spec, not in the data
-
-    @property
-    def on_canvas(self) -> bool:
-        """Many cells and no numbers on them: drawn on a canvas, without a per-cell ARIA description (a screen
-        reader cannot use a thousand of them; building them is most of Vega's work for such a chart)."""
-        return not self.font and len(self.rows) * len(self.cols) >= CANVAS_CELLS
-
-
-def heatmap_parts(
-    values: np.ndarray,
-    row_labels: list[str],
-    col_labels: list[str],
-    *,
-    title: str = "",
-    kind: Kind = "signed",
-    precision: int = 4,
-    domain: tuple[float, float] | None = None,
-    x_title: str = "",
-    y_title: str = "",
-    px: int | None = None,
-    select: str | None = None,
-    masked: np.ndarray | None = None,
-) -> tuple[HeatmapLayout, vega.Frame, float, float]:  # values [r, c]
-    """What :func:`heatmap` draws: its layout, its long data frame and its colour domain (lo, hi)."""
-    r, c = values.shape
-    px = px or cell_px(r, c)
-    height_px = row_height(r, px)
-    values, masked, br, bc = block_means(values, masked, block_limit(r, c))  # at most block_limit(r, c) a side
-    if br > 1 or bc > 1:
-        row_labels, col_labels = block_labels(row_labels, br), block_labels(col_labels, bc)
-        note = f"each cell: the mean of a block of {br} × {bc}"
-        title = f"{title} · {note}" if title else note
-    r, c = values.shape
-    flat = values.ravel()
-    finite = np.isfinite(flat)
-    is_masked = ~finite if masked is None else ~finite | np.asarray(masked, dtype=bool).ravel()
-    if domain is None:
-        if kind in ("weights", "mask"):
-            domain = (0.0, 1.0)
-        else:
-            m = float(np.abs(flat[finite]).max()) if finite.any() else 1.0
-            domain = (-m or -1.0, m or 1.0)
-    lo, hi = domain
-    value = np.where(finite, flat, lo)  # a null value would drop the masked cell's rect (Vega-Lite "invalid")
-    t = (value - lo) / ((hi - lo) or 1.0)
-    text = format_numbers(flat, precision)
-    show_text, has_masked = shows_text(r, c, px), bool(is_masked.any())
-    columns = {  # as long_frame
-        "row": np.repeat(row_labels, c),
-        "col": np.tile(col_labels, r),
-        "row_i": np.repeat(np.arange(r) * br, c),  # a block's first row and column (what a click on it picks)
-        "col_i": np.tile(np.arange(c) * bc, r),
-        "value": value,
-        "text": text,
-    }  # and only the columns the chart reads: the browser converts every cell of every column
-    if has_masked:
-        columns["masked"] = is_masked
-    if show_text:
-        columns["dark"] = ((np.abs(t - 0.5) > 0.3) if kind == "signed" else (t > 0.55)) & ~is_masked  # black text
-    data = vega.table(columns)
-
-    width_px = cell_width(px * bc, max(map(len, text)) if show_text else 0)
-    lie_flat = c <= 12 and max((len(str(s)) for s in col_labels), default=0) * 6 <= width_px  # labels fit cells
-    layout = HeatmapLayout(
-        rows=tuple(row_labels), cols=tuple(col_labels), kind=kind, width_px=width_px, height_px=height_px * br,
-        stroke=0.5 if px >= 8 else 0, font=font_px(px) if show_text else 0,
-        angle=0 if lie_flat else (-45 if c <= 12 else -90),
-        title=title, x_title=x_title, y_title=y_title, select=select, has_masked=has_masked,
-        fixed_domain=None if kind == "signed" else (float(lo), float(hi)),
-    )
-    return layout, data, float(lo), float(hi)
-
-
-def heatmap_chart(layout: HeatmapLayout, data: list, domains: list) -> alt.LayerChart | alt.Chart:
-    """The heatmap of a layout, on ``data[0]`` (its long frame) with colour domain ``domains[0]``.
-
-    A builder for :func:`attn_ui.vega.spec`: the structure depends on ``layout`` only.
-    """
-    lay = layout
-    scale = alt.Scale(scheme=SCHEMES[lay.kind], domain=list(lay.fixed_domain) if lay.fixed_domain else domains[0],
-                      **({"domainMid": 0} if lay.kind == "signed" else {}))
-    # sort=None: the data's order, rows and columns in order (row-major); an explicit list of every label would
-    # make Vega evaluate an indexof() expression per cell
-    x = alt.X("col:O", sort=None, title=lay.x_title or None,
-              axis=alt.Axis(labelAngle=lay.angle, labelOverlap="greedy"))  # greedy: hide labels that would overlap
-    y = alt.Y("row:O", sort=None, title=lay.y_title or None, axis=alt.Axis(labelOverlap="greedy"))
-    base = alt.Chart(data[0]).encode(x=x, y=y).properties(
-        width=alt.Step(lay.width_px), height=alt.Step(lay.height_px),
-        **({"title": lay.title} if lay.title else {}),  # never alt.Undefined: altair 6 rejects it
-    )
-    tooltip = [alt.Tooltip("row:O", title=lay.y_title or "row"), alt.Tooltip("col:O", title=lay.x_title or "column"),
-               alt.Tooltip("text:N", title="value")]
-    fill = alt.Color("value:Q", scale=scale, title=None,
-                     legend=alt.Legend(orient="right", gradientLength=max(60, lay.height_px * len(lay.rows))))
-    if lay.has_masked:
-        fill = alt.when(alt.datum.masked).then(alt.value(MASKED_COLOUR)).otherwise(fill)
-    rect = base.mark_rect(stroke="white", strokeWidth=lay.stroke, **({"aria": False} if lay.on_canvas else {})).encode(
-        color=fill, tooltip=tooltip)
-    if lay.select:
-        sel = alt.selection_point(name=lay.select, fields=["row_i", "col_i"], on="click", clear=False)
-        rect = rect.add_params(sel)
-    if not lay.font:
-        return rect
-    text = base.mark_text(fontSize=lay.font).encode(
-        text="text:N",
-        color=alt.when(alt.datum.dark).then(alt.value("white")).otherwise(alt.value("black")),
-    )
-    return alt.layer(rect, text)
-
-
-def heatmap(
-    values: np.ndarray,
-    row_labels: list[str],
-    col_labels: list[str],
-    *,
-    title: str = "",
-    kind: Kind = "signed",
-    precision: int = 4,
-    domain: tuple[float, float] | None = None,
-    x_title: str = "",
-    y_title: str = "",
-    px: int | None = None,
-    select: str | None = None,
-    masked: np.ndarray | None = None,
-) -> alt.LayerChart | alt.Chart:  # values [r, c]
-    """A heatmap with the numbers on the cells; masked (-inf) cells grey and marked −∞.
-
-    A matrix with more than MAX_SIDE rows or columns is drawn in at most BLOCKS × BLOCKS blocks (the mean of each,
-    see :func:`block_means`), as tall as the whole matrix would be, and the title says so.
-
-    Parameters
-    ----------
-    values : ndarray of shape (r, c)
-    row_labels, col_labels : list of str
-        Unique labels, in order (e.g. "0: input1").
-    kind : "signed", "weights" or "mask"
-        Diverging colours centred on 0, sequential 0..1, or greys.
-    domain : (lo, hi), optional
-        A shared colour domain, so side-by-side heatmaps compare.
-    select : str, optional
-        Name of a click selection on the cell (fields row_i, col_i), for ``on_select``.
-    masked : ndarray of bool, shape (r, c), optional
-        Cells to draw grey as masked even though their value is finite (e.g. weights of masked keys).
-    """
-    layout, data, lo, hi = heatmap_parts(
-        values, row_labels, col_labels, title=title, kind=kind, precision=precision, domain=domain,
-        x_title=x_title, y_title=y_title, px=px, select=select, masked=masked,
-    )
-    return heatmap_chart(layout, [data], [[lo, hi]])
-
-
-def heatmap_spec(values: np.ndarray, row_labels: list[str], col_labels: list[str], **options) -> dict:
-    """The Vega-Lite spec of :func:`heatmap` (same arguments) for ``st.vega_lite_chart``, without building the
-    Altair chart again: Altair builds and validates one per layout (:mod:`attn_ui.vega`)."""
-    layout, data, lo, hi = heatmap_parts(values, row_labels, col_labels, **options)
-    spec = vega.spec(heatmap_chart, layout, [data], [None if layout.fixed_domain else (lo, hi)])
-    return vega.on_canvas(spec) if layout.on_canvas else spec
-
-
-def shared_domain(*matrices: np.ndarray, kind: Kind = "signed") -> tuple[float, float]:
-    """One colour domain for several heatmaps shown side by side (finite cells only)."""
-    if kind != "signed":
-        return (0.0, 1.0)
-    m = max((float(np.abs(a[np.isfinite(a)]).max()) for a in matrices if np.isfinite(a).any()), default=1.0)
-    return (-m or -1.0, m or 1.0)
+def _to_dict(chart: alt.TopLevelMixin) -> dict:
+    """chart.to_dict() (validated) as st.altair_chart has it: without Altair's default theme."""
+    out = chart.to_dict()
+    if out.get("config") == _THEME_CONFIG:
+        del out["config"]
+    return out

@@ -1,11 +1,13 @@
-"""Cached attention of the current configuration (the matrices are the cache key)."""
+"""The attention of the current configuration, computed once per distinct configuration (matrices are the key)."""
 
 from __future__ import annotations
 
 import numpy as np
 import streamlit as st
 
-from attn_core import Config, MultiHeadTrace, config_mask, multi_head_attention
+from attn_core import AttentionInputError, Config, MultiHeadTrace, config_mask, multi_head_attention
+
+from . import registry, state
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -19,3 +21,24 @@ def _multi_head(
 def trace(cfg: Config) -> MultiHeadTrace:
     """attn_core.run(cfg), computed once per distinct configuration. Raises AttentionInputError."""
     return _multi_head(cfg.x, cfg.w_q, cfg.w_k, cfg.w_v, cfg.w_o, cfg.n_heads, cfg.scale, config_mask(cfg))
+
+
+def current_trace() -> MultiHeadTrace:
+    """The trace of the current configuration, or a message and st.stop() if it cannot be computed."""
+    try:
+        return trace(state.config())
+    except AttentionInputError as err:
+        st.error(f"This configuration cannot be computed: {err} Change it on Inputs & weights.",
+                 icon=":material/error:")
+        st.page_link(registry.INPUTS.file, label="Go to Inputs & weights", icon=":material/edit:")
+        st.stop()
+        raise  # unreachable: st.stop() raises
+
+
+def is_identity(m: np.ndarray) -> bool:
+    """Whether ``m`` is a square identity matrix (then W_O changes nothing).
+
+    >>> is_identity(np.eye(3)), is_identity(np.eye(3)[:, :2])
+    (True, False)
+    """
+    return m.shape[0] == m.shape[1] and bool(np.array_equal(m, np.eye(m.shape[0])))

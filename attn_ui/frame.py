@@ -1,41 +1,38 @@
 """The frame around every page: page config, session state, navigation, permalink, share control.
 
-The router (streamlit_app.py) runs it and then the chosen page. A page runs it too when Streamlit
-ran that page on its own: while no run in the process has called st.navigation, Streamlit's legacy
-support for a ``pages/`` folder runs the file named by the URL without the router (a first request
-straight to /steps on a fresh server; and every AppTest run, which resets that state).
+The router (streamlit_app.py) runs :func:`navigation` and then the chosen page; every page starts with
+:func:`page_start`. Streamlit may also run a page file on its own, without the router: while no run in the
+process has called ``st.navigation``, its legacy support for a ``pages/`` folder runs the file the URL names
+(a first request straight to /steps on a fresh server; every AppTest of a page file). The router leaves a mark
+in the session for the page it runs; a page that finds none draws the frame itself.
 """
 
 from __future__ import annotations
 
 import streamlit as st
-from streamlit.navigation.page import StreamlitPage
-from streamlit.runtime.pages_manager import PagesManager
 
-from . import editor, layout, share_ui, state
+from . import grid_editor, registry, share_ui, state
 
 
-def navigation() -> StreamlitPage:
+def navigation() -> st.Page:
     """Set up the session and the sidebar; return the page to run."""
     st.set_page_config(page_title="Self-Attention Explorer", page_icon=":material/center_focus_strong:",
                        layout="wide")
     state.init()
-    editor.commit_pending()  # an edit sent with a page switch still counts
+    grid_editor.commit_pending()  # an edit sent with a page switch still counts
     pg = st.navigation([
-        st.Page(layout.OVERVIEW, title="Overview", icon=":material/home:", default=True),
-        st.Page(layout.INPUTS, title="Inputs & weights", icon=":material/edit:"),
-        st.Page(layout.STEPS, title="Step by step", icon=":material/stairs:"),
-        st.Page(layout.SCALING, title="Scaling", icon=":material/straighten:"),
-        st.Page(layout.MASKING, title="Masking", icon=":material/visibility_off:"),
-        st.Page(layout.MULTIHEAD, title="Multi-head", icon=":material/view_column:"),
-        st.Page(layout.SHARE, title="Share & export", icon=":material/share:"),
+        st.Page(p.file, title=p.title, icon=p.icon, url_path=p.name, default=p == registry.DEFAULT)
+        for p in registry.PAGES
     ])
+    st.session_state[state.FRAMED] = True  # read by page_start: the frame is drawn for this run
     share_ui.apply_query_params(pg)  # a ?c= permalink: once per session; may switch to its page
     share_ui.sidebar(pg)
     return pg
 
 
-def page_start() -> None:
-    """The first line of every page: the frame, unless the router has just drawn it."""
-    if getattr(PagesManager, "uses_pages_directory", False):  # run without the router (see module doc)
+def page_start(page: registry.Page) -> None:
+    """The first line of every page: the frame unless the router has just drawn it, then the page's title."""
+    if not st.session_state.pop(state.FRAMED, False):  # run without the router (see the module doc)
         navigation()
+        st.session_state.pop(state.FRAMED, None)
+    st.title(page.page_heading)

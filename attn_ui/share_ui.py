@@ -8,40 +8,27 @@ callable to ``st.download_button``, so a file is built when it is clicked, not o
 from __future__ import annotations
 
 from functools import partial
-from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import streamlit as st
-from streamlit.navigation.page import StreamlitPage
 
-from attn_core import LIMITS, MATRIX_NAMES, AttentionInputError, Config, MultiHeadTrace, codegen, share
-from attn_core.config import MATRICES
+from attn_core import LIMITS, MATRICES, MATRIX_NAMES, AttentionInputError, Config, MultiHeadTrace, codegen, share
 
-from . import layout, state
+from . import registry, state
 
 PARAM = "c"  # the one query parameter of a permalink: ?c=<attn_core.share.encode_link value>
-DEFAULT_PAGE = "overview"
-#: page name in a link -> (page file, title); the router registers the same files and titles
-PAGES = {
-    Path(file).stem: (file, title)
-    for file, title in (
-        (layout.OVERVIEW, "Overview"), (layout.INPUTS, "Inputs & weights"), (layout.STEPS, "Step by step"),
-        (layout.SCALING, "Scaling"), (layout.MASKING, "Masking"), (layout.MULTIHEAD, "Multi-head"),
-        (layout.SHARE, "Share & export"),
-    )
-}
 SHOW_CODE_CELLS = 20_000  # above this many cells the script is offered for download only
 
 
-def page_name(pg: StreamlitPage) -> str:
+def page_name(pg: st.Page) -> str:
     """The name a link uses for the page ``st.navigation`` returned ("steps", ...; the default page has none)."""
-    return pg.url_path or DEFAULT_PAGE
+    return pg.url_path or registry.DEFAULT.name
 
 
 # ---- reading a permalink ------------------------------------------------------------------------
 
 
-def apply_query_params(pg: StreamlitPage) -> None:
+def apply_query_params(pg: st.Page) -> None:
     """Once per session: restore the configuration from ``?c=`` and open the page it names.
 
     Call it in the router after ``st.navigation`` (``st.switch_page`` needs the registered pages) and
@@ -62,8 +49,9 @@ def apply_query_params(pg: StreamlitPage) -> None:
         st.warning(state.pop_notice(), icon=":material/link_off:")  # shown at once, above whichever page opens
         return
     state.load_shared(cfg)  # already validated by decode_link
-    if page in PAGES and page != page_name(pg):
-        st.switch_page(PAGES[page][0])
+    target = registry.by_name(page) if page else None
+    if target is not None and target.linkable and target.name != page_name(pg):
+        st.switch_page(target.file)
 
 
 # ---- making a permalink -------------------------------------------------------------------------
@@ -76,7 +64,7 @@ def app_url() -> str:
         return ""
     parts = urlsplit(url)
     segments = parts.path.rstrip("/").split("/")
-    if segments[-1] in PAGES:  # st.context.url ends with the current page's path
+    if registry.by_name(segments[-1]):  # st.context.url ends with the current page's path
         segments = segments[:-1]
     return urlunsplit((parts.scheme, parts.netloc, "/".join(segments) + "/", "", ""))
 
@@ -103,13 +91,13 @@ def link_block(cfg: Config, page: str, key: str, *, wrap: bool = True, offer_jso
                "Opening it starts a fresh session with exactly these numbers.")
 
 
-def sidebar(pg: StreamlitPage) -> None:
+def sidebar(pg: st.Page) -> None:
     """The share control on every page: a link to the current configuration on the current page."""
     with st.sidebar.expander("Share this", icon=":material/share:"):
         st.caption("A link that opens these numbers on this page.")
         if st.button("Make a link to this", key="share_sidebar_link", icon=":material/link:"):
             link_block(state.config(), page_name(pg), key="share_sidebar", wrap=False)  # one line: narrow sidebar
-        st.page_link(layout.SHARE, label="JSON, CSV and NumPy code", icon=":material/download:")
+        st.page_link(registry.SHARE.file, label="JSON, CSV and NumPy code", icon=":material/download:")
 
 
 # ---- Share & export ---------------------------------------------------------------------------------
@@ -117,8 +105,7 @@ def sidebar(pg: StreamlitPage) -> None:
 
 def choice(container, label: str, options: list[str], *, key: str, default: str, **kwargs) -> str:
     """A selectbox whose choice is kept in state (widget values do not survive a page switch)."""
-    state.restore(key, default, options)
-    return container.selectbox(label, options, key=key, on_change=state.keep, args=(key,), **kwargs)
+    return container.selectbox(label, options, **state.bind(key, state.kept(key, default, options)), **kwargs)
 
 
 def json_download(cfg: Config, *, key: str, page: str | None = None) -> None:

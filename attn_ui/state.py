@@ -5,12 +5,14 @@ through the setters here, each of which validates with attn_core first. A reject
 configuration exactly as it was.
 
 Widget keys are page-prefixed (``inputs_``, ``steps_``, ``scaling_``, ``masking_``, ``heads_``,
-``share_``) and are not listed here: they do not survive a page switch by design.
+``share_``) and are not listed here: a widget's value survives a page switch only through :func:`bind`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 
 import streamlit as st
 
@@ -29,7 +31,8 @@ HEAD = "head"  # index of the head shown step by step
 NOTICE = "notice"  # one-off message to show on the next run (e.g. a rejected permalink)
 LINK_APPLIED = "link_applied"  # bool: this session has read its ?c= permalink (read once, at start)
 IMPORT_RESULT = "import_result"  # (ok, message) of the last JSON import, shown once on Share & export
-KEPT = "kept"  # {widget key: value}: widgets not drawn on every run (Share & export's, a closed popover's) keep these
+FRAMED = "framed"  # bool, set by attn_ui.frame.navigation for the page it runs next (see attn_ui.frame)
+KEPT = "kept"  # {widget key: value}: the kept store of bind(): choices that are not part of the configuration
 
 DEFAULT_PRECISION = 4
 _GRID_FIELDS = {"tokens", "x", "w_q", "w_k", "w_v", "w_o"}  # fields shown in editable grids
@@ -112,26 +115,37 @@ def pop_notice() -> str | None:
     return st.session_state.pop(NOTICE, None)
 
 
-def sync_widget(key: str, value: object) -> None:
-    """Make a widget show the configuration's value (call before the widget is drawn)."""
+def bind(key: str, value: object, on_change: Callable[[], None] | None = None) -> dict:
+    """The one way a widget keeps its value across pages and reruns: ``st.selectbox(..., **bind(key, value))``.
+
+    Streamlit forgets a widget's value on a run that does not draw it (another page, a closed popover), so the
+    value lives outside the widget: in the configuration, in a choice the pages share (:data:`PRECISION`,
+    :data:`QUERY`, :data:`HEAD`), or in the kept store (:func:`kept`). Before the widget is drawn it is given
+    ``value``; a change the learner makes is written back by ``on_change``: the configuration's setter,
+    ``copy_to(PRECISION, key)``, or by default the kept store. Returns the widget's ``key`` and ``on_change``.
+    """
     if key not in st.session_state or st.session_state[key] != value:
         st.session_state[key] = value
+    return {"key": key, "on_change": on_change or partial(_keep, key)}
 
 
-def restore(key: str, default: object, options: list | None = None) -> None:
-    """Before drawing a widget that is not drawn on every run: give it the value it had when last drawn (else
-    ``default``; ``options[0]`` if that is not among the widget's ``options``). Draw it with no value of its own
-    and ``on_change=state.keep, args=(key,)``.
-
-    Streamlit forgets a widget's value on a run that does not draw it (another page, a closed popover).
-    """
+def kept(key: str, default: object, options: list | None = None) -> object:
+    """The value widget ``key`` had when last changed, else ``default`` (``options[0]`` if not among ``options``)."""
     value = st.session_state[KEPT].get(key, default)
-    sync_widget(key, value if options is None or value in options else options[0])
+    return value if options is None or value in options else options[0]
 
 
-def keep(key: str) -> None:
-    """on_change of a widget drawn after :func:`restore`: remember its new value."""
+def copy_to(state_key: str, key: str) -> Callable[[], None]:
+    """on_change for :func:`bind`: copy widget ``key``'s value into the shared choice ``state_key``."""
+    return partial(_copy, key, state_key)
+
+
+def _keep(key: str) -> None:
     st.session_state[KEPT][key] = st.session_state[key]
+
+
+def _copy(key: str, state_key: str) -> None:
+    st.session_state[state_key] = st.session_state[key]
 
 
 def errors() -> dict[str, str]:

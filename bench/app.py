@@ -47,14 +47,12 @@ from streamlit.runtime.pages_manager import PagesManager  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from attn_core import LIMITS, initialize, load_preset, make_config  # noqa: E402
+from attn_ui import registry  # noqa: E402
 
 APP = str(ROOT / "streamlit_app.py")
 FLOOR_APP = str(ROOT / "bench" / "floor_app.py")
-PAGES = {
-    "overview": "Overview", "inputs": "Inputs & weights", "steps": "Step by step", "scaling": "Scaling",
-    "masking": "Masking", "multihead": "Multi-head", "share": "Share & export",
-}
-GRID_CELLS = 20_000  # attn_ui.editor.MAX_EDITABLE_CELLS: X larger than this has no grid on Inputs & weights
+PAGES = {p.name: p.title for p in registry.PAGES}  # name -> sidebar title, in sidebar order
+GRID_CELLS = 20_000  # attn_ui.grid_editor.MAX_EDITABLE_CELLS: X larger than this has no grid on Inputs & weights
 CHART_TYPES = {"vega_lite_chart"}
 FRAME_TYPES = {"dataframe", "table"}
 
@@ -91,7 +89,7 @@ def _install_probes() -> None:
 
     Also run every page as a warm server does: AppTest forgets before each run that the app uses
     st.navigation, so a run that starts on a page takes Streamlit's legacy ``pages/`` path (and the app's
-    detour through the router, layout.page_start), which a server only takes before its first navigation;
+    detour through the router, frame.page_start), which a server only takes before its first navigation;
     and AppTest compiles the scripts again on every run, which a server does once (one ScriptCache).
     """
     script_cache = app_test.ScriptCache()
@@ -195,7 +193,7 @@ def measure_page(page: str, cfg_key: str, repeats: int) -> dict:
     at.run()
     at.session_state["config"] = CONFIGS[cfg_key][1]()
     at.session_state["editor_version"] = at.session_state["editor_version"] + 1
-    at.switch_page(f"pages/{page}.py")
+    at.switch_page(registry.by_name(page).file)
     Run(at)
     Run(at)  # warm-up: widgets settled, caches of this configuration filled
 

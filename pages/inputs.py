@@ -4,11 +4,20 @@ from dataclasses import replace
 
 import streamlit as st
 
-from attn_core import INITIALIZERS, LIMITS, PRESETS, embed, initialize, positional_encoding, tokenize, with_dimensions
-from attn_core.errors import AttentionInputError
-from attn_ui import editor, frame, layout, state
+from attn_core import (
+    INITIALIZERS,
+    LIMITS,
+    PRESETS,
+    AttentionInputError,
+    embed,
+    initialize,
+    positional_encoding,
+    tokenize,
+    with_dimensions,
+)
+from attn_ui import frame, grid_editor, registry, state
 
-frame.page_start()
+frame.page_start(registry.INPUTS)
 
 INIT_NAMES = list(INITIALIZERS)
 
@@ -73,7 +82,6 @@ def use_sentence() -> None:
         state.notify(message)
 
 
-st.title("Inputs & weights")
 cfg = state.config()
 if notice := state.pop_notice():
     st.warning(notice, icon=":material/warning:")
@@ -81,10 +89,9 @@ if notice := state.pop_notice():
 # ---- preset ---------------------------------------------------------------------------------------
 st.subheader("Start from a worked example")
 preset = st.session_state[state.PRESET]  # None: the configuration came from a link or a file
-state.sync_widget("inputs_preset", preset)
 with row():
     st.selectbox(
-        "Preset", list(PRESETS), key="inputs_preset", on_change=choose_preset,
+        "Preset", list(PRESETS), **state.bind("inputs_preset", preset, choose_preset),
         format_func=lambda k: f"{PRESETS[k].title} — {PRESETS[k].source}",
         placeholder="A configuration from a link or a file: pick a preset to start over",
     )
@@ -100,20 +107,16 @@ st.caption(
     f"heads ≤ {LIMITS.n_heads}, {LIMITS.total_cells:,} cells in X and the weights together. "
     "Changing a dimension keeps every value that still fits; new cells are filled as chosen below."
 )
-dims = {"inputs_n_seq": cfg.n_seq, "inputs_d_model": cfg.d_model, "inputs_d_qk": cfg.w_q.shape[1],
-        "inputs_d_v": cfg.w_v.shape[1]}
-for key, value in dims.items():
-    state.sync_widget(key, value)
 dims_row = row()
-dims_row.number_input("n_seq", 1, LIMITS.n_seq, key="inputs_n_seq", on_change=change_dimensions,
-                help=f"Number of tokens (rows of X), at most {LIMITS.n_seq}.")
-dims_row.number_input("d_model", 1, LIMITS.d_model, key="inputs_d_model", on_change=change_dimensions,
-                help=f"Width of each token's input vector (columns of X), at most {LIMITS.d_model}.")
-dims_row.number_input("d_k", 1, LIMITS.width, key="inputs_d_qk", on_change=change_dimensions,
-                help="Columns of W_Q and W_K. With several heads this is n_heads · d_k: each head gets an "
-                f"equal slice. At most {LIMITS.width}.")
-dims_row.number_input("d_v", 1, LIMITS.width, key="inputs_d_v", on_change=change_dimensions,
-                help=f"Columns of W_V; may differ from d_k. The output has d_v columns. At most {LIMITS.width}.")
+dims_row.number_input("n_seq", 1, LIMITS.n_seq, **state.bind("inputs_n_seq", cfg.n_seq, change_dimensions),
+                      help=f"Number of tokens (rows of X), at most {LIMITS.n_seq}.")
+dims_row.number_input("d_model", 1, LIMITS.d_model, **state.bind("inputs_d_model", cfg.d_model, change_dimensions),
+                      help=f"Width of each token's input vector (columns of X), at most {LIMITS.d_model}.")
+dims_row.number_input("d_k", 1, LIMITS.width, **state.bind("inputs_d_qk", cfg.w_q.shape[1], change_dimensions),
+                      help="Columns of W_Q and W_K. With several heads this is n_heads · d_k: each head gets an "
+                      f"equal slice. At most {LIMITS.width}.")
+dims_row.number_input("d_v", 1, LIMITS.width, **state.bind("inputs_d_v", cfg.w_v.shape[1], change_dimensions),
+                      help=f"Columns of W_V; may differ from d_k. The output has d_v columns. At most {LIMITS.width}.")
 fill_row = row()
 fill_row.selectbox("New cells are filled with", INIT_NAMES, index=INIT_NAMES.index("xavier_uniform"),
                    key="inputs_fill", format_func=INITIALIZERS.get, width=360)
@@ -124,7 +127,7 @@ st.subheader("Tokens")
 tok_left, tok_right = st.columns([1, 3])
 with tok_left:
     st.caption("Rename a token (one per row of X).")
-    editor.token_editor()
+    grid_editor.token_editor()
 with tok_right:
     st.text_input("…or type a sentence", placeholder="slow but steady wins the race", key="inputs_sentence")
     sentence_row = row()
@@ -139,14 +142,13 @@ with tok_right:
 
 # ---- the matrices ---------------------------------------------------------------------------------
 def randomise_controls(name: str) -> None:
-    """The popover's controls; they keep their values while it is closed (state.restore)."""
+    """The popover's controls; they keep their values while it is closed (state.kept)."""
     init, seed, std = f"inputs_{name}_init", f"inputs_{name}_seed", f"inputs_{name}_std"
-    for key, default in ((init, INIT_NAMES[0]), (seed, 0), (std, 1.0)):
-        state.restore(key, default)
-    st.selectbox("Initialiser", INIT_NAMES, key=init, format_func=INITIALIZERS.get, on_change=state.keep, args=(init,))
-    st.number_input("Seed", 0, 2**31 - 1, key=seed, on_change=state.keep, args=(seed,))
+    st.selectbox("Initialiser", INIT_NAMES, format_func=INITIALIZERS.get,
+                 **state.bind(init, state.kept(init, INIT_NAMES[0], INIT_NAMES)))
+    st.number_input("Seed", 0, 2**31 - 1, **state.bind(seed, state.kept(seed, 0)))
     if st.session_state[init] == "gaussian":
-        st.number_input("std", 0.0, 100.0, key=std, on_change=state.keep, args=(std,))
+        st.number_input("std", 0.0, 100.0, **state.bind(std, state.kept(std, 1.0)))
     st.button("Fill", key=f"inputs_{name}_fill", on_click=randomise, args=(name,))
 
 
@@ -158,7 +160,7 @@ def matrix_section(name: str, title: str, what: str) -> None:
                       on_change="rerun") as box:
         if box.open:  # its widgets are built only while it is open
             randomise_controls(name)
-    editor.matrix_editor(name)
+    grid_editor.matrix_editor(name)
 
 
 st.subheader("Input and weights")
@@ -171,4 +173,4 @@ with w2:
 with w3:
     matrix_section("w_v", "W_V", "V = X W_V")
 st.caption(f"W_O ({cfg.w_o.shape[0]} × {cfg.d_out}) is edited on the Multi-head page.")
-st.page_link(layout.STEPS, label="See every step recompute", icon=":material/stairs:")
+st.page_link(registry.STEPS.file, label="See every step recompute", icon=":material/stairs:")

@@ -8,11 +8,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attn_core import AttentionInputError, additive_mask, analysis, causal_mask
-from attn_core.config import MASK_KINDS
-from attn_ui import charts, charts_analysis, compute, frame, layout, state, steps_view
+from attn_core import MASK_KINDS, AttentionInputError, additive_mask, analysis, causal_mask
+from attn_ui import charts, compute, controls, frame, grid_editor, heatmap, masking_views, registry, state, text
+from attn_ui.matrix_display import matrix_block
 
-frame.page_start()
+frame.page_start(registry.MASKING)
 
 KIND, PAD, FACTOR = "masking_kind", "masking_pad", "masking_factor"  # widget keys
 KIND_CAPTIONS = {
@@ -22,12 +22,6 @@ KIND_CAPTIONS = {
     "custom": "tick the pairs yourself",
 }
 FACTORS = [1, 10, 100, 1000, 10_000]
-
-
-def pair(a: np.ndarray, b: np.ndarray, rows: list[str], extra_b: int = 0) -> list:
-    """Two containers side by side, each as wide as the heatmap of ``a`` or ``b`` (they wrap if too wide)."""
-    widths = [charts.heatmap_width(m, rows, layout.precision()) for m in (a, b)]
-    return steps_view.side_by_side([widths[0], widths[1] + extra_b])
 
 
 def set_kind() -> None:
@@ -49,9 +43,9 @@ def custom_mask_editor(mask: np.ndarray, labels: list[str]) -> None:  # bool [n_
     The key changes with the mask, so the grid always starts from the configuration's values.
     """
     key = f"masking_custom_{mask.shape[0]}_{zlib.crc32(np.packbits(mask).tobytes()):08x}"
-    frame = pd.DataFrame(mask, index=pd.Index(labels, name="query ↓ key →"), columns=labels)
+    grid = pd.DataFrame(mask, index=pd.Index(labels, name="query ↓ key →"), columns=labels)
     edited = st.data_editor(
-        frame, key=key, num_rows="fixed", width="content",
+        grid, key=key, num_rows="fixed", width="content",
         column_config={c: st.column_config.CheckboxColumn(c, default=True) for c in labels},
     )
     new = edited.to_numpy(dtype=bool)  # [n_seq, n_seq]
@@ -65,29 +59,27 @@ def custom_mask_editor(mask: np.ndarray, labels: list[str]) -> None:  # bool [n_
 
 
 cfg = state.config()
-st.title("Masking")
 st.markdown(
     "A mask says which keys each query may attend to. Before softmax, the scores of forbidden pairs are set "
     "to −∞ (by adding a matrix M of 0 and −∞), so exp gives exactly 0 there and the weights of the allowed "
     "keys still sum to 1. The mask you choose here is part of your configuration: Step by step and "
     "Multi-head use it too."
 )
-layout.pending_errors_banner()
-labels = layout.token_labels(cfg)
+grid_editor.pending_errors_banner()
+labels = text.token_labels(cfg)
 
-state.sync_widget(KIND, cfg.mask_kind)
-st.radio("Mask", list(MASK_KINDS), key=KIND, on_change=set_kind, horizontal=True,
+st.radio("Mask", list(MASK_KINDS), **state.bind(KIND, cfg.mask_kind, set_kind), horizontal=True,
          captions=[KIND_CAPTIONS[k] for k in MASK_KINDS])
 if cfg.mask_kind == "padding":
-    state.sync_widget(PAD, [i for i, p in enumerate(cfg.is_pad) if p])
-    st.multiselect("Padding tokens", list(range(cfg.n_seq)), format_func=lambda i: labels[i], key=PAD,
-                   on_change=set_padding, placeholder="Choose the tokens that are padding")
+    st.multiselect("Padding tokens", list(range(cfg.n_seq)), format_func=lambda i: labels[i],
+                   **state.bind(PAD, [i for i, p in enumerate(cfg.is_pad) if p], set_padding),
+                   placeholder="Choose the tokens that are padding")
 elif cfg.mask_kind == "custom":
     st.markdown("**Custom mask**: ticked = the query (row) may attend to the key (column).")
     custom_mask_editor(cfg.custom_mask, labels)
 
-trace = layout.current_trace()
-head = steps_view.head_selector(cfg.n_heads, "masking")
+trace = compute.current_trace()
+head = controls.head_selector(cfg.n_heads, "masking")
 t = trace.heads[head]
 u = compute.trace(replace(cfg, mask_kind="none")).heads[head]
 mask = np.ones(t.weights.shape, dtype=bool) if t.mask is None else t.mask  # [n_seq, n_seq]
@@ -103,37 +95,37 @@ if t.fully_masked_rows:
     )
 
 st.subheader("The mask")
-left, right = pair(mask.astype(float), additive_mask(mask), labels)
+left, right = controls.pair(mask.astype(float), additive_mask(mask), labels)
 with left:
     st.markdown(f"**Boolean mask** · shape {cfg.n_seq} × {cfg.n_seq}")
     st.caption("1 = may attend; grey 0 = masked. Seed 002 builds it with np.tril(np.ones((L, L))).")
-    layout.show_chart(layout.cached_chart(charts_analysis.mask_heatmap, mask, labels, labels))
+    charts.show_chart(masking_views.mask_heatmap(mask, labels, labels))
 with right:
-    layout.matrix_block("Additive mask M", r"M_{ij} = 0 \text{ if allowed, } -\infty \text{ if masked}",
+    matrix_block("Additive mask M", r"M_{ij} = 0 \text{ if allowed, } -\infty \text{ if masked}",
                         additive_mask(mask), labels, labels, y_title="query", x_title="key")
 
 st.subheader("Scores before and after the mask")
-domain = charts.shared_domain(t.scaled, t.masked)
-left, right = pair(t.scaled, t.masked, labels)
+domain = heatmap.shared_domain(t.scaled, t.masked)
+left, right = controls.pair(t.scaled, t.masked, labels)
 with left:
-    layout.matrix_block("Scaled scores" + head_note, rf"QK^\top / {t.divisor:.4g}", t.scaled, labels, labels,
+    matrix_block("Scaled scores" + head_note, rf"QK^\top / {t.divisor:.4g}", t.scaled, labels, labels,
                         y_title="query", x_title="key", domain=domain)
 with right:
-    layout.matrix_block("Scaled scores + M" + head_note, rf"QK^\top / {t.divisor:.4g} + M", t.masked, labels, labels,
+    matrix_block("Scaled scores + M" + head_note, rf"QK^\top / {t.divisor:.4g} + M", t.masked, labels, labels,
                         y_title="query", x_title="key", domain=domain)
 
 st.subheader("Weights before and after the mask")
-left, right = pair(u.weights, t.weights, labels, extra_b=charts_analysis.ROW_SUM_WIDTH)
+left, right = controls.pair(u.weights, t.weights, labels, extra_b=masking_views.ROW_SUM_WIDTH)
 with left:
-    layout.matrix_block("Weights, no mask" + head_note, r"\mathrm{softmax}(QK^\top / s)", u.weights, labels, labels,
+    matrix_block("Weights, no mask" + head_note, r"\mathrm{softmax}(QK^\top / s)", u.weights, labels, labels,
                         kind="weights", y_title="query", x_title="key")
 with right:
     st.markdown(f"**Weights, masked{head_note}** · shape {cfg.n_seq} × {cfg.n_seq}, and each row's sum")
     st.latex(r"\mathrm{softmax}(QK^\top / s + M)")
     st.caption("Grey = masked, weight exactly 0; a small weight is pale blue. Each row sums to 1, "
                "or to 0 when every key is masked.")
-    layout.show_chart(charts_analysis.weights_with_row_sums_spec(t.weights, t.mask, labels, labels,
-                                                                 precision=layout.precision()))
+    charts.show_chart(masking_views.weights_with_row_sums(t.weights, t.mask, labels, labels,
+                                                                 precision=controls.precision()))
 
 st.subheader("Why softmax subtracts the row maximum")
 st.markdown(
@@ -148,7 +140,7 @@ st.markdown(
 )
 left, right = st.columns(2)
 with left:
-    i = steps_view.query_selector(labels, "masking")
+    i = controls.query_selector(labels, "masking")
 with right:
     factor = st.select_slider("Multiply the row's scores by", FACTORS, value=1000, key=FACTOR,
                               format_func=lambda f: f"× {f:,}")
@@ -157,8 +149,8 @@ try:
 except AttentionInputError as err:
     st.warning(f"{err} Choose a smaller factor.", icon=":material/warning:")
     st.stop()
-st.dataframe(charts_analysis.softmax_table(cmp, labels, precision=layout.precision()))
-st.caption(f"{charts_analysis.OVERFLOW_MARK} marks a number that overflowed to +inf or became NaN.")
+st.dataframe(masking_views.softmax_table(cmp, labels, precision=controls.precision()))
+st.caption(f"{masking_views.OVERFLOW_MARK} marks a number that overflowed to +inf or became NaN.")
 if cmp.overflow.any():
     over = ", ".join(labels[j] for j in np.flatnonzero(cmp.overflow))
     st.markdown(

@@ -13,9 +13,9 @@ from attn_core import (
     self_attention,
     valid_head_counts,
 )
-from attn_ui import charts, charts_heads, editor, frame, layout, state
+from attn_ui import charts, compute, controls, frame, grid_editor, head_views, heatmap, registry, state, text
 
-frame.page_start()
+frame.page_start(registry.MULTIHEAD)
 
 WANTED = "heads_wanted"  # number_input: the head count the learner asks for
 PICK = "heads_pick"  # segmented_control: the head to open on Step by step
@@ -65,7 +65,7 @@ def show_matrix(
 
     Every column is always drawn (the head slices are columns); the colours use the whole matrix.
     """
-    pages = layout.pages_of(values.shape[0], charts_heads.rows_that_fit(*values.shape))
+    pages = controls.pages_of(values.shape[0], head_views.rows_that_fit(*values.shape))
     shown = pages[0]
     if len(pages) > 1:
         shown = pages[st.selectbox(
@@ -75,16 +75,15 @@ def show_matrix(
                  "shows), and the colours use the whole matrix.",
         )]
     part = slice(shown.start, shown.stop)
-    layout.show_chart(charts_heads.matrix_spec(
+    charts.show_chart(head_views.head_matrix(
         values[part], rows[part], n_heads=n_heads, title=title, x_title=x_title, y_title=y_title,
-        precision=layout.precision(), domain=charts.shared_domain(values),
+        precision=controls.precision(), domain=heatmap.shared_domain(values),
     ))
 
 
-st.title("Multi-head attention")
 if notice := state.pop_notice():
     st.warning(notice, icon=":material/warning:")
-layout.pending_errors_banner()
+grid_editor.pending_errors_banner()
 st.markdown(
     "Several heads attend **side by side**, each with its own slice of the weights. W_Q, W_K and W_V are "
     "cut by columns into `n_heads` equal slices; head h runs ordinary scaled dot-product attention on "
@@ -125,7 +124,7 @@ st.markdown(  # one element, not a row of metrics and a box: the browser redraws
     f"**{cfg.n_heads} head{'s' * (cfg.n_heads > 1)}** (valid for these widths: **{', '.join(map(str, valid))}**)"
     f" · d_k per head **{cfg.d_k}** ({d_qk} columns of W_Q and W_K ÷ {cfg.n_heads}) · d_v per head **{cfg.d_v}** "
     f"({d_v} columns of W_V ÷ {cfg.n_heads}) · concat width n_heads·d_v **{cfg.n_heads * cfg.d_v}**  \n"
-    f":material/info: The configuration's scale ({layout.scale_text(cfg)}, d_k per head) and {mask_text} apply to "
+    f":material/info: The configuration's scale ({text.scale_text(cfg)}, d_k per head) and {mask_text} apply to "
     "every head alike; change them on Scaling and Masking."
 )
 
@@ -133,48 +132,47 @@ st.markdown(  # one element, not a row of metrics and a box: the browser redraws
 st.subheader("2 · W_Q, W_K, W_V cut into heads")
 st.caption("Each grey band is one head's column slice; head h uses columns h·d_k … (h+1)·d_k − 1 of W_Q and W_K "
            "and h·d_v … (h+1)·d_v − 1 of W_V. Editing here changes the same values as on Inputs & weights.")
-label = layout.view_picker("Weight matrix shown", list(WEIGHTS), key=WEIGHTS_SHOWN)  # only the chosen one is drawn
+label = controls.view_picker("Weight matrix shown", list(WEIGHTS), key=WEIGHTS_SHOWN)  # only the chosen one is drawn
 name, width = WEIGHTS[label]
 with st.expander(f"Edit {label}", key=f"heads_edit_{name}", on_change="rerun") as box:
     if box.open:  # the grid is built only when the learner opens it
-        editor.matrix_editor(name)
+        grid_editor.matrix_editor(name)
 cfg = state.config()
 w = cfg.matrix(name)
-show_matrix(w, layout.dim_labels(w.shape[0]), key=name, n_heads=cfg.n_heads,
+show_matrix(w, text.dim_labels(w.shape[0]), key=name, n_heads=cfg.n_heads,
             title=f"{label} · {w.shape[0]} × {w.shape[1]} = d_model × n_heads·{width}", y_title="input dimension")
-st.page_link(layout.INPUTS, label="Change the widths or randomise the weights on Inputs & weights",
+st.page_link(registry.INPUTS.file, label="Change the widths or randomise the weights on Inputs & weights",
              icon=":material/edit:")
 
 # ---- 3–7: one section at a time; only the chosen one runs (an edit of W_O redraws section 5 alone) ----
 
 
 def per_head_section() -> None:
-    cfg, trace = state.config(), layout.current_trace()
-    tokens = layout.token_labels(cfg)
+    cfg, trace = state.config(), compute.current_trace()
+    tokens = text.token_labels(cfg)
     st.caption("Attention weights of every head (row: query, column: key), on one shared colour scale 0 … 1.")
-    shown = charts_heads.tokens_that_fit(cfg.n_seq, cfg.n_heads)
-    layout.show_chart(charts_heads.head_weights_spec(
-        [t.weights[:shown, :shown] for t in trace.heads], tokens[:shown], precision=layout.precision(),
+    shown = head_views.tokens_that_fit(cfg.n_seq, cfg.n_heads)
+    charts.show_chart(head_views.head_weights(
+        [t.weights[:shown, :shown] for t in trace.heads], tokens[:shown], precision=controls.precision(),
     ))
     if shown < cfg.n_seq:
         st.caption(f"Drawing the first {shown} of {cfg.n_seq} tokens of each head; Step by step shows one head "
                    "whole.")
-    state.sync_widget(PICK, st.session_state[state.HEAD])
-    st.segmented_control("Follow one head step by step", list(range(cfg.n_heads)),
-                         format_func=lambda h: f"head {h}", key=PICK, on_change=pick_head, required=True)
+    st.segmented_control("Follow one head step by step", list(range(cfg.n_heads)), format_func=lambda h: f"head {h}",
+                         required=True, **state.bind(PICK, st.session_state[state.HEAD], pick_head))
     head = st.session_state[state.HEAD]
     k_cols, v_cols = head_slice(head, cfg.d_k), head_slice(head, cfg.d_v)
     st.caption(f"Head {head} uses {columns(k_cols)} of W_Q and W_K and {columns(v_cols)} of W_V.")
     if st.button(f"Open head {head} on Step by step", key="heads_open_steps", icon=":material/stairs:"):
-        st.switch_page(layout.STEPS)
+        st.switch_page(registry.STEPS.file)
 
 
 def concat_section() -> None:
-    cfg, trace = state.config(), layout.current_trace()
+    cfg, trace = state.config(), compute.current_trace()
     n_rows, n_cols = trace.concat.shape
     st.markdown(f"**concat** · shape {n_rows} × {n_cols} = [n_seq, n_heads·d_v] = "
                 f"[{cfg.n_seq}, {cfg.n_heads}·{cfg.d_v}]")
-    show_matrix(trace.concat, layout.token_labels(cfg), key="concat", n_heads=cfg.n_heads,
+    show_matrix(trace.concat, text.token_labels(cfg), key="concat", n_heads=cfg.n_heads,
                 title="concat = [head 0 | head 1 | …]", y_title="token")
 
 
@@ -186,17 +184,15 @@ def project_section() -> None:
     with tools.popover("Randomise W_O", icon=":material/casino:", width="stretch", key="heads_w_o_randomise",
                        on_change="rerun") as box:
         if box.open:  # its widgets are built only while it is open (and keep their values while it is closed)
-            state.restore("heads_w_o_init", "xavier_uniform")
-            state.restore("heads_w_o_seed", 0)
-            st.selectbox("Initialiser", INIT_NAMES, key="heads_w_o_init", format_func=INITIALIZERS.get,
-                         on_change=state.keep, args=("heads_w_o_init",))
-            st.number_input("Seed", 0, 2**31 - 1, key="heads_w_o_seed", on_change=state.keep, args=("heads_w_o_seed",))
+            st.selectbox("Initialiser", INIT_NAMES, format_func=INITIALIZERS.get,
+                         **state.bind("heads_w_o_init", state.kept("heads_w_o_init", "xavier_uniform", INIT_NAMES)))
+            st.number_input("Seed", 0, 2**31 - 1, **state.bind("heads_w_o_seed", state.kept("heads_w_o_seed", 0)))
             st.button("Fill W_O", key="heads_w_o_fill", on_click=fill_w_o)
     with st.expander("Edit W_O", expanded=w_o.size <= 64, key="heads_edit_w_o", on_change="rerun") as box:
         if box.open:
-            editor.matrix_editor("w_o")
-    cfg, trace = state.config(), layout.current_trace()
-    out, tokens = trace.output, layout.token_labels(cfg)
+            grid_editor.matrix_editor("w_o")
+    cfg, trace = state.config(), compute.current_trace()
+    out, tokens = trace.output, text.token_labels(cfg)
     st.markdown(f"**output = concat · W_O** · shape {out.shape[0]} × {out.shape[1]} = [n_seq, d_out]")
     show_matrix(out, tokens, key="output", title="output = concat · W_O", x_title="output dimension",
                 y_title="token")
@@ -230,16 +226,16 @@ def check_metrics(cfg, trace, *, per_head: bool = True) -> None:
 
 
 def shapes_section() -> None:
-    shapes = charts_heads.shapes_table(state.config(), layout.current_trace())
+    shapes = head_views.shapes_table(state.config(), compute.current_trace())
     st.dataframe(shapes, hide_index=True, height=35 * (len(shapes) + 1) + 3)
 
 
 def check_section() -> None:
-    cfg, trace = state.config(), layout.current_trace()
+    cfg, trace = state.config(), compute.current_trace()
     st.caption("Single-head attention on the whole of W_Q, W_K, W_V (as on Step by step with one head), computed "
                "separately and compared with this page's output.")
     check_metrics(cfg, trace)
-    is_identity = cfg.w_o.shape[0] == cfg.w_o.shape[1] and np.array_equal(cfg.w_o, np.eye(cfg.d_out))
+    is_identity = compute.is_identity(cfg.w_o)
     if cfg.n_heads == 1 and is_identity:
         st.success("One head and W_O = I: the multi-head output is exactly single-head attention.",
                    icon=":material/check_circle:")
@@ -258,6 +254,6 @@ SECTIONS = {
     "6 · Every shape": shapes_section,
     "7 · Check: one head is plain attention": check_section,
 }
-layout.current_trace()  # stops here with a message when the configuration cannot be computed
+compute.current_trace()  # stops here with a message when the configuration cannot be computed
 st.subheader("3–7 · From the heads to the output")
-SECTIONS[layout.view_picker("Section shown", list(SECTIONS), key=SECTION_SHOWN)]()  # only the chosen one runs
+SECTIONS[controls.view_picker("Section shown", list(SECTIONS), key=SECTION_SHOWN)]()  # only the chosen one runs

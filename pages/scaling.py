@@ -5,11 +5,11 @@ from dataclasses import replace
 import numpy as np
 import streamlit as st
 
-from attn_core import analysis
-from attn_core.validation import divisor_for
-from attn_ui import charts, charts_analysis, compute, frame, layout, state, steps_view
+from attn_core import analysis, divisor_for
+from attn_ui import charts, compute, controls, frame, grid_editor, heatmap, registry, scaling_views, state, text
+from attn_ui.matrix_display import matrix_block
 
-frame.page_start()
+frame.page_start(registry.SCALING)
 
 MODE, DIVISOR = "scaling_mode", "scaling_divisor"  # widget keys
 MODES = {"sqrt_dk": "÷ √d_k (default)", "none": "none (÷ 1)", "custom": "custom divisor"}
@@ -27,11 +27,6 @@ def saturation(scores: np.ndarray, divisors: np.ndarray, mask: np.ndarray | None
     return analysis.saturation(scores, divisors, mask)
 
 
-def pair(a: np.ndarray, b: np.ndarray, rows: list[str]) -> list:
-    """Two containers side by side, each as wide as the heatmap of ``a`` or ``b`` (they wrap if too wide)."""
-    return steps_view.side_by_side([charts.heatmap_width(m, rows, layout.precision()) for m in (a, b)])
-
-
 def set_mode() -> None:
     """√d_k or none as such; "custom" starts from the divisor in use, so nothing jumps."""
     mode, cfg = st.session_state[MODE], state.config()
@@ -43,25 +38,23 @@ def set_divisor() -> None:
 
 
 cfg = state.config()
-st.title("Scaling")
 st.markdown(
     "Before softmax, every score is divided by a number s. Dividing by a large s flattens each row of weights "
     "towards uniform; dividing by a small s sharpens it towards one-hot (s acts as softmax's *temperature*). "
     "The Transformer uses s = √d_k, which keeps the scores' variance near 1 whatever the width d_k. "
     "The scale you choose here is part of your configuration: Step by step and Multi-head use it too."
 )
-layout.pending_errors_banner()
+grid_editor.pending_errors_banner()
 
 divisor = divisor_for(cfg.scale, cfg.d_k)
-state.sync_widget(MODE, cfg.scale if isinstance(cfg.scale, str) else "custom")
-st.radio("Scale", list(MODES), format_func=MODES.get, key=MODE, on_change=set_mode, horizontal=True)
-state.sync_widget(DIVISOR, divisor)
+st.radio("Scale", list(MODES), format_func=MODES.get, horizontal=True,
+         **state.bind(MODE, cfg.scale if isinstance(cfg.scale, str) else "custom", set_mode))
 st.select_slider(
-    "Divisor s (temperature), log scale", sorted({*SLIDER_STOPS.tolist(), divisor}), key=DIVISOR,
-    on_change=set_divisor, format_func=lambda v: f"{v:.4g}",
+    "Divisor s (temperature), log scale", sorted({*SLIDER_STOPS.tolist(), divisor}),
+    **state.bind(DIVISOR, divisor, set_divisor), format_func=lambda v: f"{v:.4g}",
     help="From 0.01 to 1000. Moving it sets a custom divisor.",
 )
-st.caption(f"Scores are divided by: {layout.scale_text(cfg)}.")
+st.caption(f"Scores are divided by: {text.scale_text(cfg)}.")
 
 same = "the same number, so seed 000's formula gives the same weights" if cfg.n_seq == cfg.d_k else (
     f"different numbers (√{cfg.n_seq} = {np.sqrt(cfg.n_seq):.4g} vs √{cfg.d_k} = {np.sqrt(cfg.d_k):.4g}), so "
@@ -76,31 +69,31 @@ st.info(
     icon=":material/info:",
 )
 
-trace = layout.current_trace()
-head = steps_view.head_selector(cfg.n_heads, "scaling")
+trace = compute.current_trace()
+head = controls.head_selector(cfg.n_heads, "scaling")
 t = trace.heads[head]
 u = compute.trace(replace(cfg, scale="none")).heads[head]
-labels, head_note = layout.token_labels(cfg), f" (head {head})" if cfg.n_heads > 1 else ""
+labels, head_note = text.token_labels(cfg), f" (head {head})" if cfg.n_heads > 1 else ""
 masked = None if t.mask is None else ~t.mask
 
 st.subheader("Unscaled beside your scale")
 if np.isclose(divisor, 1.0):
     st.caption("Your scale divides by 1, so both sides are the same: choose √d_k or a custom divisor to compare.")
-left, right = pair(u.weights, t.weights, labels)
+left, right = controls.pair(u.weights, t.weights, labels)
 with left:
-    layout.matrix_block("Weights, unscaled" + head_note, r"\mathrm{softmax}(QK^\top)", u.weights, labels, labels,
+    matrix_block("Weights, unscaled" + head_note, r"\mathrm{softmax}(QK^\top)", u.weights, labels, labels,
                         kind="weights", y_title="query", x_title="key", masked=masked)
 with right:
-    layout.matrix_block(f"Weights, ÷ {divisor:.4g}" + head_note, rf"\mathrm{{softmax}}(QK^\top / {divisor:.4g})",
+    matrix_block(f"Weights, ÷ {divisor:.4g}" + head_note, rf"\mathrm{{softmax}}(QK^\top / {divisor:.4g})",
                         t.weights, labels, labels, kind="weights", y_title="query", x_title="key", masked=masked)
-out_domain = charts.shared_domain(u.output, t.output)
-dims = layout.dim_labels(t.output.shape[1])
-left, right = pair(u.output, t.output, labels)
+out_domain = heatmap.shared_domain(u.output, t.output)
+dims = text.dim_labels(t.output.shape[1])
+left, right = controls.pair(u.output, t.output, labels)
 with left:
-    layout.matrix_block("Output, unscaled" + head_note, r"\mathrm{softmax}(QK^\top)\,V", u.output, labels, dims,
+    matrix_block("Output, unscaled" + head_note, r"\mathrm{softmax}(QK^\top)\,V", u.output, labels, dims,
                         y_title="query", domain=out_domain)
 with right:
-    layout.matrix_block(f"Output, ÷ {divisor:.4g}" + head_note, rf"\mathrm{{softmax}}(QK^\top / {divisor:.4g})\,V",
+    matrix_block(f"Output, ÷ {divisor:.4g}" + head_note, rf"\mathrm{{softmax}}(QK^\top / {divisor:.4g})\,V",
                         t.output, labels, dims, y_title="query", domain=out_domain)
 
 st.subheader("Why √d_k: measured")
@@ -121,7 +114,7 @@ st.markdown(
     "**The same on random Q, K with unit-variance entries**, 300 draws of 8 × d_k each: the raw variance grows "
     "in proportion to d_k (dashed line: variance = d_k), the scaled one stays near 1."
 )
-layout.show_chart(layout.cached_chart(charts_analysis.variance_sweep_chart, sweep.d_k, sweep.raw, sweep.scaled,
+charts.show_chart(charts.cached_chart(scaling_views.variance_sweep_chart, sweep.d_k, sweep.raw, sweep.scaled,
                                       current_d_k=cfg.d_k))
 with st.expander("The numbers"):
     st.dataframe(
@@ -140,4 +133,4 @@ marks = [("÷ 1 (none)", 1.0), (f"÷ √d_k = {np.sqrt(cfg.d_k):.3g}", float(np.
 if not any(np.isclose(divisor, v) for _, v in marks):
     marks.append((f"yours: ÷ {divisor:.3g}", divisor))
 top, entropy = saturation(t.scores, CURVE_DIVISORS, t.mask)
-layout.show_chart(charts_analysis.saturation_spec(CURVE_DIVISORS, top, entropy, labels, marks))
+charts.show_chart(scaling_views.saturation(CURVE_DIVISORS, top, entropy, labels, marks))

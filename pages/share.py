@@ -3,12 +3,11 @@
 import streamlit as st
 
 from attn_core import LIMITS, AttentionInputError
-from attn_ui import compute, frame, share_ui, state
+from attn_ui import compute, frame, registry, share_ui, state
 
-frame.page_start()
+frame.page_start(registry.SHARE)
 
 cfg = state.config()
-st.title("Share & export")
 st.markdown(
     "Send someone exactly what you see: a **link** holds the whole configuration (tokens, X, W_Q, W_K, W_V, "
     "W_O, heads, scale and mask) and the page to open. The **JSON file** holds the same, for configurations too "
@@ -17,8 +16,8 @@ st.markdown(
 
 # ---- permalink ----------------------------------------------------------------------------------------
 st.subheader("Link", anchor=False)
-titles = {name: title for name, (_, title) in share_ui.PAGES.items()}
-page = share_ui.choice(st, "The link opens on", list(titles), key="share_link_page", default="steps",
+titles = {p.name: p.title for p in registry.PAGES if p.linkable}
+page = share_ui.choice(st, "The link opens on", list(titles), key="share_link_page", default=registry.STEPS.name,
                        format_func=titles.get)
 share_ui.link_block(cfg, page, key="share_link", offer_json=False)  # the JSON download is just below
 st.caption("This link follows your configuration; a copied link keeps the numbers it was made with. "

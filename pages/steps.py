@@ -2,25 +2,24 @@
 
 import streamlit as st
 
-from attn_ui import frame, layout, state, steps_view
+from attn_ui import compute, controls, drill_down, frame, grid_editor, registry, state, step_by_step
 
-frame.page_start()
+frame.page_start(registry.STEPS)
 
-st.title("Step by step")
-layout.pending_errors_banner()
-steps_view.precision_control("steps", st.sidebar)
+grid_editor.pending_errors_banner()
+controls.precision_control("steps", st.sidebar)
 
 cfg = state.config()
-trace = layout.current_trace()  # shows a message and stops if the configuration cannot be computed
-head = steps_view.head_selector(cfg.n_heads, "steps")
+trace = compute.current_trace()  # shows a message and stops if the configuration cannot be computed
+head = controls.head_selector(cfg.n_heads, "steps")
 st.caption(f"{cfg.n_seq} tokens · d_model {cfg.d_model} · d_k {cfg.d_k} · d_v {cfg.d_v} · "
            f"{cfg.n_heads} head{'s' if cfg.n_heads > 1 else ''} · mask {cfg.mask_kind}")
 
-steps_view.show_steps(trace.heads[head], cfg, prefix="steps", head=head if cfg.n_heads > 1 else None)
-if cfg.n_heads > 1 or not steps_view.is_identity(cfg.w_o):
+step_by_step.show_steps(trace.heads[head], cfg, prefix="steps", head=head if cfg.n_heads > 1 else None)
+if cfg.n_heads > 1 or not compute.is_identity(cfg.w_o):
     st.info(f"This is head {head} of {cfg.n_heads}. The layer puts the heads' outputs side by side and "
             "multiplies them by W_O." if cfg.n_heads > 1 else "The layer's output is this output times W_O.",
             icon=":material/view_column:")
-    st.page_link(layout.MULTIHEAD, label="See the heads and W_O on Multi-head", icon=":material/view_column:")
+    st.page_link(registry.MULTIHEAD.file, label="See the heads and W_O on Multi-head", icon=":material/view_column:")
 
-steps_view.drill_down_section(trace.heads[head], cfg, prefix="steps")
+drill_down.drill_down_section(trace.heads[head], cfg, prefix="steps")

@@ -1,4 +1,4 @@
-"""The fast chart path (attn_ui.vega, charts.heatmap_spec, layout.cached_chart) draws what Altair would.
+"""The fast chart path (attn_ui.charts: Chart.spec, cached_chart) draws what Altair would.
 
 References are independent of the fast path: Streamlit's own conversion of the Altair chart (what
 st.altair_chart sends), and block means written out here in numpy.
@@ -14,7 +14,7 @@ import pyarrow as pa
 import pytest
 from streamlit.elements.vega_charts import _convert_altair_to_vega_lite_spec
 
-from attn_ui import charts, vega
+from attn_ui import charts, heatmap
 
 from .apptools import new_app
 
@@ -53,16 +53,16 @@ CASES = [
 
 
 def _with_literal_domain(spec: dict, frame) -> dict:
-    """The fast spec with its data-driven colour domain (vega.data_domain) replaced by the numbers its data carries.
+    """The fast spec with its data-driven colour domain (charts.data_domain) replaced by the numbers its data carries.
 
     Weights and masks have their fixed domain 0 … 1 in the spec already, and no domain columns.
     """
-    if vega.DOMAIN_LO not in frame.columns:
-        assert json.dumps(vega.data_domain(0)) not in json.dumps(spec, default=str)
+    if charts.DOMAIN_LO not in frame.columns:
+        assert json.dumps(charts.data_domain(0)) not in json.dumps(spec, default=str)
         return spec
-    lo, hi = frame[vega.DOMAIN_LO].unique(), frame[vega.DOMAIN_HI].unique()
+    lo, hi = frame[charts.DOMAIN_LO].unique(), frame[charts.DOMAIN_HI].unique()
     assert len(lo) == len(hi) == 1  # every row carries the same domain
-    text = json.dumps(spec, default=str).replace(json.dumps(vega.data_domain(0)), json.dumps([lo[0], hi[0]]))
+    text = json.dumps(spec, default=str).replace(json.dumps(charts.data_domain(0)), json.dumps([lo[0], hi[0]]))
     return json.loads(text)
 
 
@@ -74,13 +74,13 @@ def test_heatmap_spec_is_what_st_altair_chart_sends(r, c, options):
     values[rng.random((r, c)) < 0.2] = -np.inf  # masked scores
     rows, cols = [f"{i}: t{i}" for i in range(r)], [str(j) for j in range(c)]
     for _ in range(2):  # the second call is served from the cached template
-        fast = charts.heatmap_spec(values, rows, cols, **options)
-        slow = _convert_altair_to_vega_lite_spec(charts.heatmap(values, rows, cols, **options))
+        fast = heatmap.heatmap(values, rows, cols, **options).spec()
+        slow = _convert_altair_to_vega_lite_spec(heatmap.heatmap(values, rows, cols, **options).altair())
         fast_frame = _only_frame(fast)
         on_canvas = fast.pop("usermeta", None) == {"embedOptions": {"renderer": "canvas"}}
-        assert on_canvas == (len(fast_frame) >= charts.CANVAS_CELLS and "dark" not in fast_frame)  # many, no text
+        assert on_canvas == (len(fast_frame) >= heatmap.CANVAS_CELLS and "dark" not in fast_frame)  # many, no text
         assert _structure(_with_literal_domain(fast, fast_frame)) == _structure(slow)
-        data = fast_frame.drop(columns=[vega.DOMAIN_LO, vega.DOMAIN_HI], errors="ignore")
+        data = fast_frame.drop(columns=[charts.DOMAIN_LO, charts.DOMAIN_HI], errors="ignore")
         assert data.astype(str).equals(_only_frame(slow).astype(str))
         values = values * 3 + 1  # new numbers, same layout: only the data and the colour domain change
 
@@ -91,19 +91,19 @@ def test_new_numbers_in_the_same_layout_keep_the_spec(r, c, options):
     rng = np.random.default_rng(r * 100 + c)
     values = rng.uniform(1.0, 2.0, size=(r, c))  # and + 0.5 below: as many characters per number, new domain
     rows, cols = [f"{i}: t{i}" for i in range(r)], [str(j) for j in range(c)]
-    first = charts.heatmap_spec(values, rows, cols, **options)
-    second = charts.heatmap_spec(values + 0.5, rows, cols, **options)
+    first = heatmap.heatmap(values, rows, cols, **options).spec()
+    second = heatmap.heatmap(values + 0.5, rows, cols, **options).spec()
     assert _structure(first) == _structure(second)
     assert not _only_frame(first).equals(_only_frame(second))
     if "domain" not in options and options.get("kind", "signed") == "signed":
-        assert _only_frame(second)[vega.DOMAIN_HI].iloc[0] == pytest.approx(values.max() + 0.5)
+        assert _only_frame(second)[charts.DOMAIN_HI].iloc[0] == pytest.approx(values.max() + 0.5)
 
 
 def test_a_large_heatmap_draws_block_means_and_says_so():
     rng = np.random.default_rng(0)
     values = rng.normal(size=(256, 100))
     values[:, 0] = -np.inf  # a masked key: the first column of blocks averages the others
-    spec = charts.heatmap_spec(values, [f"t{i}" for i in range(256)], [str(j) for j in range(100)], title="S")
+    spec = heatmap.heatmap(values, [f"t{i}" for i in range(256)], [str(j) for j in range(100)], title="S").spec()
     frame = _only_frame(spec)
     assert len(frame) == 32 * 25  # at most 32 blocks a side: 256 rows in blocks of 8, 100 columns in blocks of 4
     expected = np.empty((32, 25))
@@ -127,16 +127,16 @@ def test_domains_travel_in_the_data_and_the_spec_reads_them():
             x=alt.X("a:Q", scale=alt.Scale(domain=domains[0])), y="b:Q")
 
     frame = pd.DataFrame({"a": [1.0], "b": [2.0]})
-    first = vega.spec(build, "t", [frame], [(0.0, 5.0)])
-    second = vega.spec(build, "t", [frame], [(-1.5, 2.5)])
-    assert first["encoding"]["x"]["scale"]["domain"] == vega.data_domain(0)
+    first = charts.spec(build, "t", [frame], [(0.0, 5.0)])
+    second = charts.spec(build, "t", [frame], [(-1.5, 2.5)])
+    assert first["encoding"]["x"]["scale"]["domain"] == charts.data_domain(0)
     assert {k: v for k, v in first.items() if k != "datasets"} == {k: v for k, v in second.items() if k != "datasets"}
-    assert second["datasets"]["slot0"][[vega.DOMAIN_LO, vega.DOMAIN_HI]].values.tolist() == [[-1.5, 2.5]]
-    table = vega.spec(build, "t", [vega.table({"a": [1.0], "b": [2.0]})], [(-1.5, 2.5)])["datasets"]["slot0"]
-    assert table.select([vega.DOMAIN_LO, vega.DOMAIN_HI]).to_pylist() == [{"domain_lo": -1.5, "domain_hi": 2.5}]
+    assert second["datasets"]["slot0"][[charts.DOMAIN_LO, charts.DOMAIN_HI]].values.tolist() == [[-1.5, 2.5]]
+    table = charts.spec(build, "t", [charts.table({"a": [1.0], "b": [2.0]})], [(-1.5, 2.5)])["datasets"]["slot0"]
+    assert table.select([charts.DOMAIN_LO, charts.DOMAIN_HI]).to_pylist() == [{"domain_lo": -1.5, "domain_hi": 2.5}]
     assert list(frame.columns) == ["a", "b"]  # the caller's frame is left as it was
     first["title"] = "patched"  # what Streamlit may do to the spec it is given
-    assert vega.spec(build, "t", [frame], [(0.0, 5.0)])["title"] == "t"
+    assert charts.spec(build, "t", [frame], [(0.0, 5.0)])["title"] == "t"
 
 
 def test_the_pages_draw_through_the_fast_path_without_errors():

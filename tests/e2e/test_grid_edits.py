@@ -26,7 +26,7 @@ from .seed000 import X, attention
 pytestmark = pytest.mark.e2e
 
 METRIC = "max |multi-head output − single-head output|"  # under the output in Multi-head's section 5
-BANNER = "Showing the last valid values"  # layout.pending_errors_banner, at the top of the page
+BANNER = "Showing the last valid values"  # grid_editor.pending_errors_banner, at the top of the page
 
 
 def metric_text(w_o: np.ndarray) -> str:
@@ -66,7 +66,7 @@ def test_a_rejected_w_o_value_is_named_under_the_grid_and_in_the_banner_until_fi
 
 def test_clicking_another_page_while_typing_in_a_cell_keeps_the_value_and_draws_a_page(app_page: Page) -> None:
     """The cell's editor loses focus to the link (mouse down) and sends what was typed; the click (mouse up, 50 ms
-    later, as a person clicks) switches the page. The edit counts, whichever run brings it (attn_ui.editor
+    later, as a person clicks) switches the page. The edit counts, whichever run brings it (attn_ui.grid_editor
     commit_pending), and the next page is drawn. (With an edit inside an st.fragment, Streamlit 1.67 can draw a
     blank page here: the app uses no fragments. A click with no time at all between mouse down and up can lose
     both the switch and the edit in Streamlit's frontend.)"""

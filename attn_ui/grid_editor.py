@@ -1,4 +1,5 @@
-"""The matrix editor: an st.data_editor grid whose edits go through attn_core validation.
+"""The grid editor: an st.data_editor grid per matrix (and one for the token labels) whose edits go through
+attn_core validation, and the banner that says a grid holds a refused value.
 
 The grids' edits are committed at the start of every run (:func:`commit_pending`, from attn_ui.frame), before
 any page draws: the whole page and every other page see the new configuration, and an edit that arrives with a
@@ -16,10 +17,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attn_core import MATRIX_NAMES, AttentionInputError, validate_config
-from attn_core.validation import as_matrix
+from attn_core import MATRIX_NAMES, AttentionInputError, as_matrix, validate_config
 
-from . import state
+from . import registry, state
 
 #: matrices bigger than this are not shown as an editable grid (the browser would crawl)
 MAX_EDITABLE_CELLS = 20_000
@@ -193,3 +193,21 @@ def _commit_tokens(key: str) -> str | None:
     if tuple(tokens) == cfg.tokens:
         return None
     return state.set_config(replace(cfg, tokens=tuple(tokens)))
+
+
+#: where each matrix's grid is, and how the banner names it (W_O's grid is on Multi-head only)
+FIX_ON = {"w_o": (registry.MULTIHEAD, "Multi-head (section 5)")}
+
+
+def pending_errors_banner() -> None:
+    """Tell the learner that a grid holds a rejected value and these numbers are the last valid ones."""
+    errs = state.errors()
+    if errs:
+        places = list(dict.fromkeys(FIX_ON.get(name, (registry.INPUTS, "Inputs & weights")) for name in errs))
+        st.warning(
+            "Showing the last valid values: " + " ".join(errs.values()) + " Fix it on "
+            + " and ".join(label for _, label in places) + ".",
+            icon=":material/warning:",
+        )
+        for page, label in places:
+            st.page_link(page.file, label=f"Go to {label}", icon=":material/edit:")

@@ -1,5 +1,7 @@
-"""Chart and table factories for the Scaling and Masking pages. They return Altair charts or pandas
-objects and never call st. Heatmaps come from :func:`attn_ui.charts.heatmap`.
+"""The Scaling page's charts: the variance of the scores against d_k, and how the divisor saturates softmax.
+
+Chart factories: they take arrays and labels, return charts, and never call st. Heatmaps come from
+:mod:`attn_ui.heatmap`.
 """
 
 from __future__ import annotations
@@ -8,17 +10,13 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from attn_core.analysis import SoftmaxComparison
-
-from . import charts, vega
+from . import charts
 
 #: colour-blind-safe pair (ColorBrewer PuOr ends) for raw vs scaled
 RAW_COLOUR, SCALED_COLOUR = "#e66101", "#5e3c99"
 #: more query rows than this are summarised (mean line and min–max band) instead of one line each
 MAX_LINES = 12
 PLOT_WIDTH, PLOT_HEIGHT = 340, 230
-ROW_SUM_PX = 56  # width of the row-sum column beside the weights
-ROW_SUM_WIDTH = ROW_SUM_PX + 12  # with the spacing
 
 
 def variance_sweep_chart(
@@ -63,13 +61,13 @@ def variance_sweep_chart(
     return alt.layer(*layers).properties(width=PLOT_WIDTH + 80, height=PLOT_HEIGHT + 40)
 
 
-def saturation_chart(
+def saturation(
     divisors: np.ndarray,
     max_weight: np.ndarray,
     entropy: np.ndarray,
     row_labels: list[str],
     marks: list[tuple[str, float]],
-) -> alt.HConcatChart:  # divisors [n_div], max_weight and entropy [n_div, n_q]
+) -> charts.Chart:  # divisors [n_div], max_weight and entropy [n_div, n_q]
     """Two line charts over the divisor (log axis): each query row's largest weight, and its entropy.
 
     Parameters
@@ -80,25 +78,18 @@ def saturation_chart(
     marks : list of (label, divisor)
         Vertical rules, e.g. ("÷ √d_k", 1.732).
     """
-    layout, frames = saturation_parts(divisors, max_weight, entropy, row_labels, marks)
-    return saturation_build(layout, frames, [None] * len(frames))
-
-
-def saturation_parts(
-    divisors: np.ndarray, max_weight: np.ndarray, entropy: np.ndarray, row_labels: list[str],
-    marks: list[tuple[str, float]],
-) -> tuple[tuple, list[vega.Frame]]:
-    """What :func:`saturation_chart` draws: (its layout, its frames: left lines, right lines, the rules)."""
     decades = [float(10.0**e) for e in range(int(np.floor(np.log10(divisors[0]))),
                                              int(np.ceil(np.log10(divisors[-1]))) + 1)]
     lines = tuple(row_labels) if len(row_labels) <= MAX_LINES else len(row_labels)
     frames = [_per_row_frame(divisors, max_weight, row_labels), _per_row_frame(divisors, entropy, row_labels),
               _rules_frame(marks, "divisor")]
-    return (tuple(decades), lines), frames
+    return charts.Chart(saturation_build, (tuple(decades), lines), tuple(frames))
+
+
 
 
 def saturation_build(layout: tuple, data: list, domains: list) -> alt.HConcatChart:
-    """The chart of a :func:`saturation_parts` layout (a vega.spec builder)."""
+    """The chart of a :func:`saturation` layout (its builder)."""
     decades, lines = layout
     x = alt.X("divisor:Q", title="divisor s (temperature)", scale=alt.Scale(type="log"),
               axis=alt.Axis(values=list(decades), format="~g"))
@@ -108,21 +99,15 @@ def saturation_build(layout: tuple, data: list, domains: list) -> alt.HConcatCha
     return alt.hconcat(alt.layer(left, *rules), alt.layer(right, *rules)).resolve_scale(color="shared")
 
 
-def saturation_spec(*args, **kwargs) -> dict:
-    """The Vega-Lite spec of :func:`saturation_chart` (same arguments), Altair building it once per layout."""
-    layout, frames = saturation_parts(*args, **kwargs)
-    return vega.spec(saturation_build, layout, frames)
-
-
-def _per_row_frame(divisors: np.ndarray, values: np.ndarray, row_labels: list[str]) -> vega.Frame:
+def _per_row_frame(divisors: np.ndarray, values: np.ndarray, row_labels: list[str]) -> charts.Frame:
     """One row per (divisor, query) for a few rows; the mean and range over rows for many."""  # values [n_div, n_q]
     if len(row_labels) <= MAX_LINES:
-        return vega.table({
+        return charts.table({
             "divisor": np.repeat(divisors, len(row_labels)),
             "value": values.ravel(),
             "query": np.tile(row_labels, len(divisors)),
         })
-    return vega.table({
+    return charts.table({
         "divisor": divisors, "mean": values.mean(axis=1), "lo": values.min(axis=1), "hi": values.max(axis=1),
     })
 
@@ -155,8 +140,8 @@ def _rules(marks: list[tuple[str, float]], field: str, x: alt.X) -> list[alt.Cha
     return _rules_chart(_rules_frame(marks, field), field, x)
 
 
-def _rules_frame(marks: list[tuple[str, float]], field: str) -> vega.Frame:
-    return vega.table({field: [float(v) for _, v in marks], "label": [t for t, _ in marks],
+def _rules_frame(marks: list[tuple[str, float]], field: str) -> charts.Frame:
+    return charts.table({field: [float(v) for _, v in marks], "label": [t for t, _ in marks],
                        "ypos": [10 + 13 * i for i in range(len(marks))]})  # pixels from the top
 
 
@@ -168,84 +153,3 @@ def _rules_chart(data, field: str, x: alt.X) -> list[alt.Chart]:
     return [rule, text]
 
 
-def mask_heatmap(mask: np.ndarray, rows: list[str], cols: list[str]) -> alt.LayerChart | alt.Chart:  # bool [n_q, n_k]
-    """The boolean mask: 1 (may attend) in colour, 0 (masked) grey, like masked cells everywhere else."""
-    return charts.heatmap(mask.astype(float), rows, cols, kind="weights", precision=0, masked=~mask,
-                          x_title="key", y_title="query")
-
-
-def weights_with_row_sums(
-    weights: np.ndarray, mask: np.ndarray | None, rows: list[str], cols: list[str], *, precision: int
-) -> alt.HConcatChart:  # weights [n_q, n_k], mask bool [n_q, n_k]
-    """The weights with masked cells grey (not a pale blue that could pass for a small weight), and
-    beside them each row's sum: 1, or 0 for a query with every key masked."""
-    layout, frames, lo, hi = row_sums_parts(weights, mask, rows, cols, precision=precision)
-    return row_sums_build(layout, frames, [[lo, hi], None])
-
-
-def row_sums_parts(
-    weights: np.ndarray, mask: np.ndarray | None, rows: list[str], cols: list[str], *, precision: int
-) -> tuple[tuple, list[vega.Frame], float, float]:
-    """What :func:`weights_with_row_sums` draws: (layout, [heatmap frame, sums frame], colour domain)."""
-    px = charts.cell_px(*weights.shape)
-    heat, data, lo, hi = charts.heatmap_parts(weights, rows, cols, kind="weights", precision=precision, px=px,
-                                              masked=None if mask is None else ~mask, x_title="key",
-                                              y_title="query")
-    sums = charts.long_frame(weights.sum(axis=1)[:, None], rows, ["Σ row"], precision)  # [n_q, 1] -> n_q rows
-    return (heat, tuple(rows), px), [data, sums], lo, hi
-
-
-def row_sums_build(layout: tuple, data: list, domains: list) -> alt.HConcatChart:
-    """The chart of a :func:`row_sums_parts` layout (a vega.spec builder)."""
-    heat, rows, px = layout
-    base = alt.Chart(data[1]).encode(
-        x=alt.X("col:O", title=None, axis=alt.Axis(labelAngle=0)),
-        y=alt.Y("row:O", sort=list(rows), axis=None),
-    ).properties(width=alt.Step(ROW_SUM_PX), height=alt.Step(px))
-    cells = base.mark_rect(fill="#f7f7f7", stroke="#bbbbbb")
-    text = base.mark_text(fontSize=max(8, min(12, px // 3))).encode(text="text:N")
-    return alt.hconcat(charts.heatmap_chart(heat, [data[0]], domains), alt.layer(cells, text) if px >= 12 else cells,
-                       spacing=ROW_SUM_WIDTH - ROW_SUM_PX)
-
-
-def weights_with_row_sums_spec(*args, **kwargs) -> dict:
-    """The Vega-Lite spec of :func:`weights_with_row_sums` (same arguments), Altair building it once per layout."""
-    layout, frames, lo, hi = row_sums_parts(*args, **kwargs)
-    return vega.spec(row_sums_build, layout, frames, [None if layout[0].fixed_domain else (lo, hi), None])
-
-
-def _fmt(v: float, spec: str) -> str:
-    if np.isnan(v):
-        return "NaN"
-    if np.isposinf(v):
-        return "+inf"
-    if np.isneginf(v):
-        return "−∞"
-    text = format(v, spec)
-    return text[1:] if text.startswith("-") and float(text) == 0 else text
-
-
-OVERFLOW_MARK = "⚠"  # marks a cell that overflowed (+inf) or became NaN in softmax_table
-
-
-def softmax_table(cmp: SoftmaxComparison, key_labels: list[str], *, precision: int) -> pd.DataFrame:
-    """One row per key: the score, the naive exp and weight, the shifted score, the stable exp and weight.
-
-    Cells that overflowed (+inf) or became NaN are marked "⚠ +inf", "⚠ NaN" (a plain frame of text: a pandas
-    Styler's highlight cost more than the rest of the Masking page's run).
-
-    >>> from attn_core.analysis import compare_softmax
-    >>> softmax_table(compare_softmax(np.array([1000.0, 0.0])), ["a", "b"], precision=2)["naive weight"].tolist()
-    ['⚠ NaN', '0.00']
-    """
-    weight, big = f".{precision}f", f".{precision + 3}g"
-    frame = pd.DataFrame({
-        "key": key_labels,
-        "score x": [_fmt(v, big) for v in cmp.scores],
-        "naive exp(x)": [_fmt(v, big) for v in cmp.naive_exp],
-        "naive weight": [_fmt(v, weight) for v in cmp.naive_weights],
-        "x − max": [_fmt(v, big) for v in cmp.shifted],
-        "exp(x − max)": [_fmt(v, big) for v in cmp.stable_exp],
-        "stable weight": [_fmt(v, weight) for v in cmp.stable_weights],
-    }).set_index("key")
-    return frame.map(lambda t: f"{OVERFLOW_MARK} {t}" if t in ("+inf", "NaN") else t)

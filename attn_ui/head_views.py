@@ -1,7 +1,7 @@
-"""Chart and table factories for the Multi-head page: head slices, per-head weights, the shapes table.
+"""The head views of the Multi-head page: matrices marked by head slice, per-head weights, the shapes table.
 
-Like :mod:`attn_ui.charts`, they take arrays and labels, return Altair charts (or a DataFrame), and
-never call st. Test them through ``chart.to_dict()``.
+Chart factories (as :mod:`attn_ui.heatmap`): they take arrays and labels, return an :class:`attn_ui.charts.Chart`
+(or a DataFrame), and never call st. Test them through ``chart.to_dict()``.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ import pandas as pd
 
 from attn_core import Config, MultiHeadTrace, merge_heads
 
-from . import charts, vega
+from . import charts, heatmap
+from .numbers import format_numbers
 
 HEAD_SHADES = ("#e3e3e3", "#b0b0b0")  # alternate greys for the head bands (readable without colour vision)
 BOUNDARY_COLOUR = "#222222"
@@ -80,7 +81,7 @@ def _axis(values: list[int] | None, **kwargs) -> alt.Axis:
 
 def cell_frame(
     values: np.ndarray, row_labels: list[str], precision: int, *, labels: bool = True, **extra: np.ndarray
-) -> vega.Frame:  # [r, c] -> r·c rows
+) -> charts.Frame:  # [r, c] -> r·c rows
     """One row per cell: (row_i, col_i, value, the row's label "row" and the value as "text" unless ``labels`` is
     False, and any ``extra`` columns), built in one step.
 
@@ -95,11 +96,9 @@ def cell_frame(
     flat = values.ravel()
     columns = {"row_i": np.repeat(np.arange(r), c), "col_i": np.tile(np.arange(c), r), "value": flat}
     if labels:
-        text = np.char.mod(f"%.{precision}f", flat)
-        zero = f"{0:.{precision}f}"
         columns["row"] = np.repeat(row_labels, c)
-        columns["text"] = np.where(text == "-" + zero, zero, text)  # no "-0.0000"
-    return vega.table({**columns, **extra})
+        columns["text"] = format_numbers(flat, precision)
+    return charts.table({**columns, **extra})
 
 
 def cell_sizes(values: np.ndarray, precision: int) -> tuple[int, int, bool]:
@@ -109,8 +108,8 @@ def cell_sizes(values: np.ndarray, precision: int) -> tuple[int, int, bool]:
     matrix gets narrow columns and rows of a readable height (cells need not be square).
     """
     r, c = values.shape
-    if r * c <= charts.MAX_TEXT_CELLS:
-        text_px = max(28, int(0.62 * FONT * max(len(f"{v:.{precision}f}") for v in values.ravel())) + 8)
+    if r * c <= heatmap.MAX_TEXT_CELLS:
+        text_px = max(28, int(0.62 * FONT * max(map(len, format_numbers(values.ravel(), precision)))) + 8)
         if c * text_px <= MATRIX_PX:
             return text_px, 28, True
     return max(1, min(44, MATRIX_PX // c)), max(2, min(44, ROWS_PX // r)), False
@@ -154,50 +153,9 @@ def head_boundaries(n_cols: int, n_heads: int) -> alt.Chart:
     )
 
 
-def matrix_chart(
-    values: np.ndarray,
-    row_labels: list[str],
-    *,
-    n_heads: int | None = None,
-    title: str,
-    x_title: str = "column",
-    y_title: str = "",
-    precision: int = 4,
-    domain: tuple[float, float] | None = None,
-) -> alt.LayerChart | alt.VConcatChart:  # values [r, c]; with heads, c = n_heads·d
-    """A signed heatmap that stays readable when wide; with ``n_heads``, its column slices marked per head.
-
-    Used for W_Q, W_K, W_V (columns n_heads · d_k or n_heads · d_v), the concatenation of the head
-    outputs (n_heads · d_v) and the output. With ``n_heads`` a strip of grey bands labelled
-    "head 0", "head 1", ... sits above the matrix and rules mark the boundaries between slices.
-    Unlike :func:`attn_ui.charts.heatmap` the cells need not be square, so a 4 × 512 matrix is a
-    readable band rather than a strip of 2-pixel cells, and only every head's first column is labelled.
-
-    Parameters
-    ----------
-    values : ndarray of shape (r, c)
-        Finite numbers.
-    row_labels : list of str, length r
-    n_heads : int, optional
-        Divides c.
-    title : str
-    domain : (lo, hi), optional
-        Colour domain; symmetric around 0 from the values when not given.
-
-    Examples
-    --------
-    >>> spec = matrix_chart(np.arange(8.0).reshape(2, 4), ["a", "b"], n_heads=2, title="W").to_dict()
-    >>> len(spec["vconcat"]), spec["title"]
-    (2, 'W')
-    """
-    layout, data, lo, hi = matrix_parts(values, row_labels, n_heads=n_heads, title=title, x_title=x_title,
-                                        y_title=y_title, precision=precision, domain=domain)
-    return matrix_build(layout, [data], [[lo, hi]])
-
-
 @dataclass(frozen=True)
 class MatrixLayout:
-    """Everything about a :func:`matrix_chart` but its numbers (the key of its cached spec, attn_ui.vega)."""
+    """Everything about a :func:`head_matrix` but its numbers (the key of its cached spec, attn_ui.charts)."""
 
     n_rows: int
     n_cols: int
@@ -213,31 +171,13 @@ class MatrixLayout:
 
     @property
     def on_canvas(self) -> bool:
-        """Many cells and no numbers: drawn on a canvas, its data without per-cell labels (see charts.HeatmapLayout)."""
-        return not self.show_text and self.n_rows * self.n_cols >= charts.CANVAS_CELLS
-
-
-def matrix_parts(
-    values: np.ndarray, row_labels: list[str], *, n_heads: int | None = None, title: str, x_title: str = "column",
-    y_title: str = "", precision: int = 4, domain: tuple[float, float] | None = None,
-) -> tuple[MatrixLayout, vega.Frame, float, float]:  # values [r, c]
-    """What :func:`matrix_chart` draws: its layout, its cells (one row each) and its colour domain."""
-    r, c = values.shape
-    col_px, row_px, show_text = cell_sizes(values, precision)
-    lo, hi = domain or charts.shared_domain(values)
-    extra = {}  # only the columns the chart reads
-    if show_text:
-        extra["dark"] = np.abs((values.ravel() - lo) / ((hi - lo) or 1.0) - 0.5) > 0.3  # white text
-    if n_heads:
-        extra["head"] = np.tile(np.arange(c) // (c // n_heads), r)
-    data = cell_frame(values, row_labels, precision, labels=show_text, **extra)  # big: the tooltip formats numbers
-    layout = MatrixLayout(r, c, tuple(row_labels), n_heads, title, x_title, y_title, col_px, row_px, show_text,
-                          precision)
-    return layout, data, float(lo), float(hi)
+        """Many cells and no numbers: drawn on a canvas, its data without per-cell labels (as a heatmap's)."""
+        return not self.show_text and self.n_rows * self.n_cols >= heatmap.CANVAS_CELLS
 
 
 def matrix_build(layout: MatrixLayout, data: list, domains: list) -> alt.LayerChart | alt.VConcatChart:
-    """The chart of a :class:`MatrixLayout` on ``data[0]`` with colour domain ``domains[0]`` (a vega.spec builder)."""
+    """The chart of a :class:`MatrixLayout` on ``data[0]`` with colour domain ``domains[0]`` (:func:`head_matrix`'s
+    builder)."""
     lay = layout
     r, c, n_heads = lay.n_rows, lay.n_cols, lay.n_heads
     group = c // n_heads if n_heads else c
@@ -254,7 +194,7 @@ def matrix_build(layout: MatrixLayout, data: list, domains: list) -> alt.LayerCh
     tooltip = [row, alt.Tooltip("col_i:O", title=lay.x_title), *([alt.Tooltip("head:O")] if n_heads else []), value]
     rect = base.mark_rect(stroke="white", strokeWidth=0.5 if lay.col_px >= 8 else 0,
                           **({"aria": False} if lay.on_canvas else {})).encode(
-        color=alt.Color("value:Q", title=None, scale=alt.Scale(scheme=charts.SCHEMES["signed"], domain=domains[0],
+        color=alt.Color("value:Q", title=None, scale=alt.Scale(scheme=heatmap.SCHEMES["signed"], domain=domains[0],
                                                                domainMid=0),
                         legend=alt.Legend(orient="right", gradientLength=max(60, lay.row_px * r))),
         tooltip=tooltip,
@@ -270,14 +210,57 @@ def matrix_build(layout: MatrixLayout, data: list, domains: list) -> alt.LayerCh
     return alt.vconcat(head_strip(c, n_heads, lay.col_px), heat, spacing=2, bounds="flush", title=lay.title)
 
 
-def matrix_spec(values: np.ndarray, row_labels: list[str], **options) -> dict:
-    """The Vega-Lite spec of :func:`matrix_chart` (same arguments), Altair building it once per layout."""
-    layout, data, lo, hi = matrix_parts(values, row_labels, **options)
-    spec = vega.spec(matrix_build, layout, [data], [(lo, hi)])
-    return vega.on_canvas(spec) if layout.on_canvas else spec
+def head_matrix(
+    values: np.ndarray,
+    row_labels: list[str],
+    *,
+    n_heads: int | None = None,
+    title: str,
+    x_title: str = "column",
+    y_title: str = "",
+    precision: int = 4,
+    domain: tuple[float, float] | None = None,
+) -> charts.Chart:  # values [r, c]; with heads, c = n_heads·d
+    """A signed heatmap that stays readable when wide; with ``n_heads``, its column slices marked per head.
+
+    Used for W_Q, W_K, W_V (columns n_heads · d_k or n_heads · d_v), the concatenation of the head
+    outputs (n_heads · d_v) and the output. With ``n_heads`` a strip of grey bands labelled
+    "head 0", "head 1", ... sits above the matrix and rules mark the boundaries between slices.
+    Unlike :func:`attn_ui.heatmap.heatmap` the cells need not be square, so a 4 × 512 matrix is a
+    readable band rather than a strip of 2-pixel cells, and only every head's first column is labelled.
+
+    Parameters
+    ----------
+    values : ndarray of shape (r, c)
+        Finite numbers.
+    row_labels : list of str, length r
+    n_heads : int, optional
+        Divides c.
+    title : str
+    domain : (lo, hi), optional
+        Colour domain; symmetric around 0 from the values when not given.
+
+    Examples
+    --------
+    >>> spec = head_matrix(np.arange(8.0).reshape(2, 4), ["a", "b"], n_heads=2, title="W").to_dict()
+    >>> len(spec["vconcat"]), spec["title"]
+    (2, 'W')
+    """
+    r, c = values.shape
+    col_px, row_px, show_text = cell_sizes(values, precision)
+    lo, hi = domain or heatmap.shared_domain(values)
+    extra = {}  # only the columns the chart reads
+    if show_text:
+        extra["dark"] = np.abs((values.ravel() - lo) / ((hi - lo) or 1.0) - 0.5) > 0.3  # white text
+    if n_heads:
+        extra["head"] = np.tile(np.arange(c) // (c // n_heads), r)
+    data = cell_frame(values, row_labels, precision, labels=show_text, **extra)  # big: the tooltip formats numbers
+    layout = MatrixLayout(r, c, tuple(row_labels), n_heads, title, x_title, y_title, col_px, row_px, show_text,
+                          precision)
+    return charts.Chart(matrix_build, layout, (data,), ((float(lo), float(hi)),), canvas=layout.on_canvas)
 
 
-def head_weights(weights: list[np.ndarray], tokens: list[str], *, precision: int = 4) -> alt.ConcatChart:
+def head_weights(weights: list[np.ndarray], tokens: list[str], *, precision: int = 4) -> charts.Chart:
     """Small multiples: each head's attention weights [n_seq, n_seq], one shared 0..1 colour scale.
 
     Parameters
@@ -293,40 +276,27 @@ def head_weights(weights: list[np.ndarray], tokens: list[str], *, precision: int
     >>> len(spec["concat"]), spec["resolve"]["scale"]["color"]
     (2, 'shared')
     """
-    layout, frames = head_weights_parts(weights, tokens, precision=precision)
-    return head_weights_build(layout, frames, [[0.0, 1.0]] * len(frames))
-
-
-def head_weights_parts(
-    weights: list[np.ndarray], tokens: list[str], *, precision: int = 4
-) -> tuple[tuple, list[vega.Frame]]:
-    """What :func:`head_weights` draws: (each panel's charts.HeatmapLayout, panels per row), each panel's frame."""
     n = len(tokens)
-    px = charts.cell_px(n, n, budget=PANEL_PX)
+    px = heatmap.cell_px(n, n, budget=PANEL_PX)
     parts = [
-        charts.heatmap_parts(w, tokens, tokens, title=f"head {h}", kind="weights", precision=precision,
-                             domain=(0.0, 1.0), x_title="key", y_title="query", px=px)
+        heatmap.heatmap(w, tokens, tokens, title=f"head {h}", kind="weights", precision=precision,
+                        domain=(0.0, 1.0), x_title="key", y_title="query", px=px)
         for h, w in enumerate(weights)
     ]
-    longest = max(len(charts.format_number(v, precision)) for v in weights[0].ravel())
-    cell_w = charts.cell_width(px, longest if charts.shows_text(n, n, px) else 0)
+    longest = max(map(len, format_numbers(weights[0].ravel(), precision)))
+    cell_w = heatmap.cell_width(px, longest if heatmap.shows_text(n, n, px) else 0)
     panel_w = 6 * max(len(t) for t in tokens) + 30 + n * cell_w + 20  # query labels, cells, spacing
     per_row = max(1, (ROW_PX - 60) // panel_w)  # 60 px for the one shared legend
     rows = math.ceil(len(parts) / per_row)
-    return (tuple(p[0] for p in parts), math.ceil(len(parts) / rows)), [p[1] for p in parts]
+    layout = (tuple(p.layout for p in parts), math.ceil(len(parts) / rows))
+    return charts.Chart(head_weights_build, layout, tuple(p.data[0] for p in parts))  # 0 … 1: fixed, in the layouts
 
 
 def head_weights_build(layout: tuple, data: list, domains: list) -> alt.ConcatChart:
-    """The small multiples of a :func:`head_weights_parts` layout (a vega.spec builder)."""
+    """The small multiples of a :func:`head_weights` layout (its builder)."""
     panels, columns = layout
-    charts_ = [charts.heatmap_chart(lay, [data[h]], [domains[h]]) for h, lay in enumerate(panels)]
+    charts_ = [heatmap.heatmap_chart(lay, [data[h]], [domains[h]]) for h, lay in enumerate(panels)]
     return alt.concat(*charts_, columns=columns).resolve_scale(color="shared")
-
-
-def head_weights_spec(weights: list[np.ndarray], tokens: list[str], *, precision: int = 4) -> dict:
-    """The Vega-Lite spec of :func:`head_weights`, Altair building it once per layout."""
-    layout, frames = head_weights_parts(weights, tokens, precision=precision)
-    return vega.spec(head_weights_build, layout, frames, [None] * len(frames))  # 0 … 1: fixed, in the spec
 
 
 def _shape(a: np.ndarray | tuple[int, ...]) -> str:

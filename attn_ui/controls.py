@@ -1,0 +1,86 @@
+"""The controls pages share: decimals shown, the head and the query followed, one part of a page at a time,
+paging through long matrices, and heatmaps laid side by side.
+
+Each control keeps its value across pages through :func:`attn_ui.state.bind`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import streamlit as st
+
+from . import heatmap, state
+
+MAX_PRECISION = 8
+
+
+def precision() -> int:
+    """Decimals every number on the page is shown with (the learner's choice, kept across pages)."""
+    return int(st.session_state[state.PRECISION])
+
+
+def precision_control(prefix: str, where: Any = st) -> int:
+    """Slider for the number of decimals every number on the page is shown with (state PRECISION)."""
+    value = min(max(precision(), 0), MAX_PRECISION)
+    key = f"{prefix}_precision"
+    return where.slider("Decimals shown", min_value=0, max_value=MAX_PRECISION, help="Applies to every number on "
+                        "this page.", **_shared(state.PRECISION, key, value))
+
+
+def head_selector(n_heads: int, prefix: str) -> int:
+    """The head to show (state HEAD); no widget when there is only one."""
+    if n_heads == 1:
+        return 0
+    value, key = min(int(st.session_state[state.HEAD]), n_heads - 1), f"{prefix}_head"
+    return st.selectbox("Head", list(range(n_heads)), format_func=lambda h: f"head {h}", width=320,
+                        help="Each head attends with its own slice of W_Q, W_K, W_V.",
+                        **_shared(state.HEAD, key, value))
+
+
+def query_selector(labels: list[str], prefix: str) -> int:
+    """The query token to drill into (state QUERY); clicking a scores or weights cell also sets it."""
+    value, key = min(int(st.session_state[state.QUERY]), len(labels) - 1), f"{prefix}_query"
+    return st.selectbox("Query token (or click a cell of the scores or weights)", list(range(len(labels))),
+                        format_func=lambda i: labels[i], width=320,
+                        **_shared(state.QUERY, key, value))
+
+
+def _shared(state_key: str, key: str, value: int) -> dict:
+    """:func:`attn_ui.state.bind` for a widget showing a choice the pages share (its value kept in range)."""
+    st.session_state[state_key] = value
+    return state.bind(key, value, state.copy_to(state_key, key))
+
+
+def view_picker(label: str, options: list[str], *, key: str) -> str:
+    """A row of buttons choosing the one part of a page drawn below it; the choice is kept across page visits.
+
+    Use it instead of ``st.tabs``. The page builds only the chosen part, as with lazy tabs, but Streamlit's tab
+    bar also costs the browser about 40–80 ms on every rerun of the page; a segmented control costs a few
+    (bench/RESULTS.md, round 4).
+    """
+    return st.segmented_control(label, options, required=True, label_visibility="collapsed",
+                                **state.bind(key, state.kept(key, options[0], options)))
+
+
+def pages_of(n: int, per_page: int) -> list[range]:
+    """Positions 0 … n − 1 in pages of ``per_page`` (rows or keys shown a page at a time).
+
+    >>> pages_of(70, 32)
+    [range(0, 32), range(32, 64), range(64, 70)]
+    """
+    return [range(a, min(a + per_page, n)) for a in range(0, n, max(per_page, 1))]
+
+
+def side_by_side(widths: list[int], least: int = 200) -> list[Any]:
+    """Containers in a row, ``widths`` pixels wide (at least ``least``); they wrap when the row is full."""
+    row = st.container(horizontal=True, gap="medium")
+    return [row.container(width=max(w, least)) for w in widths]
+
+
+def pair(a: np.ndarray, b: np.ndarray, rows: list[str], extra_b: int = 0) -> list[Any]:
+    """Two containers side by side, each as wide as the heatmap of ``a`` or ``b`` (plus ``extra_b`` pixels for
+    what is drawn beside ``b``); they wrap if too wide."""
+    widths = [heatmap.heatmap_width(m, rows, precision()) for m in (a, b)]
+    return side_by_side([widths[0], widths[1] + extra_b])

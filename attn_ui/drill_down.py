@@ -1,0 +1,165 @@
+"""The drill-down into one query: its scores, its softmax and its weighted values written out number by number.
+
+Used by Step by step and Multi-head. The text builders are pure (no st) and write the arithmetic out with the
+numbers of an ``AttentionTrace``.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+import streamlit as st
+
+from attn_core import AttentionTrace, Config
+
+from . import controls, text
+from .numbers import format_number
+
+MAX_TERMS = 6  # products written out in q_i·k_j before "…"
+MAX_ITEMS = 6  # entries of a vector written out before "…"
+SCROLL_ROWS = 12  # drill-down tables with more keys than this scroll in a box
+KEYS_PER_PAGE = 32  # drill-down tables with more keys than this show them a page at a time
+
+fmt = partial(format_number, style="short")  # 2, 0.5, 1.8639, −∞: numbers inside sentences and sums
+
+
+def _factor(v: float, precision: int) -> str:
+    text = fmt(v, precision)
+    return f"({text})" if text.startswith("-") else text
+
+
+def dot_product_text(a: np.ndarray, b: np.ndarray, total: float, precision: int, max_terms: int = MAX_TERMS) -> str:
+    """``a·b`` as a sum of products with its total: "1·0 + 0·1 + 2·1 = 2".  # [d], [d]
+
+    ``total`` is the dot product as attn_core computed it. Beyond ``max_terms`` products the rest are
+    summarised as "… (n more)".
+
+    Examples
+    --------
+    >>> dot_product_text(np.array([1.0, 0.0, 2.0]), np.array([0.0, 1.0, 1.0]), 2.0, 4)
+    '1·0 + 0·1 + 2·1 = 2'
+    >>> dot_product_text(np.array([1.0, -1.0, 1.0]), np.array([2.0, 3.0, 4.0]), 3.0, 4, max_terms=2)
+    '1·2 + (-1)·3 + … (1 more) = 3'
+    """
+    terms = [f"{_factor(x, precision)}·{_factor(y, precision)}" for x, y in zip(a[:max_terms], b[:max_terms],
+                                                                              strict=True)]
+    if len(a) > max_terms:
+        terms.append(f"… ({len(a) - max_terms} more)")
+    return " + ".join(terms) + f" = {fmt(total, precision)}"
+
+
+def vector_text(v: np.ndarray, precision: int, max_items: int = MAX_ITEMS) -> str:
+    """A row vector as "[1.8639, 6.3194, 1.7042]", cut after ``max_items`` entries.  # [d]
+
+    Examples
+    --------
+    >>> vector_text(np.array([2.0, 7.0, 1.5]), 4)
+    '[2, 7, 1.5]'
+    >>> vector_text(np.arange(8.0), 2, max_items=3)
+    '[0, 1, 2, … (5 more)]'
+    """
+    items = [fmt(x, precision) for x in v[:max_items]]
+    if len(v) > max_items:
+        items.append(f"… ({len(v) - max_items} more)")
+    return "[" + ", ".join(items) + "]"
+
+
+def softmax_parts(row: np.ndarray) -> tuple[float | None, np.ndarray, np.ndarray, float]:  # [n_k] -> ..., [n_k] x2
+    """The pieces of a stable softmax of one row: max, row − max, exp(row − max) and their sum.
+
+    A row with every entry −∞ (every key masked) has no max: (None, all −∞, all 0, 0.0).
+
+    Examples
+    --------
+    >>> m, shifted, e, total = softmax_parts(np.array([2.0, 4.0, -np.inf]))
+    >>> m, shifted.tolist(), np.round(e, 4).tolist(), round(total, 4)
+    (4.0, [-2.0, 0.0, -inf], [0.1353, 1.0, 0.0], 1.1353)
+    """
+    if np.isneginf(row).all():
+        return None, np.full(row.shape, -np.inf), np.zeros(row.shape), 0.0
+    m = float(row.max())
+    shifted = row - m  # [n_k], -inf where masked
+    e = np.exp(shifted)  # [n_k], 0 where masked
+    return m, shifted, e, float(e.sum())
+
+
+def _table(header: list[str], rows: list[list[str]]) -> None:
+    """A markdown table; long ones scroll inside a box."""
+    table = text.md_table(header, rows)
+    if len(rows) > SCROLL_ROWS:
+        st.container(height=460).markdown(table)
+    else:
+        st.markdown(table)
+
+
+def drill_down_section(t: AttentionTrace, cfg: Config, *, prefix: str) -> int:
+    """Heading, query picker (and, for many keys, a page of keys) and the drill-down; returns the query index."""
+    st.subheader("Drill-down: one query, number by number", anchor="drill-down")
+    labels = text.token_labels(cfg)
+    i = controls.query_selector(labels, prefix)
+    show_drill_down(t, cfg, i, keys_page(t.k.shape[0], labels, prefix))
+    return i
+
+
+def keys_page(n_k: int, labels: list[str], prefix: str) -> range:
+    """All keys when they are few; else a selectbox of pages of KEYS_PER_PAGE keys (the tables stay light)."""
+    pages = controls.pages_of(n_k, KEYS_PER_PAGE)
+    if len(pages) == 1:
+        return pages[0]
+    k = st.selectbox(f"Keys shown ({n_k} in all, {KEYS_PER_PAGE} at a time)", range(len(pages)),
+                     format_func=lambda p: f"keys {pages[p].start}–{pages[p].stop - 1}: {labels[pages[p].start]} … "
+                                           f"{labels[pages[p].stop - 1]}", key=f"{prefix}_keys_page", width=420)
+    return pages[k]
+
+
+def show_drill_down(t: AttentionTrace, cfg: Config, i: int, keys: range | None = None) -> None:
+    """Query ``i``'s row written out: q_i·k_j as sums of products, its softmax, its weighted values.
+
+    The tables list the keys in ``keys`` (default: all); their Σ rows always sum over every key.
+    """
+    p = controls.precision()
+    labels = [text.md_escape(label) for label in text.token_labels(cfg)]
+    n_k = t.k.shape[0]
+    keys = range(n_k) if keys is None else keys
+    sigma = "**Σ**" if len(keys) == n_k else f"**Σ (all {n_k} keys)**"
+    masked = np.isneginf(t.masked[i])  # [n_k]
+
+    which = "every key" if len(keys) == n_k else f"keys {keys.start}–{keys.stop - 1} (of {n_k})"
+    st.markdown(f"##### a · Scores of query {labels[i]} with {which}")
+    st.latex(rf"s_{{{i}j}} = q_{{{i}}} \cdot k_j = \sum_d q_{{{i},d}}\, k_{{j,d}}, \qquad "
+             rf"\tilde s_{{{i}j}} = s_{{{i}j}} \,/\, s, \quad s = {text.divisor_latex(cfg, t.divisor, p)}")
+    st.markdown(f"$q_{{{i}}}$ = {vector_text(t.q[i], p)}")
+    rows = [[labels[j], vector_text(t.k[j], p), dot_product_text(t.q[i], t.k[j], t.scores[i, j], p),
+             fmt(t.scaled[i, j], p) + (" → −∞ (masked)" if masked[j] else "")] for j in keys]
+    _table([r"key $j$", r"$k_j$", rf"$q_{{{i}}} \cdot k_j$ (sum of products)", r"scaled $\tilde s$"], rows)
+
+    st.markdown(f"##### b · Softmax of row {i}")
+    m, shifted, e, total = softmax_parts(t.masked[i])
+    if m is None:
+        st.info("Every key is masked for this query: exp(−∞) = 0 for every key, so the weights are all 0 "
+                "(not NaN) and the output row is 0.", icon=":material/info:")
+    else:
+        st.latex(rf"m = \max_j \tilde s_{{{i}j}} = {fmt(m, p)}, \qquad "
+                 rf"\sum_j e^{{\tilde s_{{{i}j}} - m}} = {fmt(total, p)}, \qquad "
+                 rf"a_{{{i}j}} = e^{{\tilde s_{{{i}j}} - m}} \big/ {fmt(total, p)}")
+    rows = [[labels[j], fmt(t.masked[i, j], p), fmt(shifted[j], p), fmt(e[j], p), fmt(t.weights[i, j], p)]
+            for j in keys]
+    rows.append([sigma, "", "", f"**{fmt(total, p)}**", f"**{fmt(t.weights[i].sum(), p)}**"])
+    _table([r"key $j$", r"$\tilde s_{ij}$", r"$\tilde s_{ij} - m$", r"$e^{\tilde s_{ij} - m}$",
+            r"weight $a_{ij}$"], rows)
+    st.caption("Subtracting the row's largest score m first keeps every exp at most 1 (nothing overflows) and "
+               "does not change the weights.")
+
+    st.markdown(f"##### c · Weighted values of query {labels[i]} (seed 004's alignment vectors)")
+    st.latex(rf"o_{{{i}}} = \sum_j a_{{{i}j}}\, v_j")
+    c = t.contributions(i)  # [n_k, d_v]
+    total_c = c.sum(axis=0)  # [d_v]
+    rows = [[labels[j], fmt(t.weights[i, j], p), vector_text(t.v[j], p), vector_text(c[j], p)] for j in keys]
+    rows.append([sigma, f"**{fmt(t.weights[i].sum(), p)}**", "", f"**{vector_text(total_c, p)}**"])
+    _table([r"key $j$", r"weight $a_{ij}$", r"value $v_j$", r"$a_{ij}\, v_j$"], rows)
+    gap = float(np.abs(total_c - t.output[i]).max())
+    same = np.allclose(total_c, t.output[i], rtol=1e-12, atol=1e-12)
+    check = st.success if same else st.error
+    check(f"Sum of the weighted values {vector_text(total_c, p)} = output row {i} of O = AV "
+          f"{vector_text(t.output[i], p)} {'✓' if same else '✗'} (largest difference {gap:.1e}).")

@@ -1,0 +1,279 @@
+"""The heatmap of a matrix: the chart most intermediates are drawn with (a chart factory; never calls st).
+
+:func:`heatmap` returns an :class:`attn_ui.charts.Chart`; test it through ``heatmap(...).to_dict()``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import altair as alt
+import numpy as np
+
+from . import charts
+from .numbers import format_numbers
+
+Kind = Literal["signed", "weights", "mask"]
+
+#: colour-blind-safe schemes: diverging around 0 for signed matrices, one hue for weights
+SCHEMES = {"signed": "blueorange", "weights": "blues", "mask": "greys"}
+MASKED_COLOUR = "#d9d9d9"  # a masked (-inf) cell: grey, distinct from any small weight
+MAX_TEXT_CELLS = 400  # above this, the numbers are dropped from the cells (unreadable anyway)
+CANVAS_CELLS = 256  # a heatmap of at least this many cells and no numbers on them is drawn on a canvas
+
+
+def cell_px(n_rows: int, n_cols: int, *, largest: int = 44, budget: int = 640) -> int:
+    """Pixel size of a square cell so the heatmap stays within ``budget`` pixels."""
+    return int(max(2, min(largest, budget // max(n_rows, n_cols, 1))))
+
+
+def shows_text(n_rows: int, n_cols: int, px: int) -> bool:
+    """Whether a heatmap writes its numbers on the cells (not when they are too many or too small)."""
+    return n_rows * n_cols <= MAX_TEXT_CELLS and px >= 26
+
+
+def font_px(px: int) -> int:
+    return max(8, min(12, px // 4))
+
+
+def cell_width(px: int, longest_text: int) -> int:
+    """Width of a cell ``px`` high that must hold numbers of ``longest_text`` characters (0: no text)."""
+    return max(px, int(0.62 * font_px(px) * longest_text) + 8)
+
+
+def row_height(n_rows: int, px: int, *, least: int = 18, budget: int = 640) -> int:
+    """Row height: at least ``least`` px (a readable row label) while the rows fit in ``budget`` px."""
+    return px if px >= least or n_rows * least > budget else least
+
+
+def heatmap_width(values: np.ndarray, row_labels: list[str], precision: int) -> int:  # values [r, c]
+    """Approximate pixel width of :func:`heatmap` (row labels, cells, legend), to lay heatmaps side by side."""
+    r, c = values.shape
+    px = cell_px(r, c)
+    longest = max(map(len, format_numbers(values.ravel(), precision))) if shows_text(r, c, px) else 0
+    bc = -(-c // block_limit(r, c))  # columns per block (see heatmap_parts)
+    return 6 * max(len(s) for s in row_labels) + 30 + -(-c // bc) * cell_width(px * bc, longest) + 60
+
+
+def long_frame(values: np.ndarray, row_labels: list[str], col_labels: list[str], precision: int) -> charts.Frame:
+    """[r, c] -> r·c rows of (row, col, row_i, col_i, value, text, masked); -inf cells get value None."""
+    r, c = values.shape
+    flat = values.ravel()
+    finite = np.isfinite(flat)
+    return charts.table({
+        "row": np.repeat(row_labels, c),
+        "col": np.tile(col_labels, r),
+        "row_i": np.repeat(np.arange(r), c),
+        "col_i": np.tile(np.arange(c), r),
+        "value": np.where(finite, flat, np.nan),
+        "text": format_numbers(flat, precision),
+        "masked": ~finite,
+    })
+
+
+MAX_SIDE = 64  # a heatmap with more rows or columns than this draws blocks: the mean of each block
+BLOCKS = 32  # ... at most this many blocks per side (≤ 1,024 marks: light for the browser at the caps)
+
+
+def block_limit(n_rows: int, n_cols: int) -> int:
+    """Most cells (or blocks) drawn per side of an [n_rows, n_cols] heatmap: every cell up to MAX_SIDE, else BLOCKS.
+
+    >>> block_limit(64, 64), block_limit(65, 3)
+    (64, 32)
+    """
+    return MAX_SIDE if max(n_rows, n_cols) <= MAX_SIDE else BLOCKS
+
+
+def block_means(
+    values: np.ndarray, masked: np.ndarray | None = None, most: int = MAX_SIDE
+) -> tuple[np.ndarray, np.ndarray | None, int, int]:  # [r, c] -> [⌈r/br⌉, ⌈c/bc⌉]
+    """The matrix in blocks of br × bc cells (each side at most ``most`` blocks), each the mean of its drawn cells.
+
+    Drawn cells are finite and not ``masked``. A block with none is −∞ (grey, masked) or, when ``masked`` is
+    given, masked. Returns (block values, block mask or None, br, bc); a small matrix comes back as it is.
+
+    Examples
+    --------
+    >>> m, _, br, bc = block_means(np.arange(6.0).reshape(1, 6), most=3)
+    >>> m.tolist(), br, bc
+    ([[0.5, 2.5, 4.5]], 1, 2)
+    >>> block_means(np.array([[1.0, -np.inf, -np.inf, -np.inf]]), most=2)[0].tolist()
+    [[1.0, -inf]]
+    """
+    r, c = values.shape
+    br, bc = -(-r // most), -(-c // most)
+    if br == bc == 1:
+        return values, masked, 1, 1
+    drawn = np.isfinite(values) if masked is None else np.isfinite(values) & ~np.asarray(masked, dtype=bool)
+    rb, cb = -(-r // br), -(-c // bc)
+    pad = ((0, rb * br - r), (0, cb * bc - c))
+    sums = np.pad(np.where(drawn, values, 0.0), pad).reshape(rb, br, cb, bc).sum(axis=(1, 3))  # [rb, cb]
+    counts = np.pad(drawn, pad).reshape(rb, br, cb, bc).sum(axis=(1, 3))  # [rb, cb]
+    means = sums / np.maximum(counts, 1)
+    if masked is None:
+        return np.where(counts > 0, means, -np.inf), None, br, bc
+    return means, counts == 0, br, bc
+
+
+def block_labels(labels: list[str], size: int) -> list[str]:
+    """Labels of blocks of ``size`` positions: "0–3", "4–7", ... (the labels themselves for size 1)."""
+    if size == 1:
+        return list(labels)
+    n = len(labels)
+    return [f"{a}–{min(a + size, n) - 1}" for a in range(0, n, size)]
+
+
+@dataclass(frozen=True)
+class HeatmapLayout:
+    """Everything about a heatmap but its numbers: the key of its cached Vega-Lite spec (see attn_ui.charts)."""
+
+    rows: tuple[str, ...]
+    cols: tuple[str, ...]
+    kind: str
+    width_px: int
+    height_px: int
+    stroke: float
+    font: int  # 0: no numbers on the cells
+    angle: int
+    title: str
+    x_title: str
+    y_title: str
+    select: str | None
+    has_masked: bool = False  # some cell is drawn grey as masked
+    fixed_domain: tuple[float, float] | None = None  # weights and masks: 0 … 1 in the spec, not in the data
+
+    @property
+    def on_canvas(self) -> bool:
+        """Many cells and no numbers on them: drawn on a canvas, without a per-cell ARIA description (a screen
+        reader cannot use a thousand of them; building them is most of Vega's work for such a chart)."""
+        return not self.font and len(self.rows) * len(self.cols) >= CANVAS_CELLS
+
+
+def heatmap_chart(layout: HeatmapLayout, data: list, domains: list) -> alt.LayerChart | alt.Chart:
+    """The heatmap of a layout, on ``data[0]`` (its long frame) with colour domain ``domains[0]``.
+
+    The builder of :func:`heatmap`'s :class:`attn_ui.charts.Chart`: the structure depends on ``layout`` only.
+    """
+    lay = layout
+    scale = alt.Scale(scheme=SCHEMES[lay.kind], domain=list(lay.fixed_domain) if lay.fixed_domain else domains[0],
+                      **({"domainMid": 0} if lay.kind == "signed" else {}))
+    # sort=None: the data's order, rows and columns in order (row-major); an explicit list of every label would
+    # make Vega evaluate an indexof() expression per cell
+    x = alt.X("col:O", sort=None, title=lay.x_title or None,
+              axis=alt.Axis(labelAngle=lay.angle, labelOverlap="greedy"))  # greedy: hide labels that would overlap
+    y = alt.Y("row:O", sort=None, title=lay.y_title or None, axis=alt.Axis(labelOverlap="greedy"))
+    base = alt.Chart(data[0]).encode(x=x, y=y).properties(
+        width=alt.Step(lay.width_px), height=alt.Step(lay.height_px),
+        **({"title": lay.title} if lay.title else {}),  # never alt.Undefined: altair 6 rejects it
+    )
+    tooltip = [alt.Tooltip("row:O", title=lay.y_title or "row"), alt.Tooltip("col:O", title=lay.x_title or "column"),
+               alt.Tooltip("text:N", title="value")]
+    fill = alt.Color("value:Q", scale=scale, title=None,
+                     legend=alt.Legend(orient="right", gradientLength=max(60, lay.height_px * len(lay.rows))))
+    if lay.has_masked:
+        fill = alt.when(alt.datum.masked).then(alt.value(MASKED_COLOUR)).otherwise(fill)
+    rect = base.mark_rect(stroke="white", strokeWidth=lay.stroke, **({"aria": False} if lay.on_canvas else {})).encode(
+        color=fill, tooltip=tooltip)
+    if lay.select:
+        sel = alt.selection_point(name=lay.select, fields=["row_i", "col_i"], on="click", clear=False)
+        rect = rect.add_params(sel)
+    if not lay.font:
+        return rect
+    text = base.mark_text(fontSize=lay.font).encode(
+        text="text:N",
+        color=alt.when(alt.datum.dark).then(alt.value("white")).otherwise(alt.value("black")),
+    )
+    return alt.layer(rect, text)
+
+
+def heatmap(
+    values: np.ndarray,
+    row_labels: list[str],
+    col_labels: list[str],
+    *,
+    title: str = "",
+    kind: Kind = "signed",
+    precision: int = 4,
+    domain: tuple[float, float] | None = None,
+    x_title: str = "",
+    y_title: str = "",
+    px: int | None = None,
+    select: str | None = None,
+    masked: np.ndarray | None = None,
+) -> charts.Chart:  # values [r, c]
+    """A heatmap with the numbers on the cells; masked (-inf) cells grey and marked −∞.
+
+    A matrix with more than MAX_SIDE rows or columns is drawn in at most BLOCKS × BLOCKS blocks (the mean of each,
+    see :func:`block_means`), as tall as the whole matrix would be, and the title says so.
+
+    Parameters
+    ----------
+    values : ndarray of shape (r, c)
+    row_labels, col_labels : list of str
+        Unique labels, in order (e.g. "0: input1").
+    kind : "signed", "weights" or "mask"
+        Diverging colours centred on 0, sequential 0..1, or greys.
+    domain : (lo, hi), optional
+        A shared colour domain, so side-by-side heatmaps compare.
+    select : str, optional
+        Name of a click selection on the cell (fields row_i, col_i), for ``on_select``.
+    masked : ndarray of bool, shape (r, c), optional
+        Cells to draw grey as masked even though their value is finite (e.g. weights of masked keys).
+    """
+    r, c = values.shape
+    px = px or cell_px(r, c)
+    height_px = row_height(r, px)
+    values, masked, br, bc = block_means(values, masked, block_limit(r, c))  # at most block_limit(r, c) a side
+    if br > 1 or bc > 1:
+        row_labels, col_labels = block_labels(row_labels, br), block_labels(col_labels, bc)
+        note = f"each cell: the mean of a block of {br} × {bc}"
+        title = f"{title} · {note}" if title else note
+    r, c = values.shape
+    flat = values.ravel()
+    finite = np.isfinite(flat)
+    is_masked = ~finite if masked is None else ~finite | np.asarray(masked, dtype=bool).ravel()
+    if domain is None:
+        if kind in ("weights", "mask"):
+            domain = (0.0, 1.0)
+        else:
+            m = float(np.abs(flat[finite]).max()) if finite.any() else 1.0
+            domain = (-m or -1.0, m or 1.0)
+    lo, hi = domain
+    value = np.where(finite, flat, lo)  # a null value would drop the masked cell's rect (Vega-Lite "invalid")
+    t = (value - lo) / ((hi - lo) or 1.0)
+    text = format_numbers(flat, precision)
+    show_text, has_masked = shows_text(r, c, px), bool(is_masked.any())
+    columns = {  # as long_frame
+        "row": np.repeat(row_labels, c),
+        "col": np.tile(col_labels, r),
+        "row_i": np.repeat(np.arange(r) * br, c),  # a block's first row and column (what a click on it picks)
+        "col_i": np.tile(np.arange(c) * bc, r),
+        "value": value,
+        "text": text,
+    }  # and only the columns the chart reads: the browser converts every cell of every column
+    if has_masked:
+        columns["masked"] = is_masked
+    if show_text:
+        columns["dark"] = ((np.abs(t - 0.5) > 0.3) if kind == "signed" else (t > 0.55)) & ~is_masked  # black text
+    data = charts.table(columns)
+
+    width_px = cell_width(px * bc, max(map(len, text)) if show_text else 0)
+    lie_flat = c <= 12 and max((len(str(s)) for s in col_labels), default=0) * 6 <= width_px  # labels fit cells
+    layout = HeatmapLayout(
+        rows=tuple(row_labels), cols=tuple(col_labels), kind=kind, width_px=width_px, height_px=height_px * br,
+        stroke=0.5 if px >= 8 else 0, font=font_px(px) if show_text else 0,
+        angle=0 if lie_flat else (-45 if c <= 12 else -90),
+        title=title, x_title=x_title, y_title=y_title, select=select, has_masked=has_masked,
+        fixed_domain=None if kind == "signed" else (float(lo), float(hi)),
+    )
+    return charts.Chart(heatmap_chart, layout, (data,), (None if layout.fixed_domain else (float(lo), float(hi)),),
+                        canvas=layout.on_canvas)
+
+
+def shared_domain(*matrices: np.ndarray, kind: Kind = "signed") -> tuple[float, float]:
+    """One colour domain for several heatmaps shown side by side (finite cells only)."""
+    if kind != "signed":
+        return (0.0, 1.0)
+    m = max((float(np.abs(a[np.isfinite(a)]).max()) for a in matrices if np.isfinite(a).any()), default=1.0)
+    return (-m or -1.0, m or 1.0)

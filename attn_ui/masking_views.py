@@ -1,0 +1,81 @@
+"""The Masking page's charts and tables: the boolean mask, the masked weights beside their row sums, and the
+naive and stable softmax side by side.
+
+Chart factories: they take arrays and labels, return charts (or a DataFrame), and never call st.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from attn_core import analysis
+
+from . import charts, heatmap
+from .numbers import Style, format_numbers
+
+ROW_SUM_PX = 56  # width of the row-sum column beside the weights
+ROW_SUM_WIDTH = ROW_SUM_PX + 12  # with the spacing
+
+
+def mask_heatmap(mask: np.ndarray, rows: list[str], cols: list[str]) -> charts.Chart:  # bool [n_q, n_k]
+    """The boolean mask: 1 (may attend) in colour, 0 (masked) grey, like masked cells everywhere else."""
+    return heatmap.heatmap(mask.astype(float), rows, cols, kind="weights", precision=0, masked=~mask,
+                          x_title="key", y_title="query")
+
+
+def weights_with_row_sums(
+    weights: np.ndarray, mask: np.ndarray | None, rows: list[str], cols: list[str], *, precision: int
+) -> charts.Chart:  # weights [n_q, n_k], mask bool [n_q, n_k]
+    """The weights with masked cells grey (not a pale blue that could pass for a small weight), and
+    beside them each row's sum: 1, or 0 for a query with every key masked."""
+    px = heatmap.cell_px(*weights.shape)
+    heat = heatmap.heatmap(weights, rows, cols, kind="weights", precision=precision, px=px,
+                           masked=None if mask is None else ~mask, x_title="key", y_title="query")
+    sums = heatmap.long_frame(weights.sum(axis=1)[:, None], rows, ["Σ row"], precision)  # [n_q, 1] -> n_q rows
+    return charts.Chart(row_sums_build, (heat.layout, tuple(rows), px), (heat.data[0], sums), heat.domains)
+
+
+
+
+def row_sums_build(layout: tuple, data: list, domains: list) -> alt.HConcatChart:
+    """The chart of a :func:`weights_with_row_sums` layout (its builder)."""
+    heat, rows, px = layout
+    base = alt.Chart(data[1]).encode(
+        x=alt.X("col:O", title=None, axis=alt.Axis(labelAngle=0)),
+        y=alt.Y("row:O", sort=list(rows), axis=None),
+    ).properties(width=alt.Step(ROW_SUM_PX), height=alt.Step(px))
+    cells = base.mark_rect(fill="#f7f7f7", stroke="#bbbbbb")
+    text = base.mark_text(fontSize=max(8, min(12, px // 3))).encode(text="text:N")
+    return alt.hconcat(heatmap.heatmap_chart(heat, [data[0]], domains), alt.layer(cells, text) if px >= 12 else cells,
+                       spacing=ROW_SUM_WIDTH - ROW_SUM_PX)
+
+
+OVERFLOW_MARK = "⚠"  # marks a cell that overflowed (+inf) or became NaN in softmax_table
+
+
+def softmax_table(cmp: analysis.SoftmaxComparison, key_labels: list[str], *, precision: int) -> pd.DataFrame:
+    """One row per key: the score, the naive exp and weight, the shifted score, the stable exp and weight.
+
+    Cells that overflowed (+inf) or became NaN are marked "⚠ +inf", "⚠ NaN" (a plain frame of text: a pandas
+    Styler's highlight cost more than the rest of the Masking page's run).
+
+    >>> table = softmax_table(analysis.compare_softmax(np.array([1000.0, 0.0])), ["a", "b"], precision=2)
+    >>> table["naive weight"].tolist()
+    ['⚠ NaN', '0.00']
+    """
+    def column(values: np.ndarray, style: Style) -> list[str]:  # numpy's words where it overflowed, marked
+        texts = format_numbers(values, precision + 3 if style == "sig" else precision, style)
+        return [f"{OVERFLOW_MARK} NaN" if np.isnan(v) else f"{OVERFLOW_MARK} +inf" if np.isposinf(v) else t
+                for v, t in zip(values.tolist(), texts, strict=True)]
+
+    return pd.DataFrame({
+        "key": key_labels,
+        "score x": column(cmp.scores, "sig"),
+        "naive exp(x)": column(cmp.naive_exp, "sig"),
+        "naive weight": column(cmp.naive_weights, "fixed"),
+        "x − max": column(cmp.shifted, "sig"),
+        "exp(x − max)": column(cmp.stable_exp, "sig"),
+        "stable weight": column(cmp.stable_weights, "fixed"),
+    }).set_index("key")

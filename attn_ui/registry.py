@@ -1,0 +1,68 @@
+"""The page registry: every page of the app, declared once.
+
+The navigation (attn_ui.frame), the page a link opens (attn_ui.share_ui), the page titles, the benchmarks and
+the tests (AppTest and e2e) all read :data:`PAGES`. A new page is one entry here and its file in ``pages/``;
+the tests visit it without another edit.
+
+Plain data: importing it imports no Streamlit (the e2e tests and benchmarks read it too).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of the app.
+
+    Attributes
+    ----------
+    name : str
+        The page's file stem, its URL path (``/steps``) and the name a link (``?c=``) uses to open it.
+    title : str
+        Its entry in the sidebar.
+    icon : str
+        A Material icon (``:material/…:``).
+    heading : str
+        The title the page itself shows (defaults to ``title``).
+    linkable : bool
+        Whether a shared link may open on this page (Share & export offers it as a choice).
+    """
+
+    name: str
+    title: str
+    icon: str
+    heading: str = ""
+    linkable: bool = True
+
+    @property
+    def file(self) -> str:
+        """The page's script, relative to the repository root (what st.Page and st.page_link take)."""
+        return f"pages/{self.name}.py"
+
+    @property
+    def page_heading(self) -> str:
+        return self.heading or self.title
+
+
+OVERVIEW = Page("overview", "Overview", ":material/home:", heading="Self-Attention Explorer")
+INPUTS = Page("inputs", "Inputs & weights", ":material/edit:")
+STEPS = Page("steps", "Step by step", ":material/stairs:")
+SCALING = Page("scaling", "Scaling", ":material/straighten:")
+MASKING = Page("masking", "Masking", ":material/visibility_off:")
+MULTIHEAD = Page("multihead", "Multi-head", ":material/view_column:", heading="Multi-head attention")
+SHARE = Page("share", "Share & export", ":material/share:")
+
+#: every page, in sidebar order; the first is the default page (the app's root address)
+PAGES: tuple[Page, ...] = (OVERVIEW, INPUTS, STEPS, SCALING, MASKING, MULTIHEAD, SHARE)
+DEFAULT = PAGES[0]
+
+
+def by_name(name: str) -> Page | None:
+    """The page a link or a URL path names ("steps"), or None.
+
+    >>> by_name("steps").title, by_name("nowhere")
+    ('Step by step', None)
+    """
+    return next((p for p in PAGES if p.name == name), None)

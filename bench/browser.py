@@ -53,6 +53,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: E402
 
 import tests.e2e.helpers as e2e  # noqa: E402
 from attn_core import config_mask, run, self_attention, share  # noqa: E402
+from attn_ui import registry  # noqa: E402
 from bench.app import CONFIGS, machine  # noqa: E402  (the same configurations as bench/app.py)
 
 TIMEOUT_MS = 60_000
@@ -320,7 +321,7 @@ def at_caps(browser, app_url: str, tmp: Path) -> list[tuple[str, float, float, f
         page.keyboard.press("Enter"), fill.click()))
     page.keyboard.press("Escape")  # close the popover (else the next click only closes it)
     expect(page.locator('[data-testid="stPopoverBody"]')).to_have_count(0)
-    walk = [(title, title) for title in e2e.PAGE_TITLES if title != "Inputs & weights"]
+    walk = [(p.title, p.title) for p in registry.PAGES if p != registry.INPUTS]
     for what, title in [*walk, ("Step by step, again (the browser's code warmed up)", "Step by step")]:
         timed(what, lambda title=title: e2e.nav_link(page, title).click())
         expect(e2e.nav_link(page, title)).to_have_attribute("aria-current", "page")  # the page did open

@@ -16,6 +16,8 @@ from attn_core import (
     with_dimensions,
 )
 
+from ..seeds import SEED000_W_K, SEED000_W_Q, SEED000_W_V, SEED000_X
+
 # key -> (n_seq, d_model, n_heads, d_k, d_v, d_out, scale, mask_kind), as issue 2 and the seeds describe them
 EXPECTED = {
     "seed000": (3, 4, 1, 3, 3, 3, "sqrt_dk", "none"),
@@ -67,7 +69,7 @@ def test_seed003_heads_eight_heads_of_64_concatenate_to_3_by_512():
     assert [h.output.shape for h in trace.heads] == [(3, 64)] * 8
     assert trace.concat.shape == (3, 512)
     assert trace.output.shape == (3, 4)
-    np.testing.assert_array_equal(cfg.x, [[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]])  # the seed's 3 inputs
+    np.testing.assert_array_equal(cfg.x, SEED000_X)  # the seed's 3 inputs (seed 003 writes out seed 000's X)
     # head h reads columns 64h ... 64h + 63 of each projection; numpy written out for head 5
     q5 = cfg.x @ cfg.w_q[:, 320:384]
     k5 = cfg.x @ cfg.w_k[:, 320:384]
@@ -82,9 +84,10 @@ def test_seed_presets_share_the_tutorial_matrices():
     a, b = load_preset("seed000"), load_preset("seed004_unscaled")
     for name in ("x", "w_q", "w_k", "w_v", "w_o"):
         np.testing.assert_array_equal(a.matrix(name), b.matrix(name))
-    np.testing.assert_array_equal(a.w_q, [[1, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 1]])
-    np.testing.assert_array_equal(a.w_k, [[0, 0, 1], [1, 1, 0], [0, 1, 0], [1, 1, 0]])
-    np.testing.assert_array_equal(a.w_v, [[0, 2, 0], [0, 3, 0], [1, 0, 3], [1, 1, 0]])
+    np.testing.assert_array_equal(a.x, SEED000_X)
+    np.testing.assert_array_equal(a.w_q, SEED000_W_Q)
+    np.testing.assert_array_equal(a.w_k, SEED000_W_K)
+    np.testing.assert_array_equal(a.w_v, SEED000_W_V)
     np.testing.assert_array_equal(a.w_o, np.eye(3))
 
 

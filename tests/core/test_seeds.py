@@ -1,7 +1,8 @@
 """Every worked example in the seed tutorials, reproduced by attn_core to the digits the seed prints.
 
-The expected numbers are copied from the seeds (/work/shared/seeds/*.txt at the time of writing), or, where a
-seed prints no number (seed 001's embeddings are random), computed here with numpy written out in the test.
+The expected numbers are copied from the seeds (/work/shared/seeds/*.txt at the time of writing) into
+tests/seeds.py, or, where a seed prints no number (seed 001's embeddings are random), computed here with numpy
+written out in the test.
 """
 
 from __future__ import annotations
@@ -12,15 +13,34 @@ import pytest
 from attn_core import additive_mask, causal_mask, load_preset, run, self_attention, tokenize
 from attn_core.presets import seed_002_qkv
 
-X = [[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]]
-W_Q = [[1, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 1]]
-W_K = [[0, 0, 1], [1, 1, 0], [0, 1, 0], [1, 1, 0]]
-W_V = [[0, 2, 0], [0, 3, 0], [1, 0, 3], [1, 1, 0]]
-
-# seed 000 (float32 prints), seed 003's table and seed 004's torch prints: the same Q, K, V
-Q_PRINTED = [[1, 0, 2], [2, 2, 2], [2, 1, 3]]
-K_PRINTED = [[0, 1, 1], [4, 4, 0], [2, 3, 1]]
-V_PRINTED = [[1, 2, 3], [2, 8, 0], [2, 6, 3]]
+from ..seeds import (
+    SEED000_DIVISOR,
+    SEED000_K,
+    SEED000_OUTPUT,
+    SEED000_Q,
+    SEED000_V,
+    SEED000_W_K,
+    SEED000_W_Q,
+    SEED000_W_V,
+    SEED000_WEIGHTS,
+    SEED000_X,
+    SEED001_SENTENCE,
+    SEED002_ADDITIVE_MASK,
+    SEED002_EXP,
+    SEED002_EXP_SUMS,
+    SEED002_NEW_V,
+    SEED002_QKT,
+    SEED002_SCALED,
+    SEED002_TOKENS,
+    SEED002_VAR_K,
+    SEED002_VAR_Q,
+    SEED002_VAR_QKT,
+    SEED002_VAR_SCALED,
+    SEED002_WEIGHTS,
+    SEED003_TABLE,
+    SEED004_SCORES,
+    SEED004_SOFTMAX_PRINTED,
+)
 
 
 def single_head(preset: str):
@@ -31,24 +51,13 @@ def single_head(preset: str):
 
 # ---- seed 000: scaled by √3, printed in float32 ------------------------------------------------
 
-SEED000_WEIGHTS = [
-    [1.3612579e-01, 4.3193707e-01, 4.3193707e-01],
-    [8.9044782e-04, 9.0884298e-01, 9.0266980e-02],
-    [7.4448888e-03, 7.5470752e-01, 2.3784746e-01],
-]
-SEED000_OUTPUT = [
-    [1.8638741, 6.3193707, 1.7041886],
-    [1.9991105, 7.8141265, 0.27347228],
-    [1.9925548, 7.479635, 0.73587704],
-]
-
 
 def test_seed000_qkv_weights_and_output():
     trace, head = single_head("seed000")
-    np.testing.assert_array_equal(head.q, Q_PRINTED)
-    np.testing.assert_array_equal(head.k, K_PRINTED)
-    np.testing.assert_array_equal(head.v, V_PRINTED)
-    assert head.divisor == pytest.approx(1.7320508, rel=1e-7)  # the seed prints √3 in float32
+    np.testing.assert_array_equal(head.q, SEED000_Q)
+    np.testing.assert_array_equal(head.k, SEED000_K)
+    np.testing.assert_array_equal(head.v, SEED000_V)
+    assert head.divisor == pytest.approx(SEED000_DIVISOR, rel=1e-7)  # the seed prints √3 in float32
     # the seed computes in float32 (about 7 significant digits): compare to the printed digits at rtol 1e-6
     np.testing.assert_allclose(head.weights, SEED000_WEIGHTS, rtol=1e-6)
     np.testing.assert_allclose(head.output, SEED000_OUTPUT, rtol=1e-6)
@@ -57,35 +66,28 @@ def test_seed000_qkv_weights_and_output():
 
 def test_seed000_through_self_attention_with_lists():
     """The seed's own calling convention: plain lists in, the same printed numbers out."""
-    t = self_attention(X, W_Q, W_K, W_V)
+    t = self_attention(SEED000_X, SEED000_W_Q, SEED000_W_K, SEED000_W_V)
     np.testing.assert_allclose(t.output, SEED000_OUTPUT, rtol=1e-6)
 
 
 # ---- seed 004: raw scores and torch's softmax (5 significant digits) ----------------------------
 
-SEED004_SCORES = [[2, 4, 4], [4, 16, 12], [4, 12, 10]]
-SEED004_SOFTMAX = [
-    ["6.3379e-02", "4.6831e-01", "4.6831e-01"],
-    ["6.0337e-06", "9.8201e-01", "1.7986e-02"],
-    ["2.9539e-04", "8.8054e-01", "1.1917e-01"],
-]
-
 
 def test_seed004_qkv_raw_scores_and_softmax_to_printed_digits():
     _, head = single_head("seed004_unscaled")
-    np.testing.assert_array_equal(head.q, Q_PRINTED)
-    np.testing.assert_array_equal(head.k, K_PRINTED)
-    np.testing.assert_array_equal(head.v, V_PRINTED)
+    np.testing.assert_array_equal(head.q, SEED000_Q)
+    np.testing.assert_array_equal(head.k, SEED000_K)
+    np.testing.assert_array_equal(head.v, SEED000_V)
     np.testing.assert_array_equal(head.scores, SEED004_SCORES)
     assert head.divisor == 1.0
     np.testing.assert_array_equal(head.scaled, SEED004_SCORES)
     # torch prints 5 significant digits: the same digits, character for character
-    assert [[f"{w:.4e}" for w in row] for row in head.weights] == SEED004_SOFTMAX
+    assert [[f"{w:.4e}" for w in row] for row in head.weights] == SEED004_SOFTMAX_PRINTED
 
 
 def test_seed004_alignment_vectors_are_weighted_value_rows():
     _, head = single_head("seed004_unscaled")
-    w, v = head.weights, np.array(V_PRINTED, dtype=float)
+    w, v = head.weights, np.array(SEED000_V, dtype=float)
     for i in range(3):
         c = head.contributions(i)  # [n_k, d_v]
         assert c.shape == (3, 3)
@@ -94,18 +96,12 @@ def test_seed004_alignment_vectors_are_weighted_value_rows():
         np.testing.assert_allclose(c.sum(axis=0), head.output[i], rtol=1e-14)
     # seed 004's output 1 with its approximate weights [0, .5, .5]: [2.0, 7.0, 1.5]; the exact weights give
     # 0.0634·[1, 2, 3] + 0.4683·([2, 8, 0] + [2, 6, 3])
-    e = np.exp(np.array([2.0, 4.0, 4.0]))
+    e = np.exp(np.array(SEED004_SCORES[0], dtype=float))
     exact = e / e.sum()
     np.testing.assert_allclose(head.output[0], exact[0] * v[0] + exact[1] * v[1] + exact[2] * v[2], rtol=1e-14)
 
 
 # ---- seed 003: the Q/K/V table and k_d = 1 ------------------------------------------------------
-
-SEED003_TABLE = {  # |input|Q|K|V|
-    "input1": ([1, 0, 2], [0, 1, 1], [1, 2, 3]),
-    "input2": ([2, 2, 2], [4, 4, 0], [2, 8, 0]),
-    "input3": ([2, 1, 3], [2, 3, 1], [2, 6, 3]),
-}
 
 
 @pytest.mark.parametrize("preset", ["seed000", "seed004_unscaled"])
@@ -122,45 +118,13 @@ def test_seed003_qkv_table(preset):
 def test_seed003_step4_k_d_one_is_the_unscaled_preset():
     """Seed 003 divides by k_d = 1: its step-4 scores are Q @ Kᵀ itself."""
     _, head = single_head("seed004_unscaled")
-    q, k = np.array(Q_PRINTED, dtype=float), np.array(K_PRINTED, dtype=float)
+    q, k = np.array(SEED000_Q, dtype=float), np.array(SEED000_K, dtype=float)
     expected = [[sum(q[i, c] * k[j, c] for c in range(3)) / 1 for j in range(3)] for i in range(3)]
     np.testing.assert_array_equal(head.scaled, expected)
 
 
 # ---- seed 002: n_seq 4, d_k = d_v = 8, causal mask ----------------------------------------------
 
-SEED002_QKT = [
-    [-1.36260171, -1.00846343, 0.83830779, -1.10325174],
-    [2.76055142, -5.37365317, -5.91054408, 3.86834114],
-    [0.83956039, -0.89236221, -1.56808315, 1.9914997],
-    [1.4558852, -6.19223184, -4.35573576, 5.09868666],
-]
-SEED002_SCALED = [
-    [-0.48175246, -0.35654566, 0.29638656, -0.39005839],
-    [0.97600231, -1.8998733, -2.0896929, 1.36766513],
-    [0.29682942, -0.31549769, -0.55440112, 0.70410147],
-    [0.51473315, -2.18928456, -1.53998515, 1.80265795],
-]
-SEED002_ADDITIVE_MASK = [[0, -np.inf, -np.inf, -np.inf], [0, 0, -np.inf, -np.inf], [0, 0, 0, -np.inf], [0, 0, 0, 0]]
-SEED002_EXP = [
-    [0.61769995, 0.0, 0.0, 0.0],
-    [2.65382585, 0.14958757, 0.0, 0.0],
-    [1.34558575, 0.72942576, 0.57441617, 0.0],
-    [1.67319195, 0.11199685, 0.21438429, 6.06574854],
-]
-SEED002_EXP_SUMS = [0.61769995, 2.80341342, 2.64942768, 8.06532162]
-SEED002_WEIGHTS = [
-    [1.0, 0.0, 0.0, 0.0],
-    [0.94664092, 0.05335908, 0.0, 0.0],
-    [0.50787789, 0.27531446, 0.21680764, 0.0],
-    [0.20745508, 0.01388622, 0.026581, 0.7520777],
-]
-SEED002_NEW_V = [
-    [-0.86809855, -1.18069928, -0.06732257, -0.07734407, 0.90038494, 0.98346644, 1.78747552, 1.74595429],
-    [-0.80533354, -0.99471947, -0.08073652, -0.00649675, 0.8041906, 1.04012565, 1.6762444, 1.54688036],
-    [-0.49883119, 0.16491485, 0.14500971, 0.44535492, -0.12936482, 1.09460771, 0.7726493, 0.09295474],
-    [-0.41214081, 0.49047069, 0.67251614, 0.05135334, -1.39087677, -0.73216931, 0.58833651, 0.32972812],
-]
 # The notebook prints 8 decimals (half a unit: 5e-9). Its q, k are random and unprinted; the preset rebuilds
 # them from the printed QKᵀ, itself rounded by up to 5e-9, which moves later values by up to 2e-9 relative
 # (exp of a value up to 6.07 moves by 1.1e-8). So: the printed digits within atol 5e-9 + rtol 2e-9.
@@ -171,7 +135,7 @@ def test_seed002_preset_uses_the_rebuilt_q_k_v():
     cfg = load_preset("seed002_causal")
     _, head = single_head("seed002_causal")
     q, k, v = seed_002_qkv()
-    assert cfg.tokens == ("My", "name", "is", "Kishor")
+    assert cfg.tokens == SEED002_TOKENS
     assert cfg.mask_kind == "causal"
     np.testing.assert_allclose(head.q, q, rtol=0, atol=1e-15)
     np.testing.assert_allclose(head.k, k, rtol=0, atol=1e-15)
@@ -183,11 +147,11 @@ def test_seed002_scores_and_variances():
     _, head = single_head("seed002_causal")
     np.testing.assert_allclose(head.scores, SEED002_QKT, rtol=0, atol=5e-9)
     # var(q) and var(k) are printed to full double precision
-    assert head.q.var() == pytest.approx(1.0062948343438747, rel=1e-12)
-    assert head.k.var() == pytest.approx(1.0562895664061145, rel=1e-12)
+    assert head.q.var() == pytest.approx(SEED002_VAR_Q, rel=1e-12)
+    assert head.k.var() == pytest.approx(SEED002_VAR_K, rel=1e-12)
     # var(QKᵀ) and var(scaled) follow from the 8-decimal QKᵀ: known to about 1e-9 relative
-    assert head.scores.var() == pytest.approx(11.068915998163352, rel=1e-9)
-    assert head.scaled.var() == pytest.approx(1.383614499770419, rel=1e-9)
+    assert head.scores.var() == pytest.approx(SEED002_VAR_QKT, rel=1e-9)
+    assert head.scaled.var() == pytest.approx(SEED002_VAR_SCALED, rel=1e-9)
     assert head.divisor == pytest.approx(np.sqrt(8), rel=1e-15)
 
 
@@ -220,7 +184,7 @@ def test_seed002_causal_weights_and_new_v():
 def test_seed001_sentence_q_k_v_are_the_embeddings():
     cfg = load_preset("seed001_sentence")
     trace, head = single_head("seed001_sentence")
-    assert list(cfg.tokens) == "slow but steady wins the race".split() == tokenize("slow but steady wins the race")
+    assert list(cfg.tokens) == SEED001_SENTENCE.split() == tokenize(SEED001_SENTENCE)
     x = cfg.x
     assert x.shape == (6, 10)
     np.testing.assert_array_equal(cfg.w_q, np.eye(10))

@@ -31,10 +31,7 @@ from attn_core.share import (
     to_json,
 )
 
-SEED_X = [[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]]
-SEED_W_Q = [[1, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 1]]
-SEED_W_K = [[0, 0, 1], [1, 1, 0], [0, 1, 0], [1, 1, 0]]
-SEED_W_V = [[0, 2, 0], [0, 3, 0], [1, 0, 3], [1, 1, 0]]
+from ..seeds import SEED000_OUTPUT, SEED000_W_K, SEED000_W_Q, SEED000_W_V, SEED000_X
 
 
 def pack(text: str | bytes) -> str:
@@ -48,8 +45,8 @@ def seed_doc(**changes) -> dict:
     doc = {
         "format": "self-attention-explorer", "version": 1, "tokens": ["input1", "input2", "input3"],
         "n_heads": 1, "scale": "sqrt_dk", "mask_kind": "none", "is_pad": [False, False, False],
-        "custom_mask": [[1, 1, 1], [1, 1, 1], [1, 1, 1]], "x": SEED_X, "w_q": SEED_W_Q, "w_k": SEED_W_K,
-        "w_v": SEED_W_V, "w_o": np.eye(3).tolist(),
+        "custom_mask": [[1, 1, 1], [1, 1, 1], [1, 1, 1]], "x": SEED000_X, "w_q": SEED000_W_Q, "w_k": SEED000_W_K,
+        "w_v": SEED000_W_V, "w_o": np.eye(3).tolist(),
     }
     doc.update(changes)
     return doc
@@ -83,7 +80,7 @@ def test_every_preset_round_trips_through_a_link_and_a_file_bit_for_bit(key):
 
 def test_a_hand_written_document_gives_the_seed_000_configuration():
     cfg, page = from_json(json.dumps(seed_doc(page="masking")).encode())
-    expected = make_config(("input1", "input2", "input3"), SEED_X, SEED_W_Q, SEED_W_K, SEED_W_V)
+    expected = make_config(("input1", "input2", "input3"), SEED000_X, SEED000_W_Q, SEED000_W_K, SEED000_W_V)
     assert configs_equal(cfg, expected) and page == "masking"
     assert cfg.x.dtype == np.float64 and cfg.scale == "sqrt_dk"
 
@@ -136,7 +133,7 @@ def test_the_json_file_is_readable_one_matrix_row_per_line():
 
 
 def test_unicode_token_labels_round_trip():
-    cfg = make_config(["naïve", "日本", "😀 x"], SEED_X, SEED_W_Q, SEED_W_K, SEED_W_V)
+    cfg = make_config(["naïve", "日本", "😀 x"], SEED000_X, SEED000_W_Q, SEED000_W_K, SEED000_W_V)
     assert configs_equal(decode_link(encode_link(cfg))[0], cfg)
     assert configs_equal(from_json(to_json(cfg))[0], cfg)
 
@@ -384,7 +381,7 @@ def read_csv(text: str) -> tuple[list[str], list[str], np.ndarray]:
 def test_csv_of_seed_000_holds_the_numbers_computed_here():
     cfg = load_preset("seed000")
     tables = named_matrices(cfg, run(cfg))
-    x, w_q, w_k, w_v = (np.array(m, dtype=float) for m in (SEED_X, SEED_W_Q, SEED_W_K, SEED_W_V))
+    x, w_q, w_k, w_v = (np.array(m, dtype=float) for m in (SEED000_X, SEED000_W_Q, SEED000_W_K, SEED000_W_V))
     q, k, v = x @ w_q, x @ w_k, x @ w_v
     s = q @ k.T
     e = np.exp(s / np.sqrt(3) - (s / np.sqrt(3)).max(axis=1, keepdims=True))
@@ -395,7 +392,7 @@ def test_csv_of_seed_000_holds_the_numbers_computed_here():
     cols, rows, values = read_csv(to_csv("head0_output", tables["head0_output"], cfg.tokens))
     assert cols == ["0", "1", "2"] and rows == ["input1", "input2", "input3"]
     np.testing.assert_allclose(values, weights @ v, rtol=1e-12)
-    np.testing.assert_allclose(values[0], [1.8638741, 6.3193707, 1.7041886], rtol=1e-6)  # seed 000's print
+    np.testing.assert_allclose(values[0], SEED000_OUTPUT[0], rtol=1e-6)  # seed 000's print
     cols, rows, values = read_csv(to_csv("w_q", tables["w_q"], cfg.tokens))
     assert rows == ["0", "1", "2", "3"] and values.tolist() == w_q.tolist()
 
@@ -413,7 +410,7 @@ def test_csv_values_are_exact_and_masked_scores_read_as_minus_infinity():
 
 
 def test_token_labels_with_commas_and_quotes_stay_one_csv_cell():
-    cfg = make_config(['a,b', 'say "hi"', "c"], SEED_X, SEED_W_Q, SEED_W_K, SEED_W_V)
+    cfg = make_config(['a,b', 'say "hi"', "c"], SEED000_X, SEED000_W_Q, SEED000_W_K, SEED000_W_V)
     cols, rows, _ = read_csv(to_csv("head0_scores", run(cfg).heads[0].scores, cfg.tokens))
     assert cols == rows == ['a,b', 'say "hi"', "c"]
 

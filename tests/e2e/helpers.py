@@ -34,6 +34,8 @@ from google.protobuf.message import DecodeError
 from playwright.sync_api import Locator, Page, WebSocket, expect
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
+from attn_ui import registry
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -42,8 +44,8 @@ CHROMIUM_ARGS = [
 ]
 VIEWPORT = {"width": 1400, "height": 1800}
 
-#: the sidebar entries, in order (titles as st.navigation registers them in streamlit_app.py)
-PAGE_TITLES = ("Overview", "Inputs & weights", "Step by step", "Scaling", "Masking", "Multi-head", "Share & export")
+#: the sidebar entries, in order (the titles st.navigation registers: attn_ui/registry.py)
+PAGE_TITLES = tuple(p.title for p in registry.PAGES)
 
 APP_IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"][data-test-connection-state="CONNECTED"]'
 EXCEPTION = '[data-testid="stException"]'

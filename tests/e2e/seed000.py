@@ -1,15 +1,14 @@
-"""Seed 000's matrices (shared/seeds/000_*.txt; the app opens on them) and attention written out in numpy,
-independently of attn_core: the e2e tests' expected numbers."""
+"""Seed 000's matrices (tests/seeds.py; the app opens on them) as float arrays, and attention written out in
+numpy, independently of attn_core: the e2e tests' expected numbers."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..seeds import SEED000_W_K, SEED000_W_Q, SEED000_W_V, SEED000_X
+
 # 3 tokens, d_model 4, d_k = d_v = 3, scores divided by √3
-X = np.array([[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]], dtype=float)
-W_Q = np.array([[1, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 1]], dtype=float)
-W_K = np.array([[0, 0, 1], [1, 1, 0], [0, 1, 0], [1, 1, 0]], dtype=float)
-W_V = np.array([[0, 2, 0], [0, 3, 0], [1, 0, 3], [1, 1, 0]], dtype=float)
+X, W_Q, W_K, W_V = (np.array(m, dtype=float) for m in (SEED000_X, SEED000_W_Q, SEED000_W_K, SEED000_W_V))
 
 
 def attention(x: np.ndarray = X) -> tuple[np.ndarray, np.ndarray]:  # [3, 4] -> [3, 3] output, [3, 3] weights

@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from .helpers import MAIN, PAGE_TITLES, VIEWPORT, assert_no_exception, goto_page, nav_link, open_app, screenshot
+from attn_ui import registry
+
+from .helpers import MAIN, VIEWPORT, assert_no_exception, goto_page, nav_link, open_app, screenshot
 
 pytestmark = pytest.mark.e2e
 
@@ -35,20 +37,22 @@ def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_sidebar_lists_every_page(walk: Page) -> None:
     links = walk.locator('[data-testid="stSidebarNav"] [data-testid="stSidebarNavLink"]')
-    expect(links).to_have_count(len(PAGE_TITLES))
-    for title in PAGE_TITLES:
-        expect(nav_link(walk, title)).to_have_count(1)
-    expect(nav_link(walk, "Overview")).to_have_attribute("aria-current", "page")  # the app opens on Overview
+    expect(links).to_have_count(len(registry.PAGES))
+    for page in registry.PAGES:
+        expect(nav_link(walk, page.title)).to_have_count(1)
+    # the app opens on the default page (Overview)
+    expect(nav_link(walk, registry.DEFAULT.title)).to_have_attribute("aria-current", "page")
 
 
-@pytest.mark.parametrize("title", PAGE_TITLES)
-def test_page_loads_without_exception(walk: Page, shots: Path, title: str) -> None:
+@pytest.mark.parametrize("page", registry.PAGES, ids=lambda p: p.title)
+def test_page_loads_without_exception(walk: Page, shots: Path, page: registry.Page) -> None:
+    title = page.title
     goto_page(walk, title)
     expect(nav_link(walk, title)).to_have_attribute("aria-current", "page")
     heading = walk.locator(f"{MAIN} h1").first
     expect(heading).to_be_visible()
     expect(heading).not_to_have_text("")
     expect(walk.get_by_text("This page is being built")).to_have_count(0)
-    path = screenshot(walk, shots / f"{PAGE_TITLES.index(title)}_{title.split()[0].lower()}.png")
+    path = screenshot(walk, shots / f"{registry.PAGES.index(page)}_{title.split()[0].lower()}.png")
     assert path.stat().st_size > 10_000  # something rendered, not a blank page
     assert_no_exception(walk)

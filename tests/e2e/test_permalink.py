@@ -1,6 +1,6 @@
 """Permalinks in a real browser: a link opened in a fresh browser context shows the shared numbers.
 
-The configuration is written out here (seed 000's weights with an X no preset has) and the expected
+The configuration is written out here (seed 000's weights, tests/seeds.py, with an X no preset has) and the expected
 numbers are computed here with numpy, never through the app's code; the link value itself is made by
 attn_core.share.encode_link (the format under test), or by the app's own sidebar control.
 """
@@ -28,14 +28,12 @@ from .helpers import (
     wait_for_app,
     watch_runs,
 )
+from .seed000 import W_K, W_Q, W_V
 
 pytestmark = pytest.mark.e2e
 
 TOKENS = ["the", "cat", "sat"]
 X = np.array([[1.0, 1 / 3, 1.0, 0.1 + 0.2], [2.5, 2.0, 1e-17, 2.0], [1.0, -1.0, 1.0, 0.75]])
-W_Q = np.array([[1, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 1]], dtype=float)
-W_K = np.array([[0, 0, 1], [1, 1, 0], [0, 1, 0], [1, 1, 0]], dtype=float)
-W_V = np.array([[0, 2, 0], [0, 3, 0], [1, 0, 3], [1, 1, 0]], dtype=float)
 SHARED = make_config(TOKENS, X, W_Q, W_K, W_V, mask_kind="causal")
 
 

@@ -7,7 +7,7 @@ import streamlit as st
 
 from attn_core import AttentionInputError, Config, MultiHeadTrace, config_mask, multi_head_attention
 
-from . import registry, state
+from . import registry, state, text
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -28,7 +28,7 @@ def current_trace() -> MultiHeadTrace:
     try:
         return trace(state.config())
     except AttentionInputError as err:
-        st.error(f"This configuration cannot be computed: {err} Change it on Inputs & weights.",
+        st.error(f"This configuration cannot be computed: {text.md_escape(str(err))} Change it on Inputs & weights.",
                  icon=":material/error:")
         st.page_link(registry.INPUTS.file, label="Go to Inputs & weights", icon=":material/edit:")
         st.stop()

@@ -26,8 +26,18 @@ def navigation() -> st.Page:
     ])
     st.session_state[state.FRAMED] = True  # read by page_start: the frame is drawn for this run
     share_ui.apply_query_params(pg)  # a ?c= permalink: once per session; may switch to its page
+    undo_button()
     share_ui.sidebar(pg)
     return pg
+
+
+def undo_button() -> None:
+    """In the sidebar of every page: take back the last change to the configuration, naming it."""
+    what = state.last_change()
+    st.sidebar.button(f"Undo: {what}" if what else "Undo", key="frame_undo", icon=":material/undo:",
+                      on_click=state.undo, disabled=what is None, width="stretch",
+                      help="Takes back the last change to the configuration (a grid edit, a dimension, a preset, "
+                           "a randomise, …); press again to go further back.")
 
 
 def page_start(page: registry.Page) -> None:

@@ -19,7 +19,8 @@ import streamlit as st
 
 from attn_core import MATRIX_NAMES, AttentionInputError, as_matrix, validate_config
 
-from . import registry, state
+from . import controls, registry, state, text
+from .numbers import grid_text, parse_number
 
 #: matrices bigger than this are not shown as an editable grid (the browser would crawl)
 MAX_EDITABLE_CELLS = 20_000
@@ -48,23 +49,32 @@ def describe_error(name: str, err: AttentionInputError, tokens: tuple[str, ...])
     return f"{MATRIX_NAMES.get(name, name)}, {cell_label(name, err.cell, tokens)} {detail}"
 
 
-def _parse(value: object) -> object:
-    """A raw grid value as a number where it reads as one; otherwise as typed (the core names it)."""
-    if isinstance(value, str):
-        try:
-            return float(value.strip())
-        except ValueError:
-            return value
-    return value
+def _parse(value: object, was: object, precision: int) -> object:
+    """A grid cell as typed -> the value it stands for: a number where it reads as one (numbers.parse_number),
+    the cell's own value where it is that value's text unchanged, None where it is empty, otherwise the text as
+    typed (the core names it in its message)."""
+    if not isinstance(value, str):
+        return value
+    if not value.strip():
+        return None
+    if isinstance(was, float) and value == grid_text(was, precision):
+        return was  # the shown text, typed back unchanged: the exact value (even when shown rounded, "…")
+    try:
+        return parse_number(value)
+    except ValueError:
+        return value
 
 
-def apply_edits(base: np.ndarray, edited_rows: dict) -> np.ndarray:  # object [r, c] -> object [r, c]
-    """The grid's values: ``base`` with the editor's edits (row -> {column label -> value}) applied."""
+def apply_edits(base: np.ndarray, edited_rows: dict, precision: int) -> np.ndarray:  # object [r, c] -> object [r, c]
+    """The grid's values: ``base`` with the editor's edits (row -> {column label -> value}) applied.
+
+    ``precision``: the decimals the grid was drawn with (its texts are :func:`attn_ui.numbers.grid_text`).
+    """
     out = np.array(base, dtype=object, copy=True)
     for i, row in edited_rows.items():
         for j, value in row.items():
             if str(j).isdigit():
-                out[int(i), int(j)] = None if value is None else _parse(value)
+                out[int(i), int(j)] = _parse(value, out[int(i), int(j)], precision)
     return out
 
 
@@ -87,7 +97,8 @@ def commit_pending() -> None:
 
 def _commit(name: str, edits: dict) -> None:
     """Validate the edited grid and store it, or keep it as a draft with a message."""
-    values = apply_edits(st.session_state[state.EDITOR_BASE][name], edits)
+    base, precision = st.session_state[state.EDITOR_BASE][name]
+    values = apply_edits(base, edits, precision)
     cfg = state.config()
     drafts, errors = st.session_state[state.DRAFTS], st.session_state[state.ERRORS]
     if name not in drafts and _same(values, cfg.matrix(name)):
@@ -128,12 +139,11 @@ class _Empty:
 _EMPTY = _Empty()
 
 
-def _frame(values: np.ndarray, rows: list[str]) -> pd.DataFrame:  # object [r, c] -> float frame
-    """What the grid shows: numbers, and an empty cell for anything that is not one."""
-    shown = np.full(values.shape, np.nan)
-    for (i, j), v in np.ndenumerate(values):
-        if isinstance(v, (int, float, np.floating, np.integer)) and not isinstance(v, bool):
-            shown[i, j] = float(v)
+def _frame(values: np.ndarray, rows: list[str], precision: int) -> pd.DataFrame:  # object [r, c] -> text frame
+    """What the grid shows: each number at ``precision`` (marked "…" where rounded), and a refused cell's text
+    as it was typed."""
+    shown = [[grid_text(float(v), precision) if isinstance(v, float | int) and not isinstance(v, bool)
+              else "" if v is None else str(v) for v in row] for row in values.tolist()]
     return pd.DataFrame(shown, index=rows, columns=[str(j) for j in range(values.shape[1])])
 
 
@@ -150,19 +160,19 @@ def matrix_editor(name: str, *, height: int | str = "auto") -> None:
     key = f"{name}_editor_{st.session_state[state.EDITOR_VERSION]}"
     bases = st.session_state[state.EDITOR_BASE]
     if key not in st.session_state or name not in bases:  # a fresh grid starts from the current values
-        bases[name] = st.session_state[state.DRAFTS].get(name, current.astype(object))
-    base = bases[name]
-    fmt = f"%.{st.session_state[state.PRECISION]}f"
+        bases[name] = (st.session_state[state.DRAFTS].get(name, current.astype(object)), controls.precision())
+    base, precision = bases[name]
+    # text cells: a number column's cell editor drops what it does not expect ("1e-3" arrived as -13)
     st.data_editor(
-        _frame(base, row_labels(name, cfg.tokens, base.shape[0])),
+        _frame(base, row_labels(name, cfg.tokens, base.shape[0]), precision),
         key=key,
         num_rows="fixed",
         height=height,
-        column_config={str(j): st.column_config.NumberColumn(str(j), format=fmt) for j in range(base.shape[1])},
+        column_config={str(j): st.column_config.TextColumn(str(j), alignment="right") for j in range(base.shape[1])},
     )
     if name in st.session_state[state.ERRORS]:  # its edits were committed (or refused) by commit_pending
         st.error(
-            f"{st.session_state[state.ERRORS][name]} The other pages show the last valid values until "
+            f"{text.md_escape(st.session_state[state.ERRORS][name])} The other pages show the last valid values until "
             "this is fixed.",
             icon=":material/warning:",
         )
@@ -180,7 +190,7 @@ def token_editor() -> None:
         width="content",
     )
     if message := _commit_tokens(key):
-        st.error(f"Token labels not changed: {message}", icon=":material/warning:")
+        st.error(f"Token labels not changed: {text.md_escape(message)}", icon=":material/warning:")
 
 
 def _commit_tokens(key: str) -> str | None:
@@ -205,7 +215,7 @@ def pending_errors_banner() -> None:
     if errs:
         places = list(dict.fromkeys(FIX_ON.get(name, (registry.INPUTS, "Inputs & weights")) for name in errs))
         st.warning(
-            "Showing the last valid values: " + " ".join(errs.values()) + " Fix it on "
+            "Showing the last valid values: " + " ".join(map(text.md_escape, errs.values())) + " Fix it on "
             + " and ".join(label for _, label in places) + ".",
             icon=":material/warning:",
         )

@@ -87,8 +87,8 @@ def cell_frame(
 
     Examples
     --------
-    >>> cell_frame(np.array([[-0.00001, 2.0]]), ["a"], 2)["text"].to_pylist()
-    ['0.00', '2.00']
+    >>> cell_frame(np.array([[-0.00001, 2.0, -0.0]]), ["a"], 2)["text"].to_pylist()
+    ['-1e-05', '2.00', '0.00']
     >>> cell_frame(np.array([[-0.00001, 2.0]]), ["a"], 2, labels=False).column_names
     ['row_i', 'col_i', 'value']
     """
@@ -190,13 +190,13 @@ def matrix_build(layout: MatrixLayout, data: list, domains: list) -> alt.LayerCh
     row, value = ((alt.Tooltip("row:O", title=lay.y_title or "row"), alt.Tooltip("text:N", title="value"))
                   if lay.show_text else  # no label columns in the data: the row's index, the value formatted here
                   (alt.Tooltip("row_i:O", title=lay.y_title or "row"),
-                   alt.Tooltip("value:Q", title="value", format=f".{lay.precision}f")))
+                   alt.Tooltip("value:Q", title="value", format=f".{max(lay.precision, 1)}~g")))
     tooltip = [row, alt.Tooltip("col_i:O", title=lay.x_title), *([alt.Tooltip("head:O")] if n_heads else []), value]
     rect = base.mark_rect(stroke="white", strokeWidth=0.5 if lay.col_px >= 8 else 0,
                           **({"aria": False} if lay.on_canvas else {})).encode(
         color=alt.Color("value:Q", title=None, scale=alt.Scale(scheme=heatmap.SCHEMES["signed"], domain=domains[0],
                                                                domainMid=0),
-                        legend=alt.Legend(orient="right", gradientLength=max(60, lay.row_px * r))),
+                        legend=alt.Legend(orient="right", gradientLength=max(60, lay.row_px * r), format="~g")),
         tooltip=tooltip,
     )
     layers = [rect]

@@ -1,9 +1,11 @@
-"""Number formatting: how every number the app shows is written, in one place.
+"""Numbers as the learner reads and writes them: how every number the app shows is written, and how a number
+typed into a grid is read, in one place.
 
 Three styles of one formatter:
 
-- ``"fixed"``: fixed decimals, as in heatmap cells and grids ("1.8639", "0.5000"); 1e9 and beyond in
-  scientific notation;
+- ``"fixed"``: fixed decimals, as in heatmap cells and grids ("1.8639", "0.5000"); a number that would show
+  as 0.0000 at that precision, and 1e9 and beyond, with ``precision`` significant digits in scientific
+  notation ("1e-05", "5e+29");
 - ``"short"``: the same with trailing zeros dropped, for prose and worked sums ("2", "0.5", "1.8639");
 - ``"sig"``: ``precision`` significant digits, for tables whose numbers span many magnitudes ("8.2184e+307").
 
@@ -24,26 +26,62 @@ def format_numbers(values: np.ndarray, precision: int, style: Style = "fixed") -
 
     Examples
     --------
-    >>> format_numbers(np.array([-0.00001, 2.5, -np.inf, 3e12]), 4)
-    ['0.0000', '2.5000', '−∞', '3.0000e+12']
-    >>> format_numbers(np.array([2.0, 0.5, 1.86387, -0.00001, 1e10]), 4, "short")
-    ['2', '0.5', '1.8639', '0', '1.0000e+10']
+    >>> format_numbers(np.array([-0.00001, 2.5, -np.inf, 3e12, 0.0, -0.0]), 4)
+    ['-1e-05', '2.5000', '−∞', '3e+12', '0.0000', '0.0000']
+    >>> format_numbers(np.array([2.0, 0.5, 1.86387, -0.00001, 1.23456e10]), 4, "short")
+    ['2', '0.5', '1.8639', '-1e-05', '1.235e+10']
     >>> format_numbers(np.array([8.218407461554972e+307, 1e-4, np.inf, np.nan]), 5, "sig")
     ['8.2184e+307', '0.0001', '+∞', 'NaN']
     """
     if style == "sig":
         return [_tidy(f"{v:.{precision}g}") for v in values.tolist()]
-    texts = [_tidy(f"{v:.{precision}{'f' if -1e9 < v < 1e9 else 'e'}}") for v in values.tolist()]
+    tiny, digits = 0.5 * 10.0**-precision, max(precision, 1)  # below tiny, fixed decimals would show 0
+    texts = [_tidy(f"{v:.{precision}f}" if v == 0 or tiny <= abs(v) < 1e9 else f"{v:.{digits}g}")
+             for v in values.tolist()]
     return [_trim(t) for t in texts] if style == "short" else texts
 
 
 def format_number(v: float, precision: int, style: Style = "fixed") -> str:
     """One number in ``style`` (see :func:`format_numbers`).
 
-    >>> format_number(-0.00001, 4), format_number(2.5, 2), format_number(float("-inf"), 4), format_number(3e12, 1)
-    ('0.0000', '2.50', '−∞', '3.0e+12')
+    >>> format_number(0.00001, 4), format_number(2.5, 2), format_number(float("-inf"), 4), format_number(3e12, 1)
+    ('1e-05', '2.50', '−∞', '3e+12')
     """
     return format_numbers(np.array([v], dtype=float), precision, style)[0]
+
+
+ROUNDED = "…"  # ends a grid cell's text that is not exactly the value it stands for
+
+
+def grid_text(v: float, precision: int) -> str:
+    """A grid cell's text: the value at ``precision``, ending in "…" when that text is not exactly the value.
+
+    Typed back unchanged, the text leaves the value as it was (:func:`parse_number` refuses the "…"; the grid
+    editor recognises the text as the value's own); any other text is read exactly.
+
+    >>> grid_text(0.5, 4), grid_text(1 / 3, 4), grid_text(1e-5, 4), grid_text(-0.0, 2)
+    ('0.5000', '0.3333…', '1e-05', '0.00')
+    """
+    text = format_number(v, precision)
+    try:
+        exact = parse_number(text) == v
+    except ValueError:  # ±∞, NaN: not a value a grid holds
+        exact = True
+    return text if exact else text + ROUNDED
+
+
+def parse_number(text: str) -> float:
+    """A number as typed: what Python's ``float()`` reads (``1e-3``, ``-2.5E+2``, ``.5``, ``1_000``), with the
+    "−" (U+2212) minus the app prints read as "-". Raises ValueError for anything else.
+
+    >>> parse_number("1e-3"), parse_number(" −2.5E+2 "), parse_number(".5"), parse_number("1e20")
+    (0.001, -250.0, 0.5, 1e+20)
+    >>> parse_number("1,5")
+    Traceback (most recent call last):
+    ...
+    ValueError: could not convert string to float: '1,5'
+    """
+    return float(text.strip().replace("\u2212", "-"))
 
 
 def _tidy(text: str) -> str:

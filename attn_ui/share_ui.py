@@ -14,7 +14,7 @@ import streamlit as st
 
 from attn_core import LIMITS, MATRICES, MATRIX_NAMES, AttentionInputError, Config, MultiHeadTrace, codegen, share
 
-from . import registry, state
+from . import registry, state, text
 
 PARAM = "c"  # the one query parameter of a permalink: ?c=<attn_core.share.encode_link value>
 SHOW_CODE_CELLS = 20_000  # above this many cells the script is offered for download only
@@ -45,8 +45,8 @@ def apply_query_params(pg: st.Page) -> None:
     try:
         cfg, page = share.decode_link(value)
     except AttentionInputError as err:
-        state.notify(f"This link could not be opened, so the app starts with the default example. {err}")
-        st.warning(state.pop_notice(), icon=":material/link_off:")  # shown at once, above whichever page opens
+        message = f"This link could not be opened, so the app starts with the default example. {err}"
+        st.warning(text.md_escape(message), icon=":material/link_off:")  # above whichever page opens
         return
     state.load_shared(cfg)  # already validated by decode_link
     target = registry.by_name(page) if page else None
@@ -95,9 +95,20 @@ def sidebar(pg: st.Page) -> None:
     """The share control on every page: a link to the current configuration on the current page."""
     with st.sidebar.expander("Share this", icon=":material/share:"):
         st.caption("A link that opens these numbers on this page.")
+        pending_edits_warning()
         if st.button("Make a link to this", key="share_sidebar_link", icon=":material/link:"):
             link_block(state.config(), page_name(pg), key="share_sidebar", wrap=False)  # one line: narrow sidebar
         st.page_link(registry.SHARE.file, label="JSON, CSV and NumPy code", icon=":material/download:")
+
+
+def pending_edits_warning() -> None:
+    """Say which refused edits are waiting in a grid, and that what is shared holds the last valid values."""
+    if errs := state.errors():
+        st.warning(
+            "Not shared: " + " ".join(map(text.md_escape, errs.values()))
+            + " Links and files made now hold the last valid values; fix the cell first to share your edit.",
+            icon=":material/warning:",
+        )
 
 
 # ---- Share & export ---------------------------------------------------------------------------------
@@ -135,7 +146,7 @@ def import_result() -> None:
     result = st.session_state.pop(state.IMPORT_RESULT, None)
     if result:
         ok, message = result
-        (st.success if ok else st.error)(message, icon=":material/check:" if ok else ":material/error:")
+        (st.success if ok else st.error)(text.md_escape(message), icon=":material/check:" if ok else ":material/error:")
 
 
 def stage_title(name: str) -> str:

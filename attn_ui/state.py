@@ -12,17 +12,28 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from functools import partial
+from functools import cache, partial
 
 import streamlit as st
 
-from attn_core import DEFAULT_PRESET, AttentionInputError, Config, load_preset, validate_config
+from attn_core import (
+    DEFAULT_PRESET,
+    MATRICES,
+    MATRIX_NAMES,
+    PRESETS,
+    AttentionInputError,
+    Config,
+    configs_equal,
+    load_preset,
+    validate_config,
+)
 
 # ---- non-widget keys (the configuration and what the pages share) ------------------------------
 CONFIG = "config"  # attn_core.Config: the last valid configuration
 PRESET = "preset"  # key of the preset the configuration started from; None after a link or a file
+HISTORY = "history"  # [(Config, PRESET, what changed it)]: the configurations before the last changes, newest last
 EDITOR_VERSION = "editor_version"  # int; bump to reset every matrix editor to the configuration
-EDITOR_BASE = "editor_base"  # {matrix name: object array the current editor started from}
+EDITOR_BASE = "editor_base"  # {matrix name: (object array the current grid started from, its decimals shown)}
 DRAFTS = "drafts"  # {matrix name: object array with the learner's rejected values}
 ERRORS = "errors"  # {matrix name: message of the input that was rejected}
 PRECISION = "precision"  # decimals shown in heatmaps and tables
@@ -35,6 +46,8 @@ FRAMED = "framed"  # bool, set by attn_ui.frame.navigation for the page it runs 
 KEPT = "kept"  # {widget key: value}: the kept store of bind(): choices that are not part of the configuration
 
 DEFAULT_PRECISION = 4
+UNDO_STEPS = 30  # changes that can be undone, at most ...
+UNDO_BYTES = 64 * 2**20  # ... and the matrices they keep (a configuration at the caps holds about 10 MB)
 _GRID_FIELDS = {"tokens", "x", "w_q", "w_k", "w_v", "w_o"}  # fields shown in editable grids
 
 
@@ -43,6 +56,7 @@ def init() -> None:
     if CONFIG not in st.session_state:
         st.session_state[CONFIG] = load_preset(DEFAULT_PRESET)
     st.session_state.setdefault(PRESET, DEFAULT_PRESET)
+    st.session_state.setdefault(HISTORY, [])
     st.session_state.setdefault(EDITOR_VERSION, 0)
     st.session_state.setdefault(EDITOR_BASE, {})
     st.session_state.setdefault(DRAFTS, {})
@@ -58,16 +72,21 @@ def config() -> Config:
     return st.session_state[CONFIG]
 
 
-def set_config(cfg: Config, *, reset_editors: bool = True) -> str | None:
-    """Validate and store ``cfg``. Returns None on success, else the message (state untouched).
+def set_config(cfg: Config, *, reset_editors: bool = True, what: str | None = None) -> str | None:
+    """Validate and store ``cfg``; the configuration it replaces can be brought back with :func:`undo`.
+    Returns None on success, else the message (state untouched).
 
     ``reset_editors`` bumps the editor version so every grid shows the new values and drops any
-    rejected drafts; grid edits themselves pass False.
+    rejected drafts; grid edits themselves pass False. ``what`` names the change for the undo button
+    (default: :func:`describe_change`).
     """
     try:
         cfg = validate_config(cfg)
     except AttentionInputError as err:
         return str(err)
+    old = config()
+    if not configs_equal(old, cfg):
+        _remember(old, what or describe_change(old, cfg))
     st.session_state[CONFIG] = cfg
     clamp_indices()
     if reset_editors:
@@ -82,14 +101,71 @@ def update_config(**changes) -> str | None:
 
 def load(preset_key: str) -> None:
     """Replace the configuration with a fresh copy of a preset."""
-    set_config(load_preset(preset_key))
+    set_config(load_preset(preset_key), what=f"preset “{PRESETS[preset_key].title}” loaded")
     st.session_state[PRESET] = preset_key
 
 
 def load_shared(cfg: Config) -> None:
     """Replace the configuration with one from a link or a file (already validated)."""
-    set_config(cfg)
+    set_config(cfg, what="link or file opened")
     st.session_state[PRESET] = None
+
+
+def describe_change(old: Config, new: Config) -> str:
+    """What changed from ``old`` to ``new``, in a few words ("X edited", "dimensions changed", ...)."""
+    if any(old.matrix(n).shape != new.matrix(n).shape for n in MATRICES):
+        return "dimensions changed"
+    edited = [MATRIX_NAMES[n] for n in MATRICES if old.matrix(n).tobytes() != new.matrix(n).tobytes()]
+    changed = [what for what, differs in (
+        ("token labels", old.tokens != new.tokens), ("head count", old.n_heads != new.n_heads),
+        ("scale", type(old.scale) is not type(new.scale) or old.scale != new.scale),
+        ("mask", not _same_mask(old, new)),
+    ) if differs]
+    return ", ".join([", ".join(edited) + " edited"] * bool(edited) + [f"{c} changed" for c in changed])
+
+
+def _same_mask(a: Config, b: Config) -> bool:
+    ca, cb = a.custom_mask, b.custom_mask
+    same_custom = (ca is None) == (cb is None) and (ca is None or (ca.shape == cb.shape and bool((ca == cb).all())))
+    return a.mask_kind == b.mask_kind and tuple(a.is_pad) == tuple(b.is_pad) and same_custom
+
+
+def _remember(cfg: Config, what: str) -> None:
+    """Keep ``cfg`` (the configuration being replaced) for :func:`undo`, within UNDO_STEPS and UNDO_BYTES."""
+    history = st.session_state[HISTORY]
+    history.append((cfg, st.session_state[PRESET], what))
+    while len(history) > UNDO_STEPS or (len(history) > 1 and _bytes(history) > UNDO_BYTES):
+        history.pop(0)
+
+
+def _bytes(history: list) -> int:
+    """The memory the kept configurations hold (a matrix shared by several of them counts once)."""
+    return sum({id(m): m.nbytes for cfg, _, _ in history for m in map(cfg.matrix, MATRICES)}.values())
+
+
+@cache
+def _preset(key: str) -> Config:
+    return load_preset(key)  # read-only here: compared, never stored
+
+
+def edited_since_preset() -> bool:
+    """Whether the configuration differs from the preset it started from (False after a link or a file)."""
+    preset = st.session_state[PRESET]
+    return preset is not None and not configs_equal(config(), _preset(preset))
+
+
+def undo() -> None:
+    """on_click: bring back the configuration before the last change (and its preset); grids show it again."""
+    if st.session_state[HISTORY]:
+        cfg, preset, _ = st.session_state[HISTORY].pop()
+        st.session_state[CONFIG], st.session_state[PRESET] = cfg, preset
+        clamp_indices()
+        reset_editor_state()
+
+
+def last_change() -> str | None:
+    """What :func:`undo` would take back, or None."""
+    return st.session_state[HISTORY][-1][2] if st.session_state[HISTORY] else None
 
 
 def reset_editor_state() -> None:

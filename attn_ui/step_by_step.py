@@ -125,7 +125,7 @@ def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None 
         matrix_block("Row sums Σⱼ aᵢⱼ", "", sums, tokens, ["Σ_j"], kind="weights", y_title="query",
                             key=f"{prefix}_rowsums_chart")
     if t.fully_masked_rows:
-        names = ", ".join(tokens[r] for r in t.fully_masked_rows)
+        names = ", ".join(text.md_escape(tokens[r]) for r in t.fully_masked_rows)
         st.info(f"Every key is masked for query {names}: there is nothing to attend to, so that row's weights "
                 "are all 0 (not NaN) and its row sum is 0, and its output row is 0.", icon=":material/info:")
     step += 1

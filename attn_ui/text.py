@@ -1,10 +1,13 @@
 """The words pages put around the numbers: token and dimension labels, the scale in words, Markdown tables.
 
-Pure functions (no st). Text that came from a learner or a link (token labels) goes into Markdown only through
-:func:`md_escape`.
+Pure functions (no st). Text that can come from a learner, a link or a file (token labels, file names, what was
+typed into a grid, and every message that quotes them) goes into Markdown only through :func:`md_escape`: it is
+shown as the characters it is, never as a link, an image, HTML, a formula or an icon.
 """
 
 from __future__ import annotations
+
+import string
 
 import numpy as np
 
@@ -31,15 +34,24 @@ def scale_text(cfg: Config) -> str:
     return f"÷ {float(cfg.scale):.4g}"
 
 
+_PUNCTUATION = frozenset(string.punctuation)  # CommonMark: every ASCII punctuation character can be escaped
+
+
 def md_escape(text: str) -> str:
-    """Make a token label safe inside Markdown (e.g. a table cell).
+    r"""Text shown in Markdown (st.markdown, st.caption, st.info, …, a table cell) as the characters it is.
+
+    Every ASCII punctuation character is backslash-escaped, so nothing in it is read as Markdown (a link, an
+    image, emphasis, a table cell's end), HTML, a ``$…$`` formula, a ``:material/…:`` icon or a colour
+    directive; a line break or tab becomes a space (it would end a table row or a list item).
 
     Examples
     --------
-    >>> md_escape("a|b*c")
-    'a\\\\|b\\\\*c'
+    >>> print(md_escape("a|b*c"))
+    a\|b\*c
+    >>> print(md_escape("[![i](http://x.test/i)](http://x.test)"))
+    \[\!\[i\]\(http\:\/\/x\.test\/i\)\]\(http\:\/\/x\.test\)
     """
-    return "".join("\\" + ch if ch in "\\`*_{}[]()#+-.!|<>$~" else ch for ch in text)
+    return "".join("\\" + ch if ch in _PUNCTUATION else " " if ch.isspace() else ch for ch in text)
 
 
 def md_table(header: list[str], rows: list[list[str]]) -> str:

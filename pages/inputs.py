@@ -15,7 +15,7 @@ from attn_core import (
     tokenize,
     with_dimensions,
 )
-from attn_ui import frame, grid_editor, registry, state
+from attn_ui import frame, grid_editor, registry, state, text
 
 frame.page_start(registry.INPUTS)
 
@@ -84,21 +84,26 @@ def use_sentence() -> None:
 
 cfg = state.config()
 if notice := state.pop_notice():
-    st.warning(notice, icon=":material/warning:")
+    st.warning(text.md_escape(notice), icon=":material/warning:")
 
 # ---- preset ---------------------------------------------------------------------------------------
 st.subheader("Start from a worked example")
 preset = st.session_state[state.PRESET]  # None: the configuration came from a link or a file
+edited = state.edited_since_preset()
 with row():
     st.selectbox(
         "Preset", list(PRESETS), **state.bind("inputs_preset", preset, choose_preset),
-        format_func=lambda k: f"{PRESETS[k].title} — {PRESETS[k].source}",
+        format_func=lambda k: f"{PRESETS[k].title} — {PRESETS[k].source}" + (" · edited" if edited and k == preset
+                                                                               else ""),
         placeholder="A configuration from a link or a file: pick a preset to start over",
     )
-    st.button("Reset to preset", on_click=state.load, args=(preset,), disabled=preset is None,
-              help="Throw away your edits and reload the preset.")
+    st.button("Reset to preset", key="inputs_reset", on_click=state.load, args=(preset,), disabled=not edited,
+              help="Throw away your edits and reload the preset (Undo in the sidebar brings them back).")
 if preset is not None:
     st.caption(PRESETS[preset].note)
+if edited:
+    st.caption(":material/edit: **Edited**: your numbers differ from this preset. *Reset to preset* brings the "
+               "tutorial's values back; *Undo* in the sidebar takes back one change at a time.")
 
 # ---- dimensions -----------------------------------------------------------------------------------
 st.subheader("Dimensions")

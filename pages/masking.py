@@ -86,7 +86,7 @@ mask = np.ones(t.weights.shape, dtype=bool) if t.mask is None else t.mask  # [n_
 head_note = f" (head {head})" if cfg.n_heads > 1 else ""
 
 if t.fully_masked_rows:
-    names = ", ".join(labels[i] for i in t.fully_masked_rows)
+    names = ", ".join(text.md_escape(labels[i]) for i in t.fully_masked_rows)
     st.info(
         f"**Every key is masked for query {names}.** Its scores are all −∞, and softmax of such a row would be "
         "0 / 0 = NaN. Here it gets weights of all zeros (row sum 0) and an output row of zeros: the query "
@@ -147,7 +147,7 @@ with right:
 try:
     cmp = analysis.compare_softmax(t.masked[i] * factor)
 except AttentionInputError as err:
-    st.warning(f"{err} Choose a smaller factor.", icon=":material/warning:")
+    st.warning(f"{text.md_escape(str(err))} Choose a smaller factor.", icon=":material/warning:")
     st.stop()
 st.dataframe(masking_views.softmax_table(cmp, labels, precision=controls.precision()))
 st.caption(f"{masking_views.OVERFLOW_MARK} marks a number that overflowed to +inf or became NaN.")

@@ -82,7 +82,7 @@ def show_matrix(
 
 
 if notice := state.pop_notice():
-    st.warning(notice, icon=":material/warning:")
+    st.warning(text.md_escape(notice), icon=":material/warning:")
 grid_editor.pending_errors_banner()
 st.markdown(
     "Several heads attend **side by side**, each with its own slice of the weights. W_Q, W_K and W_V are "
@@ -104,7 +104,7 @@ wanted = int(st.number_input(
 ))
 if wanted != cfg.n_heads and wanted in valid:
     if message := state.update_config(n_heads=wanted):
-        st.error(message, icon=":material/error:")
+        st.error(text.md_escape(message), icon=":material/error:")
     cfg = state.config()
 if wanted not in valid:
     nearest = sorted(sorted(valid, key=lambda h: (abs(h - wanted), h))[:2])
@@ -209,7 +209,7 @@ def check_metrics(cfg, trace, *, per_head: bool = True) -> None:
         one = self_attention(cfg.x, cfg.w_q[:, k_cols], cfg.w_k[:, k_cols], cfg.w_v[:, v_cols],
                              scale=cfg.scale, mask=config_mask(cfg)) if per_head else None
     except AttentionInputError as err:
-        st.error(f"Single-head attention cannot be computed here: {err}", icon=":material/error:")
+        st.error(f"Single-head attention cannot be computed here: {text.md_escape(str(err))}", icon=":material/error:")
         st.stop()
     e1, e2 = st.columns(2) if per_head else (st, None)  # side by side, or the first alone
     out = trace.output

@@ -61,7 +61,7 @@ grid_editor.pending_errors_banner()
 mask_text = {"none": "none", "causal": "causal (each token sees itself and earlier ones)",
              "padding": f"padding ({sum(cfg.is_pad)} padding token(s))", "custom": "custom"}[cfg.mask_kind]
 st.markdown(
-    f"- **Tokens** ({cfg.n_seq}): {', '.join(cfg.tokens)}\n"
+    f"- **Tokens** ({cfg.n_seq}): {', '.join(map(text.md_escape, cfg.tokens))}\n"
     f"- **X**: {cfg.n_seq} × {cfg.d_model} · **W_Q, W_K**: {cfg.d_model} × {cfg.w_q.shape[1]} · "
     f"**W_V**: {cfg.d_model} × {cfg.w_v.shape[1]} · **W_O**: {cfg.w_o.shape[0]} × {cfg.d_out}\n"
     f"- **Heads**: {cfg.n_heads} (d_k = {cfg.d_k}, d_v = {cfg.d_v} per head)\n"

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from attn_core import LIMITS, AttentionInputError
-from attn_ui import compute, frame, registry, share_ui, state
+from attn_ui import compute, frame, registry, share_ui, state, text
 
 frame.page_start(registry.SHARE)
 
@@ -13,6 +13,8 @@ st.markdown(
     "W_O, heads, scale and mask) and the page to open. The **JSON file** holds the same, for configurations too "
     "large for a link and for keeping your work. **CSV** tables and a **NumPy script** take the numbers elsewhere."
 )
+
+share_ui.pending_edits_warning()
 
 # ---- permalink ----------------------------------------------------------------------------------------
 st.subheader("Link", anchor=False)
@@ -42,8 +44,8 @@ st.subheader("Tables (CSV)", anchor=False)
 try:
     share_ui.csv_downloads(cfg, compute.trace(cfg))
 except AttentionInputError as err:
-    st.error(f"The intermediates cannot be computed, so only the inputs can be saved (as JSON): {err}",
-             icon=":material/error:")
+    st.error("The intermediates cannot be computed, so only the inputs can be saved (as JSON): "
+             + text.md_escape(str(err)), icon=":material/error:")
 
 # ---- NumPy --------------------------------------------------------------------------------------------
 st.subheader("NumPy code", anchor=False)

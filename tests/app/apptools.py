@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
@@ -27,3 +28,8 @@ def edit_cells(at: AppTest, name: str, edits: dict[int, dict[int, object]]) -> A
     rows = {r: {str(c): v for c, v in cols.items()} for r, cols in edits.items()}
     at.session_state[editor_key(at, name)] = {"edited_rows": rows, "added_rows": [], "deleted_rows": []}
     return at.run()
+
+
+def plain(markdown: str) -> str:
+    """The text a reader sees of Markdown the app wrote, its backslash escapes (attn_ui.text.md_escape) read."""
+    return re.sub(r"\\(.)", r"\1", markdown)

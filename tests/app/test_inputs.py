@@ -7,12 +7,12 @@ import pytest
 
 from attn_core import PRESETS
 
-from .apptools import edit_cells, editor_key, new_app
+from ..seeds import SEED000_OUTPUT, SEED000_W_K, SEED000_W_Q, SEED000_W_V, SEED000_X, SEED004_SCORES, SEED004_SOFTMAX
+from .apptools import edit_cells, editor_key, new_app, plain
 
-SEED_X = np.array([[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]], dtype=float)
-SEED_W_Q = np.array([[1, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 1]], dtype=float)
-SEED_W_K = np.array([[0, 0, 1], [1, 1, 0], [0, 1, 0], [1, 1, 0]], dtype=float)
-SEED_W_V = np.array([[0, 2, 0], [0, 3, 0], [1, 0, 3], [1, 1, 0]], dtype=float)
+SEED_X, SEED_W_Q, SEED_W_K, SEED_W_V = (
+    np.array(m, dtype=float) for m in (SEED000_X, SEED000_W_Q, SEED000_W_K, SEED000_W_V)
+)
 
 
 def reference(x, w_q, w_k, w_v, divisor=None):
@@ -37,7 +37,7 @@ def test_opens_on_seed_000():
     np.testing.assert_array_equal(cfg.x, SEED_X)
     np.testing.assert_array_equal(cfg.w_q, SEED_W_Q)
     out = trace_of(at).output
-    np.testing.assert_allclose(out[0], [1.8638741, 6.3193707, 1.7041886], rtol=1e-6)  # seed 000's print
+    np.testing.assert_allclose(out[0], SEED000_OUTPUT[0], rtol=1e-6)  # seed 000's print
 
 
 def test_editing_x_recomputes_q_weights_and_output():
@@ -76,7 +76,7 @@ def test_an_edit_sent_with_a_page_switch_still_counts():
     at.switch_page("pages/steps.py").run()
     assert not at.exception
     np.testing.assert_array_equal(at.session_state["config"].w_v, SEED_W_V)  # the last valid W_V
-    assert any("W_V, row 1, column 2 is 'abc'" in w.value for w in at.warning)  # the banner names it
+    assert any("W_V, row 1, column 2 is 'abc'" in plain(w.value) for w in at.warning)  # the banner names it
 
 
 @pytest.mark.parametrize(
@@ -87,7 +87,7 @@ def test_bad_cell_names_matrix_and_cell_and_keeps_other_values(value, what):
     at = new_app("pages/inputs.py")
     edit_cells(at, "w_k", {0: {0: 7.0}, 2: {1: value}})
     assert not at.exception
-    messages = [e.value for e in at.error]
+    messages = [plain(e.value) for e in at.error]
     assert any("W_K" in m and "row 2, column 1" in m and what in m for m in messages), messages
     # the configuration keeps its last valid values; the learner's other edit is kept as a draft
     np.testing.assert_array_equal(at.session_state["config"].w_k, SEED_W_K)
@@ -95,10 +95,10 @@ def test_bad_cell_names_matrix_and_cell_and_keeps_other_values(value, what):
     assert draft[0, 0] == 7.0
     # downstream pages say they show the last valid result
     at.switch_page("pages/overview.py").run()
-    assert any("last valid" in w.value for w in at.warning)
+    assert any("last valid" in plain(w.value) for w in at.warning)
     # coming back: the message and the draft are still there; fixing the cell commits everything
     at.switch_page("pages/inputs.py").run()
-    assert any("W_K" in e.value for e in at.error)
+    assert any("W_K" in plain(e.value) for e in at.error)
     edit_cells(at, "w_k", {2: {1: 1.5}})
     assert not at.error
     expected = SEED_W_K.copy()
@@ -119,8 +119,8 @@ def test_preset_switch_then_reset_restores_seed_numbers():
     at = new_app("pages/inputs.py")
     at.selectbox(key="inputs_preset").set_value("seed004_unscaled").run()
     t = trace_of(at)
-    np.testing.assert_array_equal(t.scores, [[2, 4, 4], [4, 16, 12], [4, 12, 10]])  # seed 004's print
-    np.testing.assert_allclose(t.weights[1], [6.0337e-06, 9.8201e-01, 1.7986e-02], rtol=1e-4)
+    np.testing.assert_array_equal(t.scores, SEED004_SCORES)  # seed 004's print
+    np.testing.assert_allclose(t.weights[1], SEED004_SOFTMAX[1], rtol=1e-4)
     edit_cells(at, "x", {2: {3: -4.0}})
     assert at.session_state["config"].x[2, 3] == -4.0
     at.button[0].click().run()  # "Reset to preset"
@@ -218,7 +218,7 @@ def test_empty_token_label_is_refused_with_a_message():
     at.session_state[key] = {"edited_rows": {2: {"token": "  "}}, "added_rows": [], "deleted_rows": []}
     at.run()
     assert at.session_state["config"].tokens == ("input1", "input2", "input3")
-    assert any("label 2 is empty" in e.value for e in at.error)
+    assert any("label 2 is empty" in plain(e.value) for e in at.error)
     assert not at.exception
 
 

@@ -1,6 +1,7 @@
 """AppTest of the Masking page: every mask kind, masked weights, fully masked rows, naive vs stable softmax.
 
-Expected numbers are computed here with numpy from seed 000's matrices (written out in test_scaling.py).
+Expected numbers are computed here with numpy from seed 000's matrices (tests/seeds.py, as test_scaling.py's
+arrays).
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from streamlit.testing.v1 import AppTest
 
 from attn_core import load_preset
 
-from .apptools import new_app
+from ..seeds import SEED002_SCALED
+from .apptools import new_app, plain
 from .test_scaling import S, V, has_heatmap, heatmaps
 
 PAGE = "pages/masking.py"
@@ -120,7 +122,7 @@ def test_custom_grid_with_an_all_false_row_gives_zero_weights_and_a_message(page
     allowed = np.array([[False, False, False], [True, True, True], [True, True, True]])
     assert np.array_equal(page.session_state["config"].custom_mask, allowed)
     assert custom_grid_key(page) != key  # the grid restarts from the new configuration
-    assert any("Every key is masked for query 0: input1" in i.value for i in page.info)
+    assert any("Every key is masked for query 0: input1" in plain(i.value) for i in page.info)
     values, masked = masked_weights(page)
     assert not np.isnan(values).any()
     assert np.all(values[0] == 0.0) and masked[0].all()
@@ -162,7 +164,7 @@ def test_naive_softmax_overflows_where_the_score_is_above_709(page):
     assert list(table["naive exp(x)"]) == ["⚠ +inf"] * 3 and list(table["naive weight"]) == ["⚠ NaN"] * 3
     e = np.exp(row - row.max())
     assert np.allclose(table["stable weight"].astype(float), e / e.sum(), atol=1e-4)
-    assert any("overflows for key 0: input1, 1: input2, 2: input3" in m.value for m in page.markdown)
+    assert any("overflows for key 0: input1, 1: input2, 2: input3" in plain(m.value) for m in page.markdown)
 
 
 def test_small_factor_does_not_overflow(page):
@@ -170,7 +172,7 @@ def test_small_factor_does_not_overflow(page):
     table = page.dataframe[-1].value
     assert not any("+inf" in t or "⚠" in t for t in table["naive exp(x)"])
     assert np.allclose(table["naive weight"].astype(float), np.exp(SCALED[0]) / np.exp(SCALED[0]).sum(), atol=1e-4)
-    assert any("still works" in m.value for m in page.markdown)
+    assert any("still works" in plain(m.value) for m in page.markdown)
 
 
 def test_causal_row_of_seed002_overflows_only_where_allowed():
@@ -180,7 +182,7 @@ def test_causal_row_of_seed002_overflows_only_where_allowed():
     at.selectbox(key="masking_query").set_value(3).run()
     assert not at.exception
     # seed 002's printed scaled row 3, ×1000: [514.7, -2189.3, -1540.0, 1802.7]
-    row = 1000 * np.array([0.51473315, -2.18928456, -1.53998515, 1.80265795])
+    row = 1000 * np.array(SEED002_SCALED[3])
     table = at.dataframe[-1].value
     assert list(table["naive exp(x)"] == "⚠ +inf") == list(row > 709.78)  # marked where it overflows
     assert list(table["naive weight"])[3] == "⚠ NaN"

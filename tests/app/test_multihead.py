@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from attn_core import load_preset, make_config
 
-from .apptools import APP, edit_cells
+from .apptools import APP, edit_cells, plain
 
 PAGE = "pages/multihead.py"
 
@@ -145,7 +145,7 @@ def test_heads_weights_concat_and_output_equal_numpy(n_heads):
     np.testing.assert_allclose(chart_matrix(at, "concat = [head 0 | head 1 | …]"), concat, rtol=1e-12, atol=1e-12)
 
     assert f"**concat** · shape 4 × 16 = [n_seq, n_heads·d_v] = [4, {n_heads}·{16 // n_heads}]" in [
-        m.value for m in at.markdown
+        plain(m.value) for m in at.markdown
     ]
     heads = "heads" if n_heads > 1 else "head"
     assert any(m.value.startswith(
@@ -217,7 +217,7 @@ def test_seed003_heads_shows_the_3_by_512_concatenation():
     cfg = load_preset("seed003_heads")
     at = open_page(cfg)
     open_section(at, 4)
-    assert "**concat** · shape 3 × 512 = [n_seq, n_heads·d_v] = [3, 8·64]" in [m.value for m in at.markdown]
+    assert "**concat** · shape 3 × 512 = [n_seq, n_heads·d_v] = [3, 8·64]" in [plain(m.value) for m in at.markdown]
     table = open_section(at, 6).dataframe[-1].value.set_index("array")
     assert table.loc["concat", "here"] == "3 × 512"
     assert table.loc["Q_h", "here"] == "3 × 64"
@@ -253,7 +253,7 @@ def test_scale_and_mask_apply_to_every_head():
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
         assert np.all(np.triu(got, 1) == 0)
     np.testing.assert_allclose(chart_matrix(at, "output = concat · W_O"), output, rtol=1e-12, atol=1e-12)
-    (line,) = [m.value for m in at.markdown if "apply to every head" in m.value]
+    (line,) = [plain(m.value) for m in at.markdown if "apply to every head" in plain(m.value)]
     assert "the causal mask apply to every head" in line
     assert line.startswith("**4 heads** (valid for these widths: **1, 2, 4, 8**)")
 
@@ -283,10 +283,10 @@ def test_a_rejected_w_o_value_is_named_on_other_pages_with_where_to_fix_it():
     before = at.session_state["config"]
     edit_cells(at, "w_o", {1: {2: "abc"}})
     assert at.session_state["config"] is before
-    here = [w.value for w in at.warning if w.value.startswith("Showing the last valid values")]
+    here = [plain(w.value) for w in at.warning if plain(w.value).startswith("Showing the last valid values")]
     assert len(here) == 1 and "W_O, row 1, column 2" in here[0]  # the banner on top, in the run of the edit
     at.switch_page("pages/steps.py").run()
-    (banner,) = [w.value for w in at.warning if w.value.startswith("Showing the last valid values")]
+    (banner,) = [plain(w.value) for w in at.warning if plain(w.value).startswith("Showing the last valid values")]
     assert "W_O, row 1, column 2 is 'abc', not a number." in banner
     assert banner.endswith("Fix it on Multi-head (section 5).")
     links = [el.proto.label for el in at.main if el.type == "page_link"]
@@ -309,7 +309,7 @@ def test_picking_a_head_opens_it_on_step_by_step():
     at = open_page(wide_config(n_heads=4))
     at.button_group(key="heads_pick").set_value(2).run()
     assert at.session_state["head"] == 2
-    assert "Head 2 uses columns 4–5 of W_Q and W_K and columns 8–11 of W_V." in [c.value for c in at.caption]
+    assert "Head 2 uses columns 4–5 of W_Q and W_K and columns 8–11 of W_V." in [plain(c.value) for c in at.caption]
     at.button(key="heads_open_steps").click().run()
     assert not at.exception
     assert at.session_state["head"] == 2

@@ -15,18 +15,13 @@ from streamlit.testing.v1 import AppTest
 from attn_core import DEFAULT_PRESET, LIMITS, configs_equal, load_preset, make_config
 from attn_core.codegen import numpy_script
 from attn_core.share import decode_link, encode_link, to_json
+from attn_ui import registry
 
-from .apptools import APP, new_app
+from ..seeds import SEED000_W_K, SEED000_W_Q, SEED000_W_V, SEED000_X
+from .apptools import APP, new_app, plain
 
-SHARE = "pages/share.py"
-PAGE_TITLES = {  # how each page's title starts
-    "overview": "Self-Attention Explorer", "inputs": "Inputs & weights", "steps": "Step by step",
-    "scaling": "Scaling", "masking": "Masking", "multihead": "Multi-head", "share": "Share & export",
-}
-SEED_X = [[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]]
-SEED_W_Q = [[1, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 1]]
-SEED_W_K = [[0, 0, 1], [1, 1, 0], [0, 1, 0], [1, 1, 0]]
-SEED_W_V = [[0, 2, 0], [0, 3, 0], [1, 0, 3], [1, 1, 0]]
+SHARE = registry.SHARE.file
+PAGE_TITLES = {p.name: p.page_heading for p in registry.PAGES}  # how each page's title starts
 
 
 def harness(url_path: str, link: str | None = None) -> AppTest:
@@ -49,8 +44,8 @@ def open_link(value: str) -> AppTest:
 
 def shared_config():
     """Seed 000 with values no preset has (exact binary fractions and awkward float64s), causal mask."""
-    x = np.array(SEED_X, dtype=float) + np.array([[0.1, -0.0, 1e-17, 0.5], [0.3, 0.25, 1 / 3, 0], [0, 0, 0, 2]])
-    return make_config(["the", "cat", "sat"], x, SEED_W_Q, SEED_W_K, SEED_W_V, mask_kind="causal")
+    x = np.array(SEED000_X, dtype=float) + np.array([[0.1, -0.0, 1e-17, 0.5], [0.3, 0.25, 1 / 3, 0], [0, 0, 0, 2]])
+    return make_config(["the", "cat", "sat"], x, SEED000_W_Q, SEED000_W_K, SEED000_W_V, mask_kind="causal")
 
 
 def chart_matrices(at: AppTest) -> list[np.ndarray]:
@@ -90,7 +85,7 @@ def test_a_permalink_restores_the_configuration_bit_for_bit_on_its_page():
     assert configs_equal(at.session_state["config"], cfg)
     assert at.title[0].value == "Step by step"
     assert "c" not in at.query_params  # consumed: the address bar no longer claims this configuration
-    weights = expected_weights(cfg.x, SEED_W_Q, SEED_W_K, np.tri(3, dtype=bool))
+    weights = expected_weights(cfg.x, SEED000_W_Q, SEED000_W_K, np.tri(3, dtype=bool))
     assert any(m.shape == (3, 3) and np.allclose(m, weights, rtol=1e-12, equal_nan=False) for m in chart_matrices(at))
     assert not at.warning
 
@@ -141,13 +136,13 @@ def test_a_hostile_link_shows_a_message_and_the_default_preset(name):
     assert not at.exception
     assert configs_equal(at.session_state["config"], load_preset(DEFAULT_PRESET))
     assert at.title[0].value == "Self-Attention Explorer"
-    assert len(at.warning) == 1 and at.warning[0].value.startswith("This link could not be opened")
-    assert "link: " in at.warning[0].value or at.warning[0].value.count(":") >= 1
+    assert len(at.warning) == 1 and plain(at.warning[0].value).startswith("This link could not be opened")
+    assert "link: " in plain(at.warning[0].value) or plain(at.warning[0].value).count(":") >= 1
 
 
 def test_the_message_of_a_hostile_link_is_shown_once():
     at = harness("steps", "%%%")
-    assert "This link could not be opened" in at.warning[0].value
+    assert "This link could not be opened" in plain(at.warning[0].value)
     assert configs_equal(at.session_state["config"], load_preset(DEFAULT_PRESET))
     at.run()
     assert not at.warning and not at.exception
@@ -171,7 +166,8 @@ def test_a_configuration_too_large_for_a_link_is_offered_as_json():
     at.session_state["config"] = load_preset("seed003_heads")  # 8 heads × 64 Gaussians: far over 8 kB
     at.run()
     assert not at.exception
-    assert "too large for a link" in at.warning[0].value and "Share the JSON file instead" in at.warning[0].value
+    warning = plain(at.warning[0].value)
+    assert "too large for a link" in warning and "Share the JSON file instead" in warning
     assert at.get("download_button")[0].proto.label == "Download the configuration (JSON)"
     assert all(not c.value.startswith("?c=") for c in at.code)
 
@@ -180,7 +176,7 @@ def test_the_sidebar_offers_the_json_file_when_the_link_would_be_too_long():
     at = harness("steps")
     at.session_state["config"] = load_preset("seed003_heads")
     at.sidebar.button(key="share_sidebar_link").click().run()
-    assert "too large for a link" in at.sidebar.warning[0].value and not at.sidebar.code
+    assert "too large for a link" in plain(at.sidebar.warning[0].value) and not at.sidebar.code
     assert [b.proto.label for b in at.sidebar.get("download_button")] == ["Download the configuration (JSON)"]
 
 
@@ -218,7 +214,7 @@ def test_importing_a_json_file_replaces_the_configuration():
     upload(at, to_json(shared_config(), "steps").encode())
     assert not at.exception
     assert configs_equal(at.session_state["config"], shared_config())
-    assert at.success[0].value.startswith("Loaded config.json: 3 tokens")
+    assert plain(at.success[0].value).startswith("Loaded config.json: 3 tokens")
     assert at.title[0].value == "Share & export"  # an import stays here
 
 
@@ -244,12 +240,12 @@ def test_a_bad_json_file_gets_a_message_and_leaves_the_configuration_untouched(n
     upload(at, bad_files()[name], f"{name}.json")
     assert not at.exception
     assert configs_equal(at.session_state["config"], shared_config())
-    assert len(at.error) == 1 and at.error[0].value.startswith(f"{name}.json was not loaded: ")
+    assert len(at.error) == 1 and plain(at.error[0].value).startswith(f"{name}.json was not loaded: ")
     expected = {"not JSON": "not valid JSON", "not UTF-8": "not UTF-8", "wrong schema": "not a Self-Attention",
                 "unknown version": "version 7", "wrong shapes": "W_Q: has 3 rows but X has 4 columns",
                 "NaN": "X: cell (0, 0) is NaN", "dimensions over the caps": "over the cap of 256 × 512",
                 "oversized": "40,000,001 bytes is over the cap"}[name]
-    assert expected in at.error[0].value
+    assert expected in plain(at.error[0].value)
 
 
 def test_the_share_page_offers_every_download_and_the_script():
@@ -270,5 +266,5 @@ def test_a_large_configuration_offers_the_script_for_download_only():
                                              *(rng.standard_normal((128, 128)) for _ in range(3)))
     at.run()
     assert not at.exception and not [c for c in at.code if c.language == "python"]
-    assert "too long to show here" in at.info[0].value
+    assert "too long to show here" in plain(at.info[0].value)
     assert "Download attention.py" in [b.proto.label for b in at.get("download_button")]

@@ -1,7 +1,7 @@
 """Step by step: every intermediate, the drill-down, heads, masks, precision, bad configurations.
 
-Expected numbers are computed here with numpy written out independently of attn_core, or copied from
-the seeds' printed output.
+Expected numbers are computed here with numpy written out independently of attn_core, or are the seeds'
+printed output (tests/seeds.py).
 """
 
 from __future__ import annotations
@@ -18,29 +18,17 @@ from streamlit.testing.v1 import AppTest
 
 from attn_core import PRESETS, load_preset
 
-from .apptools import edit_cells, new_app
+from .. import seeds
+from .apptools import edit_cells, new_app, plain
 
 STEPS = "pages/steps.py"
-SEED_X = np.array([[1, 0, 1, 0], [0, 2, 0, 2], [1, 1, 1, 1]], dtype=float)
-SEED_W_Q = np.array([[1, 0, 1], [1, 0, 0], [0, 0, 1], [0, 1, 1]], dtype=float)
-SEED_W_K = np.array([[0, 0, 1], [1, 1, 0], [0, 1, 0], [1, 1, 0]], dtype=float)
-SEED_W_V = np.array([[0, 2, 0], [0, 3, 0], [1, 0, 3], [1, 1, 0]], dtype=float)
-SEED000_OUT = np.array([[1.8638741, 6.3193707, 1.7041886],  # seed 000's printed attention
-                        [1.9991105, 7.8141265, 0.27347228],
-                        [1.9925548, 7.479635, 0.73587704]])
-SEED004_SOFTMAX = np.array([[6.3379e-02, 4.6831e-01, 4.6831e-01],  # seed 004's printed softmax of the raw scores
-                            [6.0337e-06, 9.8201e-01, 1.7986e-02],
-                            [2.9539e-04, 8.8054e-01, 1.1917e-01]])
-SEED002_WEIGHTS = np.array([[1.0, 0.0, 0.0, 0.0],  # seed 002's printed causal attention
-                            [0.94664092, 0.05335908, 0.0, 0.0],
-                            [0.50787789, 0.27531446, 0.21680764, 0.0],
-                            [0.20745508, 0.01388622, 0.026581, 0.7520777]])
-SEED002_OUT = np.array([
-    [-0.86809855, -1.18069928, -0.06732257, -0.07734407, 0.90038494, 0.98346644, 1.78747552, 1.74595429],
-    [-0.80533354, -0.99471947, -0.08073652, -0.00649675, 0.8041906, 1.04012565, 1.6762444, 1.54688036],
-    [-0.49883119, 0.16491485, 0.14500971, 0.44535492, -0.12936482, 1.09460771, 0.7726493, 0.09295474],
-    [-0.41214081, 0.49047069, 0.67251614, 0.05135334, -1.39087677, -0.73216931, 0.58833651, 0.32972812],
-])
+SEED_X, SEED_W_Q, SEED_W_K, SEED_W_V = (
+    np.array(m, dtype=float) for m in (seeds.SEED000_X, seeds.SEED000_W_Q, seeds.SEED000_W_K, seeds.SEED000_W_V)
+)
+SEED000_OUT = np.array(seeds.SEED000_OUTPUT)  # seed 000's printed attention
+SEED004_SOFTMAX = np.array(seeds.SEED004_SOFTMAX)  # seed 004's printed softmax of the raw scores
+SEED002_WEIGHTS = np.array(seeds.SEED002_WEIGHTS)  # seed 002's printed causal attention
+SEED002_OUT = np.array(seeds.SEED002_NEW_V)
 
 
 # ---- an independent reference ---------------------------------------------------------------------
@@ -116,7 +104,7 @@ def tables(at: AppTest) -> dict[str, list[list[str]]]:
             section = el.value.split()[1]
         elif el.value.startswith("| ") and section:
             lines = el.value.splitlines()[2:]
-            found[section] = [[c.strip() for c in line.strip("|").split(" | ")] for line in lines]
+            found[section] = [[plain(c.strip()) for c in line.strip("|").split(" | ")] for line in lines]
     return found
 
 
@@ -160,13 +148,13 @@ def test_seed000_every_intermediate_and_output_row():
     # the divisor is named with its value, and the drill-down's weighted values sum to seed 000's row
     assert any(r"\sqrt{d_k} = \sqrt{3} = 1.7321" in el.value for el in at.latex)
     assert tables(at)["c"][-1][-1] == "**[1.8639, 6.3194, 1.7042]**"
-    assert "[1.8639, 6.3194, 1.7042] = output row 0" in at.success[0].value
+    assert "[1.8639, 6.3194, 1.7042] = output row 0" in plain(at.success[0].value)
 
 
 def test_seed004_unscaled_shows_raw_scores():
     at = steps_app(preset="seed004_unscaled")
     found = charts(at)
-    np.testing.assert_array_equal(grid(found["Scores QKᵀ"]), [[2, 4, 4], [4, 16, 12], [4, 12, 10]])
+    np.testing.assert_array_equal(grid(found["Scores QKᵀ"]), seeds.SEED004_SCORES)
     np.testing.assert_array_equal(grid(found["Scaled scores"]), grid(found["Scores QKᵀ"]))
     np.testing.assert_allclose(grid(found["Weights"]), SEED004_SOFTMAX, rtol=1e-4, atol=1e-9)
     assert any(r"1 \text{ (no scaling)}" in el.value for el in at.latex)
@@ -199,7 +187,7 @@ def test_choosing_a_query_writes_out_its_row(i):
     total = numbers(t["c"][-1][3])
     assert total == pytest.approx(sum(w[i, j] * v[j] for j in range(3)), abs=5e-5)
     assert total == pytest.approx(SEED000_OUT[i], abs=5e-5)
-    assert "✓" in at.success[0].value
+    assert "✓" in plain(at.success[0].value)
 
 
 def test_seed002_causal_masks_above_the_diagonal():
@@ -229,7 +217,7 @@ def test_causal_mask_on_seed000():
     assert (grid(found["Masked scores"], "text")[~allowed] == "−∞").all()
     np.testing.assert_allclose(grid(found["Weights"]), ref["weights"], rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(grid(found["Output"]), ref["output"], rtol=1e-12)
-    assert any("Causal mask" in el.value for el in at.caption)
+    assert any("Causal mask" in plain(el.value) for el in at.caption)
 
 
 def test_fully_masked_row_is_zero_not_nan():
@@ -242,9 +230,9 @@ def test_fully_masked_row_is_zero_not_nan():
     np.testing.assert_array_equal(grid(found["Output"])[1], [0, 0, 0])
     np.testing.assert_allclose(grid(found["Weights"]), ref["weights"], rtol=1e-12)
     assert grid(found["Row sums Σⱼ aᵢⱼ"])[:, 0].tolist() == pytest.approx([1, 0, 1])
-    assert any("1: input2" in el.value and "not NaN" in el.value for el in at.info)
+    assert any("1: input2" in plain(el.value) and "not NaN" in plain(el.value) for el in at.info)
     at.selectbox(key="steps_query").set_value(1).run()
-    assert any("Every key is masked for this query" in el.value for el in at.info)
+    assert any("Every key is masked for this query" in plain(el.value) for el in at.info)
     assert [r[4] for r in tables(at)["b"][:-1]] == ["0", "0", "0"]
 
 
@@ -264,7 +252,7 @@ def test_heads_selector_shows_that_heads_trace():
     np.testing.assert_allclose(grid(found["Output"]), ref["output"], rtol=1e-10)
     assert any(r"\sqrt{64} = 8" in el.value for el in at.latex)
     assert "columns 320…383 of W_Q" in page_text(at)
-    assert any("head 5 of 8" in el.value and "W_O" in el.value for el in at.info)
+    assert any("head 5 of 8" in plain(el.value) and "W_O" in plain(el.value) for el in at.info)
 
 
 def test_head_chosen_elsewhere_opens_here():
@@ -281,8 +269,8 @@ def test_overflowing_configuration_shows_a_message():
     cfg = load_preset("seed000")
     at = steps_app(replace(cfg, x=np.full_like(cfg.x, 1e200)))
     assert not at.exception
-    assert "cannot be computed" in at.error[0].value
-    assert "overflowed" in at.error[0].value
+    assert "cannot be computed" in plain(at.error[0].value)
+    assert "overflowed" in plain(at.error[0].value)
     assert not at.get("vega_lite_chart")
 
 
@@ -309,7 +297,7 @@ def test_rejected_grid_value_keeps_the_last_valid_result():
     edit_cells(at, "x", {0: {1: "abc"}})
     at.switch_page(STEPS).run()
     assert not at.exception
-    assert "Showing the last valid values" in at.warning[0].value
+    assert "Showing the last valid values" in plain(at.warning[0].value)
     np.testing.assert_allclose(grid(charts(at)["Output"]), SEED000_OUT, rtol=1e-6)
 
 
@@ -350,7 +338,7 @@ def test_many_keys_are_shown_a_page_at_a_time_and_the_sums_cover_every_key():
     assert not at.exception
     got = tables(at)
     assert [row[0] for row in got["a"]] == [f"{j}: w{j}" for j in range(64, 70)]
-    assert any(m.value == "##### a · Scores of query 0: w0 with keys 64–69 (of 70)" for m in at.markdown)
+    assert any(plain(m.value) == "##### a · Scores of query 0: w0 with keys 64–69 (of 70)" for m in at.markdown)
     weights = [numbers(row[4])[0] for row in got["b"][:-1]]
     np.testing.assert_allclose(weights, ref["weights"][0, 64:70], atol=1e-4)
     assert got["b"][-1][0] == "**Σ (all 70 keys)**"

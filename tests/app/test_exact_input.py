@@ -1,0 +1,194 @@
+"""What a learner types is exactly what the app holds and shows: grid text, refused edits, sharing them, undo,
+the preset box (issue 21). The browser's typing is in tests/e2e/test_exact_input.py."""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow.ipc
+import pytest
+
+from attn_core import PRESETS, configs_equal, load_preset, make_config
+from attn_core.share import decode_link
+
+from ..seeds import SEED000_W_K, SEED000_W_Q, SEED000_W_V, SEED000_X
+from .apptools import edit_cells, new_app, plain
+
+SEED_X = np.array(SEED000_X, dtype=float)
+
+
+def grid(at, first_row: str = "0: input1"):
+    """The data of the grid whose first row is labelled ``first_row`` (X's, by default), as shown."""
+    (frame,) = [d.value for d in at.dataframe if len(d.value) and d.value.index[0] == first_row]
+    return frame
+
+
+def link_x(at) -> np.ndarray:
+    """X as a link made now would carry it (the sidebar's Share this)."""
+    at.button(key="share_sidebar_link").click().run()
+    cfg, _ = decode_link(at.sidebar.code[0].value.split("?c=")[1])
+    return cfg.x
+
+
+@pytest.mark.parametrize(("typed", "stored"), [
+    ("1e-3", 0.001), ("-2.5E+2", -250.0), ("2.5E+2", 250.0), (".5", 0.5), ("1e20", 1e20), ("1_000", 1000.0),
+    ("\u22123", -3.0), ("  7 ", 7.0), ("123456789012345678", 123456789012345678.0), ("1e-300", 1e-300),
+])
+def test_a_number_as_python_reads_it_lands_exactly_in_its_cell(typed, stored):
+    at = edit_cells(new_app("pages/inputs.py"), "x", {1: {2: typed}})
+    assert not at.exception and not at.error
+    x = SEED_X.copy()
+    x[1, 2] = stored
+    np.testing.assert_array_equal(at.session_state["config"].x, x)  # that cell, bit for bit, and no other
+    assert at.session_state["config"].x[1, 2] == float(typed.replace("\u2212", "-"))
+
+
+@pytest.mark.parametrize("typed", ["abc", "1,5", "1e", "--1", "0x10", "½"])
+def test_anything_else_is_refused_naming_the_matrix_the_cell_and_what_was_typed(typed):
+    at = edit_cells(new_app("pages/inputs.py"), "x", {1: {2: typed}})
+    assert not at.exception
+    assert any(f"X, row 1 (input2), column 2 is {typed!r}, not a number" in plain(e.value) for e in at.error)
+    np.testing.assert_array_equal(at.session_state["config"].x, SEED_X)  # the last valid values
+    assert at.session_state["drafts"]["x"][1, 2] == typed  # the cell keeps what was typed (the browser's grid
+    at.switch_page("pages/steps.py").run()  # holds the edit; e2e checks it there) ...
+    at.switch_page("pages/inputs.py").run()
+    assert grid(at).iloc[1, 2] == typed  # ... and a grid drawn anew shows it too, until it is fixed
+    edit_cells(at, "x", {1: {2: "4"}})
+    assert not at.error and at.session_state["config"].x[1, 2] == 4.0
+
+
+def test_non_finite_numbers_are_refused_by_name():
+    at = edit_cells(new_app("pages/inputs.py"), "x", {0: {0: "nan"}})
+    assert any("X, row 0 (input1), column 0" in plain(e.value) and "NaN" in plain(e.value) for e in at.error)
+    edit_cells(at, "x", {0: {0: "1e999"}})  # float() reads it as inf
+    assert any("X, row 0 (input1), column 0" in plain(e.value) and "+inf" in plain(e.value) for e in at.error)
+    np.testing.assert_array_equal(at.session_state["config"].x, SEED_X)
+
+
+def test_an_empty_cell_is_refused_as_empty():
+    at = edit_cells(new_app("pages/inputs.py"), "x", {0: {0: "  "}})
+    assert any("X, row 0 (input1), column 0 is empty" in plain(e.value) for e in at.error)
+
+
+def test_the_grid_shows_every_magnitude_and_marks_rounded_values():
+    x = SEED_X.copy()
+    x[0, :] = [1 / 3, 0.00001, 4.9999999999999994e29, -0.0]
+    at = new_app()
+    at.session_state["config"] = make_config(["a", "b", "c"], x, SEED000_W_Q, SEED000_W_K, SEED000_W_V)
+    at.switch_page("pages/inputs.py").run()
+    assert list(grid(at, "0: a").iloc[0]) == ["0.3333…", "1e-05", "5e+29…", "0.0000"]
+    assert list(grid(at, "0: a").iloc[1]) == ["0.0000", "2.0000", "0.0000", "2.0000"]
+
+
+def test_a_rounded_cell_typed_back_unchanged_keeps_its_exact_value_and_new_digits_are_read_exactly():
+    x = SEED_X.copy()
+    x[0, 0], x[0, 3] = 1 / 3, -0.0
+    at = new_app()
+    at.session_state["config"] = make_config(["a", "b", "c"], x, SEED000_W_Q, SEED000_W_K, SEED000_W_V)
+    at.switch_page("pages/inputs.py").run()
+    edit_cells(at, "x", {0: {0: "0.3333…", 3: "0.0000"}, 1: {0: "5"}})  # what the grid showed, as it was
+    got = at.session_state["config"].x
+    assert got[0, 0] == 1 / 3 and np.signbit(got[0, 3]) and got[1, 0] == 5.0
+    edit_cells(at, "x", {0: {0: "0.3333"}})  # the digits the learner typed
+    assert at.session_state["config"].x[0, 0] == 0.3333
+
+
+def chart_texts(at) -> dict[float, set[str]]:
+    """Every number drawn on a heatmap's cells on the page: {value: the texts it is drawn as}."""
+    out: dict[float, set[str]] = {}
+    for chart in at.get("vega_lite_chart"):
+        for ds in chart.proto.datasets:
+            df = pyarrow.ipc.open_stream(ds.data.data).read_all().to_pandas()
+            if {"value", "text"} <= set(df.columns):
+                for value, text in zip(df.value, df.text, strict=True):
+                    out.setdefault(float(value), set()).add(text)
+    return out
+
+
+def test_the_charts_show_small_and_large_numbers_with_significant_digits():
+    x = np.zeros((3, 4))
+    x[:, 0] = [0.00001, -0.00002, 3e12]
+    at = new_app()
+    at.session_state["config"] = make_config(["a", "b", "c"], x, np.eye(4)[:, :3], SEED000_W_K, SEED000_W_V)
+    at.switch_page("pages/steps.py").run()
+    assert not at.exception
+    texts = chart_texts(at)  # Q = X W_Q keeps X's first column
+    assert texts[0.00001] == {"1e-05"} and texts[-0.00002] == {"-2e-05"} and texts[3e12] == {"3e+12"}
+    assert texts[0.0] == {"0.0000"}
+
+
+def test_a_refused_edit_is_never_exported_silently():
+    at = edit_cells(new_app("pages/inputs.py"), "w_v", {1: {2: "abc"}})
+    at.switch_page("pages/share.py").run()
+    warnings = [plain(w.value) for w in at.warning]
+    assert any(w.startswith("Not shared: W_V, row 1, column 2 is 'abc'") and "last valid values" in w for w in warnings)
+    # the sidebar's Share this says it too
+    assert any(plain(w.value).startswith("Not shared: W_V") for w in at.sidebar.warning)
+    np.testing.assert_array_equal(link_x(at), SEED_X)
+    edit_cells(at.switch_page("pages/inputs.py").run(), "w_v", {1: {2: "2"}})
+    at.switch_page("pages/share.py").run()
+    assert not any("Not shared" in plain(w.value) for w in at.warning)
+
+
+def undo(at):
+    """Press the sidebar's undo button; returns its label before the press."""
+    button = at.button(key="frame_undo")
+    label = button.label
+    button.click().run()
+    assert not at.exception
+    return label
+
+
+def test_undo_takes_back_each_change_in_turn():
+    at = new_app("pages/inputs.py")
+    assert at.button(key="frame_undo").disabled
+    states = [at.session_state["config"]]
+    edit_cells(at, "x", {0: {0: "2"}})
+    states.append(at.session_state["config"])
+    at.number_input(key="inputs_d_model").set_value(3).run()  # drops X's and the weights' last row/column
+    states.append(at.session_state["config"])
+    at.number_input(key="inputs_d_model").set_value(4).run()  # back up: the tutorial's values are gone
+    assert at.session_state["config"].w_v[3, 0] != SEED000_W_V[3][0]
+    states.append(at.session_state["config"])
+    at.selectbox(key="inputs_preset").set_value("seed002_causal").run()
+    assert at.session_state["preset"] == "seed002_causal"
+
+    labels = [undo(at) for _ in range(4)]
+    assert labels == [f"Undo: preset “{PRESETS['seed002_causal'].title}” loaded", "Undo: dimensions changed",
+                      "Undo: dimensions changed", "Undo: X edited"]
+    assert configs_equal(at.session_state["config"], states[0])
+    assert at.session_state["preset"] == "seed000"
+    assert at.button(key="frame_undo").disabled
+
+
+def test_undo_steps_back_one_at_a_time_and_grids_show_the_values():
+    at = new_app("pages/inputs.py")
+    for v in ("2", "3", "4"):
+        edit_cells(at, "x", {0: {0: v}})
+    for expected in (3.0, 2.0, 1.0):
+        undo(at)
+        assert at.session_state["config"].x[0, 0] == expected
+        assert grid(at).iloc[0, 0] == f"{expected:.4f}"
+
+
+def test_undo_drops_a_refused_edit_with_the_change_it_takes_back():
+    at = edit_cells(new_app("pages/inputs.py"), "x", {0: {0: "2"}})
+    edit_cells(at, "x", {0: {1: "abc"}})
+    assert at.error
+    undo(at)
+    assert not at.error and at.session_state["config"].x[0, 0] == 1.0 and grid(at).iloc[0, 1] == "0.0000"
+
+
+def test_the_preset_box_says_when_the_configuration_no_longer_equals_its_preset():
+    at = new_app("pages/inputs.py")
+    box = at.selectbox(key="inputs_preset")
+    assert not box.format_func("seed000").endswith("edited") and at.button(key="inputs_reset").disabled
+    edit_cells(at, "x", {0: {0: "2"}})
+    box = at.selectbox(key="inputs_preset")
+    assert box.format_func("seed000").endswith("· edited")
+    assert not box.format_func("seed002_causal").endswith("edited")
+    assert any("Edited" in plain(c.value) for c in at.caption)
+    at.button(key="inputs_reset").click().run()
+    assert configs_equal(at.session_state["config"], load_preset("seed000"))
+    assert not at.selectbox(key="inputs_preset").format_func("seed000").endswith("edited")
+    undo(at)  # the reset itself can be taken back
+    assert at.session_state["config"].x[0, 0] == 2.0

@@ -11,6 +11,7 @@ from .attention import (
     AttentionTrace,
     apply_mask,
     project,
+    scale_scores,
     scaled_dot_product_attention,
     scores,
     self_attention,
@@ -43,7 +44,7 @@ __all__ = [
     "INITIALIZERS", "LIMITS", "Limits", "MultiHeadTrace", "PRESETS", "Preset", "additive_mask", "analysis",
     "apply_mask", "as_matrix", "codegen", "causal_mask", "config_mask", "configs_equal", "divisor_for", "embed",
     "head_slice", "initialize", "load_preset", "make_config", "merge_heads", "multi_head_attention", "padding_mask",
-    "positional_encoding", "project", "resize", "run", "scaled_dot_product_attention", "scores", "self_attention",
-    "share", "softmax", "split_heads", "tokenize", "valid_head_counts", "validate_config", "weighted_sum",
-    "with_dimensions",
+    "positional_encoding", "project", "resize", "run", "scale_scores", "scaled_dot_product_attention", "scores",
+    "self_attention", "share", "softmax", "split_heads", "tokenize", "valid_head_counts", "validate_config",
+    "weighted_sum", "with_dimensions",
 ]

@@ -1,5 +1,8 @@
 """Scaled dot-product attention, one function per stage a learner can see.
 
+The stages, in order: ``project`` (Q, K, V), ``scores`` (Q Kᵀ), ``scale_scores`` (÷ divisor),
+``apply_mask`` (-inf where not allowed), ``softmax`` (the weights) and ``weighted_sum`` (weights V).
+
 Masking is represented in one way only: a boolean matrix [n_q, n_k] with True = may attend.
 ``apply_mask`` turns the disallowed scores into -inf; ``softmax`` maps a row that is all -inf to
 all zeros (no key to attend to), so a fully masked query row has zero weights and a zero output.
@@ -12,8 +15,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .errors import AttentionInputError
-from .validation import as_mask, as_matrix, check_finite, check_inner, check_overflow, divisor_for
+from .validation import as_mask, as_matrix, check_dim, check_finite, check_inner, check_overflow, divisor_for
 
 Scale = str | float  # "sqrt_dk", "none" or a positive divisor
 
@@ -47,20 +49,42 @@ def scores(q: np.ndarray, k: np.ndarray, out: np.ndarray | None = None) -> np.nd
         return np.matmul(q, k.T, out=out)
 
 
-def apply_mask(s: np.ndarray, mask: np.ndarray | None) -> np.ndarray:  # [n_q, n_k], bool [n_q, n_k] -> [n_q, n_k]
+def scale_scores(s: np.ndarray, divisor: float, *, out: np.ndarray | None = None) -> np.ndarray:  # -> [n_q, n_k]
+    """Divide the scores by the divisor (√d_k unless chosen otherwise): ``s / divisor``.
+
+    ``out``, if given, is an [n_q, n_k] array to write the scaled scores into (it may be ``s`` itself).
+
+    Examples
+    --------
+    >>> scale_scores(np.array([[2.0, 4.0]]), 2.0).tolist()
+    [[1.0, 2.0]]
+    """
+    return np.divide(s, divisor, out=out)
+
+
+def apply_mask(
+    s: np.ndarray, mask: np.ndarray | None, *, out: np.ndarray | None = None
+) -> np.ndarray:  # [n_q, n_k], bool [n_q, n_k] -> [n_q, n_k]
     """Set the scores a query may not attend to to -inf (``mask`` True = may attend).
+
+    Without ``out`` the result is a new array, or ``s`` itself when there is no mask. ``out``, if given,
+    is an [n_q, n_k] array to write the masked scores into; ``out=s`` masks in place.
 
     Examples
     --------
     >>> apply_mask(np.ones((2, 2)), np.array([[True, False], [True, True]])).tolist()
     [[1.0, -inf], [1.0, 1.0]]
     """
-    if mask is None:
-        return s
-    return np.where(mask, s, -np.inf)
+    if out is None:
+        return s if mask is None else np.where(mask, s, -np.inf)
+    if out is not s:
+        np.copyto(out, s)
+    if mask is not None:
+        np.copyto(out, -np.inf, where=~mask)  # ~mask: bool [n_q, n_k], True where a key is not allowed
+    return out
 
 
-def softmax(a: np.ndarray, axis: int = -1) -> np.ndarray:  # [..., n] -> [..., n]
+def softmax(a: np.ndarray, axis: int = -1, *, out: np.ndarray | None = None) -> np.ndarray:  # [..., n] -> [..., n]
     """Numerically stable softmax along ``axis``.
 
     The largest entry is subtracted before ``exp`` so nothing overflows; a slice that is all
@@ -71,6 +95,9 @@ def softmax(a: np.ndarray, axis: int = -1) -> np.ndarray:  # [..., n] -> [..., n
     a : ndarray
         Finite numbers or -inf.
     axis : int
+    out : ndarray of float64, optional
+        Where to write the result; ``out=a`` softmaxes in place, with no temporary as large as ``a``
+        (it matters at n_seq = 1024). By default a new array, and ``a`` stays as it was.
 
     Returns
     -------
@@ -81,19 +108,18 @@ def softmax(a: np.ndarray, axis: int = -1) -> np.ndarray:  # [..., n] -> [..., n
     >>> softmax(np.array([[0.0, 0.0], [-np.inf, -np.inf]])).tolist()
     [[0.5, 0.5], [0.0, 0.0]]
     """
-    return _softmax_inplace(np.array(a, dtype=np.float64), axis)  # on a copy: ``a`` stays as it was
-
-
-def _softmax_inplace(e: np.ndarray, axis: int) -> np.ndarray:  # [..., n] -> the same array, softmaxed
-    """:func:`softmax` written over ``e`` itself: no temporary as large as ``e`` (it matters at n_seq = 1024)."""
-    m = np.max(e, axis=axis, keepdims=True)  # [..., 1]
+    if out is None:
+        out = np.array(a, dtype=np.float64)  # [..., n]: a copy
+    elif out is not a:
+        np.copyto(out, a)
+    m = np.max(out, axis=axis, keepdims=True)  # [..., 1]
     m[np.isneginf(m)] = 0.0  # all-masked slice: exp(-inf - 0) = 0, no inf - inf
     with np.errstate(over="ignore", invalid="ignore"):
-        e -= m
-        np.exp(e, out=e)  # <= 1 everywhere
-    total = np.sum(e, axis=axis, keepdims=True)  # [..., 1]: >= 1, or 0 for an all-masked slice
-    e /= np.where(total > 0, total, 1.0)  # an all-masked slice stays 0 / 1 = 0
-    return e
+        out -= m  # [..., n]: <= 0 everywhere
+        np.exp(out, out=out)  # [..., n]: <= 1 everywhere
+    total = np.sum(out, axis=axis, keepdims=True)  # [..., 1]: >= 1, or 0 for an all-masked slice
+    out /= np.where(total > 0, total, 1.0)  # [..., n]: an all-masked slice stays 0 / 1 = 0
+    return out
 
 
 def weighted_sum(weights: np.ndarray, v: np.ndarray) -> np.ndarray:  # [n_q, n_k], [n_k, d_v] -> [n_q, d_v]
@@ -147,7 +173,7 @@ class AttentionTrace:
     @cached_property
     def scaled(self) -> np.ndarray:  # [n_q, n_k]
         """``scores / divisor``."""
-        return self.scores / self.divisor
+        return scale_scores(self.scores, self.divisor)
 
     @cached_property
     def masked(self) -> np.ndarray:  # [n_q, n_k]
@@ -170,39 +196,36 @@ class AttentionTrace:
 
 
 def _attend(q, k, v, scale, mask, names, out=None) -> AttentionTrace:
-    """The shared pipeline once the inputs are valid float64 matrices.
+    """The shared pipeline once the inputs are valid float64 matrices: one line per stage a learner sees.
 
+    ``names``: what the learner calls q, k and v ("Q", or "Q (head 0)" in multi-head).
     ``out``: optional (scores, weights) [n_q, n_k] buffers to fill; multi-head passes slices of one
     [n_heads, n_q, n_k] block per kind, so large traces come from two allocations instead of 2·n_heads.
+    ``scaled``, ``masked`` and ``weights`` are one buffer, each stage written over the one before; the trace
+    keeps ``scores`` and ``weights`` and rebuilds ``scaled`` and ``masked`` from ``scores`` when asked.
     """
-    if q.shape[1] != k.shape[1]:
-        raise _shape_error(names[1], f"has width {k.shape[1]} but {names[0]} has width {q.shape[1]}; "
-                           "queries and keys need the same width d_k.")
-    if k.shape[0] != v.shape[0]:
-        raise _shape_error(names[2], f"has {v.shape[0]} rows but {names[1]} has {k.shape[0]}; "
-                           "every key needs one value row.")
+    q_name, k_name, v_name = names
+    check_dim(k_name, k.shape[1], q_name, q.shape[1],  # d_k: K [n_k, d_k], Q [n_q, d_k]
+              "has width {size} but {other} has width {other_size}; queries and keys need the same width d_k.")
+    check_dim(v_name, v.shape[0], k_name, k.shape[0],  # n_k: V [n_k, d_v], K [n_k, d_k]
+              "has {size} rows but {other} has {other_size}; every key needs one value row.")
     n_q, d_k = q.shape
     n_k = k.shape[0]
     divisor = divisor_for(scale, d_k)
-    mask = None if mask is None else as_mask(mask, n_q, n_k)
+    mask = None if mask is None else as_mask(mask, n_q, n_k)  # bool [n_q, n_k] or None
+    s_buf, w_buf = (None, None) if out is None else out  # [n_q, n_k] each, or None: new arrays
 
-    s_out, w_out = (None, None) if out is None else out
-    s = scores(q, k, out=s_out)  # [n_q, n_k]
-    check_overflow("scores QKᵀ", s, f"{names[0]} and {names[1]}")
-    weights = np.divide(s, divisor, out=w_out)  # [n_q, n_k]: the scaled scores, masked and softmaxed in place below
+    s = scores(q, k, out=s_buf)  # [n_q, n_k]: Q Kᵀ
+    check_overflow("scores QKᵀ", s, f"{q_name} and {k_name}")
+    scaled = scale_scores(s, divisor, out=w_buf)  # [n_q, n_k]: scores / divisor
     if divisor < 1:  # finite scores divided by 1 or more stay finite
-        check_finite("scaled scores", weights, hint="it overflowed float64 (beyond ±1.8e308): raise the divisor")
-    if mask is not None:
-        np.copyto(weights, -np.inf, where=~mask)  # the masked scores: -inf where a key is not allowed
-    _softmax_inplace(weights, axis=-1)  # [n_q, n_k]
+        check_finite("scaled scores", scaled, hint="it overflowed float64 (beyond ±1.8e308): raise the divisor")
+    masked = apply_mask(scaled, mask, out=scaled)  # [n_q, n_k]: -inf where a key is not allowed, in place
+    weights = softmax(masked, out=masked)  # [n_q, n_k]: rows sum to 1 (0 if fully masked), in place
     output = weighted_sum(weights, v)  # [n_q, d_v]
-    check_overflow("output", output, names[2])
+    check_overflow("output", output, v_name)
     fully = () if mask is None else tuple(int(i) for i in np.flatnonzero(~mask.any(axis=1)))
     return AttentionTrace(q, k, v, s, weights, output, divisor, mask, fully)
-
-
-def _shape_error(name: str, detail: str) -> AttentionInputError:
-    return AttentionInputError(f"{name}: {detail}", matrix=name)
 
 
 def scaled_dot_product_attention(
@@ -276,7 +299,6 @@ def self_attention(
     v = project(x, w_v)  # [n_seq, d_v]
     for name, m, src in (("Q", q, "X and W_Q"), ("K", k, "X and W_K"), ("V", v, "X and W_V")):
         check_overflow(name, m, src)
-    if w_q.shape[1] != w_k.shape[1]:
-        raise _shape_error("W_K", f"has {w_k.shape[1]} columns but W_Q has {w_q.shape[1]}; "
-                           "queries and keys need the same width d_k.")
+    check_dim("W_K", w_k.shape[1], "W_Q", w_q.shape[1],  # d_k: W_K [d_model, d_k], W_Q [d_model, d_k]
+              "has {size} columns but {other} has {other_size}; queries and keys need the same width d_k.")
     return _attend(q, k, v, scale, mask, ("Q", "K", "V"))

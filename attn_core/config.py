@@ -17,7 +17,7 @@ from .initializers import initialize, resize
 from .limits import LIMITS
 from .masks import causal_mask, padding_mask
 from .multihead import MultiHeadTrace, check_heads, multi_head_attention
-from .validation import as_matrix, divisor_for
+from .validation import as_matrix, check_dim, divisor_for
 
 MASK_KINDS = ("none", "causal", "padding", "custom")
 MATRICES = ("x", "w_q", "w_k", "w_v", "w_o")
@@ -114,21 +114,13 @@ def validate_config(cfg: Config) -> Config:
     _cap("n_seq (tokens)", n_seq, LIMITS.n_seq)
     _cap("d_model (columns of X)", d_model, LIMITS.d_model)
     for name, w in (("W_Q", w_q), ("W_K", w_k), ("W_V", w_v)):
-        if w.shape[0] != d_model:
-            raise AttentionInputError(
-                f"{name}: has {w.shape[0]} rows but X has {d_model} columns (d_model); they must match.", matrix=name
-            )
+        check_dim(name, w.shape[0], "X", d_model,  # d_model: W [d_model, width], X [n_seq, d_model]
+                  "has {size} rows but {other} has {other_size} columns (d_model); they must match.")
         _cap(f"columns of {name}", w.shape[1], LIMITS.width)
-    if w_k.shape[1] != w_q.shape[1]:
-        raise AttentionInputError(
-            f"W_K: has {w_k.shape[1]} columns but W_Q has {w_q.shape[1]}; queries and keys need the same width d_k.",
-            matrix="W_K",
-        )
-    if w_o.shape[0] != w_v.shape[1]:
-        raise AttentionInputError(
-            f"W_O: has {w_o.shape[0]} rows but W_V has {w_v.shape[1]} columns (n_heads · d_v); they must match.",
-            matrix="W_O",
-        )
+    check_dim("W_K", w_k.shape[1], "W_Q", w_q.shape[1],  # n_heads·d_k: W_K, W_Q [d_model, n_heads·d_k]
+              "has {size} columns but {other} has {other_size}; queries and keys need the same width d_k.")
+    check_dim("W_O", w_o.shape[0], "W_V", w_v.shape[1],  # W_O [n_heads·d_v, d_out], W_V [d_model, n_heads·d_v]
+              "has {size} rows but {other} has {other_size} columns (n_heads · d_v); they must match.")
     _cap("columns of W_O", w_o.shape[1], LIMITS.width)
     cells = sum(m.size for m in mats.values())
     if cells > LIMITS.total_cells:

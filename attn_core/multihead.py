@@ -13,7 +13,7 @@ import numpy as np
 
 from .attention import AttentionTrace, Scale, _attend, project
 from .errors import AttentionInputError
-from .validation import as_matrix, check_inner, check_overflow
+from .validation import as_matrix, check_dim, check_inner, check_overflow
 
 
 def split_heads(m: np.ndarray, n_heads: int) -> list[np.ndarray]:  # [n, n_heads·d] -> n_heads × [n, d]
@@ -128,16 +128,10 @@ def multi_head_attention(
     w_o = as_matrix("W_O", w_o)
     for name, w in (("W_Q", w_q), ("W_K", w_k), ("W_V", w_v)):
         check_inner("X", x, name, w)
-    if w_q.shape[1] != w_k.shape[1]:
-        raise AttentionInputError(
-            f"W_K: has {w_k.shape[1]} columns but W_Q has {w_q.shape[1]}; they must match.", matrix="W_K"
-        )
-    if w_o.shape[0] != w_v.shape[1]:
-        raise AttentionInputError(
-            f"W_O: has {w_o.shape[0]} rows but the heads concatenate to {w_v.shape[1]} columns "
-            "(n_heads · d_v); they must match.",
-            matrix="W_O",
-        )
+    check_dim("W_K", w_k.shape[1], "W_Q", w_q.shape[1],  # n_heads·d_k: W_K, W_Q [d_model, n_heads·d_k]
+              "has {size} columns but {other} has {other_size}; they must match.")
+    check_dim("W_O", w_o.shape[0], "W_V", w_v.shape[1],  # W_O [n_heads·d_v, d_out], W_V [d_model, n_heads·d_v]
+              "has {size} rows but the heads concatenate to {other_size} columns (n_heads · d_v); they must match.")
     n_heads = check_heads(n_heads, w_q.shape[1], w_v.shape[1])
 
     q = project(x, w_q)  # [n_seq, n_heads·d_k]

@@ -87,14 +87,55 @@ def check_overflow(name: str, a: np.ndarray, sources: str) -> None:
     )
 
 
+def check_dim(name: str, size: int, other: str, other_size: int, detail: str) -> None:
+    """Raise unless a size of matrix ``name`` equals a size of matrix ``other``; ``name`` is the one at fault.
+
+    Every shape check that compares two matrices goes through here, so each message starts with the
+    matrix to change and ``err.matrix`` names it.
+
+    Parameters
+    ----------
+    name : str
+        The matrix the learner should change ("W_K", "V", "K (head 0)", ...).
+    size : int
+        Its rows or columns being checked.
+    other : str
+        The matrix it must agree with.
+    other_size : int
+        The rows or columns of ``other`` that ``size`` must equal.
+    detail : str
+        The message after "name: ", with ``{name}``, ``{size}``, ``{other}`` and ``{other_size}`` filled in.
+
+    Raises
+    ------
+    AttentionInputError
+        If ``size != other_size``, with ``matrix=name``.
+
+    Examples
+    --------
+    >>> k, v = np.ones((3, 2)), np.ones((2, 4))  # K [n_k, d_k] with n_k = 3; V [2, d_v]: one value row short
+    >>> check_dim("V", v.shape[0], "K", k.shape[0], "has {size} rows but {other} has {other_size}; one value per key.")
+    Traceback (most recent call last):
+    ...
+    attn_core.errors.AttentionInputError: V: has 2 rows but K has 3; one value per key.
+    """
+    if size != other_size:
+        message = detail.format(name=name, size=size, other=other, other_size=other_size)
+        raise AttentionInputError(f"{name}: {message}", matrix=name)
+
+
 def check_inner(left: str, a: np.ndarray, right: str, b: np.ndarray) -> None:
-    """Raise unless ``a @ b`` is defined: a [m, n], b [n, p]."""
-    if a.shape[1] != b.shape[0]:
-        raise AttentionInputError(
-            f"{right}: has {b.shape[0]} rows but {left} has {a.shape[1]} columns; "
-            f"{left} @ {right} needs them equal.",
-            matrix=right,
-        )
+    """Raise unless ``a @ b`` is defined: a [m, n], b [n, p]; ``right`` is named as the matrix at fault.
+
+    Examples
+    --------
+    >>> check_inner("X", np.ones((3, 4)), "W_Q", np.ones((2, 3)))  # X [3, 4] @ W_Q [2, 3]: 4 columns, 2 rows
+    Traceback (most recent call last):
+    ...
+    attn_core.errors.AttentionInputError: W_Q: has 2 rows but X has 4 columns; X @ W_Q needs them equal.
+    """
+    check_dim(right, b.shape[0], left, a.shape[1],
+              "has {size} rows but {other} has {other_size} columns; {other} @ {name} needs them equal.")
 
 
 def as_mask(mask: object, n_q: int, n_k: int) -> np.ndarray:

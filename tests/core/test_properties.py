@@ -8,8 +8,10 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from attn_core import (
+    apply_mask,
     merge_heads,
     multi_head_attention,
+    scale_scores,
     scaled_dot_product_attention,
     self_attention,
     softmax,
@@ -140,6 +142,34 @@ def test_softmax_of_an_all_minus_inf_row_is_zero_and_leaves_its_input_alone():
     np.testing.assert_allclose(softmax(a), [[0.0, 0.0], [0.25, 0.75]], rtol=1e-15)
     np.testing.assert_array_equal(a, before)
     np.testing.assert_allclose(softmax(np.array([[1.0], [2.0]]), axis=0), [[1 / (1 + np.e)], [np.e / (1 + np.e)]])
+
+
+@FAST
+@given(qkv_and_mask(), st.floats(0.01, 100))
+def test_the_stages_in_place_equal_the_stages_on_new_arrays_bit_for_bit(case, divisor):
+    q, k, v, mask = case
+    s = q @ k.T  # [n_q, n_k]
+    scaled = scale_scores(s, divisor)  # [n_q, n_k]
+    masked = apply_mask(scaled, mask)  # [n_q, n_k]
+    weights = softmax(masked)  # [n_q, n_k]
+    buf = np.empty_like(s)  # [n_q, n_k]: one buffer, each stage written over the one before
+    assert scale_scores(s, divisor, out=buf) is buf and buf.tobytes() == scaled.tobytes()
+    assert apply_mask(buf, mask, out=buf) is buf and buf.tobytes() == masked.tobytes()
+    assert softmax(buf, out=buf) is buf and buf.tobytes() == weights.tobytes()
+    other = np.empty_like(s)  # [n_q, n_k]: out= a different array leaves the input alone
+    assert apply_mask(scaled, mask, out=other).tobytes() == masked.tobytes()
+    assert softmax(masked, out=other).tobytes() == weights.tobytes()
+    np.testing.assert_array_equal(masked, apply_mask(scaled, mask))
+
+
+@FAST
+@given(qkv_and_mask(), st.sampled_from(["sqrt_dk", "none", 0.3, 7.0]))
+def test_the_trace_rebuilds_scaled_and_masked_exactly_as_the_weights_came_from_them(case, scale):
+    q, k, v, mask = case
+    t = scaled_dot_product_attention(q, k, v, scale=scale, mask=mask)
+    assert t.scaled.tobytes() == (t.scores / t.divisor).tobytes()
+    assert softmax(t.masked).tobytes() == t.weights.tobytes()
+    assert (t.weights @ t.v).tobytes() == t.output.tobytes()
 
 
 @FAST

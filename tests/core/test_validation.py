@@ -22,6 +22,7 @@ from attn_core import (
     self_attention,
     validate_config,
 )
+from attn_core.validation import check_dim, check_inner
 
 I3 = np.eye(3)
 MATRICES = ("X", "W_Q", "W_K", "W_V", "W_O")
@@ -163,6 +164,60 @@ def test_mismatched_shapes_name_the_matrix_at_fault():
         err = error_of(fn)
         assert err.matrix == name, str(err)
         assert str(err).startswith(f"{name}: ") and detail in str(err)
+
+
+@pytest.mark.parametrize(("fn", "message"), [
+    (lambda: self_attention(I3, np.ones((2, 3)), I3, I3),
+     "W_Q: has 2 rows but X has 3 columns; X @ W_Q needs them equal."),
+    (lambda: self_attention(I3, I3, np.ones((3, 2)), I3),
+     "W_K: has 2 columns but W_Q has 3; queries and keys need the same width d_k."),
+    (lambda: scaled_dot_product_attention(I3, np.ones((3, 2)), I3),
+     "K: has width 2 but Q has width 3; queries and keys need the same width d_k."),
+    (lambda: scaled_dot_product_attention(I3, I3, np.ones((2, 3))),
+     "V: has 2 rows but K has 3; every key needs one value row."),
+    (lambda: mha(W_V=np.ones((2, 3))), "W_V: has 2 rows but X has 3 columns; X @ W_V needs them equal."),
+    (lambda: mha(W_K=np.ones((3, 2))), "W_K: has 2 columns but W_Q has 3; they must match."),
+    (lambda: mha(W_O=np.ones((2, 3))),
+     "W_O: has 2 rows but the heads concatenate to 3 columns (n_heads · d_v); they must match."),
+    (lambda: validate_config(replace(good_config(), w_q=np.ones((2, 3)))),
+     "W_Q: has 2 rows but X has 3 columns (d_model); they must match."),
+    (lambda: validate_config(replace(good_config(), w_k=np.ones((3, 2)))),
+     "W_K: has 2 columns but W_Q has 3; queries and keys need the same width d_k."),
+    (lambda: validate_config(replace(good_config(), w_o=np.ones((2, 3)))),
+     "W_O: has 2 rows but W_V has 3 columns (n_heads · d_v); they must match."),
+])
+def test_every_shape_mismatch_message_in_full(fn, message):
+    err = error_of(fn)
+    assert str(err) == message
+    assert err.matrix == message.split(":")[0] and err.cell is None
+
+
+def test_check_dim_is_silent_when_the_sizes_agree():
+    assert check_dim("V", 3, "K", 3, "has {size} rows but {other} has {other_size}.") is None
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("V", 2, "K", 3, "has {size} rows but {other} has {other_size}; every key needs one value row."),
+     "V: has 2 rows but K has 3; every key needs one value row."),
+    (("K (head 1)", 4, "Q (head 1)", 2, "has width {size} but {other} has width {other_size}."),
+     "K (head 1): has width 4 but Q (head 1) has width 2."),
+    (("W_Q", 2, "X", 3, "has {size} rows but {other} has {other_size} columns; {other} @ {name} needs them equal."),
+     "W_Q: has 2 rows but X has 3 columns; X @ W_Q needs them equal."),
+    (("W_O", 5, "W_V", 6, "has {size} rows but the heads concatenate to {other_size} columns."),
+     "W_O: has 5 rows but the heads concatenate to 6 columns."),
+])
+def test_check_dim_names_the_first_matrix_as_the_one_at_fault(args, message):
+    err = error_of(check_dim, *args)
+    assert str(err) == message
+    assert err.matrix == args[0]
+    assert err.cell is None
+
+
+def test_check_inner_names_the_right_hand_matrix():
+    check_inner("X", np.ones((3, 4)), "W_V", np.ones((4, 2)))  # [3, 4] @ [4, 2] is defined: no error
+    err = error_of(check_inner, "X", np.ones((3, 4)), "W_V", np.ones((5, 2)))  # [3, 4] @ [5, 2] is not
+    assert str(err) == "W_V: has 5 rows but X has 4 columns; X @ W_V needs them equal."
+    assert err.matrix == "W_V" and err.cell is None
 
 
 def test_values_may_be_wider_or_narrower_than_keys():

@@ -20,7 +20,7 @@ import streamlit as st
 from attn_core import MATRIX_NAMES, AttentionInputError, as_matrix, validate_config
 
 from . import controls, registry, state, text
-from .numbers import grid_text, parse_number
+from .numbers import grid_text, grid_texts, parse_number
 
 #: matrices bigger than this are not shown as an editable grid (the browser would crawl)
 MAX_EDITABLE_CELLS = 20_000
@@ -142,9 +142,19 @@ _EMPTY = _Empty()
 def _frame(values: np.ndarray, rows: list[str], precision: int) -> pd.DataFrame:  # object [r, c] -> text frame
     """What the grid shows: each number at ``precision`` (marked "…" where rounded), and a refused cell's text
     as it was typed."""
+    columns = [str(j) for j in range(values.shape[1])]
+    if values.dtype != object:  # a matrix of the configuration: every cell a number
+        return _number_frame(values, tuple(rows), precision)
     shown = [[grid_text(float(v), precision) if isinstance(v, float | int) and not isinstance(v, bool)
               else "" if v is None else str(v) for v in row] for row in values.tolist()]
-    return pd.DataFrame(shown, index=rows, columns=[str(j) for j in range(values.shape[1])])
+    return pd.DataFrame(shown, index=rows, columns=columns)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _number_frame(values: np.ndarray, rows: tuple[str, ...], precision: int) -> pd.DataFrame:  # [r, c] -> text
+    """The grid's texts of a float matrix, built once per matrix (an edit of X leaves W_Q's grid as it was)."""
+    texts = np.array(grid_texts(values.ravel(), precision), dtype=object).reshape(values.shape)
+    return pd.DataFrame(texts, index=list(rows), columns=[str(j) for j in range(values.shape[1])])
 
 
 def matrix_editor(name: str, *, height: int | str = "auto") -> None:
@@ -160,7 +170,7 @@ def matrix_editor(name: str, *, height: int | str = "auto") -> None:
     key = f"{name}_editor_{st.session_state[state.EDITOR_VERSION]}"
     bases = st.session_state[state.EDITOR_BASE]
     if key not in st.session_state or name not in bases:  # a fresh grid starts from the current values
-        bases[name] = (st.session_state[state.DRAFTS].get(name, current.astype(object)), controls.precision())
+        bases[name] = (st.session_state[state.DRAFTS].get(name, current), controls.precision())
     base, precision = bases[name]
     # text cells: a number column's cell editor drops what it does not expect ("1e-3" arrived as -13)
     st.data_editor(

@@ -53,21 +53,34 @@ def format_number(v: float, precision: int, style: Style = "fixed") -> str:
 ROUNDED = "…"  # ends a grid cell's text that is not exactly the value it stands for
 
 
-def grid_text(v: float, precision: int) -> str:
-    """A grid cell's text: the value at ``precision``, ending in "…" when that text is not exactly the value.
+def grid_texts(values: np.ndarray, precision: int) -> list[str]:  # [n] -> n strings
+    """Grid cells' texts: each value at ``precision``, ending in "…" when that text is not exactly the value.
 
     Typed back unchanged, the text leaves the value as it was (:func:`parse_number` refuses the "…"; the grid
     editor recognises the text as the value's own); any other text is read exactly.
 
-    >>> grid_text(0.5, 4), grid_text(1 / 3, 4), grid_text(1e-5, 4), grid_text(-0.0, 2)
-    ('0.5000', '0.3333…', '1e-05', '0.00')
+    >>> grid_texts(np.array([0.5, 1 / 3, 1e-5, -0.0, 4.9999999999999994e29]), 4)
+    ['0.5000', '0.3333…', '1e-05', '0.0000', '5e+29…']
     """
-    text = format_number(v, precision)
+    texts = format_numbers(values, precision)
+    return [t if _reads_as(t, v) else t + ROUNDED for t, v in zip(texts, values.tolist(), strict=True)]
+
+
+def grid_text(v: float, precision: int) -> str:
+    """One grid cell's text (see :func:`grid_texts`).
+
+    >>> grid_text(1 / 3, 2), grid_text(-0.0, 2)
+    ('0.33…', '0.00')
+    """
+    return grid_texts(np.array([v], dtype=float), precision)[0]
+
+
+def _reads_as(text: str, v: float) -> bool:
+    """Whether ``text`` is read back as exactly ``v`` (±∞ and NaN are spelled out: not a grid's values)."""
     try:
-        exact = parse_number(text) == v
-    except ValueError:  # ±∞, NaN: not a value a grid holds
-        exact = True
-    return text if exact else text + ROUNDED
+        return float(text) == v
+    except ValueError:
+        return True
 
 
 def parse_number(text: str) -> float:

@@ -196,7 +196,7 @@ def matrix_build(layout: MatrixLayout, data: list, domains: list) -> alt.LayerCh
                           **({"aria": False} if lay.on_canvas else {})).encode(
         color=alt.Color("value:Q", title=None, scale=alt.Scale(scheme=heatmap.SCHEMES["signed"], domain=domains[0],
                                                                domainMid=0),
-                        legend=alt.Legend(orient="right", gradientLength=max(60, lay.row_px * r), format="~g")),
+                        legend=alt.Legend(orient="right", gradientLength=max(60, lay.row_px * r), format=".4~g")),
         tooltip=tooltip,
     )
     layers = [rect]

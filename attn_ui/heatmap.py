@@ -171,7 +171,7 @@ def heatmap_chart(layout: HeatmapLayout, data: list, domains: list) -> alt.Layer
                alt.Tooltip("text:N", title="value")]
     fill = alt.Color("value:Q", scale=scale, title=None,
                      legend=alt.Legend(orient="right", gradientLength=max(60, lay.height_px * len(lay.rows)),
-                                       format="~g"))  # 0.5, 12, 5e+29: never a 30-digit label
+                                       format=".4~g"))  # 0.5, 12, 5e+29: never a 30-digit label
     if lay.has_masked:
         fill = alt.when(alt.datum.masked).then(alt.value(MASKED_COLOUR)).otherwise(fill)
     rect = base.mark_rect(stroke="white", strokeWidth=lay.stroke, **({"aria": False} if lay.on_canvas else {})).encode(

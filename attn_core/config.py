@@ -7,6 +7,7 @@ caps (:data:`attn_core.limits.LIMITS`) live in one place.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -22,6 +23,8 @@ from .validation import as_matrix, check_dim, divisor_for
 MASK_KINDS = ("none", "causal", "padding", "custom")
 MATRICES = ("x", "w_q", "w_k", "w_v", "w_o")
 MATRIX_NAMES = {"x": "X", "w_q": "W_Q", "w_k": "W_K", "w_v": "W_V", "w_o": "W_O"}
+ORIGIN_ITEMS, ORIGIN_CHARS = 8, 4_000  # Config.origin: most entries, longest text value
+_ORIGIN_KEY = re.compile(r"[a-z_]{1,32}")
 
 
 @dataclass(frozen=True, eq=False)
@@ -42,6 +45,11 @@ class Config:
         Which tokens are padding (used when mask_kind is "padding").
     custom_mask : ndarray of bool, shape (n_seq, n_seq)
         True = may attend (used when mask_kind is "custom").
+    origin : dict of str to str or int, optional
+        Where the numbers came from, when not typed or from a preset: e.g. attn_models' layer of a pretrained
+        model, ``{"model": ..., "layer": 2, "sentence": ..., "head": 5, ...}``. Kept through edits, saved in links
+        and files; at most ORIGIN_ITEMS entries, names of lower-case letters and _, values text (at most
+        ORIGIN_CHARS characters) or whole numbers.
     """
 
     tokens: tuple[str, ...]
@@ -55,6 +63,7 @@ class Config:
     mask_kind: str = "none"
     is_pad: tuple[bool, ...] = ()
     custom_mask: np.ndarray | None = None
+    origin: dict[str, str | int] | None = None
 
     @property
     def n_seq(self) -> int:
@@ -148,7 +157,32 @@ def validate_config(cfg: Config) -> Config:
             matrix="mask",
         )
     return Config(tokens, x, w_q, w_k, w_v, w_o, n_heads, scale, cfg.mask_kind,
-                  tuple(bool(p) for p in is_pad), custom.copy())
+                  tuple(bool(p) for p in is_pad), custom.copy(), _check_origin(cfg.origin))
+
+
+def _check_origin(origin: object) -> dict[str, str | int] | None:
+    """A copy of ``origin`` (see :class:`Config`), or AttentionInputError.
+
+    >>> _check_origin({"model": "m", "layer": 2})
+    {'model': 'm', 'layer': 2}
+    >>> _check_origin({"layer": True})
+    Traceback (most recent call last):
+    ...
+    attn_core.errors.AttentionInputError: origin: 'layer' must be text or a whole number.
+    """
+    if origin is None:
+        return None
+    if not isinstance(origin, dict) or len(origin) > ORIGIN_ITEMS:
+        raise AttentionInputError(f"origin: must be a JSON object of at most {ORIGIN_ITEMS} entries.")
+    for key, value in origin.items():
+        if not isinstance(key, str) or not _ORIGIN_KEY.fullmatch(key):
+            raise AttentionInputError("origin: entry names are 1 to 32 lower-case letters or _.")
+        if isinstance(value, str):
+            if len(value) > ORIGIN_CHARS:
+                raise AttentionInputError(f"origin: {key!r} is over {ORIGIN_CHARS:,} characters.")
+        elif isinstance(value, bool) or not isinstance(value, int) or abs(value) >= 2**31:
+            raise AttentionInputError(f"origin: {key!r} must be text or a whole number.")
+    return dict(origin)
 
 
 def _cap(what: str, value: int, cap: int) -> None:
@@ -242,4 +276,5 @@ def configs_equal(a: Config, b: Config) -> bool:
         and a.scale == b.scale
         and a.mask_kind == b.mask_kind
         and tuple(a.is_pad) == tuple(b.is_pad)
+        and a.origin == b.origin
     )

@@ -7,9 +7,10 @@ The JSON document is one object::
      "is_pad": [false, ...], "custom_mask": [[1, 1, ...], ...],
      "x": [[1.0, 0.0, ...], ...], "w_q": [...], "w_k": [...], "w_v": [...], "w_o": [...]}
 
-``page`` is optional (the page a link opens on); every other field is required and no other field
-is allowed. ``scale`` is "sqrt_dk", "none" or a positive number; ``custom_mask`` holds 0/1 (1 = may
-attend). A permalink value is that JSON, compact, compressed with zlib, in unpadded base64url.
+``page`` is optional (the page a link opens on), and so is ``origin`` (where the numbers came from, e.g.
+``{"model": ..., "layer": 2, "sentence": ..., "head": 5}``: :class:`attn_core.Config`); every other field is
+required and no other field is allowed. ``scale`` is "sqrt_dk", "none" or a positive number; ``custom_mask``
+holds 0/1 (1 = may attend). A permalink value is that JSON, compact, compressed with zlib, in unpadded base64url.
 
 Why matrices are JSON numbers, not base64 of little-endian float64 bytes: Python's ``json`` writes a
 float with ``float.__repr__``, the shortest decimal that reads back as the same float64, and reads it
@@ -87,6 +88,8 @@ def config_to_dict(cfg: Config, page: str | None = None) -> dict:
     }
     for name in MATRICES:
         doc[name] = cfg.matrix(name).tolist()  # Python floats: json writes them with repr, exactly
+    if cfg.origin is not None:
+        doc["origin"] = dict(cfg.origin)
     return doc
 
 
@@ -120,7 +123,7 @@ def config_from_dict(doc: object) -> tuple[Config, str | None]:
         raise AttentionInputError(
             f"version: this app reads version {VERSION} configurations, not version {_short(version)}."
         )
-    unknown = sorted(set(doc) - {"format", "version", "page", *FIELDS})
+    unknown = sorted(set(doc) - {"format", "version", "page", "origin", *FIELDS})
     if unknown:
         raise AttentionInputError(f"configuration: unknown field(s) {', '.join(map(_short, unknown[:5]))}.")
     missing = [f for f in FIELDS if f not in doc]
@@ -135,6 +138,7 @@ def config_from_dict(doc: object) -> tuple[Config, str | None]:
         mask_kind=doc["mask_kind"] if _is_short_text(doc["mask_kind"]) else _short(doc["mask_kind"]),
         is_pad=_is_pad(doc["is_pad"]),
         custom_mask=_custom_mask(doc["custom_mask"]),
+        origin=doc.get("origin"),  # checked by validate_config
         **mats,
     )
     return validate_config(cfg), page

@@ -14,7 +14,7 @@ import streamlit as st
 from attn_core import AttentionTrace, Config
 
 from . import controls, text
-from .numbers import format_number
+from .numbers import MINUS, format_number
 
 MAX_TERMS = 6  # products written out in q_i·k_j before "…"
 MAX_ITEMS = 6  # entries of a vector written out before "…"
@@ -25,8 +25,9 @@ fmt = partial(format_number, style="short")  # 2, 0.5, 1.8639, −∞: numbers i
 
 
 def _factor(v: float, precision: int) -> str:
+    """A factor of a product, in brackets when negative: "(−1)"."""
     text = fmt(v, precision)
-    return f"({text})" if text.startswith("-") else text
+    return f"({text})" if text.startswith(MINUS) else text
 
 
 def dot_product_text(a: np.ndarray, b: np.ndarray, total: float, precision: int, max_terms: int = MAX_TERMS) -> str:
@@ -40,7 +41,7 @@ def dot_product_text(a: np.ndarray, b: np.ndarray, total: float, precision: int,
     >>> dot_product_text(np.array([1.0, 0.0, 2.0]), np.array([0.0, 1.0, 1.0]), 2.0, 4)
     '1·0 + 0·1 + 2·1 = 2'
     >>> dot_product_text(np.array([1.0, -1.0, 1.0]), np.array([2.0, 3.0, 4.0]), 3.0, 4, max_terms=2)
-    '1·2 + (-1)·3 + … (1 more) = 3'
+    '1·2 + (−1)·3 + … (1 more) = 3'
     """
     terms = [f"{_factor(x, precision)}·{_factor(y, precision)}" for x, y in zip(a[:max_terms], b[:max_terms],
                                                                               strict=True)]

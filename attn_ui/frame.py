@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from . import grid_editor, registry, share_ui, state
+from . import address, grid_editor, lesson_ui, registry, share_ui, state, text
 
 
 def navigation() -> st.Page:
@@ -25,10 +25,20 @@ def navigation() -> st.Page:
         for p in registry.PAGES
     ])
     st.session_state[state.FRAMED] = True  # read by page_start: the frame is drawn for this run
-    share_ui.apply_query_params(pg)  # a ?c= permalink: once per session; may switch to its page
+    address.restore(pg)  # once per session: a link, or this learner's address after a reload; may switch page
+    address.keep()  # the address holds the current configuration: a reload brings it back
+    lesson_ui.apply_query_param(pg)  # a ?lesson= link: once per session; opens Learn on that lesson
     undo_button()
+    origin_note()
     share_ui.sidebar(pg)
     return pg
+
+
+def origin_note() -> None:
+    """In the sidebar while the configuration is a pretrained model's layer: which one, and the way back to it."""
+    if note := text.origin_text(state.config().origin or {}):
+        st.sidebar.caption(note)
+        st.sidebar.page_link(registry.MODEL.file, label="Back to A real model", icon=registry.MODEL.icon)
 
 
 def undo_button() -> None:
@@ -45,4 +55,5 @@ def page_start(page: registry.Page) -> None:
     if not st.session_state.pop(state.FRAMED, False):  # run without the router (see the module doc)
         navigation()
         st.session_state.pop(state.FRAMED, None)
+    st.set_page_config(page_title=f"{page.title} · Self-Attention Explorer")  # the browser tab names the page
     st.title(page.page_heading)

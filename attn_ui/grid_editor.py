@@ -88,9 +88,8 @@ def commit_pending() -> None:
     version, bases = st.session_state[state.EDITOR_VERSION], st.session_state[state.EDITOR_BASE]
     for name in MATRIX_NAMES:
         key = f"{name}_editor_{version}"
-        if name in bases and key in st.session_state:
-            if edits := st.session_state[key].get("edited_rows", {}):
-                _commit(name, edits)
+        if name in bases and key in st.session_state:  # no edits left may be news too: Streamlit drops an edit
+            _commit(name, st.session_state[key].get("edited_rows", {}))  # that puts a cell's first text back
     if (key := f"tokens_editor_{version}") in st.session_state:
         _commit_tokens(key)  # a refused label is named when the token grid is drawn again
 
@@ -98,7 +97,7 @@ def commit_pending() -> None:
 def _commit(name: str, edits: dict) -> None:
     """Validate the edited grid and store it, or keep it as a draft with a message."""
     base, precision = st.session_state[state.EDITOR_BASE][name]
-    values = apply_edits(base, edits, precision)
+    values = apply_edits(base, edits, precision) if edits else base
     cfg = state.config()
     drafts, errors = st.session_state[state.DRAFTS], st.session_state[state.ERRORS]
     if name not in drafts and _same(values, cfg.matrix(name)):
@@ -219,8 +218,9 @@ def _commit_tokens(key: str) -> str | None:
 FIX_ON = {"w_o": (registry.MULTIHEAD, "Multi-head (section 5)")}
 
 
-def pending_errors_banner() -> None:
-    """Tell the learner that a grid holds a rejected value and these numbers are the last valid ones."""
+def pending_errors_banner(here: registry.Page | None = None) -> None:
+    """Tell the learner that a grid holds a rejected value and these numbers are the last valid ones, with a link
+    to the page of that grid (none to ``here``, the page the banner is on)."""
     errs = state.errors()
     if errs:
         places = list(dict.fromkeys(FIX_ON.get(name, (registry.INPUTS, "Inputs & weights")) for name in errs))
@@ -230,4 +230,5 @@ def pending_errors_banner() -> None:
             icon=":material/warning:",
         )
         for page, label in places:
-            st.page_link(page.file, label=f"Go to {label}", icon=":material/edit:")
+            if page != here:
+                st.page_link(page.file, label=f"Go to {label}", icon=":material/edit:")

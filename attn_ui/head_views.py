@@ -88,7 +88,7 @@ def cell_frame(
     Examples
     --------
     >>> cell_frame(np.array([[-0.00001, 2.0, -0.0]]), ["a"], 2)["text"].to_pylist()
-    ['-1e-05', '2.00', '0.00']
+    ['−1e-05', '2.00', '0.00']
     >>> cell_frame(np.array([[-0.00001, 2.0]]), ["a"], 2, labels=False).column_names
     ['row_i', 'col_i', 'value']
     """
@@ -196,7 +196,8 @@ def matrix_build(layout: MatrixLayout, data: list, domains: list) -> alt.LayerCh
                           **({"aria": False} if lay.on_canvas else {})).encode(
         color=alt.Color("value:Q", title=None, scale=alt.Scale(scheme=heatmap.SCHEMES["signed"], domain=domains[0],
                                                                domainMid=0),
-                        legend=alt.Legend(orient="right", gradientLength=max(60, lay.row_px * r), format=".4~g")),
+                        legend=alt.Legend(orient="right", gradientLength=max(60, lay.row_px * r),
+                                          labelExpr=heatmap.LEGEND_LABEL)),
         tooltip=tooltip,
     )
     layers = [rect]

@@ -20,6 +20,9 @@ Kind = Literal["signed", "weights", "mask"]
 SCHEMES = {"signed": "blueorange", "weights": "blues", "mask": "greys"}
 MASKED_COLOUR = "#d9d9d9"  # a masked (-inf) cell: grey, distinct from any small weight
 MAX_TEXT_CELLS = 400  # above this, the numbers are dropped from the cells (unreadable anyway)
+#: a legend's labels: 4 significant digits (0.5, 16, 5e+29, never a 30-digit label); only the labels, so the
+#: cells' descriptions for screen readers keep every digit (a legend ``format`` would round those too)
+LEGEND_LABEL = "format(datum.value, '.4~g')"
 CANVAS_CELLS = 256  # a heatmap of at least this many cells and no numbers on them is drawn on a canvas
 
 
@@ -171,7 +174,7 @@ def heatmap_chart(layout: HeatmapLayout, data: list, domains: list) -> alt.Layer
                alt.Tooltip("text:N", title="value")]
     fill = alt.Color("value:Q", scale=scale, title=None,
                      legend=alt.Legend(orient="right", gradientLength=max(60, lay.height_px * len(lay.rows)),
-                                       format=".4~g"))  # 0.5, 12, 5e+29: never a 30-digit label
+                                       labelExpr=LEGEND_LABEL))
     if lay.has_masked:
         fill = alt.when(alt.datum.masked).then(alt.value(MASKED_COLOUR)).otherwise(fill)
     rect = base.mark_rect(stroke="white", strokeWidth=lay.stroke, **({"aria": False} if lay.on_canvas else {})).encode(

@@ -27,9 +27,9 @@ def format_numbers(values: np.ndarray, precision: int, style: Style = "fixed") -
     Examples
     --------
     >>> format_numbers(np.array([-0.00001, 2.5, -np.inf, 3e12, 0.0, -0.0]), 4)
-    ['-1e-05', '2.5000', '−∞', '3e+12', '0.0000', '0.0000']
+    ['−1e-05', '2.5000', '−∞', '3e+12', '0.0000', '0.0000']
     >>> format_numbers(np.array([2.0, 0.5, 1.86387, -0.00001, 1.23456e10]), 4, "short")
-    ['2', '0.5', '1.8639', '-1e-05', '1.235e+10']
+    ['2', '0.5', '1.8639', '−1e-05', '1.235e+10']
     >>> format_numbers(np.array([8.218407461554972e+307, 1e-4, np.inf, np.nan]), 5, "sig")
     ['8.2184e+307', '0.0001', '+∞', 'NaN']
     """
@@ -51,6 +51,7 @@ def format_number(v: float, precision: int, style: Style = "fixed") -> str:
 
 
 ROUNDED = "…"  # ends a grid cell's text that is not exactly the value it stands for
+MINUS = "\u2212"  # "−": how a negative number is written (and read back: parse_number)
 
 
 def grid_texts(values: np.ndarray, precision: int) -> list[str]:  # [n] -> n strings
@@ -78,7 +79,7 @@ def grid_text(v: float, precision: int) -> str:
 def _reads_as(text: str, v: float) -> bool:
     """Whether ``text`` is read back as exactly ``v`` (±∞ and NaN are spelled out: not a grid's values)."""
     try:
-        return float(text) == v
+        return parse_number(text) == v
     except ValueError:
         return True
 
@@ -94,15 +95,16 @@ def parse_number(text: str) -> float:
     ...
     ValueError: could not convert string to float: '1,5'
     """
-    return float(text.strip().replace("\u2212", "-"))
+    return float(text.strip().replace(MINUS, "-"))
 
 
 def _tidy(text: str) -> str:
-    """'-inf' -> '−∞', 'inf' -> '+∞', 'nan' -> 'NaN', '-0.0000' -> '0.0000'."""
+    """'-2.5' -> '−2.5' (the minus sign, as the charts' axes and legends write it), '-inf' -> '−∞', 'inf' -> '+∞',
+    'nan' -> 'NaN', '-0.0000' -> '0.0000'."""
     if text.startswith("-"):
         if text == "-inf":
             return "−∞"
-        return text[1:] if not text.strip("-0.") else text
+        return text[1:] if not text.strip("-0.") else MINUS + text[1:]
     return {"inf": "+∞", "nan": "NaN"}.get(text, text)
 
 

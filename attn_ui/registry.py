@@ -47,15 +47,17 @@ class Page:
 
 
 OVERVIEW = Page("overview", "Overview", ":material/home:", heading="Self-Attention Explorer")
+LEARN = Page("learn", "Learn", ":material/school:", heading="Learn: predict, then check", linkable=False)
 INPUTS = Page("inputs", "Inputs & weights", ":material/edit:")
 STEPS = Page("steps", "Step by step", ":material/stairs:")
 SCALING = Page("scaling", "Scaling", ":material/straighten:")
 MASKING = Page("masking", "Masking", ":material/visibility_off:")
 MULTIHEAD = Page("multihead", "Multi-head", ":material/view_column:", heading="Multi-head attention")
+MODEL = Page("model", "A real model", ":material/psychology:")
 SHARE = Page("share", "Share & export", ":material/share:")
 
 #: every page, in sidebar order; the first is the default page (the app's root address)
-PAGES: tuple[Page, ...] = (OVERVIEW, INPUTS, STEPS, SCALING, MASKING, MULTIHEAD, SHARE)
+PAGES: tuple[Page, ...] = (OVERVIEW, LEARN, INPUTS, STEPS, SCALING, MASKING, MULTIHEAD, MODEL, SHARE)
 DEFAULT = PAGES[0]
 
 

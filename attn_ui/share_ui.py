@@ -25,35 +25,6 @@ def page_name(pg: st.Page) -> str:
     return pg.url_path or registry.DEFAULT.name
 
 
-# ---- reading a permalink ------------------------------------------------------------------------
-
-
-def apply_query_params(pg: st.Page) -> None:
-    """Once per session: restore the configuration from ``?c=`` and open the page it names.
-
-    Call it in the router after ``st.navigation`` (``st.switch_page`` needs the registered pages) and
-    before ``pg.run()``. A rejected value leaves the default preset and shows why; the parameter is
-    removed from the address either way, so the address bar never claims an edited configuration.
-    """
-    if st.session_state.get(state.LINK_APPLIED):
-        return
-    st.session_state[state.LINK_APPLIED] = True
-    value = st.query_params.get(PARAM)
-    if value is None:
-        return
-    del st.query_params[PARAM]
-    try:
-        cfg, page = share.decode_link(value)
-    except AttentionInputError as err:
-        message = f"This link could not be opened, so the app starts with the default example. {err}"
-        st.warning(text.md_escape(message), icon=":material/link_off:")  # above whichever page opens
-        return
-    state.load_shared(cfg)  # already validated by decode_link
-    target = registry.by_name(page) if page else None
-    if target is not None and target.linkable and target.name != page_name(pg):
-        st.switch_page(target.file)
-
-
 # ---- making a permalink -------------------------------------------------------------------------
 
 

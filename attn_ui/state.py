@@ -4,7 +4,7 @@ The configuration lives in non-widget keys (they survive page switches); widgets
 through the setters here, each of which validates with attn_core first. A rejected input leaves the
 configuration exactly as it was.
 
-Widget keys are page-prefixed (``inputs_``, ``steps_``, ``scaling_``, ``masking_``, ``heads_``,
+Widget keys are page-prefixed (``learn_``, ``inputs_``, ``steps_``, ``scaling_``, ``masking_``, ``heads_``,
 ``share_``) and are not listed here: a widget's value survives a page switch only through :func:`bind`.
 """
 
@@ -40,10 +40,19 @@ PRECISION = "precision"  # decimals shown in heatmaps and tables
 QUERY = "query"  # index of the query token in the drill-downs
 HEAD = "head"  # index of the head shown step by step
 NOTICE = "notice"  # one-off message to show on the next run (e.g. a rejected permalink)
-LINK_APPLIED = "link_applied"  # bool: this session has read its ?c= permalink (read once, at start)
+LINK_APPLIED = "link_applied"  # bool: this session has read its address (?c= or ?s=; once, at start)
+ADDRESS = "address"  # (Config, (parameter, value)): what attn_ui.address last put in the address bar, for that Config
+STORE_KEY = "store_key"  # this session's key in attn_ui.address.STORE (made when its configuration is too large)
 IMPORT_RESULT = "import_result"  # (ok, message) of the last JSON import, shown once on Share & export
 FRAMED = "framed"  # bool, set by attn_ui.frame.navigation for the page it runs next (see attn_ui.frame)
 KEPT = "kept"  # {widget key: value}: the kept store of bind(): choices that are not part of the configuration
+MODEL_SOURCE = "model_source"  # str or None: the checkpoint A real model reads (repo id or folder; tests set it)
+# Learn (attn_ui.lesson_ui): the lesson open, the learner's answers, and the ?lesson= link read once
+LESSON = "lesson"  # key of the lesson open on Learn (attn_ui.lessons); None: the first
+LESSON_ANSWERS = "lesson_answers"  # {lesson key: [(prediction, right?)]}: every answer committed, oldest first
+LESSON_RETRY = "lesson_retry"  # set of lesson keys being tried again (their answer is hidden)
+LESSON_SKIPPED = "lesson_skipped"  # set of lesson keys skipped without an answer
+LESSON_LINK_APPLIED = "lesson_link_applied"  # bool: this session has read its ?lesson= link (once, at start)
 
 DEFAULT_PRECISION = 4
 UNDO_STEPS = 30  # changes that can be undone, at most ...
@@ -66,6 +75,10 @@ def init() -> None:
     st.session_state.setdefault(HEAD, 0)
     st.session_state.setdefault(NOTICE, None)
     st.session_state.setdefault(KEPT, {})
+    st.session_state.setdefault(LESSON, None)
+    st.session_state.setdefault(LESSON_ANSWERS, {})
+    st.session_state.setdefault(LESSON_RETRY, set())
+    st.session_state.setdefault(LESSON_SKIPPED, set())
 
 
 def config() -> Config:
@@ -87,11 +100,19 @@ def set_config(cfg: Config, *, reset_editors: bool = True, what: str | None = No
     old = config()
     if not configs_equal(old, cfg):
         _remember(old, what or describe_change(old, cfg))
-    st.session_state[CONFIG] = cfg
-    clamp_indices()
+    _put(cfg)
     if reset_editors:
         reset_editor_state()
     return None
+
+
+def _put(cfg: Config) -> None:
+    """Make ``cfg`` the configuration, and say so in the address bar (a reload brings it back)."""
+    from . import address  # here, not at the top: address reads this module's keys
+
+    st.session_state[CONFIG] = cfg
+    clamp_indices()
+    address.keep()
 
 
 def update_config(**changes) -> str | None:
@@ -105,10 +126,18 @@ def load(preset_key: str) -> None:
     st.session_state[PRESET] = preset_key
 
 
-def load_shared(cfg: Config) -> None:
-    """Replace the configuration with one from a link or a file (already validated)."""
+def load_shared(cfg: Config, *, undoable: bool = True) -> None:
+    """Replace the configuration with one from a link or a file (already validated); a model layer's configuration
+    opens on the head it was opened with (its origin's "head").
+
+    ``undoable=False`` when a new session opens its address: there is nothing before it to go back to.
+    """
     set_config(cfg, what="link or file opened")
     st.session_state[PRESET] = None
+    if not undoable:
+        st.session_state[HISTORY].clear()
+    if cfg.origin and isinstance(head := cfg.origin.get("head"), int) and 0 <= head < cfg.n_heads:
+        st.session_state[HEAD] = head
 
 
 def describe_change(old: Config, new: Config) -> str:
@@ -157,9 +186,8 @@ def edited_since_preset() -> bool:
 def undo() -> None:
     """on_click: bring back the configuration before the last change (and its preset); grids show it again."""
     if st.session_state[HISTORY]:
-        cfg, preset, _ = st.session_state[HISTORY].pop()
-        st.session_state[CONFIG], st.session_state[PRESET] = cfg, preset
-        clamp_indices()
+        cfg, st.session_state[PRESET], _ = st.session_state[HISTORY].pop()
+        _put(cfg)
         reset_editor_state()
 
 
@@ -199,9 +227,12 @@ def bind(key: str, value: object, on_change: Callable[[], None] | None = None) -
     :data:`QUERY`, :data:`HEAD`), or in the kept store (:func:`kept`). Before the widget is drawn it is given
     ``value``; a change the learner makes is written back by ``on_change``: the configuration's setter,
     ``copy_to(PRECISION, key)``, or by default the kept store. Returns the widget's ``key`` and ``on_change``.
+
+    The value is written on every run, even when the widget seems to hold it: a widget's id includes the page's
+    script hash, which differs between a page's first run without the router (attn_ui.frame: a cold start, or a
+    link that switches page) and the runs after it, and a widget with a new id starts afresh at its default.
     """
-    if key not in st.session_state or st.session_state[key] != value:
-        st.session_state[key] = value
+    st.session_state[key] = value
     return {"key": key, "on_change": on_change or partial(_keep, key)}
 
 

@@ -7,6 +7,7 @@ shown as the characters it is, never as a link, an image, HTML, a formula or an 
 
 from __future__ import annotations
 
+import re
 import string
 
 import numpy as np
@@ -35,6 +36,9 @@ def scale_text(cfg: Config) -> str:
 
 
 _PUNCTUATION = frozenset(string.punctuation)  # CommonMark: every ASCII punctuation character can be escaped
+#: text Streamlit's Markdown would turn into a link even with every character escaped (GFM's autolink literals are
+#: found in the text after its escapes are read): web addresses and e-mail addresses
+_AUTOLINK = re.compile(r"(?i)(?:https?://|www\.)\S*|[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 
 
 def md_escape(text: str) -> str:
@@ -42,16 +46,52 @@ def md_escape(text: str) -> str:
 
     Every ASCII punctuation character is backslash-escaped, so nothing in it is read as Markdown (a link, an
     image, emphasis, a table cell's end), HTML, a ``$…$`` formula, a ``:material/…:`` icon or a colour
-    directive; a line break or tab becomes a space (it would end a table row or a list item).
+    directive; a line break or tab becomes a space (it would end a table row or a list item). A web or e-mail
+    address goes in a code span: the same characters, in a monospace font, never a link.
 
     Examples
     --------
     >>> print(md_escape("a|b*c"))
     a\|b\*c
-    >>> print(md_escape("[![i](http://x.test/i)](http://x.test)"))
-    \[\!\[i\]\(http\:\/\/x\.test\/i\)\]\(http\:\/\/x\.test\)
+    >>> print(md_escape("[![i](x.test/i)](x.test)"))
+    \[\!\[i\]\(x\.test\/i\)\]\(x\.test\)
+    >>> print(md_escape("see http://x.test/`a` or me@x.test"))
+    see `` http://x.test/`a` `` or `me@x.test`
     """
+    out, start = [], 0
+    for m in _AUTOLINK.finditer(text):
+        out += [_escape_chars(text[start:m.start()]), _code_span(m.group())]
+        start = m.end()
+    return "".join([*out, _escape_chars(text[start:])])
+
+
+def _escape_chars(text: str) -> str:
     return "".join("\\" + ch if ch in _PUNCTUATION else " " if ch.isspace() else ch for ch in text)
+
+
+def _code_span(text: str) -> str:
+    """``text`` as a Markdown code span: fenced by more backticks than any run inside, spaced when it starts or ends
+    with one (CommonMark strips one space on each side)."""
+    fence = "`" * (max(map(len, re.findall("`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def origin_text(origin: dict) -> str:
+    """Markdown: where a configuration came from, when attn_models made it from a model's layer (else "").
+
+    >>> print(origin_text({"model": "org/m", "layer": 2, "sentence": "Hi *you*", "head": 1, "bias_column": 4}))
+    ... # doctest: +ELLIPSIS
+    From **org\\/m**, layer 2, on “Hi \\*you\\*”. X's column 4 is a constant 1 (the bias feature): ...
+    """
+    if not isinstance(origin.get("model"), str) or not isinstance(origin.get("layer"), int):
+        return ""
+    sentence = origin.get("sentence")
+    on = f", on “{md_escape(sentence[:200])}{'…' * (len(sentence) > 200)}”" if isinstance(sentence, str) else ""
+    bias = origin.get("bias_column")
+    note = (f" X's column {bias} is a constant 1 (the bias feature): the last row of W_Q, W_K and W_V is their bias."
+            if isinstance(bias, int) else "")
+    return f"From **{md_escape(origin['model'])}**, layer {origin['layer']}{on}.{note}"
 
 
 def md_table(header: list[str], rows: list[list[str]]) -> str:

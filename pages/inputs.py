@@ -93,8 +93,8 @@ edited = state.edited_since_preset()
 with row():
     st.selectbox(
         "Preset", list(PRESETS), **state.bind("inputs_preset", preset, choose_preset),
-        format_func=lambda k: f"{PRESETS[k].title} — {PRESETS[k].source}" + (" · edited" if edited and k == preset
-                                                                               else ""),
+        format_func=lambda k: f"{PRESETS[k].title} — {PRESETS[k].source}",  # the same text on every run: Streamlit
+        # keeps the choice by its text, so a text that changed would read as a new choice
         placeholder="A configuration from a link or a file: pick a preset to start over",
     )
     st.button("Reset to preset", key="inputs_reset", on_click=state.load, args=(preset,), disabled=not edited,

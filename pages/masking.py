@@ -152,11 +152,13 @@ except AttentionInputError as err:
 st.dataframe(masking_views.softmax_table(cmp, labels, precision=controls.precision()))
 st.caption(f"{masking_views.OVERFLOW_MARK} marks a number that overflowed to +inf or became NaN.")
 if cmp.overflow.any():
-    over = ", ".join(labels[j] for j in np.flatnonzero(cmp.overflow))
+    over = ", ".join(text.md_escape(labels[j]) for j in np.flatnonzero(cmp.overflow))
     st.markdown(
         f"The naive exp overflows for key {over}: the score is above {analysis.MAX_EXP:.2f}, exp gives +inf, "
-        "and +inf / +inf = NaN there, while every other weight becomes x / inf = 0. The stable softmax gives "
-        "finite weights that sum to 1."
+        + ("and +inf / +inf = NaN for every key: the naive formula gives no weights at all. "
+           if cmp.overflow.all() else
+           "and +inf / +inf = NaN there, while every other weight becomes x / inf = 0. ")
+        + "The stable softmax gives finite weights that sum to 1."
     )
 elif cmp.naive_nan.any():
     st.markdown("Every key is masked in this row: the naive exp gives 0 everywhere and 0 / 0 = NaN; "

@@ -83,7 +83,7 @@ def show_matrix(
 
 if notice := state.pop_notice():
     st.warning(text.md_escape(notice), icon=":material/warning:")
-grid_editor.pending_errors_banner()
+grid_editor.pending_errors_banner(registry.MULTIHEAD)
 st.markdown(
     "Several heads attend **side by side**, each with its own slice of the weights. W_Q, W_K and W_V are "
     "cut by columns into `n_heads` equal slices; head h runs ordinary scaled dot-product attention on "

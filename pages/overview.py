@@ -49,6 +49,8 @@ st.markdown(
 )
 st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}} + M\right) V,"
          r"\qquad Q = XW_Q,\; K = XW_K,\; V = XW_V")
+st.page_link(registry.LEARN.file, label="New to attention? Start with the guided lessons: predict, then check",
+             icon=":material/school:")
 
 st.subheader("The pipeline")
 st.graphviz_chart(pipeline_dot(cfg), width="stretch")

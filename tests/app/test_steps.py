@@ -109,7 +109,8 @@ def tables(at: AppTest) -> dict[str, list[list[str]]]:
 
 
 def numbers(text: str) -> list[float]:
-    return [float(s) for s in re.findall(r"-?\d+(?:\.\d+)?(?:e[+-]\d+)?", text)]
+    """The numbers in a text the app wrote (its minus is "−")."""
+    return [float(s.replace("\u2212", "-")) for s in re.findall(r"[-\u2212]?\d+(?:\.\d+)?(?:e[+-]\d+)?", text)]
 
 
 def page_text(at: AppTest) -> str:
@@ -173,12 +174,12 @@ def test_choosing_a_query_writes_out_its_row(i):
     for j, row in enumerate(t["a"]):
         products = " + ".join(f"{int(a)}·{int(b)}" for a, b in zip(q[i], k[j], strict=True))
         assert row[2] == f"{products} = {int(q[i] @ k[j])}"
-        assert float(row[3]) == pytest.approx(q[i] @ k[j] / np.sqrt(3), abs=5e-5)
+        assert numbers(row[3]) == pytest.approx([q[i] @ k[j] / np.sqrt(3)], abs=5e-5)
     # b: exp(s_j − max), their sum, each weight
     s = q[i] @ k.T / np.sqrt(3)
     e = np.exp(s - s.max())
     for j, row in enumerate(t["b"][:-1]):
-        assert [float(c) for c in row[1:]] == pytest.approx([s[j], s[j] - s.max(), e[j], w[i, j]], abs=5e-5)
+        assert [numbers(c)[0] for c in row[1:]] == pytest.approx([s[j], s[j] - s.max(), e[j], w[i, j]], abs=5e-5)
     assert float(t["b"][-1][3].strip("*")) == pytest.approx(e.sum(), abs=5e-5)
     assert float(t["b"][-1][4].strip("*")) == pytest.approx(1.0)
     # c: the weighted value rows weights[i, j]·v_j and their sum, equal to output_i

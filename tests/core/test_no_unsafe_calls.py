@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-APP_CODE = ["attn_core", "attn_ui", "pages", "streamlit_app.py"]
+APP_CODE = ["attn_core", "attn_models", "attn_ui", "pages", "streamlit_app.py"]
 
 FORBIDDEN_CALLS = {"eval", "exec", "compile", "__import__", "breakpoint"}
 FORBIDDEN_MODULES = {"pickle", "cPickle", "_pickle", "marshal", "shelve", "dill", "cloudpickle", "joblib", "yaml"}

@@ -12,6 +12,8 @@ import numpy as np
 import pytest
 from playwright.sync_api import Page, expect
 
+from attn_ui.numbers import grid_text
+
 from .helpers import chart_after, chart_texts, edit_grid_cell, goto_page, grid_after, grid_cell_text, heatmap_values
 from .seed000 import X, attention
 
@@ -35,8 +37,8 @@ def test_edit_x_cell_updates_step_by_step_and_persists(app_page: Page, record_pr
     goto_page(page, "Inputs & weights")
     x_grid = grid_after(page, "X")
     assert [grid_cell_text(x_grid, i, j) for i in range(3) for j in range(4)] == [
-        f"{v:g}" for v in X.ravel()
-    ]  # the app opens on seed 000's X
+        grid_text(v, 4) for v in X.ravel()
+    ]  # the app opens on seed 000's X, 4 decimals
     round_trip_ms = edit_grid_cell(page, x_grid, ROW, COL, f"{NEW:g}")
     record_property("edit_round_trip_ms", round(round_trip_ms))
     print(f"\nedit round trip (commit -> rerun done, new value in the grid): {round_trip_ms:.0f} ms")
@@ -58,5 +60,6 @@ def test_edit_x_cell_updates_step_by_step_and_persists(app_page: Page, record_pr
     goto_page(page, "Inputs & weights")
     x_grid = grid_after(page, "X")
     expect(x_grid.locator('[data-testid="data-grid-canvas"]')).to_be_visible()
-    assert grid_cell_text(x_grid, ROW, COL) == f"{NEW:g}"
-    assert [grid_cell_text(x_grid, i, j) for i in range(3) for j in range(4)] == [f"{v:g}" for v in edited.ravel()]
+    assert grid_cell_text(x_grid, ROW, COL) == grid_text(NEW, 4)  # the grid drawn anew: the value, 4 decimals
+    shown = [grid_cell_text(x_grid, i, j) for i in range(3) for j in range(4)]
+    assert shown == [grid_text(v, 4) for v in edited.ravel()]

@@ -51,17 +51,17 @@ def test_a_rejected_w_o_value_is_named_under_the_grid_and_in_the_banner_until_fi
     expect(metric).to_have_text(metric_text(w_o))
     assert metric_text(w_o) != metric_text(np.eye(3))
 
-    edit_grid_cell(page, grid, 0, 0, "abc", shown="")  # a number column takes text as an empty cell
-    error = "W_O, row 0, column 0 is empty, not a number."
-    expect(page.get_by_test_id("stAlert").filter(has_text=error)).to_have_count(2)  # under the grid, in the banner
+    edit_grid_cell(page, grid, 0, 0, "abc")  # the cell keeps what was typed
+    error = "W_O, row 0, column 0 is 'abc', not a number."
+    expect(page.get_by_test_id("stAlert").filter(has_text=error)).to_have_count(3)  # grid, banner, Share this
     expect(banner).to_contain_text("Fix it on Multi-head (section 5).")
     expect(metric).to_have_text(metric_text(w_o))  # the last valid W_O
-    assert grid_cell_text(grid, 0, 0) == ""  # the grid keeps the rejected cell
+    assert grid_cell_text(grid, 0, 0) == "abc"  # the grid keeps the rejected cell
 
     edit_grid_cell(page, grid, 0, 0, "2")
     w_o[0, 0] = 2.0
     expect(metric).to_have_text(metric_text(w_o))
-    expect(page.get_by_test_id("stAlert").filter(has_text="is empty")).to_have_count(0)  # grid and banner
+    expect(page.get_by_test_id("stAlert").filter(has_text="not a number")).to_have_count(0)  # grid and banner
 
 
 def test_clicking_another_page_while_typing_in_a_cell_keeps_the_value_and_draws_a_page(app_page: Page) -> None:
@@ -86,4 +86,4 @@ def test_clicking_another_page_while_typing_in_a_cell_keeps_the_value_and_draws_
     expect(link).to_have_attribute("aria-current", "page")
     expect(page.get_by_role("heading", name="Step by step")).to_be_visible()
     goto_page(page, "Inputs & weights")
-    expect(grid_after(page, "W_K").get_by_test_id("glide-cell-1-0")).to_have_text("7")
+    expect(grid_after(page, "W_K").get_by_test_id("glide-cell-1-0")).to_have_text("7.0000")

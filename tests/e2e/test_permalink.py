@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from attn_core import make_config
-from attn_core.share import encode_link
+from attn_core import configs_equal, make_config
+from attn_core.share import decode_link, encode_link
+from attn_ui.numbers import grid_text
 
 from .conftest import NAV_TIMEOUT_MS
 from .helpers import (
@@ -66,7 +67,8 @@ def open_link(page: Page, url: str, title: str) -> None:
 
 def test_a_permalink_opened_in_a_fresh_context_shows_the_shared_numbers(page: Page, app_server: str) -> None:
     open_link(page, f"{app_server}/?c={encode_link(SHARED, 'steps')}", "Step by step")
-    assert page.url == f"{app_server}/steps"  # on the page the link names; the parameter is consumed
+    assert page.url.split("?")[0] == f"{app_server}/steps"  # on the page the link names
+    assert configs_equal(decode_link(page.url.split("?c=")[1])[0], SHARED)  # the address holds it (a reload)
     rows, cols, weights = heatmap_values(chart_after(page, "Weights"))
     assert rows == ["0: the", "1: cat", "2: sat"]
     np.testing.assert_allclose(weights, causal_weights(X), rtol=1e-9, atol=1e-12)
@@ -91,8 +93,9 @@ def test_the_sidebar_link_reopens_the_same_numbers_in_another_context(
     try:
         open_link(other, url, "Inputs & weights")
         x_grid = grid_after(other, "X")
-        shown = [[float(grid_cell_text(x_grid, i, j)) for j in range(4)] for i in range(3)]
-        assert shown == X.tolist()  # every value exactly, through the browser's own number formatting
+        shown = [[grid_cell_text(x_grid, i, j) for j in range(4)] for i in range(3)]
+        assert shown == [[grid_text(v, 4) for v in row] for row in X.tolist()]  # 4 decimals, "…" where rounded
+        np.testing.assert_array_equal(decode_link(other.url.split("?c=")[1])[0].x, X)  # and every value exactly
         goto_page(other, "Step by step")
         np.testing.assert_allclose(heatmap_values(chart_after(other, "Weights"))[2], causal_weights(X), rtol=1e-9)
     finally:

@@ -1,0 +1,126 @@
+"""The address bar keeps the learner's work: a reload, or the same address opened later, brings it back.
+
+After every run the address holds the current configuration: ``?c=`` (the permalink's value: the numbers
+themselves, so it survives a server restart and can be sent to anyone) when it is short enough, else ``?s=`` (a
+random key to the configuration kept in this server's memory, :data:`STORE`: it survives a reload, not a
+restart). The page is the address's path. A new session reads the address once (:func:`restore`), as it does
+for a link someone sent.
+
+Measured here (2026-11-23): seed 000 encodes in 0.06 ms to 282 characters; random numbers take about 3
+characters a cell (2,000 cells: 6,070 characters in 1.2 ms; 5,120 cells: 14,931 in 7 ms), so a configuration of
+more than about 2,600 random cells does not fit the 8,192 characters a link may have, and none is tried above
+:data:`URL_CELLS` cells (at the caps, 1.2 million cells, encoding alone would take seconds on every change).
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from collections import OrderedDict
+
+import streamlit as st
+
+from attn_core import LIMITS, MATRICES, AttentionInputError, Config, share
+
+from . import registry, state, text
+
+LINK, STORE_KEY = "c", "s"  # the query parameters: the permalink's value, or a key of STORE
+URL_CELLS = 4_096  # above this many cells a configuration is kept in STORE without trying a link
+STORE_ENTRIES = 64  # configurations STORE keeps (one per session that needs it), the least recently written go
+STORE_BYTES = 512 * 2**20  # ... and at most this many bytes of matrices (a session at the caps holds ≈ 10 MB)
+
+
+class _Store:
+    """The configurations too large for an address, by a random key, shared by the sessions of this process.
+
+    A key is minted per session (:func:`_session_key`), so two tabs opened from one address each go their own
+    way; it cannot be guessed, so a session reads only what its own address names.
+    """
+
+    def __init__(self) -> None:
+        self._items: OrderedDict[str, Config] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def put(self, key: str, cfg: Config) -> None:
+        with self._lock:
+            self._items[key] = cfg
+            self._items.move_to_end(key)
+            while len(self._items) > STORE_ENTRIES or (len(self._items) > 1 and self._bytes() > STORE_BYTES):
+                self._items.popitem(last=False)
+
+    def get(self, key: str) -> Config | None:
+        with self._lock:
+            return self._items.get(key)
+
+    def _bytes(self) -> int:
+        return sum(c.matrix(n).nbytes for c in self._items.values() for n in MATRICES)
+
+
+STORE = _Store()
+
+
+def restore(pg: st.Page) -> None:
+    """Once per session: open the configuration the address holds (a link someone sent, or this learner's
+    own address after a reload) and the page a link names.
+
+    Call it in the router after ``st.navigation`` (``st.switch_page`` needs the registered pages) and before
+    ``pg.run()``. A value that cannot be opened leaves the default example and says why.
+    """
+    if st.session_state.get(state.LINK_APPLIED):
+        return
+    st.session_state[state.LINK_APPLIED] = True
+    if (key := st.query_params.get(STORE_KEY)) is not None:
+        if (cfg := STORE.get(key)) is not None:
+            state.load_shared(cfg, undoable=False)
+        else:
+            st.warning("This address kept a configuration too large for it on the server, which no longer has it "
+                       "(it restarted, or many learners came since), so the app starts with the default example. "
+                       "Keep large configurations as a JSON file (Share & export).", icon=":material/link_off:")
+        return
+    value = st.query_params.get(LINK)
+    if value is None:
+        return
+    try:
+        cfg, page = share.decode_link(value)
+    except AttentionInputError as err:
+        message = f"This link could not be opened, so the app starts with the default example. {err}"
+        st.warning(text.md_escape(message), icon=":material/link_off:")  # above whichever page opens
+        return
+    state.load_shared(cfg, undoable=False)  # already validated by decode_link
+    target = registry.by_name(page) if page else None
+    if target is not None and target.linkable and target.name != (pg.url_path or registry.DEFAULT.name):
+        st.switch_page(target.file)
+
+
+def keep() -> None:
+    """Make the address hold the current configuration: on every run (a page switch clears the address's
+    parameters) and at every change of the configuration (attn_ui.state)."""
+    cfg = state.config()
+    kept = st.session_state.get(state.ADDRESS)
+    if kept is None or kept[0] is not cfg:  # the configuration changed: encode it once
+        kept = (cfg, _params(cfg))
+        st.session_state[state.ADDRESS] = kept
+    name, value = kept[1]
+    if st.query_params.get(name) != value:
+        st.query_params[name] = value
+    other = STORE_KEY if name == LINK else LINK
+    if other in st.query_params:
+        del st.query_params[other]
+
+
+def _params(cfg: Config) -> tuple[str, str]:
+    """("c", the permalink's value) when it fits an address, else ("s", this session's key) with ``cfg`` stored."""
+    if sum(cfg.matrix(n).size for n in MATRICES) <= URL_CELLS:
+        try:
+            return LINK, share.encode_link(cfg, None, max_chars=LIMITS.permalink_bytes)
+        except AttentionInputError:
+            pass  # too long for an address
+    key = _session_key()
+    STORE.put(key, cfg)
+    return STORE_KEY, key
+
+
+def _session_key() -> str:
+    if state.STORE_KEY not in st.session_state:
+        st.session_state[state.STORE_KEY] = secrets.token_urlsafe(16)
+    return st.session_state[state.STORE_KEY]

@@ -1,0 +1,180 @@
+"""Learn's glue: which lesson is open, the learner's answers (kept across pages), the prediction widgets, the
+``?lesson=`` link, and **Try it yourself**.
+
+The lessons themselves (texts, configurations, how each answer is computed) are data in :mod:`attn_ui.lessons`.
+Progress lives in the session-state keys ``state.LESSON``, ``LESSON_ANSWERS``, ``LESSON_RETRY`` and
+``LESSON_SKIPPED``: not widget keys, so it survives a page switch; a prediction not yet committed keeps its value
+in the kept store of :func:`attn_ui.state.bind` (through :func:`bind`).
+
+Links: ``?lesson=<key>`` (on any page's address, e.g. ``/learn?lesson=causal``) is read once, when a session
+starts, and opens Learn on that lesson. While a lesson is open its key stays in the address bar, so the address
+is a link to it.
+"""
+
+from __future__ import annotations
+
+from typing import NoReturn
+
+import streamlit as st
+
+from . import lessons, registry, share_ui, state
+from .lessons import Answer, Cell, Choice, Number
+
+PARAM = "lesson"  # the query parameter that names a lesson: ?lesson=<lessons.Lesson.key>
+CHECK = "learn_check"  # widget key of "Check my answer"
+
+
+# ---- the link -------------------------------------------------------------------------------------------------
+
+
+def apply_query_param(pg: st.Page) -> None:
+    """Once per session: open Learn on the lesson ``?lesson=`` names (after ``st.navigation``, before ``pg.run``).
+
+    An unknown name opens Learn on the first lesson and says so; the parameter is removed.
+    """
+    if st.session_state.get(state.LESSON_LINK_APPLIED):
+        return
+    st.session_state[state.LESSON_LINK_APPLIED] = True
+    key = st.query_params.get(PARAM)
+    if key is None:
+        return
+    if lessons.by_key(key) is None:
+        del st.query_params[PARAM]
+        state.notify(f"This link names a lesson “{key[:40]}” that does not exist, so Learn opens on the first "
+                     "lesson.")
+    else:
+        st.session_state[state.LESSON] = key
+    if share_ui.page_name(pg) != registry.LEARN.name:
+        st.switch_page(registry.LEARN.file)
+
+
+def keep_in_address_bar(lesson: lessons.Lesson) -> None:
+    """Put ``?lesson=<key>`` in the address bar, so it links to the lesson open."""
+    if st.query_params.get(PARAM) != lesson.key:
+        st.query_params[PARAM] = lesson.key
+
+
+# ---- which lesson, and how it went ------------------------------------------------------------------------------
+
+
+def current() -> lessons.Lesson:
+    """The lesson open (the first until the learner picks another)."""
+    return lessons.by_key(st.session_state[state.LESSON] or "") or lessons.LESSONS[0]
+
+
+def open_lesson(key: str) -> None:
+    """on_click: open the lesson ``key``."""
+    st.session_state[state.LESSON] = key
+
+
+def step(delta: int) -> None:
+    """on_click: open the lesson ``delta`` places after the current one (before it if negative)."""
+    i = lessons.index_of(current().key) + delta
+    open_lesson(lessons.LESSONS[min(max(i, 0), len(lessons.LESSONS) - 1)].key)
+
+
+def skip() -> None:
+    """on_click: leave the current lesson without an answer (marked skipped) for the next one."""
+    key = current().key
+    if not attempts(key):
+        st.session_state[state.LESSON_SKIPPED].add(key)
+    step(1)
+
+
+def attempts(key: str) -> list[tuple[Answer, bool]]:
+    """Every answer committed to lesson ``key``, oldest first: (prediction, right?)."""
+    return st.session_state[state.LESSON_ANSWERS].get(key, [])
+
+
+def shown_attempt(key: str) -> tuple[Answer, bool] | None:
+    """The answer the lesson shows (its last), or None while unanswered or being tried again."""
+    tries = attempts(key)
+    return tries[-1] if tries and key not in st.session_state[state.LESSON_RETRY] else None
+
+
+def status(key: str) -> str:
+    """How the lesson went, in a few words: "not answered yet", "skipped", "right", "right on try 2", "wrong", …"""
+    tries = attempts(key)
+    if not tries:
+        return "skipped" if key in st.session_state[state.LESSON_SKIPPED] else "not answered yet"
+    if key in st.session_state[state.LESSON_RETRY]:
+        return f"trying again ({len(tries)} {'try' if len(tries) == 1 else 'tries'} so far)"
+    if tries[-1][1]:
+        return "right" if len(tries) == 1 else f"right on try {len(tries)}"
+    return "wrong" if len(tries) == 1 else f"wrong ({len(tries)} tries)"
+
+
+def progress() -> tuple[int, int]:
+    """(lessons answered, lessons whose last answer is right)."""
+    answered = [tries for tries in st.session_state[state.LESSON_ANSWERS].values() if tries]
+    return len(answered), sum(tries[-1][1] for tries in answered)
+
+
+# ---- predicting ------------------------------------------------------------------------------------------------
+
+
+def _widget_keys(lesson: lessons.Lesson) -> list[str]:
+    """The keys of the lesson's prediction widgets (two for a cell: row and column)."""
+    base = f"learn_{lesson.key}"
+    return [f"{base}_row", f"{base}_col"] if isinstance(lesson.ask, Cell) else [f"{base}_guess"]
+
+
+def _guess(lesson: lessons.Lesson) -> Answer | None:
+    """The prediction in the widgets (None until complete)."""
+    values = [st.session_state.get(k) for k in _widget_keys(lesson)]
+    if any(v is None for v in values):
+        return None
+    return tuple(values) if isinstance(lesson.ask, Cell) else values[0]
+
+
+def prediction(w: lessons.Worked, precision: int) -> Answer | None:
+    """The widgets to give the prediction (a choice, a number, or a query and a key); returns it, or None."""
+    lesson, ask = w.lesson, w.lesson.ask
+    kept = [state.bind(k, state.kept(k, None)) for k in _widget_keys(lesson)]
+    if isinstance(ask, Choice):
+        st.radio("Your prediction", list(range(len(ask.options))), index=None, **kept[0],
+                 format_func=lambda i: lessons.fill(ask.options[i], w.solution.facts, precision))
+    elif isinstance(ask, Number):
+        st.number_input("Your prediction", min_value=ask.low, max_value=ask.high, step=ask.step, value=None,
+                        format="%g", placeholder="Type a number", width=240, **kept[0])
+    else:
+        tokens = w.config.tokens
+        for label, bound in zip(("Query (row)", "Key (column)"), kept, strict=True):
+            st.radio(label, list(range(len(tokens))), index=None, horizontal=True, format_func=tokens.__getitem__,
+                     **bound)
+    return _guess(lesson)
+
+
+def commit() -> None:
+    """on_click of Check my answer: judge the prediction in the widgets and keep it."""
+    lesson = current()
+    guess = _guess(lesson)
+    if guess is None:
+        return
+    right = lessons.judge(lesson, lessons.solved(lesson.key).solution, guess)
+    st.session_state[state.LESSON_ANSWERS].setdefault(lesson.key, []).append((guess, right))
+    st.session_state[state.LESSON_RETRY].discard(lesson.key)
+    st.session_state[state.LESSON_SKIPPED].discard(lesson.key)
+
+
+def retry() -> None:
+    """on_click of Try again: hide the answer and start from empty widgets."""
+    lesson = current()
+    st.session_state[state.LESSON_RETRY].add(lesson.key)
+    for k in _widget_keys(lesson):
+        st.session_state[state.KEPT].pop(k, None)
+
+
+# ---- trying it ------------------------------------------------------------------------------------------------
+
+
+def try_it(lesson: lessons.Lesson) -> NoReturn:
+    """Load the lesson's configuration into the explorer (Undo brings the learner's back) and open its page."""
+    message = state.set_config(lesson.build(), what=f"lesson “{lesson.title}” loaded")
+    if message:  # a lesson's configuration is valid (tests/core/test_lessons.py): never expected
+        raise RuntimeError(message)
+    st.session_state[state.PRESET] = lesson.preset
+    st.session_state[state.HEAD] = 0
+    if lesson.query is not None:
+        st.session_state[state.QUERY] = lesson.query
+    st.switch_page(lesson.page.file)

@@ -1,0 +1,73 @@
+"""Learn's charts besides heatmaps: grouped bars (entropy of each row before and after, the variances of Q, K and
+the scores).
+
+A chart factory: it takes arrays and labels, returns an :class:`attn_ui.charts.Chart`, and never calls st.
+Heatmaps come from :mod:`attn_ui.heatmap`.
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+
+from . import charts
+from .numbers import format_numbers
+
+#: colour-blind-safe pair (ColorBrewer PuOr ends, as on Scaling), then Okabe–Ito
+SERIES_COLOURS = ("#5e3c99", "#e66101", "#009e73", "#0072b2")
+BAR_PX = 26  # least width of one bar
+HEIGHT = 200
+
+
+def bars(
+    title: str, categories: tuple[str, ...], series: tuple[tuple[str, np.ndarray], ...], *, y_title: str,
+    precision: int = 4,
+) -> charts.Chart:  # each series' values [n_categories]
+    """One group of bars per category, one bar per series, each with its value written above it.
+
+    Parameters
+    ----------
+    title : str
+    categories : tuple of str
+        The groups, left to right (unique).
+    series : tuple of (str, ndarray of shape (n_categories,))
+        The bars of each group, in order; their names go in the legend (none for a single series).
+    y_title : str
+    precision : int
+        Decimals of the numbers written above the bars (attn_ui.numbers, "short").
+
+    Examples
+    --------
+    >>> c = bars("Variances", ("Q", "K"), (("variance", np.array([1.0, 64.0])),), y_title="variance")
+    >>> spec = c.to_dict()
+    >>> spec["layer"][0]["mark"]["type"], c.data[0].column("text").to_pylist()
+    ('bar', ['1', '64'])
+    """
+    names = tuple(name for name, _ in series)
+    values = np.concatenate([np.asarray(v, dtype=float) for _, v in series])  # [n_series · n_categories]
+    data = charts.table({
+        "category": np.tile(np.array(categories, dtype=object), len(series)),
+        "series": np.repeat(np.array(names, dtype=object), len(categories)),
+        "value": values,
+        "text": format_numbers(values, precision, "short"),
+    })
+    bar_px = max(BAR_PX, 6 * max(map(len, data.column("text").to_pylist())) + 6)  # room for its number
+    group_px = max(len(names) * bar_px + 16, 7 * max(map(len, categories)) + 16)  # room for the label
+    return charts.Chart(bars_build, (title, categories, names, y_title, group_px), (data,))
+
+
+def bars_build(layout: tuple, data: list, domains: list) -> alt.LayerChart:
+    """The chart of a :func:`bars` layout (its builder: the structure depends on the layout only)."""
+    title, categories, names, y_title, group_px = layout
+    colour = alt.Color("series:N", title=None, scale=alt.Scale(domain=list(names), range=list(SERIES_COLOURS)),
+                       legend=alt.Legend(orient="top") if len(names) > 1 else None)
+    base = alt.Chart(data[0], title=title).encode(
+        x=alt.X("category:N", sort=list(categories), title=None, axis=alt.Axis(labelAngle=0)),
+        xOffset=alt.XOffset("series:N", sort=list(names)),
+        y=alt.Y("value:Q", title=y_title),
+    )
+    bar = base.mark_bar().encode(color=colour, tooltip=[alt.Tooltip("category:N", title="of"),
+                                                        alt.Tooltip("series:N", title="series"),
+                                                        alt.Tooltip("text:N", title="value")])
+    text = base.mark_text(dy=-6, fontSize=10, baseline="bottom").encode(text="text:N")
+    return alt.layer(bar, text).properties(width=max(200, len(categories) * group_px), height=HEIGHT)

@@ -1,0 +1,876 @@
+"""The lessons of the Learn page: one entry per lesson, and the small functions that judge and explain them.
+
+Pure data and numpy over attn_core: no Streamlit (pages/learn.py draws a lesson, attn_ui.lesson_ui keeps the
+learner's progress). A lesson is a configuration, a short setup, a question with a prediction to commit, how the
+answer is computed from the attention trace of that configuration, an explanation, and the page where the learner
+tries it. Adding a lesson is adding one :class:`Lesson` to :data:`LESSONS`.
+
+The texts are templates: ``{name}`` stands for the fact ``name`` that the lesson's solver computed from the trace
+(numbers written by :mod:`attn_ui.numbers`), so no number a lesson reveals is typed by hand.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import cache, partial
+from typing import Literal
+
+import numpy as np
+
+from attn_core import (
+    Config,
+    MultiHeadTrace,
+    analysis,
+    embed,
+    initialize,
+    load_preset,
+    make_config,
+    positional_encoding,
+    run,
+    softmax,
+)
+
+from . import registry
+from .numbers import format_number, format_numbers
+from .text import md_escape
+
+Fact = float | int | str | np.ndarray | tuple[int, ...]
+Answer = int | float | tuple[int, int]  # a choice's index, a number, or a (row, column) cell
+
+
+# ---- what a lesson is -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Choice:
+    """Pick one of 3–4 answers; ``options`` are templates (facts in braces)."""
+
+    options: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Number:
+    """Type a number; a guess within ``tolerance`` of the answer (times the answer's size if ``relative``) is right."""
+
+    tolerance: float
+    relative: bool = False
+    low: float | None = None
+    high: float | None = None
+    step: float = 0.01
+
+
+@dataclass(frozen=True)
+class Cell:
+    """Pick the cell (query row, key column) of the attention weights that is largest."""
+
+
+Ask = Choice | Number | Cell
+
+
+@dataclass(frozen=True, eq=False)
+class MatrixView:
+    """A heatmap in the reveal: ``values`` [rows, cols] with its labels."""
+
+    title: str
+    values: np.ndarray
+    rows: tuple[str, ...]
+    cols: tuple[str, ...]
+    kind: Literal["signed", "weights"] = "signed"
+    y_title: str = "query"
+    x_title: str = "key"
+    masked: np.ndarray | None = None  # bool [rows, cols]: cells drawn grey as masked
+    n_heads: int = 1  # more than 1: the columns are the heads' slices, marked per head
+
+
+@dataclass(frozen=True, eq=False)
+class BarsView:
+    """A bar chart in the reveal: one group of bars per category, one bar per series."""
+
+    title: str
+    categories: tuple[str, ...]
+    series: tuple[tuple[str, np.ndarray], ...]  # (name, values [n_categories])
+    y_title: str
+
+
+View = MatrixView | BarsView
+
+
+@dataclass(frozen=True, eq=False)
+class Solution:
+    """What a lesson's solver computed from the trace.
+
+    Attributes
+    ----------
+    answer : int, float or (int, int)
+        The right answer: a choice's index, a number, or a (query, key) cell.
+    facts : mapping of str to number, array or text
+        The named numbers the texts use (``{name}``).
+    numbers : tuple of (str, str)
+        The rows of "The numbers" shown with the answer: (what, fact name).
+    views : tuple of MatrixView or BarsView
+        The charts shown with the answer.
+    """
+
+    answer: Answer
+    facts: Mapping[str, Fact]
+    numbers: tuple[tuple[str, str], ...] = ()
+    views: tuple[View, ...] = ()
+
+
+@dataclass(frozen=True)
+class Lesson:
+    """One lesson.
+
+    Attributes
+    ----------
+    key : str
+        Its name in a link (``?lesson=<key>``): lower-case letters and hyphens.
+    title : str
+    build : callable () -> Config
+        The lesson's configuration.
+    setup : str
+        2–4 sentences (a template).
+    question : str
+        The question (a template).
+    ask : Choice, Number or Cell
+        How the prediction is given.
+    solve : callable (Config, MultiHeadTrace) -> Solution
+        Computes the answer and the facts from the trace of ``build()``.
+    explanation : str
+        2–5 sentences shown with the answer (a template).
+    page : registry.Page
+        Where **Try it yourself** opens with the lesson's configuration loaded.
+    hint : str
+        What to change there.
+    preset : str or None
+        The preset ``build()`` returns unchanged, if any (the explorer then names it).
+    query : int or None
+        The query token the explorer follows when the lesson opens it.
+    shows : tuple of str
+        Matrices of the configuration shown with the setup ("x", "w_q", ...), to work with by hand.
+    """
+
+    key: str
+    title: str
+    build: Callable[[], Config]
+    setup: str
+    question: str
+    ask: Ask
+    solve: Callable[[Config, MultiHeadTrace], Solution]
+    explanation: str
+    page: registry.Page
+    hint: str
+    preset: str | None = None
+    query: int | None = None
+    shows: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, eq=False)
+class Worked:
+    """A lesson with its configuration, the trace attn_core computed, and the solution."""
+
+    lesson: Lesson
+    config: Config
+    trace: MultiHeadTrace
+    solution: Solution
+
+
+# ---- judging and writing ----------------------------------------------------------------------------------------
+
+
+def judge(lesson: Lesson, solution: Solution, guess: Answer) -> bool:
+    """Whether ``guess`` is right.
+
+    Examples
+    --------
+    >>> lesson = by_key("match-weight")
+    >>> sol = solved("match-weight").solution
+    >>> judge(lesson, sol, round(sol.answer, 2)), judge(lesson, sol, 1.0)
+    (True, False)
+    """
+    if isinstance(lesson.ask, Number):
+        size = abs(float(solution.answer)) if lesson.ask.relative else 1.0
+        return abs(float(guess) - float(solution.answer)) <= lesson.ask.tolerance * size
+    if isinstance(lesson.ask, Cell):
+        return tuple(int(i) for i in guess) == tuple(solution.answer)
+    return int(guess) == int(solution.answer)
+
+
+def show(value: Fact, precision: int) -> str:
+    """A fact as the learner reads it: numbers through attn_ui.numbers ("short"), text Markdown-escaped.
+
+    >>> show(np.array([0.5, 2.0]), 4), show(1 / 3, 2), show((3, 6), 4), show("[PAD]", 4)
+    ('[0.5, 2]', '0.33', '3 × 6', '\\\\[PAD\\\\]')
+    """
+    if isinstance(value, str):
+        return md_escape(value)
+    if isinstance(value, tuple):
+        return " × ".join(str(int(v)) for v in value)
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    array = np.asarray(value, dtype=float)
+    if array.ndim == 0:
+        return format_number(float(array), precision, "short")
+    if array.ndim == 1:
+        return "[" + ", ".join(format_numbers(array, precision, "short")) + "]"
+    return "[" + ", ".join(show(row, precision) for row in array) + "]"
+
+
+def fill(template: str, facts: Mapping[str, Fact], precision: int) -> str:
+    """The template with each ``{name}`` replaced by the fact, written by :func:`show`.
+
+    >>> fill("weights {w}, largest {top}", {"w": np.array([0.25, 0.75]), "top": 0.75}, 2)
+    'weights [0.25, 0.75], largest 0.75'
+    """
+    return template.format_map({name: show(facts[name], precision) for name in template_fields(template)})
+
+
+def template_fields(template: str) -> set[str]:
+    """The fact names a template uses.
+
+    >>> sorted(template_fields("{a} and {b}, then {a}"))
+    ['a', 'b']
+    """
+    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+def texts(lesson: Lesson) -> list[str]:
+    """Every template of a lesson (setup, question, options, explanation, hint)."""
+    options = list(lesson.ask.options) if isinstance(lesson.ask, Choice) else []
+    return [lesson.setup, lesson.question, *options, lesson.explanation, lesson.hint]
+
+
+def answer_text(w: Worked, guess: Answer, precision: int) -> str:
+    """A prediction (or the answer) in words: the option's text, the number, or "query … , key …"."""
+    ask = w.lesson.ask
+    if isinstance(ask, Choice):
+        return fill(ask.options[int(guess)], w.solution.facts, precision)
+    if isinstance(ask, Cell):
+        row, col = guess
+        return f"query {md_escape(w.config.tokens[row])}, key {md_escape(w.config.tokens[col])}"
+    return format_number(float(guess), precision, "short")
+
+
+def sentences(text: str) -> int:
+    """How many sentences a text has (ends of sentences followed by a space, or the end).
+
+    >>> sentences("One. Two, with 0.5 in it! Three?")
+    3
+    """
+    return len([s for s in re.split(r"(?<=[.!?])\s+", text.strip()) if s])
+
+
+# ---- the lessons' configurations ------------------------------------------------------------------------------
+
+TUTORIAL = "seed000"  # the tutorials' example: 3 inputs, d_model 4, W_Q, W_K, W_V of 4 × 3, scaled by √3
+
+
+def _all_scores_equal() -> Config:
+    tokens = ("the", "cat", "sat", "down")
+    w_k = initialize("xavier_uniform", (4, 3), seed=1)  # [d_model, d_k]
+    w_v = initialize("xavier_uniform", (4, 3), seed=2)  # [d_model, d_v]
+    return make_config(tokens, embed(list(tokens), 4, seed=0), np.zeros((4, 3)), w_k, w_v)
+
+
+FRUITS = ("apple", "banana", "cherry", "date")
+LOOKUP_KEY = 2  # every query equals cherry's key
+
+
+def _lookup() -> Config:
+    eye = np.eye(4)  # one-hot inputs and keys
+    w_q = np.zeros((4, 4))
+    w_q[:, LOOKUP_KEY] = 1.0  # [d_model, d_k]: every token's query is cherry's key
+    w_v = np.array([[10.0], [20.0], [30.0], [40.0]])  # [d_model, d_v = 1]: each fruit's value
+    return make_config(FRUITS, eye, w_q, eye, w_v)
+
+
+def _wide_random() -> Config:
+    """32 tokens of 128 N(0, 1) inputs; the queries are the first 64 columns, the keys the other 64."""
+    eye = np.eye(128)
+    x = initialize("gaussian", (32, 128), seed=0)  # [n_seq, d_model]
+    return make_config(tuple(f"t{i}" for i in range(1, 33)), x, eye[:, :64], eye[:, 64:], eye[:, :8])
+
+
+def _huge_scores() -> Config:
+    """Scores near 1000: queries 1000, 1001, 1002 (d_k = 1) meet keys 1, 1.001, 1.002."""
+    x = np.array([[1.0, 0.0], [1.0, 1.0], [1.0, 2.0]])  # [3, 2]
+    return make_config(("big", "bigger", "biggest"), x, np.array([[1000.0], [1.0]]), np.array([[1.0], [0.001]]),
+                       np.eye(2))
+
+
+PADDED = ("I", "like", "tea", "[PAD]")
+
+
+def _padded() -> Config:
+    t = load_preset(TUTORIAL)
+    return make_config(PADDED, embed(list(PADDED), 4, seed=3), t.w_q, t.w_k, t.w_v, mask_kind="padding",
+                       is_pad=(False, False, False, True))
+
+
+SENTENCE = ("dog", "bites", "man")
+SWAP = [2, 1, 0]  # "dog bites man" -> "man bites dog"
+
+
+def _sentence(tokens: tuple[str, ...], positions: bool) -> Config:
+    """Deterministic embeddings of width 4 (seed 0, as Inputs & weights makes them), the tutorials' weights."""
+    t = load_preset(TUTORIAL)
+    x = embed(list(tokens), 4, seed=0)  # [3, 4]
+    if positions:
+        x = x + positional_encoding(len(tokens), 4)
+    return make_config(tokens, x, t.w_q, t.w_k, t.w_v)
+
+
+def _two_heads() -> Config:
+    """The tutorials' inputs; head 0 has the tutorials' weights, head 1 three seeded random ones."""
+    t = load_preset(TUTORIAL)
+    more = [initialize("xavier_uniform", (4, 3), seed=s) for s in (11, 12, 13)]  # [4, 3] each
+    return make_config(t.tokens, t.x, np.hstack([t.w_q, more[0]]), np.hstack([t.w_k, more[1]]),
+                       np.hstack([t.w_v, more[2]]), n_heads=2)  # W_O: the identity [6, 6]
+
+
+def _wide_values() -> Config:
+    """The tutorials' inputs with d_k = 2 (their first two columns) and d_v = 5 (two more value columns)."""
+    t = load_preset(TUTORIAL)
+    w_v = np.hstack([t.w_v, initialize("xavier_uniform", (4, 2), seed=5)])  # [4, 5]
+    return make_config(t.tokens, t.x, t.w_q[:, :2], t.w_k[:, :2], w_v)
+
+
+# ---- the lessons' solvers: the answer and the facts, from the trace -------------------------------------------
+
+
+def _heatmaps(cfg: Config, *views: tuple[str, np.ndarray, str]) -> tuple[MatrixView, ...]:
+    """Query × key heatmaps of the configuration's tokens: (title, values, "signed" or "weights")."""
+    return tuple(MatrixView(title, values, cfg.tokens, cfg.tokens, kind) for title, values, kind in views)
+
+
+def _outputs(cfg: Config, *views: tuple[str, np.ndarray, tuple[str, ...]]) -> tuple[MatrixView, ...]:
+    """Token × column heatmaps: (title, values [n_seq, d], row labels)."""
+    return tuple(MatrixView(title, values, rows, tuple(map(str, range(values.shape[1]))), y_title="token",
+                            x_title="column") for title, values, rows in views)
+
+
+def _close(a: np.ndarray, b: np.ndarray) -> bool:
+    return bool(np.allclose(a, b, rtol=0.0, atol=1e-9))
+
+
+FOCUS = 1  # the by-hand lessons follow input2
+
+
+def _solve_best_match(cfg: Config, trace: MultiHeadTrace) -> Solution:
+    t, i = trace.heads[0], FOCUS
+    best = int(np.argmax(t.weights[i]))
+    return Solution(
+        answer=best,
+        facts={"query": cfg.tokens[i], "x_row": cfg.x[i], "q_row": t.q[i], "scores": t.scores[i],
+               "divisor": t.divisor, "weights": t.weights[i], "best": cfg.tokens[best], "s_best": t.scores[i, best],
+               "w_best": t.weights[i, best]},
+        numbers=(("input2's query (its row of Q)", "q_row"), ("its scores against input1, input2, input3", "scores"),
+                 ("divided by √d_k", "divisor"), ("its weights", "weights")),
+        views=_heatmaps(cfg, ("Scores QKᵀ", t.scores, "signed"), ("Weights", t.weights, "weights")),
+    )
+
+
+def _solve_match_weight(cfg: Config, trace: MultiHeadTrace) -> Solution:
+    t, i = trace.heads[0], FOCUS
+    best = int(np.argmax(t.weights[i]))
+    runner_up = np.sort(t.scaled[i])[-2]
+    raw = softmax(t.scores[i])  # [n_k]: the same row without the division
+    return Solution(
+        answer=float(t.weights[i, best]),
+        facts={"scores": t.scores[i], "divisor": t.divisor, "best": cfg.tokens[best], "scaled": t.scaled[i],
+               "exps": np.exp(t.scaled[i]), "total": float(np.exp(t.scaled[i]).sum()),
+               "gap": t.scaled[i, best] - runner_up, "ratio": float(np.exp(t.scaled[i, best] - runner_up)),
+               "w_best": t.weights[i, best], "weights": t.weights[i], "w_raw": raw[best]},
+        numbers=(("scores ÷ √d_k", "scaled"), ("e to the power of each", "exps"), ("their sum", "total"),
+                 ("weights: each e^s divided by the sum", "weights")),
+        views=_heatmaps(cfg, ("Weights", t.weights, "weights")),
+    )
+
+
+def _solve_uniform(cfg: Config, trace: MultiHeadTrace) -> Solution:
+    t = trace.heads[0]
+    return Solution(
+        answer=float(t.weights[0, 0]),
+        facts={"n": cfg.n_seq, "weight": t.weights[0, 0], "v_mean": t.v.mean(axis=0), "out_row": t.output[0],
+               "spread": float(np.abs(t.output - t.output[0]).max()), "q_row": t.q[0]},
+        numbers=(("a query (the first row of Q)", "q_row"), ("every weight", "weight"),
+                 ("the average of the value rows", "v_mean"), ("every token's output", "out_row")),
+        views=_heatmaps(cfg, ("Scores QKᵀ", t.scores, "signed"), ("Weights", t.weights, "weights")),
+    )
+
+
+LOOKUP_OPTIONS = (
+    "exactly cherry's value, {v_hit}",
+    "between the average of the four values ({v_mean}) and cherry's value ({v_hit})",
+    "exactly the average of the four values, {v_mean}",
+    "more than cherry's value",
+)
+
+
+def _solve_lookup(cfg: Config, trace: MultiHeadTrace) -> Solution:
+    t, hit = trace.heads[0], LOOKUP_KEY
+    out, v = float(t.output[0, 0]), t.v[:, 0]  # d_v = 1: one number per token
+    v_hit, v_mean = float(v[hit]), float(v.mean())
+    answer = (0 if np.isclose(out, v_hit, rtol=0, atol=1e-9) else 2 if np.isclose(out, v_mean, rtol=0, atol=1e-9)
+              else 3 if out > v_hit else 1)
+    other = 0 if hit != 0 else 1
+    return Solution(
+        answer=answer,
+        facts={"values": v, "v_hit": v_hit, "v_mean": v_mean, "out": out, "dot_hit": t.scores[0, hit],
+               "dot_other": t.scores[0, other], "divisor": t.divisor, "gap": t.scaled[0, hit] - t.scaled[0, other],
+               "w_hit": t.weights[0, hit], "w_other": t.weights[0, other], "weights": t.weights[0],
+               "scores_row": t.scores[0]},
+        numbers=(("a query's scores against apple, banana, cherry, date", "scores_row"), ("divided by", "divisor"),
+                 ("its weights", "weights"), ("the values", "values"), ("the output (every token's)", "out")),
+        views=_heatmaps(cfg, ("Weights", t.weights, "weights")),
+    )
+
+
+def _solve_largest_cell(cfg: Config, trace: MultiHeadTrace) -> Solution:
+    t = trace.heads[0]
+    row, col = (int(i) for i in np.unravel_index(np.argmax(t.weights), t.weights.shape))
+    runner_up = np.sort(t.scaled[row])[-2]
+    return Solution(
+        answer=(row, col),
+        facts={"scores": t.scores, "row": cfg.tokens[row], "col": cfg.tokens[col], "w": t.weights[row, col],
+               "s_best": t.scaled[row, col], "s_next": runner_up, "gap": t.scaled[row, col] - runner_up,
+               "ratio": float(np.exp(t.scaled[row, col] - runner_up)), "rounded": np.round(t.weights, 1),
+               "weights": t.weights},
+        numbers=(("the scores QKᵀ, row by row", "scores"), ("the weights, row by row", "weights"),
+                 ("the largest weight", "w")),
+        views=_heatmaps(cfg, ("Scores QKᵀ (not divided)", t.scores, "signed"), ("Weights", t.weights, "weights")),
+    )
+
+
+FACTOR = 10  # the temperature lesson multiplies the scores by this
+SHARPNESS_OPTIONS = (
+    "they get sharper: closer to all the weight on one key",
+    "they get flatter: closer to equal weights",
+    "nothing changes: softmax ignores a common factor",
+    "sharper in some rows, flatter in others",
+)
+
+
+def _solve_temperature(cfg: Config, trace: MultiHeadTrace) -> Solution:
+    t = trace.heads[0]
+    after = softmax(FACTOR * t.masked)  # [n_q, n_k]
+    h_before, h_after = analysis.row_entropy(t.weights), analysis.row_entropy(after)  # [n_q] each
+    answer = (2 if np.allclose(h_before, h_after) else 0 if (h_after < h_before).all()
+              else 1 if (h_after > h_before).all() else 3)
+    return Solution(
+        answer=answer,
+        facts={"factor": FACTOR, "d_k": cfg.d_k, "h_max": float(np.log(cfg.n_seq)), "h_before": h_before,
+               "h_after": h_after,
+               "mean_before": float(h_before.mean()), "mean_after": float(h_after.mean()),
+               "var_before": float(t.scaled.var()), "var_after": float((FACTOR * t.scaled).var()),
+               "top_before": t.weights.max(axis=1), "top_after": after.max(axis=1)},
+        numbers=(("entropy of each row (nats), as they are", "h_before"), ("… with the scores times 10", "h_after"),
+                 ("largest weight of each row, as they are", "top_before"), ("… with the scores times 10", "top_after"),
+                 ("variance of the scores, as they are", "var_before"), ("… times 10", "var_after")),
+        views=(*_heatmaps(cfg, ("Weights", t.weights, "weights"), ("Weights, scores times 10", after, "weights")),
+               BarsView("Entropy of each row of weights", cfg.tokens,
+                        (("as they are", h_before), ("scores times 10", h_after)), "entropy (nats)")),
+    )
+
+
+def _solve_sqrt_dk(cfg: Config, trace: MultiHeadTrace) -> Solution:
+    t = trace.heads[0]
+    v = analysis.variance_stats(t.q, t.k)
+    return Solution(
+        answer=v.var_scores,
+        facts={"n_seq": cfg.n_seq, "d_model": cfg.d_model, "d_k": cfg.d_k, "n_scores": t.scores.size,
+               "var_q": v.var_q, "var_k": v.var_k, "var_scores": v.var_scores, "var_scaled": v.var_scaled,
+               "sqrt_dk": float(np.sqrt(cfg.d_k))},
+        numbers=(("var(Q)", "var_q"), ("var(K)", "var_k"), ("var(QKᵀ)", "var_scores"),
+                 ("var(QKᵀ / √d_k)", "var_scaled")),
+        views=(BarsView("Variance of the entries", ("Q", "K", "QKᵀ", "QKᵀ / √d_k"),
+                        (("variance", np.array([v.var_q, v.var_k, v.var_scores, v.var_scaled])),), "variance"),),
+    )
+
+
+NAIVE_OPTIONS = (
+    "the same weights as the other formula",
+    "NaN (not a number) in every cell",
+    "zeros in every cell",
+    "all the weight on the largest score",
+)
+
+
+def _solve_stable_softmax(cfg: Config, trace: MultiHeadTrace) -> Solution:
+    t = trace.heads[0]
+    cmp = analysis.compare_softmax(t.masked[0])
+    naive, stable = cmp.naive_weights, cmp.stable_weights  # [n_k] each
+    one_hot = np.zeros_like(stable)
+    one_hot[np.argmax(cmp.scores)] = 1.0
+    answer = (1 if np.isnan(naive).all() else 0 if np.allclose(naive, stable) else 2 if (naive == 0).all()
+              else 3 if np.allclose(naive, one_hot) else 0)
+    return Solution(
+        answer=answer,
+        facts={"row": cmp.scores, "max_exp": analysis.MAX_EXP, "naive_exp": cmp.naive_exp, "naive": naive,
+               "shifted": cmp.shifted, "stable_exp": cmp.stable_exp, "stable": stable},
+        numbers=(("the first row of scores, x", "row"), ("exp(x)", "naive_exp"), ("exp(x) ÷ its sum", "naive"),
+                 ("x − max", "shifted"), ("exp(x − max)", "stable_exp"), ("exp(x − max) ÷ its sum", "stable")),
+        views=_heatmaps(cfg, ("Weights (with the largest score subtracted)", t.weights, "weights")),
+    )
+
+
+CAUSAL_OPTIONS = (
+    "exactly its own value row",
+    "the average of all four value rows",
+    "a blend of all four value rows, weighted by its scores",
+    "zeros: the mask hides every key from it",
+)
+
+
+def _solve_causal(cfg: Config, trace: MultiHeadTrace) -> Solution:
+    t = trace.heads[0]
+    out, v = t.output[0], t.v  # [d_v], [n_k, d_v]
+    answer = (0 if _close(out, v[0]) else 3 if _close(out, 0 * out) else 1 if _close(out, v.mean(axis=0)) else 2)
+    return Solution(
+        answer=answer,
+        facts={"first": cfg.tokens[0], "last": cfg.tokens[-1], "w_first": t.weights[0], "w_last": t.weights[-1],
+               "out": out, "v_first": v[0], "diff": float(np.abs(out - v[0]).max()),
+               "scores_first": t.masked[0]},
+        numbers=(("the first token's scores after the mask", "scores_first"), ("its weights", "w_first"),
+                 ("its value row", "v_first"), ("its output", "out"), ("the last token's weights", "w_last")),
+        views=(MatrixView("Weights", t.weights, cfg.tokens, cfg.tokens, "weights", masked=~t.mask),),
+    )
+
+
+def _solve_padding(cfg: Config, trace: MultiHeadTrace) -> Solution:
+    t = trace.heads[0]
+    pad, i = cfg.is_pad.index(True), cfg.tokens.index("tea")
+    open_ = run(make_config(cfg.tokens, cfg.x, cfg.w_q, cfg.w_k, cfg.w_v)).heads[0]  # the same, no mask
+    return Solution(
+        answer=float(t.weights[i, pad]),
+        facts={"pad": cfg.tokens[pad], "w_pad": t.weights[i, pad], "pad_col": t.weights[:, pad],
+               "w_open": open_.weights[i, pad], "w_tea": t.weights[i], "open_tea": open_.weights[i],
+               "row_sum": float(t.weights[i].sum())},
+        numbers=(("tea's weights, with the mask", "w_tea"), ("… without it", "open_tea"),
+                 ("the padding token's column of weights", "pad_col")),
+        views=(MatrixView("Weights, padding mask", t.weights, cfg.tokens, cfg.tokens, "weights", masked=~t.mask),
+               *_heatmaps(cfg, ("Weights, no mask", open_.weights, "weights"))),
+    )
+
+
+SWAP_OPTIONS = (
+    "the same rows as before, with dog's and man's swapped",
+    "every row has new numbers",
+    "nothing changes: the same rows in the same order",
+    "some rows change, the others stay",
+)
+
+
+def _solve_swap(positions: bool, cfg: Config, trace: MultiHeadTrace) -> Solution:
+    swapped_cfg = _sentence(tuple(cfg.tokens[j] for j in SWAP), positions)
+    before, after = trace.output, run(swapped_cfg).output  # [n_seq, d_out] each
+    moved = before[SWAP]  # the old rows, in the new order
+    # each new row against every old row: the smallest difference says whether it is an old row
+    nearest = np.abs(after[:, None, :] - before[None, :, :]).max(axis=2).min(axis=1)  # [n_seq]
+    answer = (2 if _close(after, before) else 0 if _close(after, moved)
+              else 1 if (nearest > 1e-9).all() else 3)
+    return Solution(
+        answer=answer,
+        facts={"before": before, "after": after, "diff_moved": float(np.abs(after - moved).max()),
+               "least_change": float(nearest.min()), "bites_change": float(np.abs(after[1] - before[1]).max())},
+        numbers=(("outputs of “dog bites man”", "before"), ("outputs of “man bites dog”", "after"),
+                 ("largest difference from the old rows, swapped", "diff_moved")),
+        views=_outputs(cfg, ("Outputs of “dog bites man”", before, cfg.tokens),
+                       ("Outputs of “man bites dog”", after, swapped_cfg.tokens)),
+    )
+
+
+def _solve_heads(cfg: Config, trace: MultiHeadTrace) -> Solution:
+    tutorial = load_preset("seed003_heads")  # the Korean Python tutorial's 8 heads of 64
+    return Solution(
+        answer=float(trace.concat.shape[1]),
+        facts={"n_heads": cfg.n_heads, "d_v": cfg.d_v, "d_k": cfg.d_k, "n_seq": cfg.n_seq,
+               "width": trace.concat.shape[1], "concat_shape": trace.concat.shape,
+               "head_shape": trace.heads[0].output.shape,
+               "diff": float(np.abs(trace.output - trace.concat).max()), "h3": tutorial.n_heads, "d3": tutorial.d_v,
+               "w3": run(tutorial).concat.shape[1]},
+        numbers=(("each head's output", "head_shape"), ("the concatenation", "concat_shape"),
+                 ("largest difference between the output (times W_O = I) and the concatenation", "diff")),
+        views=(MatrixView("The heads side by side", trace.concat, cfg.tokens,
+                          tuple(map(str, range(trace.concat.shape[1]))), y_title="token", x_title="column",
+                          n_heads=cfg.n_heads),),
+    )
+
+
+WIDTH_OPTIONS = (
+    "{d_k}, the width of the queries and keys",
+    "{d_v}, the width of the values",
+    "{d_model}, the width of the inputs",
+    "{n_seq}, the number of tokens",
+)
+
+
+def _solve_value_width(cfg: Config, trace: MultiHeadTrace) -> Solution:
+    t = trace.heads[0]
+    widths = (cfg.d_k, cfg.d_v, cfg.d_model, cfg.n_seq)  # in the order of WIDTH_OPTIONS
+    return Solution(
+        answer=widths.index(t.output.shape[1]),
+        facts={"d_k": cfg.d_k, "d_v": cfg.d_v, "d_model": cfg.d_model, "n_seq": cfg.n_seq,
+               "q_shape": t.q.shape, "v_shape": t.v.shape, "w_shape": t.weights.shape, "out_shape": t.output.shape},
+        numbers=(("Q and K", "q_shape"), ("V", "v_shape"), ("the weights", "w_shape"), ("the output", "out_shape")),
+        views=_outputs(cfg, ("V", t.v, cfg.tokens), ("Output", t.output, cfg.tokens)),
+    )
+
+
+# ---- the course ------------------------------------------------------------------------------------------------
+
+LESSONS: tuple[Lesson, ...] = (
+    Lesson(
+        key="best-match", title="By hand: the best match",
+        build=partial(load_preset, TUTORIAL), preset=TUTORIAL, query=FOCUS, shows=("x", "w_q", "w_k"),
+        setup="This is the example that the Chinese, Korean and English tutorials work through by hand: three "
+              "inputs of four numbers and weights W_Q, W_K of shape 4 × 3 (below). The query of input2 is its row "
+              "of X, {x_row}, times W_Q; each key is a row of X times W_K. A key's score is the dot product of the "
+              "query with it.",
+        question="Which key does input2's query match best, that is, which key gets the largest weight?",
+        ask=Choice(("input1", "input2", "input3")), solve=_solve_best_match,
+        explanation="input2's query is {q_row}, and its dot products with the three keys are {scores}. {best}'s key "
+                    "gives the largest score, {s_best}. Softmax keeps the order of the scores, so the largest score "
+                    "gets the largest weight: {w_best} of the row {weights}.",
+        page=registry.STEPS,
+        hint="Step by step follows input2 in its drill-down at the bottom. Change input2's row of X on Inputs & "
+             "weights and come back to see which key wins then.",
+    ),
+    Lesson(
+        key="match-weight", title="By hand: how much weight",
+        build=partial(load_preset, TUTORIAL), preset=TUTORIAL, query=FOCUS,
+        setup="The same example: input2's query scores the three keys {scores}, and the scores are divided by "
+              "√d_k = {divisor} before softmax. Softmax turns a row of scores s into weights e^s divided by the sum "
+              "of e^s over the row, so only the gaps between the scores matter.",
+        question="How much weight does input2 give to its best match, {best}? (a number between 0 and 1)",
+        ask=Number(tolerance=0.05, low=0.0, high=1.0, step=0.01), solve=_solve_match_weight,
+        explanation="Divided by {divisor}, the scores become {scaled}. The best stands {gap} above the runner-up, "
+                    "and softmax turns a gap g into a weight ratio of e^g, here {ratio}: so {best} takes {w_best} "
+                    "of the row and the other two share the rest. Without the division the gap would be larger and "
+                    "{best}'s weight {w_raw}.",
+        page=registry.STEPS,
+        hint="The drill-down at the bottom of Step by step writes out this softmax number by number. Change the "
+             "scale on Scaling and watch the weight move.",
+    ),
+    Lesson(
+        key="uniform", title="All scores equal",
+        build=_all_scores_equal,
+        setup="Four tokens, each with its own input, and random W_K and W_V. W_Q is all zeros, so every query is a "
+              "row of zeros.",
+        question="What weight does each query give to each key?",
+        ask=Number(tolerance=0.01, low=0.0, high=1.0, step=0.01), solve=_solve_uniform,
+        explanation="A zero query has a dot product of 0 with every key, so every score is 0, and softmax of {n} "
+                    "equal scores gives each key the same weight, {weight} = 1/{n}. Each output row is then the "
+                    "plain average of the value rows, {v_mean}, the same for every token (the rows differ by at "
+                    "most {spread}). This is uniform attention: the layer cannot tell the tokens apart.",
+        page=registry.STEPS,
+        hint="On Inputs & weights, set one cell of W_Q to 1 and come back: the rows of weights stop being equal.",
+    ),
+    Lesson(
+        key="lookup", title="A soft dictionary lookup",
+        build=_lookup,
+        setup="Four tokens with one-hot inputs, and W_K is the identity, so the keys are one-hot too: a dictionary "
+              "with four entries. Each fruit's value is a single number, {values}. W_Q gives every token the same "
+              "query, equal to cherry's key.",
+        question="What does the lookup return, that is, what is each token's output?",
+        ask=Choice(LOOKUP_OPTIONS), solve=_solve_lookup,
+        explanation="The query meets cherry's key with a dot product of {dot_hit} and every other key with "
+                    "{dot_other}; divided by {divisor}, that is a gap of only {gap}. Softmax gives cherry {w_hit} and "
+                    "each other fruit {w_other}, so the output, {out}, is an average pulled toward cherry's value: a "
+                    "soft lookup. With larger scores, cherry's weight goes to 1 and the lookup becomes exact.",
+        page=registry.SCALING,
+        hint="Choose a custom divisor on Scaling and move it down to 0.1: cherry takes nearly all the weight.",
+    ),
+    Lesson(
+        key="largest-cell", title="No scaling: the largest weight",
+        build=partial(load_preset, "seed004_unscaled"), preset="seed004_unscaled",
+        setup="The English illustrated tutorial takes the softmax of the raw scores, without dividing them by "
+              "anything. Its scores QKᵀ, row by row (one row per query, one column per key), are {scores}.",
+        question="Which cell of the weights is the largest?",
+        ask=Cell(), solve=_solve_largest_cell,
+        explanation="Row {row}'s best score, {s_best}, stands {gap} above its runner-up, {s_next}, the widest gap "
+                    "in the matrix. Softmax turns that gap into a weight ratio of e^{gap} = {ratio}, so the cell of "
+                    "query {row} and key {col} takes {w} of its row. The tutorial goes on with these weights "
+                    "roughly rounded; to one decimal they are {rounded}.",
+        page=registry.SCALING,
+        hint="Scaling shows these weights beside the ones divided by √d_k: choose ÷ √d_k and see the largest "
+             "weight drop.",
+    ),
+    Lesson(
+        key="temperature", title="Scores times 10",
+        build=partial(load_preset, "seed001_sentence"), preset="seed001_sentence",
+        setup="The Korean blog post's sentence, six words, each a vector of width {d_k}, with Q = K = V = X and "
+              "the scores divided by √d_k = √{d_k} as usual. Now multiply every score by {factor} before the "
+              "softmax.",
+        question="What happens to each row of weights?",
+        ask=Choice(SHARPNESS_OPTIONS), solve=_solve_temperature,
+        explanation="Every row gets sharper: its entropy, which is {h_max} for equal weights and 0 when one key "
+                    "takes everything, falls from {mean_before} to {mean_after} on average. Multiplying the scores "
+                    "by {factor} multiplies the gaps between them by {factor}, and softmax turns gaps into ratios "
+                    "e^gap, so the largest score takes nearly everything. This is the English notebook tutorial's "
+                    "variance argument: the variance of the scores grows from {var_before} to {var_after}, and at "
+                    "that spread softmax is nearly one-hot and its gradient nearly vanishes.",
+        page=registry.SCALING,
+        hint="Choose a custom divisor on Scaling and move it from √d_k down to a tenth of it; the saturation "
+             "curves at the bottom show the entropy of every row as the divisor changes.",
+    ),
+    Lesson(
+        key="sqrt-dk", title="Why divide by √d_k",
+        build=_wide_random,
+        setup="{n_seq} tokens whose inputs are {d_model} random numbers each, with mean 0 and variance 1. W_Q "
+              "picks the first half of them as the query and W_K the other half as the key, so d_k = {d_k} and "
+              "every entry of Q and K has a variance of about 1.",
+        question="What is the variance of the scores QKᵀ (all {n_scores} of them), before any division?",
+        ask=Number(tolerance=0.25, relative=True, low=0.0, high=100_000.0, step=1.0), solve=_solve_sqrt_dk,
+        explanation="Each score is a sum of {d_k} products of two independent numbers of variance 1, and the "
+                    "variances of independent terms add up: var(QKᵀ) ≈ d_k = {d_k}. Measured here it is "
+                    "{var_scores}, with var(Q) = {var_q} and var(K) = {var_k}. Dividing by √d_k = {sqrt_dk} divides "
+                    "the variance by d_k, back to {var_scaled}: that is why the Transformer divides by √d_k, "
+                    "whatever the width.",
+        page=registry.SCALING,
+        hint="On Scaling, choose none (÷ 1) and see nearly every row of weights go one-hot; the chart under "
+             "“Why √d_k: measured” repeats this for every width from 1 to 512.",
+    ),
+    Lesson(
+        key="stable-softmax", title="Scores around 1000",
+        build=_huge_scores,
+        setup="Three tokens whose scores are all about 1000; the first row is {row}. The English notebook "
+              "tutorial computes softmax as exp(x) divided by the sum of exp(x). The Korean blog post first "
+              "subtracts the row's largest score, as this app does.",
+        question="What does the first formula, exp(x) divided by the sum of exp(x), give for the first row?",
+        ask=Choice(NAIVE_OPTIONS), solve=_solve_stable_softmax,
+        explanation="exp of anything above {max_exp} is more than a float64 can hold, so every exp(x) becomes +∞, "
+                    "and +∞ divided by +∞ is NaN. Subtracting the largest score first turns the row into {shifted}: "
+                    "every exponent is 0 or less, so exp stays between 0 and 1. The weights, {stable}, are the exact "
+                    "ones, because the common factor e^max cancels between the top and the bottom of the fraction.",
+        page=registry.MASKING,
+        hint="At the bottom of Masking, “Why softmax subtracts the row maximum” compares both formulas: set the "
+             "factor to × 1 and try the other queries.",
+    ),
+    Lesson(
+        key="causal", title="The causal mask",
+        build=partial(load_preset, "seed002_causal"), preset="seed002_causal", query=0,
+        setup="The English notebook tutorial's four tokens, “My name is Kishor”, with its queries, keys and values "
+              "of width 8. A causal mask lets each token attend only to itself and to the tokens before it, as a "
+              "decoder must: it cannot read words it has not produced yet.",
+        question="What is the first token's output?",
+        ask=Choice(CAUSAL_OPTIONS), solve=_solve_causal,
+        explanation="The first token, {first}, may see only itself: its other scores become −∞, and softmax gives "
+                    "its weights {w_first}. Its output is therefore exactly its own value row, {out} (the largest "
+                    "difference is {diff}). Each later token sees one more key; the last, {last}, spreads its "
+                    "weight over all four: {w_last}.",
+        page=registry.MASKING,
+        hint="On Masking, choose none and then causal, and compare the first row of weights; or make a custom "
+             "mask that hides a token from itself.",
+    ),
+    Lesson(
+        key="padding", title="A padding token",
+        build=_padded,
+        setup="Three words and a padding token, [PAD], which only fills the sequence up to a fixed length (the "
+              "sentences of a batch must be equally long). The padding mask is on.",
+        question="How much weight does tea give to [PAD]?",
+        ask=Number(tolerance=0.005, low=0.0, high=1.0, step=0.01), solve=_solve_padding,
+        explanation="The mask sets every score in [PAD]'s column to −∞ before softmax, and e^−∞ is exactly 0, so "
+                    "tea gives [PAD] {w_pad}, and so does every other query: its column is {pad_col}. Without the "
+                    "mask, tea would give it {w_open}. The other weights grow to fill the gap: tea's row, {w_tea}, "
+                    "still sums to {row_sum}.",
+        page=registry.MASKING,
+        hint="On Masking, pick another token as padding, or choose none and see how much [PAD] takes.",
+    ),
+    Lesson(
+        key="permutation", title="Swapping two tokens",
+        build=partial(_sentence, SENTENCE, False),
+        setup="The sentence “dog bites man”, each word a random vector of width 4 that says nothing about its "
+              "position, with the tutorials' W_Q, W_K, W_V and no mask. Swap the first and the last word: “man "
+              "bites dog”.",
+        question="What happens to the three output rows?",
+        ask=Choice(SWAP_OPTIONS), solve=partial(_solve_swap, False),
+        explanation="Each output row depends on its own query and on the set of keys and values, not on their "
+                    "order, so dog's output moves with dog and bites' output stays as it was (the old rows, "
+                    "swapped, match the new ones to within {diff_moved}). Attention is permutation-equivariant: "
+                    "shuffle the inputs and the outputs shuffle the same way. On its own it cannot tell “dog bites "
+                    "man” from “man bites dog”.",
+        page=registry.STEPS,
+        hint="On Inputs & weights, type “man bites dog” as the sentence (embedding seed 0, no positional "
+             "encoding), press Use this sentence, and compare the output on Step by step.",
+    ),
+    Lesson(
+        key="positions", title="Swapping with positions",
+        build=partial(_sentence, SENTENCE, True),
+        setup="The same sentence, but now each word's vector has the sinusoidal positional encoding of the "
+              "original Transformer added to it, so each input also says where the word stands. Swap dog and man "
+              "again.",
+        question="What happens to the three output rows?",
+        ask=Choice(SWAP_OPTIONS), solve=partial(_solve_swap, True),
+        explanation="Now a word's input depends on where it stands, so after the swap no output row is one of the "
+                    "old ones (each differs from every old row by at least {least_change}). Even bites, which did not "
+                    "move, changes by up to {bites_change}, because the keys and values it reads have changed. "
+                    "Positional encoding is what lets attention tell “dog bites man” from “man bites dog”.",
+        page=registry.STEPS,
+        hint="On Inputs & weights, type “man bites dog” with Add positional encoding ticked, press Use this "
+             "sentence, and compare the output on Step by step.",
+    ),
+    Lesson(
+        key="heads", title="Two heads side by side",
+        build=_two_heads,
+        setup="The tutorials' three inputs, now with {n_heads} heads: each head has its own slice of W_Q, W_K and "
+              "W_V, with queries and keys {d_k} wide and values {d_v} wide. The heads' outputs are laid side by "
+              "side, and W_O is the identity.",
+        question="How many columns does the concatenation of the heads' outputs have?",
+        ask=Number(tolerance=0.5, low=0.0, high=10_000.0, step=1.0), solve=_solve_heads,
+        explanation="Each head outputs {n_seq} rows of {d_v} numbers, and the concatenation puts the {n_heads} "
+                    "heads side by side: {n_heads} × {d_v} = {width} columns. With W_O = I, the layer's output is "
+                    "exactly that concatenation (the largest difference is {diff}); a trained W_O mixes the heads' "
+                    "columns. The Korean Python tutorial does the same at full size: {h3} heads of {d3} columns give "
+                    "{h3} × {d3} = {w3}, the width of the original Transformer.",
+        page=registry.MULTIHEAD,
+        hint="Set the number of heads to 3 or 6 on Multi-head: the slices get narrower, and the concatenation "
+             "keeps its width.",
+    ),
+    Lesson(
+        key="value-width", title="Values wider than keys",
+        build=_wide_values,
+        setup="The tutorials' three inputs, {d_model} numbers each. This time the queries and keys are narrower and "
+              "the values wider: W_Q and W_K have {d_k} columns, W_V has {d_v}.",
+        question="How wide is each output row?",
+        ask=Choice(WIDTH_OPTIONS), solve=_solve_value_width,
+        explanation="The output is the weights times V: a {w_shape} matrix times a {v_shape} one gives {out_shape}. "
+                    "Queries and keys only meet in dot products, each a single number, so their width never "
+                    "reaches the output; it only has to be the same for both. The English illustrated tutorial "
+                    "says so too: the values may have another width, and the output follows it.",
+        page=registry.STEPS,
+        hint="On Inputs & weights, change the width of W_V and watch the output's shape follow it on Step by "
+             "step, while the weights keep theirs.",
+    ),
+)
+
+_BY_KEY = {lesson.key: lesson for lesson in LESSONS}
+
+
+def by_key(key: str) -> Lesson | None:
+    """The lesson a link names, or None.
+
+    >>> by_key("causal").title, by_key("nowhere")
+    ('The causal mask', None)
+    """
+    return _BY_KEY.get(key)
+
+
+def index_of(key: str) -> int:
+    """The lesson's place in the course (0 for the first)."""
+    return LESSONS.index(_BY_KEY[key])
+
+
+@cache
+def solved(key: str) -> Worked:
+    """The lesson ``key`` with its configuration, its trace (attn_core) and its solution, computed once.
+
+    The arrays are shared by every caller: read them, never change them.
+    """
+    lesson = _BY_KEY[key]
+    cfg = lesson.build()
+    trace = run(cfg)
+    return Worked(lesson, cfg, trace, lesson.solve(cfg, trace))

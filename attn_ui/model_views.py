@@ -1,0 +1,267 @@
+"""A real model: loading a checkpoint (with a download's progress), the cached forward pass, the model view
+(every layer × head as small heatmaps) and opening one layer in the explorer.
+
+The chart factory (:func:`model_view`) follows attn_ui.heatmap: arrays in, a :class:`attn_ui.charts.Chart` out,
+no st. The rest is Streamlit glue for pages/model.py.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import struct
+import threading
+import zlib
+from dataclasses import dataclass
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+import attn_models
+from attn_core import Config, configs_equal
+
+from . import charts, heatmap, state, text
+
+ENV_SOURCE = "ATTN_MODEL"  # environment variable: the checkpoint the page reads unless the learner names another
+PICK = "pick"  # name of the click selection on the model view (fields layer, head)
+PANEL_SIDE = 64  # most pixels a side of one small heatmap's image (more tokens: block means, as attn_ui.heatmap)
+GAP_PX = 8  # between two small heatmaps
+VIEW_PX = 880  # width budget of the model view, in pixels (the page's content is about 900 wide)
+LABEL_PX, LEGEND_PX = 56, 70  # room on the left for "layer l", on the right for the colour key
+
+
+# ---- where the model comes from -------------------------------------------------------------------------
+
+
+def source() -> str:
+    """The checkpoint the page reads: the learner's choice (state MODEL_SOURCE), else $ATTN_MODEL, else the default."""
+    chosen = st.session_state.get(state.MODEL_SOURCE)
+    return chosen or os.environ.get(ENV_SOURCE) or attn_models.DEFAULT_MODEL
+
+
+@st.cache_resource(max_entries=2, show_spinner="Reading the model's weights …")
+def _model(source: str) -> attn_models.Model:
+    return attn_models.load(source)
+
+
+def model(source: str) -> attn_models.Model:
+    """The loaded model (once per source and server process); a Hub repo not yet cached is downloaded first, with a
+    progress bar. Raises attn_models.ModelError (ModelUnavailableError without network and cache)."""
+    source = attn_models.check_source(source)
+    if not attn_models.in_cache(source):
+        _download(source)
+    return _model(source)
+
+
+def _download(source: str) -> None:
+    """Fetch a Hub repo's files into the Hugging Face cache in a worker thread, drawing its progress meanwhile."""
+    seen: dict[str, tuple[int, int | None]] = {}  # file -> (bytes done, bytes in all)
+    failed: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            attn_models.fetch(source, progress=lambda name, done, total: seen.__setitem__(name, (done, total)))
+        except BaseException as err:  # noqa: BLE001 - re-raised in the script thread below
+            failed.append(err)
+
+    box = st.empty()
+    bar = box.progress(0.0, text=f"Downloading {text.md_escape(source)} into the Hugging Face cache …")
+    worker = threading.Thread(target=work, daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(0.25)
+        done = sum(d for d, _ in seen.values())
+        total = sum(t or 0 for _, t in seen.values())
+        mb = f"{done / 1e6:.1f} of {total / 1e6:.1f} MB" if total else f"{done / 1e6:.1f} MB"
+        bar.progress(min(done / total, 1.0) if total else 0.0,
+                     text=f"Downloading {text.md_escape(source)} into the Hugging Face cache: {mb}")
+    box.empty()
+    if failed:
+        raise failed[0]
+
+
+# ---- the forward pass, cached on content ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class Run:
+    """One sentence through the model: what the page draws (see attn_models.EncoderOutput)."""
+
+    tokens: tuple[str, ...]
+    attentions: np.ndarray  # [n_layers, n_heads, n_seq, n_seq]
+    hidden_states: np.ndarray  # [n_layers + 1, n_seq, d_model]
+    is_pad: np.ndarray  # bool [n_seq]
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def forward(source: str, sentence: str, pad_to: int) -> Run:
+    """The model's forward pass on a sentence, once per (model, sentence, padding). Raises attn_models.ModelError."""
+    out = _model(source).forward(sentence, pad_to or None)
+    return Run(out.tokens, out.attentions, out.hidden_states, out.is_pad)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def layer_config(source: str, sentence: str, pad_to: int, layer: int, head: int) -> Config:
+    """Layer ``layer`` as an explorer configuration (attn_models.Model.layer_config), once per its arguments."""
+    run = forward(source, sentence, pad_to)
+    return _model(source).layer_config(sentence, layer, pad_to or None, head=head, hidden=run.hidden_states[layer])
+
+
+def model_origin(cfg: Config) -> dict | None:
+    """The configuration's origin when it is a model's layer (attn_models.Model.layer_config), else None."""
+    o = cfg.origin
+    keys = {"model": str, "layer": int, "sentence": str, "pad_to": int, "head": int}
+    return o if o and all(isinstance(o.get(k), t) for k, t in keys.items()) else None
+
+
+def original(cfg: Config) -> Config:
+    """The configuration its origin names, as the model computes it (raises attn_models.ModelError)."""
+    o = model_origin(cfg)
+    model(o["model"])
+    return layer_config(o["model"], o["sentence"], o["pad_to"], o["layer"], o["head"])
+
+
+def open_layer(source: str, sentence: str, pad_to: int, layer: int, head: int) -> str | None:
+    """Load layer ``layer`` into the configuration, head ``head`` chosen; None, or why it could not be."""
+    cfg = layer_config(source, sentence, pad_to, layer, head)
+    if message := state.set_config(cfg, what=f"layer {layer} of {source.rsplit('/', 1)[-1]} opened"):
+        return message
+    st.session_state[state.PRESET] = None
+    st.session_state[state.HEAD] = head
+    return None
+
+
+def back_to_model() -> None:
+    """on_click: replace the edited configuration with its model layer's numbers (the origin kept)."""
+    try:
+        cfg = original(state.config())
+    except attn_models.ModelError as err:
+        state.notify(str(err))
+        return
+    if message := state.set_config(cfg, what="back to the model's weights"):
+        state.notify(message)
+
+
+def edited(cfg: Config) -> bool:
+    """Whether a model layer's configuration differs from the model's numbers."""
+    try:
+        return not configs_equal(cfg, original(cfg))
+    except attn_models.ModelError:
+        return False
+
+
+# ---- the model view: every layer × head ---------------------------------------------------------------------
+
+#: Vega's "blues" scheme (heatmap.SCHEMES["weights"]), the colours it interpolates from 0 to 1, as in the browser
+BLUES = ("cfe1f2", "bed8ec", "a8cee5", "8fc1de", "74b2d7", "5ba3cf", "4592c6", "3181bd", "206fb2", "125ca4", "0a4a90")
+
+
+def blues(values: np.ndarray) -> np.ndarray:  # [...] in 0 … 1 -> uint8 [..., 3]
+    """Weights as the colours of the weights heatmaps (Vega's "blues", piecewise linear in RGB).
+
+    >>> blues(np.array([0.0, 1.0])).tolist()
+    [[207, 225, 242], [10, 74, 144]]
+    """
+    stops = np.array([[int(c[i:i + 2], 16) for i in (0, 2, 4)] for c in BLUES], dtype=float)  # [11, 3]
+    t = np.clip(values, 0.0, 1.0) * (len(BLUES) - 1)
+    i = np.minimum(t.astype(int), len(BLUES) - 2)
+    f = (t - i)[..., None]
+    return np.rint(stops[i] * (1 - f) + stops[i + 1] * f).astype(np.uint8)
+
+
+def png(rgb: np.ndarray) -> bytes:  # uint8 [h, w, 3] -> PNG file bytes
+    """A PNG image of RGB pixels (no filter, zlib): small enough to write here, so no imaging package is needed.
+
+    >>> png(np.zeros((1, 1, 3), np.uint8))[:8]
+    b'\\x89PNG\\r\\n\\x1a\\n'
+    """
+    h, w, _ = rgb.shape
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF)
+
+    rows = np.concatenate([np.zeros((h, 1), np.uint8), rgb.reshape(h, w * 3)], axis=1)  # filter byte 0 per row
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(rows.tobytes(), 6)) + chunk(b"IEND", b""))
+
+
+@dataclass(frozen=True)
+class ModelViewLayout:
+    """Everything about a model view but its numbers (the key of its cached spec, see attn_ui.charts)."""
+
+    n_layers: int
+    n_heads: int
+    panel_px: int  # side of one small heatmap, in pixels
+    note: str  # "" or how tokens were grouped into blocks
+
+
+def model_view(attentions: np.ndarray, tokens: tuple[str, ...] | list[str] | None = None,
+               is_pad: np.ndarray | None = None) -> charts.Chart:  # attentions [n_layers, n_heads, n_seq, n_seq]
+    """BertViz's model view: one small heatmap per layer (row) and head (column), weights 0 … 1.
+
+    Each small heatmap is one image (a PNG of its cells, colours as the weights heatmaps), so the browser draws
+    n_layers · n_heads marks however long the sentence. More than PANEL_SIDE tokens: each pixel is the mean of a
+    block of tokens. Click one to pick it (selection ``pick``: fields layer, head); with ``tokens``, its tooltip
+    says what the head mostly does.
+
+    Examples
+    --------
+    >>> c = model_view(np.full((2, 3, 4, 4), 0.25))
+    >>> c.data[0].num_rows, c.data[0].column("url")[0].as_py()[:22]
+    (6, 'data:image/png;base64,')
+    >>> c.to_dict()["params"][0]["name"]
+    'pick'
+    """
+    n_layers, n_heads, n, _ = attentions.shape
+    panel_px = int(max(24, min(96, (VIEW_PX - LABEL_PX - LEGEND_PX) // n_heads - GAP_PX)))
+    step = -(-n // PANEL_SIDE)
+    note = "" if step == 1 else f"each pixel: the mean of {step} × {step} tokens"
+    layer, head = np.indices((n_layers, n_heads)).reshape(2, -1)
+    urls, what = [], []
+    for li, h in zip(layer, head, strict=True):
+        w = heatmap.block_means(attentions[li, h], most=PANEL_SIDE)[0]  # [⌈n/step⌉, ⌈n/step⌉]
+        urls.append("data:image/png;base64," + base64.b64encode(png(blues(w))).decode("ascii"))
+        what.append(attn_models.describe_head(attentions[li, h], tokens, is_pad) if tokens is not None else "")
+    data = charts.table({"layer": layer, "head": head, "url": urls, "what": what})
+    return charts.Chart(model_view_build, ModelViewLayout(n_layers, n_heads, panel_px, note), (data,))
+
+
+def model_view_build(layout: ModelViewLayout, data: list, domains: list) -> alt.LayerChart:
+    """The chart of a :class:`ModelViewLayout` on ``data[0]`` (:func:`model_view`'s builder).
+
+    Heads and layers are bands of ``panel_px + GAP_PX`` pixels (alt.Step: Streamlit's autosize would squeeze a chart
+    given a width in pixels), each image drawn in the middle of its band.
+    """
+    p = layout.panel_px
+    gap = GAP_PX / (p + GAP_PX)
+    pick = alt.selection_point(name=PICK, fields=["layer", "head"], on="click", clear=False)
+    x = alt.X("head:O", title=None, scale=alt.Scale(paddingInner=gap, paddingOuter=gap / 2),
+              axis=alt.Axis(orient="top", labelAngle=0, ticks=False, domain=False, labelPadding=4,
+                            labelExpr="'head ' + datum.value" if p >= 44 else "datum.value"))
+    y = alt.Y("layer:O", title=None, scale=alt.Scale(paddingInner=gap, paddingOuter=gap / 2),
+              axis=alt.Axis(ticks=False, domain=False, labelPadding=4, labelExpr="'layer ' + datum.value"))
+    images = alt.Chart(data[0]).mark_image(width=p, height=p, smooth=False, cursor="pointer").encode(
+        x=x, y=y, url="url:N", opacity=alt.when(pick).then(alt.value(1.0)).otherwise(alt.value(0.55)),
+        tooltip=[alt.Tooltip("layer:O"), alt.Tooltip("head:O"), alt.Tooltip("what:N", title="mostly")],
+    ).add_params(pick)
+    legend = alt.Chart(pd.DataFrame({"v": [0.0, 1.0]})).mark_rect(opacity=0).encode(  # the colour key, as elsewhere
+        color=alt.Color("v:Q", scale=alt.Scale(scheme=heatmap.SCHEMES["weights"], domain=[0, 1]), title=None,
+                        legend=alt.Legend(orient="right", format="~g",
+                                          gradientLength=max(60, min(layout.n_layers * (p + GAP_PX), 240)))))
+    return alt.layer(images, legend).properties(
+        width=alt.Step(p + GAP_PX), height=alt.Step(p + GAP_PX),
+        title=alt.TitleParams("Attention weights of every layer (rows) and head (columns): click one to look closer",
+                              subtitle=[layout.note] if layout.note else [], anchor="start", fontSize=13),
+    )
+
+
+def picked(selection: dict) -> tuple[int, int] | None:
+    """The (layer, head) of a click on the model view, from Streamlit's selection state, or None.
+
+    >>> picked({"pick": [{"layer": 2, "head": 5}]}), picked({"pick": []})
+    ((2, 5), None)
+    """
+    points = selection.get(PICK) or []
+    return (int(points[0]["layer"]), int(points[0]["head"])) if points and "layer" in points[0] else None

@@ -1,0 +1,96 @@
+"""The address bar keeps the learner's work (issue 17): after every change it holds the configuration, so a reload
+(a new session with the same address) brings it back; configurations too large for an address are kept on the
+server under a key that only that address names."""
+
+from __future__ import annotations
+
+import numpy as np
+from streamlit.testing.v1 import AppTest
+
+from attn_core import configs_equal, initialize, load_preset, make_config
+from attn_core.share import decode_link
+from attn_ui import address
+
+from .apptools import APP, edit_cells, new_app
+
+
+def reload(at: AppTest, page: str | None = None) -> AppTest:
+    """What the browser's reload does: a new session opened on the same address (its parameters and page)."""
+    fresh = AppTest.from_file(APP, default_timeout=60)
+    for name, value in at.query_params.items():
+        fresh.query_params[name] = value
+    fresh.run()
+    if page:
+        fresh.switch_page(page).run()
+    return fresh
+
+
+def test_every_change_is_in_the_address_and_a_reload_brings_it_back():
+    at = new_app("pages/masking.py")
+    at.radio(key="masking_kind").set_value("causal").run()
+    assert decode_link(at.query_params["c"])[0].mask_kind == "causal"
+    at.switch_page("pages/inputs.py").run()
+    edit_cells(at, "x", {0: {0: "1e-3"}})
+    assert decode_link(at.query_params["c"])[0].x[0, 0] == 0.001  # after the run that took the edit
+    again = reload(at, "pages/inputs.py")
+    assert not again.exception and not again.warning
+    assert configs_equal(again.session_state["config"], at.session_state["config"])
+    assert again.session_state["config"].mask_kind == "causal"
+    assert not again.button(key="frame_undo").label.startswith("Undo:")  # nothing to undo in a fresh session
+
+
+def test_a_change_made_by_the_page_itself_is_in_the_address_after_that_run():
+    at = new_app("pages/multihead.py")
+    at.session_state["config"] = load_preset("seed003_heads")
+    at.run()
+    at.number_input(key="heads_wanted").set_value(4).run()  # the page sets n_heads while it runs
+    assert at.session_state["config"].n_heads == 4
+    assert address.STORE.get(at.query_params["s"]).n_heads == 4  # 8 heads × 64 wide: kept on the server
+
+
+def test_a_configuration_too_large_for_an_address_is_kept_on_the_server():
+    x = initialize("gaussian", (64, 64), seed=1)
+    big = make_config([f"t{i}" for i in range(64)], x, x, x, x, mask_kind="causal")
+    at = new_app()
+    at.session_state["config"] = big
+    at.run()
+    assert "c" not in at.query_params and len(at.query_params["s"]) >= 20
+    again = reload(at)
+    assert configs_equal(again.session_state["config"], big)
+    other = new_app()  # another learner: a key of their own, never this one's
+    other.session_state["config"] = make_config([f"u{i}" for i in range(64)], x, x, x, x)
+    other.run()
+    assert other.query_params["s"] != at.query_params["s"]
+    assert configs_equal(reload(at).session_state["config"], big)
+
+
+def test_a_forgotten_server_key_says_so_and_opens_the_default_example():
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["s"] = "no-such-key"
+    at.run()
+    assert not at.exception
+    assert any("no longer has it" in w.value for w in at.warning)
+    assert configs_equal(at.session_state["config"], load_preset("seed000"))
+    assert "s" not in at.query_params and "c" in at.query_params  # the address holds what is shown now
+
+
+def test_two_sessions_from_one_address_go_their_own_way():
+    x = initialize("gaussian", (64, 64), seed=2)
+    at = new_app()
+    at.session_state["config"] = make_config([f"t{i}" for i in range(64)], x, x, x, x)
+    at.run()
+    first, second = reload(at), reload(at)
+    edited = first.session_state["config"].x.copy()
+    first.session_state["config"] = make_config([f"t{i}" for i in range(64)], edited * 2, x, x, x)
+    first.run()
+    assert first.query_params["s"] != at.query_params["s"]  # the new session stored under its own key
+    assert np.array_equal(reload(second).session_state["config"].x, x)
+    assert np.array_equal(reload(first).session_state["config"].x, edited * 2)
+
+
+def test_the_store_keeps_a_bounded_number_of_configurations():
+    store = address._Store()
+    cfg = load_preset("seed000")
+    for i in range(address.STORE_ENTRIES + 5):
+        store.put(f"k{i}", cfg)
+    assert store.get("k0") is None and store.get(f"k{address.STORE_ENTRIES + 4}") is cfg

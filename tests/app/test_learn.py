@@ -1,0 +1,176 @@
+"""Learn (pages/learn.py): every lesson answered wrongly then rightly, its reveal, Try it yourself, progress, links.
+
+The answers themselves are checked against numpy written out in tests/core/test_lessons.py; here the page must show
+them, keep the learner's progress across pages, and open the explorer on the lesson's configuration.
+"""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from attn_core import configs_equal, load_preset
+from attn_ui import lesson_ui, lessons, registry
+from attn_ui.lessons import Cell, Choice
+
+from .apptools import APP, new_app, plain
+
+LESSON_KEYS = [lesson.key for lesson in lessons.LESSONS]
+
+
+def open_lesson(key: str) -> AppTest:
+    """A fresh session opened by the link ?lesson=<key>."""
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params[lesson_ui.PARAM] = key
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.title[0].value == registry.LEARN.page_heading
+    return at
+
+
+def predict(at: AppTest, lesson: lessons.Lesson, guess) -> AppTest:
+    """Give a prediction in the lesson's widgets, then press Check my answer."""
+    if isinstance(lesson.ask, Cell):
+        at.radio(key=f"learn_{lesson.key}_row").set_value(guess[0])
+        at.radio(key=f"learn_{lesson.key}_col").set_value(guess[1])
+    elif isinstance(lesson.ask, Choice):
+        at.radio(key=f"learn_{lesson.key}_guess").set_value(guess)
+    else:
+        at.number_input(key=f"learn_{lesson.key}_guess").set_value(guess)
+    at.run()
+    assert not at.button(key=lesson_ui.CHECK).disabled
+    return at.button(key=lesson_ui.CHECK).click().run()
+
+
+def wrong_guess(lesson: lessons.Lesson, answer):
+    ask = lesson.ask
+    if isinstance(ask, Choice):
+        return (answer + 1) % len(ask.options)
+    if isinstance(ask, Cell):
+        n = lessons.solved(lesson.key).config.n_seq
+        return answer[0], (answer[1] + 1) % n
+    off = 3 * ask.tolerance * (abs(answer) if ask.relative else 1.0)
+    return answer + off if ask.high is None or answer + off <= ask.high else answer - off
+
+
+def status(at: AppTest) -> str:
+    """The line under the lesson's title: "Lesson 3 of 14 · right"."""
+    return next(c.value for c in at.caption if c.value.startswith("Lesson "))
+
+
+def texts(at: AppTest) -> str:
+    return "\n".join(plain(m.value) for m in [*at.markdown, *at.success, *at.error, *at.caption])
+
+
+@pytest.mark.parametrize("key", LESSON_KEYS)
+def test_lesson_wrong_then_right_then_try_it(key: str):
+    lesson, worked = lessons.by_key(key), lessons.solved(key)
+    sol, answer = worked.solution, worked.solution.answer
+    at = open_lesson(key)
+    shown = texts(at)
+    assert plain(lessons.fill(lesson.setup, sol.facts, 4)) in shown
+    assert plain(lessons.fill(lesson.question, sol.facts, 4)) in shown
+    assert "The numbers" not in shown  # nothing revealed before the prediction
+
+    wrong = wrong_guess(lesson, answer)
+    assert not lessons.judge(lesson, sol, wrong)
+    predict(at, lesson, wrong)
+    assert not at.exception
+    answer_text = plain(lessons.answer_text(worked, answer, 4))
+    assert len(at.error) == 1 and "Not quite" in at.error[0].value and answer_text in plain(at.error[0].value)
+    shown = texts(at)
+    for _, name in sol.numbers:  # the reveal shows the numbers attn_core computed
+        assert plain(lessons.show(sol.facts[name], 4)) in shown
+    assert plain(lessons.fill(lesson.explanation, sol.facts, 4)) in shown
+    assert len(at.get("vega_lite_chart")) == len(lesson.shows) + len(sol.views)
+    assert status(at).endswith("· wrong")
+
+    at.button(key="learn_retry").click().run()
+    assert "The numbers" not in texts(at) and at.button(key=lesson_ui.CHECK).disabled  # empty widgets again
+    predict(at, lesson, answer)
+    assert not at.exception and not at.error
+    assert len(at.success) == 1 and answer_text in plain(at.success[0].value)
+    assert status(at).endswith("· right on try 2")
+
+    at.button(key="learn_try").click().run()
+    assert not at.exception
+    assert at.title[0].value.startswith(lesson.page.page_heading)
+    assert configs_equal(at.session_state["config"], lesson.build())
+    assert at.session_state["preset"] == lesson.preset
+    if lesson.query is not None:
+        assert at.session_state["query"] == lesson.query
+
+
+def test_the_overview_links_to_learn_second_in_the_sidebar(app: AppTest):
+    assert registry.PAGES[1] is registry.LEARN
+    assert [link.proto.page for link in app.get("page_link")][0] == registry.LEARN.name  # first on the page
+
+
+def test_progress_survives_a_page_switch_and_the_list_shows_it(app: AppTest):
+    at = app.switch_page(registry.LEARN.file).run()
+    first, third = lessons.LESSONS[0], lessons.LESSONS[2]
+    predict(at, first, wrong_guess(first, lessons.solved(first.key).solution.answer))
+    at.selectbox(key="learn_pick").set_value(2).run()
+    assert at.subheader[0].value == f"3. {third.title}"
+    at.switch_page(registry.STEPS.file).run()
+    at.switch_page(registry.LEARN.file).run()
+    assert not at.exception
+    assert at.subheader[0].value == f"3. {third.title}"  # the lesson open survives
+    table = plain(at.expander[0].markdown[0].value)
+    assert f"| 1. {first.title} | wrong |" in table and f"| 3. {third.title} | not answered yet |" in table
+    assert at.get("progress")[0].proto.text == f"1 of {len(lessons.LESSONS)} lessons answered, 0 right"
+    at.selectbox(key="learn_pick").set_value(0).run()
+    assert "Not quite" in at.error[0].value  # the answer survives too
+    assert status(at).endswith("· wrong")
+
+
+def test_skip_next_and_previous(app: AppTest):
+    at = app.switch_page(registry.LEARN.file).run()
+    at.button(key="learn_skip").click().run()
+    assert at.subheader[0].value.startswith("2.")
+    assert f"| 1. {lessons.LESSONS[0].title} | skipped |" in plain(at.expander[0].markdown[0].value)
+    at.button(key="learn_previous").click().run()
+    assert at.subheader[0].value.startswith("1.") and status(at).endswith("· skipped")
+    first = lessons.LESSONS[0]
+    predict(at, first, lessons.solved(first.key).solution.answer)
+    assert status(at).endswith("· right")
+    at.button(key="learn_next").click().run()
+    assert at.subheader[0].value.startswith("2.")
+    at.selectbox(key="learn_pick").set_value(len(lessons.LESSONS) - 1).run()
+    assert not at.exception and "last lesson" in texts(at)
+
+
+def test_the_address_bar_names_the_lesson_open(app: AppTest):
+    at = app.switch_page(registry.LEARN.file).run()
+    assert at.query_params[lesson_ui.PARAM] == lessons.LESSONS[0].key
+    at.selectbox(key="learn_pick").set_value(4).run()
+    assert at.query_params[lesson_ui.PARAM] == lessons.LESSONS[4].key
+
+
+def test_a_link_to_the_root_opens_learn_on_its_lesson():
+    at = open_lesson("causal")
+    assert at.subheader[0].value.endswith(lessons.by_key("causal").title)
+    assert configs_equal(at.session_state["config"], load_preset("seed000"))  # the explorer's own is untouched
+
+
+def test_a_link_to_an_unknown_lesson_says_so_and_opens_the_first():
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params[lesson_ui.PARAM] = "[no](javascript:alert(1))"
+    at.run()
+    assert not at.exception and at.title[0].value == registry.LEARN.page_heading
+    assert "does not exist" in at.warning[0].value and "](" not in at.warning[0].value.replace("\\](", "")
+    assert at.subheader[0].value.startswith("1.")
+
+
+def test_undo_after_try_it_brings_the_learners_numbers_back():
+    at = new_app(registry.INPUTS.file)
+    at.switch_page(registry.LEARN.file).run()
+    at.selectbox(key="learn_pick").set_value(LESSON_KEYS.index("causal")).run()
+    lesson = lessons.by_key("causal")
+    predict(at, lesson, 0)
+    at.button(key="learn_try").click().run()
+    assert at.title[0].value == registry.MASKING.page_heading
+    undo = at.button(key="frame_undo")
+    assert "The causal mask" in undo.label
+    undo.click().run()
+    assert configs_equal(at.session_state["config"], load_preset("seed000"))

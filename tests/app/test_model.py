@@ -1,0 +1,158 @@
+"""A real model, on a tiny random BERT made here (no network): sentence, tokens, every head, one head opened in the
+explorer (Step by step shows its weights), back to the model's weights after an edit, a link to it, and the
+messages when there is no model to read."""
+
+from __future__ import annotations
+
+import base64
+import json
+import struct
+import zlib
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import attn_models
+from attn_core import configs_equal, share
+from attn_ui import model_views, registry
+
+from .. import tiny_bert
+from .apptools import APP, edit_cells, plain
+
+MODEL, STEPS = registry.MODEL.file, registry.STEPS.file
+SMALL = {**tiny_bert.CONFIG, "hidden_size": 8, "num_attention_heads": 2, "intermediate_size": 8}  # fits a link
+
+
+@pytest.fixture(scope="module")
+def tiny_dir(tmp_path_factory: pytest.TempPathFactory):
+    return tiny_bert.build(tmp_path_factory.mktemp("tiny"))
+
+
+@pytest.fixture(scope="module")
+def tiny(tiny_dir) -> attn_models.Model:
+    return attn_models.load(str(tiny_dir))
+
+
+def model_app(source: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.session_state["model_source"] = source
+    at.run()
+    at.switch_page(MODEL).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def texts(at: AppTest) -> str:
+    return plain("\n".join(str(m.value) for m in [*at.markdown, *at.caption, *at.warning, *at.error, *at.info]))
+
+
+def png_pixels(data: bytes) -> np.ndarray:  # -> uint8 [h, w, 3]
+    """The RGB pixels of a PNG as model_views.png writes it (one IDAT, filter 0 on every row)."""
+    w, h = struct.unpack(">II", data[16:24])
+    idat = data.index(b"IDAT")
+    size = struct.unpack(">I", data[idat - 4:idat])[0]
+    rows = np.frombuffer(zlib.decompress(data[idat + 4:idat + 4 + size]), np.uint8).reshape(h, 1 + 3 * w)
+    assert (rows[:, 0] == 0).all()
+    return rows[:, 1:].reshape(h, w, 3)
+
+
+def chart_data(el) -> pa.Table:
+    """A chart's own data (dataset slot0, attn_ui.charts), not the frames its builder made."""
+    data = next(d for d in el.proto.datasets if d.name in ("slot0", "")) if len(el.proto.datasets) > 1 else \
+        el.proto.datasets[0]
+    return pa.ipc.open_stream(data.data.data).read_all()
+
+
+def test_sentence_tokens_every_head_and_one_head(tiny_dir, tiny):
+    at = model_app(str(tiny_dir))
+    at.text_input(key="model_sentence").input(tiny_bert.TRICKY).run()
+    assert not at.exception
+    shown = texts(at)
+    assert "10 WordPiece tokens" in shown
+    assert "[CLS] · token · ##ize · ##r · ##s · play · ##ing · [UNK] · ! · [SEP]" in shown
+    view = at.get("vega_lite_chart")[0]
+    out = tiny.forward(tiny_bert.TRICKY)
+    n = out.attentions.shape[-1]
+    data = chart_data(view).to_pydict()  # the model view: one image per layer × head, its pixels the weights
+    assert (data["layer"], data["head"]) == ([0] * 4 + [1] * 4, [0, 1, 2, 3] * 2)
+    for layer, head, url, what in zip(data["layer"], data["head"], data["url"], data["what"], strict=True):
+        pixels = png_pixels(base64.b64decode(url.removeprefix("data:image/png;base64,")))
+        np.testing.assert_array_equal(pixels, model_views.blues(out.attentions[layer, head]))
+        assert what == attn_models.describe_head(out.attentions[layer, head], out.tokens)
+
+    at.selectbox(key="model_layer").select(1).run()
+    at.selectbox(key="model_head").select(2).run()
+    big = chart_data(at.get("vega_lite_chart")[1]).to_pydict()
+    np.testing.assert_array_equal(np.array(big["value"]).reshape(n, n), out.attentions[1, 2])
+    assert attn_models.describe_head(out.attentions[1, 2], out.tokens) in texts(at)
+
+
+def test_open_in_the_explorer_shows_that_heads_weights_on_step_by_step(tiny_dir, tiny):
+    at = model_app(str(tiny_dir))
+    at.text_input(key="model_sentence").input(tiny_bert.SENTENCE).run()
+    at.selectbox(key="model_layer").select(1).run()
+    at.selectbox(key="model_head").select(3).run()
+    at.button(key="model_open").click().run()
+    assert not at.exception, at.exception
+    assert at.title[0].value == registry.STEPS.page_heading  # opened on Step by step
+    cfg = at.session_state["config"]
+    assert configs_equal(cfg, tiny.layer_config(tiny_bert.SENTENCE, 1, head=3)) and at.session_state["head"] == 3
+    weights = next(el for el in at.get("vega_lite_chart") if "steps_weights" in el.proto.id)
+    data = chart_data(weights).to_pydict()
+    expected = tiny.forward(tiny_bert.SENTENCE).attentions[1, 3]
+    np.testing.assert_array_equal(np.array(data["value"]).reshape(9, 9), expected)
+    sidebar = plain("\n".join(c.value for c in at.sidebar.caption)).replace("**", "")
+    assert f"From {tiny_dir}, layer 1, on “{tiny_bert.SENTENCE}”" in sidebar and "constant 1" in sidebar
+
+
+def test_back_to_the_models_weights_after_an_edit(tiny_dir, tiny):
+    at = model_app(str(tiny_dir))
+    at.button(key="model_open").click().run()
+    original = at.session_state["config"]
+    at.switch_page(registry.INPUTS.file).run()
+    edit_cells(at, "w_q", {0: {0: 5.0}})
+    assert not at.exception and at.session_state["config"].w_q[0, 0] == 5.0
+    at.switch_page(MODEL).run()
+    assert "no longer the model's" in texts(at)
+    at.button(key="model_back").click().run()
+    assert not at.exception
+    assert configs_equal(at.session_state["config"], original)
+    assert "no longer the model's" not in texts(at)
+    assert "b_O" in texts(at)
+
+
+def test_a_link_to_a_model_layer_opens_the_same_thing(tmp_path):
+    small = attn_models.load(str(tiny_bert.build(tmp_path, config=SMALL)))
+    cfg = small.layer_config("the cat sat", 1, head=1)
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["c"] = share.encode_link(cfg, "steps")
+    at.run()
+    assert not at.exception
+    assert configs_equal(at.session_state["config"], cfg) and at.session_state["head"] == 1
+    assert at.title[0].value == registry.STEPS.page_heading
+    assert "layer 1, on “the cat sat”" in plain("\n".join(c.value for c in at.sidebar.caption)).replace("**", "")
+    assert json.loads(share.to_json(cfg))["origin"]["layer"] == 1  # large ones travel as the file, origin and all
+
+
+def test_no_network_and_no_cache_says_so_and_the_app_keeps_working(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    at = model_app("nobody-here/no-such-model")
+    shown = texts(at)
+    assert "could not be loaded" in shown and "give that folder" in shown
+    at.switch_page(STEPS).run()
+    assert not at.exception and at.title[0].value == registry.STEPS.page_heading
+
+
+def test_a_model_over_the_caps_is_refused_naming_the_cap(tmp_path):
+    big = tiny_bert.build(tmp_path, config={**tiny_bert.CONFIG, "num_attention_heads": 17, "hidden_size": 34})
+    at = model_app(str(big))
+    assert "over the cap of 16 (heads)" in texts(at)
+
+
+def test_a_sentence_over_the_cap_is_refused(tiny_dir):
+    at = model_app(str(tiny_dir))
+    at.text_input(key="model_sentence").input("the cat " * 30).run()
+    assert not at.exception
+    assert "62 WordPiece tokens" in texts(at) and "allows 40" in texts(at)

@@ -1,0 +1,131 @@
+"""Two lessons of Learn done as a learner in Chromium: predict, check, read the reveal, try it in the explorer.
+
+The first lesson is opened from the sidebar, answered wrongly, tried again and answered rightly; its numbers are
+checked against numpy written out (tests/e2e/seed000.py). The second is opened by a link (?lesson=…). Every chart
+must be drawn at a readable size, with no two labels on top of each other. Screenshots go to $E2E_SCREENSHOTS if
+set (to look at them), else under pytest's tmp dir.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from playwright.sync_api import Locator, Page, expect
+
+from .helpers import (
+    MAIN,
+    chart_after,
+    charts,
+    choose_radio,
+    expect_rerun,
+    goto_page,
+    heatmap_values,
+    nav_link,
+    open_app,
+    screenshot,
+)
+from .seed000 import W_K, W_Q, X, attention
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture
+def shots(tmp_path: Path) -> Path:
+    return Path(os.environ.get("E2E_SCREENSHOTS") or tmp_path)
+
+
+def press(page: Page, name: str) -> None:
+    """Click the button called ``name`` and wait for the app's rerun."""
+    button = page.get_by_role("button", name=name)
+    expect(button).to_be_enabled()
+    with expect_rerun(page):
+        button.click()
+
+
+def label_boxes(chart: Locator) -> list[list[float]]:
+    """[left, top, right, bottom] of every text a chart shows: numbers on marks and axis labels (hidden ones out)."""
+    return chart.locator("svg text").evaluate_all("""es => es
+        .filter(e => e.textContent.trim() && getComputedStyle(e).opacity !== '0' && e.getAttribute('opacity') !== '0')
+        .map(e => { const b = e.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; })""")
+
+
+def assert_charts_readable(page: Page) -> None:
+    """Every chart on the page is drawn at a readable size and no two of its labels overlap."""
+    found = charts(page)
+    assert found.count(), "no chart on the page"
+    for i in range(found.count()):
+        chart = found.nth(i)
+        box = chart.bounding_box()
+        assert box and box["width"] >= 150 and box["height"] >= 100, f"chart {i} collapsed: {box}"
+        boxes = label_boxes(chart)
+        for a in range(len(boxes)):
+            for b in range(a + 1, len(boxes)):
+                (l1, t1, r1, b1), (l2, t2, r2, b2) = boxes[a], boxes[b]
+                overlap_x, overlap_y = min(r1, r2) - max(l1, l2), min(b1, b2) - max(t1, t2)
+                assert overlap_x <= 1 or overlap_y <= 1, f"chart {i}: labels {a} and {b} overlap"
+
+
+def test_lesson_one_wrong_then_right_then_step_by_step(app_page: Page, shots: Path) -> None:
+    page = app_page
+    weights = attention()[1]  # [3, 3], numpy written out
+    scores = (X @ W_Q) @ (X @ W_K).T  # [3, 3]
+
+    goto_page(page, "Learn")
+    main = page.locator(MAIN)
+    expect(page.get_by_role("heading", name="1. By hand: the best match")).to_be_visible()
+    expect(main).not_to_contain_text("The numbers")  # nothing revealed yet
+    expect(page.get_by_role("button", name="Check my answer")).to_be_disabled()
+
+    choose_radio(page, "Your prediction", "input3")
+    press(page, "Check my answer")
+    expect(main).to_contain_text("Not quite. You said input3; the answer is input2.")
+    expect(main).to_contain_text("Lesson 1 of 14 · wrong")
+    screenshot(page, shots / "learn_1_wrong.png")
+
+    press(page, "Try again")
+    expect(main).not_to_contain_text("Not quite")
+    choose_radio(page, "Your prediction", "input2")
+    press(page, "Check my answer")
+    expect(main).to_contain_text("Right. The answer is input2.")
+    expect(main).to_contain_text("Lesson 1 of 14 · right on try 2")
+    # the reveal: input2's scores and weights, as numpy gives them
+    row = ", ".join(f"{s:g}" for s in scores[1])
+    expect(main).to_contain_text(f"[{row}]")
+    _, _, shown = heatmap_values(chart_after(page, "Weights"))
+    np.testing.assert_allclose(shown, weights, rtol=5e-4)  # the tooltip shows 4 significant digits
+    assert_charts_readable(page)
+    screenshot(page, shots / "learn_1_right.png")
+    assert "lesson=best-match" in page.url  # the address links to the lesson
+
+    press(page, "Try it yourself on Step by step")
+    expect(nav_link(page, "Step by step")).to_have_attribute("aria-current", "page")
+    _, _, on_steps = heatmap_values(chart_after(page, "Weights"))
+    np.testing.assert_allclose(on_steps, weights, rtol=5e-4)
+    expect(page.get_by_role("heading", name="Softmax of row 1")).to_be_visible()  # the drill-down follows input2
+
+    goto_page(page, "Learn")  # the answer is still there
+    expect(main).to_contain_text("Right. The answer is input2.")
+
+
+def test_a_link_opens_a_lesson_and_try_it_opens_scaling(page: Page, app_server: str, shots: Path) -> None:
+    open_app(page, f"{app_server}/?lesson=temperature")
+    expect(nav_link(page, "Learn")).to_have_attribute("aria-current", "page")
+    main = page.locator(MAIN)
+    expect(page.get_by_role("heading", name="6. Scores times 10")).to_be_visible()
+
+    choose_radio(page, "Your prediction", "they get sharper: closer to all the weight on one key")
+    press(page, "Check my answer")
+    expect(main).to_contain_text("Right.")
+    bars = charts(page).last
+    expect(bars).to_contain_text("Entropy of each row of weights")
+    expect(bars.locator("g.mark-rect path")).to_have_count(12)  # 6 rows × (as they are, times 10)
+    assert_charts_readable(page)
+    screenshot(page, shots / "learn_6_right.png")
+
+    press(page, "Try it yourself on Scaling")
+    expect(nav_link(page, "Scaling")).to_have_attribute("aria-current", "page")
+    expect(main).to_contain_text("÷ √d_k = √10")
+    screenshot(page, shots / "learn_6_scaling.png")

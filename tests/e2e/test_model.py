@@ -1,0 +1,93 @@
+"""A real model in Chromium, on a tiny random BERT made here (the server reads it through $ATTN_MODEL, no network):
+type a sentence, open a head in the explorer, edit one W_Q cell, see Step by step move."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from playwright.sync_api import Page, expect
+
+import attn_models
+from attn_core import run
+
+from .. import tiny_bert
+from .helpers import (
+    chart_after,
+    edit_grid_cell,
+    expect_rerun,
+    goto_page,
+    grid_after,
+    heatmap_values,
+    open_app,
+    start_server,
+    stop_server,
+)
+
+pytestmark = pytest.mark.e2e
+LAYER, HEAD, NEW = 1, 2, 3.0  # the head opened; W_Q[0, HEAD·d_k] becomes NEW (a cell in that head's slice)
+
+
+@pytest.fixture(scope="module")
+def tiny_dir(tmp_path_factory: pytest.TempPathFactory):
+    return tiny_bert.build(tmp_path_factory.mktemp("tiny"))
+
+
+@pytest.fixture(scope="module")
+def model_server(tmp_path_factory: pytest.TempPathFactory, tiny_dir) -> Iterator[str]:
+    """A server of its own whose A real model page reads the tiny checkpoint."""
+    before = os.environ.get("ATTN_MODEL")
+    os.environ["ATTN_MODEL"] = str(tiny_dir)  # inherited by the server process
+    try:
+        proc, url = start_server(tmp_path_factory.mktemp("streamlit") / "streamlit.log")
+    finally:
+        if before is None:
+            del os.environ["ATTN_MODEL"]
+        else:
+            os.environ["ATTN_MODEL"] = before
+    try:
+        yield url
+    finally:
+        stop_server(proc)
+
+
+def choose(page: Page, label: str, option: str) -> None:
+    """Pick ``option`` in the st.selectbox labelled ``label``."""
+    box = page.get_by_label(label, exact=True)
+    with expect_rerun(page):
+        box.click()
+        page.get_by_role("option", name=option, exact=True).click()
+
+
+def test_type_open_edit_and_step_by_step_moves(page: Page, model_server: str, tiny_dir) -> None:
+    model = attn_models.load(str(tiny_dir))
+    cfg = model.layer_config(tiny_bert.TRICKY, LAYER, head=HEAD)
+    open_app(page, model_server)  # the root first: a fresh server's very first run of a page URL is a legacy run
+    goto_page(page, "A real model")
+    sentence = page.get_by_label("Sentence", exact=True)
+    sentence.fill(tiny_bert.TRICKY)
+    with expect_rerun(page):
+        sentence.press("Enter")
+    expect(page.get_by_text("10 WordPiece tokens")).to_be_visible()
+    choose(page, "Layer", str(LAYER))
+    choose(page, "Head", str(HEAD))
+    with expect_rerun(page):
+        page.get_by_role("button", name="Open this head in the explorer").click()
+    expect(page.locator("h1").filter(has_text="Step by step")).to_be_visible()
+    rows, _, shown = heatmap_values(chart_after(page, "Weights"))
+    assert rows[0] == "0: [CLS]" and rows[-1] == "9: [SEP]"
+    # the chart's accessible values carry 4 significant digits at this size
+    np.testing.assert_allclose(shown, model.forward(tiny_bert.TRICKY).attentions[LAYER, HEAD], rtol=1e-3, atol=1e-7)
+
+    goto_page(page, "Inputs & weights")
+    col = HEAD * cfg.d_k
+    edit_grid_cell(page, grid_after(page, "W_Q"), 0, col, f"{NEW:g}")
+    goto_page(page, "Step by step")
+    w_q = cfg.w_q.copy()
+    w_q[0, col] = NEW
+    expected = run(replace(cfg, w_q=w_q)).heads[HEAD].weights
+    assert np.abs(expected - run(cfg).heads[HEAD].weights).max() > 1e-3  # the edit moves this head's weights
+    np.testing.assert_allclose(heatmap_values(chart_after(page, "Weights"))[2], expected, rtol=1e-3, atol=1e-7)

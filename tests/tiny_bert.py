@@ -1,0 +1,98 @@
+"""A tiny random BERT checkpoint, made here (no download): config.json, model.safetensors, tokenizer.json.
+
+Used by tests/models (the loader, the forward pass, layer_config, the Hub cache) and tests/app (the A real model
+page on a checkpoint that needs no network). The vocabulary is a few words and ## pieces, so ``##`` pieces and
+``[UNK]`` both occur; the weights are random float32 (as real checkpoints store them).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+WORDS = ["the", "cat", "sat", "on", "mat", "a", "dog", "it", "was", "tired", "because", "token", "##s", "##ize",
+         "##r", "##ing", "play", "run", ".", ",", "!", "?"]
+VOCAB = SPECIALS + WORDS
+SENTENCE = "The cat sat on the mat."
+TRICKY = "Tokenizers playing zyx!"  # token ##ize ##r ##s, play ##ing, [UNK], !
+CONFIG = {"model_type": "bert", "architectures": ["BertModel"], "num_hidden_layers": 2, "num_attention_heads": 4,
+          "hidden_size": 16, "intermediate_size": 24, "vocab_size": len(VOCAB), "max_position_embeddings": 40,
+          "type_vocab_size": 2, "layer_norm_eps": 1e-12, "hidden_act": "gelu", "pad_token_id": 0}
+
+
+def tokenizer_json() -> str:
+    """A BERT WordPiece tokenizer over VOCAB, as tokenizer.json text (made with the tokenizers package)."""
+    from tokenizers import Tokenizer, decoders, normalizers, pre_tokenizers, processors
+    from tokenizers.models import WordPiece
+
+    tok = Tokenizer(WordPiece({t: i for i, t in enumerate(VOCAB)}, unk_token="[UNK]", max_input_chars_per_word=100))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+        special_tokens=[("[CLS]", VOCAB.index("[CLS]")), ("[SEP]", VOCAB.index("[SEP]"))])
+    tok.decoder = decoders.WordPiece()
+    tok.enable_truncation(8)  # as real tokenizer.json files carry: the loader must switch these off
+    tok.enable_padding(length=12)
+    return tok.to_str()
+
+
+def weights(config: dict, seed: int = 0) -> dict[str, np.ndarray]:
+    """Random float32 tensors under BERT's names (no "bert." prefix, as all-MiniLM-L6-v2)."""
+    rng = np.random.default_rng(seed)
+    d, ff = config["hidden_size"], config["intermediate_size"]
+
+    def r(*shape: int, scale: float = 0.4) -> np.ndarray:
+        return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+    t = {
+        "embeddings.word_embeddings.weight": r(config["vocab_size"], d, scale=1.0),
+        "embeddings.position_embeddings.weight": r(config["max_position_embeddings"], d, scale=0.5),
+        "embeddings.token_type_embeddings.weight": r(config["type_vocab_size"], d, scale=0.5),
+        "embeddings.LayerNorm.weight": 1 + r(d, scale=0.1), "embeddings.LayerNorm.bias": r(d, scale=0.1),
+        "embeddings.position_ids": np.arange(config["max_position_embeddings"], dtype=np.int64)[None],
+    }
+    for i in range(config["num_hidden_layers"]):
+        p = f"encoder.layer.{i}"
+        for name in ("attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense"):
+            t[f"{p}.{name}.weight"], t[f"{p}.{name}.bias"] = r(d, d), r(d, scale=0.2)
+        t[f"{p}.intermediate.dense.weight"], t[f"{p}.intermediate.dense.bias"] = r(ff, d), r(ff, scale=0.2)
+        t[f"{p}.output.dense.weight"], t[f"{p}.output.dense.bias"] = r(d, ff), r(d, scale=0.2)
+        for name in ("attention.output.LayerNorm", "output.LayerNorm"):
+            t[f"{p}.{name}.weight"], t[f"{p}.{name}.bias"] = 1 + r(d, scale=0.1), r(d, scale=0.1)
+    return t
+
+
+def build(folder: Path, *, config: dict | None = None, seed: int = 0, prefix: str = "") -> Path:
+    """Write a tiny checkpoint into ``folder`` (created); ``prefix`` (e.g. "bert.") goes before every weight name."""
+    from safetensors.numpy import save_file
+
+    config = config or CONFIG
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text(json.dumps(config, indent=2))
+    (folder / "tokenizer.json").write_text(tokenizer_json())
+    save_file({prefix + k: v for k, v in weights(config, seed).items()}, str(folder / "model.safetensors"))
+    return folder
+
+
+def fake_hub_cache(cache: Path, repo_id: str, folder: Path, commit: str = "0123456789abcdef" * 2 + "01234567") -> Path:
+    """Lay ``folder``'s files out as huggingface_hub's cache does: blobs, snapshots/<commit> links, refs/main.
+
+    Returns the snapshot folder.
+    """
+    repo = Path(cache) / f"models--{repo_id.replace('/', '--')}"
+    snapshot = repo / "snapshots" / commit
+    (repo / "blobs").mkdir(parents=True, exist_ok=True)
+    snapshot.mkdir(parents=True, exist_ok=True)
+    (repo / "refs").mkdir(exist_ok=True)
+    (repo / "refs" / "main").write_text(commit)
+    for f in Path(folder).iterdir():
+        blob = repo / "blobs" / f"blob-{f.name}"
+        shutil.copyfile(f, blob)
+        (snapshot / f.name).symlink_to(Path("..") / ".." / "blobs" / blob.name)
+    return snapshot

@@ -6,6 +6,7 @@ Each control keeps its value across pages through :func:`attn_ui.state.bind`.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -42,9 +43,16 @@ def head_selector(n_heads: int, prefix: str) -> int:
 def query_selector(labels: list[str], prefix: str) -> int:
     """The query token to drill into (state QUERY); clicking a scores or weights cell also sets it."""
     value, key = min(int(st.session_state[state.QUERY]), len(labels) - 1), f"{prefix}_query"
+    st.session_state[state.QUERY] = value
     return st.selectbox("Query token (or click a cell of the scores or weights)", list(range(len(labels))),
-                        format_func=lambda i: labels[i], width=320,
-                        **_shared(state.QUERY, key, value))
+                        format_func=lambda i: labels[i], width=320, **state.bind(key, value, partial(_pick_query, key)))
+
+
+def _pick_query(key: str) -> None:
+    """on_change of the query selectbox: the query, and fresh clickable heatmaps (a heatmap's click is news only when
+    it differs from its last one: after the selectbox, a click on the cell clicked before must count again)."""
+    st.session_state[state.QUERY] = st.session_state[key]
+    st.session_state[state.QUERY_PICKS] += 1
 
 
 def _shared(state_key: str, key: str, value: int) -> dict:

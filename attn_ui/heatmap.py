@@ -229,16 +229,22 @@ def heatmap(
     px = px or cell_px(r, c)
     height_px = row_height(r, px)
     values, masked, br, bc = block_means(values, masked, block_limit(r, c))  # at most block_limit(r, c) a side
-    if br > 1 or bc > 1:
+    in_blocks = br > 1 or bc > 1
+    if in_blocks:
         row_labels, col_labels = block_labels(row_labels, br), block_labels(col_labels, bc)
         note = f"each cell: the mean of a block of {br} × {bc}"
+        if kind == "weights" and domain is None:  # means of many small weights: 0 … 1 would be one pale colour
+            note += ", colours from 0 to the largest mean"
         title = f"{title} · {note}" if title else note
     r, c = values.shape
     flat = values.ravel()
     finite = np.isfinite(flat)
     is_masked = ~finite if masked is None else ~finite | np.asarray(masked, dtype=bool).ravel()
+    spread = in_blocks and kind == "weights" and domain is None  # colours from 0 to the largest block mean
     if domain is None:
-        if kind in ("weights", "mask"):
+        if spread:
+            domain = (0.0, float(flat[finite].max()) if finite.any() else 1.0)
+        elif kind in ("weights", "mask"):
             domain = (0.0, 1.0)
         else:
             m = float(np.abs(flat[finite]).max()) if finite.any() else 1.0
@@ -269,7 +275,7 @@ def heatmap(
         stroke=0.5 if px >= 8 else 0, font=font_px(px) if show_text else 0,
         angle=0 if lie_flat else (-45 if c <= 12 else -90),
         title=title, x_title=x_title, y_title=y_title, select=select, has_masked=has_masked,
-        fixed_domain=None if kind == "signed" else (float(lo), float(hi)),
+        fixed_domain=None if kind == "signed" or spread else (float(lo), float(hi)),
     )
     return charts.Chart(heatmap_chart, layout, (data,), (None if layout.fixed_domain else (float(lo), float(hi)),),
                         canvas=layout.on_canvas)

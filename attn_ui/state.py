@@ -38,6 +38,7 @@ DRAFTS = "drafts"  # {matrix name: object array with the learner's rejected valu
 ERRORS = "errors"  # {matrix name: message of the input that was rejected}
 PRECISION = "precision"  # decimals shown in heatmaps and tables
 QUERY = "query"  # index of the query token in the drill-downs
+QUERY_PICKS = "query_picks"  # int: times the query was chosen in a selectbox (names the clickable heatmaps afresh)
 HEAD = "head"  # index of the head shown step by step
 NOTICE = "notice"  # one-off message to show on the next run (e.g. a rejected permalink)
 LINK_APPLIED = "link_applied"  # bool: this session has read its address (?c= or ?s=; once, at start)
@@ -56,7 +57,7 @@ LESSON_LINK_APPLIED = "lesson_link_applied"  # bool: this session has read its ?
 
 DEFAULT_PRECISION = 4
 UNDO_STEPS = 30  # changes that can be undone, at most ...
-UNDO_BYTES = 64 * 2**20  # ... and the matrices they keep (a configuration at the caps holds about 10 MB)
+UNDO_BYTES = 32 * 2**20  # ... and the matrices they keep (a configuration at the caps holds about 10 MB)
 _GRID_FIELDS = {"tokens", "x", "w_q", "w_k", "w_v", "w_o"}  # fields shown in editable grids
 
 
@@ -72,6 +73,7 @@ def init() -> None:
     st.session_state.setdefault(ERRORS, {})
     st.session_state.setdefault(PRECISION, DEFAULT_PRECISION)
     st.session_state.setdefault(QUERY, 0)
+    st.session_state.setdefault(QUERY_PICKS, 0)
     st.session_state.setdefault(HEAD, 0)
     st.session_state.setdefault(NOTICE, None)
     st.session_state.setdefault(KEPT, {})

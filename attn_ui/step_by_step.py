@@ -42,6 +42,11 @@ def _on_cell_click(chart_key: str) -> Callable[[], None]:
     return pick
 
 
+def _clickable(prefix: str, name: str) -> str:
+    """The key of a heatmap whose cells choose the query: new after each choice in the query selectbox."""
+    return f"{prefix}_{name}_chart_{st.session_state[state.QUERY_PICKS]}"
+
+
 def _sup(head: int | None) -> str:
     """LaTeX superscript naming the head, or nothing for a single head."""
     return "" if head is None else f"^{{({head})}}"
@@ -86,7 +91,7 @@ def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None 
     matrix_block(
         "Scores QKᵀ", rf"S{h} = Q{h} K{h}{{}}^\top, \qquad s_{{ij}} = q_i \cdot k_j", t.scores, **pair,
         note=f"Row i holds the dot products of query i with every key. {click}",
-        key=f"{prefix}_scores_chart", select=CELL, on_select=_on_cell_click(f"{prefix}_scores_chart"),
+        key=(k := _clickable(prefix, "scores")), select=CELL, on_select=_on_cell_click(k),
     )
 
     st.subheader("3 · Scaled scores")
@@ -118,7 +123,7 @@ def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None 
     with left:
         matrix_block(
             "Weights", "", t.weights, **pair, kind="weights",
-            key=f"{prefix}_weights_chart", select=CELL, on_select=_on_cell_click(f"{prefix}_weights_chart"),
+            key=(k := _clickable(prefix, "weights")), select=CELL, on_select=_on_cell_click(k),
             masked=None if t.mask is None else ~t.mask,
         )
     with right:

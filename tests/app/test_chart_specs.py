@@ -145,3 +145,17 @@ def test_the_pages_draw_through_the_fast_path_without_errors():
         at.switch_page(page).run()
         assert not at.exception
         assert at.get("vega_lite_chart")
+
+
+def test_weights_drawn_in_blocks_take_their_colours_from_0_to_the_largest_mean():
+    """Attention over 256 keys: every block mean is about 1/256, one pale colour on a 0 … 1 scale."""
+    rng = np.random.default_rng(3)
+    w = rng.random((256, 256))
+    w /= w.sum(axis=1, keepdims=True)  # rows of weights, each summing to 1
+    chart = heatmap.heatmap(w, [f"t{i}" for i in range(256)], [f"t{i}" for i in range(256)], kind="weights")
+    frame = _only_frame(chart.spec())
+    means = w.reshape(32, 8, 32, 8).mean(axis=(1, 3))  # [32, 32] blocks of 8 × 8
+    assert frame[charts.DOMAIN_LO].iloc[0] == 0.0 and frame[charts.DOMAIN_HI].iloc[0] == means.max()
+    assert chart.spec()["title"].endswith("colours from 0 to the largest mean")
+    small = heatmap.heatmap(w[:4, :4], list("abcd"), list("abcd"), kind="weights")  # drawn cell by cell: 0 … 1
+    assert small.layout.fixed_domain == (0.0, 1.0)

@@ -345,3 +345,21 @@ def test_many_keys_are_shown_a_page_at_a_time_and_the_sums_cover_every_key():
     assert got["b"][-1][0] == "**Σ (all 70 keys)**"
     assert numbers(got["b"][-1][4]) == [1.0]  # the weights of every key sum to 1
     np.testing.assert_allclose(numbers(got["c"][-1][3]), ref["output"][0], atol=1e-4)
+
+
+def test_after_the_query_selectbox_a_click_on_the_cell_clicked_before_counts_again():
+    """A heatmap's click is news only when it differs from its last one: choosing the query in the selectbox draws
+    the clickable heatmaps afresh, so clicking the cell clicked before picks its query again."""
+    at = steps_app(load_preset("seed000"))
+
+    def clickable() -> set[str]:
+        return {el.proto.id for el in at.get("vega_lite_chart") if "_scores_chart" in el.proto.id
+                or "_weights_chart" in el.proto.id}
+
+    before = clickable()
+    assert len(before) == 2
+    at.selectbox(key="steps_query").set_value(2).run()
+    assert at.session_state["query"] == 2
+    after = clickable()
+    assert len(after) == 2 and not before & after  # new charts: their selection starts empty
+    assert not at.exception

@@ -1,0 +1,541 @@
+"""Many learners on one server: N browser sessions editing at once; per-edit latency and the server's memory.
+
+One Streamlit server (tests/e2e/helpers.start_server, a fresh one for every row of the table), one headless
+Chromium, one browser context per session (a context is a learner: its own cookies, its own Streamlit session).
+The sessions run concurrently (Playwright's async API, ``asyncio.gather``). Each session opens the app, loads its
+configuration, goes to Inputs & weights, makes one warm-up edit (not counted), then loops ``--edits`` times:
+
+- **edit**: at seed 000 (and ``mid``), type a new number into X[0, 0] on Inputs & weights (select the cell, open its
+  editor, fill, Enter, as tests/e2e/helpers.edit_grid_cell does). At the caps X has 131,072 cells, more than a grid
+  edits (attn_ui.grid_editor.MAX_EDITABLE_CELLS), and so has every matrix: the edit is X's *Randomise* popover,
+  a new seed, *Fill* (every number of X changes);
+- **page switch**: click ``--switch-to`` (default Step by step) in the sidebar, then Inputs & weights again.
+
+What is timed, in the page (``performance.now()``): from the committing action (the Enter that commits the cell
+while its editor is open; the click on *Fill*; the click on the sidebar link) to the arrival of the server's
+message that the run it started has finished (a ForwardMsg with ``script_finished``, not one cut short for another
+run: the same message tests/e2e/helpers.expect_rerun counts and bench/browser.py's hook reads). Each session
+waits ``--think`` seconds (± half, at random) between actions, as a learner would; 0 hammers the server.
+
+Memory: VmRSS of the streamlit process and of its descendants (/proc/<pid>/status), sampled every 0.5 s: before
+any session (idle), after the sessions opened, the peak during the edits, at the end; also the load average and the
+server's CPU use during the edits (CPU seconds / wall seconds: 100 % is one core of the 2). The browser runs on the
+same cores as the server, so at many sessions the latency measures the machine, not the server alone.
+
+Configurations (bench/app.py's): seed000 (the app's default), mid (n_seq 64, d_model 64, 8 heads) and caps
+(n_seq 256, d_model 512, widths 512, 8 heads), loaded through Share & export's JSON import.
+
+``--soak SECONDS``: one server, ``--sessions`` sessions (the first value; sizes given round-robin from ``--sizes``)
+edit and switch pages for that long; each session starts over in a new context every ``--churn`` edits (learners
+come and go); prints the RSS at start, every minute and at the end, with that minute's latency.
+
+Run::
+
+    .venv/bin/python bench/load.py                                   # seed000 at 1 5 10 20, caps at 1 2 4
+    .venv/bin/python bench/load.py --sizes seed000 --sessions 1 5 --edits 5
+    .venv/bin/python bench/load.py --soak 1800 --sessions 4 --sizes seed000 mid
+
+Needs /usr/bin/chromium. Prints figures, never asserts a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from playwright.async_api import Browser, Page, async_playwright, expect  # noqa: E402
+from playwright.async_api import TimeoutError as PlaywrightTimeout  # noqa: E402
+
+import tests.e2e.helpers as e2e  # noqa: E402
+from attn_core import share  # noqa: E402
+from bench.app import CONFIGS, machine  # noqa: E402
+
+TIMEOUT_MS = 180_000  # 20 sessions on 2 cores: a step can take long; a real hang still fails
+DEFAULT_SESSIONS = {"seed000": [1, 5, 10, 20], "mid": [1, 5, 10], "caps": [1, 2, 4]}
+
+# Installed in every page before the app loads. Counts the runs the server reports finished (ForwardMsg field 6,
+# script_finished, a varint; 2 = FINISHED_EARLY_FOR_RERUN is left out, another run follows it) and, once armed,
+# stamps the committing action (Enter in an open cell editor, a click on a "Fill" button or a sidebar link) and
+# the arrival of the first finished-run message after it.
+_HOOK = """(() => {
+  const L = window.__load = {runs: 0, armed: false, start: null, end: null};
+  const varint = (bytes, at) => {
+    let value = 0, shift = 0, byte;
+    do { byte = bytes[at++]; value += (byte & 0x7f) * 2 ** shift; shift += 7; } while (byte & 0x80);
+    return [value, at];
+  };
+  const runEnded = data => {
+    if (!(data instanceof ArrayBuffer)) return false;
+    const bytes = new Uint8Array(data);
+    for (let at = 0, tag, value; at < bytes.length;) {
+      [tag, at] = varint(bytes, at);
+      const f = Math.floor(tag / 8), wire = tag % 8;
+      if (wire === 0) { [value, at] = varint(bytes, at); if (f === 6) return value !== 2; }
+      else if (wire === 2) { [value, at] = varint(bytes, at); at += value; }
+      else if (wire === 1) at += 8;
+      else if (wire === 5) at += 4;
+      else return false;
+    }
+    return false;
+  };
+  const Native = window.WebSocket;
+  window.WebSocket = class extends Native {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener('message', e => {
+        if (!runEnded(e.data)) return;
+        L.runs += 1;
+        if (L.armed && L.start !== null && L.end === null) L.end = performance.now();
+      });
+    }
+  };
+  const stamp = () => { if (L.armed && L.start === null) L.start = performance.now(); };
+  document.addEventListener('keydown', e => {
+    if (e.key === 'Enter' && document.querySelector('#portal input.gdg-input, #portal textarea.gdg-input')) stamp();
+  }, true);
+  document.addEventListener('click', e => {
+    const t = e.target instanceof Element ? e.target : null;
+    if (!t) return;
+    const b = t.closest('button');
+    if (t.closest('[data-testid="stSidebarNavLink"]') || (b && b.innerText.trim() === 'Fill')) stamp();
+  }, true);
+})();"""
+
+_IDLE = (f"() => document.querySelector({e2e.APP_IDLE!r}) !== null"
+         " && !document.querySelector('[data-testid=\"stStatusWidgetRunningIcon\"]')"
+         f" && !document.querySelector({e2e.SKELETON!r})")
+
+
+# ---- the server's memory ------------------------------------------------------------------------------
+
+
+def cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) the process ``pid`` has used, its threads included."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def rss_mb(pid: int) -> float:
+    """VmRSS of ``pid`` and of every descendant, in MB (MiB)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+            children.setdefault(ppid, []).append(int(entry))
+    total_kb, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        todo.extend(children.get(p, []))
+        try:
+            for line in Path(f"/proc/{p}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total_kb += int(line.split()[1])
+        except OSError:
+            pass
+    return total_kb / 1024
+
+
+def loadavg() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+
+
+class Sampler:
+    """RSS of the server every ``every`` s in the background: the peak since the last reset."""
+
+    def __init__(self, pid: int, every: float = 0.5) -> None:
+        self.pid, self.every, self.peak, self._task = pid, every, 0.0, None
+
+    async def _run(self) -> None:
+        while True:
+            self.peak = max(self.peak, rss_mb(self.pid))
+            await asyncio.sleep(self.every)
+
+    def start(self) -> None:
+        self.peak = rss_mb(self.pid)
+        self._task = asyncio.get_running_loop().create_task(self._run())
+
+    async def stop(self) -> float:
+        if self._task:
+            self._task.cancel()
+        return max(self.peak, rss_mb(self.pid))
+
+
+# ---- one session --------------------------------------------------------------------------------------
+
+
+@dataclass
+class Stats:
+    edits: list[float] = field(default_factory=list)  # ms, committing action -> run finished
+    switches: list[float] = field(default_factory=list)  # ms, sidebar click -> run finished
+    errors: list[str] = field(default_factory=list)
+
+
+async def wait_idle(page: Page) -> None:
+    await page.wait_for_function(_IDLE, timeout=TIMEOUT_MS, polling=100)
+
+
+async def runs(page: Page) -> int:
+    return await page.evaluate("() => window.__load.runs")
+
+
+async def after_rerun(page: Page, before: int) -> None:
+    """Wait until a run finished after ``before`` runs, then until the app is idle."""
+    await page.wait_for_function(f"() => window.__load.runs > {before}", timeout=TIMEOUT_MS, polling=100)
+    await wait_idle(page)
+
+
+async def timed(page: Page, action) -> float:
+    """ms from the action's stamped event (see _HOOK) to the next finished run; then waits until idle."""
+    await page.evaluate("() => Object.assign(window.__load, {armed: true, start: null, end: null})")
+    await action()
+    try:
+        await page.wait_for_function("() => window.__load.end !== null", timeout=TIMEOUT_MS, polling=50)
+    except PlaywrightTimeout:
+        state = await page.evaluate("() => JSON.stringify(window.__load)")
+        raise RuntimeError(f"no run finished within {TIMEOUT_MS / 1000:.0f} s of the action on {page.url[:80]}: "
+                           f"{state}") from None
+    ms = await page.evaluate("() => { const L = window.__load; L.armed = false; return L.end - L.start; }")
+    await wait_idle(page)
+    return ms
+
+
+async def goto_page(page: Page, title: str) -> float:
+    link = page.locator('[data-testid="stSidebarNav"] [data-testid="stSidebarNavLink"]').filter(
+        has=page.get_by_text(title, exact=True))
+    ms = await timed(page, link.click)
+    await expect(link).to_have_attribute("aria-current", "page", timeout=TIMEOUT_MS)
+    return ms
+
+
+class Session:
+    """One learner: a browser context with the app open on Inputs & weights."""
+
+    def __init__(self, browser: Browser, url: str, size: str, json_path: Path | None, name: str, think: float):
+        self.browser, self.url, self.size, self.json_path, self.name = browser, url, size, json_path, name
+        self.think, self.page, self.k, self.stats = think, None, 0, Stats()
+
+    async def open(self) -> None:
+        context = await self.browser.new_context(viewport=e2e.VIEWPORT)
+        context.set_default_timeout(TIMEOUT_MS)
+        await context.add_init_script(_HOOK)
+        self.page = page = await context.new_page()
+        await page.goto(self.url, timeout=TIMEOUT_MS)
+        await wait_idle(page)
+        if self.json_path is not None:  # Share & export's JSON import
+            await goto_page(page, "Share & export")
+            before = await runs(page)
+            await page.locator('[data-testid="stFileUploader"] input[type="file"]').set_input_files(str(self.json_path))
+            await after_rerun(page, before)
+            await expect(page.get_by_text("Loaded config.json", exact=False)).to_be_visible(timeout=TIMEOUT_MS)
+        await goto_page(page, "Inputs & weights")
+
+    async def close(self) -> None:
+        if self.page is not None:
+            await self.page.context.close()
+            self.page = None
+
+    async def pause(self) -> None:
+        if self.think:
+            await asyncio.sleep(random.uniform(0.5, 1.5) * self.think)
+
+    async def edit(self) -> float:
+        self.k += 1
+        if self.size == "caps":
+            return await self._randomise_x(self.k)
+        index = int(self.name.rsplit("-", 1)[1])
+        # unique per session, exact in binary, never a whole number (the grid would show "41.0" typed as "41")
+        return await self._edit_cell(repr(10.0 * (index + 1) + 0.0625 * (2 * (self.k % 80) + 1)))
+
+    async def _edit_cell(self, text: str) -> float:
+        page = self.page
+        grid = page.locator("xpath=(//strong[normalize-space()='X']/following::*[@data-testid='stDataFrame'])[1]")
+        canvas = grid.locator('[data-testid="data-grid-canvas"]')
+        selected = grid.locator('td[aria-selected="true"]')
+        await canvas.scroll_into_view_if_needed()
+        box = await canvas.bounding_box()
+        await page.mouse.click(box["x"] + 5, box["y"] + 1.5 * e2e.GRID_ROW_PX)  # row 0's index cell
+        await expect(selected).to_have_count(1)
+        target = grid.locator('[data-testid="glide-cell-1-0"]')
+        if await target.get_attribute("aria-selected") != "true":
+            await page.keyboard.press("ArrowRight")
+        await expect(target).to_have_attribute("aria-selected", "true")
+        await page.wait_for_timeout(100)  # the editor opens asynchronously (E2E_NOTES)
+        editor = page.locator(e2e.EDITOR_INPUT).first
+        if not await editor.is_visible():
+            await page.keyboard.press("Enter")
+        await expect(editor).to_be_visible()
+        await editor.fill(text)
+        ms = await timed(page, lambda: page.keyboard.press("Enter"))
+        await expect(target).to_have_text(e2e._grid_text(text), timeout=TIMEOUT_MS)
+        if boxes := await page.locator(e2e.EXCEPTION).all_inner_texts():
+            raise RuntimeError("exception box after the edit: " + " | ".join(boxes))
+        return ms
+
+    async def _randomise_x(self, seed: int) -> float:
+        page = self.page
+        body = page.locator('[data-testid="stPopoverBody"]')
+        if not await body.count():
+            before = await runs(page)
+            await page.get_by_role("button", name="Randomise").first.click()  # X's popover (a rerun builds it)
+            await after_rerun(page, before)
+        spin = body.get_by_role("spinbutton", name="Seed")
+        await spin.fill(str(seed))
+        before = await runs(page)
+        await page.keyboard.press("Enter")
+        await after_rerun(page, before)
+        ms = await timed(page, body.get_by_role("button", name="Fill").click)
+        await page.keyboard.press("Escape")  # closes the popover (else the next sidebar click only closes it)
+        await expect(body).to_have_count(0)
+        await page.wait_for_timeout(300)
+        await wait_idle(page)
+        return ms
+
+    async def switch(self, title: str) -> list[float]:
+        return [await goto_page(self.page, title), await goto_page(self.page, "Inputs & weights")]
+
+    async def step(self, title: str, record: bool = True) -> None:
+        """One edit and one page switch (there and back)."""
+        try:
+            await self.pause()
+            ms = await self.edit()
+            await self.pause()
+            sw = await self.switch(title)
+            if boxes := await self.page.locator(e2e.EXCEPTION).all_inner_texts():
+                raise RuntimeError("exception box: " + " | ".join(boxes))
+            if record:
+                self.stats.edits.append(ms)
+                self.stats.switches.extend(sw)
+        except Exception as err:  # noqa: BLE001 - counted and printed; the other sessions go on
+            self.stats.errors.append(f"{self.name}: {type(err).__name__}: {str(err)[:300]}")
+            await self.recover()
+
+    async def recover(self) -> None:
+        """After an error: start this learner over in a new context."""
+        try:
+            await self.close()
+            await self.open()
+        except Exception as err:  # noqa: BLE001
+            self.stats.errors.append(f"{self.name} (reopening): {type(err).__name__}: {str(err)[:300]}")
+
+
+# ---- the runs -----------------------------------------------------------------------------------------
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
+
+
+def json_for(size: str, tmp: Path) -> Path | None:
+    if size == "seed000":
+        return None
+    path = tmp / size / "config.json"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(share.to_json(CONFIGS[size][1]()))
+    return path
+
+
+async def gather_limited(coros, limit: int):
+    sem = asyncio.Semaphore(limit)
+
+    async def one(c):
+        async with sem:
+            return await c
+    return await asyncio.gather(*(one(c) for c in coros))
+
+
+async def load_row(pw, size: str, n: int, edits: int, think: float, switch_to: str, tmp: Path) -> dict:
+    """A fresh server and browser; n sessions of ``size``; each makes ``edits`` edits + page switches."""
+    proc, url = e2e.start_server(tmp / f"server-{size}-{n}.log")
+    browser = await pw.chromium.launch(executable_path=e2e.CHROMIUM, args=e2e.CHROMIUM_ARGS)
+    try:
+        await asyncio.sleep(1.0)
+        idle = rss_mb(proc.pid)
+        sessions = [Session(browser, url, size, json_for(size, tmp), f"{size}-{i}", think) for i in range(n)]
+        t0 = time.monotonic()
+        await gather_limited([s.open() for s in sessions], limit=4 if size != "caps" else 2)
+        await asyncio.gather(*(s.step(switch_to, record=False) for s in sessions))  # warm-up, not counted
+        opened_s = time.monotonic() - t0
+        opened = rss_mb(proc.pid)
+        sampler = Sampler(proc.pid)
+        sampler.start()
+        cpu0 = cpu_s(proc.pid)
+        load_before = loadavg()
+        t1 = time.monotonic()
+
+        async def loop(s: Session) -> None:
+            for _ in range(edits):
+                await s.step(switch_to)
+        await asyncio.gather(*(loop(s) for s in sessions))
+        wall = time.monotonic() - t1
+        peak = await sampler.stop()
+        server_cpu = (cpu_s(proc.pid) - cpu0) / wall
+        end = rss_mb(proc.pid)
+        load_after = loadavg()
+        for s in sessions:
+            await s.close()
+        await asyncio.sleep(2.0)
+        closed = rss_mb(proc.pid)
+    finally:
+        await browser.close()
+        e2e.stop_server(proc)
+    all_edits = [v for s in sessions for v in s.stats.edits]
+    all_switches = [v for s in sessions for v in s.stats.switches]
+    errors = [e for s in sessions for e in s.stats.errors]
+    return {"size": size, "n": n, "edits": all_edits, "switches": all_switches, "errors": errors,
+            "idle": idle, "opened": opened, "peak": peak, "end": end, "closed": closed, "wall": wall,
+            "opened_s": opened_s, "load": f"{load_before} → {load_after}", "cpu": server_cpu}
+
+
+def print_rows(rows: list[dict], think: float, switch_to: str) -> None:
+    print(f"\nms from the committing action to the server's run-finished message; think time {think} s (± 50 %); "
+          f"page switch = Inputs & weights ↔ {switch_to}; RSS of the streamlit process (MiB)\n")
+    print("| config | sessions | edits | edit median | edit p95 | p95 / 1 session | switch median | switch p95 "
+          "| RSS idle | RSS opened | RSS peak | RSS after close | server CPU | errors "
+          "| load avg (1/5/15 min, before → after) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    base: dict[str, float] = {}
+    for r in rows:
+        p95 = pct(r["edits"], 0.95)
+        if r["n"] == 1:
+            base.setdefault(r["size"], p95)
+        ratio = p95 / base[r["size"]] if r["size"] in base else float("nan")
+        print(f"| {r['size']} | {r['n']} | {len(r['edits'])} | {median(r['edits']):.0f} "
+              f"| {p95:.0f} | {ratio:.2f} | {median(r['switches']):.0f} "
+              f"| {pct(r['switches'], 0.95):.0f} | {r['idle']:.0f} | {r['opened']:.0f} | {r['peak']:.0f} "
+              f"| {r['closed']:.0f} | {r['cpu']:.0%} | {len(r['errors'])} | {r['load']} |")
+    for r in rows:
+        for e in r["errors"][:5]:
+            print(f"error ({r['size']}, {r['n']} sessions): {e}")
+
+
+async def run_load(args) -> None:
+    tmp = Path(tempfile.mkdtemp(prefix="bench-load-"))
+    rows = []
+    async with async_playwright() as pw:
+        for size in args.sizes:
+            for n in args.sessions or DEFAULT_SESSIONS[size]:
+                t = time.monotonic()
+                r = await load_row(pw, size, n, args.edits, args.think, args.switch_to, tmp)
+                rows.append(r)
+                print(f"  {size} × {n}: {len(r['edits'])} edits in {r['wall']:.0f} s (opening {r['opened_s']:.0f} s), "
+                      f"edit median {median(r['edits']):.0f} ms, "
+                      f"p95 {pct(r['edits'], 0.95):.0f} ms, RSS peak {r['peak']:.0f} MiB, "
+                      f"{len(r['errors'])} errors [{time.monotonic() - t:.0f} s]", flush=True)
+    print_rows(rows, args.think, args.switch_to)
+    print(f"\nserver logs: {tmp}")
+
+
+async def run_soak(args) -> None:
+    tmp = Path(tempfile.mkdtemp(prefix="bench-soak-"))
+    k = (args.sessions or [4])[0]
+    proc, url = e2e.start_server(tmp / "server-soak.log")
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=e2e.CHROMIUM, args=e2e.CHROMIUM_ARGS)
+        try:
+            await asyncio.sleep(1.0)
+            print(f"soak: {k} sessions ({', '.join(args.sizes[i % len(args.sizes)] for i in range(k))}), "
+                  f"{args.soak:.0f} s, a new context every {args.churn} edits, think {args.think} s", flush=True)
+            print("\n| minute | RSS (MiB) | edits | edit median | edit p95 | switch median | errors | load avg |")
+            print("|---:|---:|---:|---:|---:|---:|---:|---|", flush=True)
+            print(f"| 0 (idle server) | {rss_mb(proc.pid):.0f} | | | | | | {loadavg()} |", flush=True)
+            sessions = []
+            for i in range(k):
+                size = args.sizes[i % len(args.sizes)]
+                sessions.append(Session(browser, url, size, json_for(size, tmp), f"{size}-{i}", args.think))
+            await gather_limited([s.open() for s in sessions], limit=4)
+            start = time.monotonic()
+            deadline = start + args.soak
+            print(f"| 0 (sessions open) | {rss_mb(proc.pid):.0f} | | | | | | {loadavg()} |", flush=True)
+
+            async def loop(s: Session) -> None:
+                done = 0
+                while time.monotonic() < deadline:
+                    await s.step(args.switch_to)
+                    done += 1
+                    if args.churn and done % args.churn == 0 and time.monotonic() < deadline:
+                        await s.close()  # this learner leaves; a new one comes
+                        try:
+                            await s.open()
+                        except Exception as err:  # noqa: BLE001
+                            s.stats.errors.append(f"{s.name} (reopening): {type(err).__name__}: {str(err)[:300]}")
+                            await s.recover()
+
+            async def report() -> None:
+                minute, seen_e, seen_s, seen_err = 0, 0, 0, 0
+                while True:
+                    await asyncio.sleep(max(0.0, start + 60 * (minute + 1) - time.monotonic()))
+                    minute += 1
+                    edits = [v for s in sessions for v in s.stats.edits]
+                    switches = [v for s in sessions for v in s.stats.switches]
+                    errs = sum(len(s.stats.errors) for s in sessions)
+                    new_e, new_s = edits[seen_e:], switches[seen_s:]
+                    print(f"| {minute} | {rss_mb(proc.pid):.0f} | {len(new_e)} "
+                          f"| {median(new_e):.0f} | {pct(new_e, 0.95):.0f} "
+                          f"| {median(new_s):.0f} | {errs - seen_err} "
+                          f"| {loadavg()} |", flush=True)
+                    seen_e, seen_s, seen_err = len(edits), len(switches), errs
+            reporter = asyncio.get_running_loop().create_task(report())
+            await asyncio.gather(*(loop(s) for s in sessions))
+            reporter.cancel()
+            edits = [v for s in sessions for v in s.stats.edits]
+            print(f"| end ({(time.monotonic() - start) / 60:.1f} min) | {rss_mb(proc.pid):.0f} | {len(edits)} in all "
+                  f"| {statistics.median(edits):.0f} | {pct(edits, 0.95):.0f} | | "
+                  f"{sum(len(s.stats.errors) for s in sessions)} in all | {loadavg()} |", flush=True)
+            for s in sessions:
+                await s.close()
+            await asyncio.sleep(5.0)
+            print(f"| sessions closed, +5 s | {rss_mb(proc.pid):.0f} | | | | | | {loadavg()} |", flush=True)
+            for s in sessions:
+                for e in s.stats.errors[:5]:
+                    print("error:", e)
+        finally:
+            await browser.close()
+            e2e.stop_server(proc)
+    print(f"\nserver log: {tmp / 'server-soak.log'}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", nargs="+", choices=list(CONFIGS), default=["seed000", "caps"])
+    parser.add_argument("--sessions", nargs="+", type=int,
+                        help="numbers of sessions (default: 1 5 10 20 at seed000, 1 5 10 at mid, 1 2 4 at caps); "
+                             "with --soak the first value (default 4)")
+    parser.add_argument("--edits", type=int, default=8, help="measured edits per session (after one warm-up)")
+    parser.add_argument("--think", type=float, default=1.0, help="seconds between actions, ± 50 %% (default 1)")
+    parser.add_argument("--switch-to", default="Step by step", help="the page each loop switches to and back from")
+    parser.add_argument("--soak", type=float, default=0.0, metavar="SECONDS",
+                        help="run a soak of this length instead")
+    parser.add_argument("--churn", type=int, default=20,
+                        help="soak: a session starts over every CHURN edits (0: never)")
+    args = parser.parse_args()
+    print(machine())
+    print(f"{time.strftime('%Y-%m-%d %H:%M:%S %Z')}; load average {loadavg()}", flush=True)
+    asyncio.run(run_soak(args) if args.soak else run_load(args))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

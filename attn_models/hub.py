@@ -40,8 +40,15 @@ class CheckpointFiles:
 
 
 def is_folder(source: str) -> bool:
-    """Whether ``source`` names a folder on this machine (else it must be a Hub repo id)."""
-    return Path(source).expanduser().is_dir()
+    """Whether ``source`` names a folder on this machine (else it must be a Hub repo id).
+
+    >>> is_folder("a " * 300)  # a name longer than the system takes is no folder (not an OSError)
+    False
+    """
+    try:
+        return Path(source).expanduser().is_dir()
+    except (OSError, ValueError):  # a name too long for the system, a NUL character
+        return False
 
 
 def check_source(source: object) -> str:

@@ -60,12 +60,9 @@ TIMEOUT_MS = 60_000
 METRIC = "max |multi-head output − single-head output|"  # the last output of Multi-head's section 5
 CELL = (1, 2)  # the cell (row, column) edited in every grid
 
-# Installed in every page before the app loads: reads each message the app's websocket receives far enough to know
-# a ForwardMsg whose `script_finished` (field 6, a varint) says a run is over (not one cut short for another run)
-# and stamps the first animation frame after it in window.__bench.idle, once an Enter has been stamped. (Watching
-# the DOM's script state instead misses runs whose first and last messages arrive together: React then never
-# renders "running". A small page's run can be that fast.)
-_RUN_END_HOOK = """(() => {
+#: JavaScript: ``runEnded(data)``, whether one websocket message is a ForwardMsg saying a run is over (shared with
+#: bench/load.py)
+RUN_ENDED_JS = """
   const varint = (bytes, at) => {
     let value = 0, shift = 0, byte;
     do { byte = bytes[at++]; value += (byte & 0x7f) * 2 ** shift; shift += 7; } while (byte & 0x80);
@@ -87,7 +84,15 @@ _RUN_END_HOOK = """(() => {
     }
     return false;
   };
-  const Native = window.WebSocket;
+"""
+
+# Installed in every page before the app loads: reads each message the app's websocket receives far enough to know
+# a ForwardMsg whose `script_finished` (field 6, a varint) says a run is over (not one cut short for another run)
+# and stamps the first animation frame after it in window.__bench.idle, once an Enter has been stamped. (Watching
+# the DOM's script state instead misses runs whose first and last messages arrive together: React then never
+# renders "running". A small page's run can be that fast.)
+_RUN_END_HOOK = """(() => {
+""" + RUN_ENDED_JS + """  const Native = window.WebSocket;
   window.WebSocket = class extends Native {
     constructor(...args) {
       super(...args);

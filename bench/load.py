@@ -60,6 +60,7 @@ from playwright.async_api import TimeoutError as PlaywrightTimeout  # noqa: E402
 import tests.e2e.helpers as e2e  # noqa: E402
 from attn_core import share  # noqa: E402
 from bench.app import CONFIGS, machine  # noqa: E402
+from bench.browser import RUN_ENDED_JS  # noqa: E402
 
 TIMEOUT_MS = 180_000  # 20 sessions on 2 cores: a step can take long; a real hang still fails
 DEFAULT_SESSIONS = {"seed000": [1, 5, 10, 20], "mid": [1, 5, 10], "caps": [1, 2, 4]}
@@ -70,26 +71,7 @@ DEFAULT_SESSIONS = {"seed000": [1, 5, 10, 20], "mid": [1, 5, 10], "caps": [1, 2,
 # the arrival of the first finished-run message after it.
 _HOOK = """(() => {
   const L = window.__load = {runs: 0, armed: false, start: null, end: null};
-  const varint = (bytes, at) => {
-    let value = 0, shift = 0, byte;
-    do { byte = bytes[at++]; value += (byte & 0x7f) * 2 ** shift; shift += 7; } while (byte & 0x80);
-    return [value, at];
-  };
-  const runEnded = data => {
-    if (!(data instanceof ArrayBuffer)) return false;
-    const bytes = new Uint8Array(data);
-    for (let at = 0, tag, value; at < bytes.length;) {
-      [tag, at] = varint(bytes, at);
-      const f = Math.floor(tag / 8), wire = tag % 8;
-      if (wire === 0) { [value, at] = varint(bytes, at); if (f === 6) return value !== 2; }
-      else if (wire === 2) { [value, at] = varint(bytes, at); at += value; }
-      else if (wire === 1) at += 8;
-      else if (wire === 5) at += 4;
-      else return false;
-    }
-    return false;
-  };
-  const Native = window.WebSocket;
+""" + RUN_ENDED_JS + """  const Native = window.WebSocket;
   window.WebSocket = class extends Native {
     constructor(...args) {
       super(...args);

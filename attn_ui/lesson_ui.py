@@ -17,7 +17,9 @@ from typing import NoReturn
 
 import streamlit as st
 
-from . import lessons, registry, share_ui, state
+import attn_models
+
+from . import lessons, model_views, registry, share_ui, state
 from .lessons import Answer, Cell, Choice, Number
 
 PARAM = "lesson"  # the query parameter that names a lesson: ?lesson=<lessons.Lesson.key>
@@ -79,6 +81,17 @@ def skip() -> None:
     if not attempts(key):
         st.session_state[state.LESSON_SKIPPED].add(key)
     step(1)
+
+
+def model_for(lesson: lessons.Lesson) -> attn_models.Model | None:
+    """The model a model lesson reads: A real model's (downloaded with a progress bar the first time); None for
+    the other lessons. Raises attn_models.ModelError when it cannot be read."""
+    return model_views.model(model_views.source()) if lesson.needs_model else None
+
+
+def worked(lesson: lessons.Lesson) -> lessons.Worked:
+    """The lesson's configuration, trace and answer (attn_core). Raises attn_models.ModelError (see model_for)."""
+    return lessons.solved(lesson.key, model_for(lesson))
 
 
 def attempts(key: str) -> list[tuple[Answer, bool]]:
@@ -151,7 +164,7 @@ def commit() -> None:
     guess = _guess(lesson)
     if guess is None:
         return
-    right = lessons.judge(lesson, lessons.solved(lesson.key).solution, guess)
+    right = lessons.judge(lesson, worked(lesson).solution, guess)
     st.session_state[state.LESSON_ANSWERS].setdefault(lesson.key, []).append((guess, right))
     st.session_state[state.LESSON_RETRY].discard(lesson.key)
     st.session_state[state.LESSON_SKIPPED].discard(lesson.key)
@@ -168,13 +181,30 @@ def retry() -> None:
 # ---- trying it ------------------------------------------------------------------------------------------------
 
 
-def try_it(lesson: lessons.Lesson) -> NoReturn:
-    """Load the lesson's configuration into the explorer (Undo brings the learner's back) and open its page."""
-    message = state.set_config(lesson.build(), what=f"lesson “{lesson.title}” loaded")
+def try_it(w: lessons.Worked) -> NoReturn:
+    """Load the lesson's configuration into the explorer (Undo brings the learner's back) and open its page (a
+    model lesson's also shows its sentence and layer on A real model)."""
+    lesson = w.lesson
+    message = state.set_config(w.config, what=f"lesson “{lesson.title}” loaded")
     if message:  # a lesson's configuration is valid (tests/core/test_lessons.py): never expected
         raise RuntimeError(message)
+    model_views.follow_origin(w.config)
     st.session_state[state.PRESET] = lesson.preset
     st.session_state[state.HEAD] = 0
     if lesson.query is not None:
         st.session_state[state.QUERY] = lesson.query
     st.switch_page(lesson.page.file)
+
+
+def move_on(lesson: lessons.Lesson) -> None:
+    """The buttons under a lesson: Previous, and Next (once answered) or Skip; the last lesson says it is."""
+    at = lessons.index_of(lesson.key)
+    nav = st.container(horizontal=True)
+    nav.button("Previous lesson", key="learn_previous", icon=":material/arrow_back:", disabled=at == 0,
+               on_click=step, args=(-1,))
+    if at + 1 == len(lessons.LESSONS):
+        nav.markdown("This is the last lesson. Go back to any lesson with the list above.")
+    elif attempts(lesson.key):
+        nav.button("Next lesson", key="learn_next", icon=":material/arrow_forward:", on_click=step, args=(1,))
+    else:
+        nav.button("Skip this lesson", key="learn_skip", icon=":material/skip_next:", on_click=skip)

@@ -1,5 +1,5 @@
 """Learn's charts besides heatmaps: grouped bars (entropy of each row before and after, the variances of Q, K and
-the scores).
+the scores) and stacked ones (where each head of a real model puts its weight).
 
 A chart factory: it takes arrays and labels, returns an :class:`attn_ui.charts.Chart`, and never calls st.
 Heatmaps come from :mod:`attn_ui.heatmap`.
@@ -21,9 +21,10 @@ HEIGHT = 200
 
 def bars(
     title: str, categories: tuple[str, ...], series: tuple[tuple[str, np.ndarray], ...], *, y_title: str,
-    precision: int = 4,
+    precision: int = 4, stacked: bool = False,
 ) -> charts.Chart:  # each series' values [n_categories]
-    """One group of bars per category, one bar per series, each with its value written above it.
+    """One group of bars per category, one bar per series, each with its value written above it; or, ``stacked``,
+    one bar per category made of the series' parts (their values in the tooltip).
 
     Parameters
     ----------
@@ -35,6 +36,8 @@ def bars(
     y_title : str
     precision : int
         Decimals of the numbers written above the bars (attn_ui.numbers, "short").
+    stacked : bool
+        The series' parts one above the other (e.g. shares that add up to 1), in the order given from the bottom.
 
     Examples
     --------
@@ -52,22 +55,27 @@ def bars(
         "text": format_numbers(values, precision, "short"),
     })
     bar_px = max(BAR_PX, 6 * max(map(len, data.column("text").to_pylist())) + 6)  # room for its number
-    group_px = max(len(names) * bar_px + 16, 7 * max(map(len, categories)) + 16)  # room for the label
-    return charts.Chart(bars_build, (title, categories, names, y_title, group_px), (data,))
+    group_px = max(BAR_PX + 16 if stacked else len(names) * bar_px + 16, 7 * max(map(len, categories)) + 16)
+    return charts.Chart(bars_build, (title, categories, names, y_title, group_px, stacked), (data,))
 
 
 def bars_build(layout: tuple, data: list, domains: list) -> alt.LayerChart:
     """The chart of a :func:`bars` layout (its builder: the structure depends on the layout only)."""
-    title, categories, names, y_title, group_px = layout
+    title, categories, names, y_title, group_px, stacked = layout
     colour = alt.Color("series:N", title=None, scale=alt.Scale(domain=list(names), range=list(SERIES_COLOURS)),
                        legend=alt.Legend(orient="top") if len(names) > 1 else None)
-    base = alt.Chart(data[0], title=title).encode(
-        x=alt.X("category:N", sort=list(categories), title=None, axis=alt.Axis(labelAngle=0)),
-        xOffset=alt.XOffset("series:N", sort=list(names)),
-        y=alt.Y("value:Q", title=y_title),
-    )
-    bar = base.mark_bar().encode(color=colour, tooltip=[alt.Tooltip("category:N", title="of"),
-                                                        alt.Tooltip("series:N", title="series"),
-                                                        alt.Tooltip("text:N", title="value")])
+    x = alt.X("category:N", sort=list(categories), title=None, axis=alt.Axis(labelAngle=0))
+    tooltip = [alt.Tooltip("category:N", title="of"), alt.Tooltip("series:N", title="series"),
+               alt.Tooltip("text:N", title="value")]
+    size = {"width": max(200, len(categories) * group_px), "height": HEIGHT}
+    if stacked:
+        order = alt.Order("rank:Q")  # the series from the bottom up, in the order given
+        return alt.Chart(data[0], title=title).transform_calculate(
+            rank=f"indexof({list(names)!r}, datum.series)"
+        ).mark_bar(width=BAR_PX).encode(x=x, y=alt.Y("value:Q", title=y_title, stack="zero"), color=colour,
+                                         order=order, tooltip=tooltip).properties(**size)
+    base = alt.Chart(data[0], title=title).encode(x=x, xOffset=alt.XOffset("series:N", sort=list(names)),
+                                                  y=alt.Y("value:Q", title=y_title))
+    bar = base.mark_bar().encode(color=colour, tooltip=tooltip)
     text = base.mark_text(dy=-6, fontSize=10, baseline="bottom").encode(text="text:N")
-    return alt.layer(bar, text).properties(width=max(200, len(categories) * group_px), height=HEIGHT)
+    return alt.layer(bar, text).properties(**size)

@@ -15,8 +15,8 @@ import re
 import string
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import cache, partial
-from typing import Literal
+from functools import lru_cache, partial
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
@@ -35,7 +35,10 @@ from attn_core import (
 
 from . import registry
 from .numbers import format_number, format_numbers
-from .text import md_escape
+from .text import md_escape, token_labels
+
+if TYPE_CHECKING:  # attn_models is only needed by the model lessons, which receive a loaded model
+    from attn_models import Model
 
 Fact = float | int | str | np.ndarray | tuple[int, ...]
 Answer = int | float | tuple[int, int]  # a choice's index, a number, or a (row, column) cell
@@ -93,6 +96,7 @@ class BarsView:
     categories: tuple[str, ...]
     series: tuple[tuple[str, np.ndarray], ...]  # (name, values [n_categories])
     y_title: str
+    stacked: bool = False  # the series' parts one above the other (shares of a whole) instead of side by side
 
 
 View = MatrixView | BarsView
@@ -129,7 +133,7 @@ class Lesson:
     key : str
         Its name in a link (``?lesson=<key>``): lower-case letters and hyphens.
     title : str
-    build : callable () -> Config
+    build : callable () -> Config, or (attn_models.Model) -> Config when ``needs_model``
         The lesson's configuration.
     setup : str
         2–4 sentences (a template).
@@ -151,11 +155,14 @@ class Lesson:
         The query token the explorer follows when the lesson opens it.
     shows : tuple of str
         Matrices of the configuration shown with the setup ("x", "w_q", ...), to work with by hand.
+    needs_model : bool
+        The configuration is a layer of a pretrained model: ``build`` receives the loaded model (the one A real
+        model reads), and the lesson cannot be done while no model can be read.
     """
 
     key: str
     title: str
-    build: Callable[[], Config]
+    build: Callable[..., Config]
     setup: str
     question: str
     ask: Ask
@@ -166,6 +173,7 @@ class Lesson:
     preset: str | None = None
     query: int | None = None
     shows: tuple[str, ...] = ()
+    needs_model: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -338,12 +346,25 @@ def _wide_values() -> Config:
     return make_config(t.tokens, t.x, t.w_q[:, :2], t.w_k[:, :2], w_v)
 
 
+MODEL_SENTENCE = "The cat sat on the mat."
+MODEL_LAYER = 2  # all-MiniLM-L6-v2: every head of this layer gives [CLS] the largest share on this sentence
+
+
+def _model_layer(model: Model) -> Config:
+    return model.layer_config(MODEL_SENTENCE, MODEL_LAYER)
+
+
 # ---- the lessons' solvers: the answer and the facts, from the trace -------------------------------------------
+
+
+def _labels(cfg: Config) -> tuple[str, ...]:
+    """The tokens as a chart's labels: as they are, or numbered ("1: the") when a word occurs twice."""
+    return cfg.tokens if len(set(cfg.tokens)) == cfg.n_seq else tuple(token_labels(cfg))
 
 
 def _heatmaps(cfg: Config, *views: tuple[str, np.ndarray, str]) -> tuple[MatrixView, ...]:
     """Query × key heatmaps of the configuration's tokens: (title, values, "signed" or "weights")."""
-    return tuple(MatrixView(title, values, cfg.tokens, cfg.tokens, kind) for title, values, kind in views)
+    return tuple(MatrixView(title, values, _labels(cfg), _labels(cfg), kind) for title, values, kind in views)
 
 
 def _outputs(cfg: Config, *views: tuple[str, np.ndarray, tuple[str, ...]]) -> tuple[MatrixView, ...]:
@@ -536,7 +557,7 @@ def _solve_causal(cfg: Config, trace: MultiHeadTrace) -> Solution:
                "scores_first": t.masked[0]},
         numbers=(("the first token's scores after the mask", "scores_first"), ("its weights", "w_first"),
                  ("its value row", "v_first"), ("its output", "out"), ("the last token's weights", "w_last")),
-        views=(MatrixView("Weights", t.weights, cfg.tokens, cfg.tokens, "weights", masked=~t.mask),),
+        views=(MatrixView("Weights", t.weights, _labels(cfg), _labels(cfg), "weights", masked=~t.mask),),
     )
 
 
@@ -551,7 +572,7 @@ def _solve_padding(cfg: Config, trace: MultiHeadTrace) -> Solution:
                "row_sum": float(t.weights[i].sum())},
         numbers=(("tea's weights, with the mask", "w_tea"), ("… without it", "open_tea"),
                  ("the padding token's column of weights", "pad_col")),
-        views=(MatrixView("Weights, padding mask", t.weights, cfg.tokens, cfg.tokens, "weights", masked=~t.mask),
+        views=(MatrixView("Weights, padding mask", t.weights, _labels(cfg), _labels(cfg), "weights", masked=~t.mask),
                *_heatmaps(cfg, ("Weights, no mask", open_.weights, "weights"))),
     )
 
@@ -617,6 +638,46 @@ def _solve_value_width(cfg: Config, trace: MultiHeadTrace) -> Solution:
                "q_shape": t.q.shape, "v_shape": t.v.shape, "w_shape": t.weights.shape, "out_shape": t.output.shape},
         numbers=(("Q and K", "q_shape"), ("V", "v_shape"), ("the weights", "w_shape"), ("the output", "out_shape")),
         views=_outputs(cfg, ("V", t.v, cfg.tokens), ("Output", t.output, cfg.tokens)),
+    )
+
+
+SINK_OPTIONS = (
+    "[CLS], the token the tokenizer puts before the sentence",
+    "[SEP], the token it puts after the sentence",
+    "one of the words ({words})",
+)
+
+
+def _solve_sink(cfg: Config, trace: MultiHeadTrace) -> Solution:
+    tokens = cfg.tokens
+    real = ~np.array(cfg.is_pad) if cfg.is_pad else np.ones(cfg.n_seq, dtype=bool)  # [n_seq]: not padding
+    cls, sep = 0, int(np.flatnonzero(real)[-1])  # [CLS] opens the sentence, [SEP] closes it
+    words = [j for j in range(cfg.n_seq) if real[j] and j not in (cls, sep)]
+    weights = np.stack([h.weights for h in trace.heads])  # [n_heads, n_seq, n_seq]
+    share = weights[:, real, :].mean(axis=1)  # [n_heads, n_seq]: each key's weight, averaged over the queries
+    groups = (share[:, cls], share[:, sep], share[:, words].sum(axis=1))  # in the order of SINK_OPTIONS
+    top = share.argmax(axis=1)  # [n_heads]: the key each head gives the most
+    counts = (int(np.sum(top == cls)), int(np.sum(top == sep)), int(np.isin(top, words).sum()))
+    best = int(np.argmax(counts))
+    names = ("[CLS]", "[SEP]", "the words")
+    o = cfg.origin or {}
+    sharpest = int(np.argmax(groups[best]))  # the head that gives the answer's token(s) the most
+    return Solution(
+        answer=best,
+        facts={"model": str(o.get("model", "")), "sentence": str(o.get("sentence", "")),
+               "layer": int(o.get("layer", 0)), "n_heads": cfg.n_heads, "tokens": " ".join(tokens),
+               "words": ", ".join(tokens[j] for j in words), "n_best": counts[best], "best": names[best],
+               "n_cls": counts[0], "n_sep": counts[1], "n_words": counts[2], "share_cls": float(groups[0].mean()),
+               "share_sep": float(groups[1].mean()), "share_words": float(groups[2].mean()), "sharpest": sharpest},
+        numbers=(("heads whose largest share goes to [CLS]", "n_cls"), ("… to [SEP]", "n_sep"),
+                 ("… to one of the words", "n_words"), ("weight on [CLS], averaged over the heads", "share_cls"),
+                 ("weight on [SEP], averaged over the heads", "share_sep"),
+                 ("weight on all the words together, averaged over the heads", "share_words")),
+        views=(BarsView("Where each head's weight goes (averaged over the queries)",
+                        tuple(f"head {h}" for h in range(cfg.n_heads)),
+                        tuple(zip(names, groups, strict=True)), y_title="share of the weight", stacked=True),
+               MatrixView(f"Head {sharpest}'s attention weights", trace.heads[sharpest].weights, _labels(cfg),
+                          _labels(cfg), "weights")),
     )
 
 
@@ -845,6 +906,25 @@ LESSONS: tuple[Lesson, ...] = (
         hint="On Inputs & weights, change the width of W_V and watch the output's shape follow it on Step by "
              "step, while the weights keep theirs.",
     ),
+    Lesson(
+        key="real-model", title="A real model: where the heads look",
+        build=_model_layer, needs_model=True, page=registry.MODEL,
+        setup="The model that A real model reads, {model}, is a pretrained transformer encoder. Its "
+              "tokenizer cuts “{sentence}” into {tokens}: it adds [CLS] before the sentence and [SEP] after it. "
+              "This lesson looks at its layer {layer}, whose {n_heads} heads this app computes on the model's real "
+              "weights.",
+        question="Each head spreads every query's weight over the keys. Which token gets the largest share in most "
+                 "of the {n_heads} heads?",
+        ask=Choice(SINK_OPTIONS), solve=_solve_sink,
+        explanation="{n_best} of the {n_heads} heads give their largest share to {best}. Averaged over the heads, "
+                    "[CLS] takes {share_cls} of each query's weight, [SEP] {share_sep}, and all the words together "
+                    "{share_words}. A head must put every query's weight somewhere, since each row of "
+                    "softmax sums to 1. When what a head looks for is not in the sentence, a trained model parks the "
+                    "weight on a token that is always there and means little by itself, [CLS] or [SEP]: such a "
+                    "token is called an attention sink.",
+        hint="A real model shows every layer and head on this sentence. Type another sentence, compare the layers, "
+             "and open a head in the explorer to change its numbers.",
+    ),
 )
 
 _BY_KEY = {lesson.key: lesson for lesson in LESSONS}
@@ -864,13 +944,23 @@ def index_of(key: str) -> int:
     return LESSONS.index(_BY_KEY[key])
 
 
-@cache
-def solved(key: str) -> Worked:
-    """The lesson ``key`` with its configuration, its trace (attn_core) and its solution, computed once.
+def configuration(lesson: Lesson, model: Model | None = None) -> Config:
+    """The lesson's configuration; a model lesson's is a layer of ``model`` (ValueError without one)."""
+    if not lesson.needs_model:
+        return lesson.build()
+    if model is None:
+        raise ValueError(f"the lesson {lesson.key!r} is a layer of a pretrained model: pass the model")
+    return lesson.build(model)
+
+
+@lru_cache(maxsize=32)
+def solved(key: str, model: Model | None = None) -> Worked:
+    """The lesson ``key`` with its configuration, its trace (attn_core) and its solution, computed once (per model,
+    for a model lesson; see :func:`configuration`).
 
     The arrays are shared by every caller: read them, never change them.
     """
     lesson = _BY_KEY[key]
-    cfg = lesson.build()
+    cfg = configuration(lesson, model)
     trace = run(cfg)
     return Worked(lesson, cfg, trace, lesson.solve(cfg, trace))

@@ -133,6 +133,14 @@ def open_layer(source: str, sentence: str, pad_to: int, layer: int, head: int) -
     return None
 
 
+def follow_origin(cfg: Config) -> None:
+    """Set A real model's sentence, padding, layer and head to the ones a model layer's configuration came from,
+    so the page shows what the explorer holds (Learn's Try it yourself on a model lesson)."""
+    if (o := model_origin(cfg)) is not None:
+        st.session_state[state.KEPT].update({state.MODEL_SENTENCE: o["sentence"], state.MODEL_PAD_TO: o["pad_to"],
+                                             state.MODEL_LAYER: o["layer"], state.MODEL_HEAD: o["head"]})
+
+
 def back_to_model() -> None:
     """on_click: replace the edited configuration with its model layer's numbers (the origin kept)."""
     try:

@@ -48,6 +48,12 @@ IMPORT_RESULT = "import_result"  # (ok, message) of the last JSON import, shown 
 FRAMED = "framed"  # bool, set by attn_ui.frame.navigation for the page it runs next (see attn_ui.frame)
 KEPT = "kept"  # {widget key: value}: the kept store of bind(): choices that are not part of the configuration
 MODEL_SOURCE = "model_source"  # str or None: the checkpoint A real model reads (repo id or folder; tests set it)
+# A real model (pages/model.py): its widgets, whose values bind() keeps (Learn's real-model lesson sets them too)
+MODEL_SENTENCE = "model_sentence"  # text_input: the sentence the model reads
+MODEL_PAD_TO = "model_pad_to"  # number_input: pad with [PAD] up to this many tokens (0: none)
+MODEL_LAYER, MODEL_HEAD = "model_layer", "model_head"  # selectboxes: the head looked at closely
+MODEL_OTHER = "model_other"  # text_input: another checkpoint (repo id or folder)
+MODEL_VIEW = "model_view"  # the model view chart (its click selection)
 # Learn (attn_ui.lesson_ui): the lesson open, the learner's answers, and the ?lesson= link read once
 LESSON = "lesson"  # key of the lesson open on Learn (attn_ui.lessons); None: the first
 LESSON_ANSWERS = "lesson_answers"  # {lesson key: [(prediction, right?)]}: every answer committed, oldest first

@@ -3,6 +3,7 @@ the app computes the answer on the lesson's numbers, shows them, explains, and o
 
 import streamlit as st
 
+import attn_models
 from attn_core import MATRIX_NAMES
 from attn_ui import (
     charts,
@@ -47,7 +48,16 @@ with st.expander("All lessons and how you did"):
     st.markdown(text.md_table(["lesson", "your answer"], [[t, lesson_ui.status(x.key)]
                                                           for t, x in zip(titles, lessons.LESSONS, strict=True)]))
 lesson_ui.keep_in_address_bar(lesson)
-w = lessons.solved(lesson.key)  # the configuration, its attention trace and the answer, computed by attn_core
+try:
+    w = lesson_ui.worked(lesson)  # the configuration, its attention trace and the answer, computed by attn_core
+except attn_models.ModelError as err:  # a model lesson without its model (no network and no cached copy)
+    st.subheader(f"{at + 1}. {lesson.title}")
+    st.warning(text.md_escape(str(err)), icon=":material/cloud_off:")
+    st.info("This lesson looks inside a pretrained model, and its weights cannot be read here. Skip it: the other "
+            "lessons need nothing but this app.", icon=":material/info:")
+    st.divider()
+    lesson_ui.move_on(lesson)
+    st.stop()
 facts = w.solution.facts
 
 
@@ -107,26 +117,16 @@ else:
     for v in w.solution.views:
         if isinstance(v, lessons.BarsView):
             charts.show_chart(lesson_views.bars(v.title, v.categories, v.series, y_title=v.y_title,
-                                                precision=precision))
+                                                precision=precision, stacked=v.stacked))
     st.markdown(fill(lesson.explanation))
 
     row = st.container(horizontal=True)
     if row.button(f"Try it yourself on {lesson.page.title}", key="learn_try", type="primary",
                   icon=":material/play_arrow:"):
-        lesson_ui.try_it(lesson)
+        lesson_ui.try_it(w)
     row.button("Try again", key="learn_retry", icon=":material/replay:", on_click=lesson_ui.retry)
     st.caption(f"**Try it yourself** loads this lesson's numbers into the explorer. There: {fill(lesson.hint)}")
 
 # ---- move on ----------------------------------------------------------------------------------------------------
 st.divider()
-nav = st.container(horizontal=True)
-nav.button("Previous lesson", key="learn_previous", icon=":material/arrow_back:", disabled=at == 0,
-           on_click=lesson_ui.step, args=(-1,))
-if at + 1 < n_lessons:
-    if lesson_ui.attempts(lesson.key):
-        nav.button("Next lesson", key="learn_next", icon=":material/arrow_forward:", on_click=lesson_ui.step,
-                   args=(1,))
-    else:
-        nav.button("Skip this lesson", key="learn_skip", icon=":material/skip_next:", on_click=lesson_ui.skip)
-else:
-    nav.markdown("This is the last lesson. Go back to any lesson with the list above.")
+lesson_ui.move_on(lesson)

@@ -10,11 +10,8 @@ from attn_ui import charts, controls, frame, heatmap, model_views, registry, sta
 
 frame.page_start(registry.MODEL)
 
-SENTENCE = "model_sentence"  # text_input
-PAD_TO = "model_pad_to"  # number_input: pad with [PAD] up to this many tokens (0: none)
-LAYER, HEAD = "model_layer", "model_head"  # selectboxes: the head looked at closely
-OTHER = "model_other"  # text_input: another checkpoint (repo id or folder)
-VIEW = "model_view"  # the model view chart (its click selection)
+SENTENCE, PAD_TO, LAYER, HEAD = state.MODEL_SENTENCE, state.MODEL_PAD_TO, state.MODEL_LAYER, state.MODEL_HEAD
+OTHER, VIEW = state.MODEL_OTHER, state.MODEL_VIEW
 DEFAULT_SENTENCE = "The cat sat on the mat because it was tired."
 
 

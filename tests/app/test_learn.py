@@ -10,18 +10,26 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from attn_core import configs_equal, load_preset
-from attn_ui import lesson_ui, lessons, registry
+from attn_ui import lesson_ui, lessons, registry, state
 from attn_ui.lessons import Cell, Choice
+from tests import minilm
 
 from .apptools import APP, new_app, plain
 
 LESSON_KEYS = [lesson.key for lesson in lessons.LESSONS]
 
 
+def model_of(lesson: lessons.Lesson):
+    """The model a model lesson reads: all-MiniLM-L6-v2's real weights (tests/minilm.py); None for the others."""
+    return minilm.model() if lesson.needs_model else None
+
+
 def open_lesson(key: str) -> AppTest:
-    """A fresh session opened by the link ?lesson=<key>."""
+    """A fresh session opened by the link ?lesson=<key> (a model lesson's reading all-MiniLM-L6-v2 from its folder)."""
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params[lesson_ui.PARAM] = key
+    if lessons.by_key(key).needs_model:
+        at.session_state[state.MODEL_SOURCE] = str(minilm.folder())
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.title[0].value == registry.LEARN.page_heading
@@ -47,7 +55,7 @@ def wrong_guess(lesson: lessons.Lesson, answer):
     if isinstance(ask, Choice):
         return (answer + 1) % len(ask.options)
     if isinstance(ask, Cell):
-        n = lessons.solved(lesson.key).config.n_seq
+        n = lessons.solved(lesson.key, model_of(lesson)).config.n_seq
         return answer[0], (answer[1] + 1) % n
     off = 3 * ask.tolerance * (abs(answer) if ask.relative else 1.0)
     return answer + off if ask.high is None or answer + off <= ask.high else answer - off
@@ -64,7 +72,8 @@ def texts(at: AppTest) -> str:
 
 @pytest.mark.parametrize("key", LESSON_KEYS)
 def test_lesson_wrong_then_right_then_try_it(key: str):
-    lesson, worked = lessons.by_key(key), lessons.solved(key)
+    lesson = lessons.by_key(key)
+    worked = lessons.solved(key, model_of(lesson))
     sol, answer = worked.solution, worked.solution.answer
     at = open_lesson(key)
     shown = texts(at)
@@ -95,10 +104,33 @@ def test_lesson_wrong_then_right_then_try_it(key: str):
     at.button(key="learn_try").click().run()
     assert not at.exception
     assert at.title[0].value.startswith(lesson.page.page_heading)
-    assert configs_equal(at.session_state["config"], lesson.build())
+    assert configs_equal(at.session_state["config"], lessons.configuration(lesson, model_of(lesson)))
     assert at.session_state["preset"] == lesson.preset
     if lesson.query is not None:
         assert at.session_state["query"] == lesson.query
+    if lesson.needs_model:  # A real model shows the lesson's sentence and layer, and what the explorer now holds
+        origin = worked.config.origin
+        assert at.text_input(key=state.MODEL_SENTENCE).value == origin["sentence"]
+        assert at.selectbox(key=state.MODEL_LAYER).value == origin["layer"]
+        assert "In the explorer now" in [h.value for h in at.subheader]
+
+
+def test_a_model_lesson_without_its_model_says_so_and_can_be_skipped(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    key = next(lesson.key for lesson in lessons.LESSONS if lesson.needs_model)
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params[lesson_ui.PARAM] = key
+    at.session_state[state.MODEL_SOURCE] = "nobody-here/no-such-model"
+    at.run()
+    assert not at.exception
+    assert "could not be loaded" in plain(at.warning[0].value) and "Skip it" in at.info[0].value
+    if lessons.index_of(key) + 1 < len(lessons.LESSONS):
+        at.button(key="learn_skip").click().run()
+        assert not at.exception and status(at).endswith("· not answered yet")
+    else:
+        assert "last lesson" in texts(at)
+    at.button(key="learn_previous").click().run()
+    assert not at.exception and at.subheader[0].value.startswith(f"{lessons.index_of(key)}.")
 
 
 def test_the_overview_links_to_learn_second_in_the_sidebar(app: AppTest):
@@ -124,7 +156,8 @@ def test_progress_survives_a_page_switch_and_the_list_shows_it(app: AppTest):
     assert status(at).endswith("· wrong")
 
 
-def test_skip_next_and_previous(app: AppTest):
+def test_skip_next_and_previous(app: AppTest, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # the last lesson reads a model: no download tried here
     at = app.switch_page(registry.LEARN.file).run()
     at.button(key="learn_skip").click().run()
     assert at.subheader[0].value.startswith("2.")

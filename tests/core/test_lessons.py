@@ -18,8 +18,14 @@ import pytest
 from attn_core import MATRICES, PRESETS, Config, configs_equal, load_preset, validate_config
 from attn_ui import lessons, registry
 from attn_ui.lessons import Cell, Choice, Number
+from tests import minilm
 
-TRY_PAGES = {registry.STEPS, registry.SCALING, registry.MASKING, registry.MULTIHEAD}
+TRY_PAGES = {registry.STEPS, registry.SCALING, registry.MASKING, registry.MULTIHEAD, registry.MODEL}
+
+
+def model_of(lesson: lessons.Lesson):
+    """The model a model lesson reads: all-MiniLM-L6-v2's real weights (tests/minilm.py); None for the others."""
+    return minilm.model() if lesson.needs_model else None
 
 # ---- attention written out ------------------------------------------------------------------------------------
 
@@ -174,11 +180,24 @@ def value_width(cfg):
     return widths.index(out.shape[1]), []
 
 
+def real_model(cfg):
+    """From transformers' attentions (the fixture), not attn_core: per head, the key with the largest weight
+    averaged over the queries; the choice ([CLS], [SEP], a word) most heads pick."""
+    o = cfg.origin
+    tokens, attentions = minilm.reference_attentions(o["sentence"])
+    assert tokens == list(cfg.tokens) and o["pad_to"] == 0
+    top = attentions[o["layer"]].mean(axis=1).argmax(axis=1)  # [n_heads]: [n_heads, n_q, n_k] -> mean over queries
+    n = len(tokens)
+    counts = [np.sum(top == 0), np.sum(top == n - 1), np.sum((top > 0) & (top < n - 1))]
+    assert sorted(counts)[-1] > sorted(counts)[-2], "a clear majority"
+    return int(np.argmax(counts)), []
+
+
 EXPECTED: dict[str, Callable[[Config], tuple[object, list[float]]]] = {
     "best-match": best_match, "match-weight": match_weight, "uniform": uniform, "lookup": lookup,
     "largest-cell": largest_cell, "temperature": temperature, "sqrt-dk": sqrt_dk, "stable-softmax": stable_softmax,
     "causal": causal, "padding": padding, "permutation": permutation, "positions": positions, "heads": heads,
-    "value-width": value_width,
+    "value-width": value_width, "real-model": real_model,
 }
 
 ids = [lesson.key for lesson in lessons.LESSONS]
@@ -190,8 +209,8 @@ def test_every_lesson_has_an_independent_answer():
 
 @pytest.mark.parametrize("lesson", lessons.LESSONS, ids=ids)
 def test_the_answer_marked_right_is_the_one_the_numbers_give(lesson: lessons.Lesson):
-    worked = lessons.solved(lesson.key)
-    cfg = lesson.build()
+    worked = lessons.solved(lesson.key, model_of(lesson))
+    cfg = lessons.configuration(lesson, model_of(lesson))
     expected, wrong_numbers = EXPECTED[lesson.key](cfg)
     sol = worked.solution
     judge = lambda guess: lessons.judge(lesson, sol, guess)  # noqa: E731
@@ -223,7 +242,7 @@ def test_a_course_of_at_least_ten_lessons_with_unique_link_names():
 
 @pytest.mark.parametrize("lesson", lessons.LESSONS, ids=ids)
 def test_lesson_texts_read_for_a_learner(lesson: lessons.Lesson):
-    facts = lessons.solved(lesson.key).solution.facts
+    facts = lessons.solved(lesson.key, model_of(lesson)).solution.facts
     for template in lessons.texts(lesson):
         assert lessons.template_fields(template) <= set(facts), template  # every {fact} is computed
         assert not re.search(r"seed ?0\d\d", template.lower()), template  # no tutorial numbers or preset names
@@ -240,8 +259,8 @@ def test_lesson_texts_read_for_a_learner(lesson: lessons.Lesson):
 
 @pytest.mark.parametrize("lesson", lessons.LESSONS, ids=ids)
 def test_lesson_configuration_reveal_and_page(lesson: lessons.Lesson):
-    worked = lessons.solved(lesson.key)
-    cfg = lesson.build()
+    worked = lessons.solved(lesson.key, model_of(lesson))
+    cfg = lessons.configuration(lesson, model_of(lesson))
     assert configs_equal(validate_config(cfg), cfg)
     assert configs_equal(worked.config, cfg)  # build() is deterministic
     if lesson.preset is not None:
@@ -255,6 +274,7 @@ def test_lesson_configuration_reveal_and_page(lesson: lessons.Lesson):
     for view in sol.views:
         if isinstance(view, lessons.MatrixView):
             assert view.values.shape == (len(view.rows), len(view.cols))
+            assert len(set(view.rows)) == len(view.rows) and len(set(view.cols)) == len(view.cols)  # one cell each
         else:
             assert all(values.shape == (len(view.categories),) for _, values in view.series)
 

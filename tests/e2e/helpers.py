@@ -96,6 +96,25 @@ def start_server(log_path: Path, *, port: int | None = None, timeout_s: float = 
     raise RuntimeError(f"streamlit did not start on {url} (exit code {proc.returncode}); its log ends:\n{tail}")
 
 
+@contextmanager
+def model_server(model_dir: Path, log_path: Path) -> Iterator[str]:
+    """A server of its own whose A real model page (and Learn's model lesson) reads the checkpoint in ``model_dir``
+    ($ATTN_MODEL, set for the server process only); yields its base URL."""
+    env_before = os.environ.get("ATTN_MODEL")
+    os.environ["ATTN_MODEL"] = str(model_dir)  # inherited by the server process
+    try:
+        proc, url = start_server(log_path)
+    finally:
+        if env_before is None:
+            del os.environ["ATTN_MODEL"]
+        else:
+            os.environ["ATTN_MODEL"] = env_before
+    try:
+        yield url
+    finally:
+        stop_server(proc)
+
+
 def stop_server(proc: subprocess.Popen) -> None:
     """Stop the server started by start_server (its own process group), by its PID."""
     if proc.poll() is None:

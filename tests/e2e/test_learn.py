@@ -9,12 +9,16 @@ set (to look at them), else under pytest's tmp dir.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
+from attn_ui import lessons
+
+from .. import minilm
 from .helpers import (
     MAIN,
     chart_after,
@@ -23,6 +27,7 @@ from .helpers import (
     expect_rerun,
     goto_page,
     heatmap_values,
+    model_server,
     nav_link,
     open_app,
     screenshot,
@@ -30,6 +35,7 @@ from .helpers import (
 from .seed000 import W_K, W_Q, X, attention
 
 pytestmark = pytest.mark.e2e
+N_LESSONS = len(lessons.LESSONS)
 
 
 @pytest.fixture
@@ -82,7 +88,7 @@ def test_lesson_one_wrong_then_right_then_step_by_step(app_page: Page, shots: Pa
     choose_radio(page, "Your prediction", "input3")
     press(page, "Check my answer")
     expect(main).to_contain_text("Not quite. You said input3; the answer is input2.")
-    expect(main).to_contain_text("Lesson 1 of 14 · wrong")
+    expect(main).to_contain_text(f"Lesson 1 of {N_LESSONS} · wrong")
     screenshot(page, shots / "learn_1_wrong.png")
 
     press(page, "Try again")
@@ -90,7 +96,7 @@ def test_lesson_one_wrong_then_right_then_step_by_step(app_page: Page, shots: Pa
     choose_radio(page, "Your prediction", "input2")
     press(page, "Check my answer")
     expect(main).to_contain_text("Right. The answer is input2.")
-    expect(main).to_contain_text("Lesson 1 of 14 · right on try 2")
+    expect(main).to_contain_text(f"Lesson 1 of {N_LESSONS} · right on try 2")
     # the reveal: input2's scores and weights, as numpy gives them
     row = ", ".join(f"{s:g}" for s in scores[1])
     expect(main).to_contain_text(f"[{row}]")
@@ -129,3 +135,35 @@ def test_a_link_opens_a_lesson_and_try_it_opens_scaling(page: Page, app_server: 
     expect(nav_link(page, "Scaling")).to_have_attribute("aria-current", "page")
     expect(main).to_contain_text("÷ √d_k = √10")
     screenshot(page, shots / "learn_6_scaling.png")
+
+
+@pytest.fixture(scope="module")
+def minilm_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A server of its own whose model lesson reads all-MiniLM-L6-v2's real weights (tests/minilm.py)."""
+    with model_server(minilm.folder(), tmp_path_factory.mktemp("streamlit") / "streamlit.log") as url:
+        yield url
+
+
+def test_the_real_model_lesson_then_a_real_model(page: Page, minilm_server: str, shots: Path) -> None:
+    lesson = next(x for x in lessons.LESSONS if x.needs_model)
+    worked = lessons.solved(lesson.key, minilm.model())
+    n_heads, origin = worked.config.n_heads, worked.config.origin
+    open_app(page, f"{minilm_server}/?lesson={lesson.key}")
+    main = page.locator(MAIN)
+    expect(page.get_by_role("heading", name=f"{lessons.index_of(lesson.key) + 1}. {lesson.title}")).to_be_visible(
+        timeout=60_000)  # the model is read once per server
+    choose_radio(page, "Your prediction", "[CLS], the token the tokenizer puts before the sentence")
+    press(page, "Check my answer")
+    expect(main).to_contain_text("Right.")
+    expect(main).to_contain_text(f"{n_heads} of the {n_heads} heads give their largest share to [CLS].")
+    bars = charts(page).filter(has_text="Where each head's weight goes")
+    expect(bars.locator("g.mark-rect path")).to_have_count(3 * n_heads)  # [CLS], [SEP], the words: per head
+    screenshot(page, shots / "learn_real_model.png")
+    assert_charts_readable(page)
+
+    press(page, "Try it yourself on A real model")
+    expect(nav_link(page, "A real model")).to_have_attribute("aria-current", "page")
+    expect(page.get_by_label("Sentence", exact=True)).to_have_value(origin["sentence"])
+    expect(main).to_contain_text(f"Layer {origin['layer']}, head 0")
+    expect(page.get_by_role("heading", name="In the explorer now")).to_be_visible()
+    screenshot(page, shots / "learn_real_model_try.png")

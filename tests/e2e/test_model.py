@@ -3,7 +3,6 @@ type a sentence, open a head in the explorer, edit one W_Q cell, see Step by ste
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from dataclasses import replace
 
@@ -15,6 +14,7 @@ import attn_models
 from attn_core import run
 
 from .. import tiny_bert
+from . import helpers
 from .helpers import (
     chart_after,
     edit_grid_cell,
@@ -23,8 +23,6 @@ from .helpers import (
     grid_after,
     heatmap_values,
     open_app,
-    start_server,
-    stop_server,
 )
 
 pytestmark = pytest.mark.e2e
@@ -39,19 +37,8 @@ def tiny_dir(tmp_path_factory: pytest.TempPathFactory):
 @pytest.fixture(scope="module")
 def model_server(tmp_path_factory: pytest.TempPathFactory, tiny_dir) -> Iterator[str]:
     """A server of its own whose A real model page reads the tiny checkpoint."""
-    before = os.environ.get("ATTN_MODEL")
-    os.environ["ATTN_MODEL"] = str(tiny_dir)  # inherited by the server process
-    try:
-        proc, url = start_server(tmp_path_factory.mktemp("streamlit") / "streamlit.log")
-    finally:
-        if before is None:
-            del os.environ["ATTN_MODEL"]
-        else:
-            os.environ["ATTN_MODEL"] = before
-    try:
+    with helpers.model_server(tiny_dir, tmp_path_factory.mktemp("streamlit") / "streamlit.log") as url:
         yield url
-    finally:
-        stop_server(proc)
 
 
 def choose(page: Page, label: str, option: str) -> None:

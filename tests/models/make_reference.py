@@ -24,6 +24,7 @@ OUT = HERE / "reference_minilm.npz"
 SENTENCES = ("The cat sat.", "Tokenization splits words!", "a dog, a dog ☃")
 PADDED = ("The cat sat.", 8)  # (sentence, pad_to): the padding mask case
 HIDDEN_FOR = (0, 3)  # cases whose hidden states are kept (they are most of the file)
+LESSON = "The cat sat on the mat."  # Learn's real-model lesson (attn_ui.lessons.MODEL_SENTENCE), last: case 4
 
 
 def model_dir() -> Path:
@@ -44,7 +45,7 @@ def main() -> None:
     tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
     tok.no_truncation()
     tok.no_padding()
-    cases = [(s, None) for s in SENTENCES] + [PADDED]
+    cases = [(s, None) for s in SENTENCES] + [PADDED, (LESSON, None)]
     arrays: dict[str, np.ndarray] = {}
     for i, (text, pad_to) in enumerate(cases):
         enc = tok.encode(text)

@@ -8,8 +8,14 @@ submodules ``analysis``, ``share`` and ``codegen`` as namespaces), never ``from 
 
 from . import analysis, codegen, share
 from .attention import (
+    SCORE_FUNCTIONS,
     AttentionTrace,
+    ScoreFunction,
+    additive_features,
+    additive_scores,
     apply_mask,
+    cross_attention,
+    general_scores,
     project,
     scale_scores,
     scaled_dot_product_attention,
@@ -19,9 +25,11 @@ from .attention import (
     weighted_sum,
 )
 from .config import (
+    ALL_MATRICES,
     MASK_KINDS,
     MATRICES,
     MATRIX_NAMES,
+    SCORE_MATRICES,
     Config,
     config_mask,
     configs_equal,
@@ -34,12 +42,23 @@ from .errors import AttentionInputError
 from .initializers import INITIALIZERS, initialize, resize
 from .limits import LIMITS, Limits
 from .masks import additive_mask, causal_mask, padding_mask
-from .multihead import MultiHeadTrace, head_slice, merge_heads, multi_head_attention, split_heads, valid_head_counts
+from .multihead import (
+    MultiHeadTrace,
+    head_score,
+    head_slice,
+    merge_heads,
+    multi_head_attention,
+    multi_head_cross_attention,
+    split_heads,
+    valid_head_counts,
+)
 from .presets import DEFAULT_PRESET, PRESETS, Preset, load_preset
 from .tokens import embed, positional_encoding, tokenize
 from .validation import as_matrix, divisor_for
 
 __all__ = [
+    "ALL_MATRICES", "SCORE_FUNCTIONS", "SCORE_MATRICES", "ScoreFunction", "additive_features", "additive_scores",
+    "cross_attention", "general_scores", "head_score", "multi_head_cross_attention",
     "AttentionInputError", "AttentionTrace", "Config", "MASK_KINDS", "MATRICES", "MATRIX_NAMES", "DEFAULT_PRESET",
     "INITIALIZERS", "LIMITS", "Limits", "MultiHeadTrace", "PRESETS", "Preset", "additive_mask", "analysis",
     "apply_mask", "as_matrix", "codegen", "causal_mask", "config_mask", "configs_equal", "divisor_for", "embed",

@@ -3,6 +3,11 @@
 The stages, in order: ``project`` (Q, K, V), ``scores`` (Q Kᵀ), ``scale_scores`` (÷ divisor),
 ``apply_mask`` (-inf where not allowed), ``softmax`` (the weights) and ``weighted_sum`` (weights V).
 
+The score stage takes a score function (:class:`ScoreFunction`): ``dot`` (q · k, the Transformer's; with the
+scale "sqrt_dk" it is scaled dot product), ``general`` (Luong: q W_a kᵀ, :func:`general_scores`) or ``additive``
+(Bahdanau, "concat": v_aᵀ tanh(q W_1 + k W_2), :func:`additive_scores`; queries and keys may differ in width).
+Queries may come from another sequence than keys and values (cross-attention, :func:`cross_attention`).
+
 Masking is represented in one way only: a boolean matrix [n_q, n_k] with True = may attend.
 ``apply_mask`` turns the disallowed scores into -inf; ``softmax`` maps a row that is all -inf to
 all zeros (no key to attend to), so a fully masked query row has zero weights and a zero output.
@@ -15,9 +20,63 @@ from functools import cached_property
 
 import numpy as np
 
+from .errors import AttentionInputError
 from .validation import as_mask, as_matrix, check_dim, check_finite, check_inner, check_overflow, divisor_for
 
 Scale = str | float  # "sqrt_dk", "none" or a positive divisor
+SCORE_FUNCTIONS = ("dot", "general", "additive")
+ADDITIVE_BLOCK = 2**20  # most numbers of one block of additive features [rows, n_k, d_a] held at a time
+
+
+@dataclass(frozen=True, eq=False)
+class ScoreFunction:
+    """How a query and a key make a score, with the weights it needs.
+
+    Attributes
+    ----------
+    kind : "dot", "general" or "additive"
+    w_a : ndarray of shape (d_q, d_k), for "general": score = (q W_a) · k
+    w_1 : ndarray of shape (d_q, d_a), for "additive": score = v_a · tanh(q W_1 + k W_2)
+    w_2 : ndarray of shape (d_k, d_a), for "additive"
+    v_a : ndarray of shape (d_a,), for "additive"
+
+    Examples
+    --------
+    >>> ScoreFunction("general", w_a=np.eye(2)).kind
+    'general'
+    """
+
+    kind: str = "dot"
+    w_a: np.ndarray | None = None
+    w_1: np.ndarray | None = None
+    w_2: np.ndarray | None = None
+    v_a: np.ndarray | None = None
+
+
+DOT = ScoreFunction()
+
+
+def as_score(score: object) -> ScoreFunction:
+    """A ScoreFunction with float64, finite weights (v_a one-dimensional), or AttentionInputError naming the
+    matrix. ``None`` is the dot product.
+
+    >>> as_score(ScoreFunction("additive", w_1=[[1]], w_2=[[2]], v_a=[[3]])).v_a.tolist()
+    [3.0]
+    """
+    if score is None:
+        return DOT
+    if not isinstance(score, ScoreFunction) or score.kind not in SCORE_FUNCTIONS:
+        kind = getattr(score, "kind", score)
+        raise AttentionInputError(f"score function: {kind!r} is not one of {', '.join(SCORE_FUNCTIONS)}.")
+    if score.kind == "general":
+        return ScoreFunction("general", w_a=as_matrix("W_a", score.w_a))
+    if score.kind == "additive":
+        v_a = as_matrix("v_a", np.atleast_2d(np.asarray(score.v_a, dtype=object)) if score.v_a is not None else None)
+        if v_a.shape[0] != 1:
+            raise AttentionInputError(f"v_a: must be one row of d_a numbers, got {v_a.shape[0]} rows.", matrix="v_a")
+        return ScoreFunction("additive", w_1=as_matrix("W_1", score.w_1), w_2=as_matrix("W_2", score.w_2),
+                             v_a=v_a[0])
+    return DOT
 
 
 # ---- the stages -------------------------------------------------------------------------
@@ -47,6 +106,50 @@ def scores(q: np.ndarray, k: np.ndarray, out: np.ndarray | None = None) -> np.nd
     """
     with np.errstate(over="ignore", invalid="ignore"):  # an overflow is reported by the caller (check_overflow)
         return np.matmul(q, k.T, out=out)
+
+
+def general_scores(q: np.ndarray, k: np.ndarray, w_a: np.ndarray,
+                   out: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Luong's "general" score of every query with every key: ``(q @ w_a) @ k.T``.
+
+    [n_q, d_q], [n_k, d_k], [d_q, d_k] -> (q W_a [n_q, d_k], scores [n_q, n_k]).
+
+    Examples
+    --------
+    >>> swap = np.array([[0.0, 1.0], [1.0, 0.0]])
+    >>> qa, s = general_scores(np.array([[1.0, 2.0]]), np.eye(2), swap)
+    >>> qa.tolist(), s.tolist()
+    ([[2.0, 1.0]], [[2.0, 1.0]])
+    """
+    q_a = project(q, w_a)  # [n_q, d_k]
+    return q_a, scores(q_a, k, out=out)
+
+
+def additive_features(q: np.ndarray, k: np.ndarray, w_1: np.ndarray,
+                      w_2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # -> [n_q, d_a], [n_k, d_a]
+    """The two halves of Bahdanau's additive score before they meet: ``q @ w_1`` and ``k @ w_2``."""
+    return project(q, w_1), project(k, w_2)
+
+
+def additive_scores(q_1: np.ndarray, k_2: np.ndarray, v_a: np.ndarray,
+                    out: np.ndarray | None = None) -> np.ndarray:  # [n_q, d_a], [n_k, d_a], [d_a] -> [n_q, n_k]
+    """Bahdanau's additive score of every query with every key: ``v_a · tanh(q_1[i] + k_2[j])``.
+
+    Computed a block of queries at a time, so no [n_q, n_k, d_a] array above ADDITIVE_BLOCK numbers is held.
+
+    Examples
+    --------
+    >>> additive_scores(np.array([[0.0], [100.0]]), np.array([[0.0], [-100.0]]), np.array([2.0])).tolist()
+    [[0.0, -2.0], [2.0, 0.0]]
+    """
+    n_q, n_k, d_a = q_1.shape[0], k_2.shape[0], k_2.shape[1]
+    out = np.empty((n_q, n_k)) if out is None else out
+    rows = max(1, ADDITIVE_BLOCK // max(1, n_k * d_a))  # queries per block
+    with np.errstate(over="ignore", invalid="ignore"):
+        for start in range(0, n_q, rows):
+            block = np.tanh(q_1[start:start + rows, None, :] + k_2[None, :, :])  # [rows, n_k, d_a]
+            np.matmul(block, v_a, out=out[start:start + rows])  # [rows, n_k]
+    return out
 
 
 def scale_scores(s: np.ndarray, divisor: float, *, out: np.ndarray | None = None) -> np.ndarray:  # -> [n_q, n_k]
@@ -156,6 +259,14 @@ class AttentionTrace:
         True = may attend.
     fully_masked_rows : tuple of int
         Queries with no key allowed; their weights and output rows are zero.
+    score_fn : "dot", "general" or "additive"
+        How the scores were made (:class:`ScoreFunction`).
+    q_a : ndarray of shape (n_q, d_k) or None
+        "general": ``q @ w_a``, whose dot products with the keys are the scores.
+    q_1, k_2 : ndarrays of shape (n_q, d_a) and (n_k, d_a), or None
+        "additive": ``q @ w_1`` and ``k @ w_2``.
+    v_a : ndarray of shape (d_a,) or None
+        "additive": the vector that weighs the tanh features into a score.
     """
 
     q: np.ndarray
@@ -167,6 +278,11 @@ class AttentionTrace:
     divisor: float
     mask: np.ndarray | None = None
     fully_masked_rows: tuple[int, ...] = field(default=())
+    score_fn: str = "dot"
+    q_a: np.ndarray | None = None
+    q_1: np.ndarray | None = None
+    k_2: np.ndarray | None = None
+    v_a: np.ndarray | None = None
 
     # scaled and masked are rebuilt from scores on first use (bit for bit what the weights came from):
     # holding one [n_q, n_k] array per head fewer (two with a mask) keeps a full trace near bare numpy (bench/core.py).
@@ -194,29 +310,54 @@ class AttentionTrace:
         """
         return self.weights[i][:, None] * self.v  # [n_k, 1] * [n_k, d_v] -> [n_k, d_v]
 
+    def features(self, i: int) -> np.ndarray:  # -> [n_k, d_a]
+        """Additive attention: the tanh features ``tanh(q_1[i] + k_2[j])`` of query ``i`` with every key ``j``;
+        ``features(i) @ v_a`` is its row of scores. Computed on demand for one query.
 
-def _attend(q, k, v, scale, mask, names, out=None) -> AttentionTrace:
+        Examples
+        --------
+        >>> sf = ScoreFunction("additive", w_1=np.eye(2), w_2=np.eye(2), v_a=np.ones(2))
+        >>> t = scaled_dot_product_attention(np.eye(2), np.eye(2), np.eye(2), scale="none", score=sf)
+        >>> bool(np.allclose(t.features(0) @ t.v_a, t.scores[0]))
+        True
+        """
+        if self.q_1 is None:
+            raise ValueError(f"features exist for additive attention only; these scores are {self.score_fn}")
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.tanh(self.q_1[i] + self.k_2)  # [d_a] + [n_k, d_a] -> [n_k, d_a]
+
+
+def _attend(q, k, v, scale, mask, names, out=None, score: ScoreFunction = DOT) -> AttentionTrace:
     """The shared pipeline once the inputs are valid float64 matrices: one line per stage a learner sees.
 
     ``names``: what the learner calls q, k and v ("Q", or "Q (head 0)" in multi-head).
+    ``score``: the score function and its weights (valid float64, checked against q and k here).
     ``out``: optional (scores, weights) [n_q, n_k] buffers to fill; multi-head passes slices of one
     [n_heads, n_q, n_k] block per kind, so large traces come from two allocations instead of 2·n_heads.
     ``scaled``, ``masked`` and ``weights`` are one buffer, each stage written over the one before; the trace
     keeps ``scores`` and ``weights`` and rebuilds ``scaled`` and ``masked`` from ``scores`` when asked.
     """
     q_name, k_name, v_name = names
-    check_dim(k_name, k.shape[1], q_name, q.shape[1],  # d_k: K [n_k, d_k], Q [n_q, d_k]
-              "has width {size} but {other} has width {other_size}; queries and keys need the same width d_k.")
+    _check_score_shapes(score, q, k, q_name, k_name)
     check_dim(v_name, v.shape[0], k_name, k.shape[0],  # n_k: V [n_k, d_v], K [n_k, d_k]
               "has {size} rows but {other} has {other_size}; every key needs one value row.")
-    n_q, d_k = q.shape
-    n_k = k.shape[0]
+    n_q, n_k, d_k = q.shape[0], k.shape[0], k.shape[1]
     divisor = divisor_for(scale, d_k)
     mask = None if mask is None else as_mask(mask, n_q, n_k)  # bool [n_q, n_k] or None
     s_buf, w_buf = (None, None) if out is None else out  # [n_q, n_k] each, or None: new arrays
+    q_a = q_1 = k_2 = None
 
-    s = scores(q, k, out=s_buf)  # [n_q, n_k]: Q Kᵀ
-    check_overflow("scores QKᵀ", s, f"{q_name} and {k_name}")
+    if score.kind == "general":
+        q_a, s = general_scores(q, k, score.w_a, out=s_buf)  # [n_q, d_k], [n_q, n_k]: (Q W_a) Kᵀ
+        check_overflow("Q W_a", q_a, f"{q_name} and W_a")
+    elif score.kind == "additive":
+        q_1, k_2 = additive_features(q, k, score.w_1, score.w_2)  # [n_q, d_a], [n_k, d_a]
+        check_overflow("Q W_1", q_1, f"{q_name} and W_1")
+        check_overflow("K W_2", k_2, f"{k_name} and W_2")
+        s = additive_scores(q_1, k_2, score.v_a, out=s_buf)  # [n_q, n_k]: v_a · tanh(Q W_1 + K W_2)
+    else:
+        s = scores(q, k, out=s_buf)  # [n_q, n_k]: Q Kᵀ
+    check_overflow(SCORE_NAMES[score.kind], s, f"{q_name} and {k_name}")
     scaled = scale_scores(s, divisor, out=w_buf)  # [n_q, n_k]: scores / divisor
     if divisor < 1:  # finite scores divided by 1 or more stay finite
         check_finite("scaled scores", scaled, hint="it overflowed float64 (beyond ±1.8e308): raise the divisor")
@@ -225,13 +366,41 @@ def _attend(q, k, v, scale, mask, names, out=None) -> AttentionTrace:
     output = weighted_sum(weights, v)  # [n_q, d_v]
     check_overflow("output", output, v_name)
     fully = () if mask is None else tuple(int(i) for i in np.flatnonzero(~mask.any(axis=1)))
-    return AttentionTrace(q, k, v, s, weights, output, divisor, mask, fully)
+    return AttentionTrace(q, k, v, s, weights, output, divisor, mask, fully, score.kind, q_a, q_1, k_2, score.v_a)
+
+
+SCORE_NAMES = {"dot": "scores QKᵀ", "general": "scores (Q W_a) Kᵀ", "additive": "scores v_a · tanh(Q W_1 + K W_2)"}
+
+
+def _check_score_shapes(score: ScoreFunction, q: np.ndarray, k: np.ndarray, q_name: str, k_name: str) -> None:
+    """Raise AttentionInputError unless the score function's weights fit the widths of q [n_q, d_q], k [n_k, d_k]."""
+    if score.kind not in SCORE_FUNCTIONS:
+        raise AttentionInputError(f"score function: {score.kind!r} is not one of {', '.join(SCORE_FUNCTIONS)}.")
+    d_q, d_k = q.shape[1], k.shape[1]
+    if score.kind == "dot":
+        check_dim(k_name, d_k, q_name, d_q,  # d_k: K [n_k, d_k], Q [n_q, d_k]
+                  "has width {size} but {other} has width {other_size}; queries and keys need the same width d_k.")
+    elif score.kind == "general":
+        check_dim("W_a", score.w_a.shape[0], q_name, d_q,  # W_a [d_q, d_k]
+                  "has {size} rows but {other} has width {other_size}; they must match.")
+        check_dim("W_a", score.w_a.shape[1], k_name, d_k,
+                  "has {size} columns but {other} has width {other_size}; they must match.")
+    else:
+        check_dim("W_1", score.w_1.shape[0], q_name, d_q,  # W_1 [d_q, d_a]
+                  "has {size} rows but {other} has width {other_size}; they must match.")
+        check_dim("W_2", score.w_2.shape[0], k_name, d_k,  # W_2 [d_k, d_a]
+                  "has {size} rows but {other} has width {other_size}; they must match.")
+        check_dim("W_2", score.w_2.shape[1], "W_1", score.w_1.shape[1],
+                  "has {size} columns but {other} has {other_size}; both make features of width d_a.")
+        check_dim("v_a", score.v_a.shape[0], "W_1", score.w_1.shape[1],
+                  "has {size} numbers but {other} has {other_size} columns (d_a); they must match.")
 
 
 def scaled_dot_product_attention(
-    q: object, k: object, v: object, *, scale: Scale = "sqrt_dk", mask: object = None
+    q: object, k: object, v: object, *, scale: Scale = "sqrt_dk", mask: object = None,
+    score: ScoreFunction | None = None,
 ) -> AttentionTrace:  # [n_q, d_k], [n_k, d_k], [n_k, d_v] -> trace with output [n_q, d_v]
-    """softmax(mask(Q Kᵀ / s)) V, keeping every intermediate.
+    """softmax(mask(Q Kᵀ / s)) V, keeping every intermediate (another score function than Q Kᵀ if given).
 
     Parameters
     ----------
@@ -242,6 +411,8 @@ def scaled_dot_product_attention(
         Divide the scores by √d_k, by 1, or by this positive number.
     mask : ndarray of bool, shape (n_q, n_k), optional
         True = may attend.
+    score : ScoreFunction, optional
+        How a query and a key make a score; the dot product by default. "additive" allows d_q ≠ d_k.
 
     Returns
     -------
@@ -259,11 +430,12 @@ def scaled_dot_product_attention(
     [[0.7311, 0.2689]]
     """
     q, k, v = as_matrix("Q", q), as_matrix("K", k), as_matrix("V", v)
-    return _attend(q, k, v, scale, mask, ("Q", "K", "V"))
+    return _attend(q, k, v, scale, mask, ("Q", "K", "V"), score=as_score(score))
 
 
 def self_attention(
-    x: object, w_q: object, w_k: object, w_v: object, *, scale: Scale = "sqrt_dk", mask: object = None
+    x: object, w_q: object, w_k: object, w_v: object, *, scale: Scale = "sqrt_dk", mask: object = None,
+    score: ScoreFunction | None = None,
 ) -> AttentionTrace:  # [n_seq, d_model], [d_model, d_k] x2, [d_model, d_v] -> trace with output [n_seq, d_v]
     """Self-attention of the rows of ``x``: Q = X W_Q, K = X W_K, V = X W_V, then attention.
 
@@ -272,7 +444,7 @@ def self_attention(
     x : array_like of shape (n_seq, d_model)
     w_q, w_k : array_like of shape (d_model, d_k)
     w_v : array_like of shape (d_model, d_v)
-    scale, mask
+    scale, mask, score
         As in :func:`scaled_dot_product_attention`.
 
     Returns
@@ -290,15 +462,61 @@ def self_attention(
     >>> np.round(self_attention(x, w_q, w_k, w_v).output[0], 4).tolist()
     [1.8639, 6.3194, 1.7042]
     """
+    return cross_attention(x, x, w_q, w_k, w_v, scale=scale, mask=mask, score=score)
+
+
+def cross_attention(
+    y: object, x: object, w_q: object, w_k: object, w_v: object, *, scale: Scale = "sqrt_dk", mask: object = None,
+    score: ScoreFunction | None = None,
+) -> AttentionTrace:  # [n_y, d_model], [n_x, d_model], weights -> trace with weights [n_y, n_x], output [n_y, d_v]
+    """Cross-attention: the queries come from ``y``, the keys and values from ``x``: Q = Y W_Q, K = X W_K,
+    V = X W_V, then attention. Self-attention is the case y = x (:func:`self_attention`).
+
+    Parameters
+    ----------
+    y : array_like of shape (n_y, d_model)
+        The sequence that asks (e.g. a decoder's target sentence).
+    x : array_like of shape (n_x, d_model)
+        The sequence that is read (e.g. the encoder's source sentence).
+    w_q : array_like of shape (d_model, d_q)
+    w_k : array_like of shape (d_model, d_k)
+        d_q = d_k, except with an additive score.
+    w_v : array_like of shape (d_model, d_v)
+    scale, mask, score
+        As in :func:`scaled_dot_product_attention`; the mask is [n_y, n_x].
+
+    Returns
+    -------
+    AttentionTrace
+
+    Examples
+    --------
+    >>> t = cross_attention(np.eye(2)[:1], np.eye(2), np.eye(2), np.eye(2), np.eye(2), scale="none")
+    >>> t.weights.shape, np.round(t.weights, 4).tolist()
+    ((1, 2), [[0.7311, 0.2689]])
+    """
+    score = as_score(score)
+    q, k, v = project_all(y, x, w_q, w_k, w_v, same=y is x, same_width=score.kind == "dot")
+    return _attend(q, k, v, scale, mask, ("Q", "K", "V"), score=score)
+
+
+def project_all(y: object, x: object, w_q: object, w_k: object, w_v: object, *, same: bool,
+                same_width: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Q = Y W_Q, K = X W_K, V = X W_V after the checks that name the matrices (Y is X when ``same``; W_Q and W_K
+    as wide when ``same_width``)."""
     x = as_matrix("X", x)
+    y = x if same else as_matrix("Y", y)
+    y_name = "X" if same else "Y"
     w_q, w_k, w_v = as_matrix("W_Q", w_q), as_matrix("W_K", w_k), as_matrix("W_V", w_v)
-    for name, w in (("W_Q", w_q), ("W_K", w_k), ("W_V", w_v)):
+    check_inner(y_name, y, "W_Q", w_q)
+    for name, w in (("W_K", w_k), ("W_V", w_v)):
         check_inner("X", x, name, w)
-    q = project(x, w_q)  # [n_seq, d_k]
-    k = project(x, w_k)  # [n_seq, d_k]
-    v = project(x, w_v)  # [n_seq, d_v]
-    for name, m, src in (("Q", q, "X and W_Q"), ("K", k, "X and W_K"), ("V", v, "X and W_V")):
+    if same_width:
+        check_dim("W_K", w_k.shape[1], "W_Q", w_q.shape[1],  # d_k: W_K [d_model, d_k], W_Q [d_model, d_k]
+                  "has {size} columns but {other} has {other_size}; queries and keys need the same width d_k.")
+    q = project(y, w_q)  # [n_y, d_q]
+    k = project(x, w_k)  # [n_x, d_k]
+    v = project(x, w_v)  # [n_x, d_v]
+    for name, m, src in (("Q", q, f"{y_name} and W_Q"), ("K", k, "X and W_K"), ("V", v, "X and W_V")):
         check_overflow(name, m, src)
-    check_dim("W_K", w_k.shape[1], "W_Q", w_q.shape[1],  # d_k: W_K [d_model, d_k], W_Q [d_model, d_k]
-              "has {size} columns but {other} has {other_size}; queries and keys need the same width d_k.")
-    return _attend(q, k, v, scale, mask, ("Q", "K", "V"))
+    return q, k, v

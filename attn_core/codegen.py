@@ -1,8 +1,9 @@
 """NumPy code export: a standalone script that rebuilds a configuration and prints every intermediate.
 
 The script needs only numpy. It repeats attn_core's operations in the same order (project with the
-full weights, slice the heads, ``q @ k.T``, divide, mask with -inf, stable softmax, ``@ v``,
-concatenate, ``@ W_O``), so its numbers are attn_core's. It prints one block per intermediate::
+full weights, slice the heads, the scores (``q @ k.T``, or the configuration's score function), divide,
+mask with -inf, stable softmax, ``@ v``, concatenate, ``@ W_O``), so its numbers are attn_core's. It prints
+one block per intermediate::
 
     ## head0_scores 3 3
     2.0 4.0 4.0
@@ -48,36 +49,51 @@ def show(name, m):  # print one matrix as a parseable block
         print(" ".join(repr(float(v)) for v in row))
 
 
-Q = X @ W_Q  # [n_seq, n_heads*d_k]
+Q = Y @ W_Q  # [n_q, n_heads*d_q]
 K = X @ W_K  # [n_seq, n_heads*d_k]
 V = X @ W_V  # [n_seq, n_heads*d_v]
-d_k = Q.shape[1] // n_heads
+d_q = Q.shape[1] // n_heads
+d_k = K.shape[1] // n_heads
 d_v = V.shape[1] // n_heads
 divisor = {divisor}
 
 head_outputs = []
 for h in range(n_heads):
-    q = Q[:, h * d_k:(h + 1) * d_k]  # [n_seq, d_k]
+    q = Q[:, h * d_q:(h + 1) * d_q]  # [n_q, d_q]
     k = K[:, h * d_k:(h + 1) * d_k]  # [n_seq, d_k]
     v = V[:, h * d_v:(h + 1) * d_v]  # [n_seq, d_v]
-    scores = q @ k.T  # [n_seq, n_seq]
-    scaled = scores / divisor  # [n_seq, n_seq]
-    masked = scaled if mask is None else np.where(mask, scaled, -np.inf)  # [n_seq, n_seq]
-    weights = softmax(masked)  # [n_seq, n_seq]
-    output = weights @ v  # [n_seq, d_v]
-    for name, m in (("q", q), ("k", k), ("v", v), ("scores", scores), ("scaled", scaled),
+{score_lines}
+    scaled = scores / divisor  # [n_q, n_seq]
+    masked = scaled if mask is None else np.where(mask, scaled, -np.inf)  # [n_q, n_seq]
+    weights = softmax(masked)  # [n_q, n_seq]
+    output = weights @ v  # [n_q, d_v]
+    for name, m in (("q", q), ("k", k), ("v", v), {score_shown}("scores", scores), ("scaled", scaled),
                     ("masked", masked), ("weights", weights), ("output", output)):
         show(f"head{{h}}_{{name}}", m)
     head_outputs.append(output)
 
-concat = np.concatenate(head_outputs, axis=1)  # [n_seq, n_heads*d_v]
-output = concat @ W_O  # [n_seq, d_out]
+concat = np.concatenate(head_outputs, axis=1)  # [n_q, n_heads*d_v]
+output = concat @ W_O  # [n_q, d_out]
 show("concat", concat)
 show("output", output)
 '''
 
-_SHAPES = {"x": "[n_seq, d_model]", "w_q": "[d_model, n_heads*d_k]", "w_k": "[d_model, n_heads*d_k]",
-           "w_v": "[d_model, n_heads*d_v]", "w_o": "[n_heads*d_v, d_out]"}
+SCORE_CODE = {  # per score function: the lines that make a head's scores, and the intermediates they show
+    "dot": ("    scores = q @ k.T  # [n_q, n_seq]: dot product", ""),
+    "general": ("    q_a = q @ W_a[:, h * d_k:(h + 1) * d_k]  # [n_q, d_k]: this head's slice of W_a\n"
+                "    scores = q_a @ k.T  # [n_q, n_seq]: (q W_a) k", '("q_a", q_a), '),
+    "additive": ("    d_a = W_1.shape[1] // n_heads\n"
+                 "    cols = slice(h * d_a, (h + 1) * d_a)  # this head's columns of W_1, W_2 and v_a\n"
+                 "    q_1 = q @ W_1[:, cols]  # [n_q, d_a]\n"
+                 "    k_2 = k @ W_2[:, cols]  # [n_seq, d_a]\n"
+                 "    scores = np.tanh(q_1[:, None, :] + k_2[None, :, :]) @ v_a[0, cols]  # [n_q, n_seq]: additive",
+                 '("q_1", q_1), ("k_2", k_2), '),
+}
+
+_SHAPES = {"x": "[n_seq, d_model]", "y": "[n_q, d_model]: the queries' sequence", "w_q": "[d_model, n_heads*d_q]",
+           "w_k": "[d_model, n_heads*d_k]", "w_v": "[d_model, n_heads*d_v]", "w_o": "[n_heads*d_v, d_out]",
+           "w_a": "[d_q, n_heads*d_k]", "w_1": "[d_q, n_heads*d_a]", "w_2": "[d_k, n_heads*d_a]",
+           "v_a": "[1, n_heads*d_a]"}
 
 
 def numpy_script(cfg: Config, file_name: str = "attention.py") -> str:
@@ -92,13 +108,14 @@ def numpy_script(cfg: Config, file_name: str = "attention.py") -> str:
     >>> "import numpy as np" in script, "X = np.array([" in script, script.count("import")
     (True, True, 1)
     """
-    lines = [
-        f"tokens = {list(cfg.tokens)!r}",
-        f"n_heads = {int(cfg.n_heads)}",
-        "",
-    ]
-    for name in ("x", "w_q", "w_k", "w_v", "w_o"):
+    lines = [f"tokens = {list(cfg.tokens)!r}"]
+    if cfg.cross:
+        lines.append(f"query_tokens = {list(cfg.y_tokens)!r}  # cross-attention: Y's rows ask, X's rows answer")
+    lines += [f"n_heads = {int(cfg.n_heads)}", ""]
+    for name in cfg.matrix_names():
         lines.append(f"{MATRIX_NAMES[name]} = {_array(cfg.matrix(name))}  # {_SHAPES[name]}")
+    if not cfg.cross:
+        lines += ["Y = X  # self-attention: the queries come from X too", "query_tokens = tokens"]
     lines.append("")
     lines += _mask_lines(cfg)
     if cfg.scale == "sqrt_dk":
@@ -107,7 +124,9 @@ def numpy_script(cfg: Config, file_name: str = "attention.py") -> str:
         divisor = "1.0  # not scaled"
     else:
         divisor = f"{float(cfg.scale)!r}  # a chosen divisor"
-    return _HEADER.format(file_name=file_name) + "\n".join(lines) + _BODY.format(divisor=divisor)
+    score_lines, score_shown = SCORE_CODE[cfg.score]
+    return _HEADER.format(file_name=file_name) + "\n".join(lines) + _BODY.format(
+        divisor=divisor, score_lines=score_lines, score_shown=score_shown)
 
 
 def _array(m: np.ndarray, dtype: str = "") -> str:  # [r, c] -> "np.array([\n    [...],\n])"
@@ -122,7 +141,7 @@ def _mask_lines(cfg: Config) -> list[str]:
     if cfg.mask_kind == "padding":
         return [
             f"is_pad = np.array({[bool(p) for p in cfg.is_pad]!r})  # True = padding token",
-            "mask = np.broadcast_to(~is_pad, (len(tokens), len(tokens)))  # no query attends to padding",
+            "mask = np.broadcast_to(~is_pad, (len(query_tokens), len(tokens)))  # no query attends to padding",
         ]
     if cfg.mask_kind == "custom":
         return [f"mask = {_array(cfg.custom_mask.astype(int), 'bool')}  # custom: 1 = may attend"]

@@ -3,6 +3,10 @@
 Every way a configuration enters the app (grid edits, dimension changes, presets, a sentence,
 the mask editor, a permalink, a JSON file) ends in :func:`validate_config`, so the rules and the
 caps (:data:`attn_core.limits.LIMITS`) live in one place.
+
+Beyond X and the four weights, a configuration may hold a score function's weights (W_a for "general"; W_1, W_2
+and v_a for "additive") and a second sequence Y whose rows make the queries (cross-attention). They are present
+exactly when used: ``cfg.matrix_names()`` lists the matrices a configuration has.
 """
 
 from __future__ import annotations
@@ -12,17 +16,20 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .attention import Scale
+from .attention import SCORE_FUNCTIONS, Scale, ScoreFunction
 from .errors import AttentionInputError
 from .initializers import initialize, resize
 from .limits import LIMITS
 from .masks import causal_mask, padding_mask
-from .multihead import MultiHeadTrace, check_heads, multi_head_attention
+from .multihead import MultiHeadTrace, check_heads, check_score_heads, multi_head_cross_attention
 from .validation import as_matrix, check_dim, divisor_for
 
 MASK_KINDS = ("none", "causal", "padding", "custom")
-MATRICES = ("x", "w_q", "w_k", "w_v", "w_o")
-MATRIX_NAMES = {"x": "X", "w_q": "W_Q", "w_k": "W_K", "w_v": "W_V", "w_o": "W_O"}
+MATRICES = ("x", "w_q", "w_k", "w_v", "w_o")  # the matrices every configuration has
+SCORE_MATRICES = {"dot": (), "general": ("w_a",), "additive": ("w_1", "w_2", "v_a")}  # what each score function adds
+ALL_MATRICES = ("x", "y", "w_q", "w_k", "w_v", "w_o", "w_a", "w_1", "w_2", "v_a")  # in the order they are shown
+MATRIX_NAMES = {"x": "X", "y": "Y", "w_q": "W_Q", "w_k": "W_K", "w_v": "W_V", "w_o": "W_O", "w_a": "W_a",
+                "w_1": "W_1", "w_2": "W_2", "v_a": "v_a"}
 ORIGIN_ITEMS, ORIGIN_CHARS = 8, 4_000  # Config.origin: most entries, longest text value
 _ORIGIN_KEY = re.compile(r"[a-z_]{1,32}")
 
@@ -50,6 +57,16 @@ class Config:
         model, ``{"model": ..., "layer": 2, "sentence": ..., "head": 5, ...}``. Kept through edits, saved in links
         and files; at most ORIGIN_ITEMS entries, names of lower-case letters and _, values text (at most
         ORIGIN_CHARS characters) or whole numbers.
+    score : "dot", "general" or "additive"
+        How a query and a key make a score (attn_core.ScoreFunction); the scale applies to every one.
+    w_a : ndarray of shape (d_q, n_heads·d_k), present for "general"
+    w_1 : ndarray of shape (d_q, n_heads·d_a), present for "additive" (likewise w_2, v_a)
+    w_2 : ndarray of shape (d_k, n_heads·d_a)
+    v_a : ndarray of shape (1, n_heads·d_a)
+    y_tokens : tuple of str, length n_y, present for cross-attention
+    y : ndarray of shape (n_y, d_model), present for cross-attention
+        The sequence whose rows make the queries (Q = Y W_Q); X makes the keys and values. The masks are then
+        [n_y, n_seq]: padding marks X's tokens; causal needs self-attention.
     """
 
     tokens: tuple[str, ...]
@@ -64,10 +81,33 @@ class Config:
     is_pad: tuple[bool, ...] = ()
     custom_mask: np.ndarray | None = None
     origin: dict[str, str | int] | None = None
+    score: str = "dot"
+    w_a: np.ndarray | None = None
+    w_1: np.ndarray | None = None
+    w_2: np.ndarray | None = None
+    v_a: np.ndarray | None = None
+    y_tokens: tuple[str, ...] | None = None
+    y: np.ndarray | None = None
 
     @property
     def n_seq(self) -> int:
+        """Tokens of X: the keys and values (and the queries, unless cross)."""
         return self.x.shape[0]
+
+    @property
+    def cross(self) -> bool:
+        """Whether the queries come from Y (cross-attention) instead of X."""
+        return self.y is not None
+
+    @property
+    def n_q(self) -> int:
+        """Queries: rows of Y when cross, else of X."""
+        return self.n_seq if self.y is None else self.y.shape[0]
+
+    @property
+    def query_tokens(self) -> tuple[str, ...]:
+        """The labels of the queries: Y's tokens when cross, else X's."""
+        return self.tokens if self.y_tokens is None else self.y_tokens
 
     @property
     def d_model(self) -> int:
@@ -75,8 +115,18 @@ class Config:
 
     @property
     def d_k(self) -> int:
-        """Per-head width of queries and keys."""
+        """Per-head width of the keys (and of the queries, but with an additive score)."""
+        return self.w_k.shape[1] // self.n_heads
+
+    @property
+    def d_q(self) -> int:
+        """Per-head width of the queries."""
         return self.w_q.shape[1] // self.n_heads
+
+    @property
+    def d_a(self) -> int:
+        """Per-head width of the additive score's features (0 for the other score functions)."""
+        return 0 if self.w_1 is None else self.w_1.shape[1] // self.n_heads
 
     @property
     def d_v(self) -> int:
@@ -88,8 +138,17 @@ class Config:
         return self.w_o.shape[1]
 
     def matrix(self, name: str) -> np.ndarray:
-        """One of "x", "w_q", "w_k", "w_v", "w_o"."""
+        """One of ALL_MATRICES ("x", "w_q", ...; None for one the configuration does not have)."""
         return getattr(self, name)
+
+    def matrix_names(self) -> tuple[str, ...]:
+        """The matrices this configuration has, in ALL_MATRICES order."""
+        return tuple(n for n in ALL_MATRICES if n in MATRICES or getattr(self, n) is not None)
+
+    def score_function(self) -> ScoreFunction:
+        """The score function with its weights (v_a as a vector), for attn_core's attention functions."""
+        v_a = None if self.v_a is None else self.v_a[0]
+        return ScoreFunction(self.score, w_a=self.w_a, w_1=self.w_1, w_2=self.w_2, v_a=v_a)
 
 
 def make_config(tokens, x, w_q, w_k, w_v, w_o=None, **options) -> Config:
@@ -106,8 +165,9 @@ def make_config(tokens, x, w_q, w_k, w_v, w_o=None, **options) -> Config:
     if isinstance(tokens, (list, tuple)):
         tokens = tuple(tokens)
     n = len(tokens) if isinstance(tokens, tuple) else 0  # validate_config names a token list that is not one
+    n_q = len(options["y_tokens"]) if isinstance(options.get("y_tokens"), (list, tuple)) else n
     options.setdefault("is_pad", (False,) * n)
-    options.setdefault("custom_mask", np.ones((n, n), dtype=bool))
+    options.setdefault("custom_mask", np.ones((n_q, n), dtype=bool))
     return validate_config(Config(tokens, x, w_q, w_k, w_v, w_o, **options))
 
 
@@ -117,47 +177,81 @@ def validate_config(cfg: Config) -> Config:
     Checks, before any arithmetic: every matrix finite and 2-D, the shapes fit together, the caps,
     the head count, the scale, the tokens and the mask.
     """
-    mats = {name: as_matrix(MATRIX_NAMES[name], cfg.matrix(name)) for name in MATRICES}
+    score = cfg.score if isinstance(cfg.score, str) and cfg.score in SCORE_FUNCTIONS else None
+    if score is None:
+        raise AttentionInputError(f"score function: {cfg.score!r} is not one of {', '.join(SCORE_FUNCTIONS)}.",
+                                  matrix="score")
+    wanted = (*MATRICES, *(("y",) if cfg.y is not None else ()), *SCORE_MATRICES[score])
+    mats = {name: _required(cfg, name, score) for name in wanted}  # the others are dropped
     x, w_q, w_k, w_v, w_o = (mats[n] for n in MATRICES)
     n_seq, d_model = x.shape
     _cap("n_seq (tokens)", n_seq, LIMITS.n_seq)
     _cap("d_model (columns of X)", d_model, LIMITS.d_model)
+    if "y" in mats:
+        _cap("n_y (rows of Y)", mats["y"].shape[0], LIMITS.n_seq)
+        check_dim("Y", mats["y"].shape[1], "X", d_model,  # d_model: Y [n_y, d_model], X [n_seq, d_model]
+                  "has {size} columns but {other} has {other_size} (d_model); both go through W_Q, W_K, W_V.")
     for name, w in (("W_Q", w_q), ("W_K", w_k), ("W_V", w_v)):
         check_dim(name, w.shape[0], "X", d_model,  # d_model: W [d_model, width], X [n_seq, d_model]
                   "has {size} rows but {other} has {other_size} columns (d_model); they must match.")
         _cap(f"columns of {name}", w.shape[1], LIMITS.width)
-    check_dim("W_K", w_k.shape[1], "W_Q", w_q.shape[1],  # n_heads·d_k: W_K, W_Q [d_model, n_heads·d_k]
-              "has {size} columns but {other} has {other_size}; queries and keys need the same width d_k.")
+    if score != "additive":
+        check_dim("W_K", w_k.shape[1], "W_Q", w_q.shape[1],  # n_heads·d_k: W_K, W_Q [d_model, n_heads·d_k]
+                  "has {size} columns but {other} has {other_size}; queries and keys need the same width d_k.")
     check_dim("W_O", w_o.shape[0], "W_V", w_v.shape[1],  # W_O [n_heads·d_v, d_out], W_V [d_model, n_heads·d_v]
               "has {size} rows but {other} has {other_size} columns (n_heads · d_v); they must match.")
     _cap("columns of W_O", w_o.shape[1], LIMITS.width)
+    for name in SCORE_MATRICES[score]:
+        _cap(f"columns of {MATRIX_NAMES[name]}", mats[name].shape[1], LIMITS.width)
     cells = sum(m.size for m in mats.values())
     if cells > LIMITS.total_cells:
         raise AttentionInputError(
             f"configuration: {cells:,} cells in X and the weights together; the cap is {LIMITS.total_cells:,}."
         )
-    n_heads = check_heads(cfg.n_heads, w_q.shape[1], w_v.shape[1])
+    n_heads = check_heads(cfg.n_heads, w_q.shape[1], w_v.shape[1], w_k.shape[1])
     _cap("n_heads", n_heads, LIMITS.n_heads)
+    extra = {name: mats.get(name) for name in ("w_a", "w_1", "w_2", "v_a")}
+    v_a = extra["v_a"]
+    if v_a is not None and v_a.shape[0] != 1:
+        raise AttentionInputError(f"v_a: must be one row of numbers, got {v_a.shape[0]} rows.", matrix="v_a")
+    check_score_heads(ScoreFunction(score, extra["w_a"], extra["w_1"], extra["w_2"], None if v_a is None else v_a[0]),
+                      n_heads, w_q.shape[1] // n_heads, w_k.shape[1] // n_heads)
     divisor = divisor_for(cfg.scale, 1)  # validates "sqrt_dk" / "none" / a positive number
     scale = cfg.scale if isinstance(cfg.scale, str) else divisor
     tokens = _check_tokens(cfg.tokens, n_seq)
+    y_tokens = _check_tokens(cfg.y_tokens, mats["y"].shape[0], "y_tokens", "Y") if "y" in mats else None
+    n_q = n_seq if y_tokens is None else len(y_tokens)
     if not isinstance(cfg.mask_kind, str) or cfg.mask_kind not in MASK_KINDS:
         raise AttentionInputError(f"mask: kind {cfg.mask_kind!r} is not one of {', '.join(MASK_KINDS)}.", matrix="mask")
+    if cfg.mask_kind == "causal" and y_tokens is not None:
+        raise AttentionInputError("mask: causal needs the queries and the keys from one sequence (self-attention); "
+                                  "with Y, choose padding or a custom mask.", matrix="mask")
     is_pad = tuple(cfg.is_pad) if isinstance(cfg.is_pad, (list, tuple, np.ndarray)) else ()
     if len(is_pad) != n_seq or not all(isinstance(p, (bool, np.bool_)) for p in is_pad):
         raise AttentionInputError(f"mask: padding needs one True/False per token ({n_seq}).", matrix="mask")
     try:
-        custom = np.ones((n_seq, n_seq), dtype=bool) if cfg.custom_mask is None else np.asarray(cfg.custom_mask)
+        custom = np.ones((n_q, n_seq), dtype=bool) if cfg.custom_mask is None else np.asarray(cfg.custom_mask)
     except ValueError:  # ragged rows
         custom = np.array([], dtype=object)
-    if custom.dtype != np.bool_ or custom.shape != (n_seq, n_seq):
+    if custom.dtype != np.bool_ or custom.shape != (n_q, n_seq):
         raise AttentionInputError(
-            f"mask: the custom mask must be True/False of shape ({n_seq}, {n_seq}), "
+            f"mask: the custom mask must be True/False of shape ({n_q}, {n_seq}), "
             f"got {custom.dtype} of shape {custom.shape}.",
             matrix="mask",
         )
     return Config(tokens, x, w_q, w_k, w_v, w_o, n_heads, scale, cfg.mask_kind,
-                  tuple(bool(p) for p in is_pad), custom.copy(), _check_origin(cfg.origin))
+                  tuple(bool(p) for p in is_pad), custom.copy(), _check_origin(cfg.origin), score,
+                  extra["w_a"], extra["w_1"], extra["w_2"], v_a, y_tokens, mats.get("y"))
+
+
+def _required(cfg: Config, name: str, score: str) -> np.ndarray:
+    """The float64 matrix ``name`` of the configuration, or AttentionInputError (naming what needs it when absent)."""
+    value = cfg.matrix(name)
+    if value is None and name in SCORE_MATRICES[score]:
+        needs = ", ".join(MATRIX_NAMES[n] for n in SCORE_MATRICES[score])
+        raise AttentionInputError(f"{MATRIX_NAMES[name]}: the {score} score function needs {needs}.",
+                                  matrix=MATRIX_NAMES[name])
+    return as_matrix(MATRIX_NAMES[name], value)
 
 
 def _check_origin(origin: object) -> dict[str, str | int] | None:
@@ -190,49 +284,55 @@ def _cap(what: str, value: int, cap: int) -> None:
         raise AttentionInputError(f"{what}: {value} is over the cap of {cap}.")
 
 
-def _check_tokens(tokens: object, n_seq: int) -> tuple[str, ...]:
+def _check_tokens(tokens: object, n_seq: int, field: str = "tokens", of: str = "X") -> tuple[str, ...]:
     if not isinstance(tokens, (list, tuple)) or len(tokens) != n_seq:
         got = len(tokens) if isinstance(tokens, (list, tuple)) else type(tokens).__name__
-        raise AttentionInputError(f"tokens: need one label per row of X ({n_seq}), got {got}.", matrix="tokens")
+        raise AttentionInputError(f"{field}: need one label per row of {of} ({n_seq}), got {got}.", matrix=field)
     for i, t in enumerate(tokens):
         if not isinstance(t, str):
-            raise AttentionInputError(f"tokens: label {i} is {t!r}, not text.", matrix="tokens")
+            raise AttentionInputError(f"{field}: label {i} is {t!r}, not text.", matrix=field)
         if not t.strip():
-            raise AttentionInputError(f"tokens: label {i} is empty; every token needs a label.", matrix="tokens")
+            raise AttentionInputError(f"{field}: label {i} is empty; every token needs a label.", matrix=field)
         if len(t) > LIMITS.token_chars:
             raise AttentionInputError(
-                f"tokens: label {i} is {len(t)} characters long; the cap is {LIMITS.token_chars}.", matrix="tokens"
+                f"{field}: label {i} is {len(t)} characters long; the cap is {LIMITS.token_chars}.", matrix=field
             )
     return tuple(tokens)
 
 
-def config_mask(cfg: Config) -> np.ndarray | None:  # -> bool [n_seq, n_seq] or None
+def config_mask(cfg: Config) -> np.ndarray | None:  # -> bool [n_q, n_seq] or None
     """The boolean mask the configuration asks for (True = may attend), or None."""
     if cfg.mask_kind == "causal":
         return causal_mask(cfg.n_seq)
     if cfg.mask_kind == "padding":
-        return padding_mask(np.array(cfg.is_pad, dtype=bool))
+        return padding_mask(np.array(cfg.is_pad, dtype=bool), cfg.n_q)
     if cfg.mask_kind == "custom":
         return cfg.custom_mask
     return None
 
 
 def run(cfg: Config) -> MultiHeadTrace:
-    """Multi-head attention of the configuration (one head: plain self-attention, then ``@ w_o``)."""
-    return multi_head_attention(
-        cfg.x, cfg.w_q, cfg.w_k, cfg.w_v, cfg.w_o, cfg.n_heads, scale=cfg.scale, mask=config_mask(cfg)
+    """Multi-head attention of the configuration (one head: plain self-attention, then ``@ w_o``); queries from Y
+    when cross, with the configuration's score function."""
+    return multi_head_cross_attention(
+        cfg.x if cfg.y is None else cfg.y, cfg.x, cfg.w_q, cfg.w_k, cfg.w_v, cfg.w_o, cfg.n_heads, scale=cfg.scale,
+        mask=config_mask(cfg), score=cfg.score_function(),
     )
 
 
 def with_dimensions(
-    cfg: Config, *, n_seq: int, d_model: int, d_qk: int, d_v: int, init: str = "xavier_uniform", seed: int = 0
+    cfg: Config, *, n_seq: int, d_model: int, d_qk: int, d_v: int, init: str = "xavier_uniform", seed: int = 0,
+    d_k: int | None = None,
 ) -> Config:
     """Resize every matrix, keeping each value that still fits; new cells come from ``init``.
 
-    ``d_qk`` and ``d_v`` are the full widths of W_Q/W_K and W_V (n_heads · per-head width).
+    ``d_qk`` and ``d_v`` are the full widths of W_Q/W_K and W_V (n_heads · per-head width); ``d_k``, W_K's
+    when it differs from W_Q's (an additive score allows it).
     A square W_O stays square (new cells from the identity); a rectangular one keeps d_out.
     New tokens are labelled t1, t2, ...; new tokens are not padding and may attend everywhere.
+    Y keeps its rows and follows d_model; W_a, W_1 and W_2 follow the widths of the queries and keys.
     """
+    d_k = d_qk if d_k is None else d_k
     def grow(a: np.ndarray, shape: tuple[int, int], salt: int) -> np.ndarray:
         return resize(a, shape, initialize(init, shape, seed=seed + salt))
 
@@ -241,27 +341,37 @@ def with_dimensions(
     o_fill = np.eye(*o_shape) if square_o else initialize(init, o_shape, seed=seed + 4)
     tokens = tuple(cfg.tokens[:n_seq]) + tuple(f"t{i + 1}" for i in range(cfg.n_seq, n_seq))
     pad = tuple(cfg.is_pad[:n_seq]) + (False,) * max(0, n_seq - cfg.n_seq)
-    custom = resize(cfg.custom_mask.astype(float), (n_seq, n_seq), np.ones((n_seq, n_seq))).astype(bool)
-    n_heads = cfg.n_heads if d_qk % cfg.n_heads == 0 and d_v % cfg.n_heads == 0 else 1
+    n_q = n_seq if cfg.y is None else cfg.n_q
+    custom = resize(cfg.custom_mask.astype(float), (n_q, n_seq), np.ones((n_q, n_seq))).astype(bool)
+    n_heads = cfg.n_heads if all(w % cfg.n_heads == 0 for w in (d_qk, d_k, d_v)) else 1
+    extra = {}
+    if cfg.y is not None:
+        extra["y"] = grow(cfg.y, (cfg.n_q, d_model), 5)
+    if cfg.w_a is not None:
+        extra["w_a"] = grow(cfg.w_a, (d_qk // n_heads, d_k), 6)
+    if cfg.w_1 is not None:
+        extra["w_1"] = grow(cfg.w_1, (d_qk // n_heads, cfg.w_1.shape[1]), 7)
+        extra["w_2"] = grow(cfg.w_2, (d_k // n_heads, cfg.w_2.shape[1]), 8)
     return validate_config(replace(
         cfg,
         tokens=tokens,
         x=grow(cfg.x, (n_seq, d_model), 0),
         w_q=grow(cfg.w_q, (d_model, d_qk), 1),
-        w_k=grow(cfg.w_k, (d_model, d_qk), 2),
+        w_k=grow(cfg.w_k, (d_model, d_k), 2),
         w_v=grow(cfg.w_v, (d_model, d_v), 3),
         w_o=resize(cfg.w_o, o_shape, o_fill),
         n_heads=n_heads,
         is_pad=pad,
         custom_mask=custom,
+        **extra,
     ))
 
 
 def configs_equal(a: Config, b: Config) -> bool:
     """Bit-for-bit equality of two configurations (float64 values compared as bytes)."""
-    same_arrays = all(
+    same_arrays = a.matrix_names() == b.matrix_names() and all(
         m1.shape == m2.shape and m1.dtype == m2.dtype and m1.tobytes() == m2.tobytes()
-        for m1, m2 in ((a.matrix(n), b.matrix(n)) for n in MATRICES)
+        for m1, m2 in ((a.matrix(n), b.matrix(n)) for n in a.matrix_names())
     )
     ca, cb = a.custom_mask, b.custom_mask
     same_mask = (ca is None and cb is None) or (
@@ -277,4 +387,6 @@ def configs_equal(a: Config, b: Config) -> bool:
         and a.mask_kind == b.mask_kind
         and tuple(a.is_pad) == tuple(b.is_pad)
         and a.origin == b.origin
+        and a.score == b.score
+        and a.y_tokens == b.y_tokens
     )

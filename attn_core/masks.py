@@ -20,8 +20,9 @@ def causal_mask(n_seq: int) -> np.ndarray:  # -> bool [n_seq, n_seq]
     return np.tri(int(n_seq), dtype=bool)
 
 
-def padding_mask(is_pad: object) -> np.ndarray:  # bool [n_seq] -> bool [n_seq, n_seq]
-    """No query attends to a padding token (its column is False in every row).
+def padding_mask(is_pad: object, n_q: int | None = None) -> np.ndarray:  # bool [n_k] -> bool [n_q, n_k]
+    """No query attends to a padding token (its column is False in every row); ``n_q`` queries (default: one per
+    token, as in self-attention).
 
     Examples
     --------
@@ -36,7 +37,7 @@ def padding_mask(is_pad: object) -> np.ndarray:  # bool [n_seq] -> bool [n_seq, 
         raise AttentionInputError(
             "padding mask: expects one True/False per token (True = padding).", matrix="mask"
         )
-    return np.broadcast_to(~pad, (pad.size, pad.size)).copy()
+    return np.broadcast_to(~pad, (pad.size if n_q is None else int(n_q), pad.size)).copy()
 
 
 def additive_mask(mask: np.ndarray) -> np.ndarray:  # bool [n_q, n_k] -> [n_q, n_k] of 0 / -inf

@@ -3,6 +3,10 @@
 Layout (PyTorch's ``nn.MultiheadAttention`` with its in-projection weights transposed):
 w_q is [d_model, n_heads·d_k] and head h uses columns h·d_k:(h+1)·d_k (likewise w_k, w_v);
 w_o is [n_heads·d_v, d_out].
+
+The score functions' weights follow the same rule, one column slice per head: "general"'s W_a is
+[d_q, n_heads·d_k] (head h's W_a is its [d_q, d_k] slice); "additive"'s W_1 [d_q, n_heads·d_a], W_2
+[d_k, n_heads·d_a] and v_a [n_heads·d_a] give head h columns h·d_a:(h+1)·d_a (d_q, d_k per head).
 """
 
 from __future__ import annotations
@@ -11,9 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .attention import AttentionTrace, Scale, _attend, project
+from .attention import DOT, AttentionTrace, Scale, ScoreFunction, _attend, as_score, project_all
 from .errors import AttentionInputError
-from .validation import as_matrix, check_dim, check_inner, check_overflow
+from .validation import as_matrix, check_dim, check_overflow
 
 
 def split_heads(m: np.ndarray, n_heads: int) -> list[np.ndarray]:  # [n, n_heads·d] -> n_heads × [n, d]
@@ -67,14 +71,16 @@ class MultiHeadTrace:
         return self.heads[0].fully_masked_rows
 
 
-def check_heads(n_heads: object, d_qk: int, d_v: int) -> int:
-    """Return ``n_heads`` as an int, or raise unless it divides both projected widths."""
+def check_heads(n_heads: object, d_qk: int, d_v: int, d_k: int | None = None) -> int:
+    """Return ``n_heads`` as an int, or raise unless it divides the projected widths (W_Q's and W_K's ``d_qk``, or
+    W_Q's ``d_qk`` and W_K's ``d_k`` when they differ; W_V's ``d_v``)."""
     if isinstance(n_heads, bool) or not isinstance(n_heads, (int, np.integer)) or n_heads < 1:
         raise AttentionInputError(f"n_heads: must be a whole number of at least 1, got {n_heads!r}.")
     n_heads = int(n_heads)
-    for name, width in (("W_Q and W_K", d_qk), ("W_V", d_v)):
+    widths = (("W_Q and W_K", d_qk),) if d_k in (None, d_qk) else (("W_Q", d_qk), ("W_K", d_k))
+    for name, width in (*widths, ("W_V", d_v)):
         if width % n_heads:
-            options = ", ".join(str(d) for d in valid_head_counts(d_qk, d_v))
+            options = ", ".join(str(d) for d in valid_head_counts(d_qk, d_v, d_k or d_qk))
             raise AttentionInputError(
                 f"n_heads: {n_heads} heads do not divide the {width} columns of {name}; "
                 f"choose one of {options}, or change the widths.",
@@ -83,9 +89,42 @@ def check_heads(n_heads: object, d_qk: int, d_v: int) -> int:
     return n_heads
 
 
-def valid_head_counts(d_qk: int, d_v: int) -> list[int]:
-    """Every head count that divides both widths."""
-    return [h for h in range(1, min(d_qk, d_v) + 1) if d_qk % h == 0 and d_v % h == 0]
+def valid_head_counts(d_qk: int, d_v: int, *more: int) -> list[int]:
+    """Every head count that divides every width given."""
+    widths = (d_qk, d_v, *more)
+    return [h for h in range(1, min(widths) + 1) if all(w % h == 0 for w in widths)]
+
+
+def head_score(score: ScoreFunction, h: int, n_heads: int) -> ScoreFunction:
+    """Head ``h``'s score function: its column slice of W_a, or of W_1, W_2 and v_a (see the module's layout)."""
+    if score.kind == "general":
+        return ScoreFunction("general", w_a=score.w_a[:, head_slice(h, score.w_a.shape[1] // n_heads)])
+    if score.kind == "additive":
+        cols = head_slice(h, score.w_1.shape[1] // n_heads)  # d_a columns
+        return ScoreFunction("additive", w_1=score.w_1[:, cols], w_2=score.w_2[:, cols], v_a=score.v_a[cols])
+    return DOT
+
+
+def check_score_heads(score: ScoreFunction, n_heads: int, d_q: int, d_k: int) -> None:
+    """Raise AttentionInputError unless the score function's weights fit ``n_heads`` heads of widths d_q, d_k."""
+    if score.kind == "general":
+        check_dim("W_a", score.w_a.shape[0], "W_Q", d_q,  # W_a [d_q, n_heads·d_k]
+                  "has {size} rows but each head's queries are {other_size} wide (columns of {other} ÷ heads).")
+        check_dim("W_a", score.w_a.shape[1], "W_K", d_k * n_heads,
+                  "has {size} columns but {other} has {other_size}; each head uses its slice of both.")
+    elif score.kind == "additive":
+        check_dim("W_1", score.w_1.shape[0], "W_Q", d_q,  # W_1 [d_q, n_heads·d_a]
+                  "has {size} rows but each head's queries are {other_size} wide (columns of {other} ÷ heads).")
+        check_dim("W_2", score.w_2.shape[0], "W_K", d_k,  # W_2 [d_k, n_heads·d_a]
+                  "has {size} rows but each head's keys are {other_size} wide (columns of {other} ÷ heads).")
+        check_dim("W_2", score.w_2.shape[1], "W_1", score.w_1.shape[1],
+                  "has {size} columns but {other} has {other_size}; both make features of width d_a.")
+        check_dim("v_a", score.v_a.shape[0], "W_1", score.w_1.shape[1],
+                  "has {size} numbers but {other} has {other_size} columns; they must match.")
+        if score.w_1.shape[1] % n_heads:
+            raise AttentionInputError(
+                f"W_1: its {score.w_1.shape[1]} columns do not split into {n_heads} heads; give each head the same "
+                "number d_a of columns.", matrix="W_1")
 
 
 def multi_head_attention(
@@ -98,6 +137,7 @@ def multi_head_attention(
     *,
     scale: Scale = "sqrt_dk",
     mask: object = None,
+    score: ScoreFunction | None = None,
 ) -> MultiHeadTrace:  # [n_seq, d_model], ..., [n_heads·d_v, d_out] -> output [n_seq, d_out]
     """Attention per head on column slices of the projections, heads concatenated, then ``@ w_o``.
 
@@ -111,6 +151,8 @@ def multi_head_attention(
         Must divide the widths of w_q/w_k and of w_v.
     scale, mask
         As in :func:`scaled_dot_product_attention`; applied to every head (√d_k is the per-head width).
+    score : ScoreFunction, optional
+        The score function; its weights hold one column slice per head (see the module's layout).
 
     Returns
     -------
@@ -123,32 +165,48 @@ def multi_head_attention(
     >>> t.concat.shape, t.output.shape
     ((2, 2), (2, 2))
     """
-    x = as_matrix("X", x)
-    w_q, w_k, w_v = as_matrix("W_Q", w_q), as_matrix("W_K", w_k), as_matrix("W_V", w_v)
-    w_o = as_matrix("W_O", w_o)
-    for name, w in (("W_Q", w_q), ("W_K", w_k), ("W_V", w_v)):
-        check_inner("X", x, name, w)
-    check_dim("W_K", w_k.shape[1], "W_Q", w_q.shape[1],  # n_heads·d_k: W_K, W_Q [d_model, n_heads·d_k]
-              "has {size} columns but {other} has {other_size}; they must match.")
-    check_dim("W_O", w_o.shape[0], "W_V", w_v.shape[1],  # W_O [n_heads·d_v, d_out], W_V [d_model, n_heads·d_v]
-              "has {size} rows but the heads concatenate to {other_size} columns (n_heads · d_v); they must match.")
-    n_heads = check_heads(n_heads, w_q.shape[1], w_v.shape[1])
+    return multi_head_cross_attention(x, x, w_q, w_k, w_v, w_o, n_heads, scale=scale, mask=mask, score=score)
 
-    q = project(x, w_q)  # [n_seq, n_heads·d_k]
-    k = project(x, w_k)  # [n_seq, n_heads·d_k]
-    v = project(x, w_v)  # [n_seq, n_heads·d_v]
-    for name, m, src in (("Q", q, "X and W_Q"), ("K", k, "X and W_K"), ("V", v, "X and W_V")):
-        check_overflow(name, m, src)
+
+def multi_head_cross_attention(
+    y: object,
+    x: object,
+    w_q: object,
+    w_k: object,
+    w_v: object,
+    w_o: object,
+    n_heads: int,
+    *,
+    scale: Scale = "sqrt_dk",
+    mask: object = None,
+    score: ScoreFunction | None = None,
+) -> MultiHeadTrace:  # [n_y, d_model], [n_x, d_model], ..., [n_heads·d_v, d_out] -> output [n_y, d_out]
+    """Multi-head cross-attention: queries from ``y``, keys and values from ``x``; otherwise as
+    :func:`multi_head_attention` (which is the case y = x). The mask is [n_y, n_x].
+
+    Examples
+    --------
+    >>> t = multi_head_cross_attention(np.ones((1, 2)), np.eye(2), np.eye(2), np.eye(2), np.eye(2), np.eye(2), 2)
+    >>> t.heads[0].weights.shape, t.output.shape
+    ((1, 2), (1, 2))
+    """
+    score = as_score(score)
+    q, k, v = project_all(y, x, w_q, w_k, w_v, same=y is x, same_width=score.kind == "dot")  # [n_y, n_heads·d_q],
+    w_o = as_matrix("W_O", w_o)  # ... [n_x, n_heads·d_k], [n_x, n_heads·d_v]; [n_heads·d_v, d_out]
+    check_dim("W_O", w_o.shape[0], "W_V", v.shape[1],  # W_O [n_heads·d_v, d_out], W_V [d_model, n_heads·d_v]
+              "has {size} rows but the heads concatenate to {other_size} columns (n_heads · d_v); they must match.")
+    n_heads = check_heads(n_heads, q.shape[1], v.shape[1], k.shape[1])
+    check_score_heads(score, n_heads, q.shape[1] // n_heads, k.shape[1] // n_heads)
     q_h, k_h, v_h = split_heads(q, n_heads), split_heads(k, n_heads), split_heads(v, n_heads)
-    n_seq = x.shape[0]
+    n_q, n_k = q.shape[0], k.shape[0]
     # every head's scores and weights live in one block each (large blocks get huge pages: far fewer page faults)
-    s_all, w_all = np.empty((n_heads, n_seq, n_seq)), np.empty((n_heads, n_seq, n_seq))  # [n_heads, n_seq, n_seq]
+    s_all, w_all = np.empty((n_heads, n_q, n_k)), np.empty((n_heads, n_q, n_k))  # [n_heads, n_q, n_k]
     heads = tuple(
         _attend(q_h[h], k_h[h], v_h[h], scale, mask, (f"Q (head {h})", f"K (head {h})", f"V (head {h})"),
-                out=(s_all[h], w_all[h]))
+                out=(s_all[h], w_all[h]), score=head_score(score, h, n_heads))
         for h in range(n_heads)
-    )  # each: q [n_seq, d_k], output [n_seq, d_v]
-    concat = merge_heads([t.output for t in heads])  # [n_seq, n_heads·d_v]
-    output = concat @ w_o  # [n_seq, d_out]
+    )  # each: q [n_q, d_q], output [n_q, d_v]
+    concat = merge_heads([t.output for t in heads])  # [n_q, n_heads·d_v]
+    output = concat @ w_o  # [n_q, d_out]
     check_overflow("output", output, "W_O")
     return MultiHeadTrace(heads, concat, w_o, output)

@@ -97,6 +97,23 @@ def _seed_001_sentence() -> Config:
     return make_config(tokens, x, eye, eye, eye)
 
 
+def _cross_translation() -> Config:
+    source = ("le", "chat", "dort")  # X: the sentence read (keys and values)
+    target = ("the", "cat", "sleeps")  # Y: the sentence written so far (queries), word i translating source word i
+    x = embed(source, 6, seed=0)  # [3, 6]
+    y = x + 0.25 * initialize("gaussian", (3, 6), seed=1)  # [3, 6]: each target word near its source word
+    eye = np.eye(6)
+    return make_config(source, x, eye, eye, eye, y_tokens=target, y=y)
+
+
+def _additive() -> Config:
+    w_1 = initialize("xavier_uniform", (3, 4), seed=41)  # [d_q, d_a]: d_a = 4
+    w_2 = initialize("xavier_uniform", (3, 4), seed=42)  # [d_k, d_a]
+    v_a = initialize("xavier_uniform", (1, 4), seed=43)  # [1, d_a]
+    return make_config(SEED_TOKENS, SEED_X, SEED_W_Q, SEED_W_K, SEED_W_V, scale="none", score="additive",
+                       w_1=w_1, w_2=w_2, v_a=v_a)
+
+
 def _seed_003_heads() -> Config:
     w = [initialize("gaussian", (4, 512), seed=s, std=0.5) for s in (31, 32, 33)]  # [4, 8·64] each
     w_o = initialize("xavier_uniform", (512, 4), seed=34)  # [8·64, d_model]
@@ -130,6 +147,18 @@ PRESETS: dict[str, Preset] = {p.key: p for p in (
         "The seed's 3 inputs with W_Q, W_K, W_V widened to 8 heads of 64 columns (seeded Gaussian, "
         "std 0.5); the heads concatenate to 3 × 512 and W_O projects back to d_model = 4.",
         _seed_003_heads,
+    ),
+    Preset(
+        "cross_translation", "cross-attention: “the cat sleeps” reads “le chat dort”", "seeds 003 and 004",
+        "Encoder-decoder attention: the queries come from the sentence being written (Y), the keys and values "
+        "from the sentence being translated (X). Each target word's input lies near its source word's, so the "
+        "weights align the two sentences word by word.", _cross_translation,
+    ),
+    Preset(
+        "additive", "3 inputs, additive (Bahdanau) scores", "seed 004",
+        "The tutorials' inputs and W_Q, W_K, W_V, but each score is v_a · tanh(q W_1 + k W_2), with W_1, W_2 of "
+        "4 feature columns and v_a seeded (Xavier uniform), and no scaling, as in Bahdanau's attention.",
+        _additive,
     ),
 )}
 

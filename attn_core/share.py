@@ -8,9 +8,12 @@ The JSON document is one object::
      "x": [[1.0, 0.0, ...], ...], "w_q": [...], "w_k": [...], "w_v": [...], "w_o": [...]}
 
 ``page`` is optional (the page a link opens on), and so is ``origin`` (where the numbers came from, e.g.
-``{"model": ..., "layer": 2, "sentence": ..., "head": 5}``: :class:`attn_core.Config`); every other field is
-required and no other field is allowed. ``scale`` is "sqrt_dk", "none" or a positive number; ``custom_mask``
-holds 0/1 (1 = may attend). A permalink value is that JSON, compact, compressed with zlib, in unpadded base64url.
+``{"model": ..., "layer": 2, "sentence": ..., "head": 5}``: :class:`attn_core.Config`). So are ``score`` ("dot",
+"general" or "additive"; "dot" when absent) with the score function's weights (``w_a``; ``w_1``, ``w_2``, ``v_a``),
+and ``y_tokens`` with ``y`` (cross-attention's query sequence): a file or link written before they existed opens as
+the dot-product self-attention it was. Every other field is required and no other field is allowed. ``scale``
+is "sqrt_dk", "none" or a positive number; ``custom_mask`` holds 0/1 (1 = may attend). A permalink value is that
+JSON, compact, compressed with zlib, in unpadded base64url.
 
 Why matrices are JSON numbers, not base64 of little-endian float64 bytes: Python's ``json`` writes a
 float with ``float.__repr__``, the shortest decimal that reads back as the same float64, and reads it
@@ -40,7 +43,7 @@ from functools import partial
 
 import numpy as np
 
-from .config import MATRICES, MATRIX_NAMES, Config, config_mask, validate_config
+from .config import MATRICES, MATRIX_NAMES, SCORE_MATRICES, Config, config_mask, validate_config
 from .errors import AttentionInputError
 from .limits import LIMITS
 from .multihead import MultiHeadTrace
@@ -48,6 +51,7 @@ from .multihead import MultiHeadTrace
 FORMAT = "self-attention-explorer"
 VERSION = 1
 FIELDS = ("tokens", "n_heads", "scale", "mask_kind", "is_pad", "custom_mask", *MATRICES)
+OPTIONAL_FIELDS = ("page", "origin", "score", "y_tokens", "y", "w_a", "w_1", "w_2", "v_a")
 STAGES = ("q", "k", "v", "scores", "scaled", "masked", "weights", "output")  # per head, as in AttentionTrace
 
 _PAGE = re.compile(r"[a-z][a-z0-9_]{0,31}")
@@ -59,6 +63,11 @@ _SHAPE_CAPS = {  # matrix -> (most rows, most columns), before validate_config c
     "w_k": (LIMITS.d_model, LIMITS.width),
     "w_v": (LIMITS.d_model, LIMITS.width),
     "w_o": (LIMITS.width, LIMITS.width),
+    "y": (LIMITS.n_seq, LIMITS.d_model),
+    "w_a": (LIMITS.width, LIMITS.width),
+    "w_1": (LIMITS.width, LIMITS.width),
+    "w_2": (LIMITS.width, LIMITS.width),
+    "v_a": (1, LIMITS.width),
 }
 
 
@@ -90,6 +99,11 @@ def config_to_dict(cfg: Config, page: str | None = None) -> dict:
         doc[name] = cfg.matrix(name).tolist()  # Python floats: json writes them with repr, exactly
     if cfg.origin is not None:
         doc["origin"] = dict(cfg.origin)
+    if cfg.score != "dot":
+        doc["score"] = cfg.score
+        doc |= {name: cfg.matrix(name).tolist() for name in SCORE_MATRICES[cfg.score]}
+    if cfg.cross:
+        doc |= {"y_tokens": list(cfg.y_tokens), "y": cfg.y.tolist()}
     return doc
 
 
@@ -123,14 +137,16 @@ def config_from_dict(doc: object) -> tuple[Config, str | None]:
         raise AttentionInputError(
             f"version: this app reads version {VERSION} configurations, not version {_short(version)}."
         )
-    unknown = sorted(set(doc) - {"format", "version", "page", "origin", *FIELDS})
+    unknown = sorted(set(doc) - {"format", "version", *OPTIONAL_FIELDS, *FIELDS})
     if unknown:
         raise AttentionInputError(f"configuration: unknown field(s) {', '.join(map(_short, unknown[:5]))}.")
     missing = [f for f in FIELDS if f not in doc]
     if missing:
         raise AttentionInputError(f"configuration: missing field(s) {', '.join(map(repr, missing))}.")
     page = _check_page(doc["page"]) if "page" in doc else None
-    mats = {name: _matrix(name, doc[name]) for name in MATRICES}
+    mats = {name: _matrix(name, doc[name]) for name in (*MATRICES, "y", "w_a", "w_1", "w_2", "v_a") if name in doc}
+    if ("y" in doc) != ("y_tokens" in doc):
+        raise AttentionInputError('configuration: "y" and "y_tokens" come together (cross-attention), or neither.')
     cfg = Config(
         tokens=_tokens(doc["tokens"]),
         n_heads=_n_heads(doc["n_heads"]),
@@ -139,6 +155,8 @@ def config_from_dict(doc: object) -> tuple[Config, str | None]:
         is_pad=_is_pad(doc["is_pad"]),
         custom_mask=_custom_mask(doc["custom_mask"]),
         origin=doc.get("origin"),  # checked by validate_config
+        score=doc.get("score", "dot") if _is_short_text(doc.get("score", "dot")) else _short(doc["score"]),
+        y_tokens=_tokens(doc["y_tokens"], "y_tokens") if "y_tokens" in doc else None,
         **mats,
     )
     return validate_config(cfg), page
@@ -206,14 +224,14 @@ def _fits_float(v: int | float) -> bool:
     return True
 
 
-def _tokens(tokens: object) -> tuple[str, ...]:
+def _tokens(tokens: object, field: str = "tokens") -> tuple[str, ...]:
     if type(tokens) is not list or not all(type(t) is str for t in tokens):
-        raise AttentionInputError("tokens: expected a list of labels (strings).", matrix="tokens")
+        raise AttentionInputError(f"{field}: expected a list of labels (strings).", matrix=field)
     for i, t in enumerate(tokens):
         try:
             t.encode("utf-8")
         except UnicodeEncodeError:
-            raise AttentionInputError(f"tokens: label {i} is not valid text.", matrix="tokens") from None
+            raise AttentionInputError(f"{field}: label {i} is not valid text.", matrix=field) from None
     return tuple(tokens)
 
 
@@ -242,16 +260,17 @@ def _is_pad(is_pad: object) -> tuple:
     return tuple(is_pad)
 
 
-def _custom_mask(rows: object) -> np.ndarray:  # list of rows of 0/1 -> bool [n, n]
+def _custom_mask(rows: object) -> np.ndarray:  # list of rows of 0/1 -> bool [n_q, n_k]
     if (
         type(rows) is not list
-        or not all(type(r) is list and len(r) == len(rows) for r in rows)
+        or not rows
+        or not all(type(r) is list and len(r) == len(rows[0]) for r in rows)
         or not all(set(map(type, r)) <= {int} and set(r) <= {0, 1} for r in rows)
     ):
         raise AttentionInputError(
-            "mask: custom_mask must be a square list of rows of 0 and 1 (1 = may attend).", matrix="mask"
+            "mask: custom_mask must be a list of equally long rows of 0 and 1 (1 = may attend).", matrix="mask"
         )
-    return np.array(rows, dtype=np.int8).reshape(len(rows), len(rows)).astype(bool)
+    return np.array(rows, dtype=np.int8).reshape(len(rows), len(rows[0])).astype(bool)
 
 
 # ---- JSON text ----------------------------------------------------------------------------------
@@ -495,8 +514,10 @@ def inflate(packed: bytes, max_bytes: int) -> bytes:
 def named_matrices(cfg: Config, trace: MultiHeadTrace) -> dict[str, np.ndarray]:
     """Every matrix of the configuration and every intermediate, by file-friendly name.
 
-    Names: ``x, w_q, w_k, w_v, w_o``, ``mask`` (0/1, when a mask applies), per head
-    ``head{h}_{q,k,v,scores,scaled,masked,weights,output}``, then ``concat`` and ``output``.
+    Names: the configuration's matrices (``x, w_q, w_k, w_v, w_o``, and ``y``, ``w_a``, ``w_1``, ``w_2``, ``v_a``
+    where present), ``mask`` (0/1, when a mask applies), per head ``head{h}_{q,k,v,scores,scaled,masked,weights,
+    output}`` (with ``head{h}_q_a`` for a general score, ``head{h}_q_1`` and ``head{h}_k_2`` for an additive one),
+    then ``concat`` and ``output``.
 
     Examples
     --------
@@ -505,29 +526,38 @@ def named_matrices(cfg: Config, trace: MultiHeadTrace) -> dict[str, np.ndarray]:
     >>> list(named_matrices(cfg, run(cfg)))[4:8]
     ['w_o', 'head0_q', 'head0_k', 'head0_v']
     """
-    out = {name: cfg.matrix(name) for name in MATRICES}
+    out = {name: cfg.matrix(name) for name in cfg.matrix_names()}
     mask = config_mask(cfg)
     if mask is not None:
-        out["mask"] = mask.astype(np.float64)  # [n_seq, n_seq] of 0/1
+        out["mask"] = mask.astype(np.float64)  # [n_q, n_seq] of 0/1
+    extra = {"dot": (), "general": ("q_a",), "additive": ("q_1", "k_2")}[cfg.score]
     for h, head in enumerate(trace.heads):
-        out |= {f"head{h}_{stage}": getattr(head, stage) for stage in STAGES}
-    out["concat"] = trace.concat  # [n_seq, n_heads·d_v]
-    out["output"] = trace.output  # [n_seq, d_out]
+        out |= {f"head{h}_{stage}": getattr(head, stage) for stage in (*STAGES[:3], *extra, *STAGES[3:])}
+    out["concat"] = trace.concat  # [n_q, n_heads·d_v]
+    out["output"] = trace.output  # [n_q, d_out]
     return out
 
 
-def _row_col_labels(name: str, shape: tuple[int, int], tokens: tuple[str, ...]) -> tuple[list[str], list[str]]:
-    """Rows of X, the mask, Q/K/V, scores... are tokens; key columns of scores and weights too."""
+_KEY_ROWS = ("x", "k", "v", "k_2")  # matrices with a row per key token (X's)
+_QUERY_ROWS = ("y", "q", "q_a", "q_1", "mask", "scores", "scaled", "masked", "weights", "output", "concat")
+_KEY_COLUMNS = ("mask", "scores", "scaled", "masked", "weights")
+
+
+def _row_col_labels(name: str, shape: tuple[int, int], tokens: tuple[str, ...],
+                    query_tokens: tuple[str, ...]) -> tuple[list[str], list[str]]:
+    """Rows of X, K, V are the tokens, rows of Q, the scores, the weights, the output... the queries' (the same but
+    with cross-attention); key columns of the scores and weights are the tokens; weights' rows and columns numbers."""
     stage = name.split("_", 1)[1] if name.startswith("head") else name
-    by_token = stage not in ("w_q", "w_k", "w_v", "w_o")
-    rows = list(tokens) if by_token else [str(i) for i in range(shape[0])]
-    keys = stage in ("mask", "scores", "scaled", "masked", "weights")
-    cols = list(tokens) if keys else [str(j) for j in range(shape[1])]
+    rows = list(tokens) if stage in _KEY_ROWS else list(query_tokens) if stage in _QUERY_ROWS else None
+    rows = rows or [str(i) for i in range(shape[0])]
+    cols = list(tokens) if stage in _KEY_COLUMNS else [str(j) for j in range(shape[1])]
     return rows, cols
 
 
-def to_csv(name: str, matrix: np.ndarray, tokens: tuple[str, ...]) -> str:
+def to_csv(name: str, matrix: np.ndarray, tokens: tuple[str, ...], query_tokens: tuple[str, ...] | None = None) -> str:
     """One matrix as CSV: a header of column labels, then a label and the values of each row.
+
+    ``tokens`` label X's rows (the keys); ``query_tokens`` the queries' when they differ (cross-attention).
 
     Values are written with ``repr`` (exact float64; ``-inf`` for a masked score); labels are quoted
     as the ``csv`` module would quote them.
@@ -539,7 +569,7 @@ def to_csv(name: str, matrix: np.ndarray, tokens: tuple[str, ...]) -> str:
     a,1.0,0.0
     "b,c",0.25,0.75
     """
-    rows, cols = _row_col_labels(name, matrix.shape, tokens)
+    rows, cols = _row_col_labels(name, matrix.shape, tokens, tokens if query_tokens is None else query_tokens)
     lines = [",".join(["", *map(_csv_field, cols)])]
     for label, row in zip(rows, matrix.tolist(), strict=True):
         lines.append(_csv_field(label) + "," + ",".join(map(repr, row)))
@@ -562,7 +592,8 @@ def csv_zip(cfg: Config, trace: MultiHeadTrace) -> bytes:
     >>> names[0], names[-2], names[-1]
     ('x.csv', 'output.csv', 'config.json')
     """
-    files = [(f"{name}.csv", partial(to_csv, name, m, cfg.tokens)) for name, m in named_matrices(cfg, trace).items()]
+    files = [(f"{name}.csv", partial(to_csv, name, m, cfg.tokens, cfg.query_tokens))
+             for name, m in named_matrices(cfg, trace).items()]
     files.append(("config.json", partial(to_json, cfg)))
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as zf:

@@ -135,7 +135,7 @@ def csv_downloads(cfg: Config, trace: MultiHeadTrace) -> None:
     name = choice(left, "Matrix", list(tables), key="share_csv_name", default="x", format_func=stage_title)
     matrix = tables[name]
     middle.download_button(
-        f"{stage_title(name)} (CSV)", partial(share.to_csv, name, matrix, cfg.tokens), file_name=f"{name}.csv",
+        f"{stage_title(name)} (CSV)", partial(share.to_csv, name, matrix, cfg.tokens, cfg.query_tokens), file_name=f"{name}.csv",
         mime="text/csv", key="share_csv", icon=":material/table:", on_click="ignore",
     )
     right.download_button(

@@ -30,7 +30,9 @@ def run_script(cfg, tmp_path: Path) -> dict[str, np.ndarray]:
 
 def expected_blocks(cfg) -> dict[str, np.ndarray]:
     trace = run(cfg)
-    out = {f"head{h}_{s}": getattr(head, s) for h, head in enumerate(trace.heads) for s in STAGES}
+    extra = {"dot": (), "general": ("q_a",), "additive": ("q_1", "k_2")}[cfg.score]  # the score function's own
+    stages = (*STAGES[:3], *extra, *STAGES[3:])
+    out = {f"head{h}_{s}": getattr(head, s) for h, head in enumerate(trace.heads) for s in stages}
     return out | {"concat": trace.concat, "output": trace.output}
 
 

@@ -25,6 +25,8 @@ EXPECTED = {
     "seed002_causal": (4, 24, 1, 8, 8, 8, "sqrt_dk", "causal"),
     "seed001_sentence": (6, 10, 1, 10, 10, 10, "sqrt_dk", "none"),
     "seed003_heads": (3, 4, 8, 64, 64, 4, "sqrt_dk", "none"),
+    "cross_translation": (3, 6, 1, 6, 6, 6, "sqrt_dk", "none"),  # Y: 3 target tokens
+    "additive": (3, 4, 1, 3, 3, 3, "none", "none"),
 }
 
 

@@ -176,7 +176,7 @@ def test_mismatched_shapes_name_the_matrix_at_fault():
     (lambda: scaled_dot_product_attention(I3, I3, np.ones((2, 3))),
      "V: has 2 rows but K has 3; every key needs one value row."),
     (lambda: mha(W_V=np.ones((2, 3))), "W_V: has 2 rows but X has 3 columns; X @ W_V needs them equal."),
-    (lambda: mha(W_K=np.ones((3, 2))), "W_K: has 2 columns but W_Q has 3; they must match."),
+    (lambda: mha(W_K=np.ones((3, 2))), "W_K: has 2 columns but W_Q has 3; queries and keys need the same width d_k."),
     (lambda: mha(W_O=np.ones((2, 3))),
      "W_O: has 2 rows but the heads concatenate to 3 columns (n_heads · d_v); they must match."),
     (lambda: validate_config(replace(good_config(), w_q=np.ones((2, 3)))),

@@ -37,6 +37,7 @@ from .config import (
     run,
     validate_config,
     with_dimensions,
+    with_query_rows,
 )
 from .errors import AttentionInputError
 from .initializers import INITIALIZERS, initialize, resize
@@ -65,5 +66,5 @@ __all__ = [
     "head_slice", "initialize", "load_preset", "make_config", "merge_heads", "multi_head_attention", "padding_mask",
     "positional_encoding", "project", "resize", "run", "scale_scores", "scaled_dot_product_attention", "scores",
     "self_attention", "share", "softmax", "split_heads", "tokenize", "valid_head_counts", "validate_config",
-    "weighted_sum", "with_dimensions",
+    "weighted_sum", "with_dimensions", "with_query_rows",
 ]

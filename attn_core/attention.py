@@ -135,7 +135,8 @@ def additive_scores(q_1: np.ndarray, k_2: np.ndarray, v_a: np.ndarray,
                     out: np.ndarray | None = None) -> np.ndarray:  # [n_q, d_a], [n_k, d_a], [d_a] -> [n_q, n_k]
     """Bahdanau's additive score of every query with every key: ``v_a · tanh(q_1[i] + k_2[j])``.
 
-    Computed a block of queries at a time, so no [n_q, n_k, d_a] array above ADDITIVE_BLOCK numbers is held.
+    Computed a block of queries and keys at a time, so no [n_q, n_k, d_a] array above ADDITIVE_BLOCK numbers is
+    held (beyond one [1, 1, d_a] row when d_a alone is larger).
 
     Examples
     --------
@@ -144,11 +145,13 @@ def additive_scores(q_1: np.ndarray, k_2: np.ndarray, v_a: np.ndarray,
     """
     n_q, n_k, d_a = q_1.shape[0], k_2.shape[0], k_2.shape[1]
     out = np.empty((n_q, n_k)) if out is None else out
-    rows = max(1, ADDITIVE_BLOCK // max(1, n_k * d_a))  # queries per block
+    keys = n_k if n_k * d_a <= ADDITIVE_BLOCK else max(1, ADDITIVE_BLOCK // max(1, d_a))  # keys per block
+    rows = max(1, ADDITIVE_BLOCK // max(1, keys * d_a))  # queries per block
     with np.errstate(over="ignore", invalid="ignore"):
-        for start in range(0, n_q, rows):
-            block = np.tanh(q_1[start:start + rows, None, :] + k_2[None, :, :])  # [rows, n_k, d_a]
-            np.matmul(block, v_a, out=out[start:start + rows])  # [rows, n_k]
+        for k0 in range(0, n_k, keys):
+            for q0 in range(0, n_q, rows):
+                block = np.tanh(q_1[q0:q0 + rows, None, :] + k_2[None, k0:k0 + keys, :])  # [rows, keys, d_a]
+                np.matmul(block, v_a, out=out[q0:q0 + rows, k0:k0 + keys])  # [rows, keys]
     return out
 
 

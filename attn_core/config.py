@@ -181,6 +181,15 @@ def validate_config(cfg: Config) -> Config:
     if score is None:
         raise AttentionInputError(f"score function: {cfg.score!r} is not one of {', '.join(SCORE_FUNCTIONS)}.",
                                   matrix="score")
+    if (cfg.y is None) != (cfg.y_tokens is None):
+        given, missing = ("Y", "y_tokens") if cfg.y_tokens is None else ("y_tokens", "Y")
+        raise AttentionInputError(f"{given}: given without {missing}; cross-attention needs both (the query rows "
+                                  "and their labels).", matrix=given)
+    unused = [MATRIX_NAMES[n] for names in SCORE_MATRICES.values() for n in names
+              if n not in SCORE_MATRICES[score] and cfg.matrix(n) is not None]
+    if unused:
+        raise AttentionInputError(f"{unused[0]}: given, but the {score} score function does not use it.",
+                                  matrix=unused[0])
     wanted = (*MATRICES, *(("y",) if cfg.y is not None else ()), *SCORE_MATRICES[score])
     mats = {name: _required(cfg, name, score) for name in wanted}  # the others are dropped
     x, w_q, w_k, w_v, w_o = (mats[n] for n in MATRICES)
@@ -365,6 +374,24 @@ def with_dimensions(
         custom_mask=custom,
         **extra,
     ))
+
+
+def with_query_rows(cfg: Config, n_y: int, *, init: str = "xavier_uniform", seed: int = 0) -> Config:
+    """A cross-attention configuration with ``n_y`` rows of Y, keeping the rows that still fit (new ones from
+    ``init``, labelled q1, q2, ...); the custom mask follows (new rows may attend everywhere).
+
+    >>> from attn_core import load_preset
+    >>> c = with_query_rows(load_preset("cross_translation"), 5)
+    >>> c.n_q, c.y_tokens[-1], c.custom_mask.shape
+    (5, 'q5', (5, 3))
+    """
+    if cfg.y is None:
+        raise AttentionInputError("Y: this configuration is self-attention; it has no Y to resize.", matrix="Y")
+    new_rows = initialize(init, (n_y, cfg.d_model), seed=seed + 5)
+    tokens = tuple(cfg.y_tokens[:n_y]) + tuple(f"q{i + 1}" for i in range(cfg.n_q, n_y))
+    custom = resize(cfg.custom_mask.astype(float), (n_y, cfg.n_seq), np.ones((n_y, cfg.n_seq))).astype(bool)
+    return validate_config(replace(cfg, y=resize(cfg.y, (n_y, cfg.d_model), new_rows), y_tokens=tokens,
+                                   custom_mask=custom))
 
 
 def configs_equal(a: Config, b: Config) -> bool:

@@ -5,22 +5,33 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from attn_core import AttentionInputError, Config, MultiHeadTrace, config_mask, multi_head_attention
+from attn_core import (
+    AttentionInputError,
+    Config,
+    MultiHeadTrace,
+    ScoreFunction,
+    config_mask,
+    multi_head_cross_attention,
+)
 
 from . import registry, state, text
 
 
 @st.cache_data(max_entries=16, ttl=3600, show_spinner=False)  # a trace at the caps is ≈ 16 MB (bench/RESULTS.md)
 def _multi_head(
-    x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, w_o: np.ndarray,
-    n_heads: int, scale: str | float, mask: np.ndarray | None,
+    y: np.ndarray | None, x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, w_o: np.ndarray,
+    n_heads: int, scale: str | float, mask: np.ndarray | None, score: str, score_weights: tuple,
 ) -> MultiHeadTrace:
-    return multi_head_attention(x, w_q, w_k, w_v, w_o, n_heads, scale=scale, mask=mask)
+    return multi_head_cross_attention(x if y is None else y, x, w_q, w_k, w_v, w_o, n_heads, scale=scale, mask=mask,
+                                      score=ScoreFunction(score, *score_weights))
 
 
 def trace(cfg: Config) -> MultiHeadTrace:
-    """attn_core.run(cfg), computed once per distinct configuration. Raises AttentionInputError."""
-    return _multi_head(cfg.x, cfg.w_q, cfg.w_k, cfg.w_v, cfg.w_o, cfg.n_heads, cfg.scale, config_mask(cfg))
+    """attn_core.run(cfg), computed once per distinct configuration (every matrix, Y and the score function's
+    weights included, are the key). Raises AttentionInputError."""
+    sf = cfg.score_function()
+    return _multi_head(cfg.y, cfg.x, cfg.w_q, cfg.w_k, cfg.w_v, cfg.w_o, cfg.n_heads, cfg.scale, config_mask(cfg),
+                       sf.kind, (sf.w_a, sf.w_1, sf.w_2, sf.v_a))
 
 
 def current_trace() -> MultiHeadTrace:

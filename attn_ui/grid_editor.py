@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from attn_core import MATRIX_NAMES, AttentionInputError, as_matrix, validate_config
+from attn_core import MATRIX_NAMES, AttentionInputError, Config, as_matrix, validate_config
 
 from . import controls, registry, state, text
 from .numbers import grid_text, grid_texts, parse_number
@@ -26,17 +26,22 @@ from .numbers import grid_text, grid_texts, parse_number
 MAX_EDITABLE_CELLS = 20_000
 
 
+def row_tokens(cfg: Config, name: str) -> tuple[str, ...]:
+    """The tokens that label a matrix's rows: Y's for Y, X's otherwise (only X and Y have a row per token)."""
+    return cfg.query_tokens if name == "y" else cfg.tokens
+
+
 def row_labels(name: str, tokens: tuple[str, ...], n_rows: int) -> list[str]:
-    """X rows are tokens; weight rows are input dimensions."""
-    if name == "x":
+    """Rows of X (and Y) are tokens; weight rows are input dimensions."""
+    if name in ("x", "y"):
         return [f"{i}: {t}" for i, t in enumerate(tokens)]
     return [str(i) for i in range(n_rows)]
 
 
 def cell_label(name: str, cell: tuple[int, int], tokens: tuple[str, ...]) -> str:
-    """'row 1 (input2), column 2' for X; 'row 3, column 0' for weights."""
+    """'row 1 (input2), column 2' for X (and Y); 'row 3, column 0' for weights."""
     i, j = cell
-    if name == "x" and i < len(tokens):
+    if name in ("x", "y") and i < len(tokens):
         return f"row {i} ({tokens[i]}), column {j}"
     return f"row {i}, column {j}"
 
@@ -90,15 +95,18 @@ def commit_pending() -> None:
         key = f"{name}_editor_{version}"
         if name in bases and key in st.session_state:  # no edits left may be news too: Streamlit drops an edit
             _commit(name, st.session_state[key].get("edited_rows", {}))  # that puts a cell's first text back
-    if (key := f"tokens_editor_{version}") in st.session_state:
-        _commit_tokens(key)  # a refused label is named when the token grid is drawn again
+    for field in ("tokens", "y_tokens"):
+        if (key := f"{field}_editor_{version}") in st.session_state:
+            _commit_tokens(key, field)  # a refused label is named when the token grid is drawn again
 
 
 def _commit(name: str, edits: dict) -> None:
     """Validate the edited grid and store it, or keep it as a draft with a message."""
+    cfg = state.config()
+    if cfg.matrix(name) is None:  # a grid of a matrix the configuration no longer has (score function, Y)
+        return
     base, precision = st.session_state[state.EDITOR_BASE][name]
     values = apply_edits(base, edits, precision) if edits else base
-    cfg = state.config()
     drafts, errors = st.session_state[state.DRAFTS], st.session_state[state.ERRORS]
     if name not in drafts and _same(values, cfg.matrix(name)):
         return  # nothing new since the last commit
@@ -107,7 +115,7 @@ def _commit(name: str, edits: dict) -> None:
         validate_config(replace(cfg, **{name: matrix}))
     except AttentionInputError as err:
         drafts[name] = values
-        errors[name] = describe_error(name, err, cfg.tokens)
+        errors[name] = describe_error(name, err, row_tokens(cfg, name))
         return
     drafts.pop(name, None)
     errors.pop(name, None)
@@ -157,7 +165,7 @@ def _number_frame(values: np.ndarray, rows: tuple[str, ...], precision: int) -> 
 
 
 def matrix_editor(name: str, *, height: int | str = "auto") -> None:
-    """An editable grid for one matrix of the configuration ("x", "w_q", "w_k", "w_v", "w_o")."""
+    """An editable grid for one matrix of the configuration ("x", "w_q", ..., or one it has: "y", "w_a", ...)."""
     cfg = state.config()
     current = cfg.matrix(name)
     if current.size > MAX_EDITABLE_CELLS and name not in st.session_state[state.DRAFTS]:
@@ -173,7 +181,7 @@ def matrix_editor(name: str, *, height: int | str = "auto") -> None:
     base, precision = bases[name]
     # text cells: a number column's cell editor drops what it does not expect ("1e-3" arrived as -13)
     st.data_editor(
-        _frame(base, row_labels(name, cfg.tokens, base.shape[0]), precision),
+        _frame(base, row_labels(name, row_tokens(cfg, name), base.shape[0]), precision),
         key=key,
         num_rows="fixed",
         height=height,
@@ -187,35 +195,39 @@ def matrix_editor(name: str, *, height: int | str = "auto") -> None:
         )
 
 
-def token_editor() -> None:
-    """A one-column grid of token labels, one row per row of X; an empty label is refused with a message."""
+def token_editor(field: str = "tokens") -> None:
+    """A one-column grid of token labels, one row per row of X (``field`` "tokens") or of Y ("y_tokens"); an empty
+    label is refused with a message."""
     cfg = state.config()
-    key = f"tokens_editor_{st.session_state[state.EDITOR_VERSION]}"
+    key = f"{field}_editor_{st.session_state[state.EDITOR_VERSION]}"
     st.data_editor(
-        pd.DataFrame({"token": list(cfg.tokens)}),
+        pd.DataFrame({"token": list(getattr(cfg, field))}),
         key=key,
         num_rows="fixed",
         column_config={"token": st.column_config.TextColumn("token", required=True)},
         width="content",
     )
-    if message := _commit_tokens(key):
+    if message := _commit_tokens(key, field):
         st.error(f"Token labels not changed: {text.md_escape(message)}", icon=":material/warning:")
 
 
-def _commit_tokens(key: str) -> str | None:
+def _commit_tokens(key: str, field: str = "tokens") -> str | None:
     """Store the token grid's edits; the message when they are refused (e.g. an empty label), else None."""
     cfg = state.config()
-    tokens = list(cfg.tokens)
-    for i, row in st.session_state[key].get("edited_rows", {}).items():
-        if "token" in row:
-            tokens[int(i)] = "" if row["token"] is None else str(row["token"]).strip()
-    if tuple(tokens) == cfg.tokens:
+    if getattr(cfg, field) is None:  # Y's grid of a session that has since gone back to self-attention
         return None
-    return state.set_config(replace(cfg, tokens=tuple(tokens)))
+    tokens = list(getattr(cfg, field))
+    for i, row in st.session_state[key].get("edited_rows", {}).items():
+        if "token" in row and int(i) < len(tokens):
+            tokens[int(i)] = "" if row["token"] is None else str(row["token"]).strip()
+    if tuple(tokens) == getattr(cfg, field):
+        return None
+    return state.set_config(replace(cfg, **{field: tuple(tokens)}))
 
 
 #: where each matrix's grid is, and how the banner names it (W_O's grid is on Multi-head only)
-FIX_ON = {"w_o": (registry.MULTIHEAD, "Multi-head (section 5)")}
+FIX_ON = {"w_o": (registry.MULTIHEAD, "Multi-head (section 5)"),
+          **{name: (registry.SCORES, "Score functions") for name in ("w_a", "w_1", "w_2", "v_a")}}
 
 
 def pending_errors_banner(here: registry.Page | None = None) -> None:

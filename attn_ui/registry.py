@@ -53,11 +53,12 @@ STEPS = Page("steps", "Step by step", ":material/stairs:")
 SCALING = Page("scaling", "Scaling", ":material/straighten:")
 MASKING = Page("masking", "Masking", ":material/visibility_off:")
 MULTIHEAD = Page("multihead", "Multi-head", ":material/view_column:", heading="Multi-head attention")
+SCORES = Page("scores", "Score functions", ":material/functions:", heading="Score functions and cross-attention")
 MODEL = Page("model", "A real model", ":material/psychology:")
 SHARE = Page("share", "Share & export", ":material/share:")
 
 #: every page, in sidebar order; the first is the default page (the app's root address)
-PAGES: tuple[Page, ...] = (OVERVIEW, LEARN, INPUTS, STEPS, SCALING, MASKING, MULTIHEAD, MODEL, SHARE)
+PAGES: tuple[Page, ...] = (OVERVIEW, LEARN, INPUTS, STEPS, SCALING, MASKING, MULTIHEAD, SCORES, MODEL, SHARE)
 DEFAULT = PAGES[0]
 
 

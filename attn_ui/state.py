@@ -14,16 +14,18 @@ from collections.abc import Callable
 from dataclasses import replace
 from functools import cache, partial
 
+import numpy as np
 import streamlit as st
 
 from attn_core import (
     DEFAULT_PRESET,
-    MATRICES,
     MATRIX_NAMES,
     PRESETS,
+    SCORE_MATRICES,
     AttentionInputError,
     Config,
     configs_equal,
+    initialize,
     load_preset,
     validate_config,
 )
@@ -47,6 +49,7 @@ STORE_KEY = "store_key"  # this session's key in attn_ui.address.STORE (made whe
 IMPORT_RESULT = "import_result"  # (ok, message) of the last JSON import, shown once on Share & export
 FRAMED = "framed"  # bool, set by attn_ui.frame.navigation for the page it runs next (see attn_ui.frame)
 KEPT = "kept"  # {widget key: value}: the kept store of bind(): choices that are not part of the configuration
+SET_ASIDE = "set_aside"  # {matrix or field name: value}: a score function's weights and Y while not in use
 MODEL_SOURCE = "model_source"  # str or None: the checkpoint A real model reads (repo id or folder; tests set it)
 # A real model (pages/model.py): its widgets, whose values bind() keeps (Learn's real-model lesson sets them too)
 MODEL_SENTENCE = "model_sentence"  # text_input: the sentence the model reads
@@ -64,7 +67,7 @@ LESSON_LINK_APPLIED = "lesson_link_applied"  # bool: this session has read its ?
 DEFAULT_PRECISION = 4
 UNDO_STEPS = 30  # changes that can be undone, at most ...
 UNDO_BYTES = 32 * 2**20  # ... and the matrices they keep (a configuration at the caps holds about 10 MB)
-_GRID_FIELDS = {"tokens", "x", "w_q", "w_k", "w_v", "w_o"}  # fields shown in editable grids
+_GRID_FIELDS = {"tokens", "x", "w_q", "w_k", "w_v", "w_o", "y", "y_tokens", "w_a", "w_1", "w_2", "v_a"}  # in grids
 
 
 def init() -> None:
@@ -83,6 +86,7 @@ def init() -> None:
     st.session_state.setdefault(HEAD, 0)
     st.session_state.setdefault(NOTICE, None)
     st.session_state.setdefault(KEPT, {})
+    st.session_state.setdefault(SET_ASIDE, {})
     st.session_state.setdefault(LESSON, None)
     st.session_state.setdefault(LESSON_ANSWERS, {})
     st.session_state.setdefault(LESSON_RETRY, set())
@@ -148,13 +152,66 @@ def load_shared(cfg: Config, *, undoable: bool = True) -> None:
         st.session_state[HEAD] = head
 
 
+def default_score_weights(cfg: Config, kind: str, d_a: int | None = None) -> dict[str, np.ndarray]:
+    """Weights to start a score function with: W_a = the identity in every head's slice ("general" then gives the
+    dot product's numbers), or W_1, W_2, v_a with ``d_a`` features per head (default d_k), Xavier uniform, seeded."""
+    n = cfg.n_heads
+    if kind == "general":
+        return {"w_a": np.tile(np.eye(cfg.d_q, cfg.d_k), (1, n))}  # [d_q, n_heads·d_k]
+    if kind == "additive":
+        width = n * (d_a or cfg.d_k)
+        return {"w_1": initialize("xavier_uniform", (cfg.d_q, width), seed=1),  # [d_q, n_heads·d_a]
+                "w_2": initialize("xavier_uniform", (cfg.d_k, width), seed=2),  # [d_k, n_heads·d_a]
+                "v_a": initialize("xavier_uniform", (1, width), seed=3)}  # [1, n_heads·d_a]
+    return {}
+
+
+def set_score(kind: str, d_a: int | None = None) -> str | None:
+    """Switch the score function. The weights of the one left are set aside, and the new one's come back from
+    where they were set aside when they still fit (and ``d_a`` is not a new width), else start from
+    :func:`default_score_weights`. Returns None, or why the change was refused."""
+    cfg, aside = config(), st.session_state[SET_ASIDE]
+    aside.update({name: cfg.matrix(name) for name in SCORE_MATRICES[cfg.score]})
+    wanted = {name: aside.get(name) for name in SCORE_MATRICES[kind]}
+    fresh = default_score_weights(cfg, kind, d_a)
+    if any(w is None or w.shape != fresh[name].shape for name, w in wanted.items()) or (d_a and d_a != cfg.d_a):
+        wanted = fresh
+    cleared = {name: None for names in SCORE_MATRICES.values() for name in names}
+    return set_config(replace(cfg, score=kind, **(cleared | wanted)), what=f"score function: {kind}")
+
+
+def set_cross(on: bool) -> str | None:
+    """Queries from a second sequence Y (cross-attention) or from X again. Y starts as a copy of X and its tokens
+    (self-attention's numbers), or comes back from where it was set aside when it still fits. A causal mask,
+    meaningless across two sequences, becomes no mask; a custom mask starts over. Returns None, or why not."""
+    cfg, aside = config(), st.session_state[SET_ASIDE]
+    if on == cfg.cross:
+        return None
+    if cfg.cross:
+        aside.update(y=cfg.y, y_tokens=cfg.y_tokens)
+        return set_config(replace(cfg, y=None, y_tokens=None, custom_mask=np.ones((cfg.n_seq, cfg.n_seq), bool),
+                                  mask_kind="none" if cfg.mask_kind == "custom" else cfg.mask_kind))
+    y, y_tokens = aside.get("y"), aside.get("y_tokens")
+    if y is None or y.shape[1] != cfg.d_model:
+        y, y_tokens = cfg.x.copy(), cfg.tokens
+    n_y = y.shape[0]
+    mask_kind = "none" if cfg.mask_kind in ("causal", "custom") else cfg.mask_kind
+    return set_config(replace(cfg, y=y, y_tokens=y_tokens, mask_kind=mask_kind,
+                              custom_mask=np.ones((n_y, cfg.n_seq), bool)))
+
+
 def describe_change(old: Config, new: Config) -> str:
     """What changed from ``old`` to ``new``, in a few words ("X edited", "dimensions changed", ...)."""
-    if any(old.matrix(n).shape != new.matrix(n).shape for n in MATRICES):
+    if old.score != new.score:
+        return f"score function changed to {new.score}"
+    if old.cross != new.cross:
+        return "queries from Y (cross-attention)" if new.cross else "queries from X again (self-attention)"
+    if any(old.matrix(n).shape != new.matrix(n).shape for n in new.matrix_names()):
         return "dimensions changed"
-    edited = [MATRIX_NAMES[n] for n in MATRICES if old.matrix(n).tobytes() != new.matrix(n).tobytes()]
+    edited = [MATRIX_NAMES[n] for n in new.matrix_names() if old.matrix(n).tobytes() != new.matrix(n).tobytes()]
     changed = [what for what, differs in (
-        ("token labels", old.tokens != new.tokens), ("head count", old.n_heads != new.n_heads),
+        ("token labels", old.tokens != new.tokens or old.y_tokens != new.y_tokens),
+        ("head count", old.n_heads != new.n_heads),
         ("scale", type(old.scale) is not type(new.scale) or old.scale != new.scale),
         ("mask", not _same_mask(old, new)),
     ) if differs]
@@ -177,7 +234,7 @@ def _remember(cfg: Config, what: str) -> None:
 
 def _bytes(history: list) -> int:
     """The memory the kept configurations hold (a matrix shared by several of them counts once)."""
-    return sum({id(m): m.nbytes for cfg, _, _ in history for m in map(cfg.matrix, MATRICES)}.values())
+    return sum({id(m): m.nbytes for cfg, _, _ in history for m in map(cfg.matrix, cfg.matrix_names())}.values())
 
 
 @cache
@@ -214,7 +271,7 @@ def reset_editor_state() -> None:
 def clamp_indices() -> None:
     """Keep the chosen query and head inside the current configuration."""
     cfg = config()
-    st.session_state[QUERY] = min(st.session_state.get(QUERY, 0), cfg.n_seq - 1)
+    st.session_state[QUERY] = min(st.session_state.get(QUERY, 0), cfg.n_q - 1)
     st.session_state[HEAD] = min(st.session_state.get(HEAD, 0), cfg.n_heads - 1)
 
 

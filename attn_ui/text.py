@@ -18,8 +18,13 @@ from .numbers import format_number
 
 
 def token_labels(cfg: Config) -> list[str]:
-    """Unique labels for the tokens, "0: input1", ... (a word may occur twice)."""
+    """Unique labels for the tokens of X (the keys and values), "0: input1", ... (a word may occur twice)."""
     return [f"{i}: {t}" for i, t in enumerate(cfg.tokens)]
+
+
+def query_labels(cfg: Config) -> list[str]:
+    """Unique labels for the queries: X's tokens, or Y's with cross-attention ("0: the", ...)."""
+    return [f"{i}: {t}" for i, t in enumerate(cfg.query_tokens)]
 
 
 def dim_labels(n: int) -> list[str]:

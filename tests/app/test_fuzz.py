@@ -19,7 +19,7 @@ import random
 import re
 import zlib
 
-from attn_core import PRESETS, configs_equal, load_preset
+from attn_core import MATRIX_NAMES, PRESETS, SCORE_FUNCTIONS, configs_equal, load_preset
 from attn_ui import registry
 
 from .apptools import new_app, plain
@@ -28,19 +28,19 @@ PAGES = [p.file for p in registry.PAGES]  # every page's script, in sidebar orde
 GOOD_VALUES = [0.0, 1.0, -1.0, 0.5, 3.25, -7.0, 1e-30, 1e30, -1e30, 1e-300, 123456.789]
 EXTREME_VALUES = [1e300, -1e300, 1.7e308]  # finite, but may overflow an intermediate: a message, not NaN
 BAD_VALUES = [float("nan"), float("inf"), float("-inf"), None, "abc", "", "1,5", "inf", "NaN", "1e999", "🙂"]
-EDITOR_KEY = re.compile(r"^(x|w_q|w_k|w_v|w_o)_editor_(\d+)$")
+EDITOR_KEY = re.compile(rf"^({'|'.join(MATRIX_NAMES)})_editor_(\d+)$")  # X, W_Q, ..., Y, W_a, W_1, W_2, v_a
 #: view pickers, lazy expanders and popovers (only the chosen or open one runs): their keys, and the values the
 #: browser can give them
 LAZY_CONTAINERS = {
     "heads_weights_shown": ["W_Q", "W_K", "W_V"],
     **{f"heads_edit_{name}": [True, False] for name in ("w_q", "w_k", "w_v", "w_o")},
-    **{f"inputs_{name}_randomise": [True, False] for name in ("x", "w_q", "w_k", "w_v")},
+    **{f"inputs_{name}_randomise": [True, False] for name in ("x", "y", "w_q", "w_k", "w_v")},
     "heads_w_o_randomise": [True, False],
     "heads_section_shown": ["3 · Each head attends", "4 · Concatenate the heads", "5 · Project with W_O",
                             "6 · Every shape", "7 · Check: one head is plain attention"],
 }
 WIDGET_KINDS = ["selectbox", "radio", "number_input", "checkbox", "toggle", "slider", "select_slider",
-                "multiselect", "button", "text_input"]
+                "multiselect", "button", "text_input", "button_group"]  # button_group: segmented controls
 
 
 def hostile_params(rng: random.Random) -> str:
@@ -145,7 +145,7 @@ def grid_edit(at, rng: random.Random, log: list[str]) -> None:
 
 
 def name_of(name: str) -> str:
-    return {"x": "X", "w_q": "W_Q", "w_k": "W_K", "w_v": "W_V", "w_o": "W_O"}[name]
+    return MATRIX_NAMES[name]
 
 
 def widget_action(at, rng: random.Random, log: list[str]) -> None:
@@ -162,7 +162,7 @@ def widget_action(at, rng: random.Random, log: list[str]) -> None:
         return
     kind, w = rng.choice(candidates)
     label = f"{kind} {getattr(w, 'key', None) or getattr(w, 'label', '')!r}"
-    if kind in ("selectbox", "radio", "select_slider"):
+    if kind in ("selectbox", "radio", "select_slider", "button_group"):
         options = python_options(w)
         if not options:
             log.append(f"{label}: no resolvable options")
@@ -211,7 +211,8 @@ def python_options(w) -> list:
     from attn_core.config import MASK_KINDS
 
     labels = list(w.options)
-    universe = [*PRESETS, *INITIALIZERS, *MASK_KINDS, *PAGES, *range(0, 600), *labels, "sqrt_dk", "none", "custom"]
+    universe = [*PRESETS, *INITIALIZERS, *MASK_KINDS, *PAGES, *range(0, 600), *labels, "sqrt_dk", "none", "custom",
+                *SCORE_FUNCTIONS, "self", "cross"]
     found: dict[str, object] = {}
     for v in universe:
         try:

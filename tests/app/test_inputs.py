@@ -239,3 +239,85 @@ def test_a_configuration_from_a_link_names_no_preset():
     at.selectbox(key="inputs_preset").set_value("seed000").run()
     np.testing.assert_array_equal(at.session_state["config"].x, SEED_X)
     assert not at.exception
+
+
+# ---- queries from a second sequence Y (cross-attention) -----------------------------------------------------------
+
+
+def choose_queries(at, which: str):
+    at.segmented_control(key="inputs_queries").set_value(which).run()
+    assert not at.exception
+    return at
+
+
+def test_cross_attention_starts_as_self_attention_then_y_is_edited():
+    at = choose_queries(new_app("pages/inputs.py"), "cross")
+    cfg = at.session_state["config"]
+    assert cfg.cross and cfg.y_tokens == cfg.tokens
+    np.testing.assert_array_equal(cfg.y, SEED_X)  # Y starts as a copy of X: self-attention's numbers
+    np.testing.assert_allclose(trace_of(at).weights, reference(SEED_X, SEED_W_Q, SEED_W_K, SEED_W_V)[1], rtol=1e-12)
+    edit_cells(at, "y", {0: {1: 3.0}})
+    y = SEED_X.copy()
+    y[0, 1] = 3.0
+    q, k, v = y @ SEED_W_Q, SEED_X @ SEED_W_K, SEED_X @ SEED_W_V  # Q from Y; K and V from X
+    s = q @ k.T / np.sqrt(3)
+    w = np.exp(s - s.max(axis=1, keepdims=True))
+    w /= w.sum(axis=1, keepdims=True)
+    t = trace_of(at)
+    np.testing.assert_allclose(t.q, q, rtol=1e-12)
+    np.testing.assert_allclose(t.weights, w, rtol=1e-12)
+    np.testing.assert_allclose(t.output, w @ v, rtol=1e-12)
+    assert "Q = Y W_Q" in " ".join(m.value for m in at.markdown)
+
+
+def test_more_rows_of_y_new_query_labels_and_back_to_self_and_y_comes_back():
+    at = choose_queries(new_app("pages/inputs.py"), "cross")
+    at.number_input(key="inputs_n_y").set_value(5).run()
+    cfg = at.session_state["config"]
+    assert (cfg.n_q, cfg.n_seq) == (5, 3) and cfg.y_tokens[3:] == ("q4", "q5")
+    assert trace_of(at).weights.shape == (5, 3)
+    at.session_state[editor_key(at, "y_tokens")] = {"edited_rows": {4: {"token": "who"}}, "added_rows": [],
+                                                    "deleted_rows": []}
+    at.run()
+    assert at.session_state["config"].y_tokens[4] == "who"
+    choose_queries(at, "self")
+    assert not at.session_state["config"].cross and at.session_state["config"].y is None
+    choose_queries(at, "cross")  # the Y set aside comes back
+    assert at.session_state["config"].y_tokens[4] == "who" and at.session_state["config"].n_q == 5
+
+
+def test_a_causal_mask_gives_way_to_cross_attention_and_says_so():
+    at = new_app("pages/inputs.py")
+    at.session_state["config"] = PRESETS["seed002_causal"].build()
+    at.run()
+    choose_queries(at, "cross")
+    assert at.session_state["config"].mask_kind == "none"
+    assert "causal mask was made for queries and keys of one sequence" in plain(at.warning[0].value)
+
+
+def test_a_sentence_for_y_becomes_its_tokens():
+    at = choose_queries(new_app("pages/inputs.py"), "cross")
+    at.text_input(key="inputs_y_sentence").input("who sat there ?").run()
+    at.button(key="inputs_y_use_sentence").click().run()
+    cfg = at.session_state["config"]
+    assert cfg.y_tokens == ("who", "sat", "there", "?") and cfg.y.shape == (4, 4) and cfg.tokens == ("input1",
+                                                                                                   "input2", "input3")
+    assert cfg.custom_mask.shape == (4, 3)
+
+
+def test_a_bad_y_cell_is_named():
+    at = choose_queries(new_app("pages/inputs.py"), "cross")
+    edit_cells(at, "y", {1: {2: "abc"}})
+    assert any("Y, row 1 (input2), column 2" in plain(e.value) for e in at.error)
+    np.testing.assert_array_equal(at.session_state["config"].y, SEED_X)  # the last valid values stay
+
+
+def test_additive_scores_let_the_queries_and_keys_differ_in_width():
+    at = new_app("pages/inputs.py")
+    at.session_state["config"] = PRESETS["additive"].build()
+    at.run()
+    at.number_input(key="inputs_d_k").set_value(5).run()
+    cfg = at.session_state["config"]
+    assert not at.exception
+    assert cfg.w_q.shape == (4, 3) and cfg.w_k.shape == (4, 5) and cfg.w_2.shape == (5, 4)
+    np.testing.assert_array_equal(cfg.w_k[:, :3], SEED_W_K)  # the values that fit are kept

@@ -1,0 +1,168 @@
+"""The Score functions page's numbers and tables: one head's Q, K, V, the weights each score function gives on them,
+a summary per function, and how one query's scores are made.
+
+Pure functions (no st): they take the configuration or arrays and return traces, data frames or strings. The page
+caches them (st.cache_data) and draws them; heatmaps come from :mod:`attn_ui.heatmap`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from attn_core import (
+    AttentionInputError,
+    AttentionTrace,
+    Config,
+    ScoreFunction,
+    analysis,
+    head_score,
+    head_slice,
+    project,
+    scaled_dot_product_attention,
+)
+
+from .numbers import format_numbers
+
+KINDS = ("dot", "general", "additive")
+#: how the page names each score function
+NAMES = {"dot": "dot product", "general": "general (Luong)", "additive": "additive (Bahdanau)"}
+
+#: most terms of v_a · tanh(…) written out one by one in the worked table (wider features: the sum only)
+MAX_TERMS = 4
+
+
+def title(kind: str) -> str:
+    """The name of a score function at the start of a sentence: "Additive (Bahdanau)"."""
+    name = NAMES[kind]
+    return name[0].upper() + name[1:]
+
+
+@dataclass(frozen=True)
+class Scored:
+    """The attention one score function gives on one head's Q, K, V.
+
+    Attributes
+    ----------
+    kind : "dot", "general" or "additive"
+    trace : AttentionTrace or None
+        None where the function cannot score these queries and keys (``why`` says why: e.g. the dot product of
+        queries and keys of different widths, which only the additive score allows).
+    weights_from : str
+        Where its extra weights came from ("" for the dot product).
+    why : str
+    """
+
+    kind: str
+    trace: AttentionTrace | None
+    weights_from: str = ""
+    why: str = ""
+
+
+def head_qkv(cfg: Config, h: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Head ``h``'s queries, keys and values: (Y or X) W_Q, X W_K, X W_V, each its column slice.
+
+    Returns q [n_q, d_q], k [n_seq, d_k], v [n_seq, d_v].
+    """
+    queries = cfg.x if cfg.y is None else cfg.y  # [n_q, d_model]
+    return (project(queries, cfg.w_q[:, head_slice(h, cfg.d_q)]),  # [n_q, d_q]
+            project(cfg.x, cfg.w_k[:, head_slice(h, cfg.d_k)]),  # [n_seq, d_k]
+            project(cfg.x, cfg.w_v[:, head_slice(h, cfg.d_v)]))  # [n_seq, d_v]
+
+
+def functions(cfg: Config, defaults: dict[str, np.ndarray]) -> dict[str, tuple[ScoreFunction, str]]:
+    """The three score functions to compare, with every head's weights, and where those weights came from: the
+    configuration's W_a (or W_1, W_2, v_a) when it has them, else ``defaults`` (how the function would start)."""
+    w = {name: cfg.matrix(name) if cfg.matrix(name) is not None else defaults[name]
+         for name in ("w_a", "w_1", "w_2", "v_a")}
+    general = "your W_a" if cfg.w_a is not None else "W_a = the identity (as it starts: the dot product's numbers)"
+    additive = "your W_1, W_2, v_a" if cfg.w_1 is not None else (
+        f"W_1, W_2, v_a as they start: random (Xavier uniform, seeded), d_a = {w['w_1'].shape[1] // cfg.n_heads} "
+        "per head")
+    return {
+        "dot": (ScoreFunction("dot"), ""),
+        "general": (ScoreFunction("general", w_a=w["w_a"]), general),
+        "additive": (ScoreFunction("additive", w_1=w["w_1"], w_2=w["w_2"], v_a=w["v_a"][0]), additive),
+    }
+
+
+def compare(
+    q: np.ndarray, k: np.ndarray, v: np.ndarray, functions: dict[str, tuple[ScoreFunction, str]], *,
+    h: int, n_heads: int, scale: str | float, mask: np.ndarray | None,
+) -> dict[str, Scored]:  # q [n_q, d_q], k [n_k, d_k], v [n_k, d_v], mask bool [n_q, n_k]
+    """Attention on one head's q, k, v with each score function (weights for every head, with where they came from);
+    head ``h`` uses its column slice of them. The scale and mask are the same for all."""
+    out = {}
+    for kind, (fn, source) in functions.items():
+        try:
+            trace = scaled_dot_product_attention(q, k, v, scale=scale, mask=mask, score=head_score(fn, h, n_heads))
+        except AttentionInputError as err:
+            out[kind] = Scored(kind, None, source, str(err))
+            continue
+        out[kind] = Scored(kind, trace, source)
+    return out
+
+
+def summary(scored: dict[str, Scored], yours: str, precision: int) -> pd.DataFrame:
+    """One row per score function: largest weight, mean entropy of the query rows (nats; rows with every key
+    masked left out), largest |weight − dot-product weight|; the configuration's function marked."""
+    dot = scored.get("dot")
+    rows = []
+    for kind, s in scored.items():
+        name = NAMES[kind] + (" (yours)" if kind == yours else "")
+        if s.trace is None:
+            rows.append([name, "–", "–", "–"])
+            continue
+        w = s.trace.weights  # [n_q, n_k]
+        live = np.ones(w.shape[0], dtype=bool)
+        live[list(s.trace.fully_masked_rows)] = False
+        entropy = float(analysis.row_entropy(w[live]).mean()) if live.any() else 0.0
+        diff = "–" if dot is None or dot.trace is None else format_numbers(
+            np.array([np.abs(w - dot.trace.weights).max()]), precision)[0]
+        largest, mean_h = format_numbers(np.array([w.max(), entropy]), precision)
+        rows.append([name, largest, mean_h, diff])
+    return pd.DataFrame(rows, columns=["score function", "largest weight", "mean row entropy (nats)",
+                                       "largest |difference| from the dot product's weights"])
+
+
+def additive_table(trace: AttentionTrace, i: int, key_labels: list[str], precision: int) -> pd.DataFrame:
+    """How query ``i``'s additive scores are made, one row per key j: (for d_a ≤ MAX_TERMS) the terms
+    v_a[f] · tanh(…)[f], then the score = features(i)[j] · v_a, the score ÷ s, and the weight."""
+    feats = trace.features(i)  # [n_k, d_a]
+    d_a = feats.shape[1]
+    columns: dict[str, list[str]] = {"key": key_labels}
+    if d_a <= MAX_TERMS:
+        v_a, f_text = _factors(trace.v_a, precision), _factors(feats.ravel(), precision)
+        columns["v_a · tanh(q W_1 + k W_2), term by term"] = [
+            " + ".join(f"{v_a[f]} · {f_text[j * d_a + f]}" for f in range(d_a)) for j in range(feats.shape[0])
+        ]
+    _scores_columns(columns, trace, i, precision)
+    return pd.DataFrame(columns)
+
+
+def dot_table(trace: AttentionTrace, i: int, key_labels: list[str], precision: int) -> pd.DataFrame:
+    """Query ``i``'s scores as dot products (of q, or of q W_a for "general") with every key: one row per key j:
+    the score, the score ÷ s, and the weight."""
+    columns: dict[str, list[str]] = {"key": key_labels}
+    _scores_columns(columns, trace, i, precision)
+    return pd.DataFrame(columns)
+
+
+def _factors(values: np.ndarray, precision: int) -> list[str]:
+    """Numbers written as factors of a product: a negative one in parentheses ("0.5 · (−0.2)")."""
+    return [f"({t})" if t.startswith("−") else t for t in format_numbers(values, precision)]
+
+
+def _scores_columns(columns: dict, trace: AttentionTrace, i: int, precision: int) -> None:
+    """Query ``i``'s scores, the scores ÷ s (−∞ where masked), and the weights, as attn_core computed them."""
+    columns["score"] = format_numbers(trace.scores[i], precision)
+    columns[f"score ÷ {format_numbers(np.array([trace.divisor]), precision, 'short')[0]}"] = format_numbers(
+        trace.masked[i], precision)
+    columns["weight"] = format_numbers(trace.weights[i], precision)
+
+
+def shape_text(name: str, m: np.ndarray, formula: str) -> str:
+    """'W_a · 3 × 3 = [d_q, n_heads·d_k]'."""
+    return f"**{name}** · {m.shape[0]} × {m.shape[1]} = {formula}"

@@ -14,6 +14,7 @@ import streamlit as st
 from attn_core import AttentionTrace, Config
 
 from . import controls, text
+from .matrix_display import matrix_block
 from .numbers import MINUS, format_number
 
 MAX_TERMS = 6  # products written out in q_i·k_j before "…"
@@ -95,11 +96,13 @@ def _table(header: list[str], rows: list[list[str]]) -> None:
 
 
 def drill_down_section(t: AttentionTrace, cfg: Config, *, prefix: str) -> int:
-    """Heading, query picker (and, for many keys, a page of keys) and the drill-down; returns the query index."""
+    """Heading, query picker (and, for many keys, a page of keys) and the drill-down; returns the query index.
+
+    The picker offers the n_q queries (Y's tokens with cross-attention); the keys are X's tokens.
+    """
     st.subheader("Drill-down: one query, number by number", anchor="drill-down")
-    labels = text.token_labels(cfg)
-    i = controls.query_selector(labels, prefix)
-    show_drill_down(t, cfg, i, keys_page(t.k.shape[0], labels, prefix))
+    i = controls.query_selector(text.query_labels(cfg), prefix)
+    show_drill_down(t, cfg, i, keys_page(t.k.shape[0], text.token_labels(cfg), prefix))
     return i
 
 
@@ -114,26 +117,69 @@ def keys_page(n_k: int, labels: list[str], prefix: str) -> range:
     return pages[k]
 
 
+def _masked_note(scaled: float, masked: bool, p: int) -> str:
+    return fmt(scaled, p) + (" → −∞ (masked)" if masked else "")
+
+
+def _score_rows(t: AttentionTrace, i: int, keys: range, labels: list[str], masked: np.ndarray,
+                p: int) -> tuple[list[str], list[list[str]]]:
+    """Section a's table for the trace's score function: each score of query ``i`` as a sum of products."""
+    scaled = r"scaled $\tilde s$"
+    if t.score_fn == "general":  # (q_i W_a) · k_j
+        header = [r"key $j$", r"$k_j$", rf"$(q_{{{i}}} W_a) \cdot k_j$ (sum of products)", scaled]
+        rows = [[labels[j], vector_text(t.k[j], p), dot_product_text(t.q_a[i], t.k[j], t.scores[i, j], p),
+                 _masked_note(t.scaled[i, j], masked[j], p)] for j in keys]
+    elif t.score_fn == "additive":  # f_ij · v_a with f_ij = tanh(q_i W_1 + k_j W_2)
+        f = t.features(i)  # [n_k, d_a]
+        header = [r"key $j$", r"$k_j W_2$", rf"$f_{{{i}j}}$", rf"$f_{{{i}j}} \cdot v_a$ (sum of products)", scaled]
+        rows = [[labels[j], vector_text(t.k_2[j], p), vector_text(f[j], p),
+                 dot_product_text(f[j], t.v_a, t.scores[i, j], p), _masked_note(t.scaled[i, j], masked[j], p)]
+                for j in keys]
+    else:  # q_i · k_j
+        header = [r"key $j$", r"$k_j$", rf"$q_{{{i}}} \cdot k_j$ (sum of products)", scaled]
+        rows = [[labels[j], vector_text(t.k[j], p), dot_product_text(t.q[i], t.k[j], t.scores[i, j], p),
+                 _masked_note(t.scaled[i, j], masked[j], p)] for j in keys]
+    return header, rows
+
+
+SCORE_LATEX_I = {  # query i's score with key j, per score function (i filled in)
+    "dot": r"s_{{{i}j}} = q_{{{i}}} \cdot k_j = \sum_d q_{{{i},d}}\, k_{{j,d}}",
+    "general": r"s_{{{i}j}} = (q_{{{i}}} W_a) \cdot k_j = \sum_d (q_{{{i}}} W_a)_d\, k_{{j,d}}",
+    "additive": r"s_{{{i}j}} = f_{{{i}j}} \cdot v_a = \sum_d f_{{{i}j,d}}\, v_{{a,d}}, \quad "
+                r"f_{{{i}j}} = \tanh(q_{{{i}}} W_1 + k_j W_2)",
+}
+
+
 def show_drill_down(t: AttentionTrace, cfg: Config, i: int, keys: range | None = None) -> None:
-    """Query ``i``'s row written out: q_i·k_j as sums of products, its softmax, its weighted values.
+    """Query ``i``'s row written out: each score as a sum of products (q_i·k_j for the dot product, (q_i W_a)·k_j
+    for "general", f_ij·v_a with the tanh features f_ij for "additive"), its softmax, its weighted values.
 
     The tables list the keys in ``keys`` (default: all); their Σ rows always sum over every key.
     """
     p = controls.precision()
-    labels = [text.md_escape(label) for label in text.token_labels(cfg)]
+    labels = [text.md_escape(label) for label in text.token_labels(cfg)]  # the keys: X's tokens
+    query = text.md_escape(text.query_labels(cfg)[i])
     n_k = t.k.shape[0]
     keys = range(n_k) if keys is None else keys
     sigma = "**Σ**" if len(keys) == n_k else f"**Σ (all {n_k} keys)**"
     masked = np.isneginf(t.masked[i])  # [n_k]
 
     which = "every key" if len(keys) == n_k else f"keys {keys.start}–{keys.stop - 1} (of {n_k})"
-    st.markdown(f"##### a · Scores of query {labels[i]} with {which}")
-    st.latex(rf"s_{{{i}j}} = q_{{{i}}} \cdot k_j = \sum_d q_{{{i},d}}\, k_{{j,d}}, \qquad "
-             rf"\tilde s_{{{i}j}} = s_{{{i}j}} \,/\, s, \quad s = {text.divisor_latex(cfg, t.divisor, p)}")
+    st.markdown(f"##### a · Scores of query {query} with {which}")
+    st.latex(SCORE_LATEX_I[t.score_fn].format(i=i) + rf", \qquad \tilde s_{{{i}j}} = s_{{{i}j}} \,/\, s, \quad "
+             rf"s = {text.divisor_latex(cfg, t.divisor, p)}")
     st.markdown(f"$q_{{{i}}}$ = {vector_text(t.q[i], p)}")
-    rows = [[labels[j], vector_text(t.k[j], p), dot_product_text(t.q[i], t.k[j], t.scores[i, j], p),
-             fmt(t.scaled[i, j], p) + (" → −∞ (masked)" if masked[j] else "")] for j in keys]
-    _table([r"key $j$", r"$k_j$", rf"$q_{{{i}}} \cdot k_j$ (sum of products)", r"scaled $\tilde s$"], rows)
+    if t.score_fn == "general":
+        st.markdown(f"$q_{{{i}}} W_a$ = {vector_text(t.q_a[i], p)}")
+    elif t.score_fn == "additive":
+        st.markdown(f"$q_{{{i}}} W_1$ = {vector_text(t.q_1[i], p)} · $v_a$ = {vector_text(t.v_a, p)}")
+        f = t.features(i)  # [n_k, d_a]
+        matrix_block(f"Features of query {query}", rf"f_{{{i}j}} = \tanh(q_{{{i}}} W_1 + k_j W_2)",
+                     f, text.token_labels(cfg), text.dim_labels(f.shape[1]), y_title="key", x_title="feature (d_a)",
+                     note=f"Row j: tanh of query {query}'s row of Q W_1 plus key j's row of K W_2. Each score below "
+                          "is the dot product of a row with v_a.")
+    header, rows = _score_rows(t, i, keys, labels, masked, p)
+    _table(header, rows)
 
     st.markdown(f"##### b · Softmax of row {i}")
     m, shifted, e, total = softmax_parts(t.masked[i])
@@ -152,7 +198,7 @@ def show_drill_down(t: AttentionTrace, cfg: Config, i: int, keys: range | None =
     st.caption("Subtracting the row's largest score m first keeps every exp at most 1 (nothing overflows) and "
                "does not change the weights.")
 
-    st.markdown(f"##### c · Weighted values of query {labels[i]} (seed 004's alignment vectors)")
+    st.markdown(f"##### c · Weighted values of query {query} (seed 004's alignment vectors)")
     st.latex(rf"o_{{{i}}} = \sum_j a_{{{i}j}}\, v_j")
     c = t.contributions(i)  # [n_k, d_v]
     total_c = c.sum(axis=0)  # [d_v]

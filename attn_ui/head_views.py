@@ -261,15 +261,18 @@ def head_matrix(
     return charts.Chart(matrix_build, layout, (data,), ((float(lo), float(hi)),), canvas=layout.on_canvas)
 
 
-def head_weights(weights: list[np.ndarray], tokens: list[str], *, precision: int = 4) -> charts.Chart:
-    """Small multiples: each head's attention weights [n_seq, n_seq], one shared 0..1 colour scale.
+def head_weights(weights: list[np.ndarray], tokens: list[str], *, precision: int = 4,
+                 keys: list[str] | None = None) -> charts.Chart:
+    """Small multiples: each head's attention weights [n_q, n_k], one shared 0..1 colour scale.
 
     Parameters
     ----------
     weights : list of ndarray of shape (n_q, n_k)
         One per head, in order.
     tokens : list of str
-        Unique token labels for both axes (length n_q = n_k).
+        Unique labels of the queries (rows); also of the keys (columns) unless ``keys`` is given.
+    keys : list of str, optional
+        Unique labels of the keys (columns), when they differ from the queries' (cross-attention).
 
     Examples
     --------
@@ -277,16 +280,17 @@ def head_weights(weights: list[np.ndarray], tokens: list[str], *, precision: int
     >>> len(spec["concat"]), spec["resolve"]["scale"]["color"]
     (2, 'shared')
     """
-    n = len(tokens)
-    px = heatmap.cell_px(n, n, budget=PANEL_PX)
+    keys = tokens if keys is None else keys
+    n_q, n_k = len(tokens), len(keys)
+    px = heatmap.cell_px(n_q, n_k, budget=PANEL_PX)
     parts = [
-        heatmap.heatmap(w, tokens, tokens, title=f"head {h}", kind="weights", precision=precision,
+        heatmap.heatmap(w, tokens, keys, title=f"head {h}", kind="weights", precision=precision,
                         domain=(0.0, 1.0), x_title="key", y_title="query", px=px)
         for h, w in enumerate(weights)
     ]
     longest = max(map(len, format_numbers(weights[0].ravel(), precision)))
-    cell_w = heatmap.cell_width(px, longest if heatmap.shows_text(n, n, px) else 0)
-    panel_w = 6 * max(len(t) for t in tokens) + 30 + n * cell_w + 20  # query labels, cells, spacing
+    cell_w = heatmap.cell_width(px, longest if heatmap.shows_text(n_q, n_k, px) else 0)
+    panel_w = 6 * max(len(t) for t in tokens) + 30 + n_k * cell_w + 20  # query labels, cells, spacing
     per_row = max(1, (ROW_PX - 60) // panel_w)  # 60 px for the one shared legend
     rows = math.ceil(len(parts) / per_row)
     layout = (tuple(p.layout for p in parts), math.ceil(len(parts) / rows))
@@ -305,10 +309,28 @@ def _shape(a: np.ndarray | tuple[int, ...]) -> str:
     return f"{r} × {c}"
 
 
+#: each score function's heads, in the shapes table: (array, formula, shape in symbols, trace attribute)
+_SCORE_ROWS = {
+    "dot": (),
+    "general": (("Q_h W_a,h", "Q_h times head h's column slice of W_a", "{n_q} × d_k", "q_a"),),
+    "additive": (("Q_h W_1,h", "Q_h times head h's column slice of W_1", "{n_q} × d_a", "q_1"),
+                 ("K_h W_2,h", "K_h times head h's column slice of W_2", "n_seq × d_a", "k_2")),
+}
+_SCORE_FORMULAS = {"dot": "Q_h K_hᵀ", "general": "(Q_h W_a,h) K_hᵀ", "additive": "v_a,h · tanh(Q_h W_1,h + K_h W_2,h)"}
+_SCORE_WEIGHTS = {
+    "dot": (),
+    "general": (("W_a", "general score weights, n_heads column slices", "d_q × n_heads·d_k", "w_a"),),
+    "additive": (("W_1", "additive score weights for the queries", "d_q × n_heads·d_a", "w_1"),
+                 ("W_2", "additive score weights for the keys", "d_k × n_heads·d_a", "w_2"),
+                 ("v_a", "weighs the tanh features into a score", "1 × n_heads·d_a", "v_a")),
+}
+
+
 def shapes_table(cfg: Config, trace: MultiHeadTrace) -> pd.DataFrame:
     """Every array of the multi-head computation: symbol, formula, shape in symbols and here.
 
-    Shapes are read off the computed arrays, not derived from the formulas.
+    Shapes are read off the computed arrays, not derived from the formulas. With cross-attention the queries come
+    from Y (n_q rows); with a general or additive score the score function's weights and intermediates are listed.
 
     Examples
     --------
@@ -320,23 +342,32 @@ def shapes_table(cfg: Config, trace: MultiHeadTrace) -> pd.DataFrame:
     n = trace.n_heads
     h0 = trace.heads[0]
     each = "1" if n == 1 else f"{n} (one per head)"
-    q, k, v = (merge_heads([getattr(t, m) for t in trace.heads]) for m in ("q", "k", "v"))  # [n_seq, n·d] each
+    n_q = "n_q" if cfg.cross else "n_seq"  # the queries' count in symbols
+    d_q = "d_q" if cfg.score == "additive" else "d_k"  # the queries' width per head
+    src = "Y" if cfg.cross else "X"
+    q, k, v = (merge_heads([getattr(t, m) for t in trace.heads]) for m in ("q", "k", "v"))  # [n_q or n_seq, n·d]
     rows = [
-        ("X", "the inputs, one row per token", "n_seq × d_model", _shape(cfg.x), "1"),
-        ("W_Q", "query weights, n_heads column slices", "d_model × n_heads·d_k", _shape(cfg.w_q), "1"),
+        ("X", "the inputs, one row per token" + (" (the keys and values)" if cfg.cross else ""), "n_seq × d_model",
+         _shape(cfg.x), "1"),
+        *([("Y", "the queries' inputs, one row per query token", "n_q × d_model", _shape(cfg.y), "1")]
+          if cfg.cross else []),
+        ("W_Q", "query weights, n_heads column slices", f"d_model × n_heads·{d_q}", _shape(cfg.w_q), "1"),
         ("W_K", "key weights, n_heads column slices", "d_model × n_heads·d_k", _shape(cfg.w_k), "1"),
         ("W_V", "value weights, n_heads column slices", "d_model × n_heads·d_v", _shape(cfg.w_v), "1"),
-        ("Q", "X W_Q", "n_seq × n_heads·d_k", _shape(q), "1"),
+        *((name, what, sym, _shape(cfg.matrix(attr)), "1") for name, what, sym, attr in _SCORE_WEIGHTS[cfg.score]),
+        ("Q", f"{src} W_Q", f"{n_q} × n_heads·{d_q}", _shape(q), "1"),
         ("K", "X W_K", "n_seq × n_heads·d_k", _shape(k), "1"),
         ("V", "X W_V", "n_seq × n_heads·d_v", _shape(v), "1"),
-        ("Q_h", "columns h·d_k … (h+1)·d_k − 1 of Q", "n_seq × d_k", _shape(h0.q), each),
+        ("Q_h", f"columns h·{d_q} … (h+1)·{d_q} − 1 of Q", f"{n_q} × {d_q}", _shape(h0.q), each),
         ("K_h", "columns h·d_k … (h+1)·d_k − 1 of K", "n_seq × d_k", _shape(h0.k), each),
         ("V_h", "columns h·d_v … (h+1)·d_v − 1 of V", "n_seq × d_v", _shape(h0.v), each),
-        ("scores_h", "Q_h K_hᵀ", "n_seq × n_seq", _shape(h0.scores), each),
-        ("weights_h", "softmax(mask(scores_h ÷ s)), row by row", "n_seq × n_seq", _shape(h0.weights), each),
-        ("head_h", "weights_h V_h", "n_seq × d_v", _shape(h0.output), each),
-        ("concat", "[head_0 | head_1 | … ] side by side", "n_seq × n_heads·d_v", _shape(trace.concat), "1"),
+        *((name, what, sym.format(n_q=n_q), _shape(getattr(h0, attr)), each)
+          for name, what, sym, attr in _SCORE_ROWS[cfg.score]),
+        ("scores_h", _SCORE_FORMULAS[cfg.score], f"{n_q} × n_seq", _shape(h0.scores), each),
+        ("weights_h", "softmax(mask(scores_h ÷ s)), row by row", f"{n_q} × n_seq", _shape(h0.weights), each),
+        ("head_h", "weights_h V_h", f"{n_q} × d_v", _shape(h0.output), each),
+        ("concat", "[head_0 | head_1 | … ] side by side", f"{n_q} × n_heads·d_v", _shape(trace.concat), "1"),
         ("W_O", "output projection", "n_heads·d_v × d_out", _shape(trace.w_o), "1"),
-        ("output", "concat W_O", "n_seq × d_out", _shape(trace.output), "1"),
+        ("output", "concat W_O", f"{n_q} × d_out", _shape(trace.output), "1"),
     ]
     return pd.DataFrame(rows, columns=["array", "formula", "shape", "here", "how many"])

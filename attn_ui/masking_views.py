@@ -10,9 +10,9 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from attn_core import analysis
+from attn_core import Config, analysis
 
-from . import charts, heatmap
+from . import charts, heatmap, text
 from .numbers import Style, format_numbers
 
 ROW_SUM_PX = 56  # width of the row-sum column beside the weights
@@ -23,6 +23,28 @@ def mask_heatmap(mask: np.ndarray, rows: list[str], cols: list[str]) -> charts.C
     """The boolean mask: 1 (may attend) in colour, 0 (masked) grey, like masked cells everywhere else."""
     return heatmap.heatmap(mask.astype(float), rows, cols, kind="weights", precision=0, masked=~mask,
                           x_title="key", y_title="query")
+
+
+def how_built(cfg: Config) -> str:
+    """How the configuration's boolean mask [n_q, n_k] is built, in a sentence (Markdown; token labels escaped).
+
+    >>> from attn_core import load_preset
+    >>> how_built(load_preset("seed002_causal"))
+    'Causal: query i may attend to keys 0 … i, the lower triangle; seed 002 builds it with np.tril(np.ones((4, 4))).'
+    """
+    n_q, n_k = cfg.n_q, cfg.n_seq
+    if cfg.mask_kind == "causal":
+        return (f"Causal: query i may attend to keys 0 … i, the lower triangle; seed 002 builds it with "
+                f"np.tril(np.ones(({n_k}, {n_k}))).")
+    if cfg.mask_kind == "padding":
+        pads = [text.md_escape(f"{j}: {t}") for j, (t, p) in enumerate(zip(cfg.tokens, cfg.is_pad, strict=True)) if p]
+        which = f"here {', '.join(pads)}" if pads else "none is marked yet, so every cell is 1"
+        return (f"Padding: column j is 0 in every row when token j of X is padding ({which}), as "
+                f"np.broadcast_to(~is_pad, ({n_q}, {n_k})) builds it.")
+    if cfg.mask_kind == "custom":
+        allowed = int(np.count_nonzero(cfg.custom_mask))
+        return f"Custom: the pairs ticked in the grid above ({allowed} of {n_q * n_k} allowed)."
+    return f"No mask: every query may attend to every key, np.ones(({n_q}, {n_k}))."
 
 
 def weights_with_row_sums(

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import streamlit as st
 
-from attn_core import LIMITS, MATRICES, MATRIX_NAMES, AttentionInputError, Config, MultiHeadTrace, codegen, share
+from attn_core import LIMITS, MATRIX_NAMES, AttentionInputError, Config, MultiHeadTrace, codegen, share
 
 from . import registry, state, text
 
@@ -108,7 +108,8 @@ def import_file() -> None:
         st.session_state[state.IMPORT_RESULT] = (False, f"{uploaded.name} was not loaded: {err}")
         return
     state.load_shared(cfg)
-    summary = f"{cfg.n_seq} tokens, d_model {cfg.d_model}, {cfg.n_heads} head(s)"
+    summary = (f"{cfg.n_seq} tokens{f', {cfg.n_q} queries of Y' if cfg.cross else ''}, d_model {cfg.d_model}, "
+               f"{cfg.n_heads} head(s){'' if cfg.score == 'dot' else f', {cfg.score} scores'}")
     st.session_state[state.IMPORT_RESULT] = (True, f"Loaded {uploaded.name}: {summary}.")
 
 
@@ -120,11 +121,15 @@ def import_result() -> None:
         (st.success if ok else st.error)(text.md_escape(message), icon=":material/check:" if ok else ":material/error:")
 
 
+#: a head's intermediates of the general and additive score functions, as the pages write them
+STAGE_TITLES = {"q_a": "Q W_a", "q_1": "Q W_1", "k_2": "K W_2"}
+
+
 def stage_title(name: str) -> str:
-    """ "head0_weights" -> "head 0 · weights", "w_q" -> "W_Q"."""
+    """ "head0_weights" -> "head 0 · weights", "head1_q_a" -> "head 1 · Q W_a", "w_q" -> "W_Q", "y" -> "Y"."""
     if name.startswith("head"):
         head, stage = name.removeprefix("head").split("_", 1)
-        return f"head {head} · {stage}"
+        return f"head {head} · {STAGE_TITLES.get(stage, stage)}"
     return MATRIX_NAMES.get(name, name)
 
 
@@ -135,7 +140,8 @@ def csv_downloads(cfg: Config, trace: MultiHeadTrace) -> None:
     name = choice(left, "Matrix", list(tables), key="share_csv_name", default="x", format_func=stage_title)
     matrix = tables[name]
     middle.download_button(
-        f"{stage_title(name)} (CSV)", partial(share.to_csv, name, matrix, cfg.tokens, cfg.query_tokens), file_name=f"{name}.csv",
+        f"{stage_title(name)} (CSV)", partial(share.to_csv, name, matrix, cfg.tokens, cfg.query_tokens),
+        file_name=f"{name}.csv",
         mime="text/csv", key="share_csv", icon=":material/table:", on_click="ignore",
     )
     right.download_button(
@@ -148,7 +154,7 @@ def csv_downloads(cfg: Config, trace: MultiHeadTrace) -> None:
 
 def code_block(cfg: Config) -> None:
     """The NumPy script: shown when it is small enough to read, always downloadable."""
-    cells = sum(cfg.matrix(name).size for name in MATRICES)
+    cells = sum(cfg.matrix(name).size for name in cfg.matrix_names())
     if cells <= SHOW_CODE_CELLS:
         st.code(codegen.numpy_script(cfg), language="python", line_numbers=True, height=420)
     else:

@@ -27,6 +27,7 @@ from attn_core import (
     configs_equal,
     initialize,
     load_preset,
+    resize,
     validate_config,
 )
 
@@ -164,6 +165,21 @@ def default_score_weights(cfg: Config, kind: str, d_a: int | None = None) -> dic
                 "w_2": initialize("xavier_uniform", (cfg.d_k, width), seed=2),  # [d_k, n_heads·d_a]
                 "v_a": initialize("xavier_uniform", (1, width), seed=3)}  # [1, n_heads·d_a]
     return {}
+
+
+def with_heads(cfg: Config, n_heads: int) -> dict:
+    """The changes that give ``cfg`` ``n_heads`` heads: with a general or additive score, W_a (or W_1, W_2, v_a)
+    follow the new per-head widths (d_q rows per head; each head d_a columns), keeping every value that still fits;
+    new cells start as a new score function does (attn_ui.default_score_weights)."""
+    new, changes = replace(cfg, n_heads=n_heads), {"n_heads": n_heads}
+    if cfg.score == "general":
+        fresh = default_score_weights(new, "general")
+    elif cfg.score == "additive":
+        width = cfg.w_1.shape[1]  # n_heads·d_a: kept when the new count divides it
+        fresh = default_score_weights(new, "additive", width // n_heads if width % n_heads == 0 else cfg.d_a)
+    else:
+        return changes
+    return changes | {name: resize(cfg.matrix(name), w.shape, w) for name, w in fresh.items()}
 
 
 def set_score(kind: str, d_a: int | None = None) -> str | None:

@@ -54,43 +54,107 @@ def _sup(head: int | None) -> str:
 
 MASK_NOTES = {
     "causal": "Causal mask: each token may attend to itself and the tokens before it.",
-    "padding": "Padding mask: no token may attend to a padding token.",
+    "padding": "Padding mask: no query may attend to a padding token of X.",
     "custom": "Custom mask: the cells you switched off on the Masking page.",
 }
+
+#: how each score function is written: in words (titles, captions) and in LaTeX (Q, K: the whole matrices)
+SCORE_TEXT = {"dot": "QKᵀ", "general": "(Q W_a) Kᵀ", "additive": "v_a · tanh(Q W_1 + K W_2)"}
+SCORE_LATEX = {"dot": r"QK^\top", "general": r"(Q W_a) K^\top", "additive": r"v_a \cdot \tanh(Q W_1 + K W_2)"}
+SCORE_NAMES = {"dot": "dot product", "general": "general (Luong)", "additive": "additive (Bahdanau)"}
+
+
+def score_title(score_fn: str) -> str:
+    """The title of the scores' heatmap: "Scores QKᵀ", "Scores (Q W_a) Kᵀ", "Scores v_a · tanh(Q W_1 + K W_2)"."""
+    return f"Scores {SCORE_TEXT[score_fn]}"
+
+
+def query_source(cfg: Config) -> str:
+    """The matrix the queries are projected from: "Y" with cross-attention, else "X"."""
+    return "Y" if cfg.cross else "X"
+
+
+def head_columns(t: AttentionTrace, head: int) -> str:
+    """Which columns of the weights head ``head`` uses, in words (its trace gives the per-head widths)."""
+    d_q, d_k, d_v = t.q.shape[1], t.k.shape[1], t.v.shape[1]
+
+    def cols(d: int) -> str:
+        return f"columns {head * d}…{(head + 1) * d - 1}"
+
+    qk = f"{cols(d_k)} of W_Q and W_K" if d_q == d_k else f"{cols(d_q)} of W_Q, {cols(d_k)} of W_K"
+    extra = ""
+    if t.score_fn == "general":
+        extra = f", {cols(d_k)} of W_a"
+    elif t.score_fn == "additive":
+        extra = f", {cols(t.v_a.shape[0])} of W_1, W_2 and v_a"
+    return f"Head {head} uses {qk}{extra}, and {cols(d_v)} of W_V."
 
 
 def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None = None) -> None:
     """Every intermediate of one head, in order, each with its formula, shape and heatmap.
 
     ``head`` names the head in the formulas (None for single-head attention). Clicking a cell of the
-    scores or weights heatmap chooses that row's query for :func:`show_drill_down`.
+    scores or weights heatmap chooses that row's query for :func:`show_drill_down`. Rows of Q, the scores, the
+    weights and the output are the queries (Y's tokens with cross-attention); rows of K and V, and the scores'
+    columns, are X's tokens (the keys).
     """
     p = controls.precision()
-    tokens = text.token_labels(cfg)
+    queries, keys = text.query_labels(cfg), text.token_labels(cfg)
     h = _sup(head)
-    d_k, d_v = t.q.shape[1], t.v.shape[1]
-    pair = {"rows": tokens, "cols": tokens, "y_title": "query", "x_title": "key"}
+    d_v = t.v.shape[1]
+    pair = {"rows": queries, "cols": keys, "y_title": "query", "x_title": "key"}
+    src = query_source(cfg)
+    q_title, kv_title = ("query (Y)", "token (X)") if cfg.cross else ("token", "token")
 
     st.subheader("1 · Queries, keys, values")
     if head is not None:
-        st.caption(f"Head {head} uses columns {head * d_k}…{(head + 1) * d_k - 1} of W_Q and W_K, and columns "
-                   f"{head * d_v}…{(head + 1) * d_v - 1} of W_V.")
+        st.caption(head_columns(t, head))
+    if cfg.cross:
+        st.caption(f"Cross-attention: the queries are the {cfg.n_q} rows of Y (Q = Y W_Q), the keys and values the "
+                   f"{cfg.n_seq} rows of X (K = X W_K, V = X W_V).")
     domain = heatmap.shared_domain(t.q, t.k, t.v)
-    qkv = (("Q", t.q, "d_k"), ("K", t.k, "d_k"), ("V", t.v, "d_v"))
-    for col, (name, m, dim) in zip(controls.side_by_side([heatmap.heatmap_width(m, tokens, p) for _, m, _ in qkv]), qkv,
-                                   strict=True):
+    q_dim = "d_q" if t.score_fn == "additive" else "d_k"
+    qkv = (("Q", t.q, q_dim, queries, q_title, src), ("K", t.k, "d_k", keys, kv_title, "X"),
+           ("V", t.v, "d_v", keys, kv_title, "X"))
+    widths = [heatmap.heatmap_width(m, rows, p) for _, m, _, rows, _, _ in qkv]
+    for col, (name, m, dim, rows, y_title, source) in zip(controls.side_by_side(widths), qkv, strict=True):
         with col:
             matrix_block(
-                f"{name}{'' if head is None else f' (head {head})'}", rf"{name}{h} = X\,W_{name}{h}", m, tokens,
-                text.dim_labels(m.shape[1]), y_title="token", x_title=f"dimension ({dim})", domain=domain,
+                f"{name}{'' if head is None else f' (head {head})'}", rf"{name}{h} = {source}\,W_{name}{h}", m, rows,
+                text.dim_labels(m.shape[1]), y_title=y_title, x_title=f"dimension ({dim})", domain=domain,
                 key=f"{prefix}_{name.lower()}_chart",
             )
 
     st.subheader("2 · Scores")
     click = "Click a cell to explain its query row in the [drill-down](#drill-down) below."
+    if t.score_fn != "dot":
+        st.caption(f"Score function: {SCORE_NAMES[t.score_fn]}, {SCORE_TEXT[t.score_fn]} (see Score functions).")
+    if t.score_fn == "general":
+        matrix_block(
+            "Q W_a", rf"Q_a{h} = Q{h} W_a{h}", t.q_a, queries, text.dim_labels(t.q_a.shape[1]), y_title="query",
+            x_title="dimension (d_k)", key=f"{prefix}_q_a_chart",
+            note="W_a turns each query into a row as wide as the keys; its dot product with a key is the score.",
+        )
+        latex = rf"S{h} = (Q{h} W_a{h})\, K{h}{{}}^\top, \qquad s_{{ij}} = (q_i W_a) \cdot k_j"
+        note = "Row i holds the dot products of query i's row of Q W_a with every key."
+    elif t.score_fn == "additive":
+        halves = (("Q W_1", t.q_1, queries, "query", rf"Q{h} W_1{h}"), ("K W_2", t.k_2, keys, "key", rf"K{h} W_2{h}"),
+                  ("v_a", t.v_a[None, :], ["v_a"], "", ""))
+        dom = heatmap.shared_domain(t.q_1, t.k_2, t.v_a[None, :])
+        widths = [heatmap.heatmap_width(m, rows, p) for _, m, rows, _, _ in halves]
+        for col, (name, m, rows, y_title, formula) in zip(controls.side_by_side(widths), halves, strict=True):
+            with col:
+                matrix_block(name, formula, m, rows, text.dim_labels(m.shape[1]), y_title=y_title,
+                             x_title="feature (d_a)", domain=dom, key=f"{prefix}_{name[0].lower()}_{name[-1]}_chart")
+        latex = (rf"s_{{ij}} = v_a{h} \cdot \tanh\big(q_i W_1{h} + k_j W_2{h}\big) = "
+                 r"\sum_d v_{a,d}\, \tanh\big((q_i W_1)_d + (k_j W_2)_d\big)")
+        note = ("Each score adds query i's row of Q W_1 to key j's row of K W_2, takes tanh of each of the d_a "
+                "numbers (the features) and weighs them with v_a. The drill-down shows one query's features.")
+    else:
+        latex = rf"S{h} = Q{h} K{h}{{}}^\top, \qquad s_{{ij}} = q_i \cdot k_j"
+        note = "Row i holds the dot products of query i with every key."
     matrix_block(
-        "Scores QKᵀ", rf"S{h} = Q{h} K{h}{{}}^\top, \qquad s_{{ij}} = q_i \cdot k_j", t.scores, **pair,
-        note=f"Row i holds the dot products of query i with every key. {click}",
+        score_title(t.score_fn), latex, t.scores, **pair, note=f"{note} {click}",
         key=(k := _clickable(prefix, "scores")), select=CELL, on_select=_on_cell_click(k),
     )
 
@@ -119,7 +183,7 @@ def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None 
     st.caption(f"Each weight is between 0 and 1 and each row sums to 1 (see the row sums). "
                f"{'Grey cells are masked keys: weight 0. ' if t.mask is not None else ''}{click}")
     sums = t.weights.sum(axis=1)[:, None]  # [n_q, 1]
-    left, right = controls.side_by_side([heatmap.heatmap_width(m, tokens, p) for m in (t.weights, sums)])
+    left, right = controls.side_by_side([heatmap.heatmap_width(m, queries, p) for m in (t.weights, sums)])
     with left:
         matrix_block(
             "Weights", "", t.weights, **pair, kind="weights",
@@ -127,19 +191,18 @@ def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None 
             masked=None if t.mask is None else ~t.mask,
         )
     with right:
-        matrix_block("Row sums Σⱼ aᵢⱼ", "", sums, tokens, ["Σ_j"], kind="weights", y_title="query",
-                            key=f"{prefix}_rowsums_chart")
+        matrix_block("Row sums Σⱼ aᵢⱼ", "", sums, queries, ["Σ_j"], kind="weights", y_title="query",
+                     key=f"{prefix}_rowsums_chart")
     if t.fully_masked_rows:
-        names = ", ".join(text.md_escape(tokens[r]) for r in t.fully_masked_rows)
+        names = ", ".join(text.md_escape(queries[r]) for r in t.fully_masked_rows)
         st.info(f"Every key is masked for query {names}: there is nothing to attend to, so that row's weights "
                 "are all 0 (not NaN) and its row sum is 0, and its output row is 0.", icon=":material/info:")
     step += 1
 
     st.subheader(f"{step} · Output")
     matrix_block(
-        "Output", rf"O{h} = A{h} V{h}, \qquad o_i = \sum_j a_{{ij}}\, v_j", t.output, tokens,
-        text.dim_labels(d_v), y_title="token", x_title="dimension (d_v)", key=f"{prefix}_output_chart",
+        "Output", rf"O{h} = A{h} V{h}, \qquad o_i = \sum_j a_{{ij}}\, v_j", t.output, queries,
+        text.dim_labels(d_v), y_title="query" if cfg.cross else "token", x_title="dimension (d_v)",
+        key=f"{prefix}_output_chart",
         note="Each output row is the weighted average of the value rows, with that query's weights.",
     )
-
-

@@ -9,7 +9,19 @@ import pandas as pd
 import streamlit as st
 
 from attn_core import MASK_KINDS, AttentionInputError, additive_mask, analysis, causal_mask
-from attn_ui import charts, compute, controls, frame, grid_editor, heatmap, masking_views, registry, state, text
+from attn_ui import (
+    charts,
+    compute,
+    controls,
+    frame,
+    grid_editor,
+    heatmap,
+    masking_views,
+    registry,
+    state,
+    step_by_step,
+    text,
+)
 from attn_ui.matrix_display import matrix_block
 
 frame.page_start(registry.MASKING)
@@ -21,6 +33,8 @@ KIND_CAPTIONS = {
     "padding": "no query sees a padding token",
     "custom": "tick the pairs yourself",
 }
+NO_CAUSAL = ("Causal is not offered: with cross-attention the queries (rows of Y) and the keys (rows of X) come from "
+             "two sequences, so “the tokens before it” has no meaning. Padding and custom masks work as usual.")
 FACTORS = [1, 10, 100, 1000, 10_000]
 
 
@@ -37,25 +51,27 @@ def set_custom(mask: np.ndarray) -> None:
     state.update_config(custom_mask=mask)
 
 
-def custom_mask_editor(mask: np.ndarray, labels: list[str]) -> None:  # bool [n_seq, n_seq]
+def custom_mask_editor(mask: np.ndarray, queries: list[str], keys: list[str], *, causal: bool = True) -> None:
     """A query × key grid of checkboxes (ticked = may attend), committed as the configuration's custom mask.
 
-    The key changes with the mask, so the grid always starts from the configuration's values.
+    ``mask`` is bool [n_q, n_k]: rows ``queries``, columns ``keys``. ``causal``: offer "Start from causal" (only
+    for self-attention). The key changes with the mask, so the grid always starts from the configuration's values.
     """
-    key = f"masking_custom_{mask.shape[0]}_{zlib.crc32(np.packbits(mask).tobytes()):08x}"
-    grid = pd.DataFrame(mask, index=pd.Index(labels, name="query ↓ key →"), columns=labels)
+    key = f"masking_custom_{mask.shape[0]}x{mask.shape[1]}_{zlib.crc32(np.packbits(mask).tobytes()):08x}"
+    grid = pd.DataFrame(mask, index=pd.Index(queries, name="query ↓ key →"), columns=keys)
     edited = st.data_editor(
         grid, key=key, num_rows="fixed", width="content",
-        column_config={c: st.column_config.CheckboxColumn(c, default=True) for c in labels},
+        column_config={c: st.column_config.CheckboxColumn(c, default=True) for c in keys},
     )
-    new = edited.to_numpy(dtype=bool)  # [n_seq, n_seq]
+    new = edited.to_numpy(dtype=bool)  # [n_q, n_k]
     if not np.array_equal(new, mask):
         set_custom(new)
         st.rerun()  # draw the grid again under the key of the new mask
-    n, row = mask.shape[0], st.container(horizontal=True)
-    row.button("Allow every pair", on_click=set_custom, args=(np.ones((n, n), dtype=bool),))
-    row.button("Start from causal", on_click=set_custom, args=(causal_mask(n),))
-    row.button("Block every pair", on_click=set_custom, args=(np.zeros((n, n), dtype=bool),))
+    row = st.container(horizontal=True)
+    row.button("Allow every pair", on_click=set_custom, args=(np.ones(mask.shape, dtype=bool),))
+    if causal:
+        row.button("Start from causal", on_click=set_custom, args=(causal_mask(mask.shape[0]),))
+    row.button("Block every pair", on_click=set_custom, args=(np.zeros(mask.shape, dtype=bool),))
 
 
 cfg = state.config()
@@ -66,27 +82,33 @@ st.markdown(
     "Multi-head use it too."
 )
 grid_editor.pending_errors_banner()
-labels = text.token_labels(cfg)
+queries, labels = text.query_labels(cfg), text.token_labels(cfg)  # rows (queries) and columns (keys: X's tokens)
 
-st.radio("Mask", list(MASK_KINDS), **state.bind(KIND, cfg.mask_kind, set_kind), horizontal=True,
-         captions=[KIND_CAPTIONS[k] for k in MASK_KINDS])
+kinds = [k for k in MASK_KINDS if not (cfg.cross and k == "causal")]  # causal needs one sequence
+st.radio("Mask", kinds, **state.bind(KIND, cfg.mask_kind, set_kind), horizontal=True,
+         captions=[KIND_CAPTIONS[k] for k in kinds])
+if cfg.cross:
+    st.caption(NO_CAUSAL)
 if cfg.mask_kind == "padding":
-    st.multiselect("Padding tokens", list(range(cfg.n_seq)), format_func=lambda i: labels[i],
+    st.multiselect("Padding tokens" + (" of X (the keys)" if cfg.cross else ""), list(range(cfg.n_seq)),
+                   format_func=lambda i: labels[i],
                    **state.bind(PAD, [i for i, p in enumerate(cfg.is_pad) if p], set_padding),
                    placeholder="Choose the tokens that are padding")
 elif cfg.mask_kind == "custom":
     st.markdown("**Custom mask**: ticked = the query (row) may attend to the key (column).")
-    custom_mask_editor(cfg.custom_mask, labels)
+    custom_mask_editor(cfg.custom_mask, queries, labels, causal=not cfg.cross)
 
 trace = compute.current_trace()
 head = controls.head_selector(cfg.n_heads, "masking")
 t = trace.heads[head]
 u = compute.trace(replace(cfg, mask_kind="none")).heads[head]
-mask = np.ones(t.weights.shape, dtype=bool) if t.mask is None else t.mask  # [n_seq, n_seq]
+mask = np.ones(t.weights.shape, dtype=bool) if t.mask is None else t.mask  # [n_q, n_k]
 head_note = f" (head {head})" if cfg.n_heads > 1 else ""
+score = step_by_step.SCORE_LATEX[cfg.score]  # QK^T, or the configuration's other score function
+shape = f"{cfg.n_q} × {cfg.n_seq}"
 
 if t.fully_masked_rows:
-    names = ", ".join(text.md_escape(labels[i]) for i in t.fully_masked_rows)
+    names = ", ".join(text.md_escape(queries[i]) for i in t.fully_masked_rows)
     st.info(
         f"**Every key is masked for query {names}.** Its scores are all −∞, and softmax of such a row would be "
         "0 / 0 = NaN. Here it gets weights of all zeros (row sum 0) and an output row of zeros: the query "
@@ -95,37 +117,37 @@ if t.fully_masked_rows:
     )
 
 st.subheader("The mask")
-left, right = controls.pair(mask.astype(float), additive_mask(mask), labels)
+left, right = controls.pair(mask.astype(float), additive_mask(mask), queries)
 with left:
-    st.markdown(f"**Boolean mask** · shape {cfg.n_seq} × {cfg.n_seq}")
-    st.caption("1 = may attend; grey 0 = masked. Seed 002 builds it with np.tril(np.ones((L, L))).")
-    charts.show_chart(masking_views.mask_heatmap(mask, labels, labels))
+    st.markdown(f"**Boolean mask** · shape {shape}")
+    st.caption("1 = may attend; grey 0 = masked. " + masking_views.how_built(cfg))
+    charts.show_chart(masking_views.mask_heatmap(mask, queries, labels))
 with right:
     matrix_block("Additive mask M", r"M_{ij} = 0 \text{ if allowed, } -\infty \text{ if masked}",
-                        additive_mask(mask), labels, labels, y_title="query", x_title="key")
+                 additive_mask(mask), queries, labels, y_title="query", x_title="key")
 
 st.subheader("Scores before and after the mask")
 domain = heatmap.shared_domain(t.scaled, t.masked)
-left, right = controls.pair(t.scaled, t.masked, labels)
+left, right = controls.pair(t.scaled, t.masked, queries)
 with left:
-    matrix_block("Scaled scores" + head_note, rf"QK^\top / {t.divisor:.4g}", t.scaled, labels, labels,
-                        y_title="query", x_title="key", domain=domain)
+    matrix_block("Scaled scores" + head_note, rf"{score} / {t.divisor:.4g}", t.scaled, queries, labels,
+                 y_title="query", x_title="key", domain=domain)
 with right:
-    matrix_block("Scaled scores + M" + head_note, rf"QK^\top / {t.divisor:.4g} + M", t.masked, labels, labels,
-                        y_title="query", x_title="key", domain=domain)
+    matrix_block("Scaled scores + M" + head_note, rf"{score} / {t.divisor:.4g} + M", t.masked, queries, labels,
+                 y_title="query", x_title="key", domain=domain)
 
 st.subheader("Weights before and after the mask")
-left, right = controls.pair(u.weights, t.weights, labels, extra_b=masking_views.ROW_SUM_WIDTH)
+left, right = controls.pair(u.weights, t.weights, queries, extra_b=masking_views.ROW_SUM_WIDTH)
 with left:
-    matrix_block("Weights, no mask" + head_note, r"\mathrm{softmax}(QK^\top / s)", u.weights, labels, labels,
-                        kind="weights", y_title="query", x_title="key")
+    matrix_block("Weights, no mask" + head_note, rf"\mathrm{{softmax}}({score} / s)", u.weights, queries, labels,
+                 kind="weights", y_title="query", x_title="key")
 with right:
-    st.markdown(f"**Weights, masked{head_note}** · shape {cfg.n_seq} × {cfg.n_seq}, and each row's sum")
-    st.latex(r"\mathrm{softmax}(QK^\top / s + M)")
+    st.markdown(f"**Weights, masked{head_note}** · shape {shape}, and each row's sum")
+    st.latex(rf"\mathrm{{softmax}}({score} / s + M)")
     st.caption("Grey = masked, weight exactly 0; a small weight is pale blue. Each row sums to 1, "
                "or to 0 when every key is masked.")
-    charts.show_chart(masking_views.weights_with_row_sums(t.weights, t.mask, labels, labels,
-                                                                 precision=controls.precision()))
+    charts.show_chart(masking_views.weights_with_row_sums(t.weights, t.mask, queries, labels,
+                                                          precision=controls.precision()))
 
 st.subheader("Why softmax subtracts the row maximum")
 st.markdown(
@@ -140,7 +162,7 @@ st.markdown(
 )
 left, right = st.columns(2)
 with left:
-    i = controls.query_selector(labels, "masking")
+    i = controls.query_selector(queries, "masking")
 with right:
     factor = st.select_slider("Multiply the row's scores by", FACTORS, value=1000, key=FACTOR,
                               format_func=lambda f: f"× {f:,}")

@@ -1,5 +1,6 @@
 """Multi-head: cut W_Q, W_K, W_V into column slices, attend per head, concatenate, project with W_O."""
 
+
 import numpy as np
 import streamlit as st
 
@@ -8,12 +9,25 @@ from attn_core import (
     LIMITS,
     AttentionInputError,
     config_mask,
+    cross_attention,
+    head_score,
     head_slice,
     initialize,
-    self_attention,
     valid_head_counts,
 )
-from attn_ui import charts, compute, controls, frame, grid_editor, head_views, heatmap, registry, state, text
+from attn_ui import (
+    charts,
+    compute,
+    controls,
+    frame,
+    grid_editor,
+    head_views,
+    heatmap,
+    registry,
+    state,
+    step_by_step,
+    text,
+)
 
 frame.page_start(registry.MULTIHEAD)
 
@@ -21,14 +35,14 @@ WANTED = "heads_wanted"  # number_input: the head count the learner asks for
 PICK = "heads_pick"  # segmented_control: the head to open on Step by step
 WEIGHTS_SHOWN = "heads_weights_shown"  # segmented control: W_Q, W_K or W_V
 SECTION_SHOWN = "heads_section_shown"  # segmented control: one of sections 3 to 7
-WEIGHTS = {"W_Q": ("w_q", "d_k"), "W_K": ("w_k", "d_k"), "W_V": ("w_v", "d_v")}  # label: (matrix, width per head)
+WEIGHTS = {"W_Q": "w_q", "W_K": "w_k", "W_V": "w_v"}  # label: matrix
 METRIC = "max |multi-head output − single-head output|"
 INIT_NAMES = list(INITIALIZERS)
 
 
 def use_heads(n_heads: int) -> None:
     """on_click: switch to a valid head count (and show it in the number box)."""
-    if message := state.update_config(n_heads=n_heads):
+    if message := state.update_config(**state.with_heads(state.config(), n_heads)):
         state.notify(message)
     st.session_state[WANTED] = state.config().n_heads
 
@@ -89,29 +103,35 @@ st.markdown(
     "cut by columns into `n_heads` equal slices; head h runs ordinary scaled dot-product attention on "
     "its slices; the head outputs are laid side by side and W_O mixes them into the output."
 )
-st.latex(r"\mathrm{head}_h = \mathrm{Attention}\big(X W_Q^{(h)},\, X W_K^{(h)},\, X W_V^{(h)}\big),\qquad"
+st.latex(rf"\mathrm{{head}}_h = \mathrm{{Attention}}\big({'Y' if state.config().cross else 'X'} W_Q^{{(h)}},\, "
+         r"X W_K^{(h)},\, X W_V^{(h)}\big),\qquad"
          r"\mathrm{MultiHead}(X) = [\,\mathrm{head}_0 \mid \cdots \mid \mathrm{head}_{n-1}\,]\; W_O")
 
 # ---- 1. how many heads ----------------------------------------------------------------------------
 cfg = state.config()
 st.subheader("1 · How many heads")
-d_qk, d_v = cfg.w_q.shape[1], cfg.w_v.shape[1]
-valid = [h for h in valid_head_counts(d_qk, d_v) if h <= LIMITS.n_heads]
+d_qk, d_kk, d_v = cfg.w_q.shape[1], cfg.w_k.shape[1], cfg.w_v.shape[1]  # n_heads·d_q, n_heads·d_k, n_heads·d_v
+same_qk = d_qk == d_kk
+valid = [h for h in valid_head_counts(d_qk, d_v, d_kk) if h <= LIMITS.n_heads]
+qk_cols = (f"the {d_qk} columns of W_Q/W_K" if same_qk else f"the {d_qk} columns of W_Q, the {d_kk} of W_K")
 st.session_state.setdefault(WANTED, cfg.n_heads)
 wanted = int(st.number_input(
     "Number of heads (n_heads)", min_value=1, max_value=LIMITS.n_heads, step=1, key=WANTED, width=240,
-    help=f"Must divide the {d_qk} columns of W_Q/W_K and the {d_v} columns of W_V; at most {LIMITS.n_heads}.",
+    help=f"Must divide {qk_cols} and the {d_v} columns of W_V; at most {LIMITS.n_heads}.",
 ))
 if wanted != cfg.n_heads and wanted in valid:
-    if message := state.update_config(n_heads=wanted):
+    if message := state.update_config(**state.with_heads(cfg, wanted)):
         st.error(text.md_escape(message), icon=":material/error:")
     cfg = state.config()
 if wanted not in valid:
     nearest = sorted(sorted(valid, key=lambda h: (abs(h - wanted), h))[:2])
+    qk_fit = (f"W_Q and W_K have {d_qk} columns ({d_qk} ÷ {wanted} = {d_qk / wanted:.4g})" if same_qk else
+              f"W_Q has {d_qk} columns ({d_qk} ÷ {wanted} = {d_qk / wanted:.4g}), W_K {d_kk} ({d_kk} ÷ {wanted} = "
+              f"{d_kk / wanted:.4g})")
     st.warning(
-        f"**{wanted} heads do not fit.** Every head needs an equal slice of the columns: W_Q and W_K have "
-        f"{d_qk} columns ({d_qk} ÷ {wanted} = {d_qk / wanted:.4g}) and W_V has {d_v} ({d_v} ÷ {wanted} = "
-        f"{d_v / wanted:.4g}), so n_heads must divide both. Valid choices: {', '.join(map(str, valid))}. "
+        f"**{wanted} heads do not fit.** Every head needs an equal slice of the columns: {qk_fit} and W_V has "
+        f"{d_v} ({d_v} ÷ {wanted} = {d_v / wanted:.4g}), so n_heads must divide "
+        f"{'both' if same_qk else 'all three'}. Valid choices: {', '.join(map(str, valid))}. "
         f"Nearest: {' or '.join(map(str, nearest))}. Still showing {cfg.n_heads} head{'s' * (cfg.n_heads > 1)}; "
         "or change the widths on Inputs & weights.",
         icon=":material/warning:",
@@ -120,20 +140,33 @@ if wanted not in valid:
         col.button(f"Use {h} head{'s' * (h > 1)}", key=f"heads_use_{h}", on_click=use_heads, args=(h,))
 mask_text = {"none": "no mask", "causal": "the causal mask", "padding": "the padding mask",
              "custom": "the custom mask"}[cfg.mask_kind]
+qk_widths = (f"d_k per head **{cfg.d_k}** ({d_qk} columns of W_Q and W_K ÷ {cfg.n_heads})" if same_qk else
+             f"d_q per head **{cfg.d_q}** ({d_qk} columns of W_Q ÷ {cfg.n_heads}) · d_k per head **{cfg.d_k}** "
+             f"({d_kk} columns of W_K ÷ {cfg.n_heads})")
+d_a = f" · d_a per head **{cfg.d_a}** ({cfg.w_1.shape[1]} columns of W_1, W_2 ÷ {cfg.n_heads})" if cfg.d_a else ""
+score_note = ("" if cfg.score == "dot" else
+              f" Each head scores with {step_by_step.SCORE_TEXT[cfg.score]}, using its own column slice of "
+              f"{'W_a' if cfg.score == 'general' else 'W_1, W_2 and v_a'} (see Score functions); a change of the "
+              "head count keeps the values of those weights that still fit.")
+cross_note = (f" The queries come from Y ({cfg.n_q} rows), the keys and values from X ({cfg.n_seq} rows)."
+              if cfg.cross else "")
 st.markdown(  # one element, not a row of metrics and a box: the browser redraws every element on every edit
     f"**{cfg.n_heads} head{'s' * (cfg.n_heads > 1)}** (valid for these widths: **{', '.join(map(str, valid))}**)"
-    f" · d_k per head **{cfg.d_k}** ({d_qk} columns of W_Q and W_K ÷ {cfg.n_heads}) · d_v per head **{cfg.d_v}** "
-    f"({d_v} columns of W_V ÷ {cfg.n_heads}) · concat width n_heads·d_v **{cfg.n_heads * cfg.d_v}**  \n"
+    f" · {qk_widths} · d_v per head **{cfg.d_v}** "
+    f"({d_v} columns of W_V ÷ {cfg.n_heads}){d_a} · concat width n_heads·d_v **{cfg.n_heads * cfg.d_v}**  \n"
     f":material/info: The configuration's scale ({text.scale_text(cfg)}, d_k per head) and {mask_text} apply to "
-    "every head alike; change them on Scaling and Masking."
+    f"every head alike; change them on Scaling and Masking.{score_note}{cross_note}"
 )
 
 # ---- 2. the weights, cut into heads ---------------------------------------------------------------
 st.subheader("2 · W_Q, W_K, W_V cut into heads")
-st.caption("Each grey band is one head's column slice; head h uses columns h·d_k … (h+1)·d_k − 1 of W_Q and W_K "
+slices = ("h·d_k … (h+1)·d_k − 1 of W_Q and W_K" if same_qk else
+          "h·d_q … (h+1)·d_q − 1 of W_Q, h·d_k … (h+1)·d_k − 1 of W_K")
+st.caption(f"Each grey band is one head's column slice; head h uses columns {slices} "
            "and h·d_v … (h+1)·d_v − 1 of W_V. Editing here changes the same values as on Inputs & weights.")
 label = controls.view_picker("Weight matrix shown", list(WEIGHTS), key=WEIGHTS_SHOWN)  # only the chosen one is drawn
-name, width = WEIGHTS[label]
+name = WEIGHTS[label]
+width = {"w_q": "d_k" if same_qk else "d_q", "w_k": "d_k", "w_v": "d_v"}[name]
 with st.expander(f"Edit {label}", key=f"heads_edit_{name}", on_change="rerun") as box:
     if box.open:  # the grid is built only when the learner opens it
         grid_editor.matrix_editor(name)
@@ -149,20 +182,25 @@ st.page_link(registry.INPUTS.file, label="Change the widths or randomise the wei
 
 def per_head_section() -> None:
     cfg, trace = state.config(), compute.current_trace()
-    tokens = text.token_labels(cfg)
-    st.caption("Attention weights of every head (row: query, column: key), on one shared colour scale 0 … 1.")
-    shown = head_views.tokens_that_fit(cfg.n_seq, cfg.n_heads)
+    queries, keys = text.query_labels(cfg), text.token_labels(cfg)
+    st.caption("Attention weights of every head (row: query, column: key), on one shared colour scale 0 … 1."
+               + (" The queries are Y's tokens, the keys X's." if cfg.cross else ""))
+    shown = head_views.tokens_that_fit(max(cfg.n_q, cfg.n_seq), cfg.n_heads)
+    s_q, s_k = min(shown, cfg.n_q), min(shown, cfg.n_seq)
     charts.show_chart(head_views.head_weights(
-        [t.weights[:shown, :shown] for t in trace.heads], tokens[:shown], precision=controls.precision(),
+        [t.weights[:s_q, :s_k] for t in trace.heads], queries[:s_q], keys=keys[:s_k], precision=controls.precision(),
     ))
-    if shown < cfg.n_seq:
-        st.caption(f"Drawing the first {shown} of {cfg.n_seq} tokens of each head; Step by step shows one head "
-                   "whole.")
+    if (s_q, s_k) != (cfg.n_q, cfg.n_seq):
+        counts = (f"{s_q} of {cfg.n_q} queries and {s_k} of {cfg.n_seq} keys" if cfg.cross
+                  else f"{shown} of {cfg.n_seq} tokens")
+        st.caption(f"Drawing the first {counts} of each head; Step by step shows one head whole.")
     st.segmented_control("Follow one head step by step", list(range(cfg.n_heads)), format_func=lambda h: f"head {h}",
                          required=True, **state.bind(PICK, st.session_state[state.HEAD], pick_head))
     head = st.session_state[state.HEAD]
-    k_cols, v_cols = head_slice(head, cfg.d_k), head_slice(head, cfg.d_v)
-    st.caption(f"Head {head} uses {columns(k_cols)} of W_Q and W_K and {columns(v_cols)} of W_V.")
+    q_cols, k_cols, v_cols = head_slice(head, cfg.d_q), head_slice(head, cfg.d_k), head_slice(head, cfg.d_v)
+    qk = (f"{columns(k_cols)} of W_Q and W_K" if q_cols == k_cols else
+          f"{columns(q_cols)} of W_Q, {columns(k_cols)} of W_K")
+    st.caption(f"Head {head} uses {qk} and {columns(v_cols)} of W_V.")
     if st.button(f"Open head {head} on Step by step", key="heads_open_steps", icon=":material/stairs:"):
         st.switch_page(registry.STEPS.file)
 
@@ -170,10 +208,11 @@ def per_head_section() -> None:
 def concat_section() -> None:
     cfg, trace = state.config(), compute.current_trace()
     n_rows, n_cols = trace.concat.shape
-    st.markdown(f"**concat** · shape {n_rows} × {n_cols} = [n_seq, n_heads·d_v] = "
-                f"[{cfg.n_seq}, {cfg.n_heads}·{cfg.d_v}]")
-    show_matrix(trace.concat, text.token_labels(cfg), key="concat", n_heads=cfg.n_heads,
-                title="concat = [head 0 | head 1 | …]", y_title="token")
+    n_q = "n_q" if cfg.cross else "n_seq"
+    st.markdown(f"**concat** · shape {n_rows} × {n_cols} = [{n_q}, n_heads·d_v] = "
+                f"[{cfg.n_q}, {cfg.n_heads}·{cfg.d_v}]")
+    show_matrix(trace.concat, text.query_labels(cfg), key="concat", n_heads=cfg.n_heads,
+                title="concat = [head 0 | head 1 | …]", y_title="query" if cfg.cross else "token")
 
 
 def project_section() -> None:
@@ -192,28 +231,38 @@ def project_section() -> None:
         if box.open:
             grid_editor.matrix_editor("w_o")
     cfg, trace = state.config(), compute.current_trace()
-    out, tokens = trace.output, text.token_labels(cfg)
-    st.markdown(f"**output = concat · W_O** · shape {out.shape[0]} × {out.shape[1]} = [n_seq, d_out]")
-    show_matrix(out, tokens, key="output", title="output = concat · W_O", x_title="output dimension",
-                y_title="token")
+    out, queries = trace.output, text.query_labels(cfg)
+    st.markdown(f"**output = concat · W_O** · shape {out.shape[0]} × {out.shape[1]} = "
+                f"[{'n_q' if cfg.cross else 'n_seq'}, d_out]")
+    show_matrix(out, queries, key="output", title="output = concat · W_O", x_title="output dimension",
+                y_title="query" if cfg.cross else "token")
     check_metrics(cfg, trace, per_head=False)
 
 
 def check_metrics(cfg, trace, *, per_head: bool = True) -> None:
     """How far the multi-head output is from single-head attention (and, with ``per_head``, one head's block of
     concat from plain attention on its slices)."""
-    head = st.session_state[state.HEAD]
-    k_cols, v_cols = head_slice(head, cfg.d_k), head_slice(head, cfg.d_v)
+    head = min(st.session_state[state.HEAD], cfg.n_heads - 1)
+    q_cols, k_cols, v_cols = head_slice(head, cfg.d_q), head_slice(head, cfg.d_k), head_slice(head, cfg.d_v)
+    y, score, mask = cfg.y if cfg.cross else cfg.x, cfg.score_function(), config_mask(cfg)
+    # a score function's weights are per head: single-head attention on the whole of W_Q, W_K has no W_a
+    # (W_1, W_2) of its own unless there is one head
+    whole = cfg.n_heads == 1 or cfg.score == "dot"
     try:
-        single = self_attention(cfg.x, cfg.w_q, cfg.w_k, cfg.w_v, scale=cfg.scale, mask=config_mask(cfg))
-        one = self_attention(cfg.x, cfg.w_q[:, k_cols], cfg.w_k[:, k_cols], cfg.w_v[:, v_cols],
-                             scale=cfg.scale, mask=config_mask(cfg)) if per_head else None
+        single = cross_attention(y, cfg.x, cfg.w_q, cfg.w_k, cfg.w_v, scale=cfg.scale, mask=mask,
+                                 score=score) if whole else None
+        one = cross_attention(y, cfg.x, cfg.w_q[:, q_cols], cfg.w_k[:, k_cols], cfg.w_v[:, v_cols], scale=cfg.scale,
+                              mask=mask, score=head_score(score, head, cfg.n_heads)) if per_head else None
     except AttentionInputError as err:
         st.error(f"Single-head attention cannot be computed here: {text.md_escape(str(err))}", icon=":material/error:")
         st.stop()
     e1, e2 = st.columns(2) if per_head else (st, None)  # side by side, or the first alone
     out = trace.output
-    if single.output.shape == out.shape:
+    if single is None:
+        e1.metric(METRIC, "not defined", width="content",
+                  help=f"The {cfg.score} score's weights hold one column slice per head: with {cfg.n_heads} heads "
+                       "there is no single-head attention on the whole of W_Q, W_K to compare with.")
+    elif single.output.shape == out.shape:
         e1.metric(METRIC, f"{np.abs(out - single.output).max():.3g}", width="content")
     else:
         e1.metric(METRIC, "shapes differ", width="content",

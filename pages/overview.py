@@ -2,18 +2,31 @@
 
 import streamlit as st
 
-from attn_core import Config
-from attn_ui import compute, frame, grid_editor, registry, state, text
+from attn_core import MATRIX_NAMES, SCORE_MATRICES, Config
+from attn_ui import compute, frame, grid_editor, registry, state, step_by_step, text
 from attn_ui.matrix_display import matrix_block
 
 frame.page_start(registry.OVERVIEW)
 
-#: the stages of attention and the page that shows each
-PIPELINE = [
-    ("X", registry.INPUTS), ("Q, K, V", registry.STEPS), ("QKᵀ", registry.STEPS), ("÷ s", registry.SCALING),
-    ("mask", registry.MASKING), ("softmax", registry.STEPS), ("· V", registry.STEPS), ("output", registry.STEPS),
-    ("heads · W_O", registry.MULTIHEAD),
-]
+
+
+def pipeline(cfg: Config) -> list[tuple[str, str, registry.Page]]:
+    """The stages of the configuration's attention: (label, shape or note, the page that shows it).
+
+    The inputs are X, or X and Y with cross-attention; the score stage is the configuration's score function.
+    """
+    n_q, n_k = cfg.n_q, cfg.n_seq
+    inputs = ("X, Y", f"{n_k}×{cfg.d_model}, {n_q}×{cfg.d_model}") if cfg.cross else ("X", f"{n_k}×{cfg.d_model}")
+    qkv = (f"{n_q}×{cfg.d_q}, {n_k}×{cfg.d_k}, ×{cfg.d_v}" if cfg.cross or cfg.d_q != cfg.d_k
+           else f"{n_k}×{cfg.d_k}, ×{cfg.d_v}")
+    return [
+        (*inputs, registry.INPUTS), ("Q, K, V", qkv, registry.STEPS),
+        (step_by_step.SCORE_TEXT[cfg.score], f"{n_q}×{n_k}", registry.STEPS),
+        ("÷ s", text.scale_text(cfg).split("=")[-1].strip(" ÷"), registry.SCALING),
+        ("mask", cfg.mask_kind, registry.MASKING), ("softmax", "rows sum to 1", registry.STEPS),
+        ("· V", f"{n_q}×{cfg.d_v}", registry.STEPS), ("output", f"{n_q}×{cfg.d_v} per head", registry.STEPS),
+        ("heads · W_O", f"{cfg.n_heads} head(s) → {n_q}×{cfg.d_out}", registry.MULTIHEAD),
+    ]
 
 
 def pipeline_dot(cfg: Config) -> str:
@@ -22,15 +35,9 @@ def pipeline_dot(cfg: Config) -> str:
     No links inside the diagram: a plain link would reload the app and lose the session; the stages are linked
     with st.page_link below it instead.
     """
-    shapes = {
-        "X": f"{cfg.n_seq}×{cfg.d_model}", "Q, K, V": f"{cfg.n_seq}×{cfg.d_k}, ×{cfg.d_v}",
-        "QKᵀ": f"{cfg.n_seq}×{cfg.n_seq}", "÷ s": text.scale_text(cfg).split("=")[-1].strip(" ÷"),
-        "mask": cfg.mask_kind, "softmax": "rows sum to 1", "· V": f"{cfg.n_seq}×{cfg.d_v}",
-        "output": f"{cfg.n_seq}×{cfg.d_v} per head",
-        "heads · W_O": f"{cfg.n_heads} head(s) → {cfg.n_seq}×{cfg.d_out}",
-    }
-    nodes = "\n".join(f'  n{i} [label="{label}\\n{shapes[label]}"];' for i, (label, _) in enumerate(PIPELINE))
-    edges = " -> ".join(f"n{i}" for i in range(len(PIPELINE)))
+    stages = pipeline(cfg)
+    nodes = "\n".join(f'  n{i} [label="{label}\\n{shape}"];' for i, (label, shape, _) in enumerate(stages))
+    edges = " -> ".join(f"n{i}" for i in range(len(stages)))
     return (
         "digraph { rankdir=LR; bgcolor=transparent;\n"
         '  node [shape=box, style="rounded,filled", fillcolor="#eef3fb", color="#4c78a8", fontname="sans-serif"];\n'
@@ -49,36 +56,52 @@ st.markdown(
 )
 st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}} + M\right) V,"
          r"\qquad Q = XW_Q,\; K = XW_K,\; V = XW_V")
+if cfg.cross or cfg.score != "dot":
+    st.caption("Your configuration: " + "; ".join(filter(None, [
+        "cross-attention, Q = Y W_Q: the queries come from a second sequence Y, the keys and values from X"
+        if cfg.cross else "",
+        f"scores {step_by_step.SCORE_TEXT[cfg.score]} ({step_by_step.SCORE_NAMES[cfg.score]}) instead of QKᵀ"
+        if cfg.score != "dot" else "",
+    ])) + ".")
 st.page_link(registry.LEARN.file, label="New to attention? Start with the guided lessons: predict, then check",
              icon=":material/school:")
 
 st.subheader("The pipeline")
 st.graphviz_chart(pipeline_dot(cfg), width="stretch")
-cols = st.columns(len(PIPELINE))
-for col, (label, page) in zip(cols, PIPELINE, strict=True):
+stages = pipeline(cfg)
+for col, (label, _, page) in zip(st.columns(len(stages)), stages, strict=True):
     col.page_link(page.file, label=label, help="Open the page that shows this stage.")
 
 st.subheader("Current configuration")
 grid_editor.pending_errors_banner()
 mask_text = {"none": "none", "causal": "causal (each token sees itself and earlier ones)",
              "padding": f"padding ({sum(cfg.is_pad)} padding token(s))", "custom": "custom"}[cfg.mask_kind]
-st.markdown(
-    f"- **Tokens** ({cfg.n_seq}): {', '.join(map(text.md_escape, cfg.tokens))}\n"
-    f"- **X**: {cfg.n_seq} × {cfg.d_model} · **W_Q, W_K**: {cfg.d_model} × {cfg.w_q.shape[1]} · "
-    f"**W_V**: {cfg.d_model} × {cfg.w_v.shape[1]} · **W_O**: {cfg.w_o.shape[0]} × {cfg.d_out}\n"
-    f"- **Heads**: {cfg.n_heads} (d_k = {cfg.d_k}, d_v = {cfg.d_v} per head)\n"
-    f"- **Scale**: {text.scale_text(cfg)}\n"
-    f"- **Mask**: {mask_text}"
-)
+qk = (f"**W_Q, W_K**: {cfg.d_model} × {cfg.w_q.shape[1]}" if cfg.w_q.shape == cfg.w_k.shape else
+      f"**W_Q**: {cfg.d_model} × {cfg.w_q.shape[1]} · **W_K**: {cfg.d_model} × {cfg.w_k.shape[1]}")
+score_weights = " · ".join(f"**{MATRIX_NAMES[n]}**: {cfg.matrix(n).shape[0]} × {cfg.matrix(n).shape[1]}"
+                           for n in SCORE_MATRICES[cfg.score])
+widths = f"d_q = {cfg.d_q}, d_k = {cfg.d_k}" if cfg.d_q != cfg.d_k else f"d_k = {cfg.d_k}"
+st.markdown("\n".join(filter(None, [
+    f"- **Tokens** ({cfg.n_seq}{' of X: the keys and values' if cfg.cross else ''}): "
+    f"{', '.join(map(text.md_escape, cfg.tokens))}",
+    f"- **Query tokens** ({cfg.n_q} of Y): {', '.join(map(text.md_escape, cfg.query_tokens))}" if cfg.cross else "",
+    f"- **X**: {cfg.n_seq} × {cfg.d_model}{f' · **Y**: {cfg.n_q} × {cfg.d_model}' if cfg.cross else ''} · {qk} · "
+    f"**W_V**: {cfg.d_model} × {cfg.w_v.shape[1]} · **W_O**: {cfg.w_o.shape[0]} × {cfg.d_out}",
+    f"- **Score function**: {step_by_step.SCORE_NAMES[cfg.score]}, {step_by_step.SCORE_TEXT[cfg.score]}"
+    + (f" · {score_weights}" if score_weights else ""),
+    f"- **Heads**: {cfg.n_heads} ({widths}{f', d_a = {cfg.d_a}' if cfg.d_a else ''}, d_v = {cfg.d_v} per head)",
+    f"- **Scale**: {text.scale_text(cfg)}",
+    f"- **Mask**: {mask_text}",
+])))
 st.page_link(registry.INPUTS.file, label="Edit the inputs and weights", icon=":material/edit:")
 
 st.subheader("The attention weights")
 trace = compute.current_trace()  # shows a message instead when the configuration cannot be computed
 first = trace.heads[0]
-tokens = text.token_labels(cfg)
 matrix_block(
     "Attention weights" + (f" of head 0 (of {cfg.n_heads})" if cfg.n_heads > 1 else ""), "", first.weights,
-    tokens, tokens, kind="weights", y_title="query", x_title="key", key="overview_weights_chart",
+    text.query_labels(cfg), text.token_labels(cfg), kind="weights", y_title="query", x_title="key",
+    key="overview_weights_chart",
     masked=None if first.mask is None else ~first.mask,
     note="Row i: how much query i attends to each key (each row sums to 1). Every step that leads here is on "
          "Step by step.",

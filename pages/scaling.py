@@ -6,7 +6,19 @@ import numpy as np
 import streamlit as st
 
 from attn_core import analysis, divisor_for
-from attn_ui import charts, compute, controls, frame, grid_editor, heatmap, registry, scaling_views, state, text
+from attn_ui import (
+    charts,
+    compute,
+    controls,
+    frame,
+    grid_editor,
+    heatmap,
+    registry,
+    scaling_views,
+    state,
+    step_by_step,
+    text,
+)
 from attn_ui.matrix_display import matrix_block
 
 frame.page_start(registry.SCALING)
@@ -56,13 +68,14 @@ st.select_slider(
 )
 st.caption(f"Scores are divided by: {text.scale_text(cfg)}.")
 
-same = "the same number, so seed 000's formula gives the same weights" if cfg.n_seq == cfg.d_k else (
-    f"different numbers (√{cfg.n_seq} = {np.sqrt(cfg.n_seq):.4g} vs √{cfg.d_k} = {np.sqrt(cfg.d_k):.4g}), so "
+n_name = "n_q (queries)" if cfg.cross else "n_seq"
+same = "the same number, so seed 000's formula gives the same weights" if cfg.n_q == cfg.d_k else (
+    f"different numbers (√{cfg.n_q} = {np.sqrt(cfg.n_q):.4g} vs √{cfg.d_k} = {np.sqrt(cfg.d_k):.4g}), so "
     "seed 000's formula would give other weights"
 )
 st.info(
     "**Where the seeds differ.** Seed 000 divides by √(number of tokens) (`query_representations.shape[0]`), "
-    f"not by √d_k; its example has 3 tokens and d_k = 3, so both are √3. Here n_seq = {cfg.n_seq} and "
+    f"not by √d_k; its example has 3 tokens and d_k = 3, so both are √3. Here {n_name} = {cfg.n_q} and "
     f"d_k = {cfg.d_k}: {same}. "
     "Seed 003 sets k_d = 1 (\"square root of 3 rounded down to 1\") and seed 004 takes the softmax of the raw "
     "scores: both are *none* here (preset seed004_unscaled). Seeds 001 and 002 divide by √d_k.",
@@ -73,46 +86,71 @@ trace = compute.current_trace()
 head = controls.head_selector(cfg.n_heads, "scaling")
 t = trace.heads[head]
 u = compute.trace(replace(cfg, scale="none")).heads[head]
-labels, head_note = text.token_labels(cfg), f" (head {head})" if cfg.n_heads > 1 else ""
+queries, labels = text.query_labels(cfg), text.token_labels(cfg)  # rows: the queries; columns: the keys (X)
+head_note = f" (head {head})" if cfg.n_heads > 1 else ""
 masked = None if t.mask is None else ~t.mask
+score = step_by_step.SCORE_LATEX[cfg.score]  # QK^T, or the configuration's other score function
+if cfg.score != "dot":
+    st.caption(f"Your scores are {step_by_step.SCORE_TEXT[cfg.score]} ({step_by_step.SCORE_NAMES[cfg.score]}); "
+               "the divisor applies to them as to dot products. d_k is the keys' width per head.")
 
 st.subheader("Unscaled beside your scale")
 if np.isclose(divisor, 1.0):
     st.caption("Your scale divides by 1, so both sides are the same: choose √d_k or a custom divisor to compare.")
-left, right = controls.pair(u.weights, t.weights, labels)
+left, right = controls.pair(u.weights, t.weights, queries)
 with left:
-    matrix_block("Weights, unscaled" + head_note, r"\mathrm{softmax}(QK^\top)", u.weights, labels, labels,
-                        kind="weights", y_title="query", x_title="key", masked=masked)
+    matrix_block("Weights, unscaled" + head_note, rf"\mathrm{{softmax}}({score})", u.weights, queries, labels,
+                 kind="weights", y_title="query", x_title="key", masked=masked)
 with right:
-    matrix_block(f"Weights, ÷ {divisor:.4g}" + head_note, rf"\mathrm{{softmax}}(QK^\top / {divisor:.4g})",
-                        t.weights, labels, labels, kind="weights", y_title="query", x_title="key", masked=masked)
+    matrix_block(f"Weights, ÷ {divisor:.4g}" + head_note, rf"\mathrm{{softmax}}({score} / {divisor:.4g})",
+                 t.weights, queries, labels, kind="weights", y_title="query", x_title="key", masked=masked)
 out_domain = heatmap.shared_domain(u.output, t.output)
 dims = text.dim_labels(t.output.shape[1])
-left, right = controls.pair(u.output, t.output, labels)
+left, right = controls.pair(u.output, t.output, queries)
 with left:
-    matrix_block("Output, unscaled" + head_note, r"\mathrm{softmax}(QK^\top)\,V", u.output, labels, dims,
-                        y_title="query", domain=out_domain)
+    matrix_block("Output, unscaled" + head_note, rf"\mathrm{{softmax}}({score})\,V", u.output, queries, dims,
+                 y_title="query", domain=out_domain)
 with right:
-    matrix_block(f"Output, ÷ {divisor:.4g}" + head_note, rf"\mathrm{{softmax}}(QK^\top / {divisor:.4g})\,V",
-                        t.output, labels, dims, y_title="query", domain=out_domain)
+    matrix_block(f"Output, ÷ {divisor:.4g}" + head_note, rf"\mathrm{{softmax}}({score} / {divisor:.4g})\,V",
+                 t.output, queries, dims, y_title="query", domain=out_domain)
+
+
+def metrics(pairs: list[tuple[str, float]]) -> None:
+    """A row of variances, "beyond float64" where one overflowed."""
+    for col, (label, var) in zip(st.columns(len(pairs)), pairs, strict=True):
+        col.metric(label, f"{var:.4f}" if np.isfinite(var) else "beyond float64",
+                   help=None if np.isfinite(var) else "The squares of these entries exceed 1.8 · 10³⁰⁸.")
+
 
 st.subheader("Why √d_k: measured")
-stats = analysis.variance_stats(t.q, t.k)
-cols = st.columns(4)
-for col, label, var in zip(cols, ("var(Q)", "var(K)", "var(QKᵀ)", "var(QKᵀ / √d_k)"),
-                           (stats.var_q, stats.var_k, stats.var_scores, stats.var_scaled), strict=True):
-    col.metric(label, f"{var:.4f}" if np.isfinite(var) else "beyond float64",
-               help=None if np.isfinite(var) else "The squares of these entries exceed 1.8 · 10³⁰⁸.")
-st.caption(
-    f"Variances over all entries of your Q, K{head_note} (d_k = {cfg.d_k}). Each score is a sum of d_k products, "
-    f"so for independent entries with mean 0, var(QKᵀ) ≈ d_k · var(Q) · var(K) = "
-    f"{cfg.d_k * stats.var_q * stats.var_k:.4f}; dividing by √d_k divides the variance by d_k. "
-    "Seed 002 measures 1.0063, 1.0563, 11.0689 and 1.3836 on its random 4 × 8 Q and K (preset seed002_causal)."
-)
+if cfg.score == "additive":  # no dot product: each score is bounded by Σ|v_a|, whatever d_k
+    with np.errstate(over="ignore", invalid="ignore"):
+        var_s, var_scaled = float(t.scores.var()), float((t.scores / np.sqrt(cfg.d_k)).var())
+    metrics([("var(scores)", var_s), ("var(scores / √d_k)", var_scaled)])
+    st.caption(
+        f"The argument for √d_k is about the dot product q · k, a sum of d_k products. Your scores{head_note} are "
+        "additive, v_a · tanh(q W_1 + k W_2): each tanh is between −1 and 1, so every score is at most "
+        f"Σ|v_a| = {np.abs(t.v_a).sum():.4g} in size whatever d_k is (Bahdanau's attention does not scale). "
+        "The numbers and the chart below are about dot products."
+    )
+else:  # the dot product, or (general) the dot product of Q W_a with K
+    qq, q_name = (t.q_a, "Q W_a") if cfg.score == "general" else (t.q, "Q")
+    stats = analysis.variance_stats(qq, t.k)
+    prod = "(Q W_a)Kᵀ" if cfg.score == "general" else "QKᵀ"
+    metrics([(f"var({q_name})", stats.var_q), ("var(K)", stats.var_k), (f"var({prod})", stats.var_scores),
+             (f"var({prod} / √d_k)", stats.var_scaled)])
+    st.caption(
+        f"Variances over all entries of your {q_name}, K{head_note} (d_k = {cfg.d_k}). Each score is a sum of d_k "
+        f"products, so for independent entries with mean 0, var({prod}) ≈ d_k · var({q_name}) · var(K) = "
+        f"{cfg.d_k * stats.var_q * stats.var_k:.4f}; dividing by √d_k divides the variance by d_k. "
+        "Seed 002 measures 1.0063, 1.0563, 11.0689 and 1.3836 on its random 4 × 8 Q and K (preset seed002_causal)."
+    )
 sweep = variance_sweep(analysis.SWEEP_D_K, 300, 0)
 st.markdown(
     "**The same on random Q, K with unit-variance entries**, 300 draws of 8 × d_k each: the raw variance grows "
     "in proportion to d_k (dashed line: variance = d_k), the scaled one stays near 1."
+    + ("" if cfg.score == "dot" else
+       f" This is about the dot product QKᵀ, not your score function ({step_by_step.SCORE_TEXT[cfg.score]}).")
 )
 charts.show_chart(charts.cached_chart(scaling_views.variance_sweep_chart, sweep.d_k, sweep.raw, sweep.scaled,
                                       current_d_k=cfg.d_k))
@@ -128,9 +166,10 @@ st.markdown(
     "scores (a small divisor) push every row to one-hot: largest weight 1, entropy 0, and softmax's gradient "
     "vanishes. A large divisor flattens the row to uniform: largest weight 1/n_k, entropy ln n_k "
     f"(ln {cfg.n_seq} = {np.log(cfg.n_seq):.4g} here; a masked row spreads over its allowed keys only)."
+    + ("" if cfg.score == "dot" else f" The raw scores here are {step_by_step.SCORE_TEXT[cfg.score]}.")
 )
 marks = [("÷ 1 (none)", 1.0), (f"÷ √d_k = {np.sqrt(cfg.d_k):.3g}", float(np.sqrt(cfg.d_k)))]
 if not any(np.isclose(divisor, v) for _, v in marks):
     marks.append((f"yours: ÷ {divisor:.3g}", divisor))
 top, entropy = saturation(t.scores, CURVE_DIVISORS, t.mask)
-charts.show_chart(scaling_views.saturation(CURVE_DIVISORS, top, entropy, labels, marks))
+charts.show_chart(scaling_views.saturation(CURVE_DIVISORS, top, entropy, queries, marks))

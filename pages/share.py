@@ -10,8 +10,9 @@ frame.page_start(registry.SHARE)
 cfg = state.config()
 st.markdown(
     "Send someone exactly what you see: a **link** holds the whole configuration (tokens, X, W_Q, W_K, W_V, "
-    "W_O, heads, scale and mask) and the page to open. The **JSON file** holds the same, for configurations too "
-    "large for a link and for keeping your work. **CSV** tables and a **NumPy script** take the numbers elsewhere."
+    "W_O, heads, scale and mask, and Y and the score function's weights when used) and the page to open. The "
+    "**JSON file** holds the same, for configurations too large for a link and for keeping your work. **CSV** "
+    "tables and a **NumPy script** take the numbers elsewhere."
 )
 
 share_ui.pending_edits_warning()

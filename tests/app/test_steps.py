@@ -127,11 +127,12 @@ def test_every_preset_runs(preset):
     found = charts(at)
     assert not at.error
     assert at.title[0].value == "Step by step"
-    assert {"Scores QKᵀ", "Scaled scores", "Weights", "Output"} <= set(found) or cfg.n_heads > 1
+    scores = {"dot": "Scores QKᵀ", "general": "Scores (Q W_a) Kᵀ", "additive": "Scores v_a · tanh(Q W_1 + K W_2)"}
+    assert {scores[cfg.score], "Scaled scores", "Weights", "Output"} <= set(found) or cfg.n_heads > 1
     assert ("Masked scores" in found) == (cfg.mask_kind != "none")
     for df in found.values():
         assert not df["value"].isna().any()
-    assert len(at.selectbox(key="steps_query").options) == cfg.n_seq
+    assert len(at.selectbox(key="steps_query").options) == cfg.n_q  # the queries: Y's rows with cross-attention
 
 
 def test_seed000_every_intermediate_and_output_row():

@@ -4,7 +4,8 @@ The router (streamlit_app.py) runs :func:`navigation` and then the chosen page; 
 :func:`page_start`. Streamlit may also run a page file on its own, without the router: while no run in the
 process has called ``st.navigation``, its legacy support for a ``pages/`` folder runs the file the URL names
 (a first request straight to /steps on a fresh server; every AppTest of a page file). The router leaves a mark
-in the session for the page it runs; a page that finds none draws the frame itself.
+in the session for the page it runs; a page that finds none draws the frame itself, and on a session's first
+run reruns at once so that the page runs through the router (see :func:`page_start`).
 """
 
 from __future__ import annotations
@@ -53,7 +54,20 @@ def undo_button() -> None:
 def page_start(page: registry.Page) -> None:
     """The first line of every page: the frame unless the router has just drawn it, then the page's title."""
     if not st.session_state.pop(state.FRAMED, False):  # run without the router (see the module doc)
+        first_run = state.CONFIG not in st.session_state  # the session's first run: navigation() makes the state
         navigation()
         st.session_state.pop(state.FRAMED, None)
+        if first_run:
+            # A cold server's first request straight to a page: rerun at once, now through the router, before
+            # the page makes any widget. Run without the router, the page's widgets get other ids than in every
+            # later run: an id includes the script hash active when the widget is made, which st.navigation (in
+            # navigation() above) sets to the main script's, while the router's pg.run() makes them under the
+            # page's own hash. A grid drawn by this run lost its first edit: the next run drew it afresh under
+            # the new id, without the edit, and the grid's next edit put its old value back. st.navigation has
+            # now run in this process, so Streamlit runs the router from here on; st.rerun keeps the page and the
+            # state. Only on a session's first run: AppTest runs a page without the router every time (it resets
+            # Streamlit's pages/ flag before each run), after a first run of the router; there every run makes
+            # the page's widgets alike, and a rerun would make this run's unlike the next one's.
+            st.rerun()
     st.set_page_config(page_title=f"{page.title} · Self-Attention Explorer")  # the browser tab names the page
     st.title(page.page_heading)

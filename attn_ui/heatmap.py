@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Literal
 
@@ -127,6 +128,23 @@ def block_labels(labels: list[str], size: int) -> list[str]:
     return [f"{a}–{min(a + size, n) - 1}" for a in range(0, n, size)]
 
 
+MASKED_WORD = "masked"  # what a masked cell's tooltip and description say in place of its value
+
+
+def masked_description(x_title: str, y_title: str, field: str = "value",
+                       number: str = 'format(datum.value, "")') -> str:
+    """The Vega expression of a cell's description (its aria-label) in a heatmap with masked cells.
+
+    What Vega-Lite writes by itself ("key: 1: b; query: 0: a; value: 0.431937101222": the axes' titles and
+    values, then ``field`` and ``number``, the expression of its value) but "masked" for a masked cell's value.
+
+    >>> masked_description("key", "query")
+    '"key: " + datum.col + "; query: " + datum.row + "; value: " + (datum.masked ? "masked" : format(datum.value, ""))'
+    """
+    return (f"{json.dumps(x_title + ': ')} + datum.col + {json.dumps('; ' + y_title + ': ')} + datum.row + "
+            f"{json.dumps('; ' + field + ': ')} + (datum.masked ? {json.dumps(MASKED_WORD)} : {number})")
+
+
 @dataclass(frozen=True)
 class HeatmapLayout:
     """Everything about a heatmap but its numbers: the key of its cached Vega-Lite spec (see attn_ui.charts)."""
@@ -170,15 +188,23 @@ def heatmap_chart(layout: HeatmapLayout, data: list, domains: list) -> alt.Layer
         width=alt.Step(lay.width_px), height=alt.Step(lay.height_px),
         **({"title": lay.title} if lay.title else {}),  # never alt.Undefined: altair 6 rejects it
     )
+    shown = "shown" if lay.has_masked else "text"  # the tooltip's value: "masked" for a masked cell (below)
     tooltip = [alt.Tooltip("row:O", title=lay.y_title or "row"), alt.Tooltip("col:O", title=lay.x_title or "column"),
-               alt.Tooltip("text:N", title="value")]
+               alt.Tooltip(f"{shown}:N", title="value")]
     fill = alt.Color("value:Q", scale=scale, title=None,
                      legend=alt.Legend(orient="right", gradientLength=max(60, lay.height_px * len(lay.rows)),
                                        labelExpr=LEGEND_LABEL))
+    rect = base.mark_rect(stroke="white", strokeWidth=lay.stroke, **({"aria": False} if lay.on_canvas else {}))
     if lay.has_masked:
         fill = alt.when(alt.datum.masked).then(alt.value(MASKED_COLOUR)).otherwise(fill)
-    rect = base.mark_rect(stroke="white", strokeWidth=lay.stroke, **({"aria": False} if lay.on_canvas else {})).encode(
-        color=fill, tooltip=tooltip)
+        # a masked cell's value is a stand-in (the bottom of the colour scale, or the weight 0): its tooltip and
+        # its description for screen readers say "masked" instead
+        rect = rect.transform_calculate(shown=f"datum.masked ? {json.dumps(MASKED_WORD)} : datum.text")
+        if not lay.on_canvas:
+            rect = rect.transform_calculate(description=masked_description(lay.x_title or "col",
+                                                                           lay.y_title or "row"))
+            rect = rect.encode(description="description:N")
+    rect = rect.encode(color=fill, tooltip=tooltip)
     if lay.select:
         sel = alt.selection_point(name=lay.select, fields=["row_i", "col_i"], on="click", clear=False)
         rect = rect.add_params(sel)
@@ -188,6 +214,9 @@ def heatmap_chart(layout: HeatmapLayout, data: list, domains: list) -> alt.Layer
         text="text:N",
         color=alt.when(alt.datum.dark).then(alt.value("white")).otherwise(alt.value("black")),
     )
+    if lay.has_masked:  # the number drawn on a masked cell ("−∞", or a weight 0) is read as "masked" too
+        text = text.transform_calculate(description=masked_description(
+            lay.x_title or "col", lay.y_title or "row", "text", "datum.text")).encode(description="description:N")
     return alt.layer(rect, text)
 
 

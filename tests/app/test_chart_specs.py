@@ -159,3 +159,83 @@ def test_weights_drawn_in_blocks_take_their_colours_from_0_to_the_largest_mean()
     assert chart.spec()["title"].endswith("colours from 0 to the largest mean")
     small = heatmap.heatmap(w[:4, :4], list("abcd"), list("abcd"), kind="weights")  # drawn cell by cell: 0 … 1
     assert small.layout.fixed_domain == (0.0, 1.0)
+
+
+def _vega(expr: str, datum: dict) -> str:
+    """Evaluate the few Vega expression forms a heatmap's calculate transforms use, for one data row: string
+    literals, ``datum.<field>``, ``a + b``, ``cond ? a : b`` and ``format(<number>, "")`` (here Python's 12
+    significant digits, with "−": Vega's d3-format writes a few numbers otherwise, 1e-05 as 0.00001, and the
+    e2e tests read those in Chromium). Anything else fails the test."""
+    expr = expr.strip()
+    depth, quoted, parts, start = 0, False, [], 0
+    for i, ch in enumerate(expr):  # split on the top level's " + " and " ? ", " : "
+        if ch == '"' and (i == 0 or expr[i - 1] != "\\"):
+            quoted = not quoted
+        elif not quoted and ch in "()":
+            depth += 1 if ch == "(" else -1
+        elif not quoted and depth == 0 and expr[i:i + 3] in (" + ", " ? ", " : "):
+            parts += [expr[start:i], expr[i + 1]]
+            start = i + 3
+    parts.append(expr[start:])
+    if "?" in parts:  # cond ? a : b (its branches hold no "+" here)
+        q, c = parts.index("?"), parts.index(":")
+        cond = _vega(" ".join(parts[:q]), datum)
+        return _vega(" ".join(parts[q + 1:c]), datum) if cond else _vega(" ".join(parts[c + 1:]), datum)
+    if len(parts) > 1:
+        return "".join(_vega(p, datum) for p in parts[::2])
+    if expr.startswith("(") and expr.endswith(")"):
+        return _vega(expr[1:-1], datum)
+    if expr.startswith('"'):
+        return json.loads(expr)
+    if m := re.fullmatch(r"datum\.(\w+)", expr):
+        return datum[m[1]] if isinstance(datum[m[1]], bool | np.bool_) else str(datum[m[1]])
+    if m := re.fullmatch(r'format\(datum\.(\w+), ""\)', expr):
+        return f"{datum[m[1]]:.12g}".replace("-", "−")
+    raise AssertionError(f"not a Vega expression this test reads: {expr}")
+
+
+def _descriptions(layer: dict, frame) -> tuple[list[str], str]:
+    """A layer's description of every row of its data (its aria-labels) and the field its tooltip's value shows."""
+    calcs = {t["as"]: t["calculate"] for t in layer.get("transform", []) if "calculate" in t}
+    rows = frame.to_dict("records")
+    for name, expr in calcs.items():  # in order: a calculated field may read an earlier one
+        for row in rows:
+            row[name] = _vega(expr, row)
+    described = layer["encoding"]["description"]["field"]
+    return [row[described] for row in rows], rows
+
+
+@pytest.mark.parametrize("kind", ["signed", "weights"])
+def test_a_masked_cell_is_described_and_tooltipped_as_masked(kind):
+    """A screen reader reading a masked (grey) cell hears "masked", not the number the cell is drawn with (the
+    bottom of the colour scale, or a weight 0); so does the tooltip. The other cells are described as Vega-Lite
+    describes them by itself (axis titles, labels, then the value), with every digit."""
+    values = np.array([[1.5, -np.inf, -np.inf], [-0.25, 2.0, -np.inf], [0.125, 1e-05, 3.0]])
+    mask = ~np.isfinite(values)
+    if kind == "weights":  # finite weights (0 where masked), drawn grey through ``masked``
+        values = np.where(mask, 0.0, np.abs(values) / 4)
+    labels = ["0: I", "1: saw", "2: [PAD]"]
+    chart = heatmap.heatmap(values, labels, labels, kind=kind, x_title="key", y_title="query",
+                            masked=mask if kind == "weights" else None)
+    spec = chart.spec()
+    frame = _only_frame(spec)
+    rect, text = spec["layer"]
+    said, rows = _descriptions(rect, frame)
+    for (i, j), v in np.ndenumerate(values):
+        expected = "masked" if mask[i, j] else f"{v:.12g}".replace("-", "−")
+        assert said[3 * i + j] == f"key: {labels[j]}; query: {labels[i]}; value: {expected}"
+    assert said[2] == "key: 2: [PAD]; query: 0: I; value: masked"
+    tooltip_value = next(t["field"] for t in rect["encoding"]["tooltip"] if t["title"] == "value")
+    shown = [row[tooltip_value] for row in rows]
+    assert [s for s, m in zip(shown, mask.ravel(), strict=True) if m] == ["masked"] * 3
+    assert [s for s, m in zip(shown, mask.ravel(), strict=True) if not m] == list(frame.text[~mask.ravel()])
+    drawn, _ = _descriptions(text, frame)  # the number drawn on the cell is read too: "masked" on a masked one
+    assert drawn[2] == "key: 2: [PAD]; query: 0: I; text: masked"
+    assert drawn[0] == f"key: 0: I; query: 0: I; text: {frame.text[0]}"
+
+
+def test_a_heatmap_without_masked_cells_keeps_vega_lites_own_descriptions():
+    spec = heatmap.heatmap(np.eye(3), list("abc"), list("abc"), x_title="key", y_title="query").spec()
+    for layer in spec["layer"]:
+        assert "description" not in layer["encoding"] and "transform" not in layer
+    assert spec["layer"][0]["encoding"]["tooltip"][-1] == {"field": "text", "title": "value", "type": "nominal"}

@@ -419,8 +419,9 @@ def heatmap_values(chart: Locator, value: str = "value") -> tuple[list[str], lis
     """A heatmap's (row labels, column labels, values [r, c]) from its accessible data.
 
     The column field is the first in each label (x), the row field the second (y); Vega writes negative
-    numbers with "−" (U+2212). A cell without a number is nan. Note: a masked (grey, −∞) cell carries the
-    bottom of the colour domain as its value; the cell's drawn text (:func:`chart_texts`) says "−∞".
+    numbers with "−" (U+2212). A cell without a number is nan: a masked (grey) cell's label says
+    "value: masked" (attn_ui.heatmap), so it is nan too; the numbers drawn on the cells (:func:`chart_texts`)
+    say "−∞" for a masked score and 0 for a masked weight.
     """
     items = chart_items(chart)
     col_key, row_key = (k for k in items[0] if k != value)
@@ -433,6 +434,28 @@ def heatmap_values(chart: Locator, value: str = "value") -> tuple[list[str], lis
         except ValueError:  # "NaN", "null", ...
             pass
     return rows, cols, values
+
+
+def chart_cell(chart: Locator, x: str, y: str) -> Locator:
+    """The rect mark of a heatmap's cell in column ``x`` and row ``y`` (their labels), found by its aria-label
+    (column first, row second: :func:`heatmap_values`)."""
+    for i, item in enumerate(chart_items(chart)):
+        if list(item.values())[:2] == [x, y]:
+            return chart.locator("g.mark-rect path[aria-label]").nth(i)
+    raise AssertionError(f"no cell of column {x!r} and row {y!r} in the chart")
+
+
+def tooltip_of(page: Page, mark: Locator) -> dict[str, str]:
+    """Hover a chart mark near its top-left corner (a number drawn on a heatmap cell lies over its centre) and
+    read the tooltip Vega shows: {field title: value}, in order."""
+    tip = page.locator("#vg-tooltip-element.visible")
+    page.mouse.move(0, 0)  # a tooltip already open would be read instead
+    expect(tip).to_have_count(0)
+    mark.hover(position={"x": 3, "y": 3})
+    expect(tip).to_have_count(1)
+    rows = tip.locator("tr").evaluate_all(
+        "trs => trs.map(tr => [tr.querySelector('.key').textContent, tr.querySelector('.value').textContent])")
+    return dict(rows)
 
 
 def table_after_heading(page: Page, heading: str) -> list[list[str]]:

@@ -1,4 +1,5 @@
-"""Choose the causal mask on Masking; Step by step shows zero weights above the diagonal.
+"""Choose the causal mask on Masking; Step by step shows zero weights above the diagonal, drawn grey as masked:
+a screen reader and the tooltip say "masked" for those cells, not a number.
 
 The expected weights are computed here with numpy from seed 000's matrices (the app opens on seed 000).
 """
@@ -9,7 +10,17 @@ import numpy as np
 import pytest
 from playwright.sync_api import Page
 
-from .helpers import chart_after, chart_texts, choose_radio, goto_page, heatmap_values, table_after_heading
+from .helpers import (
+    chart_after,
+    chart_cell,
+    chart_items,
+    chart_texts,
+    choose_radio,
+    goto_page,
+    heatmap_values,
+    table_after_heading,
+    tooltip_of,
+)
 from .seed000 import W_K, W_Q, X
 
 pytestmark = pytest.mark.e2e
@@ -33,13 +44,27 @@ def test_causal_mask_zeroes_weights_above_diagonal_on_step_by_step(app_page: Pag
     goto_page(page, "Step by step")
 
     _, _, weights = heatmap_values(chart_after(page, "Weights"))
-    assert (weights[above] == 0).all()
-    np.testing.assert_allclose(weights, expected, atol=1e-9)
-    np.testing.assert_allclose(weights.sum(axis=1), 1.0, atol=1e-9)
+    assert np.isnan(weights[above]).all()  # masked: no number in their accessible values (below)
+    np.testing.assert_allclose(weights, np.where(above, np.nan, expected), atol=1e-9)
+    np.testing.assert_allclose(np.nansum(weights, axis=1), 1.0, atol=1e-9)
     texts = np.array(chart_texts(chart_after(page, "Weights"))).reshape(3, 3)
     assert (texts[above] == "0.0000").all() and texts[0, 0] == "1.0000"
     masked = np.array(chart_texts(chart_after(page, "Masked scores"))).reshape(3, 3)
     assert (masked[above] == "−∞").all() and not np.isin(masked[~above], ["−∞"]).any()
+
+    # what a screen reader reads (the cell's aria-label) and the tooltip: "masked" for a masked cell
+    for name, numbers_drawn in (("Weights", texts), ("Masked scores", masked)):
+        chart = chart_after(page, name)
+        values = np.array([item["value"] for item in chart_items(chart)]).reshape(3, 3)
+        assert (values[above] == "masked").all() and not np.isin(values[~above], ["masked"]).any()
+        labels = chart.locator("g.mark-rect path[aria-label]").evaluate_all("es => es.map(e => e.ariaLabel)")
+        assert labels[1] == "key: 1: input2; query: 0: input1; value: masked"
+        drawn = chart.locator("g.mark-text text[aria-label]").evaluate_all("es => es.map(e => e.ariaLabel)")
+        assert drawn[1] == "key: 1: input2; query: 0: input1; text: masked"  # not the "−∞" or 0 drawn on it
+        assert drawn[3] == f"key: 0: input1; query: 1: input2; text: {numbers_drawn[1, 0]}"  # unmasked: its number
+        assert tooltip_of(page, chart_cell(chart, "1: input2", "0: input1")) == {
+            "query": "0: input1", "key": "1: input2", "value": "masked"}
+        assert tooltip_of(page, chart_cell(chart, "0: input1", "1: input2"))["value"] == numbers_drawn[1, 0]
 
     # drill-down for query 0 (the default): its softmax row is [1, 0, 0]
     rows = table_after_heading(page, "Softmax of row 0")

@@ -46,6 +46,11 @@ def causal_weights(x: np.ndarray) -> np.ndarray:
     return e / e.sum(axis=1, keepdims=True)
 
 
+def as_read(weights: np.ndarray) -> np.ndarray:
+    """Causal weights as helpers.heatmap_values reads them: nan above the diagonal (those cells say "masked")."""
+    return np.where(np.tri(3, dtype=bool), weights, np.nan)
+
+
 def fresh_page(browser: Browser) -> Page:
     """A page in a new browser context: no cookies, a new Streamlit session."""
     context = browser.new_context(viewport=VIEWPORT)
@@ -71,8 +76,8 @@ def test_a_permalink_opened_in_a_fresh_context_shows_the_shared_numbers(page: Pa
     assert configs_equal(decode_link(page.url.split("?c=")[1])[0], SHARED)  # the address holds it (a reload)
     rows, cols, weights = heatmap_values(chart_after(page, "Weights"))
     assert rows == ["0: the", "1: cat", "2: sat"]
-    np.testing.assert_allclose(weights, causal_weights(X), rtol=1e-9, atol=1e-12)
-    assert weights[0, 1] == weights[0, 2] == 0.0  # the causal mask came along
+    np.testing.assert_allclose(weights, as_read(causal_weights(X)), rtol=1e-9, atol=1e-12)
+    assert np.isnan(weights[0, 1]) and np.isnan(weights[0, 2])  # the causal mask came along: masked cells
     expect(page.get_by_text("This link could not be opened")).to_have_count(0)
 
 
@@ -97,7 +102,8 @@ def test_the_sidebar_link_reopens_the_same_numbers_in_another_context(
         assert shown == [[grid_text(v, 4) for v in row] for row in X.tolist()]  # 4 decimals, "…" where rounded
         np.testing.assert_array_equal(decode_link(other.url.split("?c=")[1])[0].x, X)  # and every value exactly
         goto_page(other, "Step by step")
-        np.testing.assert_allclose(heatmap_values(chart_after(other, "Weights"))[2], causal_weights(X), rtol=1e-9)
+        np.testing.assert_allclose(heatmap_values(chart_after(other, "Weights"))[2], as_read(causal_weights(X)),
+                                   rtol=1e-9)
     finally:
         other.context.close()
 

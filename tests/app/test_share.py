@@ -269,3 +269,26 @@ def test_a_large_configuration_offers_the_script_for_download_only():
     assert not at.exception and not [c for c in at.code if c.language == "python"]
     assert "too long to show here" in plain(at.info[0].value)
     assert "Download attention.py" in [b.proto.label for b in at.get("download_button")]
+
+
+@pytest.mark.parametrize("key", ["additive", "cross_translation"])
+def test_score_functions_and_cross_attention_travel_by_link_and_file(key):
+    cfg = load_preset(key)
+    at = open_link(encode_link(cfg, "scores"))
+    assert not at.exception and at.title[0].value == registry.SCORES.page_heading
+    assert configs_equal(at.session_state["config"], cfg)
+    assert configs_equal(decode_link(at.query_params["c"])[0], cfg)  # the address keeps Y and the score weights
+    at = new_app(SHARE)
+    upload(at, to_json(cfg, "steps").encode())
+    assert not at.exception and configs_equal(at.session_state["config"], cfg)
+
+
+def test_a_link_and_a_file_from_before_score_functions_still_open():
+    doc = json.loads(to_json(load_preset("seed000")))  # no score, no y: as a file or link was written before them
+    assert "score" not in doc and "y" not in doc
+    at = new_app(SHARE)
+    upload(at, json.dumps(doc).encode())
+    assert not at.exception and configs_equal(at.session_state["config"], load_preset("seed000"))
+    old_link = base64.urlsafe_b64encode(zlib.compress(json.dumps(doc, separators=(",", ":")).encode())).decode()
+    at = open_link(old_link.rstrip("="))
+    assert not at.exception and at.session_state["config"].score == "dot" and not at.session_state["config"].cross

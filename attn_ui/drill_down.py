@@ -198,7 +198,7 @@ def show_drill_down(t: AttentionTrace, cfg: Config, i: int, keys: range | None =
     st.caption("Subtracting the row's largest score m first keeps every exp at most 1 (nothing overflows) and "
                "does not change the weights.")
 
-    st.markdown(f"##### c · Weighted values of query {query} (seed 004's alignment vectors)")
+    st.markdown(f"##### c · Weighted values of query {query} (the English illustrated tutorial's “alignment vectors”)")
     st.latex(rf"o_{{{i}}} = \sum_j a_{{{i}j}}\, v_j")
     c = t.contributions(i)  # [n_k, d_v]
     total_c = c.sum(axis=0)  # [d_v]

@@ -30,21 +30,21 @@ def how_built(cfg: Config) -> str:
 
     >>> from attn_core import load_preset
     >>> how_built(load_preset("seed002_causal"))
-    'Causal: query i may attend to keys 0 … i, the lower triangle; seed 002 builds it with np.tril(np.ones((4, 4))).'
+    'Causal: query i may attend to keys 0 … i, the lower triangle of ones (in NumPy: `np.tril(np.ones((4, 4)))`).'
     """
     n_q, n_k = cfg.n_q, cfg.n_seq
     if cfg.mask_kind == "causal":
-        return (f"Causal: query i may attend to keys 0 … i, the lower triangle; seed 002 builds it with "
-                f"np.tril(np.ones(({n_k}, {n_k}))).")
+        return (f"Causal: query i may attend to keys 0 … i, the lower triangle of ones (in NumPy: "
+                f"`np.tril(np.ones(({n_k}, {n_k})))`).")
     if cfg.mask_kind == "padding":
         pads = [text.md_escape(f"{j}: {t}") for j, (t, p) in enumerate(zip(cfg.tokens, cfg.is_pad, strict=True)) if p]
         which = f"here {', '.join(pads)}" if pads else "none is marked yet, so every cell is 1"
-        return (f"Padding: column j is 0 in every row when token j of X is padding ({which}), as "
-                f"np.broadcast_to(~is_pad, ({n_q}, {n_k})) builds it.")
+        return (f"Padding: column j is 0 in every row when token j of X is padding ({which}): every query sees "
+                f"the same keys (in NumPy: `np.broadcast_to(~is_pad, ({n_q}, {n_k}))`).")
     if cfg.mask_kind == "custom":
         allowed = int(np.count_nonzero(cfg.custom_mask))
         return f"Custom: the pairs ticked in the grid above ({allowed} of {n_q * n_k} allowed)."
-    return f"No mask: every query may attend to every key, np.ones(({n_q}, {n_k}))."
+    return f"No mask: every query may attend to every key, a {n_q} × {n_k} matrix of ones (`np.ones(({n_q}, {n_k}))`)."
 
 
 def weights_with_row_sums(

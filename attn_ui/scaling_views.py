@@ -49,7 +49,7 @@ def variance_sweep_chart(
                        scale=alt.Scale(domain=[raw_name, scaled_name], range=[RAW_COLOUR, SCALED_COLOUR]))
     lines = alt.Chart(data).mark_line(point=True).encode(
         x=x, y=y, color=colour,
-        tooltip=[alt.Tooltip("series:N", title="series"), alt.Tooltip("d_k:Q", title="d_k"),
+        tooltip=[alt.Tooltip("series:N", title="measured"), alt.Tooltip("d_k:Q", title="d_k (width)"),
                  alt.Tooltip("variance:Q", title="variance", format=".4f")],
     )
     guide = alt.Chart(pd.DataFrame({"d_k": d_k, "variance": d_k.astype(float)})).mark_line(
@@ -122,7 +122,7 @@ def _per_row_chart(data, lines: tuple[str, ...] | int, x: alt.X, y_title: str, y
             x=x,
             y=alt.Y("value:Q", title=y_title, scale=y_scale),
             color=alt.Color("query:N", sort=list(lines), title="query", scale=alt.Scale(scheme="tableau10")),
-            tooltip=[alt.Tooltip("query:N"), alt.Tooltip("divisor:Q", format=".3g"),
+            tooltip=[alt.Tooltip("query:N", title="query"), alt.Tooltip("divisor:Q", title="divisor s", format=".3g"),
                      alt.Tooltip("value:Q", title=y_title.split(" (")[0], format=".4f")],
         ).properties(**size)
     base = alt.Chart(data).encode(x=x)
@@ -130,7 +130,8 @@ def _per_row_chart(data, lines: tuple[str, ...] | int, x: alt.X, y_title: str, y
         y=alt.Y("lo:Q", title=f"{y_title}: mean and range over {lines} rows", scale=y_scale), y2="hi:Q"
     )
     line = base.mark_line(color=SCALED_COLOUR).encode(
-        y="mean:Q", tooltip=[alt.Tooltip("divisor:Q", format=".3g"), alt.Tooltip("mean:Q", format=".4f")]
+        y="mean:Q", tooltip=[alt.Tooltip("divisor:Q", title="divisor s", format=".3g"),
+                             alt.Tooltip("mean:Q", title=f"{y_title.split(' (')[0]}, mean over rows", format=".4f")]
     )
     return alt.layer(band, line).properties(**size)
 

@@ -110,7 +110,8 @@ else:
             if v.n_heads > 1:  # the heads' column slices marked
                 st.markdown(f"**{v.title}** · shape {v.values.shape[0]} × {v.values.shape[1]}")
                 charts.show_chart(head_views.head_matrix(v.values, list(v.rows), n_heads=v.n_heads, title="",
-                                                         y_title=v.y_title, precision=precision))
+                                                         y_title=v.y_title, x_title=v.x_title,
+                                                         precision=precision))
             else:
                 matrix_block(v.title, "", v.values, list(v.rows), list(v.cols), kind=v.kind, y_title=v.y_title,
                              x_title=v.x_title, masked=v.masked, domain=signed if v.kind == "signed" else None)

@@ -29,7 +29,7 @@ frame.page_start(registry.MASKING)
 KIND, PAD, FACTOR = "masking_kind", "masking_pad", "masking_factor"  # widget keys
 KIND_CAPTIONS = {
     "none": "every query sees every key",
-    "causal": "a token sees itself and earlier ones (seed 002)",
+    "causal": "a token sees itself and earlier ones (as in a decoder)",
     "padding": "no query sees a padding token",
     "custom": "tick the pairs yourself",
 }
@@ -151,9 +151,9 @@ with right:
 
 st.subheader("Why softmax subtracts the row maximum")
 st.markdown(
-    "Seed 002's softmax is `np.exp(x) / np.sum(np.exp(x))`. float64 stops at about 1.8 · 10³⁰⁸ = e^709.78, so "
-    "a score above 709.78 makes exp overflow to +inf, and inf / inf is NaN. Seed 001 subtracts the row maximum "
-    "m first. The weights are the same,"
+    "The English notebook's softmax is `np.exp(x) / np.sum(np.exp(x))`. float64 stops at about 1.8 · 10³⁰⁸ = "
+    "e^709.78, so a score above 709.78 makes exp overflow to +inf, and inf / inf is NaN. The Korean blog post "
+    "subtracts the row maximum m first. The weights are the same,"
 )
 st.latex(r"\frac{e^{x_j - m}}{\sum_k e^{x_k - m}} = \frac{e^{x_j}}{\sum_k e^{x_k}}, \qquad m = \max_k x_k,")
 st.markdown(
@@ -184,7 +184,7 @@ if cmp.overflow.any():
     )
 elif cmp.naive_nan.any():
     st.markdown("Every key is masked in this row: the naive exp gives 0 everywhere and 0 / 0 = NaN; "
-                "the stable softmax (attn_core) gives zeros.")
+                "the stable softmax (the one this app uses) gives zeros.")
 else:
     st.markdown(f"No score in this row is above {analysis.MAX_EXP:.2f}, so the naive softmax still works: "
                 "choose a larger factor (or another query) to see it overflow.")

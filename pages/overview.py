@@ -107,3 +107,24 @@ matrix_block(
          "Step by step.",
 )
 st.page_link(registry.STEPS.file, label="See how every weight is computed", icon=":material/stairs:")
+
+st.subheader("Sources")
+st.caption("The worked examples and the presets come from five tutorials. The other pages call each by the short "
+           "name in bold.")
+st.markdown("\n".join([
+    "- **The Chinese tutorial**: “Self Attention cacultate with numpy” (in Chinese; “Self-attention calculated "
+    "with NumPy”), on GitHub as p208p2002/Self-Attention-cacultate-with-numpy. Its three inputs and W_Q, W_K, "
+    "W_V are the first preset; it divides the scores by √(number of tokens), compared with √d_k on Scaling.",
+    "- **The Korean blog post**: “\\[Attention-Series\\] 1. Self-Attention” (in Korean; “Attention series, "
+    "part 1: self-attention”). Its sentence “slow but steady wins the race” is a preset, and its softmax "
+    "subtracts the row maximum first (Masking).",
+    "- **The Korean Python tutorial**: “(Python) The Attention Mechanism” (in Korean; “The attention mechanism, "
+    "in Python”). The same three inputs, scores divided by 1 (Scaling), and 8 heads of 64 columns joined into "
+    "512 (the preset of 8 heads); its last step, translating English to French, suggests the cross-attention "
+    "preset.",
+    "- **The English notebook**: “Transformer” (in English), a Jupyter notebook. Its four tokens “My name is "
+    "Kishor” with a causal mask are a preset; its variances show why scores are divided by √d_k (Scaling).",
+    "- **The English illustrated tutorial**: “Self Attention” (in English), worked in PyTorch. The same three "
+    "inputs without scaling are a preset; its weighted values (“alignment vectors”) summed into each output are "
+    "on Step by step.",
+]))

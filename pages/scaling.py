@@ -69,16 +69,16 @@ st.select_slider(
 st.caption(f"Scores are divided by: {text.scale_text(cfg)}.")
 
 n_name = "n_q (queries)" if cfg.cross else "n_seq"
-same = "the same number, so seed 000's formula gives the same weights" if cfg.n_q == cfg.d_k else (
+same = "the same number, so that tutorial's formula gives the same weights" if cfg.n_q == cfg.d_k else (
     f"different numbers (√{cfg.n_q} = {np.sqrt(cfg.n_q):.4g} vs √{cfg.d_k} = {np.sqrt(cfg.d_k):.4g}), so "
-    "seed 000's formula would give other weights"
+    "that tutorial's formula would give other weights"
 )
 st.info(
-    "**Where the seeds differ.** Seed 000 divides by √(number of tokens) (`query_representations.shape[0]`), "
-    f"not by √d_k; its example has 3 tokens and d_k = 3, so both are √3. Here {n_name} = {cfg.n_q} and "
-    f"d_k = {cfg.d_k}: {same}. "
-    "Seed 003 sets k_d = 1 (\"square root of 3 rounded down to 1\") and seed 004 takes the softmax of the raw "
-    "scores: both are *none* here (preset seed004_unscaled). Seeds 001 and 002 divide by √d_k.",
+    "**Where the tutorials differ.** The Chinese tutorial divides by √(number of tokens), not by √d_k; its "
+    f"example has 3 tokens and d_k = 3, so both are √3. Here {n_name} = {cfg.n_q} and d_k = {cfg.d_k}: {same}. "
+    "The Korean Python tutorial divides by 1 (\"square root of 3 rounded down to 1\") and the English illustrated "
+    "tutorial takes the softmax of the raw scores: both are *none* here (the preset “3 inputs, d_model 4, no "
+    "scaling”). The Korean blog post and the English notebook divide by √d_k.",
     icon=":material/info:",
 )
 
@@ -109,10 +109,11 @@ dims = text.dim_labels(t.output.shape[1])
 left, right = controls.pair(u.output, t.output, queries)
 with left:
     matrix_block("Output, unscaled" + head_note, rf"\mathrm{{softmax}}({score})\,V", u.output, queries, dims,
-                 y_title="query", domain=out_domain)
+                 y_title="query", x_title="dimension", domain=out_domain)
 with right:
     matrix_block(f"Output, ÷ {divisor:.4g}" + head_note, rf"\mathrm{{softmax}}({score} / {divisor:.4g})\,V",
-                 t.output, queries, dims, y_title="query", domain=out_domain)
+                 t.output, queries, dims, y_title="query", x_title="dimension",
+                 domain=out_domain)
 
 
 def metrics(pairs: list[tuple[str, float]]) -> None:
@@ -143,7 +144,8 @@ else:  # the dot product, or (general) the dot product of Q W_a with K
         f"Variances over all entries of your {q_name}, K{head_note} (d_k = {cfg.d_k}). Each score is a sum of d_k "
         f"products, so for independent entries with mean 0, var({prod}) ≈ d_k · var({q_name}) · var(K) = "
         f"{cfg.d_k * stats.var_q * stats.var_k:.4f}; dividing by √d_k divides the variance by d_k. "
-        "Seed 002 measures 1.0063, 1.0563, 11.0689 and 1.3836 on its random 4 × 8 Q and K (preset seed002_causal)."
+        "The English notebook measures 1.0063, 1.0563, 11.0689 and 1.3836 on its random 4 × 8 Q and K (the preset "
+        "“4 tokens, d_k = d_v = 8, causal mask”)."
     )
 sweep = variance_sweep(analysis.SWEEP_D_K, 300, 0)
 st.markdown(

@@ -187,7 +187,7 @@ def test_saturation_curves_reach_one_hot_and_uniform(page):
 
 def test_seed_notes(page):
     text = " ".join(i.value for i in page.info)
-    assert "√(number of tokens)" in text and "k_d = 1" in text and "n_seq = 3 and d_k = 3" in text
+    assert "√(number of tokens)" in text and "rounded down to 1" in text and "n_seq = 3 and d_k = 3" in text
 
 
 def test_heads_picks_the_head_whose_variances_are_shown():

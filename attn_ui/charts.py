@@ -50,6 +50,13 @@ Frame = pd.DataFrame | pa.Table  # a chart's data: Altair and Streamlit take eit
 #: the columns :func:`spec` adds to a data frame to carry its scale domain (every row holds the same two numbers)
 DOMAIN_LO, DOMAIN_HI = "domain_lo", "domain_hi"
 _THEME_CONFIG = {"view": {"continuousWidth": 300, "continuousHeight": 300}}  # Altair's default theme adds this
+#: the theme charts are drawn in (st.vega_lite_chart's ``theme``): Streamlit's, so they follow light and dark
+THEME = "streamlit"
+#: on top of Streamlit's theme (a spec's config wins over it): Vega's own 10 px axis and legend labels, which the
+#: heatmaps' cell widths and label angles are worked out for (attn_ui.heatmap: 6 px a character); Streamlit's
+#: 12 px labels would overlap there, and Vega would drop every other one
+CONFIG = {"axis": {"labelFontSize": 10, "titleFontSize": 11},
+          "legend": {"labelFontSize": 10, "titleFontSize": 11}}
 
 
 @dataclass(frozen=True, eq=False)
@@ -86,14 +93,30 @@ class Chart:
 
 
 def show_chart(chart: Chart | dict, **kwargs) -> object:
-    """Draw a :class:`Chart` (or a spec from :func:`cached_chart`) without Streamlit's theme (the factories pick
-    colour-blind-safe schemes).
+    """Draw a :class:`Chart` (or a spec from :func:`cached_chart`) in Streamlit's theme.
+
+    ``theme="streamlit"``: the axes, legends and titles take the app's light or dark theme (the learner's system
+    setting, .streamlit/config.toml), where Vega's own defaults write black labels on a dark page. The colour
+    schemes stay the factories' own (colour-blind-safe, set on each scale); a heatmap picks the colour of each
+    cell's number from its fill (attn_ui.heatmap.cell_ink).
 
     Width "content" by default: Streamlit's default "stretch" overrides the heatmaps' alt.Step cell size. Other
     keyword arguments go to ``st.vega_lite_chart`` (``key``, ``on_select``, ``selection_mode``).
     """
     kwargs.setdefault("width", "content")
-    return st.vega_lite_chart(spec=chart.spec() if isinstance(chart, Chart) else chart, theme=None, **kwargs)
+    out = themed(describe(chart.spec() if isinstance(chart, Chart) else chart))
+    return st.vega_lite_chart(spec=out, theme=THEME, **kwargs)
+
+
+def themed(chart_spec: dict) -> dict:
+    """The spec with :data:`CONFIG` under its own config (the spec's own settings win), in place.
+
+    >>> themed({"config": {"axis": {"labelFontSize": 8}}})["config"]["axis"]
+    {'labelFontSize': 8, 'titleFontSize': 11}
+    """
+    own = chart_spec.get("config", {})
+    chart_spec["config"] = {**CONFIG, **own, **{k: {**CONFIG[k], **own[k]} for k in CONFIG if k in own}}
+    return chart_spec
 
 
 def cached_chart(factory: Callable[..., alt.TopLevelMixin], *args, **kwargs) -> dict:
@@ -234,3 +257,22 @@ def _to_dict(chart: alt.TopLevelMixin) -> dict:
     if out.get("config") == _THEME_CONFIG:
         del out["config"]
     return out
+
+
+def describe(chart_spec: dict) -> dict:
+    """The spec (changed in place) with a top-level ``description`` (what Vega gives screen readers as the chart's
+    aria-label): the factory's own if it set one, else the chart's title. A chart with neither keeps none: its
+    factory must say what it shows (attn_ui.heatmap.describe does for heatmaps).
+
+    >>> describe({"title": {"text": ["Weights", "per head"]}})["description"]
+    'Weights per head'
+    >>> describe({"title": "S", "description": "mine"})["description"], "description" in describe({})
+    ('mine', False)
+    """
+    title = chart_spec.get("title")
+    if "description" not in chart_spec and title:
+        text = title.get("text", "") if isinstance(title, dict) else title
+        text = " ".join(text) if isinstance(text, list) else str(text)
+        if text.strip():
+            chart_spec["description"] = text.strip()
+    return chart_spec

@@ -100,7 +100,7 @@ def drill_down_section(t: AttentionTrace, cfg: Config, *, prefix: str) -> int:
 
     The picker offers the n_q queries (Y's tokens with cross-attention); the keys are X's tokens.
     """
-    st.subheader("Drill-down: one query, number by number", anchor="drill-down")
+    st.header("Drill-down: one query, number by number", anchor="drill-down")
     i = controls.query_selector(text.query_labels(cfg), prefix)
     show_drill_down(t, cfg, i, keys_page(t.k.shape[0], text.token_labels(cfg), prefix))
     return i
@@ -165,7 +165,7 @@ def show_drill_down(t: AttentionTrace, cfg: Config, i: int, keys: range | None =
     masked = np.isneginf(t.masked[i])  # [n_k]
 
     which = "every key" if len(keys) == n_k else f"keys {keys.start}–{keys.stop - 1} (of {n_k})"
-    st.markdown(f"##### a · Scores of query {query} with {which}")
+    st.markdown(f"### a · Scores of query {query} with {which}")
     st.latex(SCORE_LATEX_I[t.score_fn].format(i=i) + rf", \qquad \tilde s_{{{i}j}} = s_{{{i}j}} \,/\, s, \quad "
              rf"s = {text.divisor_latex(cfg, t.divisor, p)}")
     st.markdown(f"$q_{{{i}}}$ = {vector_text(t.q[i], p)}")
@@ -181,7 +181,7 @@ def show_drill_down(t: AttentionTrace, cfg: Config, i: int, keys: range | None =
     header, rows = _score_rows(t, i, keys, labels, masked, p)
     _table(header, rows)
 
-    st.markdown(f"##### b · Softmax of row {i}")
+    st.markdown(f"### b · Softmax of row {i}")
     m, shifted, e, total = softmax_parts(t.masked[i])
     if m is None:
         st.info("Every key is masked for this query: exp(−∞) = 0 for every key, so the weights are all 0 "
@@ -198,7 +198,7 @@ def show_drill_down(t: AttentionTrace, cfg: Config, i: int, keys: range | None =
     st.caption("Subtracting the row's largest score m first keeps every exp at most 1 (nothing overflows) and "
                "does not change the weights.")
 
-    st.markdown(f"##### c · Weighted values of query {query} (the English illustrated tutorial's “alignment vectors”)")
+    st.markdown(f"### c · Weighted values of query {query} (the English illustrated tutorial's “alignment vectors”)")
     st.latex(rf"o_{{{i}}} = \sum_j a_{{{i}j}}\, v_j")
     c = t.contributions(i)  # [n_k, d_v]
     total_c = c.sum(axis=0)  # [d_v]

@@ -163,12 +163,52 @@ class HeatmapLayout:
     select: str | None
     has_masked: bool = False  # some cell is drawn grey as masked
     fixed_domain: tuple[float, float] | None = None  # weights and masks: 0 … 1 in the spec, not in the data
+    name: str = ""  # what the matrix is, for the text alternative of a chart without a title (shown above it)
 
     @property
     def on_canvas(self) -> bool:
         """Many cells and no numbers on them: drawn on a canvas, without a per-cell ARIA description (a screen
         reader cannot use a thousand of them; building them is most of Vega's work for such a chart)."""
         return not self.font and len(self.rows) * len(self.cols) >= CANVAS_CELLS
+
+
+#: what each colour scheme means, for a chart's text alternative (:func:`describe`)
+SCHEME_WORDS = {
+    "signed": "colour from blue (negative) through white (0) to orange (positive)",
+    "weights": "colour from white (0) to dark blue (1)",
+    "mask": "colour from white (0) to black (1)",
+}
+
+
+def describe(layout: HeatmapLayout) -> str:
+    """A heatmap's text alternative (its top-level Vega-Lite ``description``: the chart's aria-label).
+
+    >>> describe(HeatmapLayout(("a", "b"), ("x", "y", "z"), "weights", 44, 44, 0.5, 11, 0, "Weights", "key",
+    ...                        "query", None)).split(", colour")[0]
+    'Weights: heatmap of 2 × 3 cells, rows query, columns key'
+    """
+    lay = layout
+    axes = ", ".join(f"{name} {title}" for name, title in (("rows", lay.y_title), ("columns", lay.x_title)) if title)
+    words = f"heatmap of {len(lay.rows)} × {len(lay.cols)} cells" + (f", {axes}" if axes else "")
+    words += f", {SCHEME_WORDS[lay.kind]}"
+    if lay.has_masked:
+        words += ", masked cells grey"
+    words += "; each cell is written on it" if lay.font else "; each cell's value is in its tooltip"
+    label = lay.title or lay.name
+    return f"{label}: {words}" if label else words[0].upper() + words[1:]
+
+
+def cell_ink(scale: str = "color") -> dict:
+    """The colour of the number written on a heatmap cell: white or black, whichever contrasts more with the cell.
+
+    Worked out per cell in the browser (Vega's ``contrast()`` of the cell's fill from colour scale ``scale``),
+    so it holds for any colour scheme, domain and Streamlit theme: never a threshold on the value guessed in
+    Python. A masked cell (:data:`MASKED_COLOUR`, light grey) gets black. For any heatmap whose colour channel
+    has a scale named ``scale`` ("color" in a plain layer; Vega-Lite prefixes it inside a concatenation).
+    """
+    fill = f"scale({json.dumps(scale)}, datum.value)"
+    return (alt.when(f"!datum.masked && contrast('white', {fill}) > contrast('black', {fill})")
+            .then(alt.value("white")).otherwise(alt.value("black")))
 
 
 def heatmap_chart(layout: HeatmapLayout, data: list, domains: list) -> alt.LayerChart | alt.Chart:
@@ -209,15 +249,12 @@ def heatmap_chart(layout: HeatmapLayout, data: list, domains: list) -> alt.Layer
         sel = alt.selection_point(name=lay.select, fields=["row_i", "col_i"], on="click", clear=False)
         rect = rect.add_params(sel)
     if not lay.font:
-        return rect
-    text = base.mark_text(fontSize=lay.font).encode(
-        text="text:N",
-        color=alt.when(alt.datum.dark).then(alt.value("white")).otherwise(alt.value("black")),
-    )
+        return rect.properties(description=describe(lay))
+    text = base.mark_text(fontSize=lay.font).encode(text="text:N", color=cell_ink())
     if lay.has_masked:  # the number drawn on a masked cell ("−∞", or a weight 0) is read as "masked" too
         text = text.transform_calculate(description=masked_description(
             lay.x_title or "col", lay.y_title or "row", "text", "datum.text")).encode(description="description:N")
-    return alt.layer(rect, text)
+    return alt.layer(rect, text, description=describe(lay))
 
 
 def heatmap(
@@ -234,6 +271,7 @@ def heatmap(
     px: int | None = None,
     select: str | None = None,
     masked: np.ndarray | None = None,
+    name: str = "",
 ) -> charts.Chart:  # values [r, c]
     """A heatmap with the numbers on the cells; masked (-inf) cells grey and marked −∞.
 
@@ -253,6 +291,9 @@ def heatmap(
         Name of a click selection on the cell (fields row_i, col_i), for ``on_select``.
     masked : ndarray of bool, shape (r, c), optional
         Cells to draw grey as masked even though their value is finite (e.g. weights of masked keys).
+    name : str, optional
+        What the matrix is ("Weights"), for the chart's text alternative when it has no ``title`` (the page shows
+        the name above it).
     """
     r, c = values.shape
     px = px or cell_px(r, c)
@@ -280,7 +321,6 @@ def heatmap(
             domain = (-m or -1.0, m or 1.0)
     lo, hi = domain
     value = np.where(finite, flat, lo)  # a null value would drop the masked cell's rect (Vega-Lite "invalid")
-    t = (value - lo) / ((hi - lo) or 1.0)
     text = format_numbers(flat, precision)
     show_text, has_masked = shows_text(r, c, px), bool(is_masked.any())
     columns = {  # as long_frame
@@ -293,8 +333,6 @@ def heatmap(
     }  # and only the columns the chart reads: the browser converts every cell of every column
     if has_masked:
         columns["masked"] = is_masked
-    if show_text:
-        columns["dark"] = ((np.abs(t - 0.5) > 0.3) if kind == "signed" else (t > 0.55)) & ~is_masked  # black text
     data = charts.table(columns)
 
     width_px = cell_width(px * bc, max(map(len, text)) if show_text else 0)
@@ -304,7 +342,7 @@ def heatmap(
         stroke=0.5 if px >= 8 else 0, font=font_px(px) if show_text else 0,
         angle=0 if lie_flat else (-45 if c <= 12 else -90),
         title=title, x_title=x_title, y_title=y_title, select=select, has_masked=has_masked,
-        fixed_domain=None if kind == "signed" or spread else (float(lo), float(hi)),
+        fixed_domain=None if kind == "signed" or spread else (float(lo), float(hi)), name=name,
     )
     return charts.Chart(heatmap_chart, layout, (data,), (None if layout.fixed_domain else (float(lo), float(hi)),),
                         canvas=layout.on_canvas)

@@ -38,7 +38,7 @@ def matrix_block(
     if note:
         st.caption(note)
     chart = heatmap.heatmap(values, rows, cols, kind=kind, precision=controls.precision(), domain=domain,
-                            x_title=x_title, y_title=y_title, select=select, masked=masked)
+                            x_title=x_title, y_title=y_title, select=select, masked=masked, name=title)
     if select:
         return charts.show_chart(chart, key=key, on_select=on_select, selection_mode=select)
     return charts.show_chart(chart, key=key)

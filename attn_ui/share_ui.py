@@ -156,7 +156,9 @@ def code_block(cfg: Config) -> None:
     """The NumPy script: shown when it is small enough to read, always downloadable."""
     cells = sum(cfg.matrix(name).size for name in cfg.matrix_names())
     if cells <= SHOW_CODE_CELLS:
-        st.code(codegen.numpy_script(cfg), language="python", line_numbers=True, height=420)
+        # plain text, wrapped, no fixed height: Streamlit's syntax colours fail WCAG contrast (and no theme option
+        # sets them), and a box of fixed height scrolls where a keyboard cannot reach it (axe, tests/e2e/test_a11y.py)
+        st.code(codegen.numpy_script(cfg), language=None, wrap_lines=True)
     else:
         st.info(f"The script holds {cells:,} numbers: too long to show here. Download it.", icon=":material/info:")
     st.download_button(

@@ -106,7 +106,7 @@ def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None 
     src = query_source(cfg)
     q_title, kv_title = ("query (Y)", "token (X)") if cfg.cross else ("token", "token")
 
-    st.subheader("1 · Queries, keys, values")
+    st.header("1 · Queries, keys, values")
     if head is not None:
         st.caption(head_columns(t, head))
     if cfg.cross:
@@ -125,8 +125,8 @@ def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None 
                 key=f"{prefix}_{name.lower()}_chart",
             )
 
-    st.subheader("2 · Scores")
-    click = "Click a cell to explain its query row in the [drill-down](#drill-down) below."
+    st.header("2 · Scores")
+    click = "Click a cell to explain its query row in the drill-down below."
     if t.score_fn != "dot":
         st.caption(f"Score function: {SCORE_NAMES[t.score_fn]}, {SCORE_TEXT[t.score_fn]} (see Score functions).")
     if t.score_fn == "general":
@@ -158,7 +158,7 @@ def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None 
         key=(k := _clickable(prefix, "scores")), select=CELL, on_select=_on_cell_click(k),
     )
 
-    st.subheader("3 · Scaled scores")
+    st.header("3 · Scaled scores")
     matrix_block(
         "Scaled scores", rf"\tilde S{h} = \frac{{S{h}}}{{s}}, \qquad s = {text.divisor_latex(cfg, t.divisor, p)}",
         t.scaled, **pair, note="Every score is divided by the same number s, so the softmax is less peaked.",
@@ -167,7 +167,7 @@ def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None 
 
     step = 4
     if t.mask is not None:
-        st.subheader(f"{step} · Masked scores")
+        st.header(f"{step} · Masked scores")
         matrix_block(
             "Masked scores",
             r"\tilde S_{ij} \leftarrow -\infty \quad \text{where query } i \text{ may not attend to key } j",
@@ -177,7 +177,7 @@ def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None 
         )
         step += 1
 
-    st.subheader(f"{step} · Attention weights (softmax of each row)")
+    st.header(f"{step} · Attention weights (softmax of each row)")
     st.latex(rf"A{h} = \mathrm{{softmax}}(\tilde S{h}), \qquad a_{{ij}} = "
              r"\frac{\exp(\tilde s_{ij} - m_i)}{\sum_{k} \exp(\tilde s_{ik} - m_i)}, \quad m_i = \max_k \tilde s_{ik}")
     st.caption(f"Each weight is between 0 and 1 and each row sums to 1 (see the row sums). "
@@ -199,7 +199,7 @@ def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None 
                 "are all 0 (not NaN) and its row sum is 0, and its output row is 0.", icon=":material/info:")
     step += 1
 
-    st.subheader(f"{step} · Output")
+    st.header(f"{step} · Output")
     matrix_block(
         "Output", rf"O{h} = A{h} V{h}, \qquad o_i = \sum_j a_{{ij}}\, v_j", t.output, queries,
         text.dim_labels(d_v), y_title="query" if cfg.cross else "token", x_title="dimension (d_v)",

@@ -1,11 +1,17 @@
 """Save a PNG of every page of the app, as Chromium shows it, to look at.
 
     .venv/bin/python bench/screenshots.py [OUT_DIR]      # default /tmp/shots
+    .venv/bin/python bench/screenshots.py /tmp/shots/dark --theme dark
+    .venv/bin/python bench/screenshots.py /tmp/shots/phone --width 390     # a phone: 390 px, touch, mobile
 
 Starts its own Streamlit server on a free port (killed at the end), walks the sidebar in one session
 (seed 000, as the app opens), photographs each page with a viewport as tall as the page, and prints one
 line per page: file, size, time, and any Streamlit exception shown. Look at the PNGs: a chart collapsed
 into a strip, overlapping labels or an empty page are bugs no assertion catches.
+
+``--theme light|dark`` sets the browser's colour scheme (prefers-color-scheme), which the app follows (both
+themes are configured in .streamlit/config.toml). ``--width`` below 600 px emulates a phone (is_mobile, touch):
+the sidebar is then closed, so each page is opened by its address instead (a fresh session, seed 000 too).
 """
 
 from __future__ import annotations
@@ -21,47 +27,64 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from playwright.sync_api import Error as PlaywrightError  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
 
+from attn_ui import registry  # noqa: E402
 from tests.e2e.helpers import (  # noqa: E402
     APP_IDLE,
     CHROMIUM,
     CHROMIUM_ARGS,
     PAGE_TITLES,
     VIEWPORT,
+    fit_viewport_to_content,
     goto_page,
-    screenshot,
+    open_app,
     start_server,
     stop_server,
     watch_runs,
 )
 
+PHONE_BELOW = 600  # px: narrower viewports are phones (is_mobile, touch; Streamlit closes the sidebar)
+
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out_dir", nargs="?", default="/tmp/shots", type=Path)
+    parser.add_argument("--theme", choices=("light", "dark"), default="light",
+                        help="the browser's colour scheme (prefers-color-scheme), which the app follows")
+    parser.add_argument("--width", type=int, default=VIEWPORT["width"],
+                        help=f"viewport width in px; below {PHONE_BELOW}, a phone (is_mobile, touch)")
     args = parser.parse_args()
     if not Path(CHROMIUM).exists():
         print(f"{CHROMIUM} is missing: apt-get install -y chromium", file=sys.stderr)
         return 2
     args.out_dir.mkdir(parents=True, exist_ok=True)
+    phone = args.width < PHONE_BELOW
+    viewport = {"width": args.width, "height": 844 if phone else VIEWPORT["height"]}
     log = Path(tempfile.mkdtemp(prefix="shots-")) / "streamlit.log"
     proc, url = start_server(log)
     failures = 0
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            page = browser.new_page(viewport=VIEWPORT)
+            context = browser.new_context(viewport=viewport, color_scheme=args.theme, is_mobile=phone, has_touch=phone)
+            page = context.new_page()
             watch_runs(page)
             page.goto(url)
             page.wait_for_selector(APP_IDLE)
-            for i, title in enumerate(PAGE_TITLES):
+            for i, (title, entry) in enumerate(zip(PAGE_TITLES, registry.PAGES, strict=True)):
                 start = time.perf_counter()
                 note = ""
                 try:
-                    goto_page(page, title)
+                    if phone:  # the sidebar is closed on a phone: open the page by its address
+                        page.set_viewport_size(viewport)
+                        open_app(page, f"{url}/{entry.name}")
+                    else:
+                        goto_page(page, title)
                 except (AssertionError, PlaywrightError) as err:  # e.g. an exception box: photograph it anyway
                     note = "  FAILED: " + " | ".join(str(err).splitlines()[:3])
-                path = screenshot(page, args.out_dir / f"{i}_{title.split()[0].lower()}.png")
-                page.set_viewport_size(VIEWPORT)
+                path = args.out_dir / f"{i}_{title.split()[0].lower()}.png"
+                fit_viewport_to_content(page, width=args.width)
+                page.screenshot(path=str(path))
+                page.set_viewport_size(viewport)
                 failures += bool(note)
                 ms = (time.perf_counter() - start) * 1000
                 print(f"{path}  {path.stat().st_size // 1024} KiB  {ms:.0f} ms{note}", flush=True)

@@ -114,7 +114,7 @@ if notice := state.pop_notice():
     st.warning(text.md_escape(notice), icon=":material/warning:")
 
 # ---- preset ---------------------------------------------------------------------------------------
-st.subheader("Start from a worked example")
+st.header("Start from a worked example")
 preset = st.session_state[state.PRESET]  # None: the configuration came from a link or a file
 edited = state.edited_since_preset()
 with row():
@@ -133,7 +133,7 @@ if edited:
                "tutorial's values back; *Undo* in the sidebar takes back one change at a time.")
 
 # ---- dimensions -----------------------------------------------------------------------------------
-st.subheader("Dimensions")
+st.header("Dimensions")
 st.caption(
     f"Caps: n_seq ≤ {LIMITS.n_seq}, d_model ≤ {LIMITS.d_model}, widths ≤ {LIMITS.width}, "
     f"heads ≤ {LIMITS.n_heads}, {LIMITS.total_cells:,} cells in X and the weights together. "
@@ -162,7 +162,7 @@ fill_row.selectbox("New cells are filled with", INIT_NAMES, index=INIT_NAMES.ind
 fill_row.number_input("Seed for new cells", 0, 2**31 - 1, 0, key="inputs_fill_seed", width=220)
 
 # ---- tokens ---------------------------------------------------------------------------------------
-st.subheader("Tokens")
+st.header("Tokens")
 tok_left, tok_right = st.columns([1, 3])
 with tok_left:
     st.caption("Rename a token (one per row of X).")
@@ -177,8 +177,7 @@ def sentence_controls(prefix: str, example: str) -> None:
                               help="The same word always gets the same vector for a given seed and d_model.")
     sentence_row.checkbox("Add positional encoding", key=f"{prefix}_positional",
                           help="Sinusoidal, as in 'Attention is all you need'.")
-    sentence_row.button("Use this sentence", key=f"{prefix}_use_sentence", on_click=use_sentence, args=(prefix,),
-                        type="primary")
+    sentence_row.button("Use this sentence", key=f"{prefix}_use_sentence", on_click=use_sentence, args=(prefix,))
     st.caption("Each word or punctuation mark becomes a token with a deterministic N(0, 1) embedding of "
                "width d_model; the weights keep their values.")
 
@@ -211,7 +210,7 @@ def matrix_section(name: str, title: str, what: str) -> None:
 
 
 # ---- where the queries come from ------------------------------------------------------------------
-st.subheader("Queries: from X, or from a second sequence Y")
+st.header("Queries: from X, or from a second sequence Y")
 st.segmented_control(
     "The queries come from", ["self", "cross"], **state.bind("inputs_queries", "cross" if cfg.cross else "self",
                                                               choose_queries),
@@ -234,7 +233,7 @@ if cfg.cross:
 else:
     st.caption("Every token of X asks and answers. Choose Y to let a second sequence ask instead.")
 
-st.subheader("Input and weights")
+st.header("Input and weights")
 matrix_section("x", "X", "one row per token (n_seq × d_model)")
 if cfg.cross:
     matrix_section("y", "Y", "one row per query token (n_y × d_model); Q = Y W_Q")

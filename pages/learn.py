@@ -51,7 +51,7 @@ lesson_ui.keep_in_address_bar(lesson)
 try:
     w = lesson_ui.worked(lesson)  # the configuration, its attention trace and the answer, computed by attn_core
 except attn_models.ModelError as err:  # a model lesson without its model (no network and no cached copy)
-    st.subheader(f"{at + 1}. {lesson.title}")
+    st.header(f"{at + 1}. {lesson.title}")
     st.warning(text.md_escape(str(err)), icon=":material/cloud_off:")
     st.info("This lesson looks inside a pretrained model, and its weights cannot be read here. Skip it: the other "
             "lessons need nothing but this app.", icon=":material/info:")
@@ -65,7 +65,7 @@ def fill(template: str) -> str:
     return lessons.fill(template, facts, precision)
 
 
-st.subheader(f"{at + 1}. {lesson.title}")
+st.header(f"{at + 1}. {lesson.title}")
 st.caption(f"Lesson {at + 1} of {n_lessons} · {lesson_ui.status(lesson.key)}")
 st.markdown(fill(lesson.setup))
 if lesson.shows:
@@ -85,7 +85,7 @@ attempt = lesson_ui.shown_attempt(lesson.key)
 # ---- predict ----------------------------------------------------------------------------------------------------
 if attempt is None:
     guess = lesson_ui.prediction(w, precision)
-    st.button("Check my answer", key=lesson_ui.CHECK, type="primary", icon=":material/check:",
+    st.button("Check my answer", key=lesson_ui.CHECK, icon=":material/check:",
               disabled=guess is None, on_click=lesson_ui.commit)
 
 # ---- reveal -----------------------------------------------------------------------------------------------------
@@ -122,7 +122,7 @@ else:
     st.markdown(fill(lesson.explanation))
 
     row = st.container(horizontal=True)
-    if row.button(f"Try it yourself on {lesson.page.title}", key="learn_try", type="primary",
+    if row.button(f"Try it yourself on {lesson.page.title}", key="learn_try",
                   icon=":material/play_arrow:"):
         lesson_ui.try_it(w)
     row.button("Try again", key="learn_retry", icon=":material/replay:", on_click=lesson_ui.retry)

@@ -116,7 +116,7 @@ if t.fully_masked_rows:
         icon=":material/block:",
     )
 
-st.subheader("The mask")
+st.header("The mask")
 left, right = controls.pair(mask.astype(float), additive_mask(mask), queries)
 with left:
     st.markdown(f"**Boolean mask** · shape {shape}")
@@ -126,7 +126,7 @@ with right:
     matrix_block("Additive mask M", r"M_{ij} = 0 \text{ if allowed, } -\infty \text{ if masked}",
                  additive_mask(mask), queries, labels, y_title="query", x_title="key")
 
-st.subheader("Scores before and after the mask")
+st.header("Scores before and after the mask")
 domain = heatmap.shared_domain(t.scaled, t.masked)
 left, right = controls.pair(t.scaled, t.masked, queries)
 with left:
@@ -136,7 +136,7 @@ with right:
     matrix_block("Scaled scores + M" + head_note, rf"{score} / {t.divisor:.4g} + M", t.masked, queries, labels,
                  y_title="query", x_title="key", domain=domain)
 
-st.subheader("Weights before and after the mask")
+st.header("Weights before and after the mask")
 left, right = controls.pair(u.weights, t.weights, queries, extra_b=masking_views.ROW_SUM_WIDTH)
 with left:
     matrix_block("Weights, no mask" + head_note, rf"\mathrm{{softmax}}({score} / s)", u.weights, queries, labels,
@@ -149,7 +149,7 @@ with right:
     charts.show_chart(masking_views.weights_with_row_sums(t.weights, t.mask, queries, labels,
                                                           precision=controls.precision()))
 
-st.subheader("Why softmax subtracts the row maximum")
+st.header("Why softmax subtracts the row maximum")
 st.markdown(
     "The English notebook's softmax is `np.exp(x) / np.sum(np.exp(x))`. float64 stops at about 1.8 · 10³⁰⁸ = "
     "e^709.78, so a score above 709.78 makes exp overflow to +inf, and inf / inf is NaN. The Korean blog post "

@@ -82,14 +82,14 @@ except attn_models.ModelError as err:
 run = model_views.forward(source, sentence, pad_to)
 
 # ---- every layer and head -----------------------------------------------------------------------------------
-st.subheader("Every layer and head")
+st.header("Every layer and head")
 st.caption("One small heatmap per head: row = query token, column = key token, darker = more weight. Heads of one "
            "layer read the same input; each layer reads the one before.")
 charts.show_chart(model_views.model_view(run.attentions, run.tokens, run.is_pad), key=VIEW, on_select=pick_from_view,
                   selection_mode=model_views.PICK)
 
 # ---- one head ------------------------------------------------------------------------------------------------------
-st.subheader("One head")
+st.header("One head")
 pick = st.container(horizontal=True)
 layer = pick.selectbox("Layer", list(range(cfg_m.n_layers)), width=160,
                        **state.bind(LAYER, state.kept(LAYER, 0, list(range(cfg_m.n_layers)))))
@@ -102,7 +102,7 @@ st.markdown(f"**Layer {layer}, head {head}**: "
 charts.show_chart(heatmap.heatmap(
     weights, labels, labels, kind="weights", precision=min(controls.precision(), 2), x_title="key", y_title="query",
     title=f"layer {layer}, head {head}: attention weights", masked=np.broadcast_to(run.is_pad, weights.shape)))
-if st.button("Open this head in the explorer", key="model_open", icon=":material/open_in_new:", type="primary",
+if st.button("Open this head in the explorer", key="model_open", icon=":material/open_in_new:",
              help="Loads this layer into the configuration: Inputs & weights, Step by step, Scaling, Masking, "
                   "Multi-head and Share & export then work on its real numbers (this head chosen)."):
     if message := model_views.open_layer(source, sentence, pad_to, layer, head):
@@ -119,7 +119,7 @@ st.caption(f"Opening it puts layer {layer} into the explorer: X = the layer's in
 cfg = state.config()
 origin = model_views.model_origin(cfg)
 if origin is not None:
-    st.subheader("In the explorer now")
+    st.header("In the explorer now")
     st.markdown(text.origin_text(origin) + f" Opened with head {origin['head']} chosen.")
     try:
         is_edited, b_o = model_views.edited(cfg), model_views.model(origin["model"]).output_bias(origin["layer"])

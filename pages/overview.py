@@ -66,13 +66,13 @@ if cfg.cross or cfg.score != "dot":
 st.page_link(registry.LEARN.file, label="New to attention? Start with the guided lessons: predict, then check",
              icon=":material/school:")
 
-st.subheader("The pipeline")
+st.header("The pipeline")
 st.graphviz_chart(pipeline_dot(cfg), width="stretch")
 stages = pipeline(cfg)
 for col, (label, _, page) in zip(st.columns(len(stages)), stages, strict=True):
     col.page_link(page.file, label=label, help="Open the page that shows this stage.")
 
-st.subheader("Current configuration")
+st.header("Current configuration")
 grid_editor.pending_errors_banner()
 mask_text = {"none": "none", "causal": "causal (each token sees itself and earlier ones)",
              "padding": f"padding ({sum(cfg.is_pad)} padding token(s))", "custom": "custom"}[cfg.mask_kind]
@@ -95,7 +95,7 @@ st.markdown("\n".join(filter(None, [
 ])))
 st.page_link(registry.INPUTS.file, label="Edit the inputs and weights", icon=":material/edit:")
 
-st.subheader("The attention weights")
+st.header("The attention weights")
 trace = compute.current_trace()  # shows a message instead when the configuration cannot be computed
 first = trace.heads[0]
 matrix_block(
@@ -108,7 +108,7 @@ matrix_block(
 )
 st.page_link(registry.STEPS.file, label="See how every weight is computed", icon=":material/stairs:")
 
-st.subheader("Sources")
+st.header("Sources")
 st.caption("The worked examples and the presets come from five tutorials. The other pages call each by the short "
            "name in bold.")
 st.markdown("\n".join([

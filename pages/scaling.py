@@ -94,7 +94,7 @@ if cfg.score != "dot":
     st.caption(f"Your scores are {step_by_step.SCORE_TEXT[cfg.score]} ({step_by_step.SCORE_NAMES[cfg.score]}); "
                "the divisor applies to them as to dot products. d_k is the keys' width per head.")
 
-st.subheader("Unscaled beside your scale")
+st.header("Unscaled beside your scale")
 if np.isclose(divisor, 1.0):
     st.caption("Your scale divides by 1, so both sides are the same: choose √d_k or a custom divisor to compare.")
 left, right = controls.pair(u.weights, t.weights, queries)
@@ -123,7 +123,7 @@ def metrics(pairs: list[tuple[str, float]]) -> None:
                    help=None if np.isfinite(var) else "The squares of these entries exceed 1.8 · 10³⁰⁸.")
 
 
-st.subheader("Why √d_k: measured")
+st.header("Why √d_k: measured")
 if cfg.score == "additive":  # no dot product: each score is bounded by Σ|v_a|, whatever d_k
     with np.errstate(over="ignore", invalid="ignore"):
         var_s, var_scaled = float(t.scores.var()), float((t.scores / np.sqrt(cfg.d_k)).var())
@@ -162,7 +162,7 @@ with st.expander("The numbers"):
         hide_index=True,
     )
 
-st.subheader("Softmax saturation")
+st.header("Softmax saturation")
 st.markdown(
     "For each query row, the largest weight and the entropy of the weights as the divisor changes. Large raw "
     "scores (a small divisor) push every row to one-hot: largest weight 1, entropy 0, and softmax's gradient "

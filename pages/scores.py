@@ -62,7 +62,7 @@ st.markdown(
 )
 
 # ---- 1. the formulas ------------------------------------------------------------------------------
-st.subheader("1 · Three ways to score a query against a key")
+st.header("1 · Three ways to score a query against a key")
 per_head = "" if cfg.n_heads == 1 else f" per head ({cfg.n_heads} heads side by side in one matrix)"
 d_a = cfg.d_a or cfg.d_k
 cols = st.columns([1, 1, 1.3], gap="medium")
@@ -90,7 +90,7 @@ st.markdown(
 )
 
 # ---- where the queries come from -------------------------------------------------------------------
-st.subheader("Queries from another sequence: cross-attention")
+st.header("Queries from another sequence: cross-attention")
 st.markdown(
     "In **self-attention** the queries, the keys and the values all come from one sequence X: Q = X W_Q, "
     "K = X W_K, V = X W_V. In **cross-attention** (the encoder–decoder attention of a translation model) the "
@@ -115,7 +115,7 @@ st.page_link(registry.INPUTS.file, label="Choose self- or cross-attention and ed
              icon=":material/edit:")
 
 # ---- 2. the configuration's score function ---------------------------------------------------------
-st.subheader("2 · Your score function and its weights")
+st.header("2 · Your score function and its weights")
 st.segmented_control("Score function of your configuration", score_views.KINDS, format_func=score_views.NAMES.get,
                      required=True, **state.bind(KIND, cfg.score, pick_kind),
                      help="Part of your configuration. Weights you edited come back when you choose their function "
@@ -137,7 +137,7 @@ for name in SCORE_MATRICES[cfg.score]:
 cfg = state.config()
 
 # ---- 3. the three compared ------------------------------------------------------------------------
-st.subheader("3 · The three side by side, on your Q and K")
+st.header("3 · The three side by side, on your Q and K")
 head = controls.head_selector(cfg.n_heads, "scores")
 q, k, v = score_views.head_qkv(cfg, head)
 mask = config_mask(cfg)
@@ -170,7 +170,7 @@ st.caption("Entropy of a row of weights: 0 when one key takes all the weight, ln
            "weights.")
 
 # ---- 4. one score, made -----------------------------------------------------------------------------
-st.subheader("4 · How one query's scores are made")
+st.header("4 · How one query's scores are made")
 mine = scored[cfg.score]
 if mine.trace is None:
     st.error(f"Your score function cannot be computed here: {text.md_escape(mine.why)}", icon=":material/error:")

@@ -18,7 +18,7 @@ st.markdown(
 share_ui.pending_edits_warning()
 
 # ---- permalink ----------------------------------------------------------------------------------------
-st.subheader("Link", anchor=False)
+st.header("Link", anchor=False)
 titles = {p.name: p.title for p in registry.PAGES if p.linkable}
 page = share_ui.choice(st, "The link opens on", list(titles), key="share_link_page", default=registry.STEPS.name,
                        format_func=titles.get)
@@ -27,7 +27,7 @@ st.caption("This link follows your configuration; a copied link keeps the number
            "**Share this** in the sidebar makes a link to whichever page you are on.")
 
 # ---- JSON ---------------------------------------------------------------------------------------------
-st.subheader("Configuration file (JSON)", anchor=False)
+st.header("Configuration file (JSON)", anchor=False)
 share_ui.import_result()
 left, right = st.columns(2)
 with left:
@@ -41,7 +41,7 @@ with right:
     )
 
 # ---- CSV ----------------------------------------------------------------------------------------------
-st.subheader("Tables (CSV)", anchor=False)
+st.header("Tables (CSV)", anchor=False)
 try:
     share_ui.csv_downloads(cfg, compute.trace(cfg))
 except AttentionInputError as err:
@@ -49,7 +49,7 @@ except AttentionInputError as err:
              + text.md_escape(str(err)), icon=":material/error:")
 
 # ---- NumPy --------------------------------------------------------------------------------------------
-st.subheader("NumPy code", anchor=False)
+st.header("NumPy code", anchor=False)
 st.caption("A standalone script (numpy only) that rebuilds this configuration and prints every intermediate "
            "in a parseable form: `## <name> <rows> <cols>`, then one line of exact values per row.")
 share_ui.code_block(cfg)

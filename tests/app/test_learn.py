@@ -112,7 +112,7 @@ def test_lesson_wrong_then_right_then_try_it(key: str):
         origin = worked.config.origin
         assert at.text_input(key=state.MODEL_SENTENCE).value == origin["sentence"]
         assert at.selectbox(key=state.MODEL_LAYER).value == origin["layer"]
-        assert "In the explorer now" in [h.value for h in at.subheader]
+        assert "In the explorer now" in [h.value for h in at.header]
 
 
 def test_a_model_lesson_without_its_model_says_so_and_can_be_skipped(monkeypatch):
@@ -130,7 +130,7 @@ def test_a_model_lesson_without_its_model_says_so_and_can_be_skipped(monkeypatch
     else:
         assert "last lesson" in texts(at)
     at.button(key="learn_previous").click().run()
-    assert not at.exception and at.subheader[0].value.startswith(f"{lessons.index_of(key)}.")
+    assert not at.exception and at.header[0].value.startswith(f"{lessons.index_of(key)}.")
 
 
 def test_the_overview_links_to_learn_second_in_the_sidebar(app: AppTest):
@@ -143,11 +143,11 @@ def test_progress_survives_a_page_switch_and_the_list_shows_it(app: AppTest):
     first, third = lessons.LESSONS[0], lessons.LESSONS[2]
     predict(at, first, wrong_guess(first, lessons.solved(first.key).solution.answer))
     at.selectbox(key="learn_pick").set_value(2).run()
-    assert at.subheader[0].value == f"3. {third.title}"
+    assert at.header[0].value == f"3. {third.title}"
     at.switch_page(registry.STEPS.file).run()
     at.switch_page(registry.LEARN.file).run()
     assert not at.exception
-    assert at.subheader[0].value == f"3. {third.title}"  # the lesson open survives
+    assert at.header[0].value == f"3. {third.title}"  # the lesson open survives
     table = plain(at.expander[0].markdown[0].value)
     assert f"| 1. {first.title} | wrong |" in table and f"| 3. {third.title} | not answered yet |" in table
     assert at.get("progress")[0].proto.text == f"1 of {len(lessons.LESSONS)} lessons answered, 0 right"
@@ -160,15 +160,15 @@ def test_skip_next_and_previous(app: AppTest, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # the last lesson reads a model: no download tried here
     at = app.switch_page(registry.LEARN.file).run()
     at.button(key="learn_skip").click().run()
-    assert at.subheader[0].value.startswith("2.")
+    assert at.header[0].value.startswith("2.")
     assert f"| 1. {lessons.LESSONS[0].title} | skipped |" in plain(at.expander[0].markdown[0].value)
     at.button(key="learn_previous").click().run()
-    assert at.subheader[0].value.startswith("1.") and status(at).endswith("· skipped")
+    assert at.header[0].value.startswith("1.") and status(at).endswith("· skipped")
     first = lessons.LESSONS[0]
     predict(at, first, lessons.solved(first.key).solution.answer)
     assert status(at).endswith("· right")
     at.button(key="learn_next").click().run()
-    assert at.subheader[0].value.startswith("2.")
+    assert at.header[0].value.startswith("2.")
     at.selectbox(key="learn_pick").set_value(len(lessons.LESSONS) - 1).run()
     assert not at.exception and "last lesson" in texts(at)
 
@@ -182,7 +182,7 @@ def test_the_address_bar_names_the_lesson_open(app: AppTest):
 
 def test_a_link_to_the_root_opens_learn_on_its_lesson():
     at = open_lesson("causal")
-    assert at.subheader[0].value.endswith(lessons.by_key("causal").title)
+    assert at.header[0].value.endswith(lessons.by_key("causal").title)
     assert configs_equal(at.session_state["config"], load_preset("seed000"))  # the explorer's own is untouched
 
 
@@ -192,7 +192,7 @@ def test_a_link_to_an_unknown_lesson_says_so_and_opens_the_first():
     at.run()
     assert not at.exception and at.title[0].value == registry.LEARN.page_heading
     assert "does not exist" in at.warning[0].value and "](" not in at.warning[0].value.replace("\\](", "")
-    assert at.subheader[0].value.startswith("1.")
+    assert at.header[0].value.startswith("1.")
 
 
 def test_undo_after_try_it_brings_the_learners_numbers_back():

@@ -256,7 +256,7 @@ def test_the_share_page_offers_every_download_and_the_script():
     assert at.selectbox(key="share_csv_name").options[:6] == ["X", "W_Q", "W_K", "W_V", "W_O", "head 0 · q"]
     at.selectbox(key="share_csv_name").select("head0_weights").run()
     assert [b.proto.label for b in at.get("download_button")][1] == "head 0 · weights (CSV)"
-    script = [c.value for c in at.code if c.language == "python"]
+    script = [c.value for c in at.code if c.value.startswith("#!/usr/bin/env python3")]  # plain text (WCAG contrast)
     assert script == [numpy_script(load_preset(DEFAULT_PRESET)).rstrip("\n")]  # st.code drops the final newline
 
 

@@ -76,7 +76,7 @@ def main() -> int:
                 try:
                     if phone:  # the sidebar is closed on a phone: open the page by its address
                         page.set_viewport_size(viewport)
-                        open_app(page, f"{url}/{entry.name}")
+                        open_app(page, f"{url}/{'' if entry is registry.DEFAULT else entry.name}")  # default: /
                     else:
                         goto_page(page, title)
                 except (AssertionError, PlaywrightError) as err:  # e.g. an exception box: photograph it anyway

@@ -165,8 +165,8 @@ fill_row.number_input("Seed for new cells", 0, 2**31 - 1, 0, key="inputs_fill_se
 st.header("Tokens")
 tok_left, tok_right = st.columns([1, 3])
 with tok_left:
-    st.caption("Rename a token (one per row of X).")
     grid_editor.token_editor()
+    st.caption("Rename a token (one per row of X).")  # under the grid: its toolbar covers what is just above it
 
 
 def sentence_controls(prefix: str, example: str) -> None:
@@ -226,8 +226,8 @@ if cfg.cross:
     with y_left:
         st.number_input("n_y (rows of Y)", 1, LIMITS.n_seq, **state.bind("inputs_n_y", cfg.n_q, change_query_rows),
                         help=f"Number of queries, at most {LIMITS.n_seq}. New rows are filled as chosen above.")
-        st.caption("Rename a query token (one per row of Y).")
         grid_editor.token_editor("y_tokens")
+        st.caption("Rename a query token (one per row of Y).")
     with y_right:
         sentence_controls("inputs_y", "the cat sleeps")
 else:

@@ -30,6 +30,9 @@ FONT = 11
 PANEL_CELLS = 12_000  # most cells drawn in all the per-head weight panels together
 PANEL_PX = 300  # pixel budget of one per-head panel
 ROW_PX = 900  # pixel budget of one row of per-head panels (the page's width)
+BLOCK_CELLS = 512  # most numbers printed in one head's block of concat (more rows: a page at a time)
+BLOCK_ROWS = 32  # ... and most rows
+BLOCK_ROW_PX = 24  # height of a row of printed numbers
 
 
 def rows_that_fit(n_rows: int, n_cols: int, max_cells: int = MATRIX_CELLS) -> int:
@@ -130,7 +133,7 @@ def head_strip(n_cols: int, n_heads: int, px: int) -> alt.LayerChart:  # one ban
     rect = alt.Chart(bands).mark_rect().encode(
         x=alt.X("col_i:O", axis=None),
         color=alt.Color("shade:N", scale=alt.Scale(domain=[0, 1], range=list(HEAD_SHADES)), legend=None),
-        tooltip=[alt.Tooltip("slice:N", title="slice")],
+        tooltip=[alt.Tooltip("slice:N", title="head slice")],
     )
     centre = d / 2  # columns from a band's left edge to its middle: a column's edge (even d) or centre (odd d)
     labels = pd.DataFrame({
@@ -148,7 +151,7 @@ def head_boundaries(n_cols: int, n_heads: int) -> alt.Chart:
     """Vertical rules on the column boundaries between heads (none for one head)."""
     d = n_cols // n_heads
     starts = pd.DataFrame({"col_i": [h * d for h in range(1, n_heads)]})
-    return alt.Chart(starts).mark_rule(color=BOUNDARY_COLOUR, strokeWidth=2).encode(
+    return alt.Chart(starts).mark_rule(color=BOUNDARY_COLOUR, strokeWidth=2, aria=False).encode(  # drawn lines only
         x=alt.X("col_i:O", bandPosition=0),
     )
 
@@ -168,6 +171,7 @@ class MatrixLayout:
     row_px: int
     show_text: bool
     precision: int = 4
+    description: str = ""
 
     @property
     def on_canvas(self) -> bool:
@@ -191,7 +195,8 @@ def matrix_build(layout: MatrixLayout, data: list, domains: list) -> alt.LayerCh
                   if lay.show_text else  # no label columns in the data: the row's index, the value formatted here
                   (alt.Tooltip("row_i:O", title=lay.y_title or "row"),
                    alt.Tooltip("value:Q", title="value", format=f".{max(lay.precision, 1)}~g")))
-    tooltip = [row, alt.Tooltip("col_i:O", title=lay.x_title), *([alt.Tooltip("head:O")] if n_heads else []), value]
+    head = [alt.Tooltip("head:O", title="head")] if n_heads else []
+    tooltip = [row, alt.Tooltip("col_i:O", title=lay.x_title), *head, value]
     rect = base.mark_rect(stroke="white", strokeWidth=0.5 if lay.col_px >= 8 else 0,
                           **({"aria": False} if lay.on_canvas else {})).encode(
         color=alt.Color("value:Q", title=None, scale=alt.Scale(scheme=heatmap.SCHEMES["signed"], domain=domains[0],
@@ -203,12 +208,31 @@ def matrix_build(layout: MatrixLayout, data: list, domains: list) -> alt.LayerCh
     layers = [rect]
     if lay.show_text:
         layers.append(base.mark_text(fontSize=FONT).encode(
-            text="text:N", color=alt.when(alt.datum.dark).then(alt.value("white")).otherwise(alt.value("black")),
+            text="text:N", color=heatmap.cell_ink(),
         ))
     if not n_heads:
-        return alt.layer(*layers, title=lay.title)
+        return alt.layer(*layers, title=lay.title, description=lay.description)
     heat = alt.layer(*layers, head_boundaries(c, n_heads))
-    return alt.vconcat(head_strip(c, n_heads, lay.col_px), heat, spacing=2, bounds="flush", title=lay.title)
+    return alt.vconcat(head_strip(c, n_heads, lay.col_px), heat, spacing=2, bounds="flush", title=lay.title,
+                       description=lay.description)
+
+
+SIGNED_COLOURS = "colour: blue below 0, white at 0, orange above 0"
+
+
+def matrix_description(title: str, n_rows: int, n_cols: int, n_heads: int | None, y_title: str, x_title: str,
+                       show_text: bool) -> str:
+    """What a :func:`head_matrix` shows, in words (the chart's text alternative).
+
+    >>> matrix_description("concat", 3, 512, 8, "token", "column", False)[:84]
+    'concat: a heatmap of 3 rows (token) by 512 columns, cut into 8 head slices of 64 col'
+    """
+    heads = (f", cut into {n_heads} head slices of {n_cols // n_heads} columns each, labelled above"
+             if n_heads and n_heads > 1 else "")
+    numbers = "each cell's number printed on it" if show_text else "each cell's number in its tooltip"
+    across = f" ({x_title})" if x_title != "column" else ""
+    return (f"{title}: a heatmap of {n_rows} rows ({y_title or 'row'}) by {n_cols} columns{across}{heads}; "
+            f"{SIGNED_COLOURS}; {numbers}.")
 
 
 def head_matrix(
@@ -251,14 +275,107 @@ def head_matrix(
     col_px, row_px, show_text = cell_sizes(values, precision)
     lo, hi = domain or heatmap.shared_domain(values)
     extra = {}  # only the columns the chart reads
-    if show_text:
-        extra["dark"] = np.abs((values.ravel() - lo) / ((hi - lo) or 1.0) - 0.5) > 0.3  # white text
     if n_heads:
         extra["head"] = np.tile(np.arange(c) // (c // n_heads), r)
     data = cell_frame(values, row_labels, precision, labels=show_text, **extra)  # big: the tooltip formats numbers
     layout = MatrixLayout(r, c, tuple(row_labels), n_heads, title, x_title, y_title, col_px, row_px, show_text,
-                          precision)
+                          precision, matrix_description(title, r, c, n_heads, y_title, x_title, show_text))
     return charts.Chart(matrix_build, layout, (data,), ((float(lo), float(hi)),), canvas=layout.on_canvas)
+
+
+def block_rows(n_rows: int, d: int) -> int:
+    """How many rows of one head's [n_rows, d] block of concat :func:`head_block` prints at a time.
+
+    >>> block_rows(3, 64), block_rows(256, 32), block_rows(256, 512), block_rows(256, 2)
+    (3, 16, 1, 32)
+    """
+    return max(1, min(n_rows, BLOCK_ROWS, BLOCK_CELLS // max(d, 1)))
+
+
+@dataclass(frozen=True)
+class BlockLayout:
+    """Everything about a :func:`head_block` but its numbers."""
+
+    row_labels: tuple[str, ...]
+    head: int
+    first_col: int  # the block's first column in concat
+    d: int  # columns in the block (d_v)
+    per_line: int  # columns printed on one line
+    col_px: int
+    y_title: str
+    title: str
+    description: str
+
+
+def head_block(
+    values: np.ndarray,
+    row_labels: list[str],
+    *,
+    head: int,
+    first_col: int,
+    y_title: str = "token",
+    precision: int = 4,
+    domain: tuple[float, float] | None = None,
+) -> charts.Chart:  # values [r, d]: concat[rows, first_col:first_col + d]
+    """One head's block of concat with every number printed, its columns wrapped onto lines (as numpy prints a
+    wide array): lines of as many columns as fit MATRIX_PX, each labelled with its columns' numbers in concat.
+
+    Parameters
+    ----------
+    values : ndarray of shape (r, d)
+        Head ``head``'s output: concat's columns first_col … first_col + d − 1 (a page of its rows).
+    row_labels : list of str, length r
+    domain : (lo, hi), optional
+        Colour domain (the whole concat's, so the colours match its heatmap); from the values when not given.
+
+    Examples
+    --------
+    >>> spec = head_block(np.arange(60.0).reshape(2, 30) / 7, ["a", "b"], head=1, first_col=30).to_dict()
+    >>> spec["facet"]["row"]["field"], spec["resolve"]["scale"]["x"]
+    ('line', 'independent')
+    """
+    r, d = values.shape
+    text = format_numbers(values.ravel(), precision)
+    col_px = max(28, int(0.62 * FONT * max(map(len, text))) + 8)
+    lines = math.ceil(d / max(1, min(d, MATRIX_PX // col_px)))
+    per_line = math.ceil(d / lines)  # lines of equal length, the last one perhaps shorter
+    lo, hi = domain or heatmap.shared_domain(values)
+    j = np.tile(np.arange(d), r)  # the column within the head
+    data = charts.table({
+        "row_i": np.repeat(np.arange(r), d), "col_i": first_col + j, "head_col": j, "line": j // per_line,
+        "value": values.ravel(), "text": text, "row": np.repeat(row_labels, d),
+    })
+    last = first_col + d - 1
+    title = f"head {head} = columns {first_col}–{last} of concat" if d > 1 else f"head {head} = column {first_col}"
+    description = (f"{title}: head {head}'s output, {r} rows ({y_title}) by {d} columns, every number printed, "
+                   f"{per_line} columns to a line ({lines} line{'s' * (lines > 1)}), each line's columns numbered "
+                   f"as in concat; {SIGNED_COLOURS}.")
+    layout = BlockLayout(tuple(row_labels), head, first_col, d, per_line, col_px, y_title, title, description)
+    return charts.Chart(head_block_build, layout, (data,), ((float(lo), float(hi)),))
+
+
+def head_block_build(layout: BlockLayout, data: list, domains: list) -> alt.FacetChart:
+    """The chart of a :class:`BlockLayout` (:func:`head_block`'s builder): one facet row per line of columns."""
+    lay = layout
+    base = alt.Chart(data[0]).encode(
+        x=alt.X("col_i:O", title=None, axis=alt.Axis(labelAngle=0, orient="top", labelFontSize=9, ticks=False)),
+        y=alt.Y("row_i:O", title=None, axis=alt.Axis(labelExpr=f"{json.dumps(list(lay.row_labels))}"
+                                                                       "[datum.value]")),
+    ).properties(width=alt.Step(lay.col_px), height=alt.Step(BLOCK_ROW_PX))
+    rect = base.mark_rect(stroke="white", strokeWidth=0.5).encode(
+        color=alt.Color("value:Q", title=None, legend=None,
+                        scale=alt.Scale(scheme=heatmap.SCHEMES["signed"], domain=domains[0], domainMid=0)),
+        tooltip=[alt.Tooltip("row:N", title=lay.y_title), alt.Tooltip("col_i:O", title="column of concat"),
+                 alt.Tooltip("head_col:O", title=f"column of head {lay.head}"), alt.Tooltip("text:N", title="value")],
+    )
+    text = base.mark_text(fontSize=FONT).encode(
+        text="text:N", color=heatmap.cell_ink(),
+    )
+    return alt.layer(rect, text).facet(
+        row=alt.Row("line:O", title=None, header=alt.Header(labels=False)), spacing=6,
+        title=alt.Title(lay.title, subtitle="each line: the next columns; above it, their numbers in concat"),
+        description=lay.description,
+    ).resolve_scale(x="independent")
 
 
 def head_weights(weights: list[np.ndarray], tokens: list[str], *, precision: int = 4,
@@ -293,15 +410,19 @@ def head_weights(weights: list[np.ndarray], tokens: list[str], *, precision: int
     panel_w = 6 * max(len(t) for t in tokens) + 30 + n_k * cell_w + 20  # query labels, cells, spacing
     per_row = max(1, (ROW_PX - 60) // panel_w)  # 60 px for the one shared legend
     rows = math.ceil(len(parts) / per_row)
-    layout = (tuple(p.layout for p in parts), math.ceil(len(parts) / rows))
+    description = (f"Attention weights of each of the {len(weights)} heads: one small heatmap per head, titled "
+                   f"head 0 to head {len(weights) - 1}, {n_q} rows (query) by {n_k} columns (key); colour: white at 0 "
+                   "to dark blue at 1, the same scale for every head; each cell's number "
+                   f"{'printed on it' if heatmap.shows_text(n_q, n_k, px) else 'in its tooltip'}.")
+    layout = (tuple(p.layout for p in parts), math.ceil(len(parts) / rows), description)
     return charts.Chart(head_weights_build, layout, tuple(p.data[0] for p in parts))  # 0 … 1: fixed, in the layouts
 
 
 def head_weights_build(layout: tuple, data: list, domains: list) -> alt.ConcatChart:
     """The small multiples of a :func:`head_weights` layout (its builder)."""
-    panels, columns = layout
+    panels, columns, description = layout
     charts_ = [heatmap.heatmap_chart(lay, [data[h]], [domains[h]]) for h, lay in enumerate(panels)]
-    return alt.concat(*charts_, columns=columns).resolve_scale(color="shared")
+    return alt.concat(*charts_, columns=columns, description=description).resolve_scale(color="shared")
 
 
 def _shape(a: np.ndarray | tuple[int, ...]) -> str:

@@ -33,10 +33,12 @@ frame.page_start(registry.MULTIHEAD)
 
 WANTED = "heads_wanted"  # number_input: the head count the learner asks for
 PICK = "heads_pick"  # segmented_control: the head to open on Step by step
+BLOCK_HEAD = "heads_block_head"  # segmented_control: the head whose block of concat is printed (section 4)
 WEIGHTS_SHOWN = "heads_weights_shown"  # segmented control: W_Q, W_K or W_V
 SECTION_SHOWN = "heads_section_shown"  # segmented control: one of sections 3 to 7
 WEIGHTS = {"W_Q": "w_q", "W_K": "w_k", "W_V": "w_v"}  # label: matrix
 METRIC = "max |multi-head output − single-head output|"
+CONCAT_METRIC = "max |concat − single-head output|"  # when W_O changes the width: the output cannot be compared
 INIT_NAMES = list(INITIALIZERS)
 
 
@@ -74,10 +76,11 @@ def columns(s: slice) -> str:
 def show_matrix(
     values: np.ndarray, rows: list[str], *, key: str, title: str, y_title: str, n_heads: int | None = None,
     x_title: str = "column",
-) -> None:
+) -> bool:
     """A (head-marked) matrix; when its rows exceed the drawing budget, a page of rows at a time (a selectbox).
 
-    Every column is always drawn (the head slices are columns); the colours use the whole matrix.
+    Every column is always drawn (the head slices are columns); the colours use the whole matrix. Returns whether
+    every number of the matrix is printed on its cell (all rows on one page, and numbers shown).
     """
     pages = controls.pages_of(values.shape[0], head_views.rows_that_fit(*values.shape))
     shown = pages[0]
@@ -89,10 +92,12 @@ def show_matrix(
                  "shows), and the colours use the whole matrix.",
         )]
     part = slice(shown.start, shown.stop)
-    charts.show_chart(head_views.head_matrix(
+    chart = head_views.head_matrix(
         values[part], rows[part], n_heads=n_heads, title=title, x_title=x_title, y_title=y_title,
         precision=controls.precision(), domain=heatmap.shared_domain(values),
-    ))
+    )
+    charts.show_chart(chart)
+    return len(pages) == 1 and chart.layout.show_text
 
 
 if notice := state.pop_notice():
@@ -109,7 +114,7 @@ st.latex(rf"\mathrm{{head}}_h = \mathrm{{Attention}}\big({'Y' if state.config().
 
 # ---- 1. how many heads ----------------------------------------------------------------------------
 cfg = state.config()
-st.subheader("1 · How many heads")
+st.header("1 · How many heads")
 d_qk, d_kk, d_v = cfg.w_q.shape[1], cfg.w_k.shape[1], cfg.w_v.shape[1]  # n_heads·d_q, n_heads·d_k, n_heads·d_v
 same_qk = d_qk == d_kk
 valid = [h for h in valid_head_counts(d_qk, d_v, d_kk) if h <= LIMITS.n_heads]
@@ -159,7 +164,7 @@ st.markdown(  # one element, not a row of metrics and a box: the browser redraws
 )
 
 # ---- 2. the weights, cut into heads ---------------------------------------------------------------
-st.subheader("2 · W_Q, W_K, W_V cut into heads")
+st.header("2 · W_Q, W_K, W_V cut into heads")
 slices = ("h·d_k … (h+1)·d_k − 1 of W_Q and W_K" if same_qk else
           "h·d_q … (h+1)·d_q − 1 of W_Q, h·d_k … (h+1)·d_k − 1 of W_K")
 st.caption(f"Each grey band is one head's column slice; head h uses columns {slices} "
@@ -209,10 +214,43 @@ def concat_section() -> None:
     cfg, trace = state.config(), compute.current_trace()
     n_rows, n_cols = trace.concat.shape
     n_q = "n_q" if cfg.cross else "n_seq"
+    row_word = "query" if cfg.cross else "token"
     st.markdown(f"**concat** · shape {n_rows} × {n_cols} = [{n_q}, n_heads·d_v] = "
                 f"[{cfg.n_q}, {cfg.n_heads}·{cfg.d_v}]")
-    show_matrix(trace.concat, text.query_labels(cfg), key="concat", n_heads=cfg.n_heads,
-                title="concat = [head 0 | head 1 | …]", y_title="query" if cfg.cross else "token")
+    st.caption(f"Head h's output ({n_rows} × d_v = {n_rows} × {cfg.d_v}) fills columns h·d_v … (h+1)·d_v − 1: "
+               f"column j comes from head j ÷ {cfg.d_v} (rounded down)." if cfg.n_heads > 1 else
+               f"With one head, concat is that head's output ({n_rows} × {cfg.d_v}).")
+    every_number = show_matrix(trace.concat, text.query_labels(cfg), key="concat", n_heads=cfg.n_heads,
+                               title="concat = [head 0 | head 1 | …]", y_title=row_word)
+    if not every_number:
+        head_block_view(cfg, trace, row_word)
+
+
+def head_block_view(cfg, trace, row_word: str) -> None:
+    """One head's block of concat, every number printed (the whole concat is too large to print them)."""
+    st.markdown(f"**Read one head's numbers** · the heatmap above is too large to print every number; here is one "
+                f"head's block of {trace.concat.shape[0]} × {cfg.d_v}, its columns wrapped onto lines.")
+    if cfg.n_heads > 1:
+        st.segmented_control("Head", list(range(cfg.n_heads)), format_func=lambda h: f"head {h}", required=True,
+                             **state.bind(BLOCK_HEAD, st.session_state[state.HEAD],
+                                          state.copy_to(state.HEAD, BLOCK_HEAD)))
+    head = min(st.session_state[state.HEAD], cfg.n_heads - 1)
+    cols = head_slice(head, cfg.d_v)
+    n_rows, labels = trace.concat.shape[0], text.query_labels(cfg)
+    pages = controls.pages_of(n_rows, head_views.block_rows(n_rows, cfg.d_v))
+    shown = pages[0]
+    if len(pages) > 1:
+        shown = pages[st.selectbox(
+            f"Rows of head {head} shown ({n_rows} in all, {len(pages[0])} at a time)", range(len(pages)),
+            format_func=lambda p: f"rows {pages[p].start}–{pages[p].stop - 1}", key="heads_block_rows", width=320,
+        )]
+    part = slice(shown.start, shown.stop)
+    charts.show_chart(head_views.head_block(
+        trace.concat[part, cols], labels[part], head=head, first_col=cols.start, y_title=row_word,
+        precision=controls.precision(), domain=heatmap.shared_domain(trace.concat),
+    ))
+    st.caption(f"This is head {head}'s output, weights_{head} · V_{head}, exactly; Step by step shows how it is made "
+               f"(with head {head} picked there).")
 
 
 def project_section() -> None:
@@ -256,22 +294,28 @@ def check_metrics(cfg, trace, *, per_head: bool = True) -> None:
     except AttentionInputError as err:
         st.error(f"Single-head attention cannot be computed here: {text.md_escape(str(err))}", icon=":material/error:")
         st.stop()
-    e1, e2 = st.columns(2) if per_head else (st, None)  # side by side, or the first alone
-    out = trace.output
+    out, metrics = trace.output, []  # (label, value, help)
+    if single is not None:  # the output if it has single-head attention's shape, else concat (before W_O)
+        mine, label = (out, METRIC) if single.output.shape == out.shape else (trace.concat, CONCAT_METRIC)
+        metrics.append((label, np.abs(mine - single.output).max(), None))
+    if per_head:
+        metrics.append((f"max |head {head}'s block of concat − attention on its slices|",
+                        np.abs(trace.concat[:, v_cols] - one.output).max(),
+                        "Each head is plain attention on its own column slices of W_Q, W_K, W_V."))
+    places = st.columns(len(metrics)) if len(metrics) > 1 else [st] * len(metrics)
+    for place, (label, value, why) in zip(places, metrics, strict=True):
+        place.metric(label, f"{value:.3g}", width="content", help=why)
     if single is None:
-        e1.metric(METRIC, "not defined", width="content",
-                  help=f"The {cfg.score} score's weights hold one column slice per head: with {cfg.n_heads} heads "
-                       "there is no single-head attention on the whole of W_Q, W_K to compare with.")
-    elif single.output.shape == out.shape:
-        e1.metric(METRIC, f"{np.abs(out - single.output).max():.3g}", width="content")
-    else:
-        e1.metric(METRIC, "shapes differ", width="content",
-                  help=f"multi-head output {out.shape[0]} × {out.shape[1]}, single-head "
-                       f"{single.output.shape[0]} × {single.output.shape[1]}")
-    if e2 is not None:
-        e2.metric(f"max |head {head}'s block of concat − attention on its slices|",
-                  f"{np.abs(trace.concat[:, v_cols] - one.output).max():.3g}",
-                  help="Each head is plain attention on its own column slices of W_Q, W_K, W_V.")
+        st.caption(f"The {cfg.score} score's weights hold one column slice per head: with {cfg.n_heads} heads "
+                   "there is no single-head attention on the whole of W_Q and W_K to compare the output with.")
+    elif single.output.shape != out.shape:
+        n = "n_q" if cfg.cross else "n_seq"
+        st.caption(
+            f"The output is {out.shape[0]} × {out.shape[1]} ([{n}, d_out]: W_O turns the {trace.concat.shape[1]} "
+            f"concatenated columns into {out.shape[1]}); single-head attention gives {single.output.shape[0]} × "
+            f"{single.output.shape[1]} ([{n}, n_heads·d_v]), so the two cannot be compared number for number. Compared "
+            "instead: concat, the heads side by side before W_O, which has single-head attention's shape."
+        )
 
 
 def shapes_section() -> None:
@@ -289,11 +333,14 @@ def check_section() -> None:
         st.success("One head and W_O = I: the multi-head output is exactly single-head attention.",
                    icon=":material/check_circle:")
     else:
+        w_o = cfg.w_o.shape
+        not_identity = ("W_O is not the identity" if w_o[0] == w_o[1] else
+                        f"W_O is {w_o[0]} × {w_o[1]}, not the identity")
         why = " and ".join(filter(None, [f"{cfg.n_heads} heads" if cfg.n_heads > 1 else "",
-                                         "" if is_identity else "W_O is not the identity"]))
+                                         "" if is_identity else not_identity]))
         st.markdown(f"Now: {why}, so the outputs need not agree.")
         st.button("Try it: 1 head and W_O = I", key="heads_try_single", on_click=one_head_identity,
-                  help="Sets n_heads to 1 and replaces W_O by the identity.")
+                  help="Sets the number of heads to 1 and replaces W_O by the identity (as wide as W_V).")
 
 
 SECTIONS = {
@@ -304,5 +351,5 @@ SECTIONS = {
     "7 · Check: one head is plain attention": check_section,
 }
 compute.current_trace()  # stops here with a message when the configuration cannot be computed
-st.subheader("3–7 · From the heads to the output")
+st.header("3–7 · From the heads to the output")
 SECTIONS[controls.view_picker("Section shown", list(SECTIONS), key=SECTION_SHOWN)]()  # only the chosen one runs

@@ -131,6 +131,22 @@ def block_labels(labels: list[str], size: int) -> list[str]:
 MASKED_WORD = "masked"  # what a masked cell's tooltip and description say in place of its value
 
 
+def value_title(layout: HeatmapLayout) -> str:
+    """What a cell's number is, for its tooltip: "weight", "may attend (1)", "score", or the matrix's name.
+
+    >>> from dataclasses import replace
+    >>> lay = HeatmapLayout(("a",), ("b",), "signed", 44, 44, 0.5, 11, 0, "", "key", "query", None, name="Scores QKᵀ")
+    >>> value_title(lay), value_title(replace(lay, kind="weights")), value_title(replace(lay, name=""))
+    ('score', 'weight', 'value')
+    """
+    if layout.kind == "weights":
+        return "weight"
+    if layout.kind == "mask":
+        return "may attend (1)"
+    name = layout.title or layout.name
+    return "score" if "score" in name.lower() else name or "value"
+
+
 def masked_description(x_title: str, y_title: str, field: str = "value",
                        number: str = 'format(datum.value, "")') -> str:
     """The Vega expression of a cell's description (its aria-label) in a heatmap with masked cells.
@@ -230,7 +246,7 @@ def heatmap_chart(layout: HeatmapLayout, data: list, domains: list) -> alt.Layer
     )
     shown = "shown" if lay.has_masked else "text"  # the tooltip's value: "masked" for a masked cell (below)
     tooltip = [alt.Tooltip("row:O", title=lay.y_title or "row"), alt.Tooltip("col:O", title=lay.x_title or "column"),
-               alt.Tooltip(f"{shown}:N", title="value")]
+               alt.Tooltip(f"{shown}:N", title=value_title(lay))]
     fill = alt.Color("value:Q", scale=scale, title=None,
                      legend=alt.Legend(orient="right", gradientLength=max(60, lay.height_px * len(lay.rows)),
                                        labelExpr=LEGEND_LABEL))

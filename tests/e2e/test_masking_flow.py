@@ -62,9 +62,10 @@ def test_causal_mask_zeroes_weights_above_diagonal_on_step_by_step(app_page: Pag
         drawn = chart.locator("g.mark-text text[aria-label]").evaluate_all("es => es.map(e => e.ariaLabel)")
         assert drawn[1] == "key: 1: input2; query: 0: input1; text: masked"  # not the "−∞" or 0 drawn on it
         assert drawn[3] == f"key: 0: input1; query: 1: input2; text: {numbers_drawn[1, 0]}"  # unmasked: its number
+        field = {"Weights": "weight", "Masked scores": "score"}[name]  # the tooltip names what the number is
         assert tooltip_of(page, chart_cell(chart, "1: input2", "0: input1")) == {
-            "query": "0: input1", "key": "1: input2", "value": "masked"}
-        assert tooltip_of(page, chart_cell(chart, "0: input1", "1: input2"))["value"] == numbers_drawn[1, 0]
+            "query": "0: input1", "key": "1: input2", field: "masked"}
+        assert tooltip_of(page, chart_cell(chart, "0: input1", "1: input2"))[field] == numbers_drawn[1, 0]
 
     # drill-down for query 0 (the default): its softmax row is [1, 0, 0]
     rows = table_after_heading(page, "Softmax of row 0")

@@ -27,7 +27,7 @@ from . import registry, state, text
 LINK, STORE_KEY = "c", "s"  # the query parameters: the permalink's value, or a key of STORE
 URL_CELLS = 4_096  # above this many cells a configuration is kept in STORE without trying a link
 STORE_ENTRIES = 64  # configurations STORE keeps (one per session that needs it), the least recently written go
-STORE_BYTES = 128 * 2**20  # ... and at most this many bytes of matrices (a configuration at the caps: ≈ 10 MB)
+STORE_BYTES = 64 * 2**20  # ... and at most this many bytes of matrices (a configuration at the caps: ≈ 10 MB)
 
 
 class _Store:

@@ -20,20 +20,29 @@ waits ``--think`` seconds (± half, at random) between actions, as a learner wou
 Memory: VmRSS of the streamlit process and of its descendants (/proc/<pid>/status), sampled every 0.5 s: before
 any session (idle), after the sessions opened, the peak during the edits, at the end; also the load average and the
 server's CPU use during the edits (CPU seconds / wall seconds: 100 % is one core of the 2). The browser runs on the
-same cores as the server, so at many sessions the latency measures the machine, not the server alone.
+same cores as the server, so at many sessions the latency measures the machine, not the server alone; the server's
+own cost is its CPU ms per run: the CPU seconds (utime + stime, /proc/<pid>/stat) of the streamlit process and its
+descendants in the measured window, divided by the runs it finished in that window (counted in every page by the
+hook below). If that stays flat as sessions are added, the server does not slow down with N; wall-clock latency
+then grows with the waiting for a core.
+
+``--server-env KEY=VALUE`` (repeatable) sets a variable in the server's environment only, e.g.
+``--server-env MALLOC_ARENA_MAX=2``, for A/B runs of settings read at the server's start.
 
 Configurations (bench/app.py's): seed000 (the app's default), mid (n_seq 64, d_model 64, 8 heads) and caps
 (n_seq 256, d_model 512, widths 512, 8 heads), loaded through Share & export's JSON import.
 
 ``--soak SECONDS``: one server, ``--sessions`` sessions (the first value; sizes given round-robin from ``--sizes``)
 edit and switch pages for that long; each session starts over in a new context every ``--churn`` edits (learners
-come and go); prints the RSS at start, every minute and at the end, with that minute's latency.
+come and go); prints the RSS at start, every minute and at the end, with that minute's latency and where the
+memory is (:func:`anon_split`: main heap, glibc's other malloc arenas, other anonymous mappings, files).
 
 Run::
 
     .venv/bin/python bench/load.py                                   # seed000 at 1 5 10 20, caps at 1 2 4
     .venv/bin/python bench/load.py --sizes seed000 --sessions 1 5 --edits 5
     .venv/bin/python bench/load.py --soak 1800 --sessions 4 --sizes seed000 mid
+    .venv/bin/python bench/load.py --soak 600 --sessions 4 --sizes caps seed000 --server-env MALLOC_ARENA_MAX=2
 
 Needs /usr/bin/chromium. Prints figures, never asserts a time.
 """
@@ -102,14 +111,8 @@ _IDLE = (f"() => document.querySelector({e2e.APP_IDLE!r}) !== null"
 # ---- the server's memory ------------------------------------------------------------------------------
 
 
-def cpu_s(pid: int) -> float:
-    """CPU seconds (user + system) the process ``pid`` has used, its threads included."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def rss_mb(pid: int) -> float:
-    """VmRSS of ``pid`` and of every descendant, in MB (MiB)."""
+def descendants(pid: int) -> list[int]:
+    """``pid`` and every process below it."""
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -119,10 +122,31 @@ def rss_mb(pid: int) -> float:
                 continue
             ppid = int(stat.rsplit(")", 1)[1].split()[1])
             children.setdefault(ppid, []).append(int(entry))
-    total_kb, todo = 0, [pid]
+    found, todo = [], [pid]
     while todo:
         p = todo.pop()
+        found.append(p)
         todo.extend(children.get(p, []))
+    return found
+
+
+def cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) used by ``pid`` (its threads included), by its live descendants, and by the
+    children it has waited for (cutime + cstime)."""
+    total = 0
+    for p in descendants(pid):
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12]) + (int(fields[13]) + int(fields[14]) if p == pid else 0)
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def rss_mb(pid: int) -> float:
+    """VmRSS of ``pid`` and of every descendant, in MB (MiB)."""
+    total_kb = 0
+    for p in descendants(pid):
         try:
             for line in Path(f"/proc/{p}/status").read_text().splitlines():
                 if line.startswith("VmRSS:"):
@@ -130,6 +154,52 @@ def rss_mb(pid: int) -> float:
         except OSError:
             pass
     return total_kb / 1024
+
+
+def anon_split(pid: int) -> str:
+    """Where the server's resident memory is (/proc/<pid>/smaps), MiB: the main malloc heap ([heap]); glibc's
+    other malloc arenas (one per thread that allocates, up to 8 × cores: anonymous mappings starting on a 64 MiB
+    boundary, as glibc aligns every arena's heap); other anonymous memory (mmapped blocks such as numpy arrays
+    above the mmap threshold, thread stacks); files (code, libraries)."""
+    heap = arenas = small = files = 0
+    arena = False
+    name = ""
+    try:
+        lines = Path(f"/proc/{pid}/smaps").read_text().splitlines()
+    except OSError:
+        return "?"
+    for line in lines:
+        head = line.split(None, 1)
+        if "-" in head[0] and not head[0].endswith(":"):
+            lo, parts = int(head[0].split("-")[0], 16), line.split()
+            name = parts[5] if len(parts) > 5 else ""
+            arena = not name and lo % (64 << 20) == 0
+        elif head[0] == "Rss:":
+            kb = int(head[1].split()[0])
+            if name == "[heap]":
+                heap += kb
+            elif name.startswith("/"):
+                files += kb
+            elif arena:
+                arenas += kb
+            else:
+                small += kb
+    return (f"heap {heap / 1024:.0f}, arenas {arenas / 1024:.0f}, other anon {small / 1024:.0f}, "
+            f"files {files / 1024:.0f}")
+
+
+def start_server(log_path: Path, env: dict[str, str]):
+    """tests/e2e/helpers.start_server with ``env`` added to the server's environment only (not the browser's)."""
+    before = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)  # start_server's child inherits os.environ
+    try:
+        return e2e.start_server(log_path)
+    finally:
+        for k, v in before.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def loadavg() -> str:
@@ -348,9 +418,15 @@ async def gather_limited(coros, limit: int):
     return await asyncio.gather(*(one(c) for c in coros))
 
 
-async def load_row(pw, size: str, n: int, edits: int, think: float, switch_to: str, tmp: Path) -> dict:
+async def total_runs(sessions: list[Session]) -> int:
+    """Finished runs the server reported to the open sessions' pages (see _HOOK), summed."""
+    return sum([await runs(s.page) for s in sessions if s.page is not None])
+
+
+async def load_row(pw, size: str, n: int, edits: int, think: float, switch_to: str, tmp: Path,
+                   env: dict[str, str]) -> dict:
     """A fresh server and browser; n sessions of ``size``; each makes ``edits`` edits + page switches."""
-    proc, url = e2e.start_server(tmp / f"server-{size}-{n}.log")
+    proc, url = start_server(tmp / f"server-{size}-{n}.log", env)
     browser = await pw.chromium.launch(executable_path=e2e.CHROMIUM, args=e2e.CHROMIUM_ARGS)
     try:
         await asyncio.sleep(1.0)
@@ -363,8 +439,8 @@ async def load_row(pw, size: str, n: int, edits: int, think: float, switch_to: s
         opened = rss_mb(proc.pid)
         sampler = Sampler(proc.pid)
         sampler.start()
-        cpu0 = cpu_s(proc.pid)
         load_before = loadavg()
+        runs0, cpu0 = await total_runs(sessions), cpu_s(proc.pid)
         t1 = time.monotonic()
 
         async def loop(s: Session) -> None:
@@ -372,8 +448,11 @@ async def load_row(pw, size: str, n: int, edits: int, think: float, switch_to: s
                 await s.step(switch_to)
         await asyncio.gather(*(loop(s) for s in sessions))
         wall = time.monotonic() - t1
+        cpu_used = cpu_s(proc.pid) - cpu0
+        # a session restarted after an error counts from 0 again: its runs before the error are lost, a few at most
+        runs_done = await total_runs(sessions) - runs0
         peak = await sampler.stop()
-        server_cpu = (cpu_s(proc.pid) - cpu0) / wall
+        server_cpu = cpu_used / wall
         end = rss_mb(proc.pid)
         load_after = loadavg()
         for s in sessions:
@@ -388,16 +467,19 @@ async def load_row(pw, size: str, n: int, edits: int, think: float, switch_to: s
     errors = [e for s in sessions for e in s.stats.errors]
     return {"size": size, "n": n, "edits": all_edits, "switches": all_switches, "errors": errors,
             "idle": idle, "opened": opened, "peak": peak, "end": end, "closed": closed, "wall": wall,
-            "opened_s": opened_s, "load": f"{load_before} → {load_after}", "cpu": server_cpu}
+            "opened_s": opened_s, "load": f"{load_before} → {load_after}", "cpu": server_cpu,
+            "runs": runs_done, "cpu_per_run": 1000 * cpu_used / runs_done if runs_done > 0 else float("nan")}
 
 
 def print_rows(rows: list[dict], think: float, switch_to: str) -> None:
     print(f"\nms from the committing action to the server's run-finished message; think time {think} s (± 50 %); "
-          f"page switch = Inputs & weights ↔ {switch_to}; RSS of the streamlit process (MiB)\n")
+          f"page switch = Inputs & weights ↔ {switch_to}; RSS of the streamlit process (MiB); server CPU = its CPU "
+          "seconds / wall seconds in the measured window (100 % = one core); CPU ms / run = its CPU ms / the runs it "
+          "finished in that window\n")
     print("| config | sessions | edits | edit median | edit p95 | p95 / 1 session | switch median | switch p95 "
-          "| RSS idle | RSS opened | RSS peak | RSS after close | server CPU | errors "
+          "| RSS idle | RSS opened | RSS peak | RSS after close | server CPU | runs | server CPU ms / run | errors "
           "| load avg (1/5/15 min, before → after) |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     base: dict[str, float] = {}
     for r in rows:
         p95 = pct(r["edits"], 0.95)
@@ -407,7 +489,8 @@ def print_rows(rows: list[dict], think: float, switch_to: str) -> None:
         print(f"| {r['size']} | {r['n']} | {len(r['edits'])} | {median(r['edits']):.0f} "
               f"| {p95:.0f} | {ratio:.2f} | {median(r['switches']):.0f} "
               f"| {pct(r['switches'], 0.95):.0f} | {r['idle']:.0f} | {r['opened']:.0f} | {r['peak']:.0f} "
-              f"| {r['closed']:.0f} | {r['cpu']:.0%} | {len(r['errors'])} | {r['load']} |")
+              f"| {r['closed']:.0f} | {r['cpu']:.0%} | {r['runs']} | {r['cpu_per_run']:.1f} | {len(r['errors'])} "
+              f"| {r['load']} |")
     for r in rows:
         for e in r["errors"][:5]:
             print(f"error ({r['size']}, {r['n']} sessions): {e}")
@@ -420,11 +503,12 @@ async def run_load(args) -> None:
         for size in args.sizes:
             for n in args.sessions or DEFAULT_SESSIONS[size]:
                 t = time.monotonic()
-                r = await load_row(pw, size, n, args.edits, args.think, args.switch_to, tmp)
+                r = await load_row(pw, size, n, args.edits, args.think, args.switch_to, tmp, args.server_env)
                 rows.append(r)
                 print(f"  {size} × {n}: {len(r['edits'])} edits in {r['wall']:.0f} s (opening {r['opened_s']:.0f} s), "
                       f"edit median {median(r['edits']):.0f} ms, "
                       f"p95 {pct(r['edits'], 0.95):.0f} ms, RSS peak {r['peak']:.0f} MiB, "
+                      f"server CPU {r['cpu_per_run']:.1f} ms / run ({r['runs']} runs), "
                       f"{len(r['errors'])} errors [{time.monotonic() - t:.0f} s]", flush=True)
     print_rows(rows, args.think, args.switch_to)
     print(f"\nserver logs: {tmp}")
@@ -433,16 +517,20 @@ async def run_load(args) -> None:
 async def run_soak(args) -> None:
     tmp = Path(tempfile.mkdtemp(prefix="bench-soak-"))
     k = (args.sessions or [4])[0]
-    proc, url = e2e.start_server(tmp / "server-soak.log")
+    proc, url = start_server(tmp / "server-soak.log", args.server_env)
     async with async_playwright() as pw:
         browser = await pw.chromium.launch(executable_path=e2e.CHROMIUM, args=e2e.CHROMIUM_ARGS)
         try:
             await asyncio.sleep(1.0)
+            if args.server_env:
+                print("server environment: " + " ".join(f"{k}={v}" for k, v in args.server_env.items()))
             print(f"soak: {k} sessions ({', '.join(args.sizes[i % len(args.sizes)] for i in range(k))}), "
                   f"{args.soak:.0f} s, a new context every {args.churn} edits, think {args.think} s", flush=True)
-            print("\n| minute | RSS (MiB) | edits | edit median | edit p95 | switch median | errors | load avg |")
-            print("|---:|---:|---:|---:|---:|---:|---:|---|", flush=True)
-            print(f"| 0 (idle server) | {rss_mb(proc.pid):.0f} | | | | | | {loadavg()} |", flush=True)
+            print("\n| minute | RSS (MiB) | edits | edit median | edit p95 | switch median | errors | load avg "
+                  "| RSS by kind (MiB, bench/load.anon_split) |")
+            print("|---:|---:|---:|---:|---:|---:|---:|---|---|", flush=True)
+            print(f"| 0 (idle server) | {rss_mb(proc.pid):.0f} | | | | | | {loadavg()} | {anon_split(proc.pid)} |",
+                  flush=True)
             sessions = []
             for i in range(k):
                 size = args.sizes[i % len(args.sizes)]
@@ -450,7 +538,8 @@ async def run_soak(args) -> None:
             await gather_limited([s.open() for s in sessions], limit=4)
             start = time.monotonic()
             deadline = start + args.soak
-            print(f"| 0 (sessions open) | {rss_mb(proc.pid):.0f} | | | | | | {loadavg()} |", flush=True)
+            print(f"| 0 (sessions open) | {rss_mb(proc.pid):.0f} | | | | | | {loadavg()} | {anon_split(proc.pid)} |",
+                  flush=True)
 
             async def loop(s: Session) -> None:
                 done = 0
@@ -477,7 +566,7 @@ async def run_soak(args) -> None:
                     print(f"| {minute} | {rss_mb(proc.pid):.0f} | {len(new_e)} "
                           f"| {median(new_e):.0f} | {pct(new_e, 0.95):.0f} "
                           f"| {median(new_s):.0f} | {errs - seen_err} "
-                          f"| {loadavg()} |", flush=True)
+                          f"| {loadavg()} | {anon_split(proc.pid)} |", flush=True)
                     seen_e, seen_s, seen_err = len(edits), len(switches), errs
             reporter = asyncio.get_running_loop().create_task(report())
             await asyncio.gather(*(loop(s) for s in sessions))
@@ -485,11 +574,13 @@ async def run_soak(args) -> None:
             edits = [v for s in sessions for v in s.stats.edits]
             print(f"| end ({(time.monotonic() - start) / 60:.1f} min) | {rss_mb(proc.pid):.0f} | {len(edits)} in all "
                   f"| {statistics.median(edits):.0f} | {pct(edits, 0.95):.0f} | | "
-                  f"{sum(len(s.stats.errors) for s in sessions)} in all | {loadavg()} |", flush=True)
+                  f"{sum(len(s.stats.errors) for s in sessions)} in all | {loadavg()} | {anon_split(proc.pid)} |",
+                  flush=True)
             for s in sessions:
                 await s.close()
             await asyncio.sleep(5.0)
-            print(f"| sessions closed, +5 s | {rss_mb(proc.pid):.0f} | | | | | | {loadavg()} |", flush=True)
+            print(f"| sessions closed, +5 s | {rss_mb(proc.pid):.0f} | | | | | | {loadavg()} "
+                  f"| {anon_split(proc.pid)} |", flush=True)
             for s in sessions:
                 for e in s.stats.errors[:5]:
                     print("error:", e)
@@ -512,7 +603,14 @@ def main() -> int:
                         help="run a soak of this length instead")
     parser.add_argument("--churn", type=int, default=20,
                         help="soak: a session starts over every CHURN edits (0: never)")
+    parser.add_argument("--server-env", action="append", default=[], metavar="KEY=VALUE",
+                        help="set this in the server's environment (not the browser's); repeatable, e.g. "
+                             "--server-env MALLOC_ARENA_MAX=2")
     args = parser.parse_args()
+    try:
+        args.server_env = dict(kv.split("=", 1) for kv in args.server_env)
+    except ValueError:
+        parser.error("--server-env takes KEY=VALUE")
     print(machine())
     print(f"{time.strftime('%Y-%m-%d %H:%M:%S %Z')}; load average {loadavg()}", flush=True)
     asyncio.run(run_soak(args) if args.soak else run_load(args))

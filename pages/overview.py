@@ -54,8 +54,9 @@ st.markdown(
     "into weights that sum to 1; the output is the weighted sum of the values. "
     "Here you can type every number yourself and watch each step recompute."
 )
-st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}} + M\right) V,"
-         r"\qquad Q = XW_Q,\; K = XW_K,\; V = XW_V")
+# two short formulas, not one long line: each fits a phone's width (390 px)
+st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}} + M\right) V")
+st.latex(r"Q = XW_Q,\quad K = XW_K,\quad V = XW_V")
 if cfg.cross or cfg.score != "dot":
     st.caption("Your configuration: " + "; ".join(filter(None, [
         "cross-attention, Q = Y W_Q: the queries come from a second sequence Y, the keys and values from X"
@@ -63,14 +64,15 @@ if cfg.cross or cfg.score != "dot":
         f"scores {step_by_step.SCORE_TEXT[cfg.score]} ({step_by_step.SCORE_NAMES[cfg.score]}) instead of QKᵀ"
         if cfg.score != "dot" else "",
     ])) + ".")
-st.page_link(registry.LEARN.file, label="New to attention? Start with the guided lessons: predict, then check",
-             icon=":material/school:")
+st.page_link(registry.LEARN.file, label="New to attention? Start with Learn", icon=":material/school:",
+             help="Guided lessons: predict, then check.")
 
 st.header("The pipeline")
 st.graphviz_chart(pipeline_dot(cfg), width="stretch")
-stages = pipeline(cfg)
-for col, (label, _, page) in zip(st.columns(len(stages)), stages, strict=True):
-    col.page_link(page.file, label=label, help="Open the page that shows this stage.")
+st.caption("Open the page that shows a stage:")
+links = st.container(horizontal=True, gap="small")  # wraps into rows on a narrow screen
+for label, _, page in pipeline(cfg):
+    links.page_link(page.file, label=label, help="Open the page that shows this stage.", width="content")
 
 st.header("Current configuration")
 grid_editor.pending_errors_banner()

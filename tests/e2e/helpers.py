@@ -424,7 +424,7 @@ def heatmap_values(chart: Locator, value: str = "value") -> tuple[list[str], lis
     say "−∞" for a masked score and 0 for a masked weight.
     """
     items = chart_items(chart)
-    col_key, row_key = (k for k in items[0] if k != value)
+    col_key, row_key = [k for k in items[0] if k != value][:2]  # x, then y (the tooltip's fields may follow)
     rows = list(dict.fromkeys(it[row_key] for it in items))
     cols = list(dict.fromkeys(it[col_key] for it in items))
     values = np.full((len(rows), len(cols)), np.nan)

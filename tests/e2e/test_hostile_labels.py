@@ -129,7 +129,7 @@ def masking(page: Page) -> list[str]:
 def step_by_step(page: Page) -> list[str]:
     """The drill-down names query 0 in its headings and every key in its tables."""
     found = rendered(page, "Step by step")
-    found += literal(page, "Step by step", f'{MAIN} h5:has-text("a · Scores of query")',
+    found += literal(page, "Step by step", f'{MAIN} h3:has-text("a · Scores of query")',
                      f"a · Scores of query {ROWS[0]} ", prefix=True)
     keys = [row[0] for row in table_after_heading(page, "Softmax of row 0")][:-1]  # the last row is Σ
     if keys != ROWS:

@@ -54,8 +54,9 @@ st.markdown(
     "into weights that sum to 1; the output is the weighted sum of the values. "
     "Here you can type every number yourself and watch each step recompute."
 )
-# two short formulas, not one long line: each fits a phone's width (390 px)
-st.latex(r"\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}} + M\right) V")
+# two short formulas, not one long line, the first a size smaller: each fits a phone's width (390 px)
+st.latex(r"\footnotesize \mathrm{Attention}(Q, K, V) = "
+         r"\mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}} + M\right) V")
 st.latex(r"Q = XW_Q,\quad K = XW_K,\quad V = XW_V")
 if cfg.cross or cfg.score != "dot":
     st.caption("Your configuration: " + "; ".join(filter(None, [

@@ -14,7 +14,7 @@ import streamlit as st
 from attn_core import AttentionTrace, Config
 
 from . import controls, text
-from .matrix_display import matrix_block
+from .matrix_display import formula, matrix_block
 from .numbers import MINUS, format_number
 
 MAX_TERMS = 6  # products written out in q_i·k_j before "…"
@@ -166,7 +166,7 @@ def show_drill_down(t: AttentionTrace, cfg: Config, i: int, keys: range | None =
 
     which = "every key" if len(keys) == n_k else f"keys {keys.start}–{keys.stop - 1} (of {n_k})"
     st.markdown(f"### a · Scores of query {query} with {which}")
-    st.latex(SCORE_LATEX_I[t.score_fn].format(i=i) + rf", \qquad \tilde s_{{{i}j}} = s_{{{i}j}} \,/\, s, \quad "
+    formula(SCORE_LATEX_I[t.score_fn].format(i=i) + rf", \qquad \tilde s_{{{i}j}} = s_{{{i}j}} \,/\, s, \quad "
              rf"s = {text.divisor_latex(cfg, t.divisor, p)}")
     st.markdown(f"$q_{{{i}}}$ = {vector_text(t.q[i], p)}")
     if t.score_fn == "general":
@@ -187,7 +187,7 @@ def show_drill_down(t: AttentionTrace, cfg: Config, i: int, keys: range | None =
         st.info("Every key is masked for this query: exp(−∞) = 0 for every key, so the weights are all 0 "
                 "(not NaN) and the output row is 0.", icon=":material/info:")
     else:
-        st.latex(rf"m = \max_j \tilde s_{{{i}j}} = {fmt(m, p)}, \qquad "
+        formula(rf"m = \max_j \tilde s_{{{i}j}} = {fmt(m, p)}, \qquad "
                  rf"\sum_j e^{{\tilde s_{{{i}j}} - m}} = {fmt(total, p)}, \qquad "
                  rf"a_{{{i}j}} = e^{{\tilde s_{{{i}j}} - m}} \big/ {fmt(total, p)}")
     rows = [[labels[j], fmt(t.masked[i, j], p), fmt(shifted[j], p), fmt(e[j], p), fmt(t.weights[i, j], p)]

@@ -10,6 +10,18 @@ import streamlit as st
 from . import charts, controls, heatmap
 
 
+def formula(latex: str) -> None:
+    """A display formula; one whose parts are set apart with ``\\qquad`` is laid out part by part in a row that
+    wraps, so a phone (390 px) shows each part whole instead of cutting the line off."""
+    parts = [p.strip() for p in latex.split(r"\qquad") if p.strip()]
+    if len(parts) == 1:
+        st.latex(latex)
+        return
+    row = st.container(horizontal=True, horizontal_alignment="center", gap="large")
+    for part in parts:
+        row.latex(part, width="content")
+
+
 def matrix_block(
     title: str,
     latex: str,
@@ -34,7 +46,7 @@ def matrix_block(
     """
     st.markdown(f"**{title}** · shape {values.shape[0]} × {values.shape[1]}")
     if latex:
-        st.latex(latex)
+        formula(latex)
     if note:
         st.caption(note)
     chart = heatmap.heatmap(values, rows, cols, kind=kind, precision=controls.precision(), domain=domain,

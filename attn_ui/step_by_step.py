@@ -14,7 +14,7 @@ import streamlit as st
 from attn_core import AttentionTrace, Config
 
 from . import controls, heatmap, state, text
-from .matrix_display import matrix_block
+from .matrix_display import formula, matrix_block
 
 CELL = "cell"  # name of the click selection on the scores and weights heatmaps
 
@@ -142,9 +142,9 @@ def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None 
                   ("v_a", t.v_a[None, :], ["v_a"], "", ""))
         dom = heatmap.shared_domain(t.q_1, t.k_2, t.v_a[None, :])
         widths = [heatmap.heatmap_width(m, rows, p) for _, m, rows, _, _ in halves]
-        for col, (name, m, rows, y_title, formula) in zip(controls.side_by_side(widths), halves, strict=True):
+        for col, (name, m, rows, y_title, latex) in zip(controls.side_by_side(widths), halves, strict=True):
             with col:
-                matrix_block(name, formula, m, rows, text.dim_labels(m.shape[1]), y_title=y_title,
+                matrix_block(name, latex, m, rows, text.dim_labels(m.shape[1]), y_title=y_title,
                              x_title="feature (d_a)", domain=dom, key=f"{prefix}_{name[0].lower()}_{name[-1]}_chart")
         latex = (rf"s_{{ij}} = v_a{h} \cdot \tanh\big(q_i W_1{h} + k_j W_2{h}\big) = "
                  r"\sum_d v_{a,d}\, \tanh\big((q_i W_1)_d + (k_j W_2)_d\big)")
@@ -178,8 +178,8 @@ def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None 
         step += 1
 
     st.header(f"{step} · Attention weights (softmax of each row)")
-    st.latex(rf"A{h} = \mathrm{{softmax}}(\tilde S{h}), \qquad a_{{ij}} = "
-             r"\frac{\exp(\tilde s_{ij} - m_i)}{\sum_{k} \exp(\tilde s_{ik} - m_i)}, \quad m_i = \max_k \tilde s_{ik}")
+    formula(rf"A{h} = \mathrm{{softmax}}(\tilde S{h}), \qquad a_{{ij}} = "
+            r"\frac{\exp(\tilde s_{ij} - m_i)}{\sum_{k} \exp(\tilde s_{ik} - m_i)}, \quad m_i = \max_k \tilde s_{ik}")
     st.caption(f"Each weight is between 0 and 1 and each row sums to 1 (see the row sums). "
                f"{'Grey cells are masked keys: weight 0. ' if t.mask is not None else ''}{click}")
     sums = t.weights.sum(axis=1)[:, None]  # [n_q, 1]

@@ -22,7 +22,7 @@ from attn_ui import (
     step_by_step,
     text,
 )
-from attn_ui.matrix_display import matrix_block
+from attn_ui.matrix_display import formula, matrix_block
 
 frame.page_start(registry.MASKING)
 
@@ -155,7 +155,7 @@ st.markdown(
     "e^709.78, so a score above 709.78 makes exp overflow to +inf, and inf / inf is NaN. The Korean blog post "
     "subtracts the row maximum m first. The weights are the same,"
 )
-st.latex(r"\frac{e^{x_j - m}}{\sum_k e^{x_k - m}} = \frac{e^{x_j}}{\sum_k e^{x_k}}, \qquad m = \max_k x_k,")
+formula(r"\frac{e^{x_j - m}}{\sum_k e^{x_k - m}} = \frac{e^{x_j}}{\sum_k e^{x_k}}, \qquad m = \max_k x_k,")
 st.markdown(
     "but every exponent is ≤ 0, so exp stays between 0 and 1. Here is one row of the scores + M, multiplied "
     "to make it large."

@@ -28,6 +28,7 @@ from attn_ui import (
     step_by_step,
     text,
 )
+from attn_ui.matrix_display import formula
 
 frame.page_start(registry.MULTIHEAD)
 
@@ -108,9 +109,9 @@ st.markdown(
     "cut by columns into `n_heads` equal slices; head h runs ordinary scaled dot-product attention on "
     "its slices; the head outputs are laid side by side and W_O mixes them into the output."
 )
-st.latex(rf"\mathrm{{head}}_h = \mathrm{{Attention}}\big({'Y' if state.config().cross else 'X'} W_Q^{{(h)}},\, "
-         r"X W_K^{(h)},\, X W_V^{(h)}\big),\qquad"
-         r"\mathrm{MultiHead}(X) = [\,\mathrm{head}_0 \mid \cdots \mid \mathrm{head}_{n-1}\,]\; W_O")
+formula(rf"\mathrm{{head}}_h = \mathrm{{Attention}}\big({'Y' if state.config().cross else 'X'} W_Q^{{(h)}},\, "
+        r"X W_K^{(h)},\, X W_V^{(h)}\big),\qquad"
+        r"\mathrm{MultiHead}(X) = [\,\mathrm{head}_0 \mid \cdots \mid \mathrm{head}_{n-1}\,]\; W_O")
 
 # ---- 1. how many heads ----------------------------------------------------------------------------
 cfg = state.config()

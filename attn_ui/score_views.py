@@ -19,16 +19,11 @@ from attn_core import (
     ScoreFunction,
     analysis,
     head_score,
-    head_slice,
-    project,
     scaled_dot_product_attention,
 )
 
 from .numbers import format_numbers
-
-KINDS = ("dot", "general", "additive")
-#: how the page names each score function
-NAMES = {"dot": "dot product", "general": "general (Luong)", "additive": "additive (Bahdanau)"}
+from .step_by_step import SCORE_NAMES
 
 #: most terms of v_a · tanh(…) written out one by one in the worked table (wider features: the sum only)
 MAX_TERMS = 4
@@ -36,7 +31,7 @@ MAX_TERMS = 4
 
 def title(kind: str) -> str:
     """The name of a score function at the start of a sentence: "Additive (Bahdanau)"."""
-    name = NAMES[kind]
+    name = SCORE_NAMES[kind]
     return name[0].upper() + name[1:]
 
 
@@ -59,17 +54,6 @@ class Scored:
     trace: AttentionTrace | None
     weights_from: str = ""
     why: str = ""
-
-
-def head_qkv(cfg: Config, h: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Head ``h``'s queries, keys and values: (Y or X) W_Q, X W_K, X W_V, each its column slice.
-
-    Returns q [n_q, d_q], k [n_seq, d_k], v [n_seq, d_v].
-    """
-    queries = cfg.x if cfg.y is None else cfg.y  # [n_q, d_model]
-    return (project(queries, cfg.w_q[:, head_slice(h, cfg.d_q)]),  # [n_q, d_q]
-            project(cfg.x, cfg.w_k[:, head_slice(h, cfg.d_k)]),  # [n_seq, d_k]
-            project(cfg.x, cfg.w_v[:, head_slice(h, cfg.d_v)]))  # [n_seq, d_v]
 
 
 def functions(cfg: Config, defaults: dict[str, np.ndarray]) -> dict[str, tuple[ScoreFunction, str]]:
@@ -111,7 +95,7 @@ def summary(scored: dict[str, Scored], yours: str, precision: int) -> pd.DataFra
     dot = scored.get("dot")
     rows = []
     for kind, s in scored.items():
-        name = NAMES[kind] + (" (yours)" if kind == yours else "")
+        name = SCORE_NAMES[kind] + (" (yours)" if kind == yours else "")
         if s.trace is None:
             rows.append([name, "–", "–", "–"])
             continue

@@ -4,8 +4,8 @@ and where the queries come from (self- or cross-attention)."""
 import numpy as np
 import streamlit as st
 
-from attn_core import LIMITS, SCORE_MATRICES, config_mask
-from attn_ui import controls, frame, grid_editor, heatmap, registry, score_views, state, text
+from attn_core import LIMITS, SCORE_FUNCTIONS, SCORE_MATRICES, config_mask
+from attn_ui import compute, controls, frame, grid_editor, heatmap, registry, score_views, state, step_by_step, text
 from attn_ui.matrix_display import matrix_block
 
 frame.page_start(registry.SCORES)
@@ -116,7 +116,7 @@ st.page_link(registry.INPUTS.file, label="Choose self- or cross-attention and ed
 
 # ---- 2. the configuration's score function ---------------------------------------------------------
 st.header("2 · Your score function and its weights")
-st.segmented_control("Score function of your configuration", score_views.KINDS, format_func=score_views.NAMES.get,
+st.segmented_control("Score function of your configuration", SCORE_FUNCTIONS, format_func=step_by_step.SCORE_NAMES.get,
                      required=True, **state.bind(KIND, cfg.score, pick_kind),
                      help="Part of your configuration. Weights you edited come back when you choose their function "
                           "again.")
@@ -139,7 +139,8 @@ cfg = state.config()
 # ---- 3. the three compared ------------------------------------------------------------------------
 st.header("3 · The three side by side, on your Q and K")
 head = controls.head_selector(cfg.n_heads, "scores")
-q, k, v = score_views.head_qkv(cfg, head)
+t_head = compute.current_trace().heads[head]  # the configuration's own Q, K, V of this head (the cached trace)
+q, k, v = t_head.q, t_head.k, t_head.v
 mask = config_mask(cfg)
 defaults = state.default_score_weights(cfg, "general") | state.default_score_weights(cfg, "additive")
 functions = score_views.functions(cfg, defaults)

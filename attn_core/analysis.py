@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .attention import apply_mask, scores, softmax
-from .errors import AttentionInputError
+from .errors import N_, AttentionInputError
 
 #: ln of the largest float64 (≈ 709.78): exp of anything larger is +inf
 MAX_EXP = float(np.log(np.finfo(np.float64).max))
@@ -194,7 +194,7 @@ def saturation(
     """
     d = np.asarray(divisors, dtype=np.float64)
     if d.ndim != 1 or not np.all(np.isfinite(d) & (d > 0)):
-        raise AttentionInputError("divisors: every divisor must be a positive finite number.")
+        raise AttentionInputError(N_("divisors: every divisor must be a positive finite number."))
     masked = apply_mask(np.asarray(s, dtype=np.float64), mask)  # [n_q, n_k], -inf where masked
     top = masked.max(axis=-1, keepdims=True)  # [n_q, 1]
     top = np.where(np.isneginf(top), 0.0, top)  # a fully masked row stays all -inf
@@ -277,11 +277,12 @@ def compare_softmax(row: np.ndarray) -> SoftmaxComparison:  # [n] -> arrays of s
     """
     row = np.asarray(row, dtype=np.float64)
     if row.ndim != 1 or row.size == 0:
-        raise AttentionInputError("softmax row: expects a non-empty row of scores.")
+        raise AttentionInputError(N_("softmax row: expects a non-empty row of scores."))
     bad = np.flatnonzero(np.isnan(row) | np.isposinf(row))
     if bad.size:
         raise AttentionInputError(
-            f"softmax row: entry {bad[0]} is {row[bad[0]]}; scores must be finite, or -inf where masked."
+            N_("softmax row: entry {index} is {value}; scores must be finite, or -inf where masked."),
+            index=int(bad[0]), value=row[bad[0]],
         )
     with np.errstate(over="ignore"):
         naive_exp = np.exp(row)  # [n]

@@ -20,11 +20,13 @@ from functools import cached_property
 
 import numpy as np
 
-from .errors import AttentionInputError
+from .errors import N_, AttentionInputError
 from .validation import as_mask, as_matrix, check_dim, check_finite, check_inner, check_overflow, divisor_for
 
 Scale = str | float  # "sqrt_dk", "none" or a positive divisor
 SCORE_FUNCTIONS = ("dot", "general", "additive")
+#: each score function's word in a message ("the {score} score function"), marked for the catalogs
+SCORE_WORDS = {"dot": N_("dot"), "general": N_("general"), "additive": N_("additive")}
 ADDITIVE_BLOCK = 2**20  # most numbers of one block of additive features [rows, n_k, d_a] held at a time
 
 
@@ -67,13 +69,15 @@ def as_score(score: object) -> ScoreFunction:
         return DOT
     if not isinstance(score, ScoreFunction) or score.kind not in SCORE_FUNCTIONS:
         kind = getattr(score, "kind", score)
-        raise AttentionInputError(f"score function: {kind!r} is not one of {', '.join(SCORE_FUNCTIONS)}.")
+        raise AttentionInputError(N_("score function: {kind!r} is not one of {kinds}."), kind=kind,
+                                  kinds=", ".join(SCORE_FUNCTIONS))
     if score.kind == "general":
         return ScoreFunction("general", w_a=as_matrix("W_a", score.w_a))
     if score.kind == "additive":
         v_a = as_matrix("v_a", np.atleast_2d(np.asarray(score.v_a, dtype=object)) if score.v_a is not None else None)
         if v_a.shape[0] != 1:
-            raise AttentionInputError(f"v_a: must be one row of d_a numbers, got {v_a.shape[0]} rows.", matrix="v_a")
+            raise AttentionInputError(N_("v_a: must be one row of d_a numbers, got {rows} rows."), rows=v_a.shape[0],
+                                      matrix="v_a")
         return ScoreFunction("additive", w_1=as_matrix("W_1", score.w_1), w_2=as_matrix("W_2", score.w_2),
                              v_a=v_a[0])
     return DOT
@@ -343,7 +347,7 @@ def _attend(q, k, v, scale, mask, names, out=None, score: ScoreFunction = DOT) -
     q_name, k_name, v_name = names
     _check_score_shapes(score, q, k, q_name, k_name)
     check_dim(v_name, v.shape[0], k_name, k.shape[0],  # n_k: V [n_k, d_v], K [n_k, d_k]
-              "has {size} rows but {other} has {other_size}; every key needs one value row.")
+              N_("{name}: has {size} rows but {other} has {other_size}; every key needs one value row."))
     n_q, n_k, d_k = q.shape[0], k.shape[0], k.shape[1]
     divisor = divisor_for(scale, d_k)
     mask = None if mask is None else as_mask(mask, n_q, n_k)  # bool [n_q, n_k] or None
@@ -352,51 +356,55 @@ def _attend(q, k, v, scale, mask, names, out=None, score: ScoreFunction = DOT) -
 
     if score.kind == "general":
         q_a, s = general_scores(q, k, score.w_a, out=s_buf)  # [n_q, d_k], [n_q, n_k]: (Q W_a) Kᵀ
-        check_overflow("Q W_a", q_a, f"{q_name} and W_a")
+        check_overflow("Q W_a", q_a, q_name, "W_a")
     elif score.kind == "additive":
         q_1, k_2 = additive_features(q, k, score.w_1, score.w_2)  # [n_q, d_a], [n_k, d_a]
-        check_overflow("Q W_1", q_1, f"{q_name} and W_1")
-        check_overflow("K W_2", k_2, f"{k_name} and W_2")
+        check_overflow("Q W_1", q_1, q_name, "W_1")
+        check_overflow("K W_2", k_2, k_name, "W_2")
         s = additive_scores(q_1, k_2, score.v_a, out=s_buf)  # [n_q, n_k]: v_a · tanh(Q W_1 + K W_2)
     else:
         s = scores(q, k, out=s_buf)  # [n_q, n_k]: Q Kᵀ
-    check_overflow(SCORE_NAMES[score.kind], s, f"{q_name} and {k_name}")
+    check_overflow(SCORE_NAMES[score.kind], s, q_name, k_name)
     scaled = scale_scores(s, divisor, out=w_buf)  # [n_q, n_k]: scores / divisor
     if divisor < 1:  # finite scores divided by 1 or more stay finite
-        check_finite("scaled scores", scaled, hint="it overflowed float64 (beyond ±1.8e308): raise the divisor")
+        check_finite(N_("scaled scores"), scaled, hint=N_("it overflowed float64 (beyond ±1.8e308): raise the divisor"))
     masked = apply_mask(scaled, mask, out=scaled)  # [n_q, n_k]: -inf where a key is not allowed, in place
     weights = softmax(masked, out=masked)  # [n_q, n_k]: rows sum to 1 (0 if fully masked), in place
     output = weighted_sum(weights, v)  # [n_q, d_v]
-    check_overflow("output", output, v_name)
+    check_overflow(N_("output"), output, v_name)
     fully = () if mask is None else tuple(int(i) for i in np.flatnonzero(~mask.any(axis=1)))
     return AttentionTrace(q, k, v, s, weights, output, divisor, mask, fully, score.kind, q_a, q_1, k_2, score.v_a)
 
 
-SCORE_NAMES = {"dot": "scores QKᵀ", "general": "scores (Q W_a) Kᵀ", "additive": "scores v_a · tanh(Q W_1 + K W_2)"}
+#: the scores of each score function, as a message names them (marked for the catalogs)
+SCORE_NAMES = {"dot": N_("scores QKᵀ"), "general": N_("scores (Q W_a) Kᵀ"),
+               "additive": N_("scores v_a · tanh(Q W_1 + K W_2)")}
 
 
 def _check_score_shapes(score: ScoreFunction, q: np.ndarray, k: np.ndarray, q_name: str, k_name: str) -> None:
     """Raise AttentionInputError unless the score function's weights fit the widths of q [n_q, d_q], k [n_k, d_k]."""
     if score.kind not in SCORE_FUNCTIONS:
-        raise AttentionInputError(f"score function: {score.kind!r} is not one of {', '.join(SCORE_FUNCTIONS)}.")
+        raise AttentionInputError(N_("score function: {kind!r} is not one of {kinds}."), kind=score.kind,
+                                  kinds=", ".join(SCORE_FUNCTIONS))
     d_q, d_k = q.shape[1], k.shape[1]
     if score.kind == "dot":
         check_dim(k_name, d_k, q_name, d_q,  # d_k: K [n_k, d_k], Q [n_q, d_k]
-                  "has width {size} but {other} has width {other_size}; queries and keys need the same width d_k.")
+                  N_("{name}: has width {size} but {other} has width {other_size}; queries and keys need the same "
+                     "width d_k."))
     elif score.kind == "general":
         check_dim("W_a", score.w_a.shape[0], q_name, d_q,  # W_a [d_q, d_k]
-                  "has {size} rows but {other} has width {other_size}; they must match.")
+                  N_("{name}: has {size} rows but {other} has width {other_size}; they must match."))
         check_dim("W_a", score.w_a.shape[1], k_name, d_k,
-                  "has {size} columns but {other} has width {other_size}; they must match.")
+                  N_("{name}: has {size} columns but {other} has width {other_size}; they must match."))
     else:
         check_dim("W_1", score.w_1.shape[0], q_name, d_q,  # W_1 [d_q, d_a]
-                  "has {size} rows but {other} has width {other_size}; they must match.")
+                  N_("{name}: has {size} rows but {other} has width {other_size}; they must match."))
         check_dim("W_2", score.w_2.shape[0], k_name, d_k,  # W_2 [d_k, d_a]
-                  "has {size} rows but {other} has width {other_size}; they must match.")
+                  N_("{name}: has {size} rows but {other} has width {other_size}; they must match."))
         check_dim("W_2", score.w_2.shape[1], "W_1", score.w_1.shape[1],
-                  "has {size} columns but {other} has {other_size}; both make features of width d_a.")
+                  N_("{name}: has {size} columns but {other} has {other_size}; both make features of width d_a."))
         check_dim("v_a", score.v_a.shape[0], "W_1", score.w_1.shape[1],
-                  "has {size} numbers but {other} has {other_size} columns (d_a); they must match.")
+                  N_("{name}: has {size} numbers but {other} has {other_size} columns (d_a); they must match."))
 
 
 def scaled_dot_product_attention(
@@ -516,10 +524,11 @@ def project_all(y: object, x: object, w_q: object, w_k: object, w_v: object, *, 
         check_inner("X", x, name, w)
     if same_width:
         check_dim("W_K", w_k.shape[1], "W_Q", w_q.shape[1],  # d_k: W_K [d_model, d_k], W_Q [d_model, d_k]
-                  "has {size} columns but {other} has {other_size}; queries and keys need the same width d_k.")
+                  N_("{name}: has {size} columns but {other} has {other_size}; queries and keys need the same width "
+                     "d_k."))
     q = project(y, w_q)  # [n_y, d_q]
     k = project(x, w_k)  # [n_x, d_k]
     v = project(x, w_v)  # [n_x, d_v]
-    for name, m, src in (("Q", q, f"{y_name} and W_Q"), ("K", k, "X and W_K"), ("V", v, "X and W_V")):
-        check_overflow(name, m, src)
+    for name, m, src, w_name in (("Q", q, y_name, "W_Q"), ("K", k, "X", "W_K"), ("V", v, "X", "W_V")):
+        check_overflow(name, m, src, w_name)
     return q, k, v

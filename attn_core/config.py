@@ -16,8 +16,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .attention import SCORE_FUNCTIONS, Scale, ScoreFunction
-from .errors import AttentionInputError
+from .attention import SCORE_FUNCTIONS, SCORE_WORDS, Scale, ScoreFunction
+from .errors import N_, AttentionInputError
 from .initializers import initialize, resize
 from .limits import LIMITS
 from .masks import causal_mask, padding_mask
@@ -179,50 +179,55 @@ def validate_config(cfg: Config) -> Config:
     """
     score = cfg.score if isinstance(cfg.score, str) and cfg.score in SCORE_FUNCTIONS else None
     if score is None:
-        raise AttentionInputError(f"score function: {cfg.score!r} is not one of {', '.join(SCORE_FUNCTIONS)}.",
-                                  matrix="score")
+        raise AttentionInputError(N_("score function: {kind!r} is not one of {kinds}."), kind=cfg.score,
+                                  kinds=", ".join(SCORE_FUNCTIONS), matrix="score")
     if (cfg.y is None) != (cfg.y_tokens is None):
         given, missing = ("Y", "y_tokens") if cfg.y_tokens is None else ("y_tokens", "Y")
-        raise AttentionInputError(f"{given}: given without {missing}; cross-attention needs both (the query rows "
-                                  "and their labels).", matrix=given)
+        raise AttentionInputError(N_("{given}: given without {missing}; cross-attention needs both (the query rows "
+                                     "and their labels)."), given=given, missing=missing, matrix=given)
     unused = [MATRIX_NAMES[n] for names in SCORE_MATRICES.values() for n in names
               if n not in SCORE_MATRICES[score] and cfg.matrix(n) is not None]
     if unused:
-        raise AttentionInputError(f"{unused[0]}: given, but the {score} score function does not use it.",
-                                  matrix=unused[0])
+        raise AttentionInputError(N_("{name}: given, but the {score} score function does not use it."),
+                                  name=unused[0], score=SCORE_WORDS[score], matrix=unused[0])
     wanted = (*MATRICES, *(("y",) if cfg.y is not None else ()), *SCORE_MATRICES[score])
     mats = {name: _required(cfg, name, score) for name in wanted}  # the others are dropped
     x, w_q, w_k, w_v, w_o = (mats[n] for n in MATRICES)
     n_seq, d_model = x.shape
-    _cap("n_seq (tokens)", n_seq, LIMITS.n_seq)
-    _cap("d_model (columns of X)", d_model, LIMITS.d_model)
+    _cap(N_("n_seq (tokens): {value} is over the cap of {cap}."), n_seq, LIMITS.n_seq)
+    _cap(N_("d_model (columns of X): {value} is over the cap of {cap}."), d_model, LIMITS.d_model)
     if "y" in mats:
-        _cap("n_y (rows of Y)", mats["y"].shape[0], LIMITS.n_seq)
+        _cap(N_("n_y (rows of Y): {value} is over the cap of {cap}."), mats["y"].shape[0], LIMITS.n_seq)
         check_dim("Y", mats["y"].shape[1], "X", d_model,  # d_model: Y [n_y, d_model], X [n_seq, d_model]
-                  "has {size} columns but {other} has {other_size} (d_model); both go through W_Q, W_K, W_V.")
+                  N_("{name}: has {size} columns but {other} has {other_size} (d_model); both go through W_Q, W_K, "
+                     "W_V."))
     for name, w in (("W_Q", w_q), ("W_K", w_k), ("W_V", w_v)):
         check_dim(name, w.shape[0], "X", d_model,  # d_model: W [d_model, width], X [n_seq, d_model]
-                  "has {size} rows but {other} has {other_size} columns (d_model); they must match.")
-        _cap(f"columns of {name}", w.shape[1], LIMITS.width)
+                  N_("{name}: has {size} rows but {other} has {other_size} columns (d_model); they must match."))
+        _cap(N_("columns of {name}: {value} is over the cap of {cap}."), w.shape[1], LIMITS.width, name=name)
     if score != "additive":
         check_dim("W_K", w_k.shape[1], "W_Q", w_q.shape[1],  # n_heads·d_k: W_K, W_Q [d_model, n_heads·d_k]
-                  "has {size} columns but {other} has {other_size}; queries and keys need the same width d_k.")
+                  N_("{name}: has {size} columns but {other} has {other_size}; queries and keys need the same width "
+                     "d_k."))
     check_dim("W_O", w_o.shape[0], "W_V", w_v.shape[1],  # W_O [n_heads·d_v, d_out], W_V [d_model, n_heads·d_v]
-              "has {size} rows but {other} has {other_size} columns (n_heads · d_v); they must match.")
-    _cap("columns of W_O", w_o.shape[1], LIMITS.width)
+              N_("{name}: has {size} rows but {other} has {other_size} columns (n_heads · d_v); they must match."))
+    _cap(N_("columns of {name}: {value} is over the cap of {cap}."), w_o.shape[1], LIMITS.width, name="W_O")
     for name in SCORE_MATRICES[score]:
-        _cap(f"columns of {MATRIX_NAMES[name]}", mats[name].shape[1], LIMITS.width)
+        _cap(N_("columns of {name}: {value} is over the cap of {cap}."), mats[name].shape[1], LIMITS.width,
+             name=MATRIX_NAMES[name])
     cells = sum(m.size for m in mats.values())
     if cells > LIMITS.total_cells:
         raise AttentionInputError(
-            f"configuration: {cells:,} cells in X and the weights together; the cap is {LIMITS.total_cells:,}."
+            N_("configuration: {cells:,} cells in X and the weights together; the cap is {cap:,}."), cells=cells,
+            cap=LIMITS.total_cells,
         )
     n_heads = check_heads(cfg.n_heads, w_q.shape[1], w_v.shape[1], w_k.shape[1])
-    _cap("n_heads", n_heads, LIMITS.n_heads)
+    _cap(N_("n_heads: {value} is over the cap of {cap}."), n_heads, LIMITS.n_heads)
     extra = {name: mats.get(name) for name in ("w_a", "w_1", "w_2", "v_a")}
     v_a = extra["v_a"]
     if v_a is not None and v_a.shape[0] != 1:
-        raise AttentionInputError(f"v_a: must be one row of numbers, got {v_a.shape[0]} rows.", matrix="v_a")
+        raise AttentionInputError(N_("v_a: must be one row of numbers, got {rows} rows."), rows=v_a.shape[0],
+                                  matrix="v_a")
     check_score_heads(ScoreFunction(score, extra["w_a"], extra["w_1"], extra["w_2"], None if v_a is None else v_a[0]),
                       n_heads, w_q.shape[1] // n_heads, w_k.shape[1] // n_heads)
     divisor = divisor_for(cfg.scale, 1)  # validates "sqrt_dk" / "none" / a positive number
@@ -231,22 +236,23 @@ def validate_config(cfg: Config) -> Config:
     y_tokens = _check_tokens(cfg.y_tokens, mats["y"].shape[0], "y_tokens", "Y") if "y" in mats else None
     n_q = n_seq if y_tokens is None else len(y_tokens)
     if not isinstance(cfg.mask_kind, str) or cfg.mask_kind not in MASK_KINDS:
-        raise AttentionInputError(f"mask: kind {cfg.mask_kind!r} is not one of {', '.join(MASK_KINDS)}.", matrix="mask")
+        raise AttentionInputError(N_("mask: kind {kind!r} is not one of {kinds}."), kind=cfg.mask_kind,
+                                  kinds=", ".join(MASK_KINDS), matrix="mask")
     if cfg.mask_kind == "causal" and y_tokens is not None:
-        raise AttentionInputError("mask: causal needs the queries and the keys from one sequence (self-attention); "
-                                  "with Y, choose padding or a custom mask.", matrix="mask")
+        raise AttentionInputError(N_("mask: causal needs the queries and the keys from one sequence (self-attention); "
+                                     "with Y, choose padding or a custom mask."), matrix="mask")
     is_pad = tuple(cfg.is_pad) if isinstance(cfg.is_pad, (list, tuple, np.ndarray)) else ()
     if len(is_pad) != n_seq or not all(isinstance(p, (bool, np.bool_)) for p in is_pad):
-        raise AttentionInputError(f"mask: padding needs one True/False per token ({n_seq}).", matrix="mask")
+        raise AttentionInputError(N_("mask: padding needs one True/False per token ({n_seq})."), n_seq=n_seq,
+                                  matrix="mask")
     try:
         custom = np.ones((n_q, n_seq), dtype=bool) if cfg.custom_mask is None else np.asarray(cfg.custom_mask)
     except ValueError:  # ragged rows
         custom = np.array([], dtype=object)
     if custom.dtype != np.bool_ or custom.shape != (n_q, n_seq):
         raise AttentionInputError(
-            f"mask: the custom mask must be True/False of shape ({n_q}, {n_seq}), "
-            f"got {custom.dtype} of shape {custom.shape}.",
-            matrix="mask",
+            N_("mask: the custom mask must be True/False of shape ({n_q}, {n_seq}), got {dtype} of shape {shape}."),
+            n_q=n_q, n_seq=n_seq, dtype=custom.dtype, shape=custom.shape, matrix="mask",
         )
     return Config(tokens, x, w_q, w_k, w_v, w_o, n_heads, scale, cfg.mask_kind,
                   tuple(bool(p) for p in is_pad), custom.copy(), _check_origin(cfg.origin), score,
@@ -258,8 +264,8 @@ def _required(cfg: Config, name: str, score: str) -> np.ndarray:
     value = cfg.matrix(name)
     if value is None and name in SCORE_MATRICES[score]:
         needs = ", ".join(MATRIX_NAMES[n] for n in SCORE_MATRICES[score])
-        raise AttentionInputError(f"{MATRIX_NAMES[name]}: the {score} score function needs {needs}.",
-                                  matrix=MATRIX_NAMES[name])
+        raise AttentionInputError(N_("{name}: the {score} score function needs {needs}."), name=MATRIX_NAMES[name],
+                                  score=SCORE_WORDS[score], needs=needs, matrix=MATRIX_NAMES[name])
     return as_matrix(MATRIX_NAMES[name], value)
 
 
@@ -276,35 +282,40 @@ def _check_origin(origin: object) -> dict[str, str | int] | None:
     if origin is None:
         return None
     if not isinstance(origin, dict) or len(origin) > ORIGIN_ITEMS:
-        raise AttentionInputError(f"origin: must be a JSON object of at most {ORIGIN_ITEMS} entries.")
+        raise AttentionInputError(N_("origin: must be a JSON object of at most {items} entries."), items=ORIGIN_ITEMS)
     for key, value in origin.items():
         if not isinstance(key, str) or not _ORIGIN_KEY.fullmatch(key):
-            raise AttentionInputError("origin: entry names are 1 to 32 lower-case letters or _.")
+            raise AttentionInputError(N_("origin: entry names are 1 to 32 lower-case letters or _."))
         if isinstance(value, str):
             if len(value) > ORIGIN_CHARS:
-                raise AttentionInputError(f"origin: {key!r} is over {ORIGIN_CHARS:,} characters.")
+                raise AttentionInputError(N_("origin: {key!r} is over {chars:,} characters."), key=key,
+                                          chars=ORIGIN_CHARS)
         elif isinstance(value, bool) or not isinstance(value, int) or abs(value) >= 2**31:
-            raise AttentionInputError(f"origin: {key!r} must be text or a whole number.")
+            raise AttentionInputError(N_("origin: {key!r} must be text or a whole number."), key=key)
     return dict(origin)
 
 
-def _cap(what: str, value: int, cap: int) -> None:
+def _cap(template: str, value: int, cap: int, **params: object) -> None:
+    """Raise ``template`` (marked with N_: "what: {value} is over the cap of {cap}.") if ``value`` is over ``cap``."""
     if value > cap:
-        raise AttentionInputError(f"{what}: {value} is over the cap of {cap}.")
+        raise AttentionInputError(template, value=value, cap=cap, **params)
 
 
 def _check_tokens(tokens: object, n_seq: int, field: str = "tokens", of: str = "X") -> tuple[str, ...]:
     if not isinstance(tokens, (list, tuple)) or len(tokens) != n_seq:
         got = len(tokens) if isinstance(tokens, (list, tuple)) else type(tokens).__name__
-        raise AttentionInputError(f"{field}: need one label per row of {of} ({n_seq}), got {got}.", matrix=field)
+        raise AttentionInputError(N_("{field}: need one label per row of {of} ({n_seq}), got {got}."), field=field,
+                                  of=of, n_seq=n_seq, got=got, matrix=field)
     for i, t in enumerate(tokens):
         if not isinstance(t, str):
-            raise AttentionInputError(f"{field}: label {i} is {t!r}, not text.", matrix=field)
+            raise AttentionInputError(N_("{field}: label {i} is {t!r}, not text."), field=field, i=i, t=t, matrix=field)
         if not t.strip():
-            raise AttentionInputError(f"{field}: label {i} is empty; every token needs a label.", matrix=field)
+            raise AttentionInputError(N_("{field}: label {i} is empty; every token needs a label."), field=field, i=i,
+                                      matrix=field)
         if len(t) > LIMITS.token_chars:
             raise AttentionInputError(
-                f"{field}: label {i} is {len(t)} characters long; the cap is {LIMITS.token_chars}.", matrix=field
+                N_("{field}: label {i} is {n} characters long; the cap is {cap}."), field=field, i=i, n=len(t),
+                cap=LIMITS.token_chars, matrix=field,
             )
     return tuple(tokens)
 
@@ -386,7 +397,7 @@ def with_query_rows(cfg: Config, n_y: int, *, init: str = "xavier_uniform", seed
     (5, 'q5', (5, 3))
     """
     if cfg.y is None:
-        raise AttentionInputError("Y: this configuration is self-attention; it has no Y to resize.", matrix="Y")
+        raise AttentionInputError(N_("Y: this configuration is self-attention; it has no Y to resize."), matrix="Y")
     new_rows = initialize(init, (n_y, cfg.d_model), seed=seed + 5)
     tokens = tuple(cfg.y_tokens[:n_y]) + tuple(f"q{i + 1}" for i in range(cfg.n_q, n_y))
     custom = resize(cfg.custom_mask.astype(float), (n_y, cfg.n_seq), np.ones((n_y, cfg.n_seq))).astype(bool)

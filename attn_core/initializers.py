@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import AttentionInputError
+from .errors import N_, AttentionInputError
 
-#: name -> what the learner sees
+#: name -> what the learner sees (in English, marked for the catalogs: show it with ``_(INITIALIZERS[name])``)
 INITIALIZERS: dict[str, str] = {
-    "gaussian": "Gaussian N(0, std²)",
-    "xavier_uniform": "Xavier/Glorot uniform",
-    "xavier_normal": "Xavier/Glorot normal",
-    "kaiming_uniform": "Kaiming/He uniform",
-    "kaiming_normal": "Kaiming/He normal",
-    "zeros": "zeros",
-    "ones": "ones",
-    "identity": "identity (ones on the diagonal)",
+    "gaussian": N_("Gaussian N(0, std²)"),
+    "xavier_uniform": N_("Xavier/Glorot uniform"),
+    "xavier_normal": N_("Xavier/Glorot normal"),
+    "kaiming_uniform": N_("Kaiming/He uniform"),
+    "kaiming_normal": N_("Kaiming/He normal"),
+    "zeros": N_("zeros"),
+    "ones": N_("ones"),
+    "identity": N_("identity (ones on the diagonal)"),
 }
 
 
@@ -44,12 +44,13 @@ def initialize(name: str, shape: tuple[int, int], seed: int = 0, std: float = 1.
     """
     rows, cols = (int(s) for s in shape)
     if rows < 1 or cols < 1:
-        raise AttentionInputError(f"initialiser: shape must be at least 1 × 1, got {rows} × {cols}.")
+        raise AttentionInputError(N_("initialiser: shape must be at least 1 × 1, got {rows} × {cols}."), rows=rows,
+                                  cols=cols)
     fan_in, fan_out = rows, cols
     rng = np.random.default_rng(int(seed))
     if name == "gaussian":
         if not (np.isfinite(std) and std >= 0):
-            raise AttentionInputError(f"initialiser: std must be a finite number ≥ 0, got {std!r}.")
+            raise AttentionInputError(N_("initialiser: std must be a finite number ≥ 0, got {std!r}."), std=std)
         return rng.normal(0.0, std, (rows, cols))
     if name == "xavier_uniform":
         limit = np.sqrt(6.0 / (fan_in + fan_out))
@@ -67,7 +68,8 @@ def initialize(name: str, shape: tuple[int, int], seed: int = 0, std: float = 1.
         return np.ones((rows, cols))
     if name == "identity":
         return np.eye(rows, cols)
-    raise AttentionInputError(f"initialiser: unknown name {name!r}; choose one of {', '.join(INITIALIZERS)}.")
+    raise AttentionInputError(N_("initialiser: unknown name {name!r}; choose one of {names}."), name=name,
+                              names=", ".join(INITIALIZERS))
 
 
 def resize(a: np.ndarray, shape: tuple[int, int], fill: np.ndarray) -> np.ndarray:  # [r, c] -> [rows, cols]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import AttentionInputError
+from .errors import N_, AttentionInputError
 
 
 def causal_mask(n_seq: int) -> np.ndarray:  # -> bool [n_seq, n_seq]
@@ -16,7 +16,7 @@ def causal_mask(n_seq: int) -> np.ndarray:  # -> bool [n_seq, n_seq]
     [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
     """
     if isinstance(n_seq, bool) or not isinstance(n_seq, (int, np.integer)) or n_seq < 1:
-        raise AttentionInputError(f"causal mask: n_seq must be at least 1, got {n_seq}.", matrix="mask")
+        raise AttentionInputError(N_("causal mask: n_seq must be at least 1, got {n_seq}."), n_seq=n_seq, matrix="mask")
     return np.tri(int(n_seq), dtype=bool)
 
 
@@ -35,7 +35,7 @@ def padding_mask(is_pad: object, n_q: int | None = None) -> np.ndarray:  # bool 
         pad = np.array([], dtype=object)
     if pad.dtype != np.bool_ or pad.ndim != 1 or pad.size == 0:
         raise AttentionInputError(
-            "padding mask: expects one True/False per token (True = padding).", matrix="mask"
+            N_("padding mask: expects one True/False per token (True = padding)."), matrix="mask"
         )
     return np.broadcast_to(~pad, (pad.size if n_q is None else int(n_q), pad.size)).copy()
 

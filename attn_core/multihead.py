@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .attention import DOT, AttentionTrace, Scale, ScoreFunction, _attend, as_score, project_all
-from .errors import AttentionInputError
+from .errors import N_, AttentionInputError
 from .validation import as_matrix, check_dim, check_overflow
 
 
@@ -75,16 +75,23 @@ def check_heads(n_heads: object, d_qk: int, d_v: int, d_k: int | None = None) ->
     """Return ``n_heads`` as an int, or raise unless it divides the projected widths (W_Q's and W_K's ``d_qk``, or
     W_Q's ``d_qk`` and W_K's ``d_k`` when they differ; W_V's ``d_v``)."""
     if isinstance(n_heads, bool) or not isinstance(n_heads, (int, np.integer)) or n_heads < 1:
-        raise AttentionInputError(f"n_heads: must be a whole number of at least 1, got {n_heads!r}.")
+        raise AttentionInputError(N_("n_heads: must be a whole number of at least 1, got {n_heads!r}."),
+                                  n_heads=n_heads)
     n_heads = int(n_heads)
-    widths = (("W_Q and W_K", d_qk),) if d_k in (None, d_qk) else (("W_Q", d_qk), ("W_K", d_k))
+    widths = ((None, d_qk),) if d_k in (None, d_qk) else (("W_Q", d_qk), ("W_K", d_k))  # None: W_Q and W_K
     for name, width in (*widths, ("W_V", d_v)):
         if width % n_heads:
             options = ", ".join(str(d) for d in valid_head_counts(d_qk, d_v, d_k or d_qk))
+            if name is None:
+                raise AttentionInputError(
+                    N_("n_heads: {n_heads} heads do not divide the {width} columns of W_Q and W_K; choose one of "
+                       "{options}, or change the widths."),
+                    n_heads=n_heads, width=width, options=options, matrix="W_Q",
+                )
             raise AttentionInputError(
-                f"n_heads: {n_heads} heads do not divide the {width} columns of {name}; "
-                f"choose one of {options}, or change the widths.",
-                matrix=name.split()[0],
+                N_("n_heads: {n_heads} heads do not divide the {width} columns of {name}; choose one of {options}, "
+                   "or change the widths."),
+                n_heads=n_heads, width=width, name=name, options=options, matrix=name,
             )
     return n_heads
 
@@ -109,22 +116,25 @@ def check_score_heads(score: ScoreFunction, n_heads: int, d_q: int, d_k: int) ->
     """Raise AttentionInputError unless the score function's weights fit ``n_heads`` heads of widths d_q, d_k."""
     if score.kind == "general":
         check_dim("W_a", score.w_a.shape[0], "W_Q", d_q,  # W_a [d_q, n_heads·d_k]
-                  "has {size} rows but each head's queries are {other_size} wide (columns of {other} ÷ heads).")
+                  N_("{name}: has {size} rows but each head's queries are {other_size} wide (columns of {other} ÷ "
+                     "heads)."))
         check_dim("W_a", score.w_a.shape[1], "W_K", d_k * n_heads,
-                  "has {size} columns but {other} has {other_size}; each head uses its slice of both.")
+                  N_("{name}: has {size} columns but {other} has {other_size}; each head uses its slice of both."))
     elif score.kind == "additive":
         check_dim("W_1", score.w_1.shape[0], "W_Q", d_q,  # W_1 [d_q, n_heads·d_a]
-                  "has {size} rows but each head's queries are {other_size} wide (columns of {other} ÷ heads).")
+                  N_("{name}: has {size} rows but each head's queries are {other_size} wide (columns of {other} ÷ "
+                     "heads)."))
         check_dim("W_2", score.w_2.shape[0], "W_K", d_k,  # W_2 [d_k, n_heads·d_a]
-                  "has {size} rows but each head's keys are {other_size} wide (columns of {other} ÷ heads).")
+                  N_("{name}: has {size} rows but each head's keys are {other_size} wide (columns of {other} ÷ "
+                     "heads)."))
         check_dim("W_2", score.w_2.shape[1], "W_1", score.w_1.shape[1],
-                  "has {size} columns but {other} has {other_size}; both make features of width d_a.")
+                  N_("{name}: has {size} columns but {other} has {other_size}; both make features of width d_a."))
         check_dim("v_a", score.v_a.shape[0], "W_1", score.w_1.shape[1],
-                  "has {size} numbers but {other} has {other_size} columns; they must match.")
+                  N_("{name}: has {size} numbers but {other} has {other_size} columns; they must match."))
         if score.w_1.shape[1] % n_heads:
             raise AttentionInputError(
-                f"W_1: its {score.w_1.shape[1]} columns do not split into {n_heads} heads; give each head the same "
-                "number d_a of columns.", matrix="W_1")
+                N_("W_1: its {width} columns do not split into {n_heads} heads; give each head the same number d_a of "
+                   "columns."), width=score.w_1.shape[1], n_heads=n_heads, matrix="W_1")
 
 
 def multi_head_attention(
@@ -194,7 +204,8 @@ def multi_head_cross_attention(
     q, k, v = project_all(y, x, w_q, w_k, w_v, same=y is x, same_width=score.kind == "dot")  # [n_y, n_heads·d_q],
     w_o = as_matrix("W_O", w_o)  # ... [n_x, n_heads·d_k], [n_x, n_heads·d_v]; [n_heads·d_v, d_out]
     check_dim("W_O", w_o.shape[0], "W_V", v.shape[1],  # W_O [n_heads·d_v, d_out], W_V [d_model, n_heads·d_v]
-              "has {size} rows but the heads concatenate to {other_size} columns (n_heads · d_v); they must match.")
+              N_("{name}: has {size} rows but the heads concatenate to {other_size} columns (n_heads · d_v); they "
+                 "must match."))
     n_heads = check_heads(n_heads, q.shape[1], v.shape[1], k.shape[1])
     check_score_heads(score, n_heads, q.shape[1] // n_heads, k.shape[1] // n_heads)
     q_h, k_h, v_h = split_heads(q, n_heads), split_heads(k, n_heads), split_heads(v, n_heads)
@@ -208,5 +219,5 @@ def multi_head_cross_attention(
     )  # each: q [n_q, d_q], output [n_q, d_v]
     concat = merge_heads([t.output for t in heads])  # [n_q, n_heads·d_v]
     output = concat @ w_o  # [n_q, d_out]
-    check_overflow("output", output, "W_O")
+    check_overflow(N_("output"), output, "W_O")
     return MultiHeadTrace(heads, concat, w_o, output)

@@ -9,6 +9,7 @@ import numpy as np
 
 from .attention import apply_mask, softmax
 from .config import Config, make_config
+from .errors import N_
 from .initializers import initialize
 from .masks import causal_mask
 from .tokens import embed, tokenize
@@ -38,7 +39,10 @@ SEED002_OUT = np.array([
 
 @dataclass(frozen=True)
 class Preset:
-    """A worked example: what it is, where it comes from, and how to build it."""
+    """A worked example: what it is, where it comes from, and how to build it.
+
+    ``title``, ``source`` and ``note`` are in English, marked for the catalogs: show them with ``_(preset.title)``.
+    """
 
     key: str
     title: str
@@ -122,44 +126,45 @@ def _seed_003_heads() -> Config:
 
 PRESETS: dict[str, Preset] = {p.key: p for p in (
     Preset(
-        "seed000", "3 inputs, d_model 4, scaled by √d_k", "the Chinese, Korean and English tutorials' example",
-        "The example three tutorials work through by hand. The Chinese one divides by √(number of tokens) = √3, "
-        "which equals √d_k here only because both are 3.", _seed_000,
+        "seed000", N_("3 inputs, d_model 4, scaled by √d_k"), N_("the Chinese, Korean and English tutorials' example"),
+        N_("The example three tutorials work through by hand. The Chinese one divides by √(number of tokens) = √3, "
+        "which equals √d_k here only because both are 3."), _seed_000,
     ),
     Preset(
-        "seed004_unscaled", "3 inputs, d_model 4, no scaling",
-        "the English illustrated and Korean Python tutorials",
-        "The English illustrated tutorial takes the softmax of the raw scores [[2, 4, 4], [4, 16, 12], "
-        "[4, 12, 10]]; the Korean Python tutorial rounds √3 down to 1, the same thing.", _seed_004_unscaled,
+        "seed004_unscaled", N_("3 inputs, d_model 4, no scaling"),
+        N_("the English illustrated and Korean Python tutorials"),
+        N_("The English illustrated tutorial takes the softmax of the raw scores [[2, 4, 4], [4, 16, 12], "
+        "[4, 12, 10]]; the Korean Python tutorial rounds √3 down to 1, the same thing."), _seed_004_unscaled,
     ),
     Preset(
-        "seed002_causal", "4 tokens, d_k = d_v = 8, causal mask", "the English notebook “Transformer”",
-        "The notebook's Q, K, V are random and not printed; X holds Q, K, V side by side and the "
+        "seed002_causal", N_("4 tokens, d_k = d_v = 8, causal mask"), N_("the English notebook “Transformer”"),
+        N_("The notebook's Q, K, V are random and not printed; X holds Q, K, V side by side and the "
         "weights pick them out, rebuilt so QKᵀ, the variances, the weights and the output match the "
-        "printed digits.", _seed_002_causal,
+        "printed digits."), _seed_002_causal,
     ),
     Preset(
-        "seed001_sentence", '"slow but steady wins the race", width 10, Q = K = V', "the Korean blog post's sentence",
-        "Deterministic embeddings of width 10 (the blog post uses a random Keras Embedding); identity "
-        "projections, so Q = K = V = X, scaled by √10.", _seed_001_sentence,
+        "seed001_sentence", N_('"slow but steady wins the race", width 10, Q = K = V'),
+        N_("the Korean blog post's sentence"),
+        N_("Deterministic embeddings of width 10 (the blog post uses a random Keras Embedding); identity "
+        "projections, so Q = K = V = X, scaled by √10."), _seed_001_sentence,
     ),
     Preset(
-        "seed003_heads", "3 inputs, 8 heads × 64 → 512", "the Korean Python tutorial's last steps",
-        "The tutorial's 3 inputs with W_Q, W_K, W_V widened to 8 heads of 64 columns (seeded Gaussian, "
-        "std 0.5); the heads concatenate to 3 × 512 and W_O projects back to d_model = 4.",
+        "seed003_heads", N_("3 inputs, 8 heads × 64 → 512"), N_("the Korean Python tutorial's last steps"),
+        N_("The tutorial's 3 inputs with W_Q, W_K, W_V widened to 8 heads of 64 columns (seeded Gaussian, "
+        "std 0.5); the heads concatenate to 3 × 512 and W_O projects back to d_model = 4."),
         _seed_003_heads,
     ),
     Preset(
-        "cross_translation", "cross-attention: “the cat sleeps” reads “le chat dort”",
-        "after the Korean Python tutorial's translation step",
-        "Encoder-decoder attention: the queries come from the sentence being written (Y), the keys and values "
+        "cross_translation", N_("cross-attention: “the cat sleeps” reads “le chat dort”"),
+        N_("after the Korean Python tutorial's translation step"),
+        N_("Encoder-decoder attention: the queries come from the sentence being written (Y), the keys and values "
         "from the sentence being translated (X). Each target word's input lies near its source word's, so the "
-        "weights align the two sentences word by word.", _cross_translation,
+        "weights align the two sentences word by word."), _cross_translation,
     ),
     Preset(
-        "additive", "3 inputs, additive (Bahdanau) scores", "the tutorials' example, with Bahdanau's scores",
-        "The tutorials' inputs and W_Q, W_K, W_V, but each score is v_a · tanh(q W_1 + k W_2), with W_1, W_2 of "
-        "4 feature columns and v_a seeded (Xavier uniform), and no scaling, as in Bahdanau's attention.",
+        "additive", N_("3 inputs, additive (Bahdanau) scores"), N_("the tutorials' example, with Bahdanau's scores"),
+        N_("The tutorials' inputs and W_Q, W_K, W_V, but each score is v_a · tanh(q W_1 + k W_2), with W_1, W_2 of "
+        "4 feature columns and v_a seeded (Xavier uniform), and no scaling, as in Bahdanau's attention."),
         _additive,
     ),
 )}

@@ -44,7 +44,7 @@ from functools import partial
 import numpy as np
 
 from .config import MATRICES, MATRIX_NAMES, SCORE_MATRICES, Config, config_mask, validate_config
-from .errors import AttentionInputError
+from .errors import N_, AttentionInputError
 from .limits import LIMITS
 from .multihead import MultiHeadTrace
 
@@ -129,24 +129,27 @@ def config_from_dict(doc: object) -> tuple[Config, str | None]:
     attn_core.errors.AttentionInputError: version: this app reads version 1 configurations, not version 2.
     """
     if not isinstance(doc, dict):
-        raise AttentionInputError(f"configuration: expected a JSON object {{...}}, got {_json_type(doc)}.")
+        raise AttentionInputError(N_("configuration: expected a JSON object {{...}}, got {got}."), got=_json_type(doc))
     if doc.get("format") != FORMAT:
-        raise AttentionInputError(f'configuration: not a Self-Attention Explorer file (needs "format": "{FORMAT}").')
+        raise AttentionInputError(N_('configuration: not a Self-Attention Explorer file (needs "format": "{format}").'),
+                                  format=FORMAT)
     version = doc.get("version")
     if type(version) is not int or version != VERSION:
         raise AttentionInputError(
-            f"version: this app reads version {VERSION} configurations, not version {_short(version)}."
+            N_("version: this app reads version {version} configurations, not version {got}."), version=VERSION,
+            got=_short(version),
         )
     unknown = sorted(set(doc) - {"format", "version", *OPTIONAL_FIELDS, *FIELDS})
     if unknown:
-        raise AttentionInputError(f"configuration: unknown field(s) {', '.join(map(_short, unknown[:5]))}.")
+        raise AttentionInputError(N_("configuration: unknown field(s) {fields}."),
+                                  fields=", ".join(map(_short, unknown[:5])))
     missing = [f for f in FIELDS if f not in doc]
     if missing:
-        raise AttentionInputError(f"configuration: missing field(s) {', '.join(map(repr, missing))}.")
+        raise AttentionInputError(N_("configuration: missing field(s) {fields}."), fields=", ".join(map(repr, missing)))
     page = _check_page(doc["page"]) if "page" in doc else None
     mats = {name: _matrix(name, doc[name]) for name in (*MATRICES, "y", "w_a", "w_1", "w_2", "v_a") if name in doc}
     if ("y" in doc) != ("y_tokens" in doc):
-        raise AttentionInputError('configuration: "y" and "y_tokens" come together (cross-attention), or neither.')
+        raise AttentionInputError(N_('configuration: "y" and "y_tokens" come together (cross-attention), or neither.'))
     cfg = Config(
         tokens=_tokens(doc["tokens"]),
         n_heads=_n_heads(doc["n_heads"]),
@@ -174,13 +177,15 @@ def _is_short_text(value: object) -> bool:
 
 def _check_page(page: object) -> str:
     if not isinstance(page, str) or not _PAGE.fullmatch(page):
-        raise AttentionInputError(f"page: {_short(page)} is not a page name (lower-case letters, digits and _).")
+        raise AttentionInputError(N_("page: {page} is not a page name (lower-case letters, digits and _)."),
+                                  page=_short(page))
     return page
 
 
 def _json_type(v: object) -> str:
-    names = {dict: "an object", list: "a list", str: "a string", bool: "true/false", type(None): "null"}
-    return names.get(type(v), "a number")
+    """What a JSON value is, for a message (marked for the catalogs: the app translates it with the message)."""
+    names = {dict: N_("an object"), list: N_("a list"), str: N_("a string"), bool: "true/false", type(None): "null"}
+    return names.get(type(v), N_("a number"))
 
 
 def _matrix(name: str, rows: object) -> np.ndarray:  # list of rows -> [n_rows, n_cols] float64
@@ -189,30 +194,39 @@ def _matrix(name: str, rows: object) -> np.ndarray:  # list of rows -> [n_rows, 
     max_rows, max_cols = _SHAPE_CAPS[name]
     if type(rows) is not list or not rows or type(rows[0]) is not list:
         raise AttentionInputError(
-            f"{label}: expected a non-empty list of rows of numbers, got {_json_type(rows)}.", matrix=label
+            N_("{name}: expected a non-empty list of rows of numbers, got {got}."), name=label, got=_json_type(rows),
+            matrix=label,
         )
     n_cols = len(rows[0])
     if len(rows) > max_rows or n_cols > max_cols:
         raise AttentionInputError(
-            f"{label}: {len(rows)} × {n_cols} is over the cap of {max_rows} × {max_cols}.", matrix=label
+            N_("{name}: {rows} × {cols} is over the cap of {max_rows} × {max_cols}."), name=label, rows=len(rows),
+            cols=n_cols, max_rows=max_rows, max_cols=max_cols, matrix=label,
         )
     for i, row in enumerate(rows):
-        if type(row) is not list or len(row) != n_cols:
-            got = f"{len(row)} values" if type(row) is list else _json_type(row)
+        if type(row) is list and len(row) != n_cols:
             raise AttentionInputError(
-                f"{label}: row {i} has {got} but row 0 has {n_cols}; a matrix needs equal rows.", matrix=label
+                N_("{name}: row {i} has {n} values but row 0 has {cols}; a matrix needs equal rows."), name=label,
+                i=i, n=len(row), cols=n_cols, matrix=label,
+            )
+        if type(row) is not list:
+            raise AttentionInputError(
+                N_("{name}: row {i} has {got} but row 0 has {cols}; a matrix needs equal rows."), name=label, i=i,
+                got=_json_type(row), cols=n_cols, matrix=label,
             )
         if not set(map(type, row)) <= {int, float}:
             j = next(j for j, v in enumerate(row) if type(v) not in (int, float))
             raise AttentionInputError(
-                f"{label}: cell ({i}, {j}) is {_json_type(row[j])}, not a number.", matrix=label, cell=(i, j)
+                N_("{name}: cell ({i}, {j}) is {got}, not a number."), name=label, i=i, j=j, got=_json_type(row[j]),
+                matrix=label, cell=(i, j),
             )
     try:
         return np.array(rows, dtype=np.float64)  # NaN/inf pass here; validate_config names the cell
     except OverflowError:  # an integer beyond float64
         i, j = next((i, j) for i, row in enumerate(rows) for j, v in enumerate(row) if not _fits_float(v))
         raise AttentionInputError(
-            f"{label}: cell ({i}, {j}) is too large for a float64 number.", matrix=label, cell=(i, j)
+            N_("{name}: cell ({i}, {j}) is too large for a float64 number."), name=label, i=i, j=j, matrix=label,
+            cell=(i, j),
         ) from None
 
 
@@ -226,37 +240,41 @@ def _fits_float(v: int | float) -> bool:
 
 def _tokens(tokens: object, field: str = "tokens") -> tuple[str, ...]:
     if type(tokens) is not list or not all(type(t) is str for t in tokens):
-        raise AttentionInputError(f"{field}: expected a list of labels (strings).", matrix=field)
+        raise AttentionInputError(N_("{field}: expected a list of labels (strings)."), field=field, matrix=field)
     for i, t in enumerate(tokens):
         try:
             t.encode("utf-8")
         except UnicodeEncodeError:
-            raise AttentionInputError(f"{field}: label {i} is not valid text.", matrix=field) from None
+            raise AttentionInputError(N_("{field}: label {i} is not valid text."), field=field, i=i,
+                                      matrix=field) from None
     return tuple(tokens)
 
 
 def _n_heads(n_heads: object) -> object:
     """Whole numbers over the cap are refused here (a huge one would fill the message with digits)."""
     if type(n_heads) is int and n_heads > LIMITS.n_heads:
-        raise AttentionInputError(f"n_heads: {_short(n_heads)} is over the cap of {LIMITS.n_heads}.")
+        raise AttentionInputError(N_("n_heads: {n_heads} is over the cap of {cap}."), n_heads=_short(n_heads),
+                                  cap=LIMITS.n_heads)
     if not (isinstance(n_heads, (int, float)) or _is_short_text(n_heads)):  # True/False are ints here
-        raise AttentionInputError(f"n_heads: must be a whole number of at least 1, got {_json_type(n_heads)}.")
+        raise AttentionInputError(N_("n_heads: must be a whole number of at least 1, got {got}."),
+                                  got=_json_type(n_heads))
     return n_heads  # check_heads rejects anything but a whole number >= 1
 
 
 def _scale(scale: object) -> object:
     if type(scale) is int:  # JSON 2 means 2.0; an integer beyond float64 is refused here, not by float()
         if not _fits_float(scale):
-            raise AttentionInputError("scale: the divisor is too large for a float64 number.")
+            raise AttentionInputError(N_("scale: the divisor is too large for a float64 number."))
         return float(scale)
     if not (isinstance(scale, float) or _is_short_text(scale) or type(scale) is bool):
-        raise AttentionInputError(f'scale: must be "sqrt_dk", "none" or a number above 0, got {_json_type(scale)}.')
+        raise AttentionInputError(N_('scale: must be "sqrt_dk", "none" or a number above 0, got {got}.'),
+                                  got=_json_type(scale))
     return scale  # "sqrt_dk", "none", a float, or something validate_config rejects
 
 
 def _is_pad(is_pad: object) -> tuple:
     if type(is_pad) is not list or not all(type(p) is bool for p in is_pad):
-        raise AttentionInputError("mask: is_pad must be a list of true/false, one per token.", matrix="mask")
+        raise AttentionInputError(N_("mask: is_pad must be a list of true/false, one per token."), matrix="mask")
     return tuple(is_pad)
 
 
@@ -268,7 +286,7 @@ def _custom_mask(rows: object) -> np.ndarray:  # list of rows of 0/1 -> bool [n_
         or not all(set(map(type, r)) <= {int} and set(r) <= {0, 1} for r in rows)
     ):
         raise AttentionInputError(
-            "mask: custom_mask must be a list of equally long rows of 0 and 1 (1 = may attend).", matrix="mask"
+            N_("mask: custom_mask must be a list of equally long rows of 0 and 1 (1 = may attend)."), matrix="mask"
         )
     return np.array(rows, dtype=np.int8).reshape(len(rows), len(rows[0])).astype(bool)
 
@@ -342,26 +360,32 @@ def from_json(data: bytes | str, *, max_bytes: int = LIMITS.file_bytes) -> tuple
     """
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else bytes(data)
     if len(raw) > max_bytes:
-        raise AttentionInputError(f"JSON file: {len(raw):,} bytes is over the cap of {max_bytes:,} bytes.")
-    return config_from_dict(parse_json(raw, "JSON file"))
+        raise AttentionInputError(N_("JSON file: {size:,} bytes is over the cap of {cap:,} bytes."), size=len(raw),
+                                  cap=max_bytes)
+    return config_from_dict(parse_json(raw, N_("JSON file")))
 
 
 def parse_json(raw: bytes, what: str) -> object:
     """Strict, bounded ``json.loads``: UTF-8, no duplicate keys, item counts under the caps.
+
+    ``what`` names the text in a message ("JSON file", "link"; marked with N_ where it is written).
 
     ``NaN`` and ``Infinity`` are read as floats, so the validation names the matrix cell that holds them.
     """
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as err:
-        raise AttentionInputError(f"{what}: not UTF-8 text (byte {err.start} is not valid).") from None
-    for kind, count in (
-        ("lists or objects", text.count("[") + text.count("{")),
-        ("strings", text.count('"') // 2),
-        ("true/false/null values", text.count("true") + text.count("false") + text.count("null")),
+        raise AttentionInputError(N_("{what}: not UTF-8 text (byte {byte} is not valid)."), what=what,
+                                  byte=err.start) from None
+    for template, count in (
+        (N_("{what}: {count:,} lists or objects; a configuration has at most {cap:,}."),
+         text.count("[") + text.count("{")),
+        (N_("{what}: {count:,} strings; a configuration has at most {cap:,}."), text.count('"') // 2),
+        (N_("{what}: {count:,} true/false/null values; a configuration has at most {cap:,}."),
+         text.count("true") + text.count("false") + text.count("null")),
     ):
         if count > LIMITS.json_items:
-            raise AttentionInputError(f"{what}: {count:,} {kind}; a configuration has at most {LIMITS.json_items:,}.")
+            raise AttentionInputError(template, what=what, count=count, cap=LIMITS.json_items)
     numbers = 0
 
     def number(convert):
@@ -369,7 +393,8 @@ def parse_json(raw: bytes, what: str) -> object:
             nonlocal numbers
             numbers += 1
             if numbers > _NUMBERS_CAP:
-                raise AttentionInputError(f"{what}: more than {_NUMBERS_CAP:,} numbers; the cap is on the cells.")
+                raise AttentionInputError(N_("{what}: more than {cap:,} numbers; the cap is on the cells."),
+                                          what=what, cap=_NUMBERS_CAP)
             return convert(s)
         return parse
 
@@ -384,12 +409,12 @@ def parse_json(raw: bytes, what: str) -> object:
     except AttentionInputError:
         raise
     except json.JSONDecodeError as err:
-        where = f"line {err.lineno}, column {err.colno}"
-        raise AttentionInputError(f"{what}: not valid JSON ({err.msg} at {where}).") from None
+        raise AttentionInputError(N_("{what}: not valid JSON ({problem} at line {line}, column {column})."),
+                                  what=what, problem=err.msg, line=err.lineno, column=err.colno) from None
     except RecursionError:
-        raise AttentionInputError(f"{what}: the JSON is nested too deeply.") from None
+        raise AttentionInputError(N_("{what}: the JSON is nested too deeply."), what=what) from None
     except ValueError:  # an integer with more digits than Python converts (4300)
-        raise AttentionInputError(f"{what}: a number has too many digits to read.") from None
+        raise AttentionInputError(N_("{what}: a number has too many digits to read."), what=what) from None
 
 
 def _no_duplicate_keys(pairs: list[tuple[str, object]]) -> dict:
@@ -397,7 +422,7 @@ def _no_duplicate_keys(pairs: list[tuple[str, object]]) -> dict:
     if len(doc) != len(pairs):
         seen: set[str] = set()
         dup = next(k for k, _ in pairs if k in seen or seen.add(k))
-        raise AttentionInputError(f"configuration: the field {dup!r} appears twice.")
+        raise AttentionInputError(N_("configuration: the field {field!r} appears twice."), field=dup)
     return doc
 
 
@@ -442,8 +467,8 @@ def encode_link(cfg: Config, page: str | None = None, *, max_chars: int | None =
         value = base64.urlsafe_b64encode(b"".join(packed)).decode("ascii").rstrip("=")
         if max_chars is None or len(value) <= max_chars:
             return value
-    raise AttentionInputError(f"link: this configuration needs more than {max_chars:,} characters; "
-                              "share a JSON file instead.")
+    raise AttentionInputError(N_("link: this configuration needs more than {chars:,} characters; share a JSON file "
+                                 "instead."), chars=max_chars)
 
 
 def decode_link(
@@ -465,21 +490,22 @@ def decode_link(
     attn_core.errors.AttentionInputError: link: not base64url text (only letters, digits, - and _); was it changed?
     """
     if not isinstance(value, str):
-        raise AttentionInputError(f"link: expected text, got {type(value).__name__}.")
+        raise AttentionInputError(N_("link: expected text, got {type}."), type=type(value).__name__)
     value = value.strip()
     if not value:
-        raise AttentionInputError("link: the configuration value is empty.")
+        raise AttentionInputError(N_("link: the configuration value is empty."))
     if len(value) > max_chars:
         raise AttentionInputError(
-            f"link: {len(value):,} characters is over the cap of {max_chars:,}; share a JSON file instead."
+            N_("link: {chars:,} characters is over the cap of {cap:,}; share a JSON file instead."), chars=len(value),
+            cap=max_chars,
         )
     if not _BASE64URL.fullmatch(value):
-        raise AttentionInputError("link: not base64url text (only letters, digits, - and _); was it changed?")
+        raise AttentionInputError(N_("link: not base64url text (only letters, digits, - and _); was it changed?"))
     try:
         packed = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
     except (binascii.Error, ValueError):
-        raise AttentionInputError("link: not valid base64url (its length is wrong); was it cut short?") from None
-    return config_from_dict(parse_json(inflate(packed, max_json), "link"))
+        raise AttentionInputError(N_("link: not valid base64url (its length is wrong); was it cut short?")) from None
+    return config_from_dict(parse_json(inflate(packed, max_json), N_("link")))
 
 
 def inflate(packed: bytes, max_bytes: int) -> bytes:
@@ -498,13 +524,13 @@ def inflate(packed: bytes, max_bytes: int) -> bytes:
     try:
         out = inflater.decompress(packed, max_bytes + 1)  # never holds more than max_bytes + 1 bytes
     except zlib.error:
-        raise AttentionInputError("link: the data is not zlib-compressed, or is damaged.") from None
+        raise AttentionInputError(N_("link: the data is not zlib-compressed, or is damaged.")) from None
     if len(out) > max_bytes or inflater.unconsumed_tail:
-        raise AttentionInputError(f"link: the data inflates to more than {max_bytes:,} bytes; refused.")
+        raise AttentionInputError(N_("link: the data inflates to more than {size:,} bytes; refused."), size=max_bytes)
     if not inflater.eof:
-        raise AttentionInputError("link: the compressed data ends early; the link was probably cut short.")
+        raise AttentionInputError(N_("link: the compressed data ends early; the link was probably cut short."))
     if inflater.unused_data:
-        raise AttentionInputError("link: there are extra bytes after the compressed data.")
+        raise AttentionInputError(N_("link: there are extra bytes after the compressed data."))
     return out
 
 

@@ -6,7 +6,7 @@ import numbers
 
 import numpy as np
 
-from .errors import AttentionInputError
+from .errors import N_, AttentionInputError
 
 
 def as_matrix(name: str, a: object) -> np.ndarray:
@@ -39,11 +39,14 @@ def as_matrix(name: str, a: object) -> np.ndarray:
         except ValueError:  # numpy refuses some ragged nestings outright
             arr = None
         if arr is None or (arr.ndim == 1 and arr.size and all(isinstance(r, (list, tuple, np.ndarray)) for r in arr)):
-            raise AttentionInputError(f"{name}: rows of different lengths; a matrix needs equal rows.", matrix=name)
+            raise AttentionInputError(N_("{name}: rows of different lengths; a matrix needs equal rows."), name=name,
+                                      matrix=name)
     if arr.ndim != 2:
-        raise AttentionInputError(f"{name}: expected a matrix (2 dimensions), got {arr.ndim}.", matrix=name)
+        raise AttentionInputError(N_("{name}: expected a matrix (2 dimensions), got {ndim}."), name=name, ndim=arr.ndim,
+                                  matrix=name)
     if arr.shape[0] == 0 or arr.shape[1] == 0:
-        raise AttentionInputError(f"{name}: the matrix is empty (shape {arr.shape[0]} × {arr.shape[1]}).", matrix=name)
+        raise AttentionInputError(N_("{name}: the matrix is empty (shape {rows} × {cols})."), name=name,
+                                  rows=arr.shape[0], cols=arr.shape[1], matrix=name)
     if arr.dtype.kind in "iuf":  # not "b": True/False are not numbers, as for the cells of a list
         out = arr.astype(np.float64, copy=False)
     elif arr.dtype.kind == "O":
@@ -54,37 +57,65 @@ def as_matrix(name: str, a: object) -> np.ndarray:
                     out[i, j] = float(v)
                 except OverflowError:  # a Python int beyond float64
                     raise AttentionInputError(
-                        f"{name}: cell ({i}, {j}) is beyond ±1.8e308, too large for a float64.",
-                        matrix=name,
-                        cell=(i, j),
+                        N_("{name}: cell ({i}, {j}) is beyond ±1.8e308, too large for a float64."),
+                        name=name, i=i, j=j, matrix=name, cell=(i, j),
                     ) from None
             else:
                 raise AttentionInputError(
-                    f"{name}: cell ({i}, {j}) is {v!r}, not a number.", matrix=name, cell=(i, j)
+                    N_("{name}: cell ({i}, {j}) is {v!r}, not a number."), name=name, i=i, j=j, v=v,
+                    matrix=name, cell=(i, j),
                 )
     else:
-        raise AttentionInputError(f"{name}: cells must be numbers, got dtype {arr.dtype}.", matrix=name)
+        raise AttentionInputError(N_("{name}: cells must be numbers, got dtype {dtype}."), name=name,
+                                  dtype=arr.dtype, matrix=name)
     check_finite(name, out)
     return out
 
 
-def check_finite(name: str, a: np.ndarray, *, hint: str = "every cell must be a finite number") -> None:
-    """Raise naming the first non-finite cell of ``a`` (row-major order)."""
+def _first_non_finite(a: np.ndarray) -> tuple[int, int, str] | None:
+    """Row, column and "NaN", "+inf" or "-inf" of the first non-finite cell of ``a`` (row-major), or None."""
     if np.isfinite(a).all():  # the common case, checked in one pass
-        return
+        return None
     i, j = (int(t) for t in np.argwhere(~np.isfinite(a))[0])
     v = a[i, j]
-    what = "NaN" if np.isnan(v) else ("+inf" if v > 0 else "-inf")
-    raise AttentionInputError(f"{name}: cell ({i}, {j}) is {what}; {hint}.", matrix=name, cell=(i, j))
+    return i, j, "NaN" if np.isnan(v) else ("+inf" if v > 0 else "-inf")
 
 
-def check_overflow(name: str, a: np.ndarray, sources: str) -> None:
-    """Raise if an intermediate overflowed float64 (|value| > 1.8e308)."""
-    check_finite(
-        name,
-        a,
-        hint=f"it overflowed float64 (beyond ±1.8e308): make the entries of {sources} smaller",
-    )
+def check_finite(name: str, a: np.ndarray, *, hint: str = N_("every cell must be a finite number")) -> None:
+    """Raise naming the first non-finite cell of ``a`` (row-major order); ``hint`` (marked with N_) says what to do.
+
+    >>> check_finite("X", np.array([[1.0, np.inf]]))
+    Traceback (most recent call last):
+    ...
+    attn_core.errors.AttentionInputError: X: cell (0, 1) is +inf; every cell must be a finite number.
+    """
+    bad = _first_non_finite(a)
+    if bad is not None:
+        i, j, what = bad
+        raise AttentionInputError(N_("{name}: cell ({i}, {j}) is {what}; {hint}."), name=name, i=i, j=j, what=what,
+                                  hint=hint, matrix=name, cell=(i, j))
+
+
+def check_overflow(name: str, a: np.ndarray, first: str, second: str | None = None) -> None:
+    """Raise if an intermediate overflowed float64 (|value| > 1.8e308), naming the one or two matrices it came from.
+
+    >>> check_overflow("Q", np.array([[np.inf]]), "X", "W_Q")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attn_core.errors.AttentionInputError: Q: cell (0, 0) is +inf; ...: make the entries of X and W_Q smaller.
+    """
+    bad = _first_non_finite(a)
+    if bad is None:
+        return
+    i, j, what = bad
+    if second is None:
+        template = N_("{name}: cell ({i}, {j}) is {what}; it overflowed float64 (beyond ±1.8e308): make the entries "
+                      "of {first} smaller.")
+    else:
+        template = N_("{name}: cell ({i}, {j}) is {what}; it overflowed float64 (beyond ±1.8e308): make the entries "
+                      "of {first} and {second} smaller.")
+    params = {"first": first} if second is None else {"first": first, "second": second}
+    raise AttentionInputError(template, name=name, i=i, j=j, what=what, **params, matrix=name, cell=(i, j))
 
 
 def check_dim(name: str, size: int, other: str, other_size: int, detail: str) -> None:
@@ -104,7 +135,9 @@ def check_dim(name: str, size: int, other: str, other_size: int, detail: str) ->
     other_size : int
         The rows or columns of ``other`` that ``size`` must equal.
     detail : str
-        The message after "name: ", with ``{name}``, ``{size}``, ``{other}`` and ``{other_size}`` filled in.
+        The whole message, marked with ``N_`` for the catalogs: an English template starting ``"{name}: "``, with
+        ``{name}``, ``{size}``, ``{other}`` and ``{other_size}`` filled in. A template that does not start with
+        ``{name}`` is the message after ``"name: "`` (the prefix is added).
 
     Raises
     ------
@@ -114,14 +147,15 @@ def check_dim(name: str, size: int, other: str, other_size: int, detail: str) ->
     Examples
     --------
     >>> k, v = np.ones((3, 2)), np.ones((2, 4))  # K [n_k, d_k] with n_k = 3; V [2, d_v]: one value row short
-    >>> check_dim("V", v.shape[0], "K", k.shape[0], "has {size} rows but {other} has {other_size}; one value per key.")
+    >>> check_dim("V", v.shape[0], "K", k.shape[0],
+    ...           N_("{name}: has {size} rows but {other} has {other_size}; one value per key."))
     Traceback (most recent call last):
     ...
     attn_core.errors.AttentionInputError: V: has 2 rows but K has 3; one value per key.
     """
     if size != other_size:
-        message = detail.format(name=name, size=size, other=other, other_size=other_size)
-        raise AttentionInputError(f"{name}: {message}", matrix=name)
+        template = detail if detail.startswith("{name}") else "{name}: " + detail
+        raise AttentionInputError(template, name=name, size=size, other=other, other_size=other_size, matrix=name)
 
 
 def check_inner(left: str, a: np.ndarray, right: str, b: np.ndarray) -> None:
@@ -135,7 +169,7 @@ def check_inner(left: str, a: np.ndarray, right: str, b: np.ndarray) -> None:
     attn_core.errors.AttentionInputError: W_Q: has 2 rows but X has 4 columns; X @ W_Q needs them equal.
     """
     check_dim(right, b.shape[0], left, a.shape[1],
-              "has {size} rows but {other} has {other_size} columns; {other} @ {name} needs them equal.")
+              N_("{name}: has {size} rows but {other} has {other_size} columns; {other} @ {name} needs them equal."))
 
 
 def as_mask(mask: object, n_q: int, n_k: int) -> np.ndarray:
@@ -143,16 +177,17 @@ def as_mask(mask: object, n_q: int, n_k: int) -> np.ndarray:
     try:
         arr = np.asarray(mask)
     except ValueError:  # numpy refuses ragged nestings
-        raise AttentionInputError("mask: rows of different lengths; a mask needs equal rows.", matrix="mask") from None
+        raise AttentionInputError(N_("mask: rows of different lengths; a mask needs equal rows."),
+                                  matrix="mask") from None
     if arr.dtype != np.bool_:
         raise AttentionInputError(
-            f"mask: must be boolean (True = may attend), got dtype {arr.dtype}; "
-            "for a 0/1 matrix use mask.astype(bool).",
-            matrix="mask",
+            N_("mask: must be boolean (True = may attend), got dtype {dtype}; for a 0/1 matrix use mask.astype(bool)."),
+            dtype=arr.dtype, matrix="mask",
         )
     if arr.shape != (n_q, n_k):
         raise AttentionInputError(
-            f"mask: shape {arr.shape} does not match the scores' shape ({n_q}, {n_k}).", matrix="mask"
+            N_("mask: shape {shape} does not match the scores' shape ({n_q}, {n_k})."), shape=arr.shape, n_q=n_q,
+            n_k=n_k, matrix="mask",
         )
     return arr
 
@@ -164,9 +199,10 @@ def divisor_for(scale: object, d_k: int) -> float:
             return float(np.sqrt(d_k))
         if scale == "none":
             return 1.0
-        raise AttentionInputError(f'scale: "{scale}" is not one of "sqrt_dk", "none" or a positive number.')
+        raise AttentionInputError(N_('scale: "{scale}" is not one of "sqrt_dk", "none" or a positive number.'),
+                                  scale=scale)
     if isinstance(scale, numbers.Real) and not isinstance(scale, (bool, np.bool_)):
         s = float(scale)
         if np.isfinite(s) and s > 0:
             return s
-    raise AttentionInputError(f"scale: the divisor must be a finite number above 0, got {scale!r}.")
+    raise AttentionInputError(N_("scale: the divisor must be a finite number above 0, got {scale!r}."), scale=scale)

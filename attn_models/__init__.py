@@ -18,10 +18,10 @@ from .encoder import EncoderOutput, erf, gelu, layer_norm, with_bias_column
 from .errors import ModelError, ModelUnavailableError
 from .hub import DEFAULT_MODEL, check_source, in_cache, is_folder
 from .model import Encoded, Model, fetch, load, token_label
-from .patterns import describe_head, head_pattern
+from .patterns import describe_head, head_description, head_pattern
 
 __all__ = [
     "BertConfig", "DEFAULT_MODEL", "Encoded", "EncoderOutput", "Model", "ModelError", "ModelUnavailableError",
-    "check_source", "config_cells", "describe_head", "erf", "fetch", "gelu", "head_pattern", "in_cache", "is_folder",
-    "layer_norm", "load", "parse_config", "token_label", "with_bias_column",
+    "check_source", "config_cells", "describe_head", "erf", "fetch", "gelu", "head_description", "head_pattern",
+    "in_cache", "is_folder", "layer_norm", "load", "parse_config", "token_label", "with_bias_column",
 ]

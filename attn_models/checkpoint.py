@@ -15,7 +15,7 @@ import numpy as np
 from attn_core import LIMITS
 
 from .encoder import LayerWeights
-from .errors import ModelError
+from .errors import N_, ModelError
 
 BERT_TYPES = ("bert",)  # config.json model_type values read as BERT (same weight names, same forward pass)
 
@@ -77,28 +77,32 @@ def parse_config(doc: object, where: str = "config.json") -> BertConfig:
     attn_models.errors.ModelError: config.json: hidden_size 768 + 1 (the bias column) = 769 ... cap of 512 (d_model)...
     """
     if not isinstance(doc, dict):
-        raise ModelError(f"{where}: not a JSON object.")
+        raise ModelError(N_("{where}: not a JSON object."), where=where)
     kind = doc.get("model_type")
     if kind not in BERT_TYPES:
-        raise ModelError(f"{where}: model_type {str(kind)[:40]!r} is not BERT-family; this app runs BERT encoders "
-                         f"(model_type {', '.join(BERT_TYPES)}).")
+        raise ModelError(N_("{where}: model_type {kind} is not BERT-family; this app runs BERT encoders "
+                            "(model_type {types})."), where=where, kind=repr(str(kind)[:40]),
+                         types=", ".join(BERT_TYPES))
     act = doc.get("hidden_act", "gelu")
     if act != "gelu":
-        raise ModelError(f"{where}: hidden_act {str(act)[:40]!r}: only the exact (erf) GELU, 'gelu', is run here.")
+        raise ModelError(N_("{where}: hidden_act {act}: only the exact (erf) GELU, 'gelu', is run here."),
+                         where=where, act=repr(str(act)[:40]))
     if doc.get("position_embedding_type", "absolute") != "absolute":
-        raise ModelError(f"{where}: only absolute position embeddings are run here.")
+        raise ModelError(N_("{where}: only absolute position embeddings are run here."), where=where)
     if doc.get("is_decoder") or doc.get("add_cross_attention"):
-        raise ModelError(f"{where}: a decoder; this app runs encoders.")
+        raise ModelError(N_("{where}: a decoder; this app runs encoders."), where=where)
 
     def whole(key: str, default: int | None = None) -> int:
         value = doc.get(key, default)
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ModelError(f"{where}: {key} must be a whole number of at least 1, got {str(value)[:40]}.")
+            raise ModelError(N_("{where}: {key} must be a whole number of at least 1, got {value}."), where=where,
+                             key=key, value=str(value)[:40])
         return value
 
     eps = doc.get("layer_norm_eps", 1e-12)
     if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not 0 <= eps < 1:
-        raise ModelError(f"{where}: layer_norm_eps must be a small number, got {str(eps)[:40]}.")
+        raise ModelError(N_("{where}: layer_norm_eps must be a small number, got {value}."), where=where,
+                         value=str(eps)[:40])
     cfg = BertConfig(
         n_layers=whole("num_hidden_layers"), n_heads=whole("num_attention_heads"), d_model=whole("hidden_size"),
         d_ff=whole("intermediate_size"), vocab_size=whole("vocab_size"),
@@ -113,26 +117,29 @@ def check_caps(cfg: BertConfig, where: str = "config.json") -> None:
     """ModelError naming the cap (attn_core.LIMITS) that one layer's explorer configuration would exceed."""
     d = cfg.d_model
     if d % cfg.n_heads:
-        raise ModelError(f"{where}: hidden_size {d} is not a multiple of num_attention_heads {cfg.n_heads}.")
+        raise ModelError(N_("{where}: hidden_size {d} is not a multiple of num_attention_heads {heads}."),
+                         where=where, d=d, heads=cfg.n_heads)
     if d + 1 > LIMITS.d_model:
-        raise ModelError(f"{where}: hidden_size {d} + 1 (the bias column) = {d + 1} columns of X is over the cap of "
-                         f"{LIMITS.d_model} (d_model). This app's caps fit models up to hidden_size "
-                         f"{LIMITS.d_model - 1}.")
+        raise ModelError(N_("{where}: hidden_size {d} + 1 (the bias column) = {columns} columns of X is over the cap "
+                            "of {cap} (d_model). This app's caps fit models up to hidden_size {most}."),
+                         where=where, d=d, columns=d + 1, cap=LIMITS.d_model, most=LIMITS.d_model - 1)
     if d > LIMITS.width:
-        raise ModelError(f"{where}: hidden_size {d} columns of W_Q is over the cap of {LIMITS.width} (widths).")
+        raise ModelError(N_("{where}: hidden_size {d} columns of W_Q is over the cap of {cap} (widths)."),
+                         where=where, d=d, cap=LIMITS.width)
     if cfg.n_heads > LIMITS.n_heads:
-        raise ModelError(f"{where}: num_attention_heads {cfg.n_heads} is over the cap of {LIMITS.n_heads} (heads).")
+        raise ModelError(N_("{where}: num_attention_heads {heads} is over the cap of {cap} (heads)."),
+                         where=where, heads=cfg.n_heads, cap=LIMITS.n_heads)
     cells = config_cells(d, cfg.max_tokens)
     if cells > LIMITS.total_cells:
-        raise ModelError(f"{where}: one layer at {cfg.max_tokens} tokens is {cells:,} cells; the cap is "
-                         f"{LIMITS.total_cells:,} (total cells).")
+        raise ModelError(N_("{where}: one layer at {n} tokens is {cells:,} cells; the cap is {cap:,} (total cells)."),
+                         where=where, n=cfg.max_tokens, cells=cells, cap=LIMITS.total_cells)
 
 
 def read_config(path: Path) -> BertConfig:
     try:
         doc = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ModelError(f"config.json could not be read: {err}") from None
+        raise ModelError(N_("config.json could not be read: {err}"), err=str(err)) from None
     return parse_config(doc)
 
 
@@ -169,15 +176,19 @@ def read_weights(path: Path, cfg: BertConfig) -> tuple[Embeddings, tuple[LayerWe
 
             def get(name: str, shape: tuple[int, ...], *, keep_dtype: bool = False) -> np.ndarray:
                 if name not in names:
-                    raise ModelError(f"model.safetensors has no tensor {name}; is it a BERT checkpoint?")
+                    raise ModelError(N_("model.safetensors has no tensor {name}; is it a BERT checkpoint?"),
+                                     name=name)
                 try:
                     t = f.get_tensor(names[name])
                 except (TypeError, ValueError) as err:  # e.g. bfloat16, which numpy has no type for
-                    raise ModelError(f"model.safetensors: {name} could not be read as numbers ({err}).") from None
+                    raise ModelError(N_("model.safetensors: {name} could not be read as numbers ({err})."),
+                                     name=name, err=str(err)) from None
                 if t.shape != shape:
-                    raise ModelError(f"model.safetensors: {name} has shape {t.shape}, config.json implies {shape}.")
+                    raise ModelError(N_("model.safetensors: {name} has shape {shape}, config.json implies {wanted}."),
+                                     name=name, shape=str(t.shape), wanted=str(shape))
                 if not np.issubdtype(t.dtype, np.floating):
-                    raise ModelError(f"model.safetensors: {name} holds {t.dtype}, not floating-point numbers.")
+                    raise ModelError(N_("model.safetensors: {name} holds {dtype}, not floating-point numbers."),
+                                     name=name, dtype=str(t.dtype))
                 return t if keep_dtype else t.astype(np.float64)
 
             d, ff = cfg.d_model, cfg.d_ff
@@ -211,8 +222,8 @@ def read_weights(path: Path, cfg: BertConfig) -> tuple[Embeddings, tuple[LayerWe
                     ln2_b=get(f"{p}.output.LayerNorm.bias", (d,)),
                 ))
     except (OSError, SafetensorError) as err:
-        raise ModelError(f"model.safetensors could not be read: {err}") from None
+        raise ModelError(N_("model.safetensors could not be read: {err}"), err=str(err)) from None
     for w in (emb.position, emb.token_type, *(getattr(layer, f) for layer in layers for f in ("w_q", "w_k", "w_v"))):
         if not np.isfinite(w).all():
-            raise ModelError("model.safetensors holds a weight that is not a finite number.")
+            raise ModelError(N_("model.safetensors holds a weight that is not a finite number."))
     return emb, tuple(layers)

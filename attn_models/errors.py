@@ -1,11 +1,36 @@
-"""The errors of attn_models: every message says what is wrong and what to do, for a learner to read."""
+"""The errors of attn_models: every message says what is wrong and what to do, for a learner to read.
+
+An error carries an English template and its values (``err.template``, ``err.params``); ``str(err)`` is the
+template filled in. The app shows it in the learner's language (``attn_ui.i18n.error_text``): the template is
+translated, and so is every value that is itself a text marked with :func:`N_` (an :class:`attn_core.Words`).
+"""
 
 from __future__ import annotations
+
+from attn_core import Words
+
+
+def N_(message: str) -> Words:  # noqa: N802 (gettext's name for it)
+    """Mark ``message`` for the app's catalogs without translating it (no Streamlit here: the app translates).
+
+    A marked text is an :class:`attn_core.Words`: as a value of an error, the app translates it; a plain ``str``
+    value (a file name, a path, what the learner typed) it shows as it is.
+    """
+    return Words(message)
 
 
 class ModelError(ValueError):
     """A checkpoint or an input this package refuses: not BERT-family, over the app's caps, not safetensors,
-    a sentence longer than the caps allow, a layer that does not exist."""
+    a sentence longer than the caps allow, a layer that does not exist.
+
+    >>> err = ModelError(N_("Layer {layer} does not exist."), layer=7)
+    >>> str(err), err.template, err.params
+    ('Layer 7 does not exist.', 'Layer {layer} does not exist.', {'layer': 7})
+    """
+
+    def __init__(self, template: str, **params: object) -> None:
+        self.template, self.params = template, params
+        super().__init__(template.format(**params) if params else template)
 
 
 class ModelUnavailableError(ModelError):

@@ -17,12 +17,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from .errors import ModelError, ModelUnavailableError
+from attn_core import Words
+
+from .errors import N_, ModelError, ModelUnavailableError
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 CONFIG, TOKENIZER, WEIGHTS = "config.json", "tokenizer.json", "model.safetensors"
 PICKLES = ("pytorch_model.bin", "tf_model.h5", "flax_model.msgpack")  # never read
 _REPO_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.-]{0,95}")
+
+#: the system's usual reasons why an address cannot be reached, marked for the app's catalogs: a reason that is one
+#: of them is shown in the learner's language (attn_ui.i18n.error_text translates the values of an error)
+UNREACHABLE_REASONS = (
+    N_("Name or service not known"), N_("Temporary failure in name resolution"), N_("Network is unreachable"),
+    N_("No route to host"), N_("Connection refused"), N_("Connection timed out"), N_("TimeoutError"),
+)
 
 #: progress(file name, bytes done, bytes in all or None): called while a file downloads (maybe from another thread)
 Progress = Callable[[str, int, int | None], None]
@@ -62,11 +71,12 @@ def check_source(source: object) -> str:
     attn_models.errors.ModelError: 'no such thing' is neither a folder on this machine nor a Hugging Face repo id ...
     """
     if not isinstance(source, str) or not source.strip():
-        raise ModelError("Name a model: a Hugging Face repo id (owner/name) or a folder on this machine.")
+        raise ModelError(N_("Name a model: a Hugging Face repo id (owner/name) or a folder on this machine."))
     source = source.strip()
     if is_folder(source) or _REPO_ID.fullmatch(source):
         return source
-    raise ModelError(f"{source[:200]!r} is neither a folder on this machine nor a Hugging Face repo id (owner/name).")
+    raise ModelError(N_("{source} is neither a folder on this machine nor a Hugging Face repo id (owner/name)."),
+                     source=repr(source[:200]))
 
 
 def offline() -> bool:
@@ -79,16 +89,21 @@ def folder_files(folder: str) -> CheckpointFiles:
     root = Path(folder).expanduser()
     found = {name: root / name for name in (CONFIG, TOKENIZER, WEIGHTS) if (root / name).is_file()}
     if WEIGHTS not in found:
-        raise ModelError(_no_safetensors(folder, [p for p in PICKLES if (root / p).is_file()]))
+        raise _no_safetensors(folder, [p for p in PICKLES if (root / p).is_file()])
     for name in (CONFIG, TOKENIZER):
         if name not in found:
-            raise ModelError(f"{folder} has no {name}; a checkpoint folder needs {CONFIG}, {TOKENIZER} and {WEIGHTS}.")
+            raise ModelError(N_("{folder} has no {name}; a checkpoint folder needs config.json, tokenizer.json and "
+                                "model.safetensors."), folder=folder, name=name)
     return CheckpointFiles(folder, found[CONFIG], found[TOKENIZER], found[WEIGHTS], from_hub=False)
 
 
-def _no_safetensors(where: str, pickles: list[str]) -> str:
-    has = f" It has {', '.join(pickles)}: a pickle, which this app never unpickles (it can run code)." * bool(pickles)
-    return f"{where} has no {WEIGHTS}.{has} Only safetensors checkpoints are read."
+def _no_safetensors(folder: str, pickles: list[str]) -> ModelError:
+    """The refusal of a folder without model.safetensors (naming the pickles it has instead)."""
+    if pickles:
+        return ModelError(N_("{folder} has no model.safetensors. It has {pickles}: a pickle, which this app never "
+                             "unpickles (it can run code). Only safetensors checkpoints are read."),
+                          folder=folder, pickles=", ".join(pickles))
+    return ModelError(N_("{folder} has no model.safetensors. Only safetensors checkpoints are read."), folder=folder)
 
 
 def cached_file(repo_id: str, name: str, cache_dir: str | Path | None = None) -> Path | None:
@@ -123,29 +138,30 @@ def hub_file(repo_id: str, name: str, *, cache_dir: str | Path | None = None, pr
     )
 
     if offline():
-        raise ModelUnavailableError(_unavailable(repo_id, name, "HF_HUB_OFFLINE is set", cache_dir))
+        raise _unavailable(repo_id, name, N_("HF_HUB_OFFLINE is set"), cache_dir)
     if (unreachable := _unreachable()) is not None:  # fail in a moment, not after huggingface_hub's retries
-        raise ModelUnavailableError(_unavailable(repo_id, name, unreachable, cache_dir))
+        raise _unavailable(repo_id, name, "", cache_dir, unreachable=unreachable)
     try:
         return Path(hf_hub_download(repo_id, name, cache_dir=cache_dir, etag_timeout=10,
                                     tqdm_class=_reporting_bar(progress, name) if progress else None))
     except GatedRepoError:
-        raise ModelError(f"{repo_id} is gated on the Hugging Face Hub (it needs an account's consent); "
-                         "download it yourself and give its folder.") from None
+        raise ModelError(N_("{repo_id} is gated on the Hugging Face Hub (it needs an account's consent); "
+                            "download it yourself and give its folder."), repo_id=repo_id) from None
     except RepositoryNotFoundError:
-        raise ModelError(f"There is no public model {repo_id} on the Hugging Face Hub.") from None
+        raise ModelError(N_("There is no public model {repo_id} on the Hugging Face Hub."), repo_id=repo_id) from None
     except (LocalEntryNotFoundError, OfflineModeIsEnabled) as err:  # no network (LocalEntry… is an EntryNotFound…)
-        raise ModelUnavailableError(_unavailable(repo_id, name, _reason(err), cache_dir)) from None
+        raise _unavailable(repo_id, name, _reason(err), cache_dir) from None
     except EntryNotFoundError:  # the repo has no such file
         if required:
-            raise ModelError(f"{repo_id} has no {name} on the Hugging Face Hub.") from None
+            raise ModelError(N_("{repo_id} has no {name} on the Hugging Face Hub."), repo_id=repo_id,
+                             name=name) from None
         return None
     except (OSError, ValueError) as err:  # connection errors, timeouts, a full disk
-        raise ModelUnavailableError(_unavailable(repo_id, name, _reason(err), cache_dir)) from None
+        raise _unavailable(repo_id, name, _reason(err), cache_dir) from None
 
 
-def _unreachable(timeout: float = 3.0) -> str | None:
-    """Why the Hub's address cannot be reached (one TCP connection, ``timeout`` seconds), or None if it can.
+def _unreachable(timeout: float = 3.0) -> tuple[str, str] | None:
+    """(host, why) when the Hub's address cannot be reached (one TCP connection, ``timeout`` seconds), or None.
 
     Without it, a machine with no network waits through huggingface_hub's retries (over 20 s) for every file.
     """
@@ -156,7 +172,8 @@ def _unreachable(timeout: float = 3.0) -> str | None:
     try:
         socket.create_connection((host, port), timeout=timeout).close()
     except OSError as err:
-        return f"{host} cannot be reached: {err.strerror or type(err).__name__}"
+        reason = err.strerror or type(err).__name__
+        return host, Words(reason) if reason in UNREACHABLE_REASONS else reason  # Words: the app translates it
     return None
 
 
@@ -164,14 +181,27 @@ def _reason(err: BaseException) -> str:
     return f"{type(err).__name__}: {str(err).splitlines()[0][:200] if str(err) else 'no details'}"
 
 
-def _unavailable(repo_id: str, name: str, why: str, cache_dir: str | Path | None) -> str:
+def _unavailable(repo_id: str, name: str, why: str, cache_dir: str | Path | None, *,
+                 unreachable: tuple[str, str] | None = None) -> ModelUnavailableError:
+    """The error for a file neither cached nor downloadable: ``why`` (an N_-marked text or a technical reason), or
+    ``unreachable`` = (host, why) when the Hub's address cannot be reached."""
     from huggingface_hub import constants
 
-    cache = cache_dir or constants.HF_HUB_CACHE
-    return (f"The model {repo_id} could not be loaded: its {name} is not in the Hugging Face cache ({cache}) and "
-            f"could not be downloaded ({why}). Without a network, copy the model's folder (config.json, "
-            "tokenizer.json, model.safetensors) to this machine and give that folder's path instead, or fill the "
-            f"cache on a machine with a network (hf download {repo_id}) and set HF_HUB_OFFLINE=1.")
+    cache = str(cache_dir or constants.HF_HUB_CACHE)
+    if unreachable is not None:
+        host, reason = unreachable
+        return ModelUnavailableError(
+            N_("The model {repo_id} could not be loaded: its {name} is not in the Hugging Face cache ({cache}) and "
+               "could not be downloaded ({host} cannot be reached: {reason}). Without a network, copy the model's "
+               "folder (config.json, tokenizer.json, model.safetensors) to this machine and give that folder's path "
+               "instead, or fill the cache on a machine with a network (hf download {repo_id}) and set "
+               "HF_HUB_OFFLINE=1."), repo_id=repo_id, name=name, cache=cache, host=host, reason=reason)
+    return ModelUnavailableError(
+        N_("The model {repo_id} could not be loaded: its {name} is not in the Hugging Face cache ({cache}) and could "
+           "not be downloaded ({why}). Without a network, copy the model's folder (config.json, tokenizer.json, "
+           "model.safetensors) to this machine and give that folder's path instead, or fill the cache on a machine "
+           "with a network (hf download {repo_id}) and set HF_HUB_OFFLINE=1."),
+        repo_id=repo_id, name=name, cache=cache, why=why)
 
 
 def _reporting_bar(progress: Progress, name: str) -> type:
@@ -213,6 +243,6 @@ def checkpoint_files(source: str, *, cache_dir: str | Path | None = None,
     tokenizer = hub_file(source, TOKENIZER, cache_dir=cache_dir, progress=progress)
     weights = hub_file(source, WEIGHTS, cache_dir=cache_dir, progress=progress, required=False)
     if weights is None:
-        raise ModelError(_no_safetensors(f"{source} on the Hugging Face Hub", []) +
-                         " (Its weights are probably only in pytorch_model.bin.)")
+        raise ModelError(N_("{repo_id} on the Hugging Face Hub has no model.safetensors. Only safetensors checkpoints "
+                            "are read. (Its weights are probably only in pytorch_model.bin.)"), repo_id=source)
     return CheckpointFiles(source, config, tokenizer, weights, from_hub=True)

@@ -12,7 +12,7 @@ from attn_core import LIMITS, Config, make_config
 
 from .checkpoint import BertConfig, Embeddings, read_config, read_weights
 from .encoder import EncoderOutput, LayerWeights, encode, layer_norm, with_bias_column
-from .errors import ModelError
+from .errors import N_, ModelError
 from .hub import DEFAULT_MODEL, CheckpointFiles, Progress, checkpoint_files
 
 CLS, SEP, PAD = "[CLS]", "[SEP]", "[PAD]"
@@ -68,7 +68,7 @@ class Model:
         No length check here (:meth:`forward` checks): a page can show how long a sentence is.
         """
         if not isinstance(text, str):
-            raise ModelError(f"The sentence must be text, got {type(text).__name__}.")
+            raise ModelError(N_("The sentence must be text, got {kind}."), kind=type(text).__name__)
         enc = self.tokenizer.encode(text)
         tokens, ids, types = list(enc.tokens), list(enc.ids), list(enc.type_ids)
         if not tokens or tokens[0] != CLS:  # a tokenizer.json without BERT's post-processor
@@ -82,7 +82,7 @@ class Model:
     def _id(self, token: str) -> int:
         i = self.tokenizer.token_to_id(token)
         if i is None:
-            raise ModelError(f"The tokenizer has no {token} token; is it a BERT tokenizer?")
+            raise ModelError(N_("The tokenizer has no {token} token; is it a BERT tokenizer?"), token=token)
         return i
 
     def tokenize(self, text: str, pad_to: int | None = None) -> list[str]:
@@ -95,11 +95,13 @@ class Model:
     def check_length(self, n_seq: int) -> None:
         """ModelError when ``n_seq`` tokens are more than the app (n_seq cap) or the model's positions allow."""
         cap = self.config.max_tokens
+        if n_seq > cap and cap == LIMITS.n_seq:
+            raise ModelError(N_("The sentence is {n} WordPiece tokens with [CLS] and [SEP]; the cap of {most} (n_seq) "
+                                "allows {cap}. Shorten it."), n=n_seq, most=LIMITS.n_seq, cap=cap)
         if n_seq > cap:
-            why = (f"the cap of {LIMITS.n_seq} (n_seq)" if cap == LIMITS.n_seq
-                   else f"the model's {self.config.max_positions} positions")
-            raise ModelError(f"The sentence is {n_seq} WordPiece tokens with [CLS] and [SEP]; {why} allows {cap}. "
-                             "Shorten it.")
+            raise ModelError(N_("The sentence is {n} WordPiece tokens with [CLS] and [SEP]; the model's {positions} "
+                                "positions allows {cap}. Shorten it."), n=n_seq, positions=self.config.max_positions,
+                             cap=cap)
 
     # ---- the forward pass ------------------------------------------------------------------------------------
 
@@ -140,7 +142,8 @@ class Model:
         ``hidden``: this sentence's ``hidden_states[layer]`` when already computed (else it is computed here).
         """
         if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or not 0 <= layer < self.n_layers:
-            raise ModelError(f"Layer {layer} does not exist: the model has layers 0 … {self.n_layers - 1}.")
+            raise ModelError(N_("Layer {layer} does not exist: the model has layers 0 … {last}."), layer=layer,
+                             last=self.n_layers - 1)
         enc = self.encode(text, pad_to)
         if hidden is None:
             hidden = self.run(enc, layers=int(layer))[0][layer]  # [n_seq, d_model]
@@ -207,7 +210,7 @@ def load(source: str = DEFAULT_MODEL, *, cache_dir: str | Path | None = None,
     try:
         tokenizer = Tokenizer.from_file(str(files.tokenizer))
     except Exception as err:  # tokenizers raises its own Exception type for a malformed file
-        raise ModelError(f"tokenizer.json could not be read: {str(err)[:300]}") from None
+        raise ModelError(N_("tokenizer.json could not be read: {err}"), err=str(err)[:300]) from None
     tokenizer.no_truncation()
     tokenizer.no_padding()
     return Model(files.source, cfg, embeddings, layers, tokenizer, time.perf_counter() - start)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .errors import N_
+
 
 def head_pattern(weights: np.ndarray, tokens: list[str] | tuple[str, ...],
                  is_pad: np.ndarray | None = None) -> tuple[str, float]:  # [n_seq, n_seq] -> (what, share)
@@ -31,20 +33,42 @@ def head_pattern(weights: np.ndarray, tokens: list[str] | tuple[str, ...],
         cols = [j for j, t in enumerate(toks) if t == token]
         return float(w[:, cols].sum(axis=1).mean()) if cols else 0.0
 
-    shares = {
-        "on [SEP]": on("[SEP]"),
-        "on [CLS]": on("[CLS]"),
-        "looks at itself": float(np.trace(w) / m),
-        "looks one token back": float(np.trace(w, offset=-1) / m) if m > 1 else 0.0,
-        "looks one token ahead": float(np.trace(w, offset=1) / m) if m > 1 else 0.0,
+    shares = {  # the patterns' names are N_-marked: the app shows them in the learner's language
+        N_("on [SEP]"): on("[SEP]"),
+        N_("on [CLS]"): on("[CLS]"),
+        N_("looks at itself"): float(np.trace(w) / m),
+        N_("looks one token back"): float(np.trace(w, offset=-1) / m) if m > 1 else 0.0,
+        N_("looks one token ahead"): float(np.trace(w, offset=1) / m) if m > 1 else 0.0,
     }
     what = max(shares, key=shares.get)
     return what, shares[what]
 
 
+def head_description(weights: np.ndarray, tokens: list[str] | tuple[str, ...],
+                     is_pad: np.ndarray | None = None) -> tuple[str, dict]:
+    """:func:`describe_head` as an English template and its values (``what``: an N_-marked pattern), so that the
+    app can show it in the learner's language (``template.format(**values)`` is the English line).
+
+    >>> template, values = head_description(np.full((4, 4), 0.25), ["[CLS]", "a", "b", "[SEP]"])
+    >>> template[-28:], values
+    ('(the largest, {what}, {pct})', {'what': 'on [SEP]', 'pct': '25 %'})
+    """
+    what, share = head_pattern(weights, tokens, is_pad)
+    n = len(tokens) - (0 if is_pad is None else int(np.count_nonzero(is_pad)))
+    pct = f"{100 * share:.0f} %"  # a value, not in the template: gettext reads "% o" as a printf directive
+    if share < 1 / 3:
+        return N_("spreads its weight: no single pattern takes a third (the largest, {what}, {pct})"), \
+            {"what": what, "pct": pct}
+    if what.startswith("on "):
+        return N_("{pct} of the weight on {token} (averaged over the {n} queries)"), \
+            {"token": what.removeprefix("on "), "pct": pct, "n": n}
+    return N_("{what}: {pct} of the weight (averaged over the {n} queries)"), {"what": what, "pct": pct, "n": n}
+
+
 def describe_head(weights: np.ndarray, tokens: list[str] | tuple[str, ...],
                   is_pad: np.ndarray | None = None) -> str:
-    """One line on what a head mostly does, with the measured share of its weight.
+    """One line on what a head mostly does, with the measured share of its weight (in English; the app translates
+    :func:`head_description`).
 
     Examples
     --------
@@ -54,11 +78,5 @@ def describe_head(weights: np.ndarray, tokens: list[str] | tuple[str, ...],
     >>> describe_head(np.full((4, 4), 0.25), ["[CLS]", "a", "b", "[SEP]"])
     'spreads its weight: no single pattern takes a third (the largest, on [SEP], 25 %)'
     """
-    what, share = head_pattern(weights, tokens, is_pad)
-    n = len(tokens) - (0 if is_pad is None else int(np.count_nonzero(is_pad)))
-    pct = f"{100 * share:.0f} %"
-    if share < 1 / 3:
-        return f"spreads its weight: no single pattern takes a third (the largest, {what}, {pct})"
-    if what.startswith("on "):
-        return f"{pct} of the weight {what} (averaged over the {n} queries)"
-    return f"{what}: {pct} of the weight (averaged over the {n} queries)"
+    template, values = head_description(weights, tokens, is_pad)
+    return template.format(**values)

@@ -1,10 +1,10 @@
 """The address bar keeps the learner's work: a reload, or the same address opened later, brings it back.
 
-After every run the address holds the current configuration: ``?c=`` (the permalink's value: the numbers
-themselves, so it survives a server restart and can be sent to anyone) when it is short enough, else ``?s=`` (a
-random key to the configuration kept in this server's memory, :data:`STORE`: it survives a reload, not a
-restart). The page is the address's path. A new session reads the address once (:func:`restore`), as it does
-for a link someone sent.
+After every run the address holds the current configuration and the learner's language (``?lang=``): ``?c=`` (the
+permalink's value: the numbers themselves, so it survives a server restart and can be sent to anyone) when it is
+short enough, else ``?s=`` (a random key to the configuration kept in this server's memory, :data:`STORE`: it
+survives a reload, not a restart). The page is the address's path.
+A new session reads the address once (:func:`restore`), as it does for a link someone sent.
 
 Measured here (2026-11-23): seed 000 encodes in 0.06 ms to 282 characters; random numbers take about 3
 characters a cell (2,000 cells: 6,070 characters in 1.2 ms; 5,120 cells: 14,931 in 7 ms), so a configuration of
@@ -22,9 +22,11 @@ import streamlit as st
 
 from attn_core import LIMITS, MATRICES, AttentionInputError, Config, share
 
-from . import registry, state, text
+from . import i18n, registry, state, text
+from .i18n import _, error_text
 
 LINK, STORE_KEY = "c", "s"  # the query parameters: the permalink's value, or a key of STORE
+LANG = "lang"  # the query parameter of the learner's language (en, zh, ko): read once per session (attn_ui.frame)
 URL_CELLS = 4_096  # above this many cells a configuration is kept in STORE without trying a link
 STORE_ENTRIES = 64  # configurations STORE keeps (one per session that needs it), the least recently written go
 STORE_BYTES = 64 * 2**20  # ... and at most this many bytes of matrices (a configuration at the caps: ≈ 10 MB)
@@ -73,9 +75,10 @@ def restore(pg: st.Page) -> None:
         if (cfg := STORE.get(key)) is not None:
             state.load_shared(cfg, undoable=False)
         else:
-            st.warning("This address kept a configuration too large for it on the server, which no longer has it "
-                       "(it restarted, or many learners came since), so the app starts with the default example. "
-                       "Keep large configurations as a JSON file (Share & export).", icon=":material/link_off:")
+            st.warning(_("This address kept a configuration too large for it on the server, which no longer has "
+                         "it (it restarted, or many learners came since), so the app starts with the default "
+                         "example. Keep large configurations as a JSON file (Share & export)."),
+                       icon=":material/link_off:")
         return
     value = st.query_params.get(LINK)
     if value is None:
@@ -83,7 +86,8 @@ def restore(pg: st.Page) -> None:
     try:
         cfg, page = share.decode_link(value)
     except AttentionInputError as err:
-        message = f"This link could not be opened, so the app starts with the default example. {err}"
+        message = _("This link could not be opened, so the app starts with the default example. {why}").format(
+            why=error_text(err))
         st.warning(text.md_escape(message), icon=":material/link_off:")  # above whichever page opens
         return
     state.load_shared(cfg, undoable=False)  # already validated by decode_link
@@ -106,6 +110,8 @@ def keep() -> None:
     other = STORE_KEY if name == LINK else LINK
     if other in st.query_params:
         del st.query_params[other]
+    if st.query_params.get(LANG) != (lang := i18n.language()):  # a reload keeps the language, as a link does
+        st.query_params[LANG] = lang
 
 
 def _params(cfg: Config) -> tuple[str, str]:

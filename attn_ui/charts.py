@@ -44,6 +44,8 @@ import pandas as pd
 import pyarrow as pa
 import streamlit as st
 
+from . import i18n
+
 Builder = Callable[[Any, list, list], alt.TopLevelMixin]
 Frame = pd.DataFrame | pa.Table  # a chart's data: Altair and Streamlit take either
 
@@ -123,14 +125,15 @@ def cached_chart(factory: Callable[..., alt.TopLevelMixin], *args, **kwargs) -> 
     """The spec of a plain Altair chart ``factory(*args, **kwargs)``, built once per distinct arguments.
 
     For a chart whose every part changes with its data (e.g. the variance sweep): Altair builds and validates it
-    only when an argument changes. Show it with :func:`show_chart`.
+    only when an argument changes. Show it with :func:`show_chart`. One spec per language: the factory writes its
+    titles in the learner's language.
     """
-    return _chart_spec(f"{factory.__module__}.{factory.__qualname__}", factory, *args, **kwargs)
+    return _chart_spec(f"{factory.__module__}.{factory.__qualname__}", i18n.language(), factory, *args, **kwargs)
 
 
 @st.cache_data(max_entries=256, show_spinner=False)
-def _chart_spec(name: str, _factory: Callable[..., alt.TopLevelMixin], *args, **kwargs) -> dict:
-    return altair_spec(_factory(*args, **kwargs))  # the factory is part of the key by its name
+def _chart_spec(name: str, lang: str, _factory: Callable[..., alt.TopLevelMixin], *args, **kwargs) -> dict:
+    return altair_spec(_factory(*args, **kwargs))  # the factory is part of the key by its name; lang: its texts
 
 
 def slot_name(i: int) -> str:
@@ -177,7 +180,7 @@ def spec(
     {'v': 3.0, 'domain_lo': 0.0, 'domain_hi': 4.0}
     """
     has_domain = tuple(i < len(domains) and domains[i] is not None for i in range(len(data)))
-    template, constants = _template(build, layout, has_domain)
+    template, constants = _template(build, layout, has_domain, i18n.language())
     frames = {slot_name(i): _with_domain(frame, domains[i]) if has_domain[i] else frame
               for i, frame in enumerate(data)}
     out = json.loads(template)  # a fresh copy each time: Streamlit patches the spec it is given
@@ -195,9 +198,13 @@ def _with_domain(frame: Frame, domain: tuple[float, float]) -> Frame:
 
 
 @lru_cache(maxsize=512)
-def _template(build: Builder, layout: Hashable, has_domain: tuple[bool, ...]) -> tuple[str, dict[str, Frame]]:
-    """Altair's spec of the builder on placeholders (validated, once per layout) as JSON, and the data frames the
-    builder made itself (named const0, const1, ...)."""
+def _template(build: Builder, layout: Hashable, has_domain: tuple[bool, ...],
+              lang: str) -> tuple[str, dict[str, Frame]]:
+    """Altair's spec of the builder on placeholders (validated, once per layout and language) as JSON, and the data
+    frames the builder made itself (named const0, const1, ...).
+
+    ``lang`` (the session's, attn_ui.i18n.language()) is part of the key: a builder writes the words it adds itself
+    (tooltip titles, text alternatives) in the learner's language, so two languages never share a spec."""
     slots = range(len(has_domain))
     chart = build(layout, [alt.NamedData(name=slot_name(i)) for i in slots],
                   [data_domain(i) if has_domain[i] else None for i in slots])

@@ -14,7 +14,8 @@ from attn_core import (
     multi_head_cross_attention,
 )
 
-from . import registry, state, text
+from . import i18n, registry, state, text
+from .i18n import _
 
 
 @st.cache_data(max_entries=8, ttl=3600, show_spinner=False)  # a trace at the caps is ≈ 17 MB (bench/RESULTS.md)
@@ -39,9 +40,10 @@ def current_trace() -> MultiHeadTrace:
     try:
         return trace(state.config())
     except AttentionInputError as err:
-        st.error(f"This configuration cannot be computed: {text.md_escape(str(err))} Change it on Inputs & weights.",
-                 icon=":material/error:")
-        st.page_link(registry.INPUTS.file, label="Go to Inputs & weights", icon=":material/edit:")
+        page = _(registry.INPUTS.title)
+        st.error(_("This configuration cannot be computed: {message} Change it on {page}.").format(
+            message=text.md_escape(i18n.error_text(err)), page=page), icon=":material/error:")
+        st.page_link(registry.INPUTS.file, label=_("Go to {page}").format(page=page), icon=":material/edit:")
         st.stop()
         raise  # unreachable: st.stop() raises
 

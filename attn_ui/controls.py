@@ -6,15 +6,24 @@ Each control keeps its value across pages through :func:`attn_ui.state.bind`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
 import numpy as np
 import streamlit as st
 
-from . import heatmap, state
+from . import heatmap, i18n, state
+from .i18n import N_, _
 
 MAX_PRECISION = 8
+HEAD_OPTION = N_("head {h}")  # a head in the selectbox
+
+
+def translator() -> Callable[[str], str]:
+    """``_`` fixed to this run's language, for an option's format_func: Streamlit (and AppTest) may call it outside
+    the run, where ``_`` would not know the session's language."""
+    return i18n.catalog(i18n.language()).gettext
 
 
 def precision() -> int:
@@ -26,17 +35,17 @@ def precision_control(prefix: str, where: Any = st) -> int:
     """Slider for the number of decimals every number on the page is shown with (state PRECISION)."""
     value = min(max(precision(), 0), MAX_PRECISION)
     key = f"{prefix}_precision"
-    return where.slider("Decimals shown", min_value=0, max_value=MAX_PRECISION, help="Applies to every number on "
-                        "this page.", **_shared(state.PRECISION, key, value))
+    return where.slider(_("Decimals shown"), min_value=0, max_value=MAX_PRECISION,
+                        help=_("Applies to every number on this page."), **_shared(state.PRECISION, key, value))
 
 
 def head_selector(n_heads: int, prefix: str) -> int:
     """The head to show (state HEAD); no widget when there is only one."""
     if n_heads == 1:
         return 0
-    value, key = min(int(st.session_state[state.HEAD]), n_heads - 1), f"{prefix}_head"
-    return st.selectbox("Head", list(range(n_heads)), format_func=lambda h: f"head {h}", width=320,
-                        help="Each head attends with its own slice of W_Q, W_K, W_V.",
+    value, key, now = min(int(st.session_state[state.HEAD]), n_heads - 1), f"{prefix}_head", translator()
+    return st.selectbox(_("Head"), list(range(n_heads)), format_func=lambda h: now(HEAD_OPTION).format(h=h), width=320,
+                        help=_("Each head attends with its own slice of W_Q, W_K, W_V."),
                         **_shared(state.HEAD, key, value))
 
 
@@ -44,7 +53,7 @@ def query_selector(labels: list[str], prefix: str) -> int:
     """The query token to drill into (state QUERY); clicking a scores or weights cell also sets it."""
     value, key = min(int(st.session_state[state.QUERY]), len(labels) - 1), f"{prefix}_query"
     st.session_state[state.QUERY] = value
-    return st.selectbox("Query token (or click a cell of the scores or weights)", list(range(len(labels))),
+    return st.selectbox(_("Query token (or click a cell of the scores or weights)"), list(range(len(labels))),
                         format_func=lambda i: labels[i], width=320, **state.bind(key, value, partial(_pick_query, key)))
 
 
@@ -61,14 +70,18 @@ def _shared(state_key: str, key: str, value: int) -> dict:
     return state.bind(key, value, state.copy_to(state_key, key))
 
 
-def view_picker(label: str, options: list[str], *, key: str) -> str:
+def view_picker(label: str, options: list[str], *, key: str, format_func: Callable[[str], str] | None = None) -> str:
     """A row of buttons choosing the one part of a page drawn below it; the choice is kept across page visits.
+
+    ``options`` are the values the page reads (English, marked with ``N_``); each button shows
+    ``format_func(option)``, by default the option in the learner's language.
 
     Use it instead of ``st.tabs``. The page builds only the chosen part, as with lazy tabs, but Streamlit's tab
     bar also costs the browser about 40–80 ms on every rerun of the page; a segmented control costs a few
     (bench/RESULTS.md, round 4).
     """
     return st.segmented_control(label, options, required=True, label_visibility="collapsed",
+                                format_func=format_func or translator(),
                                 **state.bind(key, state.kept(key, options[0], options)))
 
 

@@ -13,7 +13,8 @@ import streamlit as st
 
 from attn_core import AttentionTrace, Config
 
-from . import controls, text
+from . import controls, i18n, text
+from .i18n import N_, _
 from .matrix_display import formula, matrix_block
 from .numbers import MINUS, format_number
 
@@ -47,7 +48,7 @@ def dot_product_text(a: np.ndarray, b: np.ndarray, total: float, precision: int,
     terms = [f"{_factor(x, precision)}·{_factor(y, precision)}" for x, y in zip(a[:max_terms], b[:max_terms],
                                                                               strict=True)]
     if len(a) > max_terms:
-        terms.append(f"… ({len(a) - max_terms} more)")
+        terms.append(_("… ({n} more)").format(n=len(a) - max_terms))
     return " + ".join(terms) + f" = {fmt(total, precision)}"
 
 
@@ -63,7 +64,7 @@ def vector_text(v: np.ndarray, precision: int, max_items: int = MAX_ITEMS) -> st
     """
     items = [fmt(x, precision) for x in v[:max_items]]
     if len(v) > max_items:
-        items.append(f"… ({len(v) - max_items} more)")
+        items.append(_("… ({n} more)").format(n=len(v) - max_items))
     return "[" + ", ".join(items) + "]"
 
 
@@ -100,10 +101,13 @@ def drill_down_section(t: AttentionTrace, cfg: Config, *, prefix: str) -> int:
 
     The picker offers the n_q queries (Y's tokens with cross-attention); the keys are X's tokens.
     """
-    st.header("Drill-down: one query, number by number", anchor="drill-down")
+    st.header(_("Drill-down: one query, number by number"), anchor="drill-down")
     i = controls.query_selector(text.query_labels(cfg), prefix)
     show_drill_down(t, cfg, i, keys_page(t.k.shape[0], text.token_labels(cfg), prefix))
     return i
+
+
+KEYS_OPTION = N_("keys {first}–{last}: {first_label} … {last_label}")  # a page of keys in the selectbox
 
 
 def keys_page(n_k: int, labels: list[str], prefix: str) -> range:
@@ -111,32 +115,36 @@ def keys_page(n_k: int, labels: list[str], prefix: str) -> range:
     pages = controls.pages_of(n_k, KEYS_PER_PAGE)
     if len(pages) == 1:
         return pages[0]
-    k = st.selectbox(f"Keys shown ({n_k} in all, {KEYS_PER_PAGE} at a time)", range(len(pages)),
-                     format_func=lambda p: f"keys {pages[p].start}–{pages[p].stop - 1}: {labels[pages[p].start]} … "
-                                           f"{labels[pages[p].stop - 1]}", key=f"{prefix}_keys_page", width=420)
+    tr = i18n.translator()  # the options' labels: format_func runs outside the run too
+    k = st.selectbox(_("Keys shown ({n} in all, {per} at a time)").format(n=n_k, per=KEYS_PER_PAGE), range(len(pages)),
+                     format_func=lambda p: tr(KEYS_OPTION).format(
+                         first=pages[p].start, last=pages[p].stop - 1, first_label=labels[pages[p].start],
+                         last_label=labels[pages[p].stop - 1]),
+                     key=f"{prefix}_keys_page", width=420)
     return pages[k]
 
 
 def _masked_note(scaled: float, masked: bool, p: int) -> str:
-    return fmt(scaled, p) + (" → −∞ (masked)" if masked else "")
+    return _("{number} → −∞ (masked)").format(number=fmt(scaled, p)) if masked else fmt(scaled, p)
 
 
 def _score_rows(t: AttentionTrace, i: int, keys: range, labels: list[str], masked: np.ndarray,
                 p: int) -> tuple[list[str], list[list[str]]]:
     """Section a's table for the trace's score function: each score of query ``i`` as a sum of products."""
-    scaled = r"scaled $\tilde s$"
+    scaled, key = _(r"scaled $\tilde s$"), _(r"key $j$")
+    products = _("{formula} (sum of products)")  # the formula: $…$
     if t.score_fn == "general":  # (q_i W_a) · k_j
-        header = [r"key $j$", r"$k_j$", rf"$(q_{{{i}}} W_a) \cdot k_j$ (sum of products)", scaled]
+        header = [key, r"$k_j$", products.format(formula=rf"$(q_{{{i}}} W_a) \cdot k_j$"), scaled]
         rows = [[labels[j], vector_text(t.k[j], p), dot_product_text(t.q_a[i], t.k[j], t.scores[i, j], p),
                  _masked_note(t.scaled[i, j], masked[j], p)] for j in keys]
     elif t.score_fn == "additive":  # f_ij · v_a with f_ij = tanh(q_i W_1 + k_j W_2)
         f = t.features(i)  # [n_k, d_a]
-        header = [r"key $j$", r"$k_j W_2$", rf"$f_{{{i}j}}$", rf"$f_{{{i}j}} \cdot v_a$ (sum of products)", scaled]
+        header = [key, r"$k_j W_2$", rf"$f_{{{i}j}}$", products.format(formula=rf"$f_{{{i}j}} \cdot v_a$"), scaled]
         rows = [[labels[j], vector_text(t.k_2[j], p), vector_text(f[j], p),
                  dot_product_text(f[j], t.v_a, t.scores[i, j], p), _masked_note(t.scaled[i, j], masked[j], p)]
                 for j in keys]
     else:  # q_i · k_j
-        header = [r"key $j$", r"$k_j$", rf"$q_{{{i}}} \cdot k_j$ (sum of products)", scaled]
+        header = [key, r"$k_j$", products.format(formula=rf"$q_{{{i}}} \cdot k_j$"), scaled]
         rows = [[labels[j], vector_text(t.k[j], p), dot_product_text(t.q[i], t.k[j], t.scores[i, j], p),
                  _masked_note(t.scaled[i, j], masked[j], p)] for j in keys]
     return header, rows
@@ -161,11 +169,14 @@ def show_drill_down(t: AttentionTrace, cfg: Config, i: int, keys: range | None =
     query = text.md_escape(text.query_labels(cfg)[i])
     n_k = t.k.shape[0]
     keys = range(n_k) if keys is None else keys
-    sigma = "**Σ**" if len(keys) == n_k else f"**Σ (all {n_k} keys)**"
+    sigma = "**Σ**" if len(keys) == n_k else _("**Σ (all {n} keys)**").format(n=n_k)
     masked = np.isneginf(t.masked[i])  # [n_k]
 
-    which = "every key" if len(keys) == n_k else f"keys {keys.start}–{keys.stop - 1} (of {n_k})"
-    st.markdown(f"### a · Scores of query {query} with {which}")
+    if len(keys) == n_k:
+        st.markdown("### " + _("a · Scores of query {query} with every key").format(query=query))
+    else:
+        st.markdown("### " + _("a · Scores of query {query} with keys {first}–{last} (of {n})").format(
+            query=query, first=keys.start, last=keys.stop - 1, n=n_k))
     formula(SCORE_LATEX_I[t.score_fn].format(i=i) + rf", \qquad \tilde s_{{{i}j}} = s_{{{i}j}} \,/\, s, \quad "
              rf"s = {text.divisor_latex(cfg, t.divisor, p)}")
     st.markdown(f"$q_{{{i}}}$ = {vector_text(t.q[i], p)}")
@@ -174,18 +185,19 @@ def show_drill_down(t: AttentionTrace, cfg: Config, i: int, keys: range | None =
     elif t.score_fn == "additive":
         st.markdown(f"$q_{{{i}}} W_1$ = {vector_text(t.q_1[i], p)} · $v_a$ = {vector_text(t.v_a, p)}")
         f = t.features(i)  # [n_k, d_a]
-        matrix_block(f"Features of query {query}", rf"f_{{{i}j}} = \tanh(q_{{{i}}} W_1 + k_j W_2)",
-                     f, text.token_labels(cfg), text.dim_labels(f.shape[1]), y_title="key", x_title="feature (d_a)",
-                     note=f"Row j: tanh of query {query}'s row of Q W_1 plus key j's row of K W_2. Each score below "
-                          "is the dot product of a row with v_a.")
+        matrix_block(_("Features of query {query}").format(query=query),
+                     rf"f_{{{i}j}} = \tanh(q_{{{i}}} W_1 + k_j W_2)", f, text.token_labels(cfg),
+                     text.dim_labels(f.shape[1]), y_title=_("key"), x_title=_("feature (d_a)"),
+                     note=_("Row j: tanh of query {query}'s row of Q W_1 plus key j's row of K W_2. Each score below "
+                            "is the dot product of a row with v_a.").format(query=query))
     header, rows = _score_rows(t, i, keys, labels, masked, p)
     _table(header, rows)
 
-    st.markdown(f"### b · Softmax of row {i}")
+    st.markdown("### " + _("b · Softmax of row {i}").format(i=i))
     m, shifted, e, total = softmax_parts(t.masked[i])
     if m is None:
-        st.info("Every key is masked for this query: exp(−∞) = 0 for every key, so the weights are all 0 "
-                "(not NaN) and the output row is 0.", icon=":material/info:")
+        st.info(_("Every key is masked for this query: exp(−∞) = 0 for every key, so the weights are all 0 "
+                  "(not NaN) and the output row is 0."), icon=":material/info:")
     else:
         formula(rf"m = \max_j \tilde s_{{{i}j}} = {fmt(m, p)}, \qquad "
                  rf"\sum_j e^{{\tilde s_{{{i}j}} - m}} = {fmt(total, p)}, \qquad "
@@ -193,20 +205,22 @@ def show_drill_down(t: AttentionTrace, cfg: Config, i: int, keys: range | None =
     rows = [[labels[j], fmt(t.masked[i, j], p), fmt(shifted[j], p), fmt(e[j], p), fmt(t.weights[i, j], p)]
             for j in keys]
     rows.append([sigma, "", "", f"**{fmt(total, p)}**", f"**{fmt(t.weights[i].sum(), p)}**"])
-    _table([r"key $j$", r"$\tilde s_{ij}$", r"$\tilde s_{ij} - m$", r"$e^{\tilde s_{ij} - m}$",
-            r"weight $a_{ij}$"], rows)
-    st.caption("Subtracting the row's largest score m first keeps every exp at most 1 (nothing overflows) and "
-               "does not change the weights.")
+    _table([_(r"key $j$"), r"$\tilde s_{ij}$", r"$\tilde s_{ij} - m$", r"$e^{\tilde s_{ij} - m}$",
+            _(r"weight $a_{ij}$")], rows)
+    st.caption(_("Subtracting the row's largest score m first keeps every exp at most 1 (nothing overflows) and "
+                 "does not change the weights."))
 
-    st.markdown(f"### c · Weighted values of query {query} (the English illustrated tutorial's “alignment vectors”)")
+    st.markdown("### " + _("c · Weighted values of query {query} (the English illustrated tutorial's “alignment "
+                           "vectors”)").format(query=query))
     st.latex(rf"o_{{{i}}} = \sum_j a_{{{i}j}}\, v_j")
     c = t.contributions(i)  # [n_k, d_v]
     total_c = c.sum(axis=0)  # [d_v]
     rows = [[labels[j], fmt(t.weights[i, j], p), vector_text(t.v[j], p), vector_text(c[j], p)] for j in keys]
     rows.append([sigma, f"**{fmt(t.weights[i].sum(), p)}**", "", f"**{vector_text(total_c, p)}**"])
-    _table([r"key $j$", r"weight $a_{ij}$", r"value $v_j$", r"$a_{ij}\, v_j$"], rows)
+    _table([_(r"key $j$"), _(r"weight $a_{ij}$"), _(r"value $v_j$"), r"$a_{ij}\, v_j$"], rows)
     gap = float(np.abs(total_c - t.output[i]).max())
     same = np.allclose(total_c, t.output[i], rtol=1e-12, atol=1e-12)
     check = st.success if same else st.error
-    check(f"Sum of the weighted values {vector_text(total_c, p)} = output row {i} of O = AV "
-          f"{vector_text(t.output[i], p)} {'✓' if same else '✗'} (largest difference {gap:.1e}).")
+    check(_("Sum of the weighted values {total} = output row {i} of O = AV {output} {mark} (largest difference "
+            "{gap}).").format(total=vector_text(total_c, p), i=i, output=vector_text(t.output[i], p),
+                              mark="✓" if same else "✗", gap=f"{gap:.1e}"))

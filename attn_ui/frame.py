@@ -12,43 +12,62 @@ from __future__ import annotations
 
 import streamlit as st
 
-from . import address, grid_editor, lesson_ui, registry, share_ui, state, text
+from . import address, grid_editor, i18n, lesson_ui, registry, share_ui, state, text
+from .i18n import _
 
 
 def navigation() -> st.Page:
     """Set up the session and the sidebar; return the page to run."""
-    st.set_page_config(page_title="Self-Attention Explorer", page_icon=":material/center_focus_strong:",
+    choose_language()  # first: every text of this run is in it
+    st.set_page_config(page_title=_("Self-Attention Explorer"), page_icon=":material/center_focus_strong:",
                        layout="wide")
     state.init()
     grid_editor.commit_pending()  # an edit sent with a page switch still counts
     pg = st.navigation([
-        st.Page(p.file, title=p.title, icon=p.icon, url_path=p.name, default=p == registry.DEFAULT)
+        st.Page(p.file, title=_(p.title), icon=p.icon, url_path=p.name, default=p == registry.DEFAULT)
         for p in registry.PAGES
     ])
     st.session_state[state.FRAMED] = True  # read by page_start: the frame is drawn for this run
     address.restore(pg)  # once per session: a link, or this learner's address after a reload; may switch page
     address.keep()  # the address holds the current configuration: a reload brings it back
     lesson_ui.apply_query_param(pg)  # a ?lesson= link: once per session; opens Learn on that lesson
+    language_picker()
     undo_button()
     origin_note()
     share_ui.sidebar(pg)
     return pg
 
 
+def choose_language() -> None:
+    """Once per session: the language of a ``?lang=`` link, else the browser's if the app has it, else English."""
+    if state.LANG not in st.session_state:
+        st.session_state[state.LANG] = (i18n.pick(st.query_params.get(address.LANG))
+                                        or i18n.pick(st.context.locale) or i18n.DEFAULT)
+
+
+def language_picker() -> None:
+    """In the sidebar of every page: English · 中文 · 한국어. The choice is the session's (every page, the
+    address: attn_ui.address), and changing it costs one rerun."""
+    st.sidebar.segmented_control(
+        _("Language"), list(i18n.LANGUAGES),
+        format_func=i18n.LANGUAGES.get, width="stretch", required=True, label_visibility="collapsed",
+        **state.bind(state.LANG_PICKER, st.session_state[state.LANG], state.copy_to(state.LANG, state.LANG_PICKER)))
+
+
 def origin_note() -> None:
     """In the sidebar while the configuration is a pretrained model's layer: which one, and the way back to it."""
     if note := text.origin_text(state.config().origin or {}):
         st.sidebar.caption(note)
-        st.sidebar.page_link(registry.MODEL.file, label="Back to A real model", icon=registry.MODEL.icon)
+        st.sidebar.page_link(registry.MODEL.file, label=_("Back to A real model"), icon=registry.MODEL.icon)
 
 
 def undo_button() -> None:
     """In the sidebar of every page: take back the last change to the configuration, naming it."""
     what = state.last_change()
-    st.sidebar.button(f"Undo: {what}" if what else "Undo", key="frame_undo", icon=":material/undo:",
-                      on_click=state.undo, disabled=what is None, width="stretch",
-                      help="Takes back the last change to the configuration (a grid edit, a dimension, a preset, "
-                           "a randomise, …); press again to go further back.")
+    st.sidebar.button(_("Undo: {what}").format(what=what) if what else _("Undo"), key="frame_undo",
+                      icon=":material/undo:", on_click=state.undo, disabled=what is None, width="stretch",
+                      help=_("Takes back the last change to the configuration (a grid edit, a dimension, a "
+                             "preset, a randomise, …); press again to go further back."))
 
 
 def page_start(page: registry.Page) -> None:
@@ -69,5 +88,5 @@ def page_start(page: registry.Page) -> None:
             # Streamlit's pages/ flag before each run), after a first run of the router; there every run makes
             # the page's widgets alike, and a rerun would make this run's unlike the next one's.
             st.rerun()
-    st.set_page_config(page_title=f"{page.title} · Self-Attention Explorer")  # the browser tab names the page
-    st.title(page.page_heading)
+    st.set_page_config(page_title=_("{page} · Self-Attention Explorer").format(page=_(page.title)))  # the tab
+    st.title(_(page.page_heading))

@@ -19,7 +19,8 @@ import streamlit as st
 
 from attn_core import MATRIX_NAMES, AttentionInputError, Config, as_matrix, validate_config
 
-from . import controls, registry, state, text
+from . import controls, i18n, registry, state, text
+from .i18n import N_, _
 from .numbers import grid_text, grid_texts, parse_number
 
 #: matrices bigger than this are not shown as an editable grid (the browser would crawl)
@@ -42,16 +43,52 @@ def cell_label(name: str, cell: tuple[int, int], tokens: tuple[str, ...]) -> str
     """'row 1 (input2), column 2' for X (and Y); 'row 3, column 0' for weights."""
     i, j = cell
     if name in ("x", "y") and i < len(tokens):
-        return f"row {i} ({tokens[i]}), column {j}"
-    return f"row {i}, column {j}"
+        return _("row {i} ({token}), column {j}").format(i=i, token=tokens[i], j=j)
+    return _("row {i}, column {j}").format(i=i, j=j)
+
+
+#: the core's messages about one cell that it can raise for a grid (attn_core.as_matrix), by their template: the
+#: grid's own sentence, naming the cell by the grid's labels (with the row's token, for X and Y; without)
+CELL_MESSAGES = {
+    "{name}: cell ({i}, {j}) is {v!r}, not a number.": (
+        N_("{matrix}, row {i} ({token}), column {j} is {v!r}, not a number."),
+        N_("{matrix}, row {i}, column {j} is {v!r}, not a number."),
+    ),
+    "{name}: cell ({i}, {j}) is beyond ±1.8e308, too large for a float64.": (
+        N_("{matrix}, row {i} ({token}), column {j} is beyond ±1.8e308, too large for a float64."),
+        N_("{matrix}, row {i}, column {j} is beyond ±1.8e308, too large for a float64."),
+    ),
+    "{name}: cell ({i}, {j}) is {what}; {hint}.": (
+        N_("{matrix}, row {i} ({token}), column {j} is {what}; {hint}."),
+        N_("{matrix}, row {i}, column {j} is {what}; {hint}."),
+    ),
+}
+#: an empty cell (the core's "is empty, not a number.")
+EMPTY_MESSAGES = (N_("{matrix}, row {i} ({token}), column {j} is empty, not a number."),
+                  N_("{matrix}, row {i}, column {j} is empty, not a number."))
+#: how the core's English message about a cell starts ("X: cell (1, 2) ")
+_CORE_CELL = re.compile(r"^[^:]*: cell \(\d+, \d+\) ")
 
 
 def describe_error(name: str, err: AttentionInputError, tokens: tuple[str, ...]) -> str:
-    """The core's message, with the cell spelled out in the grid's own labels."""
+    """The core's message in the learner's language, with the cell spelled out in the grid's own labels."""
     if err.cell is None:
-        return str(err)
-    detail = re.sub(r"^[^:]*: cell \(\d+, \d+\) ", "", str(err))  # "is 'abc', not a number."
-    return f"{MATRIX_NAMES.get(name, name)}, {cell_label(name, err.cell, tokens)} {detail}"
+        return i18n.error_text(err)
+    matrix, (i, j) = MATRIX_NAMES.get(name, name), err.cell
+    template, params = getattr(err, "template", None), getattr(err, "params", None)
+    if template in CELL_MESSAGES and isinstance(params, dict):
+        with_token, without = EMPTY_MESSAGES if params.get("v") is _EMPTY else CELL_MESSAGES[template]
+        values = {k: _(v) if k == "hint" and isinstance(v, str) else v for k, v in params.items()}  # a marked hint
+        has_token = name in ("x", "y") and i < len(tokens)
+        try:
+            return _(with_token if has_token else without).format(
+                **{**values, "matrix": matrix, "i": i, "j": j, "token": tokens[i] if has_token else ""})
+        except (KeyError, IndexError):  # a template whose values differ from these: said as the core says it
+            pass
+    message = i18n.error_text(err)
+    if m := _CORE_CELL.match(message):  # the core's English words: the detail after its "X: cell (i, j) "
+        return f"{matrix}, {cell_label(name, err.cell, tokens)} {message[m.end():]}"
+    return message  # the core's message, translated: it names the matrix and the cell itself
 
 
 def _parse(value: object, was: object, precision: int) -> object:
@@ -169,10 +206,11 @@ def matrix_editor(name: str, *, height: int | str = "auto") -> None:
     cfg = state.config()
     current = cfg.matrix(name)
     if current.size > MAX_EDITABLE_CELLS and name not in st.session_state[state.DRAFTS]:
-        st.caption(
-            f"{MATRIX_NAMES[name]} has {current.size:,} cells, too many to edit one by one here "
-            f"(up to {MAX_EDITABLE_CELLS:,}); randomise it, or import a JSON file on Share & export."
-        )
+        st.caption(_(
+            "{matrix} has {cells} cells, too many to edit one by one here (up to {most}); randomise it, or import "
+            "a JSON file on {page}."
+        ).format(matrix=MATRIX_NAMES[name], cells=f"{current.size:,}", most=f"{MAX_EDITABLE_CELLS:,}",
+                 page=_(registry.SHARE.title)))
         return
     key = f"{name}_editor_{st.session_state[state.EDITOR_VERSION]}"
     bases = st.session_state[state.EDITOR_BASE]
@@ -189,8 +227,8 @@ def matrix_editor(name: str, *, height: int | str = "auto") -> None:
     )
     if name in st.session_state[state.ERRORS]:  # its edits were committed (or refused) by commit_pending
         st.error(
-            f"{text.md_escape(st.session_state[state.ERRORS][name])} The other pages show the last valid values until "
-            "this is fixed.",
+            _("{message} The other pages show the last valid values until this is fixed.").format(
+                message=text.md_escape(st.session_state[state.ERRORS][name])),
             icon=":material/warning:",
         )
 
@@ -204,11 +242,12 @@ def token_editor(field: str = "tokens") -> None:
         pd.DataFrame({"token": list(getattr(cfg, field))}),
         key=key,
         num_rows="fixed",
-        column_config={"token": st.column_config.TextColumn("token", required=True)},
+        column_config={"token": st.column_config.TextColumn(_("token"), required=True)},
         width="content",
     )
     if message := _commit_tokens(key, field):
-        st.error(f"Token labels not changed: {text.md_escape(message)}", icon=":material/warning:")
+        st.error(_("Token labels not changed: {message}").format(message=text.md_escape(message)),
+                 icon=":material/warning:")
 
 
 def _commit_tokens(key: str, field: str = "tokens") -> str | None:
@@ -225,9 +264,9 @@ def _commit_tokens(key: str, field: str = "tokens") -> str | None:
     return state.set_config(replace(cfg, **{field: tuple(tokens)}))
 
 
-#: where each matrix's grid is, and how the banner names it (W_O's grid is on Multi-head only)
-FIX_ON = {"w_o": (registry.MULTIHEAD, "Multi-head (section 5)"),
-          **{name: (registry.SCORES, "Score functions") for name in ("w_a", "w_1", "w_2", "v_a")}}
+#: where each matrix's grid is, and how the banner names it, in English (W_O's grid is on Multi-head only)
+FIX_ON = {"w_o": (registry.MULTIHEAD, N_("Multi-head (section 5)")),
+          **{name: (registry.SCORES, registry.SCORES.title) for name in ("w_a", "w_1", "w_2", "v_a")}}
 
 
 def pending_errors_banner(here: registry.Page | None = None) -> None:
@@ -235,12 +274,15 @@ def pending_errors_banner(here: registry.Page | None = None) -> None:
     to the page of that grid (none to ``here``, the page the banner is on)."""
     errs = state.errors()
     if errs:
-        places = list(dict.fromkeys(FIX_ON.get(name, (registry.INPUTS, "Inputs & weights")) for name in errs))
+        places = list(dict.fromkeys(FIX_ON.get(name, (registry.INPUTS, registry.INPUTS.title)) for name in errs))
+        where = _(places[0][1])
+        for _page, label in places[1:]:  # "A and B", "A and B and C"
+            where = _("{first} and {second}").format(first=where, second=_(label))
         st.warning(
-            "Showing the last valid values: " + " ".join(map(text.md_escape, errs.values())) + " Fix it on "
-            + " and ".join(label for _, label in places) + ".",
+            _("Showing the last valid values: {errors} Fix it on {places}.").format(
+                errors=" ".join(map(text.md_escape, errs.values())), places=where),
             icon=":material/warning:",
         )
         for page, label in places:
             if page != here:
-                st.page_link(page.file, label=f"Go to {label}", icon=":material/edit:")
+                st.page_link(page.file, label=_("Go to {page}").format(page=_(label)), icon=":material/edit:")

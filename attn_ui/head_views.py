@@ -16,7 +16,8 @@ import pandas as pd
 
 from attn_core import Config, MultiHeadTrace, merge_heads
 
-from . import charts, heatmap
+from . import charts, heatmap, i18n
+from .i18n import N_, _, ngettext
 from .numbers import format_numbers
 
 HEAD_SHADES = ("#e3e3e3", "#b0b0b0")  # alternate greys for the head bands (readable without colour vision)
@@ -61,7 +62,7 @@ def tokens_that_fit(n_seq: int, n_heads: int, max_cells: int = PANEL_CELLS) -> i
 
 def head_label(h: int, band_px: int) -> str:
     """"head h" when the band is wide enough to hold it, else just "h"."""
-    return f"head {h}" if band_px >= WIDE_LABEL_PX else str(h)
+    return _("head {h}").format(h=h) if band_px >= WIDE_LABEL_PX else str(h)
 
 
 def axis_values(n: int, group: int) -> list[int] | None:
@@ -128,12 +129,12 @@ def head_strip(n_cols: int, n_heads: int, px: int) -> alt.LayerChart:  # one ban
     bands = pd.DataFrame({
         "col_i": j,
         "shade": (j // d) % 2,
-        "slice": [f"head {h}: columns {h * d}–{h * d + d - 1}" for h in j // d],
+        "slice": [_("head {h}: columns {first}–{last}").format(h=h, first=h * d, last=h * d + d - 1) for h in j // d],
     })
     rect = alt.Chart(bands).mark_rect().encode(
         x=alt.X("col_i:O", axis=None),
         color=alt.Color("shade:N", scale=alt.Scale(domain=[0, 1], range=list(HEAD_SHADES)), legend=None),
-        tooltip=[alt.Tooltip("slice:N", title="head slice")],
+        tooltip=[alt.Tooltip("slice:N", title=_("head slice"))],
     )
     centre = d / 2  # columns from a band's left edge to its middle: a column's edge (even d) or centre (odd d)
     labels = pd.DataFrame({
@@ -172,6 +173,7 @@ class MatrixLayout:
     show_text: bool
     precision: int = 4
     description: str = ""
+    lang: str = i18n.DEFAULT  # the language of the words the builder adds (tooltips, head labels): part of the key
 
     @property
     def on_canvas(self) -> bool:
@@ -181,7 +183,7 @@ class MatrixLayout:
 
 def matrix_build(layout: MatrixLayout, data: list, domains: list) -> alt.LayerChart | alt.VConcatChart:
     """The chart of a :class:`MatrixLayout` on ``data[0]`` with colour domain ``domains[0]`` (:func:`head_matrix`'s
-    builder)."""
+    builder). Its words are in the session's language, which is ``layout.lang`` (the factory's)."""
     lay = layout
     r, c, n_heads = lay.n_rows, lay.n_cols, lay.n_heads
     group = c // n_heads if n_heads else c
@@ -191,11 +193,12 @@ def matrix_build(layout: MatrixLayout, data: list, domains: list) -> alt.LayerCh
                 axis=_axis(axis_values(r, math.ceil(r / 8)),
                            labelExpr=f"{json.dumps(list(lay.row_labels))}[datum.value]")),
     ).properties(width=alt.Step(lay.col_px), height=alt.Step(lay.row_px))
-    row, value = ((alt.Tooltip("row:O", title=lay.y_title or "row"), alt.Tooltip("text:N", title="value"))
+    row_title, value_title = lay.y_title or _("row"), _("value")
+    row, value = ((alt.Tooltip("row:O", title=row_title), alt.Tooltip("text:N", title=value_title))
                   if lay.show_text else  # no label columns in the data: the row's index, the value formatted here
-                  (alt.Tooltip("row_i:O", title=lay.y_title or "row"),
-                   alt.Tooltip("value:Q", title="value", format=f".{max(lay.precision, 1)}~g")))
-    head = [alt.Tooltip("head:O", title="head")] if n_heads else []
+                  (alt.Tooltip("row_i:O", title=row_title),
+                   alt.Tooltip("value:Q", title=value_title, format=f".{max(lay.precision, 1)}~g")))
+    head = [alt.Tooltip("head:O", title=_("head"))] if n_heads else []
     tooltip = [row, alt.Tooltip("col_i:O", title=lay.x_title), *head, value]
     rect = base.mark_rect(stroke="white", strokeWidth=0.5 if lay.col_px >= 8 else 0,
                           **({"aria": False} if lay.on_canvas else {})).encode(
@@ -217,22 +220,32 @@ def matrix_build(layout: MatrixLayout, data: list, domains: list) -> alt.LayerCh
                        description=lay.description)
 
 
-SIGNED_COLOURS = "colour: blue below 0, white at 0, orange above 0"
+SIGNED_COLOURS = N_("colour: blue below 0, white at 0, orange above 0")
+#: a matrix's text alternative, by (columns titled, cut into heads): its first clause
+_MATRIX_WHAT = {
+    (False, False): N_("{title}: a heatmap of {n_rows} rows ({y_title}) by {n_cols} columns"),
+    (True, False): N_("{title}: a heatmap of {n_rows} rows ({y_title}) by {n_cols} columns ({x_title})"),
+    (False, True): N_("{title}: a heatmap of {n_rows} rows ({y_title}) by {n_cols} columns, cut into {n_heads} head "
+                      "slices of {d} columns each, labelled above"),
+    (True, True): N_("{title}: a heatmap of {n_rows} rows ({y_title}) by {n_cols} columns ({x_title}), cut into "
+                     "{n_heads} head slices of {d} columns each, labelled above"),
+}
 
 
-def matrix_description(title: str, n_rows: int, n_cols: int, n_heads: int | None, y_title: str, x_title: str,
-                       show_text: bool) -> str:
-    """What a :func:`head_matrix` shows, in words (the chart's text alternative).
+def matrix_description(title: str, n_rows: int, n_cols: int, n_heads: int | None, y_title: str,
+                       x_title: str | None, show_text: bool) -> str:
+    """What a :func:`head_matrix` shows, in words (the chart's text alternative); the columns' title is named unless
+    it is just "column" (or None).
 
     >>> matrix_description("concat", 3, 512, 8, "token", "column", False)[:84]
     'concat: a heatmap of 3 rows (token) by 512 columns, cut into 8 head slices of 64 col'
     """
-    heads = (f", cut into {n_heads} head slices of {n_cols // n_heads} columns each, labelled above"
-             if n_heads and n_heads > 1 else "")
-    numbers = "each cell's number printed on it" if show_text else "each cell's number in its tooltip"
-    across = f" ({x_title})" if x_title != "column" else ""
-    return (f"{title}: a heatmap of {n_rows} rows ({y_title or 'row'}) by {n_cols} columns{across}{heads}; "
-            f"{SIGNED_COLOURS}; {numbers}.")
+    heads = bool(n_heads and n_heads > 1)
+    what = _(_MATRIX_WHAT[x_title not in (None, "column", _("column")), heads]).format(
+        title=title, n_rows=n_rows, y_title=y_title or _("row"), n_cols=n_cols, x_title=x_title, n_heads=n_heads,
+        d=n_cols // n_heads if heads else n_cols)
+    numbers = _("each cell's number printed on it") if show_text else _("each cell's number in its tooltip")
+    return _("{what}; {colours}; {numbers}.").format(what=what, colours=_(SIGNED_COLOURS), numbers=numbers)
 
 
 def head_matrix(
@@ -241,7 +254,7 @@ def head_matrix(
     *,
     n_heads: int | None = None,
     title: str,
-    x_title: str = "column",
+    x_title: str | None = None,
     y_title: str = "",
     precision: int = 4,
     domain: tuple[float, float] | None = None,
@@ -262,6 +275,8 @@ def head_matrix(
     n_heads : int, optional
         Divides c.
     title : str
+    x_title : str, optional
+        The columns' title; "column" (in the session's language) when not given.
     domain : (lo, hi), optional
         Colour domain; symmetric around 0 from the values when not given.
 
@@ -278,8 +293,9 @@ def head_matrix(
     if n_heads:
         extra["head"] = np.tile(np.arange(c) // (c // n_heads), r)
     data = cell_frame(values, row_labels, precision, labels=show_text, **extra)  # big: the tooltip formats numbers
-    layout = MatrixLayout(r, c, tuple(row_labels), n_heads, title, x_title, y_title, col_px, row_px, show_text,
-                          precision, matrix_description(title, r, c, n_heads, y_title, x_title, show_text))
+    layout = MatrixLayout(r, c, tuple(row_labels), n_heads, title, _("column") if x_title is None else x_title,
+                          y_title, col_px, row_px, show_text, precision,
+                          matrix_description(title, r, c, n_heads, y_title, x_title, show_text), i18n.language())
     return charts.Chart(matrix_build, layout, (data,), ((float(lo), float(hi)),), canvas=layout.on_canvas)
 
 
@@ -305,6 +321,7 @@ class BlockLayout:
     y_title: str
     title: str
     description: str
+    lang: str = i18n.DEFAULT  # the language of the words the builder adds (tooltips, subtitle): part of the key
 
 
 def head_block(
@@ -313,7 +330,7 @@ def head_block(
     *,
     head: int,
     first_col: int,
-    y_title: str = "token",
+    y_title: str | None = None,
     precision: int = 4,
     domain: tuple[float, float] | None = None,
 ) -> charts.Chart:  # values [r, d]: concat[rows, first_col:first_col + d]
@@ -325,6 +342,8 @@ def head_block(
     values : ndarray of shape (r, d)
         Head ``head``'s output: concat's columns first_col … first_col + d − 1 (a page of its rows).
     row_labels : list of str, length r
+    y_title : str, optional
+        The rows' title; "token" (in the session's language) when not given.
     domain : (lo, hi), optional
         Colour domain (the whole concat's, so the colours match its heatmap); from the values when not given.
 
@@ -346,16 +365,25 @@ def head_block(
         "value": values.ravel(), "text": text, "row": np.repeat(row_labels, d),
     })
     last = first_col + d - 1
-    title = f"head {head} = columns {first_col}–{last} of concat" if d > 1 else f"head {head} = column {first_col}"
-    description = (f"{title}: head {head}'s output, {r} rows ({y_title}) by {d} columns, every number printed, "
-                   f"{per_line} columns to a line ({lines} line{'s' * (lines > 1)}), each line's columns numbered "
-                   f"as in concat; {SIGNED_COLOURS}.")
-    layout = BlockLayout(tuple(row_labels), head, first_col, d, per_line, col_px, y_title, title, description)
+    y_title = _("token") if y_title is None else y_title
+    title = (_("head {head} = columns {first}–{last} of concat").format(head=head, first=first_col, last=last)
+             if d > 1 else _("head {head} = column {first}").format(head=head, first=first_col))
+    description = ngettext(
+        "{title}: head {head}'s output, {r} rows ({y_title}) by {d} columns, every number printed, {per_line} "
+        "columns to a line ({lines} line), each line's columns numbered as in concat; {colours}.",
+        "{title}: head {head}'s output, {r} rows ({y_title}) by {d} columns, every number printed, {per_line} "
+        "columns to a line ({lines} lines), each line's columns numbered as in concat; {colours}.", lines,
+    ).format(title=title, head=head, r=r, y_title=y_title, d=d, per_line=per_line, lines=lines,
+             colours=_(SIGNED_COLOURS))
+    layout = BlockLayout(tuple(row_labels), head, first_col, d, per_line, col_px, y_title, title, description,
+                         i18n.language())
     return charts.Chart(head_block_build, layout, (data,), ((float(lo), float(hi)),))
 
 
 def head_block_build(layout: BlockLayout, data: list, domains: list) -> alt.FacetChart:
-    """The chart of a :class:`BlockLayout` (:func:`head_block`'s builder): one facet row per line of columns."""
+    """The chart of a :class:`BlockLayout` (:func:`head_block`'s builder): one facet row per line of columns.
+
+    Its words are in the session's language, which is ``layout.lang`` (the factory's)."""
     lay = layout
     base = alt.Chart(data[0]).encode(
         x=alt.X("col_i:O", title=None, axis=alt.Axis(labelAngle=0, orient="top", labelFontSize=9, ticks=False)),
@@ -365,15 +393,16 @@ def head_block_build(layout: BlockLayout, data: list, domains: list) -> alt.Face
     rect = base.mark_rect(stroke="white", strokeWidth=0.5).encode(
         color=alt.Color("value:Q", title=None, legend=None,
                         scale=alt.Scale(scheme=heatmap.SCHEMES["signed"], domain=domains[0], domainMid=0)),
-        tooltip=[alt.Tooltip("row:N", title=lay.y_title), alt.Tooltip("col_i:O", title="column of concat"),
-                 alt.Tooltip("head_col:O", title=f"column of head {lay.head}"), alt.Tooltip("text:N", title="value")],
+        tooltip=[alt.Tooltip("row:N", title=lay.y_title), alt.Tooltip("col_i:O", title=_("column of concat")),
+                 alt.Tooltip("head_col:O", title=_("column of head {head}").format(head=lay.head)),
+                 alt.Tooltip("text:N", title=_("value"))],
     )
     text = base.mark_text(fontSize=FONT).encode(
         text="text:N", color=heatmap.cell_ink(),
     )
     return alt.layer(rect, text).facet(
         row=alt.Row("line:O", title=None, header=alt.Header(labels=False)), spacing=6,
-        title=alt.Title(lay.title, subtitle="each line: the next columns; above it, their numbers in concat"),
+        title=alt.Title(lay.title, subtitle=_("each line: the next columns; above it, their numbers in concat")),
         description=lay.description,
     ).resolve_scale(x="independent")
 
@@ -401,8 +430,8 @@ def head_weights(weights: list[np.ndarray], tokens: list[str], *, precision: int
     n_q, n_k = len(tokens), len(keys)
     px = heatmap.cell_px(n_q, n_k, budget=PANEL_PX)
     parts = [
-        heatmap.heatmap(w, tokens, keys, title=f"head {h}", kind="weights", precision=precision,
-                        domain=(0.0, 1.0), x_title="key", y_title="query", px=px)
+        heatmap.heatmap(w, tokens, keys, title=_("head {h}").format(h=h), kind="weights", precision=precision,
+                        domain=(0.0, 1.0), x_title=_("key"), y_title=_("query"), px=px)
         for h, w in enumerate(weights)
     ]
     longest = max(map(len, format_numbers(weights[0].ravel(), precision)))
@@ -410,10 +439,14 @@ def head_weights(weights: list[np.ndarray], tokens: list[str], *, precision: int
     panel_w = 6 * max(len(t) for t in tokens) + 30 + n_k * cell_w + 20  # query labels, cells, spacing
     per_row = max(1, (ROW_PX - 60) // panel_w)  # 60 px for the one shared legend
     rows = math.ceil(len(parts) / per_row)
-    description = (f"Attention weights of each of the {len(weights)} heads: one small heatmap per head, titled "
-                   f"head 0 to head {len(weights) - 1}, {n_q} rows (query) by {n_k} columns (key); colour: white at 0 "
-                   "to dark blue at 1, the same scale for every head; each cell's number "
-                   f"{'printed on it' if heatmap.shows_text(n_q, n_k, px) else 'in its tooltip'}.")
+    description = (_("Attention weights of each of the {n} heads: one small heatmap per head, titled head 0 to head "
+                     "{last}, {n_q} rows (query) by {n_k} columns (key); colour: white at 0 to dark blue at 1, the "
+                     "same scale for every head; each cell's number printed on it.")
+                   if heatmap.shows_text(n_q, n_k, px) else
+                   _("Attention weights of each of the {n} heads: one small heatmap per head, titled head 0 to head "
+                     "{last}, {n_q} rows (query) by {n_k} columns (key); colour: white at 0 to dark blue at 1, the "
+                     "same scale for every head; each cell's number in its tooltip.")
+                   ).format(n=len(weights), last=len(weights) - 1, n_q=n_q, n_k=n_k)
     layout = (tuple(p.layout for p in parts), math.ceil(len(parts) / rows), description)
     return charts.Chart(head_weights_build, layout, tuple(p.data[0] for p in parts))  # 0 … 1: fixed, in the layouts
 
@@ -433,22 +466,23 @@ def _shape(a: np.ndarray | tuple[int, ...]) -> str:
 #: each score function's heads, in the shapes table: (array, formula, shape in symbols, trace attribute)
 _SCORE_ROWS = {
     "dot": (),
-    "general": (("Q_h W_a,h", "Q_h times head h's column slice of W_a", "{n_q} × d_k", "q_a"),),
-    "additive": (("Q_h W_1,h", "Q_h times head h's column slice of W_1", "{n_q} × d_a", "q_1"),
-                 ("K_h W_2,h", "K_h times head h's column slice of W_2", "n_seq × d_a", "k_2")),
+    "general": (("Q_h W_a,h", N_("Q_h times head h's column slice of W_a"), "{n_q} × d_k", "q_a"),),
+    "additive": (("Q_h W_1,h", N_("Q_h times head h's column slice of W_1"), "{n_q} × d_a", "q_1"),
+                 ("K_h W_2,h", N_("K_h times head h's column slice of W_2"), "n_seq × d_a", "k_2")),
 }
 _SCORE_FORMULAS = {"dot": "Q_h K_hᵀ", "general": "(Q_h W_a,h) K_hᵀ", "additive": "v_a,h · tanh(Q_h W_1,h + K_h W_2,h)"}
 _SCORE_WEIGHTS = {
     "dot": (),
-    "general": (("W_a", "general score weights, n_heads column slices", "d_q × n_heads·d_k", "w_a"),),
-    "additive": (("W_1", "additive score weights for the queries", "d_q × n_heads·d_a", "w_1"),
-                 ("W_2", "additive score weights for the keys", "d_k × n_heads·d_a", "w_2"),
-                 ("v_a", "weighs the tanh features into a score", "1 × n_heads·d_a", "v_a")),
+    "general": (("W_a", N_("general score weights, n_heads column slices"), "d_q × n_heads·d_k", "w_a"),),
+    "additive": (("W_1", N_("additive score weights for the queries"), "d_q × n_heads·d_a", "w_1"),
+                 ("W_2", N_("additive score weights for the keys"), "d_k × n_heads·d_a", "w_2"),
+                 ("v_a", N_("weighs the tanh features into a score"), "1 × n_heads·d_a", "v_a")),
 }
 
 
 def shapes_table(cfg: Config, trace: MultiHeadTrace) -> pd.DataFrame:
-    """Every array of the multi-head computation: symbol, formula, shape in symbols and here.
+    """Every array of the multi-head computation: symbol, formula, shape in symbols and here (its words and its
+    columns' names in the session's language).
 
     Shapes are read off the computed arrays, not derived from the formulas. With cross-attention the queries come
     from Y (n_q rows); with a general or additive score the score function's weights and intermediates are listed.
@@ -462,33 +496,33 @@ def shapes_table(cfg: Config, trace: MultiHeadTrace) -> pd.DataFrame:
     """
     n = trace.n_heads
     h0 = trace.heads[0]
-    each = "1" if n == 1 else f"{n} (one per head)"
+    each = "1" if n == 1 else _("{n} (one per head)").format(n=n)
     n_q = "n_q" if cfg.cross else "n_seq"  # the queries' count in symbols
     d_q = "d_q" if cfg.score == "additive" else "d_k"  # the queries' width per head
     src = "Y" if cfg.cross else "X"
     q, k, v = (merge_heads([getattr(t, m) for t in trace.heads]) for m in ("q", "k", "v"))  # [n_q or n_seq, n·d]
     rows = [
-        ("X", "the inputs, one row per token" + (" (the keys and values)" if cfg.cross else ""), "n_seq × d_model",
-         _shape(cfg.x), "1"),
-        *([("Y", "the queries' inputs, one row per query token", "n_q × d_model", _shape(cfg.y), "1")]
+        ("X", _("the inputs, one row per token (the keys and values)") if cfg.cross else
+         _("the inputs, one row per token"), "n_seq × d_model", _shape(cfg.x), "1"),
+        *([("Y", _("the queries' inputs, one row per query token"), "n_q × d_model", _shape(cfg.y), "1")]
           if cfg.cross else []),
-        ("W_Q", "query weights, n_heads column slices", f"d_model × n_heads·{d_q}", _shape(cfg.w_q), "1"),
-        ("W_K", "key weights, n_heads column slices", "d_model × n_heads·d_k", _shape(cfg.w_k), "1"),
-        ("W_V", "value weights, n_heads column slices", "d_model × n_heads·d_v", _shape(cfg.w_v), "1"),
-        *((name, what, sym, _shape(cfg.matrix(attr)), "1") for name, what, sym, attr in _SCORE_WEIGHTS[cfg.score]),
+        ("W_Q", _("query weights, n_heads column slices"), f"d_model × n_heads·{d_q}", _shape(cfg.w_q), "1"),
+        ("W_K", _("key weights, n_heads column slices"), "d_model × n_heads·d_k", _shape(cfg.w_k), "1"),
+        ("W_V", _("value weights, n_heads column slices"), "d_model × n_heads·d_v", _shape(cfg.w_v), "1"),
+        *((name, _(what), sym, _shape(cfg.matrix(attr)), "1") for name, what, sym, attr in _SCORE_WEIGHTS[cfg.score]),
         ("Q", f"{src} W_Q", f"{n_q} × n_heads·{d_q}", _shape(q), "1"),
         ("K", "X W_K", "n_seq × n_heads·d_k", _shape(k), "1"),
         ("V", "X W_V", "n_seq × n_heads·d_v", _shape(v), "1"),
-        ("Q_h", f"columns h·{d_q} … (h+1)·{d_q} − 1 of Q", f"{n_q} × {d_q}", _shape(h0.q), each),
-        ("K_h", "columns h·d_k … (h+1)·d_k − 1 of K", "n_seq × d_k", _shape(h0.k), each),
-        ("V_h", "columns h·d_v … (h+1)·d_v − 1 of V", "n_seq × d_v", _shape(h0.v), each),
-        *((name, what, sym.format(n_q=n_q), _shape(getattr(h0, attr)), each)
+        ("Q_h", _("columns h·{d} … (h+1)·{d} − 1 of Q").format(d=d_q), f"{n_q} × {d_q}", _shape(h0.q), each),
+        ("K_h", _("columns h·d_k … (h+1)·d_k − 1 of K"), "n_seq × d_k", _shape(h0.k), each),
+        ("V_h", _("columns h·d_v … (h+1)·d_v − 1 of V"), "n_seq × d_v", _shape(h0.v), each),
+        *((name, _(what), sym.format(n_q=n_q), _shape(getattr(h0, attr)), each)
           for name, what, sym, attr in _SCORE_ROWS[cfg.score]),
         ("scores_h", _SCORE_FORMULAS[cfg.score], f"{n_q} × n_seq", _shape(h0.scores), each),
-        ("weights_h", "softmax(mask(scores_h ÷ s)), row by row", f"{n_q} × n_seq", _shape(h0.weights), each),
+        ("weights_h", _("softmax(mask(scores_h ÷ s)), row by row"), f"{n_q} × n_seq", _shape(h0.weights), each),
         ("head_h", "weights_h V_h", f"{n_q} × d_v", _shape(h0.output), each),
-        ("concat", "[head_0 | head_1 | … ] side by side", f"{n_q} × n_heads·d_v", _shape(trace.concat), "1"),
-        ("W_O", "output projection", "n_heads·d_v × d_out", _shape(trace.w_o), "1"),
-        ("output", "concat W_O", f"{n_q} × d_out", _shape(trace.output), "1"),
+        ("concat", _("[head_0 | head_1 | … ] side by side"), f"{n_q} × n_heads·d_v", _shape(trace.concat), "1"),
+        ("W_O", _("output projection"), "n_heads·d_v × d_out", _shape(trace.w_o), "1"),
+        (_("output"), "concat W_O", f"{n_q} × d_out", _shape(trace.output), "1"),
     ]
-    return pd.DataFrame(rows, columns=["array", "formula", "shape", "here", "how many"])
+    return pd.DataFrame(rows, columns=[_("array"), _("formula"), _("shape"), _("here"), _("how many")])

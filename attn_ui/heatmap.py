@@ -13,6 +13,7 @@ import altair as alt
 import numpy as np
 
 from . import charts
+from .i18n import N_, _
 from .numbers import format_numbers
 
 Kind = Literal["signed", "weights", "mask"]
@@ -128,11 +129,14 @@ def block_labels(labels: list[str], size: int) -> list[str]:
     return [f"{a}–{min(a + size, n) - 1}" for a in range(0, n, size)]
 
 
-MASKED_WORD = "masked"  # what a masked cell's tooltip and description say in place of its value
+#: what a masked cell's tooltip and description say in place of its value (marked; shown with _(MASKED_WORD))
+MASKED_WORD = N_("masked")
 
 
 def value_title(layout: HeatmapLayout) -> str:
     """What a cell's number is, for its tooltip: "weight", "may attend (1)", "score", or the matrix's name.
+
+    In the learner's language: a chart's builder runs in the session, and attn_ui.charts keeps one spec per language.
 
     >>> from dataclasses import replace
     >>> lay = HeatmapLayout(("a",), ("b",), "signed", 44, 44, 0.5, 11, 0, "", "key", "query", None, name="Scores QKᵀ")
@@ -140,11 +144,14 @@ def value_title(layout: HeatmapLayout) -> str:
     ('score', 'weight', 'value')
     """
     if layout.kind == "weights":
-        return "weight"
+        return _("weight")
     if layout.kind == "mask":
-        return "may attend (1)"
-    name = layout.title or layout.name
-    return "score" if "score" in name.lower() else name or "value"
+        return _("may attend (1)")
+    name = (layout.title or layout.name).lower()
+    score = _("score")  # a matrix of scores ("Scaled scores") is named with the word in the learner's language too
+    if "score" in name or score.lower() in name:
+        return score
+    return layout.title or layout.name or _("value")
 
 
 def masked_description(x_title: str, y_title: str, field: str = "value",
@@ -153,12 +160,13 @@ def masked_description(x_title: str, y_title: str, field: str = "value",
 
     What Vega-Lite writes by itself ("key: 1: b; query: 0: a; value: 0.431937101222": the axes' titles and
     values, then ``field`` and ``number``, the expression of its value) but "masked" for a masked cell's value.
+    ``field`` ("value", "text": marked message ids) and "masked" are written in the learner's language.
 
     >>> masked_description("key", "query")
     '"key: " + datum.col + "; query: " + datum.row + "; value: " + (datum.masked ? "masked" : format(datum.value, ""))'
     """
     return (f"{json.dumps(x_title + ': ')} + datum.col + {json.dumps('; ' + y_title + ': ')} + datum.row + "
-            f"{json.dumps('; ' + field + ': ')} + (datum.masked ? {json.dumps(MASKED_WORD)} : {number})")
+            f"{json.dumps('; ' + _(field) + ': ')} + (datum.masked ? {json.dumps(_(MASKED_WORD))} : {number})")
 
 
 @dataclass(frozen=True)
@@ -188,11 +196,11 @@ class HeatmapLayout:
         return not self.font and len(self.rows) * len(self.cols) >= CANVAS_CELLS
 
 
-#: what each colour scheme means, for a chart's text alternative (:func:`describe`)
+#: what each colour scheme means, for a chart's text alternative (:func:`describe`; marked, shown with _())
 SCHEME_WORDS = {
-    "signed": "colour from blue (negative) through white (0) to orange (positive)",
-    "weights": "colour from white (0) to dark blue (1)",
-    "mask": "colour from white (0) to black (1)",
+    "signed": N_("colour from blue (negative) through white (0) to orange (positive)"),
+    "weights": N_("colour from white (0) to dark blue (1)"),
+    "mask": N_("colour from white (0) to black (1)"),
 }
 
 
@@ -204,14 +212,19 @@ def describe(layout: HeatmapLayout) -> str:
     'Weights: heatmap of 2 × 3 cells, rows query, columns key'
     """
     lay = layout
-    axes = ", ".join(f"{name} {title}" for name, title in (("rows", lay.y_title), ("columns", lay.x_title)) if title)
-    words = f"heatmap of {len(lay.rows)} × {len(lay.cols)} cells" + (f", {axes}" if axes else "")
-    words += f", {SCHEME_WORDS[lay.kind]}"
+    parts = [_("heatmap of {rows} × {cols} cells").format(rows=len(lay.rows), cols=len(lay.cols))]
+    if lay.y_title:
+        parts.append(_("rows {title}").format(title=lay.y_title))
+    if lay.x_title:
+        parts.append(_("columns {title}").format(title=lay.x_title))
+    parts.append(_(SCHEME_WORDS[lay.kind]))
     if lay.has_masked:
-        words += ", masked cells grey"
-    words += "; each cell is written on it" if lay.font else "; each cell's value is in its tooltip"
+        parts.append(_("masked cells grey"))
+    cells = _("each cell is written on it") if lay.font else _("each cell's value is in its tooltip")
+    # a list of separate facts: joined with the language's list comma, then its semicolon
+    words = _("{facts}; {cells}").format(facts=_(", ").join(parts), cells=cells)
     label = lay.title or lay.name
-    return f"{label}: {words}" if label else words[0].upper() + words[1:]
+    return _("{label}: {words}").format(label=label, words=words) if label else words[0].upper() + words[1:]
 
 
 def cell_ink(scale: str = "color") -> dict:
@@ -245,7 +258,8 @@ def heatmap_chart(layout: HeatmapLayout, data: list, domains: list) -> alt.Layer
         **({"title": lay.title} if lay.title else {}),  # never alt.Undefined: altair 6 rejects it
     )
     shown = "shown" if lay.has_masked else "text"  # the tooltip's value: "masked" for a masked cell (below)
-    tooltip = [alt.Tooltip("row:O", title=lay.y_title or "row"), alt.Tooltip("col:O", title=lay.x_title or "column"),
+    tooltip = [alt.Tooltip("row:O", title=lay.y_title or _("row")),
+               alt.Tooltip("col:O", title=lay.x_title or _("column")),
                alt.Tooltip(f"{shown}:N", title=value_title(lay))]
     fill = alt.Color("value:Q", scale=scale, title=None,
                      legend=alt.Legend(orient="right", gradientLength=max(60, lay.height_px * len(lay.rows)),
@@ -255,10 +269,10 @@ def heatmap_chart(layout: HeatmapLayout, data: list, domains: list) -> alt.Layer
         fill = alt.when(alt.datum.masked).then(alt.value(MASKED_COLOUR)).otherwise(fill)
         # a masked cell's value is a stand-in (the bottom of the colour scale, or the weight 0): its tooltip and
         # its description for screen readers say "masked" instead
-        rect = rect.transform_calculate(shown=f"datum.masked ? {json.dumps(MASKED_WORD)} : datum.text")
+        rect = rect.transform_calculate(shown=f"datum.masked ? {json.dumps(_(MASKED_WORD))} : datum.text")
         if not lay.on_canvas:
-            rect = rect.transform_calculate(description=masked_description(lay.x_title or "col",
-                                                                           lay.y_title or "row"))
+            rect = rect.transform_calculate(description=masked_description(lay.x_title or _("col"),
+                                                                           lay.y_title or _("row")))
             rect = rect.encode(description="description:N")
     rect = rect.encode(color=fill, tooltip=tooltip)
     if lay.select:
@@ -269,7 +283,8 @@ def heatmap_chart(layout: HeatmapLayout, data: list, domains: list) -> alt.Layer
     text = base.mark_text(fontSize=lay.font).encode(text="text:N", color=cell_ink())
     if lay.has_masked:  # the number drawn on a masked cell ("−∞", or a weight 0) is read as "masked" too
         text = text.transform_calculate(description=masked_description(
-            lay.x_title or "col", lay.y_title or "row", "text", "datum.text")).encode(description="description:N")
+            lay.x_title or _("col"), lay.y_title or _("row"), N_("text"), "datum.text")).encode(
+            description="description:N")
     return alt.layer(rect, text, description=describe(lay))
 
 
@@ -290,6 +305,9 @@ def heatmap(
     name: str = "",
 ) -> charts.Chart:  # values [r, c]
     """A heatmap with the numbers on the cells; masked (-inf) cells grey and marked −∞.
+
+    ``title``, ``name`` and the axis titles are shown as they are (the caller translates them); the words the
+    heatmap adds itself (tooltip titles, its text alternative, "masked") are in the learner's language.
 
     A matrix with more than MAX_SIDE rows or columns is drawn in at most BLOCKS × BLOCKS blocks (the mean of each,
     see :func:`block_means`), as tall as the whole matrix would be, and the title says so.
@@ -318,9 +336,11 @@ def heatmap(
     in_blocks = br > 1 or bc > 1
     if in_blocks:
         row_labels, col_labels = block_labels(row_labels, br), block_labels(col_labels, bc)
-        note = f"each cell: the mean of a block of {br} × {bc}"
         if kind == "weights" and domain is None:  # means of many small weights: 0 … 1 would be one pale colour
-            note += ", colours from 0 to the largest mean"
+            note = _("each cell: the mean of a block of {rows} × {cols}, colours from 0 to the largest mean")
+        else:
+            note = _("each cell: the mean of a block of {rows} × {cols}")
+        note = note.format(rows=br, cols=bc)
         title = f"{title} · {note}" if title else note
     r, c = values.shape
     flat = values.ravel()

@@ -20,6 +20,7 @@ import streamlit as st
 import attn_models
 
 from . import lessons, model_views, registry, share_ui, state
+from .i18n import _, ngettext
 from .lessons import Answer, Cell, Choice, Number
 
 PARAM = "lesson"  # the query parameter that names a lesson: ?lesson=<lessons.Lesson.key>
@@ -42,8 +43,8 @@ def apply_query_param(pg: st.Page) -> None:
         return
     if lessons.by_key(key) is None:
         del st.query_params[PARAM]
-        state.notify(f"This link names a lesson “{key[:40]}” that does not exist, so Learn opens on the first "
-                     "lesson.")
+        state.notify(_("This link names a lesson “{key}” that does not exist, so Learn opens on the first "
+                       "lesson.").format(key=key[:40]))
     else:
         st.session_state[state.LESSON] = key
     if share_ui.page_name(pg) != registry.LEARN.name:
@@ -106,15 +107,17 @@ def shown_attempt(key: str) -> tuple[Answer, bool] | None:
 
 
 def status(key: str) -> str:
-    """How the lesson went, in a few words: "not answered yet", "skipped", "right", "right on try 2", "wrong", …"""
+    """How the lesson went, in a few words: "not answered yet", "skipped", "right", "right on try 2", "wrong", …
+    (in the learner's language)."""
     tries = attempts(key)
+    n = len(tries)
     if not tries:
-        return "skipped" if key in st.session_state[state.LESSON_SKIPPED] else "not answered yet"
+        return _("skipped") if key in st.session_state[state.LESSON_SKIPPED] else _("not answered yet")
     if key in st.session_state[state.LESSON_RETRY]:
-        return f"trying again ({len(tries)} {'try' if len(tries) == 1 else 'tries'} so far)"
+        return ngettext("trying again ({n} try so far)", "trying again ({n} tries so far)", n).format(n=n)
     if tries[-1][1]:
-        return "right" if len(tries) == 1 else f"right on try {len(tries)}"
-    return "wrong" if len(tries) == 1 else f"wrong ({len(tries)} tries)"
+        return _("right") if n == 1 else _("right on try {n}").format(n=n)
+    return _("wrong") if n == 1 else _("wrong ({n} tries)").format(n=n)
 
 
 def progress() -> tuple[int, int]:
@@ -145,14 +148,16 @@ def prediction(w: lessons.Worked, precision: int) -> Answer | None:
     lesson, ask = w.lesson, w.lesson.ask
     kept = [state.bind(k, state.kept(k, None)) for k in _widget_keys(lesson)]
     if isinstance(ask, Choice):
-        st.radio("Your prediction", list(range(len(ask.options))), index=None, **kept[0],
-                 format_func=lambda i: lessons.fill(ask.options[i], w.solution.facts, precision))
+        facts = lessons.localized(w.solution.facts, _)
+        labels = [lessons.fill(_(option), facts, precision) for option in ask.options]  # in this run's language
+        st.radio(_("Your prediction"), list(range(len(ask.options))), index=None, **kept[0],
+                 format_func=labels.__getitem__)
     elif isinstance(ask, Number):
-        st.number_input("Your prediction", min_value=ask.low, max_value=ask.high, step=ask.step, value=None,
-                        format="%g", placeholder="Type a number", width=240, **kept[0])
+        st.number_input(_("Your prediction"), min_value=ask.low, max_value=ask.high, step=ask.step, value=None,
+                        format="%g", placeholder=_("Type a number"), width=240, **kept[0])
     else:
         tokens = w.config.tokens
-        for label, bound in zip(("Query (row)", "Key (column)"), kept, strict=True):
+        for label, bound in zip((_("Query (row)"), _("Key (column)")), kept, strict=True):
             st.radio(label, list(range(len(tokens))), index=None, horizontal=True, format_func=tokens.__getitem__,
                      **bound)
     return _guess(lesson)
@@ -185,7 +190,7 @@ def try_it(w: lessons.Worked) -> NoReturn:
     """Load the lesson's configuration into the explorer (Undo brings the learner's back) and open its page (a
     model lesson's also shows its sentence and layer on A real model)."""
     lesson = w.lesson
-    message = state.set_config(w.config, what=f"lesson “{lesson.title}” loaded")
+    message = state.set_config(w.config, what=_("lesson “{title}” loaded").format(title=_(lesson.title)))
     if message:  # a lesson's configuration is valid (tests/core/test_lessons.py): never expected
         raise RuntimeError(message)
     model_views.follow_origin(w.config)
@@ -200,11 +205,11 @@ def move_on(lesson: lessons.Lesson) -> None:
     """The buttons under a lesson: Previous, and Next (once answered) or Skip; the last lesson says it is."""
     at = lessons.index_of(lesson.key)
     nav = st.container(horizontal=True)
-    nav.button("Previous lesson", key="learn_previous", icon=":material/arrow_back:", disabled=at == 0,
+    nav.button(_("Previous lesson"), key="learn_previous", icon=":material/arrow_back:", disabled=at == 0,
                on_click=step, args=(-1,))
     if at + 1 == len(lessons.LESSONS):
-        nav.markdown("This is the last lesson. Go back to any lesson with the list above.")
+        nav.markdown(_("This is the last lesson. Go back to any lesson with the list above."))
     elif attempts(lesson.key):
-        nav.button("Next lesson", key="learn_next", icon=":material/arrow_forward:", on_click=step, args=(1,))
+        nav.button(_("Next lesson"), key="learn_next", icon=":material/arrow_forward:", on_click=step, args=(1,))
     else:
-        nav.button("Skip this lesson", key="learn_skip", icon=":material/skip_next:", on_click=skip)
+        nav.button(_("Skip this lesson"), key="learn_skip", icon=":material/skip_next:", on_click=skip)

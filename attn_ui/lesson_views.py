@@ -3,6 +3,9 @@ the scores) and stacked ones (where each head of a real model puts its weight).
 
 A chart factory: it takes arrays and labels, returns an :class:`attn_ui.charts.Chart`, and never calls st.
 Heatmaps come from :mod:`attn_ui.heatmap`.
+
+The titles it is given are already in the learner's language; its own words (the tooltip's) are translated into
+the layout, so a spec cached for one language is never shown in another.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import altair as alt
 import numpy as np
 
 from . import charts
+from .i18n import _
 from .numbers import format_numbers
 
 #: colour-blind-safe pair (ColorBrewer PuOr ends, as on Scaling), then Okabe–Ito
@@ -56,17 +60,18 @@ def bars(
     })
     bar_px = max(BAR_PX, 6 * max(map(len, data.column("text").to_pylist())) + 6)  # room for its number
     group_px = max(BAR_PX + 16 if stacked else len(names) * bar_px + 16, 7 * max(map(len, categories)) + 16)
-    return charts.Chart(bars_build, (title, categories, names, y_title, group_px, stacked), (data,))
+    tips = (_("of"), _("series"), _("value"))  # the tooltip's field titles
+    return charts.Chart(bars_build, (title, categories, names, y_title, group_px, stacked, tips), (data,))
 
 
 def bars_build(layout: tuple, data: list, domains: list) -> alt.LayerChart:
     """The chart of a :func:`bars` layout (its builder: the structure depends on the layout only)."""
-    title, categories, names, y_title, group_px, stacked = layout
+    title, categories, names, y_title, group_px, stacked, tips = layout
     colour = alt.Color("series:N", title=None, scale=alt.Scale(domain=list(names), range=list(SERIES_COLOURS)),
                        legend=alt.Legend(orient="top") if len(names) > 1 else None)
     x = alt.X("category:N", sort=list(categories), title=None, axis=alt.Axis(labelAngle=0))
-    tooltip = [alt.Tooltip("category:N", title="of"), alt.Tooltip("series:N", title="series"),
-               alt.Tooltip("text:N", title="value")]
+    tooltip = [alt.Tooltip("category:N", title=tips[0]), alt.Tooltip("series:N", title=tips[1]),
+               alt.Tooltip("text:N", title=tips[2])]
     size = {"width": max(200, len(categories) * group_px), "height": HEIGHT}
     if stacked:
         order = alt.Order("rank:Q")  # the series from the bottom up, in the order given

@@ -7,6 +7,11 @@ tries it. Adding a lesson is adding one :class:`Lesson` to :data:`LESSONS`.
 
 The texts are templates: ``{name}`` stands for the fact ``name`` that the lesson's solver computed from the trace
 (numbers written by :mod:`attn_ui.numbers`), so no number a lesson reveals is typed by hand.
+
+Every text a learner reads (titles, setups, questions, options, explanations, hints, the reveal's rows and chart
+titles) is written here in English and marked with :func:`N_` for the catalogs; the page translates it when it shows
+it (``i18n._(template)``, then :func:`fill` with :func:`localized` facts). Nothing here is ever translated, so
+:func:`solved` (cached) holds the same English for every language.
 """
 
 from __future__ import annotations
@@ -39,6 +44,20 @@ from .text import md_escape, token_labels
 
 if TYPE_CHECKING:  # attn_models is only needed by the model lessons, which receive a loaded model
     from attn_models import Model
+
+
+def N_(message: str) -> str:  # noqa: N802 (gettext's name for it)
+    """Mark ``message`` for the catalogs, left in English (as attn_ui.i18n.N_, which imports Streamlit; this module
+    must not): the page translates it where it shows it."""
+    return message
+
+
+class Phrase(str):
+    """A fact that is English text marked with :func:`N_` (e.g. "the words"), translated where it is shown; any
+    other text fact (a token, a sentence) is shown as it is."""
+
+    __slots__ = ()
+
 
 Fact = float | int | str | np.ndarray | tuple[int, ...]
 Answer = int | float | tuple[int, int]  # a choice's index, a number, or a (row, column) cell
@@ -75,28 +94,37 @@ Ask = Choice | Number | Cell
 
 @dataclass(frozen=True, eq=False)
 class MatrixView:
-    """A heatmap in the reveal: ``values`` [rows, cols] with its labels."""
+    """A heatmap in the reveal: ``values`` [rows, cols] with its labels.
+
+    ``title`` is a marked template (facts in braces, filled after translating), the axis titles marked texts.
+    """
 
     title: str
     values: np.ndarray
     rows: tuple[str, ...]
     cols: tuple[str, ...]
     kind: Literal["signed", "weights"] = "signed"
-    y_title: str = "query"
-    x_title: str = "key"
+    y_title: str = N_("query")
+    x_title: str = N_("key")
     masked: np.ndarray | None = None  # bool [rows, cols]: cells drawn grey as masked
     n_heads: int = 1  # more than 1: the columns are the heads' slices, marked per head
 
 
 @dataclass(frozen=True, eq=False)
 class BarsView:
-    """A bar chart in the reveal: one group of bars per category, one bar per series."""
+    """A bar chart in the reveal: one group of bars per category, one bar per series.
+
+    ``title``, ``y_title`` and the series' names are marked texts (translated where shown); the categories are
+    shown as they are (tokens, matrix names), or through ``category_label``, a marked template with
+    ``{category}`` ("head {category}").
+    """
 
     title: str
     categories: tuple[str, ...]
     series: tuple[tuple[str, np.ndarray], ...]  # (name, values [n_categories])
     y_title: str
     stacked: bool = False  # the series' parts one above the other (shares of a whole) instead of side by side
+    category_label: str | None = None
 
 
 View = MatrixView | BarsView
@@ -113,7 +141,7 @@ class Solution:
     facts : mapping of str to number, array or text
         The named numbers the texts use (``{name}``).
     numbers : tuple of (str, str)
-        The rows of "The numbers" shown with the answer: (what, fact name).
+        The rows of "The numbers" shown with the answer: (what, a marked text; fact name).
     views : tuple of MatrixView or BarsView
         The charts shown with the answer.
     """
@@ -133,6 +161,7 @@ class Lesson:
     key : str
         Its name in a link (``?lesson=<key>``): lower-case letters and hyphens.
     title : str
+        (Every text of a lesson is English marked with :func:`N_`, translated where it is shown.)
     build : callable () -> Config, or (attn_models.Model) -> Config when ``needs_model``
         The lesson's configuration.
     setup : str
@@ -251,14 +280,29 @@ def texts(lesson: Lesson) -> list[str]:
     return [lesson.setup, lesson.question, *options, lesson.explanation, lesson.hint]
 
 
-def answer_text(w: Worked, guess: Answer, precision: int) -> str:
-    """A prediction (or the answer) in words: the option's text, the number, or "query … , key …"."""
+def _same(text: str) -> str:
+    return text
+
+
+def localized(facts: Mapping[str, Fact], translate: Callable[[str], str] = _same) -> dict[str, Fact]:
+    """The facts with each :class:`Phrase` translated by ``translate`` (``i18n._``); tokens and numbers as they are.
+
+    >>> localized({"best": Phrase("the words"), "token": "the"}, str.upper)
+    {'best': 'THE WORDS', 'token': 'the'}
+    """
+    return {name: translate(value) if isinstance(value, Phrase) else value for name, value in facts.items()}
+
+
+def answer_text(w: Worked, guess: Answer, precision: int, translate: Callable[[str], str] = _same) -> str:
+    """A prediction (or the answer) in words: the option's text, the number, or "query … , key …"; in the learner's
+    language with ``translate=i18n._`` (English without)."""
     ask = w.lesson.ask
     if isinstance(ask, Choice):
-        return fill(ask.options[int(guess)], w.solution.facts, precision)
+        return fill(translate(ask.options[int(guess)]), localized(w.solution.facts, translate), precision)
     if isinstance(ask, Cell):
         row, col = guess
-        return f"query {md_escape(w.config.tokens[row])}, key {md_escape(w.config.tokens[col])}"
+        return translate(N_("query {query}, key {key}")).format(query=md_escape(w.config.tokens[row]),
+                                                                key=md_escape(w.config.tokens[col]))
     return format_number(float(guess), precision, "short")
 
 
@@ -369,8 +413,8 @@ def _heatmaps(cfg: Config, *views: tuple[str, np.ndarray, str]) -> tuple[MatrixV
 
 def _outputs(cfg: Config, *views: tuple[str, np.ndarray, tuple[str, ...]]) -> tuple[MatrixView, ...]:
     """Token × column heatmaps: (title, values [n_seq, d], row labels)."""
-    return tuple(MatrixView(title, values, rows, tuple(map(str, range(values.shape[1]))), y_title="token",
-                            x_title="column") for title, values, rows in views)
+    return tuple(MatrixView(title, values, rows, tuple(map(str, range(values.shape[1]))), y_title=N_("token"),
+                            x_title=N_("column")) for title, values, rows in views)
 
 
 def _close(a: np.ndarray, b: np.ndarray) -> bool:
@@ -388,9 +432,10 @@ def _solve_best_match(cfg: Config, trace: MultiHeadTrace) -> Solution:
         facts={"query": cfg.tokens[i], "x_row": cfg.x[i], "q_row": t.q[i], "scores": t.scores[i],
                "divisor": t.divisor, "weights": t.weights[i], "best": cfg.tokens[best], "s_best": t.scores[i, best],
                "w_best": t.weights[i, best]},
-        numbers=(("input2's query (its row of Q)", "q_row"), ("its scores against input1, input2, input3", "scores"),
-                 ("divided by √d_k", "divisor"), ("its weights", "weights")),
-        views=_heatmaps(cfg, ("Scores QKᵀ", t.scores, "signed"), ("Weights", t.weights, "weights")),
+        numbers=((N_("input2's query (its row of Q)"), "q_row"),
+                 (N_("its scores against input1, input2, input3"), "scores"),
+                 (N_("divided by √d_k"), "divisor"), (N_("its weights"), "weights")),
+        views=_heatmaps(cfg, (N_("Scores QKᵀ"), t.scores, "signed"), (N_("Weights"), t.weights, "weights")),
     )
 
 
@@ -405,9 +450,9 @@ def _solve_match_weight(cfg: Config, trace: MultiHeadTrace) -> Solution:
                "exps": np.exp(t.scaled[i]), "total": float(np.exp(t.scaled[i]).sum()),
                "gap": t.scaled[i, best] - runner_up, "ratio": float(np.exp(t.scaled[i, best] - runner_up)),
                "w_best": t.weights[i, best], "weights": t.weights[i], "w_raw": raw[best]},
-        numbers=(("scores ÷ √d_k", "scaled"), ("e to the power of each", "exps"), ("their sum", "total"),
-                 ("weights: each e^s divided by the sum", "weights")),
-        views=_heatmaps(cfg, ("Weights", t.weights, "weights")),
+        numbers=((N_("scores ÷ √d_k"), "scaled"), (N_("e to the power of each"), "exps"), (N_("their sum"), "total"),
+                 (N_("weights: each e^s divided by the sum"), "weights")),
+        views=_heatmaps(cfg, (N_("Weights"), t.weights, "weights")),
     )
 
 
@@ -417,17 +462,17 @@ def _solve_uniform(cfg: Config, trace: MultiHeadTrace) -> Solution:
         answer=float(t.weights[0, 0]),
         facts={"n": cfg.n_seq, "weight": t.weights[0, 0], "v_mean": t.v.mean(axis=0), "out_row": t.output[0],
                "spread": float(np.abs(t.output - t.output[0]).max()), "q_row": t.q[0]},
-        numbers=(("a query (the first row of Q)", "q_row"), ("every weight", "weight"),
-                 ("the average of the value rows", "v_mean"), ("every token's output", "out_row")),
-        views=_heatmaps(cfg, ("Scores QKᵀ", t.scores, "signed"), ("Weights", t.weights, "weights")),
+        numbers=((N_("a query (the first row of Q)"), "q_row"), (N_("every weight"), "weight"),
+                 (N_("the average of the value rows"), "v_mean"), (N_("every token's output"), "out_row")),
+        views=_heatmaps(cfg, (N_("Scores QKᵀ"), t.scores, "signed"), (N_("Weights"), t.weights, "weights")),
     )
 
 
 LOOKUP_OPTIONS = (
-    "exactly cherry's value, {v_hit}",
-    "between the average of the four values ({v_mean}) and cherry's value ({v_hit})",
-    "exactly the average of the four values, {v_mean}",
-    "more than cherry's value",
+    N_("exactly cherry's value, {v_hit}"),
+    N_("between the average of the four values ({v_mean}) and cherry's value ({v_hit})"),
+    N_("exactly the average of the four values, {v_mean}"),
+    N_("more than cherry's value"),
 )
 
 
@@ -444,9 +489,10 @@ def _solve_lookup(cfg: Config, trace: MultiHeadTrace) -> Solution:
                "dot_other": t.scores[0, other], "divisor": t.divisor, "gap": t.scaled[0, hit] - t.scaled[0, other],
                "w_hit": t.weights[0, hit], "w_other": t.weights[0, other], "weights": t.weights[0],
                "scores_row": t.scores[0]},
-        numbers=(("a query's scores against apple, banana, cherry, date", "scores_row"), ("divided by", "divisor"),
-                 ("its weights", "weights"), ("the values", "values"), ("the output (every token's)", "out")),
-        views=_heatmaps(cfg, ("Weights", t.weights, "weights")),
+        numbers=((N_("a query's scores against apple, banana, cherry, date"), "scores_row"),
+                 (N_("divided by"), "divisor"), (N_("its weights"), "weights"), (N_("the values"), "values"),
+                 (N_("the output (every token's)"), "out")),
+        views=_heatmaps(cfg, (N_("Weights"), t.weights, "weights")),
     )
 
 
@@ -460,18 +506,19 @@ def _solve_largest_cell(cfg: Config, trace: MultiHeadTrace) -> Solution:
                "s_best": t.scaled[row, col], "s_next": runner_up, "gap": t.scaled[row, col] - runner_up,
                "ratio": float(np.exp(t.scaled[row, col] - runner_up)), "rounded": np.round(t.weights, 1),
                "weights": t.weights},
-        numbers=(("the scores QKᵀ, row by row", "scores"), ("the weights, row by row", "weights"),
-                 ("the largest weight", "w")),
-        views=_heatmaps(cfg, ("Scores QKᵀ (not divided)", t.scores, "signed"), ("Weights", t.weights, "weights")),
+        numbers=((N_("the scores QKᵀ, row by row"), "scores"), (N_("the weights, row by row"), "weights"),
+                 (N_("the largest weight"), "w")),
+        views=_heatmaps(cfg, (N_("Scores QKᵀ (not divided)"), t.scores, "signed"),
+                        (N_("Weights"), t.weights, "weights")),
     )
 
 
 FACTOR = 10  # the temperature lesson multiplies the scores by this
 SHARPNESS_OPTIONS = (
-    "they get sharper: closer to all the weight on one key",
-    "they get flatter: closer to equal weights",
-    "nothing changes: softmax ignores a common factor",
-    "sharper in some rows, flatter in others",
+    N_("they get sharper: closer to all the weight on one key"),
+    N_("they get flatter: closer to equal weights"),
+    N_("nothing changes: softmax ignores a common factor"),
+    N_("sharper in some rows, flatter in others"),
 )
 
 
@@ -488,12 +535,15 @@ def _solve_temperature(cfg: Config, trace: MultiHeadTrace) -> Solution:
                "mean_before": float(h_before.mean()), "mean_after": float(h_after.mean()),
                "var_before": float(t.scaled.var()), "var_after": float((FACTOR * t.scaled).var()),
                "top_before": t.weights.max(axis=1), "top_after": after.max(axis=1)},
-        numbers=(("entropy of each row (nats), as they are", "h_before"), ("… with the scores times 10", "h_after"),
-                 ("largest weight of each row, as they are", "top_before"), ("… with the scores times 10", "top_after"),
-                 ("variance of the scores, as they are", "var_before"), ("… times 10", "var_after")),
-        views=(*_heatmaps(cfg, ("Weights", t.weights, "weights"), ("Weights, scores times 10", after, "weights")),
-               BarsView("Entropy of each row of weights", cfg.tokens,
-                        (("as they are", h_before), ("scores times 10", h_after)), "entropy (nats)")),
+        numbers=((N_("entropy of each row (nats), as they are"), "h_before"),
+                 (N_("… with the scores times 10"), "h_after"),
+                 (N_("largest weight of each row, as they are"), "top_before"),
+                 (N_("… with the scores times 10"), "top_after"),
+                 (N_("variance of the scores, as they are"), "var_before"), (N_("… times 10"), "var_after")),
+        views=(*_heatmaps(cfg, (N_("Weights"), t.weights, "weights"),
+                          (N_("Weights, scores times 10"), after, "weights")),
+               BarsView(N_("Entropy of each row of weights"), cfg.tokens,
+                        ((N_("as they are"), h_before), (N_("scores times 10"), h_after)), N_("entropy (nats)"))),
     )
 
 
@@ -507,16 +557,17 @@ def _solve_sqrt_dk(cfg: Config, trace: MultiHeadTrace) -> Solution:
                "sqrt_dk": float(np.sqrt(cfg.d_k))},
         numbers=(("var(Q)", "var_q"), ("var(K)", "var_k"), ("var(QKᵀ)", "var_scores"),
                  ("var(QKᵀ / √d_k)", "var_scaled")),
-        views=(BarsView("Variance of the entries", ("Q", "K", "QKᵀ", "QKᵀ / √d_k"),
-                        (("variance", np.array([v.var_q, v.var_k, v.var_scores, v.var_scaled])),), "variance"),),
+        views=(BarsView(N_("Variance of the entries"), ("Q", "K", "QKᵀ", "QKᵀ / √d_k"),
+                        ((N_("variance"), np.array([v.var_q, v.var_k, v.var_scores, v.var_scaled])),),
+                        N_("variance")),),
     )
 
 
 NAIVE_OPTIONS = (
-    "the same weights as the other formula",
-    "NaN (not a number) in every cell",
-    "zeros in every cell",
-    "all the weight on the largest score",
+    N_("the same weights as the other formula"),
+    N_("NaN (not a number) in every cell"),
+    N_("zeros in every cell"),
+    N_("all the weight on the largest score"),
 )
 
 
@@ -532,17 +583,17 @@ def _solve_stable_softmax(cfg: Config, trace: MultiHeadTrace) -> Solution:
         answer=answer,
         facts={"row": cmp.scores, "max_exp": analysis.MAX_EXP, "naive_exp": cmp.naive_exp, "naive": naive,
                "shifted": cmp.shifted, "stable_exp": cmp.stable_exp, "stable": stable},
-        numbers=(("the first row of scores, x", "row"), ("exp(x)", "naive_exp"), ("exp(x) ÷ its sum", "naive"),
-                 ("x − max", "shifted"), ("exp(x − max)", "stable_exp"), ("exp(x − max) ÷ its sum", "stable")),
-        views=_heatmaps(cfg, ("Weights (with the largest score subtracted)", t.weights, "weights")),
+        numbers=((N_("the first row of scores, x"), "row"), ("exp(x)", "naive_exp"), (N_("exp(x) ÷ its sum"), "naive"),
+                 ("x − max", "shifted"), ("exp(x − max)", "stable_exp"), (N_("exp(x − max) ÷ its sum"), "stable")),
+        views=_heatmaps(cfg, (N_("Weights (with the largest score subtracted)"), t.weights, "weights")),
     )
 
 
 CAUSAL_OPTIONS = (
-    "exactly its own value row",
-    "the average of all four value rows",
-    "a blend of all four value rows, weighted by its scores",
-    "zeros: the mask hides every key from it",
+    N_("exactly its own value row"),
+    N_("the average of all four value rows"),
+    N_("a blend of all four value rows, weighted by its scores"),
+    N_("zeros: the mask hides every key from it"),
 )
 
 
@@ -555,9 +606,10 @@ def _solve_causal(cfg: Config, trace: MultiHeadTrace) -> Solution:
         facts={"first": cfg.tokens[0], "last": cfg.tokens[-1], "w_first": t.weights[0], "w_last": t.weights[-1],
                "out": out, "v_first": v[0], "diff": float(np.abs(out - v[0]).max()),
                "scores_first": t.masked[0]},
-        numbers=(("the first token's scores after the mask", "scores_first"), ("its weights", "w_first"),
-                 ("its value row", "v_first"), ("its output", "out"), ("the last token's weights", "w_last")),
-        views=(MatrixView("Weights", t.weights, _labels(cfg), _labels(cfg), "weights", masked=~t.mask),),
+        numbers=((N_("the first token's scores after the mask"), "scores_first"), (N_("its weights"), "w_first"),
+                 (N_("its value row"), "v_first"), (N_("its output"), "out"),
+                 (N_("the last token's weights"), "w_last")),
+        views=(MatrixView(N_("Weights"), t.weights, _labels(cfg), _labels(cfg), "weights", masked=~t.mask),),
     )
 
 
@@ -570,18 +622,19 @@ def _solve_padding(cfg: Config, trace: MultiHeadTrace) -> Solution:
         facts={"pad": cfg.tokens[pad], "w_pad": t.weights[i, pad], "pad_col": t.weights[:, pad],
                "w_open": open_.weights[i, pad], "w_tea": t.weights[i], "open_tea": open_.weights[i],
                "row_sum": float(t.weights[i].sum())},
-        numbers=(("tea's weights, with the mask", "w_tea"), ("… without it", "open_tea"),
-                 ("the padding token's column of weights", "pad_col")),
-        views=(MatrixView("Weights, padding mask", t.weights, _labels(cfg), _labels(cfg), "weights", masked=~t.mask),
-               *_heatmaps(cfg, ("Weights, no mask", open_.weights, "weights"))),
+        numbers=((N_("tea's weights, with the mask"), "w_tea"), (N_("… without it"), "open_tea"),
+                 (N_("the padding token's column of weights"), "pad_col")),
+        views=(MatrixView(N_("Weights, padding mask"), t.weights, _labels(cfg), _labels(cfg), "weights",
+                          masked=~t.mask),
+               *_heatmaps(cfg, (N_("Weights, no mask"), open_.weights, "weights"))),
     )
 
 
 SWAP_OPTIONS = (
-    "the same rows as before, with dog's and man's swapped",
-    "every row has new numbers",
-    "nothing changes: the same rows in the same order",
-    "some rows change, the others stay",
+    N_("the same rows as before, with dog's and man's swapped"),
+    N_("every row has new numbers"),
+    N_("nothing changes: the same rows in the same order"),
+    N_("some rows change, the others stay"),
 )
 
 
@@ -597,10 +650,10 @@ def _solve_swap(positions: bool, cfg: Config, trace: MultiHeadTrace) -> Solution
         answer=answer,
         facts={"before": before, "after": after, "diff_moved": float(np.abs(after - moved).max()),
                "least_change": float(nearest.min()), "bites_change": float(np.abs(after[1] - before[1]).max())},
-        numbers=(("outputs of “dog bites man”", "before"), ("outputs of “man bites dog”", "after"),
-                 ("largest difference from the old rows, swapped", "diff_moved")),
-        views=_outputs(cfg, ("Outputs of “dog bites man”", before, cfg.tokens),
-                       ("Outputs of “man bites dog”", after, swapped_cfg.tokens)),
+        numbers=((N_("outputs of “dog bites man”"), "before"), (N_("outputs of “man bites dog”"), "after"),
+                 (N_("largest difference from the old rows, swapped"), "diff_moved")),
+        views=_outputs(cfg, (N_("Outputs of “dog bites man”"), before, cfg.tokens),
+                       (N_("Outputs of “man bites dog”"), after, swapped_cfg.tokens)),
     )
 
 
@@ -613,19 +666,19 @@ def _solve_heads(cfg: Config, trace: MultiHeadTrace) -> Solution:
                "head_shape": trace.heads[0].output.shape,
                "diff": float(np.abs(trace.output - trace.concat).max()), "h3": tutorial.n_heads, "d3": tutorial.d_v,
                "w3": run(tutorial).concat.shape[1]},
-        numbers=(("each head's output", "head_shape"), ("the concatenation", "concat_shape"),
-                 ("largest difference between the output (times W_O = I) and the concatenation", "diff")),
-        views=(MatrixView("The heads side by side", trace.concat, cfg.tokens,
-                          tuple(map(str, range(trace.concat.shape[1]))), y_title="token", x_title="column",
+        numbers=((N_("each head's output"), "head_shape"), (N_("the concatenation"), "concat_shape"),
+                 (N_("largest difference between the output (times W_O = I) and the concatenation"), "diff")),
+        views=(MatrixView(N_("The heads side by side"), trace.concat, cfg.tokens,
+                          tuple(map(str, range(trace.concat.shape[1]))), y_title=N_("token"), x_title=N_("column"),
                           n_heads=cfg.n_heads),),
     )
 
 
 WIDTH_OPTIONS = (
-    "{d_k}, the width of the queries and keys",
-    "{d_v}, the width of the values",
-    "{d_model}, the width of the inputs",
-    "{n_seq}, the number of tokens",
+    N_("{d_k}, the width of the queries and keys"),
+    N_("{d_v}, the width of the values"),
+    N_("{d_model}, the width of the inputs"),
+    N_("{n_seq}, the number of tokens"),
 )
 
 
@@ -636,15 +689,16 @@ def _solve_value_width(cfg: Config, trace: MultiHeadTrace) -> Solution:
         answer=widths.index(t.output.shape[1]),
         facts={"d_k": cfg.d_k, "d_v": cfg.d_v, "d_model": cfg.d_model, "n_seq": cfg.n_seq,
                "q_shape": t.q.shape, "v_shape": t.v.shape, "w_shape": t.weights.shape, "out_shape": t.output.shape},
-        numbers=(("Q and K", "q_shape"), ("V", "v_shape"), ("the weights", "w_shape"), ("the output", "out_shape")),
-        views=_outputs(cfg, ("V", t.v, cfg.tokens), ("Output", t.output, cfg.tokens)),
+        numbers=((N_("Q and K"), "q_shape"), ("V", "v_shape"), (N_("the weights"), "w_shape"),
+                 (N_("the output"), "out_shape")),
+        views=_outputs(cfg, ("V", t.v, cfg.tokens), (N_("Output"), t.output, cfg.tokens)),
     )
 
 
 SINK_OPTIONS = (
-    "[CLS], the token the tokenizer puts before the sentence",
-    "[SEP], the token it puts after the sentence",
-    "one of the words ({words})",
+    N_("[CLS], the token the tokenizer puts before the sentence"),
+    N_("[SEP], the token it puts after the sentence"),
+    N_("one of the words ({words})"),
 )
 
 
@@ -659,24 +713,25 @@ def _solve_sink(cfg: Config, trace: MultiHeadTrace) -> Solution:
     top = share.argmax(axis=1)  # [n_heads]: the key each head gives the most
     counts = (int(np.sum(top == cls)), int(np.sum(top == sep)), int(np.isin(top, words).sum()))
     best = int(np.argmax(counts))
-    names = ("[CLS]", "[SEP]", "the words")
+    names = ("[CLS]", "[SEP]", N_("the words"))
     o = cfg.origin or {}
     sharpest = int(np.argmax(groups[best]))  # the head that gives the answer's token(s) the most
     return Solution(
         answer=best,
         facts={"model": str(o.get("model", "")), "sentence": str(o.get("sentence", "")),
                "layer": int(o.get("layer", 0)), "n_heads": cfg.n_heads, "tokens": " ".join(tokens),
-               "words": ", ".join(tokens[j] for j in words), "n_best": counts[best], "best": names[best],
+               "words": ", ".join(tokens[j] for j in words), "n_best": counts[best], "best": Phrase(names[best]),
                "n_cls": counts[0], "n_sep": counts[1], "n_words": counts[2], "share_cls": float(groups[0].mean()),
                "share_sep": float(groups[1].mean()), "share_words": float(groups[2].mean()), "sharpest": sharpest},
-        numbers=(("heads whose largest share goes to [CLS]", "n_cls"), ("… to [SEP]", "n_sep"),
-                 ("… to one of the words", "n_words"), ("weight on [CLS], averaged over the heads", "share_cls"),
-                 ("weight on [SEP], averaged over the heads", "share_sep"),
-                 ("weight on all the words together, averaged over the heads", "share_words")),
-        views=(BarsView("Where each head's weight goes (averaged over the queries)",
-                        tuple(f"head {h}" for h in range(cfg.n_heads)),
-                        tuple(zip(names, groups, strict=True)), y_title="share of the weight", stacked=True),
-               MatrixView(f"Head {sharpest}'s attention weights", trace.heads[sharpest].weights, _labels(cfg),
+        numbers=((N_("heads whose largest share goes to [CLS]"), "n_cls"), (N_("… to [SEP]"), "n_sep"),
+                 (N_("… to one of the words"), "n_words"),
+                 (N_("weight on [CLS], averaged over the heads"), "share_cls"),
+                 (N_("weight on [SEP], averaged over the heads"), "share_sep"),
+                 (N_("weight on all the words together, averaged over the heads"), "share_words")),
+        views=(BarsView(N_("Where each head's weight goes (averaged over the queries)"),
+                        tuple(map(str, range(cfg.n_heads))), tuple(zip(names, groups, strict=True)),
+                        y_title=N_("share of the weight"), stacked=True, category_label=N_("head {category}")),
+               MatrixView(N_("Head {sharpest}'s attention weights"), trace.heads[sharpest].weights, _labels(cfg),
                           _labels(cfg), "weights")),
     )
 
@@ -685,245 +740,247 @@ def _solve_sink(cfg: Config, trace: MultiHeadTrace) -> Solution:
 
 LESSONS: tuple[Lesson, ...] = (
     Lesson(
-        key="best-match", title="By hand: the best match",
+        key="best-match", title=N_("By hand: the best match"),
         build=partial(load_preset, TUTORIAL), preset=TUTORIAL, query=FOCUS, shows=("x", "w_q", "w_k"),
-        setup="This is the example that the Chinese, Korean and English tutorials work through by hand: three "
-              "inputs of four numbers and weights W_Q, W_K of shape 4 × 3 (below). The query of input2 is its row "
-              "of X, {x_row}, times W_Q; each key is a row of X times W_K. A key's score is the dot product of the "
-              "query with it.",
-        question="Which key does input2's query match best, that is, which key gets the largest weight?",
+        setup=N_("This is the example that the Chinese, Korean and English tutorials work through by hand: three "
+                 "inputs of four numbers and weights W_Q, W_K of shape 4 × 3 (below). The query of input2 is its row "
+                 "of X, {x_row}, times W_Q; each key is a row of X times W_K. A key's score is the dot product of the "
+                 "query with it."),
+        question=N_("Which key does input2's query match best, that is, which key gets the largest weight?"),
         ask=Choice(("input1", "input2", "input3")), solve=_solve_best_match,
-        explanation="input2's query is {q_row}, and its dot products with the three keys are {scores}. {best}'s key "
-                    "gives the largest score, {s_best}. Softmax keeps the order of the scores, so the largest score "
-                    "gets the largest weight: {w_best} of the row {weights}.",
+        explanation=N_("input2's query is {q_row}, and its dot products with the three keys are {scores}. {best}'s key "
+                       "gives the largest score, {s_best}. Softmax keeps the order of the scores, so the largest score "
+                       "gets the largest weight: {w_best} of the row {weights}."),
         page=registry.STEPS,
-        hint="Step by step follows input2 in its drill-down at the bottom. Change input2's row of X on Inputs & "
-             "weights and come back to see which key wins then.",
+        hint=N_("Step by step follows input2 in its drill-down at the bottom. Change input2's row of X on Inputs & "
+                "weights and come back to see which key wins then."),
     ),
     Lesson(
-        key="match-weight", title="By hand: how much weight",
+        key="match-weight", title=N_("By hand: how much weight"),
         build=partial(load_preset, TUTORIAL), preset=TUTORIAL, query=FOCUS,
-        setup="The same example: input2's query scores the three keys {scores}, and the scores are divided by "
-              "√d_k = {divisor} before softmax. Softmax turns a row of scores s into weights e^s divided by the sum "
-              "of e^s over the row, so only the gaps between the scores matter.",
-        question="How much weight does input2 give to its best match, {best}? (a number between 0 and 1)",
+        setup=N_("The same example: input2's query scores the three keys {scores}, and the scores are divided by "
+                 "√d_k = {divisor} before softmax. Softmax turns a row of scores s into weights e^s divided by the sum "
+                 "of e^s over the row, so only the gaps between the scores matter."),
+        question=N_("How much weight does input2 give to its best match, {best}? (a number between 0 and 1)"),
         ask=Number(tolerance=0.05, low=0.0, high=1.0, step=0.01), solve=_solve_match_weight,
-        explanation="Divided by {divisor}, the scores become {scaled}. The best stands {gap} above the runner-up, "
-                    "and softmax turns a gap g into a weight ratio of e^g, here {ratio}: so {best} takes {w_best} "
-                    "of the row and the other two share the rest. Without the division the gap would be larger and "
-                    "{best}'s weight {w_raw}.",
+        explanation=N_("Divided by {divisor}, the scores become {scaled}. The best stands {gap} above the runner-up, "
+                       "and softmax turns a gap g into a weight ratio of e^g, here {ratio}: so {best} takes {w_best} "
+                       "of the row and the other two share the rest. Without the division the gap would be larger and "
+                       "{best}'s weight {w_raw}."),
         page=registry.STEPS,
-        hint="The drill-down at the bottom of Step by step writes out this softmax number by number. Change the "
-             "scale on Scaling and watch the weight move.",
+        hint=N_("The drill-down at the bottom of Step by step writes out this softmax number by number. Change the "
+                "scale on Scaling and watch the weight move."),
     ),
     Lesson(
-        key="uniform", title="All scores equal",
+        key="uniform", title=N_("All scores equal"),
         build=_all_scores_equal,
-        setup="Four tokens, each with its own input, and random W_K and W_V. W_Q is all zeros, so every query is a "
-              "row of zeros.",
-        question="What weight does each query give to each key?",
+        setup=N_("Four tokens, each with its own input, and random W_K and W_V. W_Q is all zeros, so every query is a "
+                 "row of zeros."),
+        question=N_("What weight does each query give to each key?"),
         ask=Number(tolerance=0.01, low=0.0, high=1.0, step=0.01), solve=_solve_uniform,
-        explanation="A zero query has a dot product of 0 with every key, so every score is 0, and softmax of {n} "
-                    "equal scores gives each key the same weight, {weight} = 1/{n}. Each output row is then the "
-                    "plain average of the value rows, {v_mean}, the same for every token (the rows differ by at "
-                    "most {spread}). This is uniform attention: the layer cannot tell the tokens apart.",
+        explanation=N_("A zero query has a dot product of 0 with every key, so every score is 0, and softmax of {n} "
+                       "equal scores gives each key the same weight, {weight} = 1/{n}. Each output row is then the "
+                       "plain average of the value rows, {v_mean}, the same for every token (the rows differ by at "
+                       "most {spread}). This is uniform attention: the layer cannot tell the tokens apart."),
         page=registry.STEPS,
-        hint="On Inputs & weights, set one cell of W_Q to 1 and come back: the rows of weights stop being equal.",
+        hint=N_("On Inputs & weights, set one cell of W_Q to 1 and come back: the rows of weights stop being equal."),
     ),
     Lesson(
-        key="lookup", title="A soft dictionary lookup",
+        key="lookup", title=N_("A soft dictionary lookup"),
         build=_lookup,
-        setup="Four tokens with one-hot inputs, and W_K is the identity, so the keys are one-hot too: a dictionary "
-              "with four entries. Each fruit's value is a single number, {values}. W_Q gives every token the same "
-              "query, equal to cherry's key.",
-        question="What does the lookup return, that is, what is each token's output?",
+        setup=N_("Four tokens with one-hot inputs, and W_K is the identity, so the keys are one-hot too: a dictionary "
+                 "with four entries. Each fruit's value is a single number, {values}. W_Q gives every token the same "
+                 "query, equal to cherry's key."),
+        question=N_("What does the lookup return, that is, what is each token's output?"),
         ask=Choice(LOOKUP_OPTIONS), solve=_solve_lookup,
-        explanation="The query meets cherry's key with a dot product of {dot_hit} and every other key with "
-                    "{dot_other}; divided by {divisor}, that is a gap of only {gap}. Softmax gives cherry {w_hit} and "
-                    "each other fruit {w_other}, so the output, {out}, is an average pulled toward cherry's value: a "
-                    "soft lookup. With larger scores, cherry's weight goes to 1 and the lookup becomes exact.",
+        explanation=N_("The query meets cherry's key with a dot product of {dot_hit} and every other key with "
+                       "{dot_other}; divided by {divisor}, that is a gap of only {gap}. Softmax gives cherry {w_hit} "
+                       "and each other fruit {w_other}, so the output, {out}, is an average pulled toward cherry's "
+                       "value: a soft lookup. With larger scores, cherry's weight goes to 1 and the lookup becomes "
+                       "exact."),
         page=registry.SCALING,
-        hint="Choose a custom divisor on Scaling and move it down to 0.1: cherry takes nearly all the weight.",
+        hint=N_("Choose a custom divisor on Scaling and move it down to 0.1: cherry takes nearly all the weight."),
     ),
     Lesson(
-        key="largest-cell", title="No scaling: the largest weight",
+        key="largest-cell", title=N_("No scaling: the largest weight"),
         build=partial(load_preset, "seed004_unscaled"), preset="seed004_unscaled",
-        setup="The English illustrated tutorial takes the softmax of the raw scores, without dividing them by "
-              "anything. Its scores QKᵀ, row by row (one row per query, one column per key), are {scores}.",
-        question="Which cell of the weights is the largest?",
+        setup=N_("The English illustrated tutorial takes the softmax of the raw scores, without dividing them by "
+                 "anything. Its scores QKᵀ, row by row (one row per query, one column per key), are {scores}."),
+        question=N_("Which cell of the weights is the largest?"),
         ask=Cell(), solve=_solve_largest_cell,
-        explanation="Row {row}'s best score, {s_best}, stands {gap} above its runner-up, {s_next}, the widest gap "
-                    "in the matrix. Softmax turns that gap into a weight ratio of e^{gap} = {ratio}, so the cell of "
-                    "query {row} and key {col} takes {w} of its row. The tutorial goes on with these weights "
-                    "roughly rounded; to one decimal they are {rounded}.",
+        explanation=N_("Row {row}'s best score, {s_best}, stands {gap} above its runner-up, {s_next}, the widest gap "
+                       "in the matrix. Softmax turns that gap into a weight ratio of e^{gap} = {ratio}, so the cell of "
+                       "query {row} and key {col} takes {w} of its row. The tutorial goes on with these weights "
+                       "roughly rounded; to one decimal they are {rounded}."),
         page=registry.SCALING,
-        hint="Scaling shows these weights beside the ones divided by √d_k: choose ÷ √d_k and see the largest "
-             "weight drop.",
+        hint=N_("Scaling shows these weights beside the ones divided by √d_k: choose ÷ √d_k and see the largest "
+                "weight drop."),
     ),
     Lesson(
-        key="temperature", title="Scores times 10",
+        key="temperature", title=N_("Scores times 10"),
         build=partial(load_preset, "seed001_sentence"), preset="seed001_sentence",
-        setup="The Korean blog post's sentence, six words, each a vector of width {d_k}, with Q = K = V = X and "
-              "the scores divided by √d_k = √{d_k} as usual. Now multiply every score by {factor} before the "
-              "softmax.",
-        question="What happens to each row of weights?",
+        setup=N_("The Korean blog post's sentence, six words, each a vector of width {d_k}, with Q = K = V = X and "
+                 "the scores divided by √d_k = √{d_k} as usual. Now multiply every score by {factor} before the "
+                 "softmax."),
+        question=N_("What happens to each row of weights?"),
         ask=Choice(SHARPNESS_OPTIONS), solve=_solve_temperature,
-        explanation="Every row gets sharper: its entropy, which is {h_max} for equal weights and 0 when one key "
-                    "takes everything, falls from {mean_before} to {mean_after} on average. Multiplying the scores "
-                    "by {factor} multiplies the gaps between them by {factor}, and softmax turns gaps into ratios "
-                    "e^gap, so the largest score takes nearly everything. This is the English notebook tutorial's "
-                    "variance argument: the variance of the scores grows from {var_before} to {var_after}, and at "
-                    "that spread softmax is nearly one-hot and its gradient nearly vanishes.",
+        explanation=N_("Every row gets sharper: its entropy, which is {h_max} for equal weights and 0 when one key "
+                       "takes everything, falls from {mean_before} to {mean_after} on average. Multiplying the scores "
+                       "by {factor} multiplies the gaps between them by {factor}, and softmax turns gaps into ratios "
+                       "e^gap, so the largest score takes nearly everything. This is the English notebook tutorial's "
+                       "variance argument: the variance of the scores grows from {var_before} to {var_after}, and at "
+                       "that spread softmax is nearly one-hot and its gradient nearly vanishes."),
         page=registry.SCALING,
-        hint="Choose a custom divisor on Scaling and move it from √d_k down to a tenth of it; the saturation "
-             "curves at the bottom show the entropy of every row as the divisor changes.",
+        hint=N_("Choose a custom divisor on Scaling and move it from √d_k down to a tenth of it; the saturation "
+                "curves at the bottom show the entropy of every row as the divisor changes."),
     ),
     Lesson(
-        key="sqrt-dk", title="Why divide by √d_k",
+        key="sqrt-dk", title=N_("Why divide by √d_k"),
         build=_wide_random,
-        setup="{n_seq} tokens whose inputs are {d_model} random numbers each, with mean 0 and variance 1. W_Q "
-              "picks the first half of them as the query and W_K the other half as the key, so d_k = {d_k} and "
-              "every entry of Q and K has a variance of about 1.",
-        question="What is the variance of the scores QKᵀ (all {n_scores} of them), before any division?",
+        setup=N_("{n_seq} tokens whose inputs are {d_model} random numbers each, with mean 0 and variance 1. W_Q "
+                 "picks the first half of them as the query and W_K the other half as the key, so d_k = {d_k} and "
+                 "every entry of Q and K has a variance of about 1."),
+        question=N_("What is the variance of the scores QKᵀ (all {n_scores} of them), before any division?"),
         ask=Number(tolerance=0.25, relative=True, low=0.0, high=100_000.0, step=1.0), solve=_solve_sqrt_dk,
-        explanation="Each score is a sum of {d_k} products of two independent numbers of variance 1, and the "
-                    "variances of independent terms add up: var(QKᵀ) ≈ d_k = {d_k}. Measured here it is "
-                    "{var_scores}, with var(Q) = {var_q} and var(K) = {var_k}. Dividing by √d_k = {sqrt_dk} divides "
-                    "the variance by d_k, back to {var_scaled}: that is why the Transformer divides by √d_k, "
-                    "whatever the width.",
+        explanation=N_("Each score is a sum of {d_k} products of two independent numbers of variance 1, and the "
+                       "variances of independent terms add up: var(QKᵀ) ≈ d_k = {d_k}. Measured here it is "
+                       "{var_scores}, with var(Q) = {var_q} and var(K) = {var_k}. Dividing by √d_k = {sqrt_dk} divides "
+                       "the variance by d_k, back to {var_scaled}: that is why the Transformer divides by √d_k, "
+                       "whatever the width."),
         page=registry.SCALING,
-        hint="On Scaling, choose none (÷ 1) and see nearly every row of weights go one-hot; the chart under "
-             "“Why √d_k: measured” repeats this for every width from 1 to 512.",
+        hint=N_("On Scaling, choose none (÷ 1) and see nearly every row of weights go one-hot; the chart under "
+                "“Why √d_k: measured” repeats this for every width from 1 to 512."),
     ),
     Lesson(
-        key="stable-softmax", title="Scores around 1000",
+        key="stable-softmax", title=N_("Scores around 1000"),
         build=_huge_scores,
-        setup="Three tokens whose scores are all about 1000; the first row is {row}. The English notebook "
-              "tutorial computes softmax as exp(x) divided by the sum of exp(x). The Korean blog post first "
-              "subtracts the row's largest score, as this app does.",
-        question="What does the first formula, exp(x) divided by the sum of exp(x), give for the first row?",
+        setup=N_("Three tokens whose scores are all about 1000; the first row is {row}. The English notebook "
+                 "tutorial computes softmax as exp(x) divided by the sum of exp(x). The Korean blog post first "
+                 "subtracts the row's largest score, as this app does."),
+        question=N_("What does the first formula, exp(x) divided by the sum of exp(x), give for the first row?"),
         ask=Choice(NAIVE_OPTIONS), solve=_solve_stable_softmax,
-        explanation="exp of anything above {max_exp} is more than a float64 can hold, so every exp(x) becomes +∞, "
-                    "and +∞ divided by +∞ is NaN. Subtracting the largest score first turns the row into {shifted}: "
-                    "every exponent is 0 or less, so exp stays between 0 and 1. The weights, {stable}, are the exact "
-                    "ones, because the common factor e^max cancels between the top and the bottom of the fraction.",
+        explanation=N_("exp of anything above {max_exp} is more than a float64 can hold, so every exp(x) becomes +∞, "
+                       "and +∞ divided by +∞ is NaN. Subtracting the largest score first turns the row into {shifted}: "
+                       "every exponent is 0 or less, so exp stays between 0 and 1. The weights, {stable}, are the "
+                       "exact ones, because the common factor e^max cancels between the top and the bottom of the "
+                       "fraction."),
         page=registry.MASKING,
-        hint="At the bottom of Masking, “Why softmax subtracts the row maximum” compares both formulas: set the "
-             "factor to × 1 and try the other queries.",
+        hint=N_("At the bottom of Masking, “Why softmax subtracts the row maximum” compares both formulas: set the "
+                "factor to × 1 and try the other queries."),
     ),
     Lesson(
-        key="causal", title="The causal mask",
+        key="causal", title=N_("The causal mask"),
         build=partial(load_preset, "seed002_causal"), preset="seed002_causal", query=0,
-        setup="The English notebook tutorial's four tokens, “My name is Kishor”, with its queries, keys and values "
-              "of width 8. A causal mask lets each token attend only to itself and to the tokens before it, as a "
-              "decoder must: it cannot read words it has not produced yet.",
-        question="What is the first token's output?",
+        setup=N_("The English notebook tutorial's four tokens, “My name is Kishor”, with its queries, keys and values "
+                 "of width 8. A causal mask lets each token attend only to itself and to the tokens before it, as a "
+                 "decoder must: it cannot read words it has not produced yet."),
+        question=N_("What is the first token's output?"),
         ask=Choice(CAUSAL_OPTIONS), solve=_solve_causal,
-        explanation="The first token, {first}, may see only itself: its other scores become −∞, and softmax gives "
-                    "its weights {w_first}. Its output is therefore exactly its own value row, {out} (the largest "
-                    "difference is {diff}). Each later token sees one more key; the last, {last}, spreads its "
-                    "weight over all four: {w_last}.",
+        explanation=N_("The first token, {first}, may see only itself: its other scores become −∞, and softmax gives "
+                       "its weights {w_first}. Its output is therefore exactly its own value row, {out} (the largest "
+                       "difference is {diff}). Each later token sees one more key; the last, {last}, spreads its "
+                       "weight over all four: {w_last}."),
         page=registry.MASKING,
-        hint="On Masking, choose none and then causal, and compare the first row of weights; or make a custom "
-             "mask that hides a token from itself.",
+        hint=N_("On Masking, choose none and then causal, and compare the first row of weights; or make a custom "
+                "mask that hides a token from itself."),
     ),
     Lesson(
-        key="padding", title="A padding token",
+        key="padding", title=N_("A padding token"),
         build=_padded,
-        setup="Three words and a padding token, [PAD], which only fills the sequence up to a fixed length (the "
-              "sentences of a batch must be equally long). The padding mask is on.",
-        question="How much weight does tea give to [PAD]?",
+        setup=N_("Three words and a padding token, [PAD], which only fills the sequence up to a fixed length (the "
+                 "sentences of a batch must be equally long). The padding mask is on."),
+        question=N_("How much weight does tea give to [PAD]?"),
         ask=Number(tolerance=0.005, low=0.0, high=1.0, step=0.01), solve=_solve_padding,
-        explanation="The mask sets every score in [PAD]'s column to −∞ before softmax, and e^−∞ is exactly 0, so "
-                    "tea gives [PAD] {w_pad}, and so does every other query: its column is {pad_col}. Without the "
-                    "mask, tea would give it {w_open}. The other weights grow to fill the gap: tea's row, {w_tea}, "
-                    "still sums to {row_sum}.",
+        explanation=N_("The mask sets every score in [PAD]'s column to −∞ before softmax, and e^−∞ is exactly 0, so "
+                       "tea gives [PAD] {w_pad}, and so does every other query: its column is {pad_col}. Without the "
+                       "mask, tea would give it {w_open}. The other weights grow to fill the gap: tea's row, {w_tea}, "
+                       "still sums to {row_sum}."),
         page=registry.MASKING,
-        hint="On Masking, pick another token as padding, or choose none and see how much [PAD] takes.",
+        hint=N_("On Masking, pick another token as padding, or choose none and see how much [PAD] takes."),
     ),
     Lesson(
-        key="permutation", title="Swapping two tokens",
+        key="permutation", title=N_("Swapping two tokens"),
         build=partial(_sentence, SENTENCE, False),
-        setup="The sentence “dog bites man”, each word a random vector of width 4 that says nothing about its "
-              "position, with the tutorials' W_Q, W_K, W_V and no mask. Swap the first and the last word: “man "
-              "bites dog”.",
-        question="What happens to the three output rows?",
+        setup=N_("The sentence “dog bites man”, each word a random vector of width 4 that says nothing about its "
+                 "position, with the tutorials' W_Q, W_K, W_V and no mask. Swap the first and the last word: “man "
+                 "bites dog”."),
+        question=N_("What happens to the three output rows?"),
         ask=Choice(SWAP_OPTIONS), solve=partial(_solve_swap, False),
-        explanation="Each output row depends on its own query and on the set of keys and values, not on their "
-                    "order, so dog's output moves with dog and bites' output stays as it was (the old rows, "
-                    "swapped, match the new ones to within {diff_moved}). Attention is permutation-equivariant: "
-                    "shuffle the inputs and the outputs shuffle the same way. On its own it cannot tell “dog bites "
-                    "man” from “man bites dog”.",
+        explanation=N_("Each output row depends on its own query and on the set of keys and values, not on their "
+                       "order, so dog's output moves with dog and bites' output stays as it was (the old rows, "
+                       "swapped, match the new ones to within {diff_moved}). Attention is permutation-equivariant: "
+                       "shuffle the inputs and the outputs shuffle the same way. On its own it cannot tell “dog bites "
+                       "man” from “man bites dog”."),
         page=registry.STEPS,
-        hint="On Inputs & weights, type “man bites dog” as the sentence (embedding seed 0, no positional "
-             "encoding), press Use this sentence, and compare the output on Step by step.",
+        hint=N_("On Inputs & weights, type “man bites dog” as the sentence (embedding seed 0, no positional "
+                "encoding), press Use this sentence, and compare the output on Step by step."),
     ),
     Lesson(
-        key="positions", title="Swapping with positions",
+        key="positions", title=N_("Swapping with positions"),
         build=partial(_sentence, SENTENCE, True),
-        setup="The same sentence, but now each word's vector has the sinusoidal positional encoding of the "
-              "original Transformer added to it, so each input also says where the word stands. Swap dog and man "
-              "again.",
-        question="What happens to the three output rows?",
+        setup=N_("The same sentence, but now each word's vector has the sinusoidal positional encoding of the "
+                 "original Transformer added to it, so each input also says where the word stands. Swap dog and man "
+                 "again."),
+        question=N_("What happens to the three output rows?"),
         ask=Choice(SWAP_OPTIONS), solve=partial(_solve_swap, True),
-        explanation="Now a word's input depends on where it stands, so after the swap no output row is one of the "
-                    "old ones (each differs from every old row by at least {least_change}). Even bites, which did not "
-                    "move, changes by up to {bites_change}, because the keys and values it reads have changed. "
-                    "Positional encoding is what lets attention tell “dog bites man” from “man bites dog”.",
+        explanation=N_("Now a word's input depends on where it stands, so after the swap no output row is one of the "
+                       "old ones (each differs from every old row by at least {least_change}). Even bites, which did "
+                       "not move, changes by up to {bites_change}, because the keys and values it reads have changed. "
+                       "Positional encoding is what lets attention tell “dog bites man” from “man bites dog”."),
         page=registry.STEPS,
-        hint="On Inputs & weights, type “man bites dog” with Add positional encoding ticked, press Use this "
-             "sentence, and compare the output on Step by step.",
+        hint=N_("On Inputs & weights, type “man bites dog” with Add positional encoding ticked, press Use this "
+                "sentence, and compare the output on Step by step."),
     ),
     Lesson(
-        key="heads", title="Two heads side by side",
+        key="heads", title=N_("Two heads side by side"),
         build=_two_heads,
-        setup="The tutorials' three inputs, now with {n_heads} heads: each head has its own slice of W_Q, W_K and "
-              "W_V, with queries and keys {d_k} wide and values {d_v} wide. The heads' outputs are laid side by "
-              "side, and W_O is the identity.",
-        question="How many columns does the concatenation of the heads' outputs have?",
+        setup=N_("The tutorials' three inputs, now with {n_heads} heads: each head has its own slice of W_Q, W_K and "
+                 "W_V, with queries and keys {d_k} wide and values {d_v} wide. The heads' outputs are laid side by "
+                 "side, and W_O is the identity."),
+        question=N_("How many columns does the concatenation of the heads' outputs have?"),
         ask=Number(tolerance=0.5, low=0.0, high=10_000.0, step=1.0), solve=_solve_heads,
-        explanation="Each head outputs {n_seq} rows of {d_v} numbers, and the concatenation puts the {n_heads} "
-                    "heads side by side: {n_heads} × {d_v} = {width} columns. With W_O = I, the layer's output is "
-                    "exactly that concatenation (the largest difference is {diff}); a trained W_O mixes the heads' "
-                    "columns. The Korean Python tutorial does the same at full size: {h3} heads of {d3} columns give "
-                    "{h3} × {d3} = {w3}, the width of the original Transformer.",
+        explanation=N_("Each head outputs {n_seq} rows of {d_v} numbers, and the concatenation puts the {n_heads} "
+                       "heads side by side: {n_heads} × {d_v} = {width} columns. With W_O = I, the layer's output is "
+                       "exactly that concatenation (the largest difference is {diff}); a trained W_O mixes the heads' "
+                       "columns. The Korean Python tutorial does the same at full size: {h3} heads of {d3} columns "
+                       "give {h3} × {d3} = {w3}, the width of the original Transformer."),
         page=registry.MULTIHEAD,
-        hint="Set the number of heads to 3 or 6 on Multi-head: the slices get narrower, and the concatenation "
-             "keeps its width.",
+        hint=N_("Set the number of heads to 3 or 6 on Multi-head: the slices get narrower, and the concatenation "
+                "keeps its width."),
     ),
     Lesson(
-        key="value-width", title="Values wider than keys",
+        key="value-width", title=N_("Values wider than keys"),
         build=_wide_values,
-        setup="The tutorials' three inputs, {d_model} numbers each. This time the queries and keys are narrower and "
-              "the values wider: W_Q and W_K have {d_k} columns, W_V has {d_v}.",
-        question="How wide is each output row?",
+        setup=N_("The tutorials' three inputs, {d_model} numbers each. This time the queries and keys are narrower and "
+                 "the values wider: W_Q and W_K have {d_k} columns, W_V has {d_v}."),
+        question=N_("How wide is each output row?"),
         ask=Choice(WIDTH_OPTIONS), solve=_solve_value_width,
-        explanation="The output is the weights times V: a {w_shape} matrix times a {v_shape} one gives {out_shape}. "
-                    "Queries and keys only meet in dot products, each a single number, so their width never "
-                    "reaches the output; it only has to be the same for both. The English illustrated tutorial "
-                    "says so too: the values may have another width, and the output follows it.",
+        explanation=N_("The output is the weights times V: a {w_shape} matrix times a {v_shape} one gives {out_shape}. "
+                       "Queries and keys only meet in dot products, each a single number, so their width never "
+                       "reaches the output; it only has to be the same for both. The English illustrated tutorial "
+                       "says so too: the values may have another width, and the output follows it."),
         page=registry.STEPS,
-        hint="On Inputs & weights, change the width of W_V and watch the output's shape follow it on Step by "
-             "step, while the weights keep theirs.",
+        hint=N_("On Inputs & weights, change the width of W_V and watch the output's shape follow it on Step by "
+                "step, while the weights keep theirs."),
     ),
     Lesson(
-        key="real-model", title="A real model: where the heads look",
+        key="real-model", title=N_("A real model: where the heads look"),
         build=_model_layer, needs_model=True, page=registry.MODEL,
-        setup="The model that A real model reads, {model}, is a pretrained transformer encoder. Its "
-              "tokenizer cuts “{sentence}” into {tokens}: it adds [CLS] before the sentence and [SEP] after it. "
-              "This lesson looks at its layer {layer}, whose {n_heads} heads this app computes on the model's real "
-              "weights.",
-        question="Each head spreads every query's weight over the keys. Which token gets the largest share in most "
-                 "of the {n_heads} heads?",
+        setup=N_("The model that A real model reads, {model}, is a pretrained transformer encoder. Its "
+                 "tokenizer cuts “{sentence}” into {tokens}: it adds [CLS] before the sentence and [SEP] after it. "
+                 "This lesson looks at its layer {layer}, whose {n_heads} heads this app computes on the model's real "
+                 "weights."),
+        question=N_("Each head spreads every query's weight over the keys. Which token gets the largest share in most "
+                    "of the {n_heads} heads?"),
         ask=Choice(SINK_OPTIONS), solve=_solve_sink,
-        explanation="{n_best} of the {n_heads} heads give their largest share to {best}. Averaged over the heads, "
-                    "[CLS] takes {share_cls} of each query's weight, [SEP] {share_sep}, and all the words together "
-                    "{share_words}. A head must put every query's weight somewhere, since each row of "
-                    "softmax sums to 1. When what a head looks for is not in the sentence, a trained model parks the "
-                    "weight on a token that is always there and means little by itself, [CLS] or [SEP]: such a "
-                    "token is called an attention sink.",
-        hint="A real model shows every layer and head on this sentence. Type another sentence, compare the layers, "
-             "and open a head in the explorer to change its numbers.",
+        explanation=N_("{n_best} of the {n_heads} heads give their largest share to {best}. Averaged over the heads, "
+                       "[CLS] takes {share_cls} of each query's weight, [SEP] {share_sep}, and all the words together "
+                       "{share_words}. A head must put every query's weight somewhere, since each row of softmax sums "
+                       "to 1. When what a head looks for is not in the sentence, a trained model parks the weight on a "
+                       "token that is always there and means little by itself, [CLS] or [SEP]: such a token is called "
+                       "an attention sink."),
+        hint=N_("A real model shows every layer and head on this sentence. Type another sentence, compare the layers, "
+                "and open a head in the explorer to change its numbers."),
     ),
 )
 

@@ -1,7 +1,8 @@
 """The Masking page's charts and tables: the boolean mask, the masked weights beside their row sums, and the
 naive and stable softmax side by side.
 
-Chart factories: they take arrays and labels, return charts (or a DataFrame), and never call st.
+Chart factories: they take arrays and labels, return charts (or a DataFrame), and never call st. Their titles and
+sentences are in the session's language (:mod:`attn_ui.i18n`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import pandas as pd
 from attn_core import Config, analysis
 
 from . import charts, heatmap, text
+from .i18n import _
 from .numbers import Style, format_numbers
 
 ROW_SUM_PX = 56  # width of the row-sum column beside the weights
@@ -22,7 +24,7 @@ ROW_SUM_WIDTH = ROW_SUM_PX + 12  # with the spacing
 def mask_heatmap(mask: np.ndarray, rows: list[str], cols: list[str]) -> charts.Chart:  # bool [n_q, n_k]
     """The boolean mask: 1 (may attend) in colour, 0 (masked) grey, like masked cells everywhere else."""
     return heatmap.heatmap(mask.astype(float), rows, cols, kind="weights", precision=0, masked=~mask,
-                          x_title="key", y_title="query")
+                          x_title=_("key"), y_title=_("query"))
 
 
 def how_built(cfg: Config) -> str:
@@ -34,17 +36,23 @@ def how_built(cfg: Config) -> str:
     """
     n_q, n_k = cfg.n_q, cfg.n_seq
     if cfg.mask_kind == "causal":
-        return (f"Causal: query i may attend to keys 0 … i, the lower triangle of ones (in NumPy: "
-                f"`np.tril(np.ones(({n_k}, {n_k})))`).")
+        return _("Causal: query i may attend to keys 0 … i, the lower triangle of ones (in NumPy: "
+                 "`np.tril(np.ones(({n_k}, {n_k})))`).").format(n_k=n_k)
     if cfg.mask_kind == "padding":
         pads = [text.md_escape(f"{j}: {t}") for j, (t, p) in enumerate(zip(cfg.tokens, cfg.is_pad, strict=True)) if p]
-        which = f"here {', '.join(pads)}" if pads else "none is marked yet, so every cell is 1"
-        return (f"Padding: column j is 0 in every row when token j of X is padding ({which}): every query sees "
-                f"the same keys (in NumPy: `np.broadcast_to(~is_pad, ({n_q}, {n_k}))`).")
+        if not pads:
+            return _("Padding: column j is 0 in every row when token j of X is padding (none is marked yet, so every "
+                     "cell is 1): every query sees the same keys (in NumPy: "
+                     "`np.broadcast_to(~is_pad, ({n_q}, {n_k}))`).").format(n_q=n_q, n_k=n_k)
+        return _("Padding: column j is 0 in every row when token j of X is padding (here {pads}): every query sees "
+                 "the same keys (in NumPy: `np.broadcast_to(~is_pad, ({n_q}, {n_k}))`).").format(
+                     pads=", ".join(pads), n_q=n_q, n_k=n_k)
     if cfg.mask_kind == "custom":
         allowed = int(np.count_nonzero(cfg.custom_mask))
-        return f"Custom: the pairs ticked in the grid above ({allowed} of {n_q * n_k} allowed)."
-    return f"No mask: every query may attend to every key, a {n_q} × {n_k} matrix of ones (`np.ones(({n_q}, {n_k}))`)."
+        return _("Custom: the pairs ticked in the grid above ({allowed} of {total} allowed).").format(
+            allowed=allowed, total=n_q * n_k)
+    return _("No mask: every query may attend to every key, a {n_q} × {n_k} matrix of ones "
+             "(`np.ones(({n_q}, {n_k}))`).").format(n_q=n_q, n_k=n_k)
 
 
 def weights_with_row_sums(
@@ -54,8 +62,8 @@ def weights_with_row_sums(
     beside them each row's sum: 1, or 0 for a query with every key masked."""
     px = heatmap.cell_px(*weights.shape)
     heat = heatmap.heatmap(weights, rows, cols, kind="weights", precision=precision, px=px,
-                           masked=None if mask is None else ~mask, x_title="key", y_title="query")
-    sums = heatmap.long_frame(weights.sum(axis=1)[:, None], rows, ["Σ row"], precision)  # [n_q, 1] -> n_q rows
+                           masked=None if mask is None else ~mask, x_title=_("key"), y_title=_("query"))
+    sums = heatmap.long_frame(weights.sum(axis=1)[:, None], rows, [_("Σ row")], precision)  # [n_q, 1] -> n_q rows
     return charts.Chart(row_sums_build, (heat.layout, tuple(rows), px), (heat.data[0], sums), heat.domains)
 
 
@@ -92,12 +100,13 @@ def softmax_table(cmp: analysis.SoftmaxComparison, key_labels: list[str], *, pre
         return [f"{OVERFLOW_MARK} NaN" if np.isnan(v) else f"{OVERFLOW_MARK} +inf" if np.isposinf(v) else t
                 for v, t in zip(values.tolist(), texts, strict=True)]
 
+    key = _("key")
     return pd.DataFrame({
-        "key": key_labels,
-        "score x": column(cmp.scores, "sig"),
-        "naive exp(x)": column(cmp.naive_exp, "sig"),
-        "naive weight": column(cmp.naive_weights, "fixed"),
+        key: key_labels,
+        _("score x"): column(cmp.scores, "sig"),
+        _("naive exp(x)"): column(cmp.naive_exp, "sig"),
+        _("naive weight"): column(cmp.naive_weights, "fixed"),
         "x − max": column(cmp.shifted, "sig"),
         "exp(x − max)": column(cmp.stable_exp, "sig"),
-        "stable weight": column(cmp.stable_weights, "fixed"),
-    }).set_index("key")
+        _("stable weight"): column(cmp.stable_weights, "fixed"),
+    }).set_index(key)

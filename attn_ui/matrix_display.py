@@ -8,6 +8,7 @@ import numpy as np
 import streamlit as st
 
 from . import charts, controls, heatmap
+from .i18n import _
 
 
 def formula(latex: str) -> None:
@@ -41,10 +42,13 @@ def matrix_block(
 ) -> object:
     """One intermediate: title, formula, shape, heatmap. Returns the chart's selection event if any.
 
+    ``title``, ``note`` and the axis titles are shown as they are: the caller translates them (matrix names stay).
+
     With ``select``, ``on_select`` is "rerun" or a callback run (before the page) when the selection changes.
     ``masked`` (bool, the shape of ``values``) draws those cells grey as masked.
     """
-    st.markdown(f"**{title}** · shape {values.shape[0]} × {values.shape[1]}")
+    st.markdown(_("**{title}** · shape {rows} × {cols}").format(title=title, rows=values.shape[0],
+                                                                 cols=values.shape[1]))
     if latex:
         formula(latex)
     if note:

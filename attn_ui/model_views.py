@@ -20,9 +20,10 @@ import pandas as pd
 import streamlit as st
 
 import attn_models
-from attn_core import Config, configs_equal
+from attn_core import Config, Words, configs_equal
 
-from . import charts, heatmap, state, text
+from . import charts, heatmap, i18n, state, text
+from .i18n import _
 
 ENV_SOURCE = "ATTN_MODEL"  # environment variable: the checkpoint the page reads unless the learner names another
 PICK = "pick"  # name of the click selection on the model view (fields layer, head)
@@ -41,7 +42,7 @@ def source() -> str:
     return chosen or os.environ.get(ENV_SOURCE) or attn_models.DEFAULT_MODEL
 
 
-@st.cache_resource(max_entries=2, show_spinner="Reading the model's weights …")
+@st.cache_resource(max_entries=2, show_spinner=False)  # the spinner is model()'s, in the learner's language
 def _model(source: str) -> attn_models.Model:
     return attn_models.load(source)
 
@@ -52,7 +53,8 @@ def model(source: str) -> attn_models.Model:
     source = attn_models.check_source(source)
     if not attn_models.in_cache(source):
         _download(source)
-    return _model(source)
+    with st.spinner(_("Reading the model's weights …")):
+        return _model(source)
 
 
 def _download(source: str) -> None:
@@ -67,16 +69,21 @@ def _download(source: str) -> None:
             failed.append(err)
 
     box = st.empty()
-    bar = box.progress(0.0, text=f"Downloading {text.md_escape(source)} into the Hugging Face cache …")
+    name = text.md_escape(source)
+    bar = box.progress(0.0, text=_("Downloading {source} into the Hugging Face cache …").format(source=name))
     worker = threading.Thread(target=work, daemon=True)
     worker.start()
     while worker.is_alive():
         worker.join(0.25)
-        done = sum(d for d, _ in seen.values())
-        total = sum(t or 0 for _, t in seen.values())
-        mb = f"{done / 1e6:.1f} of {total / 1e6:.1f} MB" if total else f"{done / 1e6:.1f} MB"
-        bar.progress(min(done / total, 1.0) if total else 0.0,
-                     text=f"Downloading {text.md_escape(source)} into the Hugging Face cache: {mb}")
+        done = sum(d for d, _t in seen.values())
+        total = sum(t or 0 for _d, t in seen.values())
+        if total:
+            says = _("Downloading {source} into the Hugging Face cache: {done:.1f} of {total:.1f} MB").format(
+                source=name, done=done / 1e6, total=total / 1e6)
+        else:
+            says = _("Downloading {source} into the Hugging Face cache: {done:.1f} MB").format(
+                source=name, done=done / 1e6)
+        bar.progress(min(done / total, 1.0) if total else 0.0, text=says)
     box.empty()
     if failed:
         raise failed[0]
@@ -126,7 +133,8 @@ def original(cfg: Config) -> Config:
 def open_layer(source: str, sentence: str, pad_to: int, layer: int, head: int) -> str | None:
     """Load layer ``layer`` into the configuration, head ``head`` chosen; None, or why it could not be."""
     cfg = layer_config(source, sentence, pad_to, layer, head)
-    if message := state.set_config(cfg, what=f"layer {layer} of {source.rsplit('/', 1)[-1]} opened"):
+    what = _("layer {layer} of {model} opened").format(layer=layer, model=source.rsplit("/", 1)[-1])
+    if message := state.set_config(cfg, what=what):
         return message
     st.session_state[state.PRESET] = None
     st.session_state[state.HEAD] = head
@@ -146,9 +154,9 @@ def back_to_model() -> None:
     try:
         cfg = original(state.config())
     except attn_models.ModelError as err:
-        state.notify(str(err))
+        state.notify(i18n.error_text(err))
         return
-    if message := state.set_config(cfg, what="back to the model's weights"):
+    if message := state.set_config(cfg, what=_("back to the model's weights")):
         state.notify(message)
 
 
@@ -185,7 +193,7 @@ def png(rgb: np.ndarray) -> bytes:  # uint8 [h, w, 3] -> PNG file bytes
     >>> png(np.zeros((1, 1, 3), np.uint8))[:8]
     b'\\x89PNG\\r\\n\\x1a\\n'
     """
-    h, w, _ = rgb.shape
+    h, w = rgb.shape[:2]
 
     def chunk(kind: bytes, body: bytes) -> bytes:
         return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF)
@@ -197,12 +205,37 @@ def png(rgb: np.ndarray) -> bytes:  # uint8 [h, w, 3] -> PNG file bytes
 
 @dataclass(frozen=True)
 class ModelViewLayout:
-    """Everything about a model view but its numbers (the key of its cached spec, see attn_ui.charts)."""
+    """Everything about a model view but its numbers (the key of its cached spec, see attn_ui.charts); its texts
+    are in the learner's language, so two languages never share a spec."""
 
     n_layers: int
     n_heads: int
     panel_px: int  # side of one small heatmap, in pixels
     note: str  # "" or how tokens were grouped into blocks
+    title: str = "Attention weights of every layer (rows) and head (columns): click one to look closer"
+    head_label: str = "head {n}"  # an axis label, {n} the head's number
+    layer_label: str = "layer {n}"
+    tooltip: tuple[str, str, str] = ("layer", "head", "mostly")  # the tooltip's field titles
+
+
+def head_text(weights: np.ndarray, tokens: tuple[str, ...] | list[str],
+              is_pad: np.ndarray | None = None) -> str:
+    """attn_models.describe_head in the learner's language (its English when the language is English)."""
+    template, values = attn_models.head_description(weights, tokens, is_pad)
+    return _(template).format(**{k: _(v) if isinstance(v, Words) else v for k, v in values.items()})
+
+
+def label_expr(template: str) -> str:
+    """A Vega expression writing an axis label from a translated ``template`` ("head {n}": {n} the value).
+
+    >>> label_expr("head {n}"), label_expr("第 {n} 层")
+    ("'head ' + datum.value", "'第 ' + datum.value + ' 层'")
+    """
+    def quoted(part: str) -> str:
+        return "'" + part.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+    before, _sep, after = template.partition("{n}")
+    return " + ".join([*([quoted(before)] if before else []), "datum.value", *([quoted(after)] if after else [])])
 
 
 def model_view(attentions: np.ndarray, tokens: tuple[str, ...] | list[str] | None = None,
@@ -222,18 +255,22 @@ def model_view(attentions: np.ndarray, tokens: tuple[str, ...] | list[str] | Non
     >>> c.to_dict()["params"][0]["name"]
     'pick'
     """
-    n_layers, n_heads, n, _ = attentions.shape
+    n_layers, n_heads, n = attentions.shape[:3]
     panel_px = int(max(24, min(96, (VIEW_PX - LABEL_PX - LEGEND_PX) // n_heads - GAP_PX)))
     step = -(-n // PANEL_SIDE)
-    note = "" if step == 1 else f"each pixel: the mean of {step} × {step} tokens"
+    note = "" if step == 1 else _("each pixel: the mean of {step} × {step} tokens").format(step=step)
     layer, head = np.indices((n_layers, n_heads)).reshape(2, -1)
     urls, what = [], []
     for li, h in zip(layer, head, strict=True):
         w = heatmap.block_means(attentions[li, h], most=PANEL_SIDE)[0]  # [⌈n/step⌉, ⌈n/step⌉]
         urls.append("data:image/png;base64," + base64.b64encode(png(blues(w))).decode("ascii"))
-        what.append(attn_models.describe_head(attentions[li, h], tokens, is_pad) if tokens is not None else "")
+        what.append(head_text(attentions[li, h], tokens, is_pad) if tokens is not None else "")
     data = charts.table({"layer": layer, "head": head, "url": urls, "what": what})
-    return charts.Chart(model_view_build, ModelViewLayout(n_layers, n_heads, panel_px, note), (data,))
+    layout = ModelViewLayout(
+        n_layers, n_heads, panel_px, note,
+        title=_("Attention weights of every layer (rows) and head (columns): click one to look closer"),
+        head_label=_("head {n}"), layer_label=_("layer {n}"), tooltip=(_("layer"), _("head"), _("mostly")))
+    return charts.Chart(model_view_build, layout, (data,))
 
 
 def model_view_build(layout: ModelViewLayout, data: list, domains: list) -> alt.LayerChart:
@@ -247,12 +284,14 @@ def model_view_build(layout: ModelViewLayout, data: list, domains: list) -> alt.
     pick = alt.selection_point(name=PICK, fields=["layer", "head"], on="click", clear=False)
     x = alt.X("head:O", title=None, scale=alt.Scale(paddingInner=gap, paddingOuter=gap / 2),
               axis=alt.Axis(orient="top", labelAngle=0, ticks=False, domain=False, labelPadding=4,
-                            labelExpr="'head ' + datum.value" if p >= 44 else "datum.value"))
+                            labelExpr=label_expr(layout.head_label) if p >= 44 else "datum.value"))
     y = alt.Y("layer:O", title=None, scale=alt.Scale(paddingInner=gap, paddingOuter=gap / 2),
-              axis=alt.Axis(ticks=False, domain=False, labelPadding=4, labelExpr="'layer ' + datum.value"))
+              axis=alt.Axis(ticks=False, domain=False, labelPadding=4, labelExpr=label_expr(layout.layer_label)))
+    t_layer, t_head, t_what = layout.tooltip
     images = alt.Chart(data[0]).mark_image(width=p, height=p, smooth=False, cursor="pointer").encode(
         x=x, y=y, url="url:N", opacity=alt.when(pick).then(alt.value(1.0)).otherwise(alt.value(0.55)),
-        tooltip=[alt.Tooltip("layer:O"), alt.Tooltip("head:O"), alt.Tooltip("what:N", title="mostly")],
+        tooltip=[alt.Tooltip("layer:O", title=t_layer), alt.Tooltip("head:O", title=t_head),
+                 alt.Tooltip("what:N", title=t_what)],
     ).add_params(pick)
     legend = alt.Chart(pd.DataFrame({"v": [0.0, 1.0]})).mark_rect(opacity=0).encode(  # the colour key, as elsewhere
         color=alt.Color("v:Q", scale=alt.Scale(scheme=heatmap.SCHEMES["weights"], domain=[0, 1]), title=None,
@@ -260,8 +299,8 @@ def model_view_build(layout: ModelViewLayout, data: list, domains: list) -> alt.
                                           gradientLength=max(60, min(layout.n_layers * (p + GAP_PX), 240)))))
     return alt.layer(images, legend).properties(
         width=alt.Step(p + GAP_PX), height=alt.Step(p + GAP_PX),
-        title=alt.TitleParams("Attention weights of every layer (rows) and head (columns): click one to look closer",
-                              subtitle=[layout.note] if layout.note else [], anchor="start", fontSize=13),
+        title=alt.TitleParams(layout.title, subtitle=[layout.note] if layout.note else [], anchor="start",
+                              fontSize=13),
     )
 
 

@@ -12,6 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
+def N_(message: str) -> str:  # noqa: N802 (gettext's name: marks a text for the catalogs, see attn_ui.i18n)
+    return message
+
+
 @dataclass(frozen=True)
 class Page:
     """One page of the app.
@@ -21,7 +25,7 @@ class Page:
     name : str
         The page's file stem, its URL path (``/steps``) and the name a link (``?c=``) uses to open it.
     title : str
-        Its entry in the sidebar.
+        Its entry in the sidebar, in English (marked for the catalogs: show it with ``i18n._(page.title)``).
     icon : str
         A Material icon (``:material/…:``).
     heading : str
@@ -46,16 +50,17 @@ class Page:
         return self.heading or self.title
 
 
-OVERVIEW = Page("overview", "Overview", ":material/home:", heading="Self-Attention Explorer")
-LEARN = Page("learn", "Learn", ":material/school:", heading="Learn: predict, then check", linkable=False)
-INPUTS = Page("inputs", "Inputs & weights", ":material/edit:")
-STEPS = Page("steps", "Step by step", ":material/stairs:")
-SCALING = Page("scaling", "Scaling", ":material/straighten:")
-MASKING = Page("masking", "Masking", ":material/visibility_off:")
-MULTIHEAD = Page("multihead", "Multi-head", ":material/view_column:", heading="Multi-head attention")
-SCORES = Page("scores", "Score functions", ":material/functions:", heading="Score functions and cross-attention")
-MODEL = Page("model", "A real model", ":material/psychology:")
-SHARE = Page("share", "Share & export", ":material/share:")
+OVERVIEW = Page("overview", N_("Overview"), ":material/home:", heading=N_("Self-Attention Explorer"))
+LEARN = Page("learn", N_("Learn"), ":material/school:", heading=N_("Learn: predict, then check"), linkable=False)
+INPUTS = Page("inputs", N_("Inputs & weights"), ":material/edit:")
+STEPS = Page("steps", N_("Step by step"), ":material/stairs:")
+SCALING = Page("scaling", N_("Scaling"), ":material/straighten:")
+MASKING = Page("masking", N_("Masking"), ":material/visibility_off:")
+MULTIHEAD = Page("multihead", N_("Multi-head"), ":material/view_column:", heading=N_("Multi-head attention"))
+SCORES = Page("scores", N_("Score functions"), ":material/functions:",
+              heading=N_("Score functions and cross-attention"))
+MODEL = Page("model", N_("A real model"), ":material/psychology:")
+SHARE = Page("share", N_("Share & export"), ":material/share:")
 
 #: every page, in sidebar order; the first is the default page (the app's root address)
 PAGES: tuple[Page, ...] = (OVERVIEW, LEARN, INPUTS, STEPS, SCALING, MASKING, MULTIHEAD, SCORES, MODEL, SHARE)

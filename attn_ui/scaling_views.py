@@ -1,7 +1,8 @@
 """The Scaling page's charts: the variance of the scores against d_k, and how the divisor saturates softmax.
 
 Chart factories: they take arrays and labels, return charts, and never call st. Heatmaps come from
-:mod:`attn_ui.heatmap`.
+:mod:`attn_ui.heatmap`. Their titles are in the session's language (:mod:`attn_ui.i18n`); the saturation chart
+keeps them in its layout.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from . import charts
+from .i18n import _
 
 #: colour-blind-safe pair (ColorBrewer PuOr ends) for raw vs scaled
 RAW_COLOUR, SCALED_COLOUR = "#e66101", "#5e3c99"
@@ -38,26 +40,26 @@ def variance_sweep_chart(
         "variance": np.concatenate([raw, scaled]),
         "series": np.repeat([raw_name, scaled_name], len(d_k)),
     })
-    x = alt.X("d_k:Q", title="d_k (width of queries and keys)",
+    x = alt.X("d_k:Q", title=_("d_k (width of queries and keys)"),
               scale=alt.Scale(type="log", base=2, domain=[1, int(max(d_k))]),
               axis=alt.Axis(values=[int(v) for v in d_k], format="d"))
     top = float(max(np.max(raw), np.max(d_k)))
     ticks = [float(4.0**i) for i in range(int(np.log(top) / np.log(4)) + 2)]  # 1, 4, 16, ...
-    y = alt.Y("variance:Q", title="variance of the scores",
+    y = alt.Y("variance:Q", title=_("variance of the scores"),
               scale=alt.Scale(type="log", base=2, domain=[0.5, ticks[-1]]), axis=alt.Axis(values=ticks, format="~g"))
     colour = alt.Color("series:N", title=None, legend=alt.Legend(orient="top"),
                        scale=alt.Scale(domain=[raw_name, scaled_name], range=[RAW_COLOUR, SCALED_COLOUR]))
     lines = alt.Chart(data).mark_line(point=True).encode(
         x=x, y=y, color=colour,
-        tooltip=[alt.Tooltip("series:N", title="measured"), alt.Tooltip("d_k:Q", title="d_k (width)"),
-                 alt.Tooltip("variance:Q", title="variance", format=".4f")],
+        tooltip=[alt.Tooltip("series:N", title=_("measured")), alt.Tooltip("d_k:Q", title=_("d_k (width)")),
+                 alt.Tooltip("variance:Q", title=_("variance"), format=".4f")],
     )
     guide = alt.Chart(pd.DataFrame({"d_k": d_k, "variance": d_k.astype(float)})).mark_line(
         strokeDash=[4, 4], color="#999999"
     ).encode(x=x, y=y)
     layers = [guide, lines]
     if current_d_k is not None:
-        layers += _rules([(f"your d_k = {current_d_k}", float(current_d_k))], "d_k", x)
+        layers += _rules([(_("your d_k = {d_k}").format(d_k=current_d_k), float(current_d_k))], "d_k", x)
     return alt.layer(*layers).properties(width=PLOT_WIDTH + 80, height=PLOT_HEIGHT + 40)
 
 
@@ -83,18 +85,28 @@ def saturation(
     lines = tuple(row_labels) if len(row_labels) <= MAX_LINES else len(row_labels)
     frames = [_per_row_frame(divisors, max_weight, row_labels), _per_row_frame(divisors, entropy, row_labels),
               _rules_frame(marks, "divisor")]
-    return charts.Chart(saturation_build, (tuple(decades), lines), tuple(frames))
+    n = len(row_labels)  # the band's titles are used only for more than MAX_LINES rows: always a plural
+    titles = (
+        _("divisor s (temperature)"), _("divisor s"), _("query"),
+        (_("largest weight in the row"), _("largest weight in the row"),
+         _("largest weight in the row: mean and range over {n} rows").format(n=n),
+         _("largest weight in the row, mean over rows")),
+        (_("entropy of the row (nats)"), _("entropy of the row"),
+         _("entropy of the row (nats): mean and range over {n} rows").format(n=n),
+         _("entropy of the row, mean over rows")),
+    )
+    return charts.Chart(saturation_build, (tuple(decades), lines, titles), tuple(frames))
 
 
 
 
 def saturation_build(layout: tuple, data: list, domains: list) -> alt.HConcatChart:
     """The chart of a :func:`saturation` layout (its builder)."""
-    decades, lines = layout
-    x = alt.X("divisor:Q", title="divisor s (temperature)", scale=alt.Scale(type="log"),
+    decades, lines, (x_title, divisor_title, query_title, top_titles, entropy_titles) = layout
+    x = alt.X("divisor:Q", title=x_title, scale=alt.Scale(type="log"),
               axis=alt.Axis(values=list(decades), format="~g"))
-    left = _per_row_chart(data[0], lines, x, "largest weight in the row", [0, 1])
-    right = _per_row_chart(data[1], lines, x, "entropy of the row (nats)", None)
+    left = _per_row_chart(data[0], lines, x, top_titles, (divisor_title, query_title), [0, 1])
+    right = _per_row_chart(data[1], lines, x, entropy_titles, (divisor_title, query_title), None)
     rules = _rules_chart(data[2], "divisor", x)
     return alt.hconcat(alt.layer(left, *rules), alt.layer(right, *rules)).resolve_scale(color="shared")
 
@@ -112,26 +124,34 @@ def _per_row_frame(divisors: np.ndarray, values: np.ndarray, row_labels: list[st
     })
 
 
-def _per_row_chart(data, lines: tuple[str, ...] | int, x: alt.X, y_title: str, y_domain) -> alt.Chart:
+def _per_row_chart(
+    data, lines: tuple[str, ...] | int, x: alt.X, titles: tuple[str, str, str, str], tips: tuple[str, str], y_domain,
+) -> alt.Chart:
     """One line per query row (``lines`` their labels), or (``lines`` a count) the mean over rows with a min–max
-    band."""
+    band.
+
+    ``titles``: the y axis's title, its tooltip's, and both for the mean and range; ``tips``: the divisor's and the
+    query's tooltip titles.
+    """
+    y_title, y_tip, band_title, mean_tip = titles
+    divisor_tip, query_tip = tips
     y_scale = alt.Scale(domain=y_domain) if y_domain else alt.Undefined
     size = {"width": PLOT_WIDTH, "height": PLOT_HEIGHT}
     if not isinstance(lines, int):
         return alt.Chart(data).mark_line().encode(
             x=x,
             y=alt.Y("value:Q", title=y_title, scale=y_scale),
-            color=alt.Color("query:N", sort=list(lines), title="query", scale=alt.Scale(scheme="tableau10")),
-            tooltip=[alt.Tooltip("query:N", title="query"), alt.Tooltip("divisor:Q", title="divisor s", format=".3g"),
-                     alt.Tooltip("value:Q", title=y_title.split(" (")[0], format=".4f")],
+            color=alt.Color("query:N", sort=list(lines), title=query_tip, scale=alt.Scale(scheme="tableau10")),
+            tooltip=[alt.Tooltip("query:N", title=query_tip), alt.Tooltip("divisor:Q", title=divisor_tip, format=".3g"),
+                     alt.Tooltip("value:Q", title=y_tip, format=".4f")],
         ).properties(**size)
     base = alt.Chart(data).encode(x=x)
     band = base.mark_area(opacity=0.25, color=SCALED_COLOUR).encode(
-        y=alt.Y("lo:Q", title=f"{y_title}: mean and range over {lines} rows", scale=y_scale), y2="hi:Q"
+        y=alt.Y("lo:Q", title=band_title, scale=y_scale), y2="hi:Q"
     )
     line = base.mark_line(color=SCALED_COLOUR).encode(
-        y="mean:Q", tooltip=[alt.Tooltip("divisor:Q", title="divisor s", format=".3g"),
-                             alt.Tooltip("mean:Q", title=f"{y_title.split(' (')[0]}, mean over rows", format=".4f")]
+        y="mean:Q", tooltip=[alt.Tooltip("divisor:Q", title=divisor_tip, format=".3g"),
+                             alt.Tooltip("mean:Q", title=mean_tip, format=".4f")]
     )
     return alt.layer(band, line).properties(**size)
 
@@ -142,7 +162,7 @@ def _rules(marks: list[tuple[str, float]], field: str, x: alt.X) -> list[alt.Cha
 
 
 def _rules_frame(marks: list[tuple[str, float]], field: str) -> charts.Frame:
-    return charts.table({field: [float(v) for _, v in marks], "label": [t for t, _ in marks],
+    return charts.table({field: [float(v) for _label, v in marks], "label": [label for label, _v in marks],
                        "ypos": [10 + 13 * i for i in range(len(marks))]})  # pixels from the top
 
 

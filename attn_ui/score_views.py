@@ -1,8 +1,9 @@
 """The Score functions page's numbers and tables: one head's Q, K, V, the weights each score function gives on them,
 a summary per function, and how one query's scores are made.
 
-Pure functions (no st): they take the configuration or arrays and return traces, data frames or strings. The page
-caches them (st.cache_data) and draws them; heatmaps come from :mod:`attn_ui.heatmap`.
+Pure functions (no st): they take the configuration or arrays and return traces, data frames or strings (their
+words in the session's language, :mod:`attn_ui.i18n`). The page caches them (st.cache_data, the language among the
+arguments) and draws them; heatmaps come from :mod:`attn_ui.heatmap`.
 """
 
 from __future__ import annotations
@@ -22,16 +23,17 @@ from attn_core import (
     scaled_dot_product_attention,
 )
 
+from .i18n import _, error_text
 from .numbers import format_numbers
-from .step_by_step import SCORE_NAMES
+from .step_by_step import score_name
 
 #: most terms of v_a · tanh(…) written out one by one in the worked table (wider features: the sum only)
 MAX_TERMS = 4
 
 
 def title(kind: str) -> str:
-    """The name of a score function at the start of a sentence: "Additive (Bahdanau)"."""
-    name = SCORE_NAMES[kind]
+    """The name of a score function at the start of a sentence: "Additive (Bahdanau)" (in the session's language)."""
+    name = score_name(kind)
     return name[0].upper() + name[1:]
 
 
@@ -48,6 +50,7 @@ class Scored:
     weights_from : str
         Where its extra weights came from ("" for the dot product).
     why : str
+        In the session's language when it was made (the page's cache of :func:`compare` is per language).
     """
 
     kind: str
@@ -61,10 +64,11 @@ def functions(cfg: Config, defaults: dict[str, np.ndarray]) -> dict[str, tuple[S
     configuration's W_a (or W_1, W_2, v_a) when it has them, else ``defaults`` (how the function would start)."""
     w = {name: cfg.matrix(name) if cfg.matrix(name) is not None else defaults[name]
          for name in ("w_a", "w_1", "w_2", "v_a")}
-    general = "your W_a" if cfg.w_a is not None else "W_a = the identity (as it starts: the dot product's numbers)"
-    additive = "your W_1, W_2, v_a" if cfg.w_1 is not None else (
-        f"W_1, W_2, v_a as they start: random (Xavier uniform, seeded), d_a = {w['w_1'].shape[1] // cfg.n_heads} "
-        "per head")
+    general = (_("your W_a") if cfg.w_a is not None else
+               _("W_a = the identity (as it starts: the dot product's numbers)"))
+    additive = _("your W_1, W_2, v_a") if cfg.w_1 is not None else _(
+        "W_1, W_2, v_a as they start: random (Xavier uniform, seeded), d_a = {d_a} per head").format(
+        d_a=w["w_1"].shape[1] // cfg.n_heads)
     return {
         "dot": (ScoreFunction("dot"), ""),
         "general": (ScoreFunction("general", w_a=w["w_a"]), general),
@@ -83,7 +87,7 @@ def compare(
         try:
             trace = scaled_dot_product_attention(q, k, v, scale=scale, mask=mask, score=head_score(fn, h, n_heads))
         except AttentionInputError as err:
-            out[kind] = Scored(kind, None, source, str(err))
+            out[kind] = Scored(kind, None, source, error_text(err))
             continue
         out[kind] = Scored(kind, trace, source)
     return out
@@ -95,7 +99,7 @@ def summary(scored: dict[str, Scored], yours: str, precision: int) -> pd.DataFra
     dot = scored.get("dot")
     rows = []
     for kind, s in scored.items():
-        name = SCORE_NAMES[kind] + (" (yours)" if kind == yours else "")
+        name = _("{name} (yours)").format(name=score_name(kind)) if kind == yours else score_name(kind)
         if s.trace is None:
             rows.append([name, "–", "–", "–"])
             continue
@@ -107,8 +111,8 @@ def summary(scored: dict[str, Scored], yours: str, precision: int) -> pd.DataFra
             np.array([np.abs(w - dot.trace.weights).max()]), precision)[0]
         largest, mean_h = format_numbers(np.array([w.max(), entropy]), precision)
         rows.append([name, largest, mean_h, diff])
-    return pd.DataFrame(rows, columns=["score function", "largest weight", "mean row entropy (nats)",
-                                       "largest |difference| from the dot product's weights"])
+    return pd.DataFrame(rows, columns=[_("score function"), _("largest weight"), _("mean row entropy (nats)"),
+                                       _("largest |difference| from the dot product's weights")])
 
 
 def additive_table(trace: AttentionTrace, i: int, key_labels: list[str], precision: int) -> pd.DataFrame:
@@ -116,10 +120,10 @@ def additive_table(trace: AttentionTrace, i: int, key_labels: list[str], precisi
     v_a[f] · tanh(…)[f], then the score = features(i)[j] · v_a, the score ÷ s, and the weight."""
     feats = trace.features(i)  # [n_k, d_a]
     d_a = feats.shape[1]
-    columns: dict[str, list[str]] = {"key": key_labels}
+    columns: dict[str, list[str]] = {_("key"): key_labels}
     if d_a <= MAX_TERMS:
         v_a, f_text = _factors(trace.v_a, precision), _factors(feats.ravel(), precision)
-        columns["v_a · tanh(q W_1 + k W_2), term by term"] = [
+        columns[_("v_a · tanh(q W_1 + k W_2), term by term")] = [
             " + ".join(f"{v_a[f]} · {f_text[j * d_a + f]}" for f in range(d_a)) for j in range(feats.shape[0])
         ]
     _scores_columns(columns, trace, i, precision)
@@ -129,7 +133,7 @@ def additive_table(trace: AttentionTrace, i: int, key_labels: list[str], precisi
 def dot_table(trace: AttentionTrace, i: int, key_labels: list[str], precision: int) -> pd.DataFrame:
     """Query ``i``'s scores as dot products (of q, or of q W_a for "general") with every key: one row per key j:
     the score, the score ÷ s, and the weight."""
-    columns: dict[str, list[str]] = {"key": key_labels}
+    columns: dict[str, list[str]] = {_("key"): key_labels}
     _scores_columns(columns, trace, i, precision)
     return pd.DataFrame(columns)
 
@@ -141,10 +145,10 @@ def _factors(values: np.ndarray, precision: int) -> list[str]:
 
 def _scores_columns(columns: dict, trace: AttentionTrace, i: int, precision: int) -> None:
     """Query ``i``'s scores, the scores ÷ s (−∞ where masked), and the weights, as attn_core computed them."""
-    columns["score"] = format_numbers(trace.scores[i], precision)
-    columns[f"score ÷ {format_numbers(np.array([trace.divisor]), precision, 'short')[0]}"] = format_numbers(
-        trace.masked[i], precision)
-    columns["weight"] = format_numbers(trace.weights[i], precision)
+    columns[_("score")] = format_numbers(trace.scores[i], precision)
+    divisor = format_numbers(np.array([trace.divisor]), precision, "short")[0]
+    columns[_("score ÷ {s}").format(s=divisor)] = format_numbers(trace.masked[i], precision)
+    columns[_("weight")] = format_numbers(trace.weights[i], precision)
 
 
 def shape_text(name: str, m: np.ndarray, formula: str) -> str:

@@ -3,6 +3,9 @@
 The encoding, decoding and every check live in :mod:`attn_core.share` and :mod:`attn_core.codegen`;
 this module only moves their results between Streamlit and the session state. Downloads pass a
 callable to ``st.download_button``, so a file is built when it is clicked, not on every rerun.
+
+The files (JSON, CSV, the NumPy script) are code and data: their content stays in English in every language;
+what this module says around them is translated.
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ import streamlit as st
 
 from attn_core import LIMITS, MATRIX_NAMES, AttentionInputError, Config, MultiHeadTrace, codegen, share
 
-from . import registry, state, text
+from . import i18n, registry, state, text
+from .i18n import N_, _
 
 PARAM = "c"  # the one query parameter of a permalink: ?c=<attn_core.share.encode_link value>
 SHOW_CODE_CELLS = 20_000  # above this many cells the script is offered for download only
@@ -47,8 +51,9 @@ def link_block(cfg: Config, page: str, key: str, *, wrap: bool = True, offer_jso
         value = share.encode_link(cfg, page, max_chars=LIMITS.permalink_bytes)
     except AttentionInputError:
         st.warning(
-            f"This configuration is too large for a link (over {LIMITS.permalink_bytes:,} characters). "
-            "Share the JSON file instead: the recipient loads it on Share & export.",
+            _("This configuration is too large for a link (over {most:,} characters). "
+              "Share the JSON file instead: the recipient loads it on Share & export.").format(
+                most=LIMITS.permalink_bytes),
             icon=":material/link_off:",
         )
         if offer_json:
@@ -57,27 +62,31 @@ def link_block(cfg: Config, page: str, key: str, *, wrap: bool = True, offer_jso
     base = app_url()
     url = f"{base}?{PARAM}={value}"
     st.code(url, language=None, wrap_lines=wrap)
-    where = "" if base else " Add it to the end of the app's address (it starts with ?)."
-    st.caption(f"{len(url):,} characters. Copy it with the icon at the block's top right.{where} "
-               "Opening it starts a fresh session with exactly these numbers.")
+    if base:
+        st.caption(_("{n:,} characters. Copy it with the icon at the block's top right. "
+                     "Opening it starts a fresh session with exactly these numbers.").format(n=len(url)))
+    else:
+        st.caption(_("{n:,} characters. Copy it with the icon at the block's top right. Add it to the end of the "
+                     "app's address (it starts with ?). Opening it starts a fresh session with exactly these "
+                     "numbers.").format(n=len(url)))
 
 
 def sidebar(pg: st.Page) -> None:
     """The share control on every page: a link to the current configuration on the current page."""
-    with st.sidebar.expander("Share this", icon=":material/share:"):
-        st.caption("A link that opens these numbers on this page.")
+    with st.sidebar.expander(_("Share this"), icon=":material/share:"):
+        st.caption(_("A link that opens these numbers on this page."))
         pending_edits_warning()
-        if st.button("Make a link to this", key="share_sidebar_link", icon=":material/link:"):
+        if st.button(_("Make a link to this"), key="share_sidebar_link", icon=":material/link:"):
             link_block(state.config(), page_name(pg), key="share_sidebar", wrap=False)  # one line: narrow sidebar
-        st.page_link(registry.SHARE.file, label="JSON, CSV and NumPy code", icon=":material/download:")
+        st.page_link(registry.SHARE.file, label=_("JSON, CSV and NumPy code"), icon=":material/download:")
 
 
 def pending_edits_warning() -> None:
     """Say which refused edits are waiting in a grid, and that what is shared holds the last valid values."""
     if errs := state.errors():
         st.warning(
-            "Not shared: " + " ".join(map(text.md_escape, errs.values()))
-            + " Links and files made now hold the last valid values; fix the cell first to share your edit.",
+            _("Not shared: {errors} Links and files made now hold the last valid values; fix the cell first to share "
+              "your edit.").format(errors=" ".join(map(text.md_escape, errs.values()))),
             icon=":material/warning:",
         )
 
@@ -92,7 +101,7 @@ def choice(container, label: str, options: list[str], *, key: str, default: str,
 
 def json_download(cfg: Config, *, key: str, page: str | None = None) -> None:
     st.download_button(
-        "Download the configuration (JSON)", partial(share.to_json, cfg, page), file_name="attention-config.json",
+        _("Download the configuration (JSON)"), partial(share.to_json, cfg, page), file_name="attention-config.json",
         mime="application/json", key=key, icon=":material/download:", on_click="ignore",
     )
 
@@ -103,14 +112,23 @@ def import_file() -> None:
     if uploaded is None:  # the file was removed from the uploader
         return
     try:
-        cfg, _ = share.from_json(uploaded.getvalue())  # checks the size cap first
+        cfg, _page = share.from_json(uploaded.getvalue())  # checks the size cap first
     except AttentionInputError as err:
-        st.session_state[state.IMPORT_RESULT] = (False, f"{uploaded.name} was not loaded: {err}")
+        st.session_state[state.IMPORT_RESULT] = (False, _("{file} was not loaded: {error}").format(
+            file=uploaded.name, error=i18n.error_text(err)))
         return
     state.load_shared(cfg)
-    summary = (f"{cfg.n_seq} tokens{f', {cfg.n_q} queries of Y' if cfg.cross else ''}, d_model {cfg.d_model}, "
-               f"{cfg.n_heads} head(s){'' if cfg.score == 'dot' else f', {cfg.score} scores'}")
-    st.session_state[state.IMPORT_RESULT] = (True, f"Loaded {uploaded.name}: {summary}.")
+    values = {"file": uploaded.name, "n": cfg.n_seq, "n_q": cfg.n_q, "d_model": cfg.d_model, "heads": cfg.n_heads,
+              "score": _(SCORE_WORDS.get(cfg.score, cfg.score))}
+    if cfg.cross and cfg.score != "dot":
+        loaded = _("Loaded {file}: {n} tokens, {n_q} queries of Y, d_model {d_model}, {heads} head(s), {score} scores.")
+    elif cfg.cross:
+        loaded = _("Loaded {file}: {n} tokens, {n_q} queries of Y, d_model {d_model}, {heads} head(s).")
+    elif cfg.score != "dot":
+        loaded = _("Loaded {file}: {n} tokens, d_model {d_model}, {heads} head(s), {score} scores.")
+    else:
+        loaded = _("Loaded {file}: {n} tokens, d_model {d_model}, {heads} head(s).")
+    st.session_state[state.IMPORT_RESULT] = (True, loaded.format(**values))
 
 
 def import_result() -> None:
@@ -123,33 +141,46 @@ def import_result() -> None:
 
 #: a head's intermediates of the general and additive score functions, as the pages write them
 STAGE_TITLES = {"q_a": "Q W_a", "q_1": "Q W_1", "k_2": "K W_2"}
+#: the names of the tables that are words (shown in the learner's language; q, k, v stay as they are)
+STAGE_WORDS = {"scores": N_("scores"), "scaled": N_("scaled"), "masked": N_("masked"), "weights": N_("weights"),
+               "output": N_("output"), "mask": N_("mask"), "concat": N_("concat")}
+#: the score functions as the import's summary names them
+SCORE_WORDS = {"general": N_("general"), "additive": N_("additive")}
 
 
 def stage_title(name: str) -> str:
     """ "head0_weights" -> "head 0 · weights", "head1_q_a" -> "head 1 · Q W_a", "w_q" -> "W_Q", "y" -> "Y"."""
     if name.startswith("head"):
         head, stage = name.removeprefix("head").split("_", 1)
-        return f"head {head} · {STAGE_TITLES.get(stage, stage)}"
-    return MATRIX_NAMES.get(name, name)
+        return _("head {head} · {table}").format(head=head, table=table_word(STAGE_TITLES.get(stage, stage)))
+    return table_word(MATRIX_NAMES.get(name, name))
+
+
+def table_word(name: str) -> str:
+    """A table's name as shown: a word (scores, weights, ...) in the learner's language, a matrix name as it is."""
+    return _(STAGE_WORDS[name]) if name in STAGE_WORDS else name
 
 
 def csv_downloads(cfg: Config, trace: MultiHeadTrace) -> None:
     """One matrix or intermediate as CSV, or all of them in one zip."""
     tables = share.named_matrices(cfg, trace)
     left, middle, right = st.columns([2, 1, 1], vertical_alignment="bottom")
-    name = choice(left, "Matrix", list(tables), key="share_csv_name", default="x", format_func=stage_title)
+    titles = {name: stage_title(name) for name in tables}  # made now: format_func runs outside the run too
+    name = choice(left, _("Matrix"), list(tables), key="share_csv_name", default="x", format_func=titles.__getitem__)
     matrix = tables[name]
     middle.download_button(
-        f"{stage_title(name)} (CSV)", partial(share.to_csv, name, matrix, cfg.tokens, cfg.query_tokens),
-        file_name=f"{name}.csv",
+        _("{table} (CSV)").format(table=stage_title(name)),
+        partial(share.to_csv, name, matrix, cfg.tokens, cfg.query_tokens), file_name=f"{name}.csv",
         mime="text/csv", key="share_csv", icon=":material/table:", on_click="ignore",
     )
     right.download_button(
-        f"All {len(tables)} tables (zip)", partial(share.csv_zip, cfg, trace), file_name="attention-tables.zip",
-        mime="application/zip", key="share_zip", icon=":material/folder_zip:", on_click="ignore",
+        _("All {n} tables (zip)").format(n=len(tables)), partial(share.csv_zip, cfg, trace),
+        file_name="attention-tables.zip", mime="application/zip", key="share_zip", icon=":material/folder_zip:",
+        on_click="ignore",
     )
-    st.caption(f"{stage_title(name)}: {matrix.shape[0]} × {matrix.shape[1]}. Values are exact (Python's repr of "
-               "each float64); a masked score is -inf. The zip also holds config.json.")
+    st.caption(_("{table}: {rows} × {cols}. Values are exact (Python's repr of each float64); a masked score is -inf. "
+                 "The zip also holds config.json.").format(table=stage_title(name), rows=matrix.shape[0],
+                                                           cols=matrix.shape[1]))
 
 
 def code_block(cfg: Config) -> None:
@@ -160,8 +191,9 @@ def code_block(cfg: Config) -> None:
         # sets them), and a box of fixed height scrolls where a keyboard cannot reach it (axe, tests/e2e/test_a11y.py)
         st.code(codegen.numpy_script(cfg), language=None, wrap_lines=True)
     else:
-        st.info(f"The script holds {cells:,} numbers: too long to show here. Download it.", icon=":material/info:")
+        st.info(_("The script holds {n:,} numbers: too long to show here. Download it.").format(n=cells),
+                icon=":material/info:")
     st.download_button(
-        "Download attention.py", partial(codegen.numpy_script, cfg), file_name="attention.py", mime="text/x-python",
+        _("Download attention.py"), partial(codegen.numpy_script, cfg), file_name="attention.py", mime="text/x-python",
         key="share_code", icon=":material/code:", on_click="ignore",
     )

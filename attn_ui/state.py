@@ -31,6 +31,9 @@ from attn_core import (
     validate_config,
 )
 
+from . import i18n
+from .i18n import N_, _, error_text
+
 # ---- non-widget keys (the configuration and what the pages share) ------------------------------
 CONFIG = "config"  # attn_core.Config: the last valid configuration
 PRESET = "preset"  # key of the preset the configuration started from; None after a link or a file
@@ -64,10 +67,14 @@ LESSON_ANSWERS = "lesson_answers"  # {lesson key: [(prediction, right?)]}: every
 LESSON_RETRY = "lesson_retry"  # set of lesson keys being tried again (their answer is hidden)
 LESSON_SKIPPED = "lesson_skipped"  # set of lesson keys skipped without an answer
 LESSON_LINK_APPLIED = "lesson_link_applied"  # bool: this session has read its ?lesson= link (once, at start)
+# Languages (attn_ui.i18n): the session's language, and whether it has been chosen (from ?lang= or the browser)
+LANG = i18n.LANG_KEY  # "en", "zh" or "ko": every text is shown in it (i18n._ reads this key)
+LANG_PICKER = "frame_lang"  # the sidebar's language picker (a widget key; kept in LANG)
 
 DEFAULT_PRECISION = 4
 UNDO_STEPS = 30  # changes that can be undone, at most ...
 UNDO_BYTES = 32 * 2**20  # ... and the matrices they keep (a configuration at the caps holds about 10 MB)
+SCORE_WORDS = {"dot": N_("dot"), "general": N_("general"), "additive": N_("additive")}  # in the Undo button
 _GRID_FIELDS = {"tokens", "x", "w_q", "w_k", "w_v", "w_o", "y", "y_tokens", "w_a", "w_1", "w_2", "v_a"}  # in grids
 
 
@@ -109,7 +116,7 @@ def set_config(cfg: Config, *, reset_editors: bool = True, what: str | None = No
     try:
         cfg = validate_config(cfg)
     except AttentionInputError as err:
-        return str(err)
+        return error_text(err)
     old = config()
     if not configs_equal(old, cfg):
         _remember(old, what or describe_change(old, cfg))
@@ -135,7 +142,7 @@ def update_config(**changes) -> str | None:
 
 def load(preset_key: str) -> None:
     """Replace the configuration with a fresh copy of a preset."""
-    set_config(load_preset(preset_key), what=f"preset “{PRESETS[preset_key].title}” loaded")
+    set_config(load_preset(preset_key), what=_("preset “{title}” loaded").format(title=_(PRESETS[preset_key].title)))
     st.session_state[PRESET] = preset_key
 
 
@@ -145,7 +152,7 @@ def load_shared(cfg: Config, *, undoable: bool = True) -> None:
 
     ``undoable=False`` when a new session opens its address: there is nothing before it to go back to.
     """
-    set_config(cfg, what="link or file opened")
+    set_config(cfg, what=_("link or file opened"))
     st.session_state[PRESET] = None
     if not undoable:
         st.session_state[HISTORY].clear()
@@ -193,7 +200,8 @@ def set_score(kind: str, d_a: int | None = None) -> str | None:
     if any(w is None or w.shape != fresh[name].shape for name, w in wanted.items()) or (d_a and d_a != cfg.d_a):
         wanted = fresh
     cleared = {name: None for names in SCORE_MATRICES.values() for name in names}
-    return set_config(replace(cfg, score=kind, **(cleared | wanted)), what=f"score function: {kind}")
+    return set_config(replace(cfg, score=kind, **(cleared | wanted)), what=_("score function: {name}").format(
+        name=_(SCORE_WORDS[kind])))
 
 
 def set_cross(on: bool) -> str | None:
@@ -219,19 +227,20 @@ def set_cross(on: bool) -> str | None:
 def describe_change(old: Config, new: Config) -> str:
     """What changed from ``old`` to ``new``, in a few words ("X edited", "dimensions changed", ...)."""
     if old.score != new.score:
-        return f"score function changed to {new.score}"
+        return _("score function changed to {name}").format(name=_(SCORE_WORDS[new.score]))
     if old.cross != new.cross:
-        return "queries from Y (cross-attention)" if new.cross else "queries from X again (self-attention)"
+        return _("queries from Y (cross-attention)") if new.cross else _("queries from X again (self-attention)")
     if any(old.matrix(n).shape != new.matrix(n).shape for n in new.matrix_names()):
-        return "dimensions changed"
+        return _("dimensions changed")
     edited = [MATRIX_NAMES[n] for n in new.matrix_names() if old.matrix(n).tobytes() != new.matrix(n).tobytes()]
     changed = [what for what, differs in (
-        ("token labels", old.tokens != new.tokens or old.y_tokens != new.y_tokens),
-        ("head count", old.n_heads != new.n_heads),
-        ("scale", type(old.scale) is not type(new.scale) or old.scale != new.scale),
-        ("mask", not _same_mask(old, new)),
+        (_("token labels changed"), old.tokens != new.tokens or old.y_tokens != new.y_tokens),
+        (_("head count changed"), old.n_heads != new.n_heads),
+        (_("scale changed"), type(old.scale) is not type(new.scale) or old.scale != new.scale),
+        (_("mask changed"), not _same_mask(old, new)),
     ) if differs]
-    return ", ".join([", ".join(edited) + " edited"] * bool(edited) + [f"{c} changed" for c in changed])
+    edits = [_("{matrices} edited").format(matrices=", ".join(edited))] if edited else []
+    return _(", ").join(edits + changed)  # the list separator: "，" in Chinese
 
 
 def _same_mask(a: Config, b: Config) -> bool:
@@ -250,7 +259,7 @@ def _remember(cfg: Config, what: str) -> None:
 
 def _bytes(history: list) -> int:
     """The memory the kept configurations hold (a matrix shared by several of them counts once)."""
-    return sum({id(m): m.nbytes for cfg, _, _ in history for m in map(cfg.matrix, cfg.matrix_names())}.values())
+    return sum({id(m): m.nbytes for cfg, *_kept in history for m in map(cfg.matrix, cfg.matrix_names())}.values())
 
 
 @cache
@@ -267,7 +276,7 @@ def edited_since_preset() -> bool:
 def undo() -> None:
     """on_click: bring back the configuration before the last change (and its preset); grids show it again."""
     if st.session_state[HISTORY]:
-        cfg, st.session_state[PRESET], _ = st.session_state[HISTORY].pop()
+        cfg, st.session_state[PRESET], _what = st.session_state[HISTORY].pop()
         _put(cfg)
         reset_editor_state()
 

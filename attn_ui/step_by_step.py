@@ -14,6 +14,7 @@ import streamlit as st
 from attn_core import AttentionTrace, Config
 
 from . import controls, heatmap, state, text
+from .i18n import N_, _
 from .matrix_display import formula, matrix_block
 
 CELL = "cell"  # name of the click selection on the scores and weights heatmaps
@@ -52,21 +53,35 @@ def _sup(head: int | None) -> str:
     return "" if head is None else f"^{{({head})}}"
 
 
-MASK_NOTES = {
-    "causal": "Causal mask: each token may attend to itself and the tokens before it.",
-    "padding": "Padding mask: no query may attend to a padding token of X.",
-    "custom": "Custom mask: the cells you switched off on the Masking page.",
+MASK_NOTES = {  # marked for the catalogs: show them with _(...)
+    "causal": N_("Causal mask: each token may attend to itself and the tokens before it."),
+    "padding": N_("Padding mask: no query may attend to a padding token of X."),
+    "custom": N_("Custom mask: the cells you switched off on the Masking page."),
 }
 
 #: how each score function is written: in words (titles, captions) and in LaTeX (Q, K: the whole matrices)
 SCORE_TEXT = {"dot": "QKᵀ", "general": "(Q W_a) Kᵀ", "additive": "v_a · tanh(Q W_1 + K W_2)"}
 SCORE_LATEX = {"dot": r"QK^\top", "general": r"(Q W_a) K^\top", "additive": r"v_a \cdot \tanh(Q W_1 + K W_2)"}
-SCORE_NAMES = {"dot": "dot product", "general": "general (Luong)", "additive": "additive (Bahdanau)"}
+#: the score functions' names, in English (marked for the catalogs): show them with :func:`score_name`
+SCORE_NAMES = {"dot": N_("dot product"), "general": N_("general (Luong)"), "additive": N_("additive (Bahdanau)")}
+
+
+def score_name(score_fn: str) -> str:
+    """A score function's name in the learner's language: "dot product", "general (Luong)", "additive (Bahdanau)"."""
+    return _(SCORE_NAMES[score_fn])
+
+
+def sentences(*texts: str) -> str:
+    """Whole sentences (each already translated) one after the other: a space between them, or none in Chinese."""
+    out = ""
+    for t in filter(None, texts):
+        out = _("{sentence} {next}").format(sentence=out, next=t) if out else t
+    return out
 
 
 def score_title(score_fn: str) -> str:
     """The title of the scores' heatmap: "Scores QKᵀ", "Scores (Q W_a) Kᵀ", "Scores v_a · tanh(Q W_1 + K W_2)"."""
-    return f"Scores {SCORE_TEXT[score_fn]}"
+    return _("Scores {formula}").format(formula=SCORE_TEXT[score_fn])
 
 
 def query_source(cfg: Config) -> str:
@@ -79,15 +94,23 @@ def head_columns(t: AttentionTrace, head: int) -> str:
     d_q, d_k, d_v = t.q.shape[1], t.k.shape[1], t.v.shape[1]
 
     def cols(d: int) -> str:
-        return f"columns {head * d}…{(head + 1) * d - 1}"
+        return f"{head * d}…{(head + 1) * d - 1}"
 
-    qk = f"{cols(d_k)} of W_Q and W_K" if d_q == d_k else f"{cols(d_q)} of W_Q, {cols(d_k)} of W_K"
-    extra = ""
+    same = d_q == d_k
     if t.score_fn == "general":
-        extra = f", {cols(d_k)} of W_a"
+        message = (_("Head {head} uses columns {qk} of W_Q and W_K, columns {a} of W_a, and columns {v} of W_V.")
+                   if same else _("Head {head} uses columns {q} of W_Q, columns {k} of W_K, columns {a} of W_a, and "
+                                  "columns {v} of W_V."))
     elif t.score_fn == "additive":
-        extra = f", {cols(t.v_a.shape[0])} of W_1, W_2 and v_a"
-    return f"Head {head} uses {qk}{extra}, and {cols(d_v)} of W_V."
+        message = (_("Head {head} uses columns {qk} of W_Q and W_K, columns {a} of W_1, W_2 and v_a, and columns {v} "
+                     "of W_V.")
+                   if same else _("Head {head} uses columns {q} of W_Q, columns {k} of W_K, columns {a} of W_1, W_2 "
+                                  "and v_a, and columns {v} of W_V."))
+    else:
+        message = (_("Head {head} uses columns {qk} of W_Q and W_K, and columns {v} of W_V.") if same
+                   else _("Head {head} uses columns {q} of W_Q, columns {k} of W_K, and columns {v} of W_V."))
+    d_a = t.v_a.shape[0] if t.score_fn == "additive" else d_k
+    return message.format(head=head, qk=cols(d_k), q=cols(d_q), k=cols(d_k), a=cols(d_a), v=cols(d_v))
 
 
 def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None = None) -> None:
@@ -102,16 +125,16 @@ def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None 
     queries, keys = text.query_labels(cfg), text.token_labels(cfg)
     h = _sup(head)
     d_v = t.v.shape[1]
-    pair = {"rows": queries, "cols": keys, "y_title": "query", "x_title": "key"}
+    pair = {"rows": queries, "cols": keys, "y_title": _("query"), "x_title": _("key")}
     src = query_source(cfg)
-    q_title, kv_title = ("query (Y)", "token (X)") if cfg.cross else ("token", "token")
+    q_title, kv_title = (_("query (Y)"), _("token (X)")) if cfg.cross else (_("token"), _("token"))
 
-    st.header("1 · Queries, keys, values")
+    st.header(_("1 · Queries, keys, values"))
     if head is not None:
         st.caption(head_columns(t, head))
     if cfg.cross:
-        st.caption(f"Cross-attention: the queries are the {cfg.n_q} rows of Y (Q = Y W_Q), the keys and values the "
-                   f"{cfg.n_seq} rows of X (K = X W_K, V = X W_V).")
+        st.caption(_("Cross-attention: the queries are the {n_q} rows of Y (Q = Y W_Q), the keys and values the "
+                     "{n_k} rows of X (K = X W_K, V = X W_V).").format(n_q=cfg.n_q, n_k=cfg.n_seq))
     domain = heatmap.shared_domain(t.q, t.k, t.v)
     q_dim = "d_q" if t.score_fn == "additive" else "d_k"
     qkv = (("Q", t.q, q_dim, queries, q_title, src), ("K", t.k, "d_k", keys, kv_title, "X"),
@@ -120,89 +143,95 @@ def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None 
     for col, (name, m, dim, rows, y_title, source) in zip(controls.side_by_side(widths), qkv, strict=True):
         with col:
             matrix_block(
-                f"{name}{'' if head is None else f' (head {head})'}", rf"{name}{h} = {source}\,W_{name}{h}", m, rows,
-                text.dim_labels(m.shape[1]), y_title=y_title, x_title=f"dimension ({dim})", domain=domain,
+                name if head is None else _("{name} (head {head})").format(name=name, head=head),
+                rf"{name}{h} = {source}\,W_{name}{h}", m, rows, text.dim_labels(m.shape[1]), y_title=y_title,
+                x_title=_("dimension ({dim})").format(dim=dim), domain=domain,
                 key=f"{prefix}_{name.lower()}_chart",
             )
 
-    st.header("2 · Scores")
-    click = "Click a cell to explain its query row in the drill-down below."
+    st.header(_("2 · Scores"))
+    click = _("Click a cell to explain its query row in the drill-down below.")
     if t.score_fn != "dot":
-        st.caption(f"Score function: {SCORE_NAMES[t.score_fn]}, {SCORE_TEXT[t.score_fn]} (see Score functions).")
+        st.caption(_("Score function: {name}, {formula} (see Score functions).").format(
+            name=score_name(t.score_fn), formula=SCORE_TEXT[t.score_fn]))
     if t.score_fn == "general":
         matrix_block(
-            "Q W_a", rf"Q_a{h} = Q{h} W_a{h}", t.q_a, queries, text.dim_labels(t.q_a.shape[1]), y_title="query",
-            x_title="dimension (d_k)", key=f"{prefix}_q_a_chart",
-            note="W_a turns each query into a row as wide as the keys; its dot product with a key is the score.",
+            "Q W_a", rf"Q_a{h} = Q{h} W_a{h}", t.q_a, queries, text.dim_labels(t.q_a.shape[1]), y_title=_("query"),
+            x_title=_("dimension ({dim})").format(dim="d_k"), key=f"{prefix}_q_a_chart",
+            note=_("W_a turns each query into a row as wide as the keys; its dot product with a key is the score."),
         )
         latex = rf"S{h} = (Q{h} W_a{h})\, K{h}{{}}^\top, \qquad s_{{ij}} = (q_i W_a) \cdot k_j"
-        note = "Row i holds the dot products of query i's row of Q W_a with every key."
+        note = _("Row i holds the dot products of query i's row of Q W_a with every key.")
     elif t.score_fn == "additive":
-        halves = (("Q W_1", t.q_1, queries, "query", rf"Q{h} W_1{h}"), ("K W_2", t.k_2, keys, "key", rf"K{h} W_2{h}"),
+        halves = (("Q W_1", t.q_1, queries, _("query"), rf"Q{h} W_1{h}"),
+                  ("K W_2", t.k_2, keys, _("key"), rf"K{h} W_2{h}"),
                   ("v_a", t.v_a[None, :], ["v_a"], "", ""))
         dom = heatmap.shared_domain(t.q_1, t.k_2, t.v_a[None, :])
         widths = [heatmap.heatmap_width(m, rows, p) for _, m, rows, _, _ in halves]
         for col, (name, m, rows, y_title, latex) in zip(controls.side_by_side(widths), halves, strict=True):
             with col:
                 matrix_block(name, latex, m, rows, text.dim_labels(m.shape[1]), y_title=y_title,
-                             x_title="feature (d_a)", domain=dom, key=f"{prefix}_{name[0].lower()}_{name[-1]}_chart")
+                             x_title=_("feature (d_a)"), domain=dom, key=f"{prefix}_{name[0].lower()}_{name[-1]}_chart")
         latex = (rf"s_{{ij}} = v_a{h} \cdot \tanh\big(q_i W_1{h} + k_j W_2{h}\big) = "
                  r"\sum_d v_{a,d}\, \tanh\big((q_i W_1)_d + (k_j W_2)_d\big)")
-        note = ("Each score adds query i's row of Q W_1 to key j's row of K W_2, takes tanh of each of the d_a "
-                "numbers (the features) and weighs them with v_a. The drill-down shows one query's features.")
+        note = _("Each score adds query i's row of Q W_1 to key j's row of K W_2, takes tanh of each of the d_a "
+                 "numbers (the features) and weighs them with v_a. The drill-down shows one query's features.")
     else:
         latex = rf"S{h} = Q{h} K{h}{{}}^\top, \qquad s_{{ij}} = q_i \cdot k_j"
-        note = "Row i holds the dot products of query i with every key."
+        note = _("Row i holds the dot products of query i with every key.")
     matrix_block(
-        score_title(t.score_fn), latex, t.scores, **pair, note=f"{note} {click}",
+        score_title(t.score_fn), latex, t.scores, **pair, note=sentences(note, click),
         key=(k := _clickable(prefix, "scores")), select=CELL, on_select=_on_cell_click(k),
     )
 
-    st.header("3 · Scaled scores")
+    st.header(_("3 · Scaled scores"))
     matrix_block(
-        "Scaled scores", rf"\tilde S{h} = \frac{{S{h}}}{{s}}, \qquad s = {text.divisor_latex(cfg, t.divisor, p)}",
-        t.scaled, **pair, note="Every score is divided by the same number s, so the softmax is less peaked.",
+        _("Scaled scores"), rf"\tilde S{h} = \frac{{S{h}}}{{s}}, \qquad s = {text.divisor_latex(cfg, t.divisor, p)}",
+        t.scaled, **pair,
+        note=_("Every score is divided by the same number s, so the softmax is less peaked."),
         key=f"{prefix}_scaled_chart",
     )
 
     step = 4
     if t.mask is not None:
-        st.header(f"{step} · Masked scores")
+        st.header(_("{step} · Masked scores").format(step=step))
         matrix_block(
-            "Masked scores",
-            r"\tilde S_{ij} \leftarrow -\infty \quad \text{where query } i \text{ may not attend to key } j",
+            _("Masked scores"),
+            _(r"\tilde S_{ij} \leftarrow -\infty \quad \text{where query } i \text{ may not attend to key } j"),
             t.masked, **pair,
-            note=f"{MASK_NOTES.get(cfg.mask_kind, 'Masked')} Grey cells (−∞) get weight exp(−∞) = 0.",
+            note=sentences(_(MASK_NOTES[cfg.mask_kind]) if cfg.mask_kind in MASK_NOTES else _("Masked"),
+                           _("Grey cells (−∞) get weight exp(−∞) = 0.")),
             key=f"{prefix}_masked_chart",
         )
         step += 1
 
-    st.header(f"{step} · Attention weights (softmax of each row)")
+    st.header(_("{step} · Attention weights (softmax of each row)").format(step=step))
     formula(rf"A{h} = \mathrm{{softmax}}(\tilde S{h}), \qquad a_{{ij}} = "
             r"\frac{\exp(\tilde s_{ij} - m_i)}{\sum_{k} \exp(\tilde s_{ik} - m_i)}, \quad m_i = \max_k \tilde s_{ik}")
-    st.caption(f"Each weight is between 0 and 1 and each row sums to 1 (see the row sums). "
-               f"{'Grey cells are masked keys: weight 0. ' if t.mask is not None else ''}{click}")
+    st.caption(sentences(_("Each weight is between 0 and 1 and each row sums to 1 (see the row sums)."),
+                         _("Grey cells are masked keys: weight 0.") if t.mask is not None else "", click))
     sums = t.weights.sum(axis=1)[:, None]  # [n_q, 1]
     left, right = controls.side_by_side([heatmap.heatmap_width(m, queries, p) for m in (t.weights, sums)])
     with left:
         matrix_block(
-            "Weights", "", t.weights, **pair, kind="weights",
+            _("Weights"), "", t.weights, **pair, kind="weights",
             key=(k := _clickable(prefix, "weights")), select=CELL, on_select=_on_cell_click(k),
             masked=None if t.mask is None else ~t.mask,
         )
     with right:
-        matrix_block("Row sums Σⱼ aᵢⱼ", "", sums, queries, ["Σ_j"], kind="weights", y_title="query",
+        matrix_block(_("Row sums Σⱼ aᵢⱼ"), "", sums, queries, ["Σ_j"], kind="weights", y_title=_("query"),
                      key=f"{prefix}_rowsums_chart")
     if t.fully_masked_rows:
         names = ", ".join(text.md_escape(queries[r]) for r in t.fully_masked_rows)
-        st.info(f"Every key is masked for query {names}: there is nothing to attend to, so that row's weights "
-                "are all 0 (not NaN) and its row sum is 0, and its output row is 0.", icon=":material/info:")
+        st.info(_("Every key is masked for query {names}: there is nothing to attend to, so that row's weights "
+                  "are all 0 (not NaN) and its row sum is 0, and its output row is 0.").format(names=names),
+                icon=":material/info:")
     step += 1
 
-    st.header(f"{step} · Output")
+    st.header(_("{step} · Output").format(step=step))
     matrix_block(
-        "Output", rf"O{h} = A{h} V{h}, \qquad o_i = \sum_j a_{{ij}}\, v_j", t.output, queries,
-        text.dim_labels(d_v), y_title="query" if cfg.cross else "token", x_title="dimension (d_v)",
-        key=f"{prefix}_output_chart",
-        note="Each output row is the weighted average of the value rows, with that query's weights.",
+        _("Output"), rf"O{h} = A{h} V{h}, \qquad o_i = \sum_j a_{{ij}}\, v_j", t.output, queries,
+        text.dim_labels(d_v), y_title=_("query") if cfg.cross else _("token"),
+        x_title=_("dimension ({dim})").format(dim="d_v"), key=f"{prefix}_output_chart",
+        note=_("Each output row is the weighted average of the value rows, with that query's weights."),
     )

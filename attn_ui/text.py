@@ -3,18 +3,28 @@
 Pure functions (no st). Text that can come from a learner, a link or a file (token labels, file names, what was
 typed into a grid, and every message that quotes them) goes into Markdown only through :func:`md_escape`: it is
 shown as the characters it is, never as a link, an image, HTML, a formula or an icon.
+
+The words are in the learner's language (:func:`_` is attn_ui.i18n's where the app runs).
 """
 
 from __future__ import annotations
 
 import re
 import string
+import sys
 
 import numpy as np
 
 from attn_core import Config
 
 from .numbers import format_number
+
+
+def _(message: str) -> str:
+    """``message`` in the session's language: attn_ui.i18n._ once the app has imported it (it imports Streamlit,
+    which this module must not: attn_ui.lessons reads it), else the English as it is."""
+    i18n = sys.modules.get("attn_ui.i18n")
+    return message if i18n is None else i18n._(message)
 
 
 def token_labels(cfg: Config) -> list[str]:
@@ -36,7 +46,7 @@ def scale_text(cfg: Config) -> str:
     if cfg.scale == "sqrt_dk":
         return f"÷ √d_k = √{cfg.d_k} = {np.sqrt(cfg.d_k):.4g}"
     if cfg.scale == "none":
-        return "none (÷ 1)"
+        return _("none (÷ 1)")
     return f"÷ {float(cfg.scale):.4g}"
 
 
@@ -91,12 +101,17 @@ def origin_text(origin: dict) -> str:
     """
     if not isinstance(origin.get("model"), str) or not isinstance(origin.get("layer"), int):
         return ""
-    sentence = origin.get("sentence")
-    on = f", on “{md_escape(sentence[:200])}{'…' * (len(sentence) > 200)}”" if isinstance(sentence, str) else ""
-    bias = origin.get("bias_column")
-    note = (f" X's column {bias} is a constant 1 (the bias feature): the last row of W_Q, W_K and W_V is their bias."
-            if isinstance(bias, int) else "")
-    return f"From **{md_escape(origin['model'])}**, layer {origin['layer']}{on}.{note}"
+    sentence, bias = origin.get("sentence"), origin.get("bias_column")
+    model, layer = md_escape(origin["model"]), origin["layer"]
+    if isinstance(sentence, str):
+        shown = md_escape(sentence[:200]) + "…" * (len(sentence) > 200)
+        out = _("From **{model}**, layer {layer}, on “{sentence}”.").format(model=model, layer=layer, sentence=shown)
+    else:
+        out = _("From **{model}**, layer {layer}.").format(model=model, layer=layer)
+    if isinstance(bias, int):
+        out += " " + _("X's column {bias} is a constant 1 (the bias feature): the last row of W_Q, W_K and W_V is "
+                        "their bias.").format(bias=bias)
+    return out
 
 
 def md_table(header: list[str], rows: list[list[str]]) -> str:
@@ -112,5 +127,7 @@ def divisor_latex(cfg: Config, divisor: float, precision: int) -> str:
     if cfg.scale == "sqrt_dk":
         return rf"\sqrt{{d_k}} = \sqrt{{{cfg.d_k}}} = {value}"
     if cfg.scale == "none":
-        return r"1 \text{ (no scaling)}"
-    return rf"{value} \text{{ (a divisor you chose)}}"
+        words = _("no scaling")
+        return rf"1 \text{{ ({words})}}"
+    words = _("a divisor you chose")
+    return rf"{value} \text{{ ({words})}}"

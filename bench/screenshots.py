@@ -3,6 +3,7 @@
     .venv/bin/python bench/screenshots.py [OUT_DIR]      # default /tmp/shots
     .venv/bin/python bench/screenshots.py /tmp/shots/dark --theme dark
     .venv/bin/python bench/screenshots.py /tmp/shots/phone --width 390     # a phone: 390 px, touch, mobile
+    .venv/bin/python bench/screenshots.py /tmp/shots/ko --lang ko          # in Korean (zh: Chinese)
 
 Starts its own Streamlit server on a free port (killed at the end), walks the sidebar in one session
 (seed 000, as the app opens), photographs each page with a viewport as tall as the page, and prints one
@@ -12,6 +13,7 @@ into a strip, overlapping labels or an empty page are bugs no assertion catches.
 ``--theme light|dark`` sets the browser's colour scheme (prefers-color-scheme), which the app follows (both
 themes are configured in .streamlit/config.toml). ``--width`` below 600 px emulates a phone (is_mobile, touch):
 the sidebar is then closed, so each page is opened by its address instead (a fresh session, seed 000 too).
+``--lang en|zh|ko`` opens the app with ``?lang=`` (the sidebar's page links are then in that language).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from playwright.sync_api import Error as PlaywrightError  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
 
-from attn_ui import registry  # noqa: E402
+from attn_ui import i18n, registry  # noqa: E402
 from tests.e2e.helpers import (  # noqa: E402
     APP_IDLE,
     CHROMIUM,
@@ -52,7 +54,10 @@ def main() -> int:
                         help="the browser's colour scheme (prefers-color-scheme), which the app follows")
     parser.add_argument("--width", type=int, default=VIEWPORT["width"],
                         help=f"viewport width in px; below {PHONE_BELOW}, a phone (is_mobile, touch)")
+    parser.add_argument("--lang", choices=tuple(i18n.LANGUAGES), default=i18n.DEFAULT,
+                        help="the app's language (?lang=)")
     args = parser.parse_args()
+    tr = i18n.catalog(args.lang).gettext
     if not Path(CHROMIUM).exists():
         print(f"{CHROMIUM} is missing: apt-get install -y chromium", file=sys.stderr)
         return 2
@@ -68,7 +73,7 @@ def main() -> int:
             context = browser.new_context(viewport=viewport, color_scheme=args.theme, is_mobile=phone, has_touch=phone)
             page = context.new_page()
             watch_runs(page)
-            page.goto(url)
+            page.goto(f"{url}/?lang={args.lang}")
             page.wait_for_selector(APP_IDLE)
             for i, (title, entry) in enumerate(zip(PAGE_TITLES, registry.PAGES, strict=True)):
                 start = time.perf_counter()
@@ -76,9 +81,10 @@ def main() -> int:
                 try:
                     if phone:  # the sidebar is closed on a phone: open the page by its address
                         page.set_viewport_size(viewport)
-                        open_app(page, f"{url}/{'' if entry is registry.DEFAULT else entry.name}")  # default: /
+                        path = "" if entry is registry.DEFAULT else entry.name  # the default page: /
+                        open_app(page, f"{url}/{path}?lang={args.lang}")
                     else:
-                        goto_page(page, title)
+                        goto_page(page, tr(title))
                 except (AssertionError, PlaywrightError) as err:  # e.g. an exception box: photograph it anyway
                     note = "  FAILED: " + " | ".join(str(err).splitlines()[:3])
                 path = args.out_dir / f"{i}_{title.split()[0].lower()}.png"

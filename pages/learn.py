@@ -11,6 +11,7 @@ from attn_ui import (
     frame,
     head_views,
     heatmap,
+    i18n,
     lesson_ui,
     lesson_views,
     lessons,
@@ -18,6 +19,7 @@ from attn_ui import (
     state,
     text,
 )
+from attn_ui.i18n import _
 from attn_ui.matrix_display import matrix_block
 
 frame.page_start(registry.LEARN)
@@ -31,42 +33,50 @@ precision = controls.precision()
 n_lessons = len(lessons.LESSONS)
 
 st.markdown(
-    f"{n_lessons} short lessons, one idea each. Read the setup, commit a prediction, then check it: the app computes "
-    "the answer on the lesson's own numbers, shows them and explains. **Try it yourself** then loads those numbers "
-    "into the explorer and opens the page that shows them; **Undo** in the sidebar brings your own numbers back."
+    _("{n} short lessons, one idea each. Read the setup, commit a prediction, then check it: the app computes "
+      "the answer on the lesson's own numbers, shows them and explains. **Try it yourself** then loads those numbers "
+      "into the explorer and opens the page that shows them; **Undo** in the sidebar brings your own numbers back."
+      ).format(n=n_lessons)
 )
 
 # ---- the course: progress and the lesson open --------------------------------------------------------------------
 answered, right = lesson_ui.progress()
-st.progress(answered / n_lessons, text=f"{answered} of {n_lessons} lessons answered, {right} right")
+st.progress(answered / n_lessons, text=_("{answered} of {n} lessons answered, {right} right").format(
+    answered=answered, n=n_lessons, right=right))
 lesson = lesson_ui.current()
 at = lessons.index_of(lesson.key)
-titles = [f"{i + 1}. {x.title}" for i, x in enumerate(lessons.LESSONS)]  # fixed: the browser keeps a shown label
-st.selectbox("Lesson", list(range(n_lessons)), width=520, format_func=titles.__getitem__,
+titles = [f"{i + 1}. {_(x.title)}" for i, x in enumerate(lessons.LESSONS)]  # made now: format_func runs later too
+st.selectbox(_("Lesson"), list(range(n_lessons)), width=520, format_func=titles.__getitem__,
              **state.bind(PICK, at, lambda: lesson_ui.open_lesson(lessons.LESSONS[st.session_state[PICK]].key)))
-with st.expander("All lessons and how you did"):
-    st.markdown(text.md_table(["lesson", "your answer"], [[t, lesson_ui.status(x.key)]
-                                                          for t, x in zip(titles, lessons.LESSONS, strict=True)]))
+with st.expander(_("All lessons and how you did")):
+    st.markdown(text.md_table([_("lesson"), _("your answer")], [[t, lesson_ui.status(x.key)]
+                                                                for t, x in zip(titles, lessons.LESSONS, strict=True)]))
 lesson_ui.keep_in_address_bar(lesson)
 try:
     w = lesson_ui.worked(lesson)  # the configuration, its attention trace and the answer, computed by attn_core
 except attn_models.ModelError as err:  # a model lesson without its model (no network and no cached copy)
-    st.header(f"{at + 1}. {lesson.title}")
-    st.warning(text.md_escape(str(err)), icon=":material/cloud_off:")
-    st.info("This lesson looks inside a pretrained model, and its weights cannot be read here. Skip it: the other "
-            "lessons need nothing but this app.", icon=":material/info:")
+    st.header(f"{at + 1}. {_(lesson.title)}")
+    st.warning(text.md_escape(i18n.error_text(err)), icon=":material/cloud_off:")
+    st.info(_("This lesson looks inside a pretrained model, and its weights cannot be read here. Skip it: the other "
+              "lessons need nothing but this app."), icon=":material/info:")
     st.divider()
     lesson_ui.move_on(lesson)
     st.stop()
-facts = w.solution.facts
+facts = lessons.localized(w.solution.facts, _)  # the facts that are words, in the learner's language
 
 
 def fill(template: str) -> str:
-    return lessons.fill(template, facts, precision)
+    """A lesson's text (a marked English template) in the learner's language, its facts filled in."""
+    return lessons.fill(_(template), facts, precision)
 
 
-st.header(f"{at + 1}. {lesson.title}")
-st.caption(f"Lesson {at + 1} of {n_lessons} · {lesson_ui.status(lesson.key)}")
+def width_of(title: str) -> int:
+    """About how many 7 px characters a title line needs (a CJK character takes two)."""
+    return sum(2 if ord(c) >= 0x2E80 else 1 for c in title)
+
+
+st.header(f"{at + 1}. {_(lesson.title)}")
+st.caption(_("Lesson {at} of {n} · {status}").format(at=at + 1, n=n_lessons, status=lesson_ui.status(lesson.key)))
 st.markdown(fill(lesson.setup))
 if lesson.shows:
     cfg = w.config
@@ -77,7 +87,7 @@ if lesson.shows:
     for place, name, m, r in zip(places, lesson.shows, mats, rows, strict=True):
         with place:
             matrix_block(MATRIX_NAMES[name], "", m, r, text.dim_labels(m.shape[1]),
-                         y_title="token" if name == "x" else "row", x_title="column")
+                         y_title=_("token") if name == "x" else _("row"), x_title=_("column"))
 
 st.markdown(f"**{fill(lesson.question)}**")
 attempt = lesson_ui.shown_attempt(lesson.key)
@@ -85,48 +95,55 @@ attempt = lesson_ui.shown_attempt(lesson.key)
 # ---- predict ----------------------------------------------------------------------------------------------------
 if attempt is None:
     guess = lesson_ui.prediction(w, precision)
-    st.button("Check my answer", key=lesson_ui.CHECK, icon=":material/check:",
+    st.button(_("Check my answer"), key=lesson_ui.CHECK, icon=":material/check:",
               disabled=guess is None, on_click=lesson_ui.commit)
 
 # ---- reveal -----------------------------------------------------------------------------------------------------
 else:
     guess, is_right = attempt
-    answer = lessons.answer_text(w, w.solution.answer, precision)
+    answer = lessons.answer_text(w, w.solution.answer, precision, _)
     if is_right:
-        st.success(f"**Right.** The answer is {answer}.", icon=":material/check_circle:")
+        st.success(_("**Right.** The answer is {answer}.").format(answer=answer), icon=":material/check_circle:")
     else:
-        st.error(f"**Not quite.** You said {lessons.answer_text(w, guess, precision)}; the answer is {answer}.",
-                 icon=":material/cancel:")
+        st.error(_("**Not quite.** You said {guess}; the answer is {answer}.").format(
+            guess=lessons.answer_text(w, guess, precision, _), answer=answer), icon=":material/cancel:")
 
-    st.markdown("**The numbers**, computed on this lesson's configuration:")
-    st.markdown(text.md_table(["what", "value"], [[what, lessons.show(facts[name], precision)]
-                                              for what, name in w.solution.numbers]))
+    st.markdown(_("**The numbers**, computed on this lesson's configuration:"))
+    st.markdown(text.md_table([_("what"), _("value")], [[_(what), lessons.show(facts[name], precision)]
+                                                        for what, name in w.solution.numbers]))
     matrices = [v for v in w.solution.views if isinstance(v, lessons.MatrixView)]
+    view_titles = [fill(v.title) for v in matrices]
     signed = heatmap.shared_domain(*(v.values for v in matrices if v.kind == "signed"))  # one scale: comparable
     places = controls.side_by_side([max(heatmap.heatmap_width(v.values, list(v.rows), precision),
-                                        7 * len(v.title) + 100) for v in matrices])  # room for the title line
-    for place, v in zip(places, matrices, strict=True):
+                                        7 * width_of(title) + 100)  # room for the title line
+                                    for v, title in zip(matrices, view_titles, strict=True)])
+    for place, v, title in zip(places, matrices, view_titles, strict=True):
         with place:
             if v.n_heads > 1:  # the heads' column slices marked
-                st.markdown(f"**{v.title}** · shape {v.values.shape[0]} × {v.values.shape[1]}")
+                st.markdown(_("**{title}** · shape {rows} × {cols}").format(title=title, rows=v.values.shape[0],
+                                                                             cols=v.values.shape[1]))
                 charts.show_chart(head_views.head_matrix(v.values, list(v.rows), n_heads=v.n_heads, title="",
-                                                         y_title=v.y_title, x_title=v.x_title,
+                                                         y_title=_(v.y_title), x_title=_(v.x_title),
                                                          precision=precision))
             else:
-                matrix_block(v.title, "", v.values, list(v.rows), list(v.cols), kind=v.kind, y_title=v.y_title,
-                             x_title=v.x_title, masked=v.masked, domain=signed if v.kind == "signed" else None)
+                matrix_block(title, "", v.values, list(v.rows), list(v.cols), kind=v.kind, y_title=_(v.y_title),
+                             x_title=_(v.x_title), masked=v.masked, domain=signed if v.kind == "signed" else None)
     for v in w.solution.views:
         if isinstance(v, lessons.BarsView):
-            charts.show_chart(lesson_views.bars(v.title, v.categories, v.series, y_title=v.y_title,
-                                                precision=precision, stacked=v.stacked))
+            categories = (tuple(_(v.category_label).format(category=c) for c in v.categories) if v.category_label
+                          else v.categories)
+            charts.show_chart(lesson_views.bars(fill(v.title), categories,
+                                                tuple((_(name), values) for name, values in v.series),
+                                                y_title=_(v.y_title), precision=precision, stacked=v.stacked))
     st.markdown(fill(lesson.explanation))
 
     row = st.container(horizontal=True)
-    if row.button(f"Try it yourself on {lesson.page.title}", key="learn_try",
+    if row.button(_("Try it yourself on {page}").format(page=_(lesson.page.title)), key="learn_try",
                   icon=":material/play_arrow:"):
         lesson_ui.try_it(w)
-    row.button("Try again", key="learn_retry", icon=":material/replay:", on_click=lesson_ui.retry)
-    st.caption(f"**Try it yourself** loads this lesson's numbers into the explorer. There: {fill(lesson.hint)}")
+    row.button(_("Try again"), key="learn_retry", icon=":material/replay:", on_click=lesson_ui.retry)
+    st.caption(_("**Try it yourself** loads this lesson's numbers into the explorer. There: {hint}").format(
+        hint=fill(lesson.hint)))
 
 # ---- move on ----------------------------------------------------------------------------------------------------
 st.divider()

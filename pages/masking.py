@@ -16,25 +16,28 @@ from attn_ui import (
     frame,
     grid_editor,
     heatmap,
+    i18n,
     masking_views,
     registry,
     state,
     step_by_step,
     text,
 )
+from attn_ui.i18n import N_, _
 from attn_ui.matrix_display import formula, matrix_block
 
 frame.page_start(registry.MASKING)
 
 KIND, PAD, FACTOR = "masking_kind", "masking_pad", "masking_factor"  # widget keys
+KIND_LABELS = {"none": N_("none"), "causal": N_("causal"), "padding": N_("padding"), "custom": N_("custom")}
 KIND_CAPTIONS = {
-    "none": "every query sees every key",
-    "causal": "a token sees itself and earlier ones (as in a decoder)",
-    "padding": "no query sees a padding token",
-    "custom": "tick the pairs yourself",
+    "none": N_("every query sees every key"),
+    "causal": N_("a token sees itself and earlier ones (as in a decoder)"),
+    "padding": N_("no query sees a padding token"),
+    "custom": N_("tick the pairs yourself"),
 }
-NO_CAUSAL = ("Causal is not offered: with cross-attention the queries (rows of Y) and the keys (rows of X) come from "
-             "two sequences, so “the tokens before it” has no meaning. Padding and custom masks work as usual.")
+NO_CAUSAL = N_("Causal is not offered: with cross-attention the queries (rows of Y) and the keys (rows of X) come "
+               "from two sequences, so “the tokens before it” has no meaning. Padding and custom masks work as usual.")
 FACTORS = [1, 10, 100, 1000, 10_000]
 
 
@@ -58,7 +61,7 @@ def custom_mask_editor(mask: np.ndarray, queries: list[str], keys: list[str], *,
     for self-attention). The key changes with the mask, so the grid always starts from the configuration's values.
     """
     key = f"masking_custom_{mask.shape[0]}x{mask.shape[1]}_{zlib.crc32(np.packbits(mask).tobytes()):08x}"
-    grid = pd.DataFrame(mask, index=pd.Index(queries, name="query ↓ key →"), columns=keys)
+    grid = pd.DataFrame(mask, index=pd.Index(queries, name=_("query ↓ key →")), columns=keys)
     edited = st.data_editor(
         grid, key=key, num_rows="fixed", width="content",
         column_config={c: st.column_config.CheckboxColumn(c, default=True) for c in keys},
@@ -68,34 +71,34 @@ def custom_mask_editor(mask: np.ndarray, queries: list[str], keys: list[str], *,
         set_custom(new)
         st.rerun()  # draw the grid again under the key of the new mask
     row = st.container(horizontal=True)
-    row.button("Allow every pair", on_click=set_custom, args=(np.ones(mask.shape, dtype=bool),))
+    row.button(_("Allow every pair"), on_click=set_custom, args=(np.ones(mask.shape, dtype=bool),))
     if causal:
-        row.button("Start from causal", on_click=set_custom, args=(causal_mask(mask.shape[0]),))
-    row.button("Block every pair", on_click=set_custom, args=(np.zeros(mask.shape, dtype=bool),))
+        row.button(_("Start from causal"), on_click=set_custom, args=(causal_mask(mask.shape[0]),))
+    row.button(_("Block every pair"), on_click=set_custom, args=(np.zeros(mask.shape, dtype=bool),))
 
 
 cfg = state.config()
-st.markdown(
+st.markdown(_(
     "A mask says which keys each query may attend to. Before softmax, the scores of forbidden pairs are set "
     "to −∞ (by adding a matrix M of 0 and −∞), so exp gives exactly 0 there and the weights of the allowed "
     "keys still sum to 1. The mask you choose here is part of your configuration: Step by step and "
     "Multi-head use it too."
-)
+))
 grid_editor.pending_errors_banner()
 queries, labels = text.query_labels(cfg), text.token_labels(cfg)  # rows (queries) and columns (keys: X's tokens)
 
 kinds = [k for k in MASK_KINDS if not (cfg.cross and k == "causal")]  # causal needs one sequence
-st.radio("Mask", kinds, **state.bind(KIND, cfg.mask_kind, set_kind), horizontal=True,
-         captions=[KIND_CAPTIONS[k] for k in kinds])
+st.radio(_("Mask"), kinds, **state.bind(KIND, cfg.mask_kind, set_kind), horizontal=True,
+         format_func=i18n.option_labels(KIND_LABELS), captions=[_(KIND_CAPTIONS[k]) for k in kinds])
 if cfg.cross:
-    st.caption(NO_CAUSAL)
+    st.caption(_(NO_CAUSAL))
 if cfg.mask_kind == "padding":
-    st.multiselect("Padding tokens" + (" of X (the keys)" if cfg.cross else ""), list(range(cfg.n_seq)),
+    st.multiselect(_("Padding tokens of X (the keys)") if cfg.cross else _("Padding tokens"), list(range(cfg.n_seq)),
                    format_func=lambda i: labels[i],
                    **state.bind(PAD, [i for i, p in enumerate(cfg.is_pad) if p], set_padding),
-                   placeholder="Choose the tokens that are padding")
+                   placeholder=_("Choose the tokens that are padding"))
 elif cfg.mask_kind == "custom":
-    st.markdown("**Custom mask**: ticked = the query (row) may attend to the key (column).")
+    st.markdown(_("**Custom mask**: ticked = the query (row) may attend to the key (column)."))
     custom_mask_editor(cfg.custom_mask, queries, labels, causal=not cfg.cross)
 
 trace = compute.current_trace()
@@ -103,88 +106,99 @@ head = controls.head_selector(cfg.n_heads, "masking")
 t = trace.heads[head]
 u = compute.trace(replace(cfg, mask_kind="none")).heads[head]
 mask = np.ones(t.weights.shape, dtype=bool) if t.mask is None else t.mask  # [n_q, n_k]
-head_note = f" (head {head})" if cfg.n_heads > 1 else ""
+per_head = cfg.n_heads > 1  # titles name the head
 score = step_by_step.SCORE_LATEX[cfg.score]  # QK^T, or the configuration's other score function
 shape = f"{cfg.n_q} × {cfg.n_seq}"
 
 if t.fully_masked_rows:
     names = ", ".join(text.md_escape(queries[i]) for i in t.fully_masked_rows)
     st.info(
-        f"**Every key is masked for query {names}.** Its scores are all −∞, and softmax of such a row would be "
-        "0 / 0 = NaN. Here it gets weights of all zeros (row sum 0) and an output row of zeros: the query "
-        "receives nothing.",
+        _("**Every key is masked for query {names}.** Its scores are all −∞, and softmax of such a row would be "
+          "0 / 0 = NaN. Here it gets weights of all zeros (row sum 0) and an output row of zeros: the query "
+          "receives nothing.").format(names=names),
         icon=":material/block:",
     )
 
-st.header("The mask")
+st.header(_("The mask"))
 left, right = controls.pair(mask.astype(float), additive_mask(mask), queries)
 with left:
-    st.markdown(f"**Boolean mask** · shape {shape}")
-    st.caption("1 = may attend; grey 0 = masked. " + masking_views.how_built(cfg))
+    st.markdown(_("**Boolean mask** · shape {shape}").format(shape=shape))
+    st.caption(_("1 = may attend; grey 0 = masked. {how}").format(how=masking_views.how_built(cfg)))
     charts.show_chart(masking_views.mask_heatmap(mask, queries, labels))
 with right:
-    matrix_block("Additive mask M", r"M_{ij} = 0 \text{ if allowed, } -\infty \text{ if masked}",
-                 additive_mask(mask), queries, labels, y_title="query", x_title="key")
+    # the words in the formula are translated, its layout is not
+    m_formula = r"M_{ij} = 0 \text{ " + _("if allowed,") + r" } -\infty \text{ " + _("if masked") + "}"
+    matrix_block(_("Additive mask M"), m_formula, additive_mask(mask), queries, labels,
+                 y_title=_("query"), x_title=_("key"))
 
-st.header("Scores before and after the mask")
+st.header(_("Scores before and after the mask"))
 domain = heatmap.shared_domain(t.scaled, t.masked)
 left, right = controls.pair(t.scaled, t.masked, queries)
 with left:
-    matrix_block("Scaled scores" + head_note, rf"{score} / {t.divisor:.4g}", t.scaled, queries, labels,
-                 y_title="query", x_title="key", domain=domain)
+    matrix_block(_("Scaled scores (head {head})").format(head=head) if per_head else _("Scaled scores"),
+                 rf"{score} / {t.divisor:.4g}", t.scaled, queries, labels,
+                 y_title=_("query"), x_title=_("key"), domain=domain)
 with right:
-    matrix_block("Scaled scores + M" + head_note, rf"{score} / {t.divisor:.4g} + M", t.masked, queries, labels,
-                 y_title="query", x_title="key", domain=domain)
+    matrix_block(_("Scaled scores + M (head {head})").format(head=head) if per_head else _("Scaled scores + M"),
+                 rf"{score} / {t.divisor:.4g} + M", t.masked, queries, labels,
+                 y_title=_("query"), x_title=_("key"), domain=domain)
 
-st.header("Weights before and after the mask")
+st.header(_("Weights before and after the mask"))
 left, right = controls.pair(u.weights, t.weights, queries, extra_b=masking_views.ROW_SUM_WIDTH)
 with left:
-    matrix_block("Weights, no mask" + head_note, rf"\mathrm{{softmax}}({score} / s)", u.weights, queries, labels,
-                 kind="weights", y_title="query", x_title="key")
+    matrix_block(_("Weights, no mask (head {head})").format(head=head) if per_head else _("Weights, no mask"),
+                 rf"\mathrm{{softmax}}({score} / s)", u.weights, queries, labels,
+                 kind="weights", y_title=_("query"), x_title=_("key"))
 with right:
-    st.markdown(f"**Weights, masked{head_note}** · shape {shape}, and each row's sum")
+    st.markdown((_("**Weights, masked (head {head})** · shape {shape}, and each row's sum") if per_head else
+                 _("**Weights, masked** · shape {shape}, and each row's sum")).format(head=head, shape=shape))
     st.latex(rf"\mathrm{{softmax}}({score} / s + M)")
-    st.caption("Grey = masked, weight exactly 0; a small weight is pale blue. Each row sums to 1, "
-               "or to 0 when every key is masked.")
+    st.caption(_("Grey = masked, weight exactly 0; a small weight is pale blue. Each row sums to 1, "
+                 "or to 0 when every key is masked."))
     charts.show_chart(masking_views.weights_with_row_sums(t.weights, t.mask, queries, labels,
                                                           precision=controls.precision()))
 
-st.header("Why softmax subtracts the row maximum")
-st.markdown(
+st.header(_("Why softmax subtracts the row maximum"))
+st.markdown(_(
     "The English notebook's softmax is `np.exp(x) / np.sum(np.exp(x))`. float64 stops at about 1.8 · 10³⁰⁸ = "
     "e^709.78, so a score above 709.78 makes exp overflow to +inf, and inf / inf is NaN. The Korean blog post "
     "subtracts the row maximum m first. The weights are the same,"
-)
+))
 formula(r"\frac{e^{x_j - m}}{\sum_k e^{x_k - m}} = \frac{e^{x_j}}{\sum_k e^{x_k}}, \qquad m = \max_k x_k,")
-st.markdown(
+st.markdown(_(
     "but every exponent is ≤ 0, so exp stays between 0 and 1. Here is one row of the scores + M, multiplied "
     "to make it large."
-)
+))
 left, right = st.columns(2)
 with left:
     i = controls.query_selector(queries, "masking")
 with right:
-    factor = st.select_slider("Multiply the row's scores by", FACTORS, value=1000, key=FACTOR,
+    factor = st.select_slider(_("Multiply the row's scores by"), FACTORS, value=1000, key=FACTOR,
                               format_func=lambda f: f"× {f:,}")
 try:
     cmp = analysis.compare_softmax(t.masked[i] * factor)
 except AttentionInputError as err:
-    st.warning(f"{text.md_escape(str(err))} Choose a smaller factor.", icon=":material/warning:")
+    st.warning(_("{error} Choose a smaller factor.").format(error=text.md_escape(i18n.error_text(err))),
+               icon=":material/warning:")
     st.stop()
 st.dataframe(masking_views.softmax_table(cmp, labels, precision=controls.precision()))
-st.caption(f"{masking_views.OVERFLOW_MARK} marks a number that overflowed to +inf or became NaN.")
+st.caption(_("{mark} marks a number that overflowed to +inf or became NaN.").format(mark=masking_views.OVERFLOW_MARK))
 if cmp.overflow.any():
     over = ", ".join(text.md_escape(labels[j]) for j in np.flatnonzero(cmp.overflow))
-    st.markdown(
-        f"The naive exp overflows for key {over}: the score is above {analysis.MAX_EXP:.2f}, exp gives +inf, "
-        + ("and +inf / +inf = NaN for every key: the naive formula gives no weights at all. "
-           if cmp.overflow.all() else
-           "and +inf / +inf = NaN there, while every other weight becomes x / inf = 0. ")
-        + "The stable softmax gives finite weights that sum to 1."
+    overflows = _(
+        "The naive exp overflows for key {keys}: the score is above {max_exp}, exp gives +inf, and +inf / +inf = "
+        "NaN for every key: the naive formula gives no weights at all. The stable softmax gives finite weights "
+        "that sum to 1."
+    ) if cmp.overflow.all() else _(
+        "The naive exp overflows for key {keys}: the score is above {max_exp}, exp gives +inf, and +inf / +inf = "
+        "NaN there, while every other weight becomes x / inf = 0. The stable softmax gives finite weights that sum "
+        "to 1."
     )
+    st.markdown(overflows.format(keys=over, max_exp=f"{analysis.MAX_EXP:.2f}"))
 elif cmp.naive_nan.any():
-    st.markdown("Every key is masked in this row: the naive exp gives 0 everywhere and 0 / 0 = NaN; "
-                "the stable softmax (the one this app uses) gives zeros.")
+    st.markdown(_("Every key is masked in this row: the naive exp gives 0 everywhere and 0 / 0 = NaN; "
+                  "the stable softmax (the one this app uses) gives zeros."))
 else:
-    st.markdown(f"No score in this row is above {analysis.MAX_EXP:.2f}, so the naive softmax still works: "
-                "choose a larger factor (or another query) to see it overflow.")
+    st.markdown(_("No score in this row is above {max_exp}, so the naive softmax still works: "
+                  "choose a larger factor (or another query) to see it overflow.").format(
+                      max_exp=f"{analysis.MAX_EXP:.2f}"))

@@ -6,13 +6,14 @@ import streamlit as st
 
 import attn_models
 from attn_core import LIMITS
-from attn_ui import charts, controls, frame, heatmap, model_views, registry, state, text
+from attn_ui import charts, controls, frame, heatmap, i18n, model_views, registry, state, text
+from attn_ui.i18n import _
 
 frame.page_start(registry.MODEL)
 
 SENTENCE, PAD_TO, LAYER, HEAD = state.MODEL_SENTENCE, state.MODEL_PAD_TO, state.MODEL_LAYER, state.MODEL_HEAD
 OTHER, VIEW = state.MODEL_OTHER, state.MODEL_VIEW
-DEFAULT_SENTENCE = "The cat sat on the mat because it was tired."
+DEFAULT_SENTENCE = "The cat sat on the mat because it was tired."  # input of an English model: not translated
 
 
 def use_other_model() -> None:
@@ -29,109 +30,119 @@ def pick_from_view() -> None:
 
 if notice := state.pop_notice():
     st.warning(text.md_escape(notice), icon=":material/warning:")
-st.markdown(
+st.markdown(_(
     "The same attention you edit on the other pages, in a **pretrained transformer**: a BERT-family encoder reads "
     "your sentence, and every one of its self-attention layers is computed by this app's own core (`attn_core`, "
     "float64 numpy), on the model's real weights. Pick a head, then **open it in the explorer**: every page then "
     "shows and lets you edit that layer's real X, W_Q, W_K, W_V and W_O."
-)
+))
 
 # ---- the model ---------------------------------------------------------------------------------------------
 source = model_views.source()
 try:
     model = model_views.model(source)
 except attn_models.ModelUnavailableError as err:
-    st.warning(text.md_escape(str(err)), icon=":material/cloud_off:")
-    st.info("The other pages keep working with your own numbers.", icon=":material/info:")
+    st.warning(text.md_escape(i18n.error_text(err)), icon=":material/cloud_off:")
+    st.info(_("The other pages keep working with your own numbers."), icon=":material/info:")
     model = None
 except attn_models.ModelError as err:
-    st.error(text.md_escape(str(err)), icon=":material/error:")
+    st.error(text.md_escape(i18n.error_text(err)), icon=":material/error:")
     model = None
-with st.expander("Use another model", icon=":material/swap_horiz:", expanded=model is None):
-    st.text_input("A Hugging Face repo id (owner/name) or a folder on this machine",
-                  placeholder=attn_models.DEFAULT_MODEL, help="A BERT-family encoder with config.json, tokenizer.json "
-                  "and model.safetensors whose widths fit the app's caps (hidden size up to "
-                  f"{LIMITS.d_model - 1}, so that X with its bias column is at most {LIMITS.d_model} wide; at most "
-                  f"{LIMITS.n_heads} heads). Empty: the default model.",
+with st.expander(_("Use another model"), icon=":material/swap_horiz:", expanded=model is None):
+    st.text_input(_("A Hugging Face repo id (owner/name) or a folder on this machine"),
+                  placeholder=attn_models.DEFAULT_MODEL, help=_(
+                      "A BERT-family encoder with config.json, tokenizer.json and model.safetensors whose widths fit "
+                      "the app's caps (hidden size up to {most}, so that X with its bias column is at most {d_model} "
+                      "wide; at most {heads} heads). Empty: the default model."
+                  ).format(most=LIMITS.d_model - 1, d_model=LIMITS.d_model, heads=LIMITS.n_heads),
                   **state.bind(OTHER, state.kept(OTHER, ""), use_other_model))
 if model is None:
     st.stop()
 cfg_m = model.config
-st.caption(f"**{text.md_escape(model.name)}** · {cfg_m.n_layers} layers × {cfg_m.n_heads} heads · d_model "
-           f"{cfg_m.d_model} · d_k {cfg_m.d_k} per head · feed-forward {cfg_m.d_ff} · vocabulary {cfg_m.vocab_size:,}"
-           f" WordPiece tokens")
+st.caption(_("**{name}** · {layers} layers × {heads} heads · d_model {d_model} · d_k {d_k} per head · feed-forward "
+             "{d_ff} · vocabulary {vocab:,} WordPiece tokens").format(
+    name=text.md_escape(model.name), layers=cfg_m.n_layers, heads=cfg_m.n_heads, d_model=cfg_m.d_model, d_k=cfg_m.d_k,
+    d_ff=cfg_m.d_ff, vocab=cfg_m.vocab_size))
 
 # ---- the sentence ----------------------------------------------------------------------------------------------
 left, right = st.columns([4, 1], vertical_alignment="bottom")
-sentence = left.text_input("Sentence", max_chars=4_000,
+sentence = left.text_input(_("Sentence"), max_chars=4_000,
                            **state.bind(SENTENCE, state.kept(SENTENCE, DEFAULT_SENTENCE)))
 pad_to = int(right.number_input(
-    "Pad to (tokens)", min_value=0, max_value=cfg_m.max_tokens, step=1,
-    help="Append [PAD] tokens up to this length; the padding mask keeps every query from attending to them. "
-         "0: no padding.", **state.bind(PAD_TO, min(int(state.kept(PAD_TO, 0)), cfg_m.max_tokens))))
+    _("Pad to (tokens)"), min_value=0, max_value=cfg_m.max_tokens, step=1,
+    help=_("Append [PAD] tokens up to this length; the padding mask keeps every query from attending to them. "
+           "0: no padding."), **state.bind(PAD_TO, min(int(state.kept(PAD_TO, 0)), cfg_m.max_tokens))))
 enc = model.encode(sentence, pad_to or None)
 n_seq = len(enc.tokens)
-st.markdown(f"**{n_seq} WordPiece tokens** (with [CLS] and [SEP]; at most {cfg_m.max_tokens}) · "
-            + " · ".join(text.md_escape(t) for t in enc.tokens[:cfg_m.max_tokens + 1]))
+tokens_line = _("**{n} WordPiece tokens** (with [CLS] and [SEP]; at most {most})").format(n=n_seq,
+                                                                                          most=cfg_m.max_tokens)
+st.markdown(tokens_line + " · " + " · ".join(text.md_escape(t) for t in enc.tokens[:cfg_m.max_tokens + 1]))
 try:
     model.check_length(n_seq)
 except attn_models.ModelError as err:
-    st.error(text.md_escape(str(err)), icon=":material/error:")
+    st.error(text.md_escape(i18n.error_text(err)), icon=":material/error:")
     st.stop()
 
 run = model_views.forward(source, sentence, pad_to)
 
 # ---- every layer and head -----------------------------------------------------------------------------------
-st.header("Every layer and head")
-st.caption("One small heatmap per head: row = query token, column = key token, darker = more weight. Heads of one "
-           "layer read the same input; each layer reads the one before.")
+st.header(_("Every layer and head"))
+st.caption(_("One small heatmap per head: row = query token, column = key token, darker = more weight. Heads of one "
+             "layer read the same input; each layer reads the one before."))
 charts.show_chart(model_views.model_view(run.attentions, run.tokens, run.is_pad), key=VIEW, on_select=pick_from_view,
                   selection_mode=model_views.PICK)
 
 # ---- one head ------------------------------------------------------------------------------------------------------
-st.header("One head")
+st.header(_("One head"))
 pick = st.container(horizontal=True)
-layer = pick.selectbox("Layer", list(range(cfg_m.n_layers)), width=160,
+layer = pick.selectbox(_("Layer"), list(range(cfg_m.n_layers)), width=160,
                        **state.bind(LAYER, state.kept(LAYER, 0, list(range(cfg_m.n_layers)))))
-head = pick.selectbox("Head", list(range(cfg_m.n_heads)), width=160,
+head = pick.selectbox(_("Head"), list(range(cfg_m.n_heads)), width=160,
                       **state.bind(HEAD, state.kept(HEAD, 0, list(range(cfg_m.n_heads)))))
 weights = run.attentions[layer, head]  # [n_seq, n_seq]
 labels = [f"{i}: {t}" for i, t in enumerate(run.tokens)]
-st.markdown(f"**Layer {layer}, head {head}**: "
-            f"{text.md_escape(attn_models.describe_head(weights, run.tokens, run.is_pad))}.")
+st.markdown(_("**Layer {layer}, head {head}**: {what}.").format(
+    layer=layer, head=head, what=text.md_escape(model_views.head_text(weights, run.tokens, run.is_pad))))
 charts.show_chart(heatmap.heatmap(
-    weights, labels, labels, kind="weights", precision=min(controls.precision(), 2), x_title="key", y_title="query",
-    title=f"layer {layer}, head {head}: attention weights", masked=np.broadcast_to(run.is_pad, weights.shape)))
-if st.button("Open this head in the explorer", key="model_open", icon=":material/open_in_new:",
-             help="Loads this layer into the configuration: Inputs & weights, Step by step, Scaling, Masking, "
-                  "Multi-head and Share & export then work on its real numbers (this head chosen)."):
+    weights, labels, labels, kind="weights", precision=min(controls.precision(), 2), x_title=_("key"),
+    y_title=_("query"), title=_("layer {layer}, head {head}: attention weights").format(layer=layer, head=head),
+    masked=np.broadcast_to(run.is_pad, weights.shape)))
+if st.button(_("Open this head in the explorer"), key="model_open", icon=":material/open_in_new:",
+             help=_("Loads this layer into the configuration: Inputs & weights, Step by step, Scaling, Masking, "
+                    "Multi-head and Share & export then work on its real numbers (this head chosen).")):
     if message := model_views.open_layer(source, sentence, pad_to, layer, head):
         st.error(text.md_escape(message), icon=":material/error:")
     else:
         st.switch_page(registry.STEPS.file)
-st.caption(f"Opening it puts layer {layer} into the explorer: X = the layer's input ({n_seq} tokens × d_model "
-           f"{cfg_m.d_model}) with a constant-1 column appended (the bias feature, column {cfg_m.d_model}); W_Q, W_K, "
-           f"W_V = the layer's projections ({cfg_m.d_model + 1} × {cfg_m.d_model}, their bias the last row); "
-           f"{cfg_m.n_heads} heads of d_k {cfg_m.d_k}; W_O = its output projection; scaled by √d_k"
-           + ("; the padding mask." if run.is_pad.any() else "."))
+opening = dict(layer=layer, n=n_seq, d_model=cfg_m.d_model, rows=cfg_m.d_model + 1, heads=cfg_m.n_heads, d_k=cfg_m.d_k)
+if run.is_pad.any():
+    st.caption(_("Opening it puts layer {layer} into the explorer: X = the layer's input ({n} tokens × d_model "
+                 "{d_model}) with a constant-1 column appended (the bias feature, column {d_model}); W_Q, W_K, W_V = "
+                 "the layer's projections ({rows} × {d_model}, their bias the last row); {heads} heads of d_k {d_k}; "
+                 "W_O = its output projection; scaled by √d_k; the padding mask.").format(**opening))
+else:
+    st.caption(_("Opening it puts layer {layer} into the explorer: X = the layer's input ({n} tokens × d_model "
+                 "{d_model}) with a constant-1 column appended (the bias feature, column {d_model}); W_Q, W_K, W_V = "
+                 "the layer's projections ({rows} × {d_model}, their bias the last row); {heads} heads of d_k {d_k}; "
+                 "W_O = its output projection; scaled by √d_k.").format(**opening))
 
 # ---- the configuration, when it came from a model --------------------------------------------------------------
 cfg = state.config()
 origin = model_views.model_origin(cfg)
 if origin is not None:
-    st.header("In the explorer now")
-    st.markdown(text.origin_text(origin) + f" Opened with head {origin['head']} chosen.")
+    st.header(_("In the explorer now"))
+    st.markdown(text.origin_text(origin) + " " + _("Opened with head {head} chosen.").format(head=origin["head"]))
     try:
         is_edited, b_o = model_views.edited(cfg), model_views.model(origin["model"]).output_bias(origin["layer"])
     except attn_models.ModelError as err:
-        st.warning(text.md_escape(str(err)), icon=":material/warning:")
+        st.warning(text.md_escape(i18n.error_text(err)), icon=":material/warning:")
         st.stop()
     if is_edited:
-        st.info("You have edited these numbers since: they are no longer the model's.", icon=":material/edit:")
-        st.button("Back to the model's weights", key="model_back", icon=":material/restore:",
+        st.info(_("You have edited these numbers since: they are no longer the model's."), icon=":material/edit:")
+        st.button(_("Back to the model's weights"), key="model_back", icon=":material/restore:",
                   on_click=model_views.back_to_model)
-    st.markdown(f"**b_O**, the attention output's bias · shape 1 × {b_o.size}. The explorer's output is "
-                "concat · W_O; the model adds b_O to it, then the residual (+ X without its bias column) and a "
-                "LayerNorm, then the feed-forward block: that is the next layer's X.")
+    st.markdown(_("**b_O**, the attention output's bias · shape 1 × {size}. The explorer's output is concat · W_O; "
+                  "the model adds b_O to it, then the residual (+ X without its bias column) and a LayerNorm, then "
+                  "the feed-forward block: that is the next layer's X.").format(size=b_o.size))
     charts.show_chart(heatmap.heatmap(b_o[None, :], ["b_O"], text.dim_labels(b_o.size), title="b_O",
-                                      precision=controls.precision(), x_title="output dimension"))
+                                      precision=controls.precision(), x_title=_("output dimension")))

@@ -5,7 +5,20 @@ import numpy as np
 import streamlit as st
 
 from attn_core import LIMITS, SCORE_FUNCTIONS, SCORE_MATRICES, config_mask
-from attn_ui import compute, controls, frame, grid_editor, heatmap, registry, score_views, state, step_by_step, text
+from attn_ui import (
+    compute,
+    controls,
+    frame,
+    grid_editor,
+    heatmap,
+    i18n,
+    registry,
+    score_views,
+    state,
+    step_by_step,
+    text,
+)
+from attn_ui.i18n import N_, _, ngettext
 from attn_ui.matrix_display import matrix_block
 
 frame.page_start(registry.SCORES)
@@ -14,12 +27,13 @@ KIND, D_A, QUERY = "scores_kind", "scores_d_a", "scores_query"  # widget keys: t
 # additive's d_a, the query whose scores are made
 #: the extra weights of each score function: (name, shape in words, its role)
 ROLES = {
-    "w_a": ("W_a", "[d_q, n_heads·d_k]", "each head's queries are multiplied by its column slice before the dot "
-            "product with the keys: score = (q W_a) · k. The identity gives back the dot product."),
-    "w_1": ("W_1", "[d_q, n_heads·d_a]", "turns each query into d_a features per head."),
-    "w_2": ("W_2", "[d_k, n_heads·d_a]", "turns each key into d_a features per head; they are added to the query's "
-            "and squashed by tanh."),
-    "v_a": ("v_a", "[1, n_heads·d_a]", "weighs each head's d_a tanh features into one score."),
+    "w_a": ("W_a", "[d_q, n_heads·d_k]", N_("each head's queries are multiplied by its column slice before the dot "
+                                            "product with the keys: score = (q W_a) · k. The identity gives back the "
+                                            "dot product.")),
+    "w_1": ("W_1", "[d_q, n_heads·d_a]", N_("turns each query into d_a features per head.")),
+    "w_2": ("W_2", "[d_k, n_heads·d_a]", N_("turns each key into d_a features per head; they are added to the "
+                                            "query's and squashed by tanh.")),
+    "v_a": ("v_a", "[1, n_heads·d_a]", N_("weighs each head's d_a tanh features into one score.")),
 }
 SCORE_LATEX = {  # one query row q and one key row k (row vectors, as everywhere in the app)
     "dot": r"q\,k^\top",
@@ -30,7 +44,8 @@ SCORE_LATEX = {  # one query row q and one key row k (row vectors, as everywhere
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def comparison(q: np.ndarray, k: np.ndarray, v: np.ndarray, functions: dict, h: int, n_heads: int,
-               scale: str | float, mask: np.ndarray | None) -> dict[str, score_views.Scored]:
+               scale: str | float, mask: np.ndarray | None, lang: str) -> dict[str, score_views.Scored]:
+    """score_views.compare; ``lang``: the language of its messages (Scored.why), so each has its own entries."""
     return score_views.compare(q, k, v, functions, h=h, n_heads=n_heads, scale=scale, mask=mask)
 
 
@@ -46,171 +61,202 @@ def pick_d_a() -> None:
 
 def dims(cfg) -> str:
     """The per-head widths in words."""
-    return f"d_q = {cfg.d_q}, d_k = {cfg.d_k}" + (f", d_a = {cfg.d_a}" if cfg.d_a else "") + (
-        f", {cfg.n_heads} heads" if cfg.n_heads > 1 else "")
+    return ", ".join([f"d_q = {cfg.d_q}", f"d_k = {cfg.d_k}", *([f"d_a = {cfg.d_a}"] if cfg.d_a else []),
+                      *([ngettext("{n} head", "{n} heads", cfg.n_heads).format(n=cfg.n_heads)]
+                        if cfg.n_heads > 1 else [])])
 
 
 if notice := state.pop_notice():
     st.error(text.md_escape(notice), icon=":material/error:")
 grid_editor.pending_errors_banner(registry.SCORES)
 cfg = state.config()
-st.markdown(
+st.markdown(_(
     "Attention gives each key a **score** for each query, divides it by the scale s, and turns each query's row of "
     "scores into weights with softmax. The Transformer scores with a dot product; earlier attention models for "
     "translation used two other **score functions**, each with weights of its own. Choose the one your "
     "configuration uses, edit its weights, and compare all three on your numbers."
-)
+))
 
 # ---- 1. the formulas ------------------------------------------------------------------------------
-st.header("1 · Three ways to score a query against a key")
-per_head = "" if cfg.n_heads == 1 else f" per head ({cfg.n_heads} heads side by side in one matrix)"
+st.header(_("1 · Three ways to score a query against a key"))
 d_a = cfg.d_a or cfg.d_k
 cols = st.columns([1, 1, 1.3], gap="medium")
 with cols[0]:
-    st.markdown("**Dot product** (the Transformer, Vaswani et al. 2017)")
+    st.markdown(_("**Dot product** (the Transformer, Vaswani et al. 2017)"))
     st.latex(r"\mathrm{score}(q, k) = q\,k^\top")
-    st.latex(r"\text{scaled: } \frac{q\,k^\top}{\sqrt{d_k}}")
-    st.caption(f"No weights of its own: q and k must have the same width (here {text.md_escape(dims(cfg))}). "
-               "Divided by √d_k it is the Transformer's scaled dot product.")
+    scaled = _("scaled:")  # a word of the formula (KaTeX's \text)
+    st.latex(rf"\text{{{scaled} }} \frac{{q\,k^\top}}{{\sqrt{{d_k}}}}")
+    st.caption(_("No weights of its own: q and k must have the same width (here {dims}). Divided by √d_k it is the "
+                 "Transformer's scaled dot product.").format(dims=text.md_escape(dims(cfg))))
 with cols[1]:
-    st.markdown("**General** (Luong et al. 2015)")
+    st.markdown(_("**General** (Luong et al. 2015)"))
     st.latex(r"\mathrm{score}(q, k) = q\,W_a\,k^\top")
-    st.caption(f"W_a is d_q × d_k = {cfg.d_q} × {cfg.d_k}{per_head}: a learned matrix that lets a query match a "
-               "key along other directions than its own. W_a = I is the dot product.")
+    st.caption((_("W_a is d_q × d_k = {d_q} × {d_k}: a learned matrix that lets a query match a key along other "
+                  "directions than its own. W_a = I is the dot product.") if cfg.n_heads == 1 else
+                _("W_a is d_q × d_k = {d_q} × {d_k} per head ({n} heads side by side in one matrix): a learned matrix "
+                  "that lets a query match a key along other directions than its own. W_a = I is the dot product.")
+                ).format(d_q=cfg.d_q, d_k=cfg.d_k, n=cfg.n_heads))
 with cols[2]:
-    st.markdown("**Additive** (Bahdanau et al. 2015, “concat”)")
+    st.markdown(_("**Additive** (Bahdanau et al. 2015, “concat”)"))
     st.latex(r"\mathrm{score}(q, k) = \tanh\!\big(q\,W_1 + k\,W_2\big)\,v_a^\top")
-    st.caption(f"W_1 is d_q × d_a = {cfg.d_q} × {d_a}, W_2 is d_k × d_a = {cfg.d_k} × {d_a}, v_a has d_a = {d_a} "
-               f"numbers{per_head}: a small network with one hidden layer of d_a tanh units. q and k may differ in "
-               "width. With column vectors, as in the paper: v_aᵀ tanh(W_1ᵀ q + W_2ᵀ k).")
-st.markdown(
-    f"q and k are one row of Q and of K. Whatever the score function, the scores are then divided by the scale "
-    f"(yours: {text.scale_text(cfg)}; change it on Scaling), masked, and turned into weights by softmax. Luong and "
-    "Bahdanau did not scale their scores."
-)
+    st.caption((_("W_1 is d_q × d_a = {d_q} × {d_a}, W_2 is d_k × d_a = {d_k} × {d_a}, v_a has d_a = {d_a} numbers: a "
+                  "small network with one hidden layer of d_a tanh units. q and k may differ in width. With column "
+                  "vectors, as in the paper: v_aᵀ tanh(W_1ᵀ q + W_2ᵀ k).") if cfg.n_heads == 1 else
+                _("W_1 is d_q × d_a = {d_q} × {d_a}, W_2 is d_k × d_a = {d_k} × {d_a}, v_a has d_a = {d_a} numbers per "
+                  "head ({n} heads side by side in one matrix): a small network with one hidden layer of d_a tanh "
+                  "units. q and k may differ in width. With column vectors, as in the paper: "
+                  "v_aᵀ tanh(W_1ᵀ q + W_2ᵀ k).")).format(d_q=cfg.d_q, d_k=cfg.d_k, d_a=d_a, n=cfg.n_heads))
+st.markdown(_(
+    "q and k are one row of Q and of K. Whatever the score function, the scores are then divided by the scale "
+    "(yours: {scale}; change it on Scaling), masked, and turned into weights by softmax. Luong and Bahdanau did not "
+    "scale their scores."
+).format(scale=text.scale_text(cfg)))
 
 # ---- where the queries come from -------------------------------------------------------------------
-st.header("Queries from another sequence: cross-attention")
-st.markdown(
+st.header(_("Queries from another sequence: cross-attention"))
+st.markdown(_(
     "In **self-attention** the queries, the keys and the values all come from one sequence X: Q = X W_Q, "
     "K = X W_K, V = X W_V. In **cross-attention** (the encoder–decoder attention of a translation model) the "
     "queries come from a second sequence Y, the sentence being written, and the keys and values from X, the "
     "sentence being read: Q = Y W_Q. The weights then have one row per token of Y and one column per token of X. "
     "Every score function works the same either way."
-)
+))
+
+
+def sentences(*parts: str) -> str:
+    """Whole sentences (each one message) one after the other: with a space between them, none in Chinese."""
+    return ("" if i18n.language() == "zh" else " ").join(p for p in parts if p)
 
 
 def tokens_text(tokens: tuple[str, ...], most: int = 8) -> str:
     shown = ", ".join(f"“{text.md_escape(t)}”" for t in tokens[:most])
-    return shown + (f", … ({len(tokens)} in all)" if len(tokens) > most else "")
+    return _("{shown}, … ({n} in all)").format(shown=shown, n=len(tokens)) if len(tokens) > most else shown
 
 
 if cfg.cross:
-    st.markdown(f"Your configuration uses **cross-attention**: {cfg.n_q} queries from Y ({tokens_text(cfg.y_tokens)}) "
-                f"against {cfg.n_seq} keys and values from X ({tokens_text(cfg.tokens)}).")
+    st.markdown(_("Your configuration uses **cross-attention**: {n_q} queries from Y ({queries}) against {n_k} keys "
+                  "and values from X ({keys}).").format(n_q=cfg.n_q, queries=tokens_text(cfg.y_tokens), n_k=cfg.n_seq,
+                                                        keys=tokens_text(cfg.tokens)))
 else:
-    st.markdown(f"Your configuration uses **self-attention**: its {cfg.n_seq} tokens of X "
-                f"({tokens_text(cfg.tokens)}) are the queries, the keys and the values.")
-st.page_link(registry.INPUTS.file, label="Choose self- or cross-attention and edit Y on Inputs & weights",
+    st.markdown(_("Your configuration uses **self-attention**: its {n} tokens of X ({tokens}) are the queries, the "
+                  "keys and the values.").format(n=cfg.n_seq, tokens=tokens_text(cfg.tokens)))
+st.page_link(registry.INPUTS.file, label=_("Choose self- or cross-attention and edit Y on Inputs & weights"),
              icon=":material/edit:")
 
 # ---- 2. the configuration's score function ---------------------------------------------------------
-st.header("2 · Your score function and its weights")
-st.segmented_control("Score function of your configuration", SCORE_FUNCTIONS, format_func=step_by_step.SCORE_NAMES.get,
+st.header(_("2 · Your score function and its weights"))
+st.segmented_control(_("Score function of your configuration"), SCORE_FUNCTIONS,
+                     format_func=i18n.option_labels(step_by_step.SCORE_NAMES),
                      required=True, **state.bind(KIND, cfg.score, pick_kind),
-                     help="Part of your configuration. Weights you edited come back when you choose their function "
-                          "again.")
+                     help=_("Part of your configuration. Weights you edited come back when you choose their "
+                            "function again."))
 cfg = state.config()
 if cfg.score == "dot":
-    st.caption("The dot product has no weights of its own. Choose general or additive to see and edit theirs.")
+    st.caption(_("The dot product has no weights of its own. Choose general or additive to see and edit theirs."))
 if cfg.score == "additive":
-    st.number_input("Features per head (d_a)", min_value=1, max_value=LIMITS.width // cfg.n_heads, step=1,
+    st.number_input(_("Features per head (d_a)"), min_value=1, max_value=LIMITS.width // cfg.n_heads, step=1,
                     width=240, **state.bind(D_A, cfg.d_a, pick_d_a),
-                    help="The width of the tanh layer. A new width starts W_1, W_2 and v_a afresh (random, seeded).")
+                    help=_("The width of the tanh layer. A new width starts W_1, W_2 and v_a afresh (random, "
+                           "seeded)."))
 for name in SCORE_MATRICES[cfg.score]:
     label, shape, role = ROLES[name]
     m = cfg.matrix(name)
-    st.markdown(f"{score_views.shape_text(label, m, shape)}: {role}")
-    with st.expander(f"Edit {label}", expanded=m.size <= 64, key=f"scores_edit_{name}", on_change="rerun") as box:
+    st.markdown(_("{matrix}: {role}").format(matrix=score_views.shape_text(label, m, shape), role=_(role)))
+    with st.expander(_("Edit {name}").format(name=label), expanded=m.size <= 64, key=f"scores_edit_{name}",
+                     on_change="rerun") as box:
         if box.open:  # the grid is built only while it is open
             grid_editor.matrix_editor(name)
 cfg = state.config()
 
 # ---- 3. the three compared ------------------------------------------------------------------------
-st.header("3 · The three side by side, on your Q and K")
+st.header(_("3 · The three side by side, on your Q and K"))
 head = controls.head_selector(cfg.n_heads, "scores")
 t_head = compute.current_trace().heads[head]  # the configuration's own Q, K, V of this head (the cached trace)
 q, k, v = t_head.q, t_head.k, t_head.v
 mask = config_mask(cfg)
 defaults = state.default_score_weights(cfg, "general") | state.default_score_weights(cfg, "additive")
 functions = score_views.functions(cfg, defaults)
-scored = comparison(q, k, v, functions, head, cfg.n_heads, cfg.scale, mask)
+scored = comparison(q, k, v, functions, head, cfg.n_heads, cfg.scale, mask, i18n.language())
 q_labels, k_labels = text.query_labels(cfg), text.token_labels(cfg)
-head_note = f" (head {head})" if cfg.n_heads > 1 else ""
-st.caption(
-    f"The same queries{head_note} ({'rows of Y W_Q' if cfg.cross else 'rows of Q = X W_Q'}) and keys (rows of "
-    f"K = X W_K), the same scale ({text.scale_text(cfg)}) and mask; only the score function changes. "
-    + " ".join(f"{score_views.title(kind)}: {source}." for kind, (_, source) in functions.items() if source)
-)
+several = cfg.n_heads > 1
+rows_of = _("rows of Y W_Q") if cfg.cross else _("rows of Q = X W_Q")
+st.caption(sentences(
+    (_("The same queries (head {head}) ({rows}) and keys (rows of K = X W_K), the same scale ({scale}) and mask; only "
+       "the score function changes.") if several else
+     _("The same queries ({rows}) and keys (rows of K = X W_K), the same scale ({scale}) and mask; only the score "
+       "function changes.")).format(head=head, rows=rows_of, scale=text.scale_text(cfg)),
+    *(_("{name}: {source}.").format(name=score_views.title(kind), source=source)
+      for kind, (_fn, source) in functions.items() if source),
+))
 precision, masked = controls.precision(), None if mask is None else ~mask
 shown = [s for s in scored.values() if s.trace is not None]
 places = controls.side_by_side([heatmap.heatmap_width(s.trace.weights, q_labels, precision) for s in shown])
 for place, s in zip(places, shown, strict=True):
     with place:
-        yours = " · yours" if s.kind == cfg.score else ""
-        matrix_block(f"{score_views.title(s.kind)}{yours}{head_note}",
+        title = {(False, False): "{name}", (True, False): N_("{name} · yours"),
+                 (False, True): N_("{name} (head {head})"), (True, True): N_("{name} · yours (head {head})")}[
+            s.kind == cfg.score, several]
+        matrix_block(_(title).format(name=score_views.title(s.kind), head=head),
                      rf"\mathrm{{softmax}}\big({SCORE_LATEX[s.kind]} / s\big)", s.trace.weights, q_labels, k_labels,
-                     kind="weights", y_title="query", x_title="key", masked=masked)
+                     kind="weights", y_title=_("query"), x_title=_("key"), masked=masked)
 for s in scored.values():
     if s.trace is None:
-        st.info(f"{score_views.title(s.kind)}: not shown: {text.md_escape(s.why)}.", icon=":material/info:")
+        st.info(_("{name}: not shown: {why}.").format(name=score_views.title(s.kind), why=text.md_escape(s.why)),
+                icon=":material/info:")
 table = score_views.summary(scored, cfg.score, precision)
 st.dataframe(table, hide_index=True, height=35 * (len(table) + 1) + 3)
-st.caption("Entropy of a row of weights: 0 when one key takes all the weight, ln n_k when the weights are uniform "
-           f"(ln {cfg.n_seq} = {np.log(cfg.n_seq):.4g} here). General with W_a = I gives exactly the dot product's "
-           "weights.")
+st.caption(_("Entropy of a row of weights: 0 when one key takes all the weight, ln n_k when the weights are uniform "
+             "(ln {n} = {ln_n} here). General with W_a = I gives exactly the dot product's weights.").format(
+    n=cfg.n_seq, ln_n=f"{np.log(cfg.n_seq):.4g}"))
 
 # ---- 4. one score, made -----------------------------------------------------------------------------
-st.header("4 · How one query's scores are made")
+st.header(_("4 · How one query's scores are made"))
 mine = scored[cfg.score]
 if mine.trace is None:
-    st.error(f"Your score function cannot be computed here: {text.md_escape(mine.why)}", icon=":material/error:")
+    st.error(_("Your score function cannot be computed here: {why}").format(why=text.md_escape(mine.why)),
+             icon=":material/error:")
     st.stop()
 t = mine.trace
 i = min(int(st.session_state[state.QUERY]), cfg.n_q - 1)  # the query the pages share
-i = st.selectbox("Query token", list(range(cfg.n_q)), format_func=q_labels.__getitem__, width=320,
+i = st.selectbox(_("Query token"), list(range(cfg.n_q)), format_func=q_labels.__getitem__, width=320,
                  **state.bind(QUERY, i, state.copy_to(state.QUERY, QUERY)))
 label = text.md_escape(q_labels[i])
 if cfg.score == "additive":
-    st.markdown(
-        f"For query **{label}**{head_note}, each key j gets d_a = {t.v_a.shape[0]} features tanh(q W_1 + k_j W_2), "
-        "one row of the heatmap per key; the score is that row times v_a: the sum of each feature times its number "
-        "in v_a."
-    )
+    st.markdown((
+        _("For query **{label}** (head {head}), each key j gets d_a = {d_a} features tanh(q W_1 + k_j W_2), one row of "
+          "the heatmap per key; the score is that row times v_a: the sum of each feature times its number in v_a.")
+        if several else
+        _("For query **{label}**, each key j gets d_a = {d_a} features tanh(q W_1 + k_j W_2), one row of the heatmap "
+          "per key; the score is that row times v_a: the sum of each feature times its number in v_a.")
+    ).format(label=label, head=head, d_a=t.v_a.shape[0]))
     feats = t.features(i)  # [n_k, d_a]: one query only
     left, right = controls.side_by_side([heatmap.heatmap_width(feats, k_labels, precision),
                                          heatmap.heatmap_width(t.v_a[None, :], ["v_a"], precision)])
     with left:
-        matrix_block(f"Features of query {label}", r"\tanh\!\big(q\,W_1 + K\,W_2\big)", feats, k_labels,
-                     text.dim_labels(feats.shape[1]), y_title="key", x_title="feature")
+        matrix_block(_("Features of query {label}").format(label=label), r"\tanh\!\big(q\,W_1 + K\,W_2\big)",
+                     feats, k_labels, text.dim_labels(feats.shape[1]), y_title=_("key"), x_title=_("feature"))
     with right:
-        matrix_block("v_a", "", t.v_a[None, :], ["v_a"], text.dim_labels(t.v_a.shape[0]), x_title="feature")
+        matrix_block("v_a", "", t.v_a[None, :], ["v_a"], text.dim_labels(t.v_a.shape[0]), x_title=_("feature"))
     st.dataframe(score_views.additive_table(t, i, k_labels, precision), hide_index=True)
 else:
     row, name = (t.q[i], "q") if cfg.score == "dot" else (t.q_a[i], "q W_a")
-    st.markdown(
-        f"For query **{label}**{head_note}, " + ("the score of key j is the dot product of q with row j of K."
-                                                 if cfg.score == "dot" else
-                                                 "q is first multiplied by W_a; the score of key j is the dot product "
-                                                 "of q W_a with row j of K.")
-    )
+    how = {
+        ("dot", False): N_("For query **{label}**, the score of key j is the dot product of q with row j of K."),
+        ("dot", True): N_("For query **{label}** (head {head}), the score of key j is the dot product of q with row j "
+                          "of K."),
+        ("general", False): N_("For query **{label}**, q is first multiplied by W_a; the score of key j is the dot "
+                               "product of q W_a with row j of K."),
+        ("general", True): N_("For query **{label}** (head {head}), q is first multiplied by W_a; the score of key j "
+                              "is the dot product of q W_a with row j of K."),
+    }[cfg.score, several]
+    st.markdown(_(how).format(label=label, head=head))
     left, right = controls.side_by_side([heatmap.heatmap_width(row[None, :], [name], precision),
                                          heatmap.heatmap_width(t.k, k_labels, precision)])
     with left:
-        matrix_block(f"{name} of query {label}", r"q\,W_a" if name != "q" else "q", row[None, :], [name],
-                     text.dim_labels(row.shape[0]), x_title="column")
+        matrix_block(_("{name} of query {label}").format(name=name, label=label), r"q\,W_a" if name != "q" else "q",
+                     row[None, :], [name], text.dim_labels(row.shape[0]), x_title=_("column"))
     with right:
-        matrix_block(f"K{head_note}", r"K = X\,W_K", t.k, k_labels, text.dim_labels(t.k.shape[1]), y_title="key",
-                     x_title="column")
+        matrix_block(_("K (head {head})").format(head=head) if several else "K", r"K = X\,W_K", t.k, k_labels,
+                     text.dim_labels(t.k.shape[1]), y_title=_("key"), x_title=_("column"))
     st.dataframe(score_views.dot_table(t, i, k_labels, precision), hide_index=True)
-st.caption("The score ÷ s is −∞ where the mask forbids the key; its weight is then 0.")
+st.caption(_("The score ÷ s is −∞ where the mask forbids the key; its weight is then 0."))

@@ -3,6 +3,11 @@
 import streamlit as st
 
 from attn_ui import compute, controls, drill_down, frame, grid_editor, registry, state, step_by_step
+from attn_ui.i18n import N_, _, ngettext
+
+#: the mask in the caption, one whole phrase per kind (marked; shown with _())
+MASK_WORDS = {"none": N_("mask none"), "causal": N_("mask causal"), "padding": N_("mask padding"),
+              "custom": N_("mask custom")}
 
 frame.page_start(registry.STEPS)
 
@@ -13,18 +18,20 @@ cfg = state.config()
 trace = compute.current_trace()  # shows a message and stops if the configuration cannot be computed
 head = controls.head_selector(cfg.n_heads, "steps")
 st.caption(" · ".join(filter(None, [
-    f"{cfg.n_q} queries (rows of Y) · {cfg.n_seq} keys and values (rows of X)" if cfg.cross else f"{cfg.n_seq} tokens",
+    _("{n_q} queries (rows of Y) · {n_k} keys and values (rows of X)").format(n_q=cfg.n_q, n_k=cfg.n_seq)
+    if cfg.cross else _("{n} tokens").format(n=cfg.n_seq),
     f"d_model {cfg.d_model}", f"d_q {cfg.d_q}" if cfg.d_q != cfg.d_k else "", f"d_k {cfg.d_k}",
     f"d_a {cfg.d_a}" if cfg.score == "additive" else "", f"d_v {cfg.d_v}",
-    f"{cfg.n_heads} head{'s' if cfg.n_heads > 1 else ''}",
-    f"scores {step_by_step.SCORE_TEXT[cfg.score]}" if cfg.score != "dot" else "", f"mask {cfg.mask_kind}",
+    ngettext("{n} head", "{n} heads", cfg.n_heads).format(n=cfg.n_heads),
+    _("scores {formula}").format(formula=step_by_step.SCORE_TEXT[cfg.score]) if cfg.score != "dot" else "",
+    _(MASK_WORDS[cfg.mask_kind]) if cfg.mask_kind in MASK_WORDS else f"mask {cfg.mask_kind}",
 ])))
 
 step_by_step.show_steps(trace.heads[head], cfg, prefix="steps", head=head if cfg.n_heads > 1 else None)
 if cfg.n_heads > 1 or not compute.is_identity(cfg.w_o):
-    st.info(f"This is head {head} of {cfg.n_heads}. The layer puts the heads' outputs side by side and "
-            "multiplies them by W_O." if cfg.n_heads > 1 else "The layer's output is this output times W_O.",
-            icon=":material/view_column:")
-    st.page_link(registry.MULTIHEAD.file, label="See the heads and W_O on Multi-head", icon=":material/view_column:")
+    st.info(_("This is head {head} of {n}. The layer puts the heads' outputs side by side and multiplies them by "
+              "W_O.").format(head=head, n=cfg.n_heads) if cfg.n_heads > 1
+            else _("The layer's output is this output times W_O."), icon=":material/view_column:")
+    st.page_link(registry.MULTIHEAD.file, label=_("See the heads and W_O on Multi-head"), icon=":material/view_column:")
 
 drill_down.drill_down_section(trace.heads[head], cfg, prefix="steps")

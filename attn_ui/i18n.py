@@ -1,0 +1,114 @@
+"""Languages: the learner's language, and every text the app shows in it (gettext).
+
+The catalogs are standard gettext files in ``attn_ui/locales/<lang>/LC_MESSAGES/app.po`` (one message id per
+English string), compiled to ``app.mo`` beside them (``bash .ci/dev i18n`` extracts, updates and compiles with
+Babel; a test checks that each ``.mo`` says what its ``.po`` says). Each language has a ``GLOSSARY.md`` next to
+its catalog: the field's terms, used the same way on every page.
+
+In code:
+
+- ``_("Undo")`` translates now, in the session's language;
+- ``_("{n} heads").format(n=n)``: placeholders are named, and filled in after translating (a translation may
+  move them); never ``_(f"...")``, which no catalog can hold;
+- ``N_("…")`` marks a text made at import time (a page title, a preset's note, a lesson) for the catalogs and
+  leaves it in English; the code that shows it calls ``_`` on it then;
+- :func:`error_text` shows an :class:`attn_core.AttentionInputError` or an :class:`attn_models.ModelError` in
+  the learner's language.
+
+Formulas, matrix names (X, W_Q, …), numbers and token labels are never translated.
+"""
+
+from __future__ import annotations
+
+import gettext
+from collections.abc import Callable, Mapping
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+from attn_core import Words
+
+#: the languages offered, in the picker's order: code -> the language's own name
+LANGUAGES = {"en": "English", "zh": "中文", "ko": "한국어"}
+DEFAULT = "en"
+LOCALE_DIR = Path(__file__).parent / "locales"
+DOMAIN = "app"
+LANG_KEY = "lang"  # the session's language; listed with every other key in attn_ui.state (state.LANG)
+
+
+@cache
+def catalog(lang: str) -> gettext.NullTranslations:
+    """The compiled catalog of ``lang`` (English: none, the message ids are the English text)."""
+    if lang == DEFAULT:
+        return gettext.NullTranslations()
+    return gettext.translation(DOMAIN, LOCALE_DIR, languages=[lang])
+
+
+def language() -> str:
+    """The session's language code ("en", "zh", "ko"); English outside a Streamlit run."""
+    if get_script_run_ctx(suppress_warning=True) is None:
+        return DEFAULT
+    return st.session_state.get(LANG_KEY, DEFAULT)
+
+
+def translator() -> Callable[[str], str]:
+    """``_`` bound to this run's language, for a widget's ``format_func``: Streamlit calls it while the widget is
+    made, but AppTest also calls it outside the run (to find the option a test picks), where ``_`` cannot know the
+    session's language. ``tr = translator(); st.radio(..., format_func=lambda k: tr(LABELS[k]))``."""
+    return catalog(language()).gettext
+
+
+def option_labels(labels: Mapping[Any, str]) -> Callable[[Any], str]:
+    """A widget's ``format_func`` showing each option's label (a text marked with ``N_``) in this run's language:
+    ``st.radio(_("Mask"), kinds, format_func=option_labels(KIND_LABELS))`` (see :func:`translator`)."""
+    tr = translator()
+    return {option: tr(label) for option, label in labels.items()}.__getitem__
+
+
+def _(message: str) -> str:
+    """``message`` (an English message id) in the session's language."""
+    lang = language()
+    if lang == DEFAULT or not message:  # gettext("") is the catalog's header
+        return message
+    return catalog(lang).gettext(message)
+
+
+def ngettext(singular: str, plural: str, n: int) -> str:
+    """The singular or the plural of a message for the count ``n``, in the session's language."""
+    return catalog(language()).ngettext(singular, plural, n)
+
+
+def N_(message: str) -> str:  # noqa: N802 (gettext's name for it)
+    """Mark ``message`` for the catalogs without translating it (it is translated where it is shown)."""
+    return message
+
+
+def pick(lang: str | None) -> str | None:
+    """``lang`` if it names an offered language ("zh", "zh-CN", "ko_KR", "en-GB"), else None.
+
+    >>> pick("zh-CN"), pick("ko"), pick("fr-FR"), pick(None)
+    ('zh', 'ko', None, None)
+    """
+    if not lang:
+        return None
+    code = str(lang).replace("_", "-").split("-")[0].lower()
+    return code if code in LANGUAGES else None
+
+
+def error_text(err: Exception) -> str:
+    """An error's message in the session's language.
+
+    attn_core and attn_models raise with an English template and its values (``err.template``,
+    ``err.params``); the template is translated, and so is every value marked for the catalogs
+    (:class:`attn_core.Words`: a hint, a score function's name), never a value the learner wrote.
+    An error without a template shows its English message.
+    """
+    template = getattr(err, "template", None)
+    params = getattr(err, "params", None)
+    if template is None or params is None:
+        return str(err)
+    values = {k: _(v) if isinstance(v, Words) else v for k, v in params.items()}  # the learner's text stays
+    return _(template).format(**values)

@@ -1,0 +1,226 @@
+"""The app in 简体中文 and 한국어 (issue 18): every page, every lesson, the picker, the address, the browser's language.
+
+Each page is run in each language, under presets that between them show every part of every page (dot
+self-attention, cross-attention, an additive score with a causal mask, several heads), and everything the page
+shows a reader is collected (attn_ui's own collector, tests/app/test_words.shown: text, labels, options, help,
+tables, chart titles and tooltips). No English may be left in it but what stays English by design: formulas,
+matrix names, numbers, token labels, the names of models and of the tutorials' titles.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from attn_core import PRESETS
+from attn_ui import address, i18n, lessons, registry, state
+
+from .apptools import APP, edit_cells
+from .test_words import TUTORIALS, shown
+
+LANGS = ["zh", "ko"]
+TITLES = {"en": "Step by step", "zh": "逐步计算", "ko": "단계별 계산"}  # the Step by step page, as the glossary says
+
+# English that stays English in every language: names, not sentences
+NAMES = [
+    *TUTORIALS, "Transformer Explainer", "BertViz", "llm-viz", "all-MiniLM-L6-v2", "sentence-transformers",
+    "Hugging Face", "Bahdanau", "Luong", "Vaswani", "Attention Is All You Need", "PyTorch", "NumPy", "JSON", "CSV",
+    "BERT", "Streamlit", "English", "The cat sat on the mat.", "le chat dort", "the cat sleeps", "one-hot",
+    "alignment vectors",  # the English tutorial's own term, quoted beside its translation
+    "Python", "hf download",  # a command to type
+    "dog bites man", "man bites dog",  # a lesson's sentence
+]
+ENGLISH_WORD = re.compile(r"[A-Za-z][a-z']+")
+# a lone English word that is never a name, a symbol or a unit
+ENGLISH_ONLY = {"the", "of", "and", "is", "to", "in", "an", "on", "for", "with", "each", "every", "this", "that",
+                "its", "by", "from", "are", "be", "it", "as", "or", "not", "one", "at", "than", "into", "what", "which",
+                "head", "heads", "query", "key", "keys", "value", "values", "weight", "weights", "score", "scores",
+                "token", "tokens", "row", "rows", "column", "columns", "mask", "masked", "output", "input", "undo",
+                "lesson", "page", "shown", "none", "custom", "causal", "padding", "seed", "preset", "layer", "sentence"}
+LATEX = re.compile(r"\$\$.+?\$\$|\$[^$]+\$|\\\(.+?\\\)", re.S)
+
+
+def english_left(texts: list[str], allowed: list[str]) -> list[str]:
+    """The texts in which English is left: two words in a row, or a word that is only English ("the", "heads"),
+    after formulas, code, addresses and the allowed names are taken out."""
+    allowed = sorted({a for a in allowed if a}, key=len, reverse=True)
+    bad = []
+    for t in texts:
+        s = LATEX.sub(" ", t)
+        s = re.sub(r"`[^`]*`|https?://\S+|:material/[a-z_]+:|\\[A-Za-z]+", " ", s)
+        for name in allowed:  # a whole name, not the letters of a longer word ("on" in "secondary")
+            s = re.sub(rf"(?<![A-Za-z]){re.escape(name)}(?![A-Za-z])", " ", s)
+        words = re.split(r"([A-Za-z][A-Za-z_'0-9]*)", s)
+        run: list[str] = []
+        for i, piece in enumerate(words):
+            if i % 2:  # a word
+                run.append(piece)
+            elif piece.strip(" ") or i == len(words) - 1:  # anything but a space between two words ends the run
+                if _is_phrase(run):
+                    bad.append(f"{' '.join(run)!r} in {t[:200]!r}")
+                    break
+                run = []
+    return bad
+
+
+def _is_phrase(run: list[str]) -> bool:
+    words = [w for w in run if len(w) > 1 and not re.search(r"[_\d]", w) and not w.isupper()]  # not n_heads, input2
+    return len(words) >= 2 or any(w.lower() in ENGLISH_ONLY for w in words)
+
+
+SENTENCES = [" ".join(p.build().tokens) for p in PRESETS.values()]  # the examples' sentences, quoted as they are
+
+
+def allowed_names(at: AppTest) -> list[str]:
+    cfg = at.session_state[state.CONFIG]
+    source = [str(at.session_state[state.MODEL_SOURCE])] if state.MODEL_SOURCE in at.session_state else []
+    return NAMES + SENTENCES + source + list(cfg.tokens) + list(cfg.y_tokens or ())
+
+
+def readable(at: AppTest) -> list[str]:
+    """What the page shows a reader (test_words.shown), but the token grid's column key "token": the grid shows
+    its column_config label, translated, which AppTest does not report."""
+    return [t for t in shown(at) if t != "token"]
+
+
+def open_in(lang: str, preset: str | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state[state.LANG] = lang
+    at.run()
+    if preset:
+        at.switch_page(registry.INPUTS.file).run()
+        at.selectbox(key="inputs_preset").set_value(preset).run()
+        assert at.session_state[state.PRESET] == preset
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_the_english_check_finds_english():
+    assert english_left(["注意力权重 of the query"], []) and english_left(["Drag a slider below"], [])
+    assert english_left(["Decimals shown"], []) and english_left(["头 heads"], [])
+    assert not english_left(["查询 q 与键 k 的点积 $QK^\\top$，W_Q 与 X"], [])
+    assert not english_left(["词元 the cat", "Bahdanau 加性"], ["the cat", "Bahdanau"])
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("preset", ["seed000", "seed002_causal", "seed003_heads", "cross_translation", "additive"])
+def test_every_page_speaks_the_language(lang: str, preset: str):
+    at = open_in(lang, preset)
+    bad = {}
+    for page in registry.PAGES:
+        at.switch_page(page.file).run()
+        assert not at.exception, (lang, page.name, [e.value for e in at.exception])
+        if left := english_left(readable(at), allowed_names(at)):
+            bad[page.name] = left[:8]
+    assert not bad, bad
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_lesson_speaks_the_language(lang: str):
+    at = open_in(lang)
+    at.switch_page(registry.LEARN.file).run()
+    bad = {}
+    for lesson in lessons.LESSONS:
+        if lesson.needs_model:
+            continue  # its words are checked in the catalogs (tests/core/test_catalogs.py); the model is not here
+        at.session_state[state.LESSON] = lesson.key
+        at.run()
+        assert not at.exception, (lesson.key, [e.value for e in at.exception])
+        title = i18n.catalog(lang).gettext(lesson.title)
+        assert any(title in h.value for h in at.header), (lesson.key, title)
+        if left := english_left(readable(at), allowed_names(at)):
+            bad[lesson.key] = left[:8]
+    assert not bad, bad
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_real_model_speaks_the_language(lang: str, tmp_path):
+    """A real model on a tiny checkpoint made here (no network): its page and the head descriptions."""
+    from .. import tiny_bert
+
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state[state.LANG] = lang
+    at.session_state[state.MODEL_SOURCE] = str(tiny_bert.build(tmp_path))
+    at.run()
+    at.switch_page(registry.MODEL.file).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.title[0].value == i18n.catalog(lang).gettext(registry.MODEL.page_heading)
+    assert len(shown(at)) > 20  # the model's page, not a message that it is missing
+    sentence = "The cat sat on the mat because it was tired."  # the model's input (English: the model is)
+    assert not english_left(readable(at), allowed_names(at) + [sentence, *sentence.split()])
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_bad_input_is_named_in_the_language(lang: str):
+    at = open_in(lang)
+    at.switch_page(registry.INPUTS.file).run()
+    edit_cells(at, "x", {0: {1: "abc"}})
+    assert not at.exception
+    messages = [e.value for e in [*at.error, *at.warning]]
+    assert any("X" in m for m in messages), messages
+    assert not english_left(messages, allowed_names(at)), messages
+
+
+def test_a_lang_link_opens_in_that_language():
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params[address.LANG] = "ko"
+    at.run()
+    at.switch_page(registry.STEPS.file).run()
+    assert at.title[0].value == TITLES["ko"]
+    assert at.session_state[state.LANG] == "ko"
+
+
+def test_an_unknown_lang_falls_back_to_english():
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params[address.LANG] = "fr"
+    at.run()
+    assert at.session_state[state.LANG] == "en"
+
+
+@pytest.mark.parametrize(("locale", "lang"), [("zh-CN", "zh"), ("ko-KR", "ko"), ("en-GB", "en"), ("de-DE", "en")])
+def test_the_first_visit_follows_the_browser(locale: str, lang: str):
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.context["locale"] = locale
+    at.run()
+    assert at.session_state[state.LANG] == lang
+    at.switch_page(registry.STEPS.file).run()
+    assert at.title[0].value == TITLES[lang]
+
+
+def test_a_link_beats_the_browser():
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.context["locale"] = "ko-KR"
+    at.query_params[address.LANG] = "zh"
+    at.run()
+    assert at.session_state[state.LANG] == "zh"
+
+
+def test_the_picker_switches_and_the_choice_stays():
+    at = AppTest.from_file(APP, default_timeout=120).run()
+    at.switch_page(registry.STEPS.file).run()
+    assert at.title[0].value == TITLES["en"]
+    assert at.segmented_control(key=state.LANG_PICKER).options == list(i18n.LANGUAGES.values())
+    at.segmented_control(key=state.LANG_PICKER).set_value("zh").run()
+    assert at.title[0].value == TITLES["zh"]
+    assert at.query_params[address.LANG] == "zh"  # the address (a reload, a permalink) keeps the language
+    for page in registry.PAGES:  # the choice survives every page switch
+        at.switch_page(page.file).run()
+        assert not at.exception
+        assert at.session_state[state.LANG] == "zh"
+        assert at.segmented_control(key=state.LANG_PICKER).value == "zh"
+    at.segmented_control(key=state.LANG_PICKER).set_value("ko").run()
+    at.switch_page(registry.STEPS.file).run()
+    assert at.title[0].value == TITLES["ko"]
+
+
+def test_the_configuration_survives_a_language_switch():
+    at = open_in("en")
+    at.switch_page(registry.INPUTS.file).run()
+    edit_cells(at, "x", {0: {0: 7}})
+    before = at.session_state[state.CONFIG]
+    at.segmented_control(key=state.LANG_PICKER).set_value("ko").run()
+    assert not at.exception
+    assert at.session_state[state.CONFIG] is before
+    assert at.session_state[state.CONFIG].x[0, 0] == 7

@@ -20,12 +20,6 @@ MAX_PRECISION = 8
 HEAD_OPTION = N_("head {h}")  # a head in the selectbox
 
 
-def translator() -> Callable[[str], str]:
-    """``_`` fixed to this run's language, for an option's format_func: Streamlit (and AppTest) may call it outside
-    the run, where ``_`` would not know the session's language."""
-    return i18n.catalog(i18n.language()).gettext
-
-
 def precision() -> int:
     """Decimals every number on the page is shown with (the learner's choice, kept across pages)."""
     return int(st.session_state[state.PRECISION])
@@ -43,7 +37,7 @@ def head_selector(n_heads: int, prefix: str) -> int:
     """The head to show (state HEAD); no widget when there is only one."""
     if n_heads == 1:
         return 0
-    value, key, now = min(int(st.session_state[state.HEAD]), n_heads - 1), f"{prefix}_head", translator()
+    value, key, now = min(int(st.session_state[state.HEAD]), n_heads - 1), f"{prefix}_head", i18n.translator()
     return st.selectbox(_("Head"), list(range(n_heads)), format_func=lambda h: now(HEAD_OPTION).format(h=h), width=320,
                         help=_("Each head attends with its own slice of W_Q, W_K, W_V."),
                         **_shared(state.HEAD, key, value))
@@ -81,7 +75,7 @@ def view_picker(label: str, options: list[str], *, key: str, format_func: Callab
     (bench/RESULTS.md, round 4).
     """
     return st.segmented_control(label, options, required=True, label_visibility="collapsed",
-                                format_func=format_func or translator(),
+                                format_func=format_func or i18n.translator(),
                                 **state.bind(key, state.kept(key, options[0], options)))
 
 

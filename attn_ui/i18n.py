@@ -26,9 +26,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import streamlit as st
-from streamlit.runtime.scriptrunner import get_script_run_ctx
-
 from attn_core import Words
 
 #: the languages offered, in the picker's order: code -> the language's own name
@@ -49,6 +46,9 @@ def catalog(lang: str) -> gettext.NullTranslations:
 
 def language() -> str:
     """The session's language code ("en", "zh", "ko"); English outside a Streamlit run."""
+    import streamlit as st  # here: importing this module imports no Streamlit (attn_ui.lessons, attn_ui.text)
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
     if get_script_run_ctx(suppress_warning=True) is None:
         return DEFAULT
     return st.session_state.get(LANG_KEY, DEFAULT)

@@ -39,17 +39,12 @@ from attn_core import (
 )
 
 from . import registry
+from .i18n import N_
 from .numbers import format_number, format_numbers
 from .text import md_escape, token_labels
 
 if TYPE_CHECKING:  # attn_models is only needed by the model lessons, which receive a loaded model
     from attn_models import Model
-
-
-def N_(message: str) -> str:  # noqa: N802 (gettext's name for it)
-    """Mark ``message`` for the catalogs, left in English (as attn_ui.i18n.N_, which imports Streamlit; this module
-    must not): the page translates it where it shows it."""
-    return message
 
 
 class Phrase(str):

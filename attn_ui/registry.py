@@ -11,9 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-
-def N_(message: str) -> str:  # noqa: N802 (gettext's name: marks a text for the catalogs, see attn_ui.i18n)
-    return message
+from .i18n import N_  # marks the titles for the catalogs; the frame and the pages translate them
 
 
 @dataclass(frozen=True)

@@ -4,27 +4,20 @@ Pure functions (no st). Text that can come from a learner, a link or a file (tok
 typed into a grid, and every message that quotes them) goes into Markdown only through :func:`md_escape`: it is
 shown as the characters it is, never as a link, an image, HTML, a formula or an icon.
 
-The words are in the learner's language (:func:`_` is attn_ui.i18n's where the app runs).
+The words are in the learner's language (attn_ui.i18n).
 """
 
 from __future__ import annotations
 
 import re
 import string
-import sys
 
 import numpy as np
 
 from attn_core import Config
 
+from .i18n import _
 from .numbers import format_number
-
-
-def _(message: str) -> str:
-    """``message`` in the session's language: attn_ui.i18n._ once the app has imported it (it imports Streamlit,
-    which this module must not: attn_ui.lessons reads it), else the English as it is."""
-    i18n = sys.modules.get("attn_ui.i18n")
-    return message if i18n is None else i18n._(message)
 
 
 def token_labels(cfg: Config) -> list[str]:

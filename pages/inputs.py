@@ -17,7 +17,7 @@ from attn_core import (
     with_dimensions,
     with_query_rows,
 )
-from attn_ui import controls, frame, grid_editor, i18n, registry, state, text
+from attn_ui import frame, grid_editor, i18n, registry, state, text
 from attn_ui.i18n import N_, _
 
 frame.page_start(registry.INPUTS)
@@ -36,7 +36,7 @@ MASK_GONE = {
                  "offers padding and a custom mask for Y."),
 }
 
-now = controls.translator()  # for the options' format_func (called outside the run too): this run's language
+now = i18n.translator()  # for the options' format_func (called outside the run too): this run's language
 
 
 def init_label(name: str) -> str:

@@ -7,16 +7,20 @@ import re
 
 import numpy as np
 
-_TOKEN = re.compile(r"\w+|[^\w\s]")
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # kana and Han: written without spaces
+_TOKEN = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+|[^\w\s]")
 
 
 def tokenize(sentence: str) -> list[str]:
-    """Split into words and punctuation marks.
+    """Split into words and punctuation marks; Chinese (and Japanese) text, written without spaces, one
+    character a token. Korean words are separated by spaces, as English words are.
 
     Examples
     --------
     >>> tokenize("Slow but steady, wins!")
     ['Slow', 'but', 'steady', ',', 'wins', '!']
+    >>> tokenize("猫坐在垫子上。"), tokenize("고양이가 매트에 앉았다.")
+    (['猫', '坐', '在', '垫', '子', '上', '。'], ['고양이가', '매트에', '앉았다', '.'])
     """
     return _TOKEN.findall(sentence)
 

@@ -19,7 +19,7 @@ app in Streamlit's AppTest and measures, as the median of several runs after a w
 The first rows time Streamlit's floor: bench/floor_app.py (one data_editor and one number) in the same harness.
 
 Run: ``.venv/bin/python bench/app.py`` (``--quick`` for fewer repeats, ``--configs seed000 mid``,
-``--pages steps scaling``). A benchmark that prints figures, never a timed assertion.
+``--pages steps scaling``, ``--lang zh``). A benchmark that prints figures, never a timed assertion.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ from streamlit.runtime.pages_manager import PagesManager  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from attn_core import LIMITS, initialize, load_preset, make_config  # noqa: E402
-from attn_ui import registry  # noqa: E402
+from attn_ui import i18n, registry, state  # noqa: E402
 
 APP = str(ROOT / "streamlit_app.py")
 FLOOR_APP = str(ROOT / "bench" / "floor_app.py")
@@ -188,8 +188,9 @@ def edit_x(at: AppTest, page: str) -> float:
     return value
 
 
-def measure_page(page: str, cfg_key: str, repeats: int) -> dict:
+def measure_page(page: str, cfg_key: str, repeats: int, lang: str = "en") -> dict:
     at = AppTest.from_file(APP, default_timeout=600)
+    at.session_state[state.LANG] = lang
     at.run()
     at.session_state["config"] = CONFIGS[cfg_key][1]()
     at.session_state["editor_version"] = at.session_state["editor_version"] + 1
@@ -288,6 +289,7 @@ def main() -> int:
     parser.add_argument("--pages", nargs="+", choices=list(PAGES), default=list(PAGES))
     parser.add_argument("--repeats", type=int, default=0, help="runs per median (default: 7, 5, 3 by size)")
     parser.add_argument("--quick", action="store_true", help="3 runs per median everywhere")
+    parser.add_argument("--lang", choices=list(i18n.LANGUAGES), default=i18n.DEFAULT, help="the app's language")
     args = parser.parse_args()
     _install_probes()
     defaults = {"seed000": 7, "mid": 5, "caps": 3}
@@ -302,7 +304,7 @@ def main() -> int:
     for key in args.configs:
         reps = args.repeats or (3 if args.quick else defaults[key])
         for page in args.pages:
-            print(row(PAGES[page], key, measure_page(page, key, reps)), flush=True)
+            print(row(PAGES[page], key, measure_page(page, key, reps, args.lang)), flush=True)
     print("\nconfigs: " + "; ".join(f"{k} = {CONFIGS[k][0]}" for k in args.configs))
     return 0
 

@@ -29,7 +29,8 @@ d_model 64, 8 heads (bench/app.py's, loaded through Share & export's JSON import
 ``--caps`` (default) then loads the caps, randomises X and opens every page: click → run finished and every chart
 drawn, and the main thread's long tasks meanwhile (the browser's responsiveness).
 
-Run: ``.venv/bin/python bench/browser.py`` (``--repeats 5``, ``--configs seed000``, ``--no-caps``). Needs
+Run: ``.venv/bin/python bench/browser.py`` (``--repeats 5``, ``--configs seed000``, ``--no-caps``; ``--langs en zh ko``
+runs seed 000 in each language, the app opened with ``?lang=``: issue 18's check that a language costs no more). Needs
 /usr/bin/chromium. A benchmark that prints figures, never a timed assertion.
 """
 
@@ -53,7 +54,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: E402
 
 import tests.e2e.helpers as e2e  # noqa: E402
 from attn_core import config_mask, run, self_attention, share  # noqa: E402
-from attn_ui import registry  # noqa: E402
+from attn_ui import i18n, registry  # noqa: E402
 from bench.app import CONFIGS, machine  # noqa: E402  (the same configurations as bench/app.py)
 
 TIMEOUT_MS = 60_000
@@ -198,14 +199,15 @@ def timed_edit(page: Page, grid, row: int, col: int, text: str, target: dict | N
 class AppMultiHead:
     """The app on Multi-head: edit W_O[i, j], wait for the page's last output (a metric of the output)."""
 
-    def __init__(self, page: Page, cfg, cell: tuple[int, int]) -> None:
+    def __init__(self, page: Page, cfg, cell: tuple[int, int], lang: str) -> None:
         self.page, self.cfg, self.cell, self.last = page, cfg, cell, None
-        e2e.goto_page(page, "Multi-head")
+        self.metric = tr(lang, METRIC)
+        e2e.goto_page(page, tr(lang, registry.MULTIHEAD.title))
         with e2e.expect_rerun(page, timeout_ms=TIMEOUT_MS):  # the W_O grid and the output are in section 5
-            page.get_by_role("radio", name="5 · Project with W_O").click()
+            page.get_by_role("radio", name=tr(lang, "5 · Project with W_O")).click()
         if cfg.w_o.size > 64:  # the W_O grid sits in a collapsed expander, built when it opens (a rerun)
             with e2e.expect_rerun(page, timeout_ms=TIMEOUT_MS):
-                page.get_by_text("Edit W_O", exact=True).click()
+                page.get_by_text(tr(lang, "Edit W_O"), exact=True).click()
         self.grid = e2e.grid_after(page, "W_O")
         expect(self.grid.locator('[data-testid="data-grid-canvas"]')).to_be_visible(timeout=TIMEOUT_MS)
 
@@ -219,16 +221,16 @@ class AppMultiHead:
         if shown == self.last:
             raise RuntimeError(f"edit {k} would show the same metric as the one before ({shown})")
         self.last = shown
-        return timed_edit(self.page, self.grid, *self.cell, repr(value), {"kind": "metric", "label": METRIC,
+        return timed_edit(self.page, self.grid, *self.cell, repr(value), {"kind": "metric", "label": self.metric,
                                                                            "value": shown})
 
 
 class AppInputs:
     """The app on Inputs & weights: edit X[i, j]; only the rerun's end is known (no output there)."""
 
-    def __init__(self, page: Page, cell: tuple[int, int]) -> None:
+    def __init__(self, page: Page, cell: tuple[int, int], lang: str) -> None:
         self.page, self.cell = page, cell
-        e2e.goto_page(page, "Inputs & weights")
+        e2e.goto_page(page, tr(lang, registry.INPUTS.title))
         self.grid = e2e.grid_after(page, "X")
 
     def edit(self, k: int) -> tuple[None, float]:
@@ -264,14 +266,19 @@ def load_config(page: Page, cfg, tmp: Path) -> None:
 # ---- the run ----------------------------------------------------------------------------------------
 
 
-def measure(browser, app_url: str, floor_url: str, key: str, repeats: int, tmp: Path) -> dict:
+def tr(lang: str, text: str) -> str:
+    """``text`` (a message id: a page title, a label) as the app shows it in ``lang``."""
+    return i18n.catalog(lang).gettext(text)
+
+
+def measure(browser, app_url: str, floor_url: str, key: str, repeats: int, tmp: Path, lang: str = "en") -> dict:
     cfg = CONFIGS[key][1]()
     pages = [new_page(browser) for _ in range(3)]
     for p in pages[:2]:
-        e2e.open_app(p, app_url)
+        e2e.open_app(p, f"{app_url}/?lang={lang}")
         if key != "seed000":
-            load_config(p, cfg, tmp)
-    heads, inputs = AppMultiHead(pages[0], cfg, CELL), AppInputs(pages[1], CELL)
+            load_config(p, cfg, tmp)  # (English only: its check reads the English message)
+    heads, inputs = AppMultiHead(pages[0], cfg, CELL, lang), AppInputs(pages[1], CELL, lang)
     floor = Floor(pages[2], floor_url, *cfg.x.shape, CELL)
     got = {"app": [], "app_run": [], "floor": [], "floor_run": [], "inputs_run": []}
     for k in range(repeats + 1):  # the first round warms up
@@ -339,6 +346,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--configs", nargs="*", choices=["seed000", "mid"], default=["seed000", "mid"])
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--langs", nargs="*", choices=list(i18n.LANGUAGES), default=["en"],
+                        help="seed 000 in each of these languages (?lang=), one after the other (default: en)")
     parser.add_argument("--caps", action=argparse.BooleanOptionalAction, default=True,
                         help="also open every page at the caps after an edit (default: yes)")
     args = parser.parse_args()
@@ -350,16 +359,17 @@ def main() -> int:
         browser = pw.chromium.launch(executable_path=e2e.CHROMIUM, args=e2e.CHROMIUM_ARGS)
         try:
             for key in args.configs:
-                results[key] = measure(browser, app_url, floor_url, key, args.repeats, tmp)
+                for lang in args.langs if key == "seed000" else ["en"]:
+                    results[key, lang] = measure(browser, app_url, floor_url, key, args.repeats, tmp, lang)
             caps = at_caps(browser, app_url, tmp) if args.caps else []
         finally:
             browser.close()
     print("\nms, median of", args.repeats, "edits after one warm-up, from the Enter that commits the edit\n")
-    print("| config | app: W_O edit → output (Multi-head) | floor: edit → sum | app / floor "
+    print("| config | language | app: W_O edit → output (Multi-head) | floor: edit → sum | app / floor "
           "| Inputs: X edit → run finished | floor: edit → run finished | Inputs / floor | Multi-head run finished |")
-    print("|---|---|---|---|---|---|---|---|")
-    for key, r in results.items():
-        print(f"| {CONFIGS[key][0]} | {r['app']:.0f} | {r['floor']:.0f} | {r['app'] / r['floor']:.2f} "
+    print("|---|---|---|---|---|---|---|---|---|")
+    for (key, lang), r in results.items():
+        print(f"| {CONFIGS[key][0]} | {lang} | {r['app']:.0f} | {r['floor']:.0f} | {r['app'] / r['floor']:.2f} "
               f"| {r['inputs_run']:.0f} | {r['floor_run']:.0f} | {r['inputs_run'] / r['floor_run']:.2f} "
               f"| {r['app_run']:.0f} |")
     if caps:

@@ -20,7 +20,7 @@ from attn_ui import address, i18n, lessons, registry, state
 from .apptools import APP, edit_cells
 from .test_words import TUTORIALS, shown
 
-LANGS = ["zh", "ko"]
+LANGS = [code for code in i18n.LANGUAGES if code != i18n.DEFAULT]  # every language but English
 TITLES = {"en": "Step by step", "zh": "逐步计算", "ko": "단계별 계산"}  # the Step by step page, as the glossary says
 
 # English that stays English in every language: names, not sentences

@@ -117,6 +117,11 @@ def test_resize_keeps_every_value_that_fits():
     ("x2 = 3", ["x2", "=", "3"]),
     ("", []),
     ("   ", []),
+    # written without spaces: one token a character
+    ("注意力就是加权平均。", ["注", "意", "力", "就", "是", "加", "权", "平", "均", "。"]),
+    ("我的 GPU 是 A100，", ["我", "的", "GPU", "是", "A100", "，"]),
+    ("어텐션은 가중 평균입니다.", ["어텐션은", "가중", "평균입니다", "."]),  # Korean: words between spaces
+    ("ひらがなと漢字", ["ひ", "ら", "が", "な", "と", "漢", "字"]),
 ])
 def test_tokenize_splits_words_and_punctuation(sentence, tokens):
     assert tokenize(sentence) == tokens

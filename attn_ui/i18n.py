@@ -68,6 +68,16 @@ def option_labels(labels: Mapping[Any, str]) -> Callable[[Any], str]:
     return {option: tr(label) for option, label in labels.items()}.__getitem__
 
 
+def sentences(*texts: str) -> str:
+    """Whole sentences, each already translated, one after the other. Joining them is itself a message
+    (``"{sentence} {next}"``), so a language written without spaces between sentences (Chinese) joins them
+    without one."""
+    out = ""
+    for text in filter(None, texts):
+        out = _("{sentence} {next}").format(sentence=out, next=text) if out else text
+    return out
+
+
 def _(message: str) -> str:
     """``message`` (an English message id) in the session's language."""
     lang = language()

@@ -13,7 +13,7 @@ import streamlit as st
 
 from attn_core import AttentionTrace, Config
 
-from . import controls, heatmap, state, text
+from . import controls, heatmap, i18n, state, text
 from .i18n import N_, _
 from .matrix_display import formula, matrix_block
 
@@ -69,14 +69,6 @@ SCORE_NAMES = {"dot": N_("dot product"), "general": N_("general (Luong)"), "addi
 def score_name(score_fn: str) -> str:
     """A score function's name in the learner's language: "dot product", "general (Luong)", "additive (Bahdanau)"."""
     return _(SCORE_NAMES[score_fn])
-
-
-def sentences(*texts: str) -> str:
-    """Whole sentences (each already translated) one after the other: a space between them, or none in Chinese."""
-    out = ""
-    for t in filter(None, texts):
-        out = _("{sentence} {next}").format(sentence=out, next=t) if out else t
-    return out
 
 
 def score_title(score_fn: str) -> str:
@@ -180,7 +172,7 @@ def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None 
         latex = rf"S{h} = Q{h} K{h}{{}}^\top, \qquad s_{{ij}} = q_i \cdot k_j"
         note = _("Row i holds the dot products of query i with every key.")
     matrix_block(
-        score_title(t.score_fn), latex, t.scores, **pair, note=sentences(note, click),
+        score_title(t.score_fn), latex, t.scores, **pair, note=i18n.sentences(note, click),
         key=(k := _clickable(prefix, "scores")), select=CELL, on_select=_on_cell_click(k),
     )
 
@@ -199,7 +191,7 @@ def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None 
             _("Masked scores"),
             _(r"\tilde S_{ij} \leftarrow -\infty \quad \text{where query } i \text{ may not attend to key } j"),
             t.masked, **pair,
-            note=sentences(_(MASK_NOTES[cfg.mask_kind]) if cfg.mask_kind in MASK_NOTES else _("Masked"),
+            note=i18n.sentences(_(MASK_NOTES[cfg.mask_kind]) if cfg.mask_kind in MASK_NOTES else _("Masked"),
                            _("Grey cells (−∞) get weight exp(−∞) = 0.")),
             key=f"{prefix}_masked_chart",
         )
@@ -208,7 +200,7 @@ def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None 
     st.header(_("{step} · Attention weights (softmax of each row)").format(step=step))
     formula(rf"A{h} = \mathrm{{softmax}}(\tilde S{h}), \qquad a_{{ij}} = "
             r"\frac{\exp(\tilde s_{ij} - m_i)}{\sum_{k} \exp(\tilde s_{ik} - m_i)}, \quad m_i = \max_k \tilde s_{ik}")
-    st.caption(sentences(_("Each weight is between 0 and 1 and each row sums to 1 (see the row sums)."),
+    st.caption(i18n.sentences(_("Each weight is between 0 and 1 and each row sums to 1 (see the row sums)."),
                          _("Grey cells are masked keys: weight 0.") if t.mask is not None else "", click))
     sums = t.weights.sum(axis=1)[:, None]  # [n_q, 1]
     left, right = controls.side_by_side([heatmap.heatmap_width(m, queries, p) for m in (t.weights, sums)])

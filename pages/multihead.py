@@ -77,11 +77,6 @@ def columns(s: slice) -> str:
             _("columns {first}–{last}").format(first=s.start, last=s.stop - 1))
 
 
-def sentences(*parts: str) -> str:
-    """Whole sentences (each one message) one after the other: with a space between them, none in Chinese."""
-    return ("" if i18n.language() == "zh" else " ").join(p for p in parts if p)
-
-
 def rows_labels(pages: list[range]) -> list[str]:
     """The options of a rows selectbox, made now (format_func runs outside the run too: i18n.translator)."""
     return [_("rows {first}–{last}").format(first=p.start, last=p.stop - 1) for p in pages]
@@ -158,7 +153,7 @@ if wanted not in valid:
     near = (_("Nearest: {a}.").format(a=nearest[0]) if len(nearest) == 1 else
             _("Nearest: {a} or {b}.").format(a=nearest[0], b=nearest[1]))
     st.warning(
-        sentences(
+        i18n.sentences(
             _("**{n} heads do not fit.**").format(n=wanted), fit,
             _("Valid choices: {valid}.").format(valid=", ".join(map(str, valid))), near,
             ngettext("Still showing {n} head; or change the widths on Inputs & weights.",
@@ -201,7 +196,7 @@ score_note = {
                    "functions); a change of the head count keeps the values of those weights that still fit."),
 }[cfg.score]
 st.markdown(  # one element, not a row of metrics and a box: the browser redraws every element on every edit
-    " · ".join(widths) + "  \n:material/info: " + sentences(
+    " · ".join(widths) + "  \n:material/info: " + i18n.sentences(
         _(alike).format(scale=text.scale_text(cfg)),
         _(score_note).format(formula=step_by_step.SCORE_TEXT[cfg.score]),
         _("The queries come from Y ({n_q} rows), the keys and values from X ({n_seq} rows).").format(
@@ -236,7 +231,7 @@ st.page_link(registry.INPUTS.file, label=_("Change the widths or randomise the w
 def per_head_section() -> None:
     cfg, trace = state.config(), compute.current_trace()
     queries, keys = text.query_labels(cfg), text.token_labels(cfg)
-    st.caption(sentences(_("Attention weights of every head (row: query, column: key), on one shared colour scale "
+    st.caption(i18n.sentences(_("Attention weights of every head (row: query, column: key), on one shared colour scale "
                            "0 … 1."), _("The queries are Y's tokens, the keys X's.") if cfg.cross else ""))
     shown = head_views.tokens_that_fit(max(cfg.n_q, cfg.n_seq), cfg.n_heads)
     s_q, s_k = min(shown, cfg.n_q), min(shown, cfg.n_seq)

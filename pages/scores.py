@@ -123,11 +123,6 @@ st.markdown(_(
 ))
 
 
-def sentences(*parts: str) -> str:
-    """Whole sentences (each one message) one after the other: with a space between them, none in Chinese."""
-    return ("" if i18n.language() == "zh" else " ").join(p for p in parts if p)
-
-
 def tokens_text(tokens: tuple[str, ...], most: int = 8) -> str:
     shown = ", ".join(f"“{text.md_escape(t)}”" for t in tokens[:most])
     return _("{shown}, … ({n} in all)").format(shown=shown, n=len(tokens)) if len(tokens) > most else shown
@@ -180,7 +175,7 @@ scored = comparison(q, k, v, functions, head, cfg.n_heads, cfg.scale, mask, i18n
 q_labels, k_labels = text.query_labels(cfg), text.token_labels(cfg)
 several = cfg.n_heads > 1
 rows_of = _("rows of Y W_Q") if cfg.cross else _("rows of Q = X W_Q")
-st.caption(sentences(
+st.caption(i18n.sentences(
     (_("The same queries (head {head}) ({rows}) and keys (rows of K = X W_K), the same scale ({scale}) and mask; only "
        "the score function changes.") if several else
      _("The same queries ({rows}) and keys (rows of K = X W_K), the same scale ({scale}) and mask; only the score "

@@ -13,7 +13,6 @@ import ast
 import gettext
 import re
 from functools import cache
-from pathlib import Path
 
 import pytest
 from babel.messages.extract import extract_from_file
@@ -21,22 +20,14 @@ from babel.messages.pofile import read_po
 
 from attn_ui import i18n
 
-ROOT = Path(__file__).resolve().parents[2]
-APP_CODE = ["streamlit_app.py", "attn_core", "attn_models", "attn_ui", "pages"]
+from .test_no_unsafe_calls import ROOT, python_files  # the app's own code: attn_core, attn_models, attn_ui, pages
+
 KEYWORDS = {"_": None, "N_": None, "ngettext": (1, 2)}
 LANGS = [code for code in i18n.LANGUAGES if code != i18n.DEFAULT]
 
 PLACEHOLDER = re.compile(r"(?<![_^\\A-Za-z{])\{[A-Za-z_]\w*(?:![rsa])?(?::[^{}]*)?\}")  # {n}, {v!r}, {x:.4f}; not LaTeX
 LINK_TARGET = re.compile(r"\]\(([^)\s]+)\)")
 LATEX = re.compile(r"\$\$.+?\$\$|\$[^$]+\$", re.S)
-
-
-def python_files() -> list[Path]:
-    files = []
-    for entry in APP_CODE:
-        path = ROOT / entry
-        files.extend(sorted(path.rglob("*.py")) if path.is_dir() else [path])
-    return files
 
 
 @cache

@@ -202,8 +202,8 @@ def sentence_controls(prefix: str, example: str) -> None:
     sentence_row.checkbox(_("Add positional encoding"), key=f"{prefix}_positional",
                           help=_("Sinusoidal, as in 'Attention is all you need'."))
     sentence_row.button(_("Use this sentence"), key=f"{prefix}_use_sentence", on_click=use_sentence, args=(prefix,))
-    st.caption(_("Each word or punctuation mark becomes a token with a deterministic N(0, 1) embedding of "
-                 "width d_model; the weights keep their values."))
+    st.caption(_("Each word or punctuation mark becomes a token (in Chinese, written without spaces, each "
+                 "character) with a deterministic N(0, 1) embedding of width d_model; the weights keep their values."))
 
 
 with tok_right:

@@ -10,6 +10,8 @@ run reruns at once so that the page runs through the router (see :func:`page_sta
 
 from __future__ import annotations
 
+import json
+
 import streamlit as st
 
 from . import address, grid_editor, i18n, lesson_ui, registry, share_ui, state, text
@@ -35,6 +37,7 @@ def navigation() -> st.Page:
     undo_button()
     origin_note()
     share_ui.sidebar(pg)
+    page_language()
     return pg
 
 
@@ -52,6 +55,23 @@ def language_picker() -> None:
         _("Language"), list(i18n.LANGUAGES),
         format_func=i18n.LANGUAGES.get, width="stretch", required=True, label_visibility="collapsed",
         **state.bind(state.LANG_PICKER, st.session_state[state.LANG], state.copy_to(state.LANG, state.LANG_PICKER)))
+
+
+#: Korean is written with spaces between words: break its lines there, not inside a word (the browser's default
+#: for Hangul); a word longer than the line still breaks. Set once per language by page_language (an html lang).
+_KOREAN_LINES = "html:lang(ko) [data-testid='stApp'] * { word-break: keep-all; overflow-wrap: break-word; }"
+#: page_language's own element takes no room in the sidebar
+_HIDDEN = "[data-testid='stElementContainer']:has(> [data-testid='stHtml'] script.page-language) { display: none; }"
+
+
+def page_language() -> None:
+    """Tell the browser which language the page is in (``<html lang>``, which Streamlit leaves at "en"): a screen
+    reader then reads it with the right voice, the browser draws Chinese characters in their Chinese forms (not
+    the Japanese ones a CJK font may prefer), and Korean lines break between words. The script is this app's own,
+    with a tag from i18n.TAGS, never text from a learner."""
+    script = f"document.documentElement.lang = {json.dumps(i18n.tag(i18n.language()))};"
+    st.sidebar.html(f"<style>{_KOREAN_LINES} {_HIDDEN}</style><script class='page-language'>{script}</script>",
+                    unsafe_allow_javascript=True)
 
 
 def origin_note() -> None:

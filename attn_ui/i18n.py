@@ -31,6 +31,8 @@ from attn_core import Words
 #: the languages offered, in the picker's order: code -> the language's own name
 LANGUAGES = {"en": "English", "zh": "中文", "ko": "한국어"}
 DEFAULT = "en"
+#: a language's BCP 47 tag where it is not its code (the page's ``lang``: voices, glyph variants, line breaking)
+TAGS = {"zh": "zh-Hans"}
 LOCALE_DIR = Path(__file__).parent / "locales"
 DOMAIN = "app"
 LANG_KEY = "lang"  # the session's language; listed with every other key in attn_ui.state (state.LANG)
@@ -94,6 +96,11 @@ def ngettext(singular: str, plural: str, n: int) -> str:
 def N_(message: str) -> str:  # noqa: N802 (gettext's name for it)
     """Mark ``message`` for the catalogs without translating it (it is translated where it is shown)."""
     return message
+
+
+def tag(lang: str) -> str:
+    """The page's ``lang`` attribute for ``lang``: "zh-Hans", "ko", "en"."""
+    return TAGS.get(lang, lang)
 
 
 def pick(lang: str | None) -> str | None:

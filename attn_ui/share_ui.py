@@ -17,10 +17,10 @@ import streamlit as st
 
 from attn_core import LIMITS, MATRIX_NAMES, AttentionInputError, Config, MultiHeadTrace, codegen, share
 
-from . import i18n, registry, state, text
+from . import address, i18n, registry, state, text
 from .i18n import N_, _
 
-PARAM = "c"  # the one query parameter of a permalink: ?c=<attn_core.share.encode_link value>
+PARAM = "c"  # the permalink's numbers: ?c=<attn_core.share.encode_link value>; its language: ?lang= (address.LANG)
 SHOW_CODE_CELLS = 20_000  # above this many cells the script is offered for download only
 
 
@@ -60,7 +60,7 @@ def link_block(cfg: Config, page: str, key: str, *, wrap: bool = True, offer_jso
             json_download(cfg, key=f"{key}_json", page=page)
         return
     base = app_url()
-    url = f"{base}?{PARAM}={value}"
+    url = f"{base}?{PARAM}={value}&{address.LANG}={i18n.language()}"  # opens in the language it was made in
     st.code(url, language=None, wrap_lines=wrap)
     if base:
         st.caption(_("{n:,} characters. Copy it with the icon at the block's top right. "

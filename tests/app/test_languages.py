@@ -15,7 +15,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from attn_core import PRESETS
-from attn_ui import address, i18n, lessons, registry, state
+from attn_ui import address, i18n, lessons, registry, share_ui, state
 
 from .apptools import APP, edit_cells
 from .test_words import TUTORIALS, shown
@@ -80,9 +80,10 @@ def allowed_names(at: AppTest) -> list[str]:
 
 
 def readable(at: AppTest) -> list[str]:
-    """What the page shows a reader (test_words.shown), but the token grid's column key "token": the grid shows
-    its column_config label, translated, which AppTest does not report."""
-    return [t for t in shown(at) if t != "token"]
+    """What the page shows a reader (test_words.shown), but the token grid's column key "token" (the grid shows
+    its column_config label, translated, which AppTest does not report) and the frame's style and script for the
+    page's language (attn_ui.frame.page_language: markup, not text)."""
+    return [t for t in shown(at) if t != "token" and not t.startswith("<style>")]
 
 
 def open_in(lang: str, preset: str | None = None) -> AppTest:
@@ -224,3 +225,15 @@ def test_the_configuration_survives_a_language_switch():
     assert not at.exception
     assert at.session_state[state.CONFIG] is before
     assert at.session_state[state.CONFIG].x[0, 0] == 7
+
+
+def test_a_permalink_opens_in_the_language_it_was_made_in():
+    at = open_in("ko")
+    at.switch_page(registry.SHARE.file).run()
+    links = [c.value for c in at.code if f"?{share_ui.PARAM}=" in c.value]
+    assert links and all(link.endswith(f"&{address.LANG}=ko") for link in links), links
+    opened = AppTest.from_file(APP, default_timeout=120)
+    opened.query_params.update(dict(part.split("=", 1) for part in links[0].split("?", 1)[1].split("&")))
+    opened.run()
+    assert opened.session_state[state.LANG] == "ko"
+    assert not opened.exception

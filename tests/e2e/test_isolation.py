@@ -58,7 +58,7 @@ def sessions(browser: Browser, app_server: str) -> Iterator[dict[str, Page]]:
 
 def address_config(page: Page) -> Config:
     params = parse_qs(urlparse(page.url).query)
-    assert set(params) == {"c"}, page.url
+    assert set(params) == {"c", "lang"}, page.url  # the numbers and the language
     return decode_link(params["c"][0])[0]
 
 

@@ -1,6 +1,6 @@
 """Chinese and Korean in Chromium (issue 18): a ?lang= link, the sidebar's picker, every page, real glyphs.
 
-- A ``?lang=ko`` link opens the app in Korean (the page's title, the sidebar's page links).
+- A ``?lang=ko`` link opens the app in Korean (the page's title, the sidebar's page links, ``<html lang>``).
 - The picker (English · 中文 · 한국어) switches the language with one rerun; the learner then walks every page by
   its translated sidebar link, and the choice stays (and is in the address).
 - The glyphs are real: Chinese and Korean text drawn in the app's own font gives a different picture for two
@@ -53,6 +53,8 @@ def test_a_lang_link_opens_in_korean(page: Page, app_server: str):
     links = page.locator('[data-testid="stSidebarNav"] [data-testid="stSidebarNavLink"]')
     expect(links.filter(has_text=tr("ko", registry.SHARE.title))).to_have_count(1)
     assert "lang=ko" in page.url
+    assert page.evaluate("document.documentElement.lang") == "ko"  # voices, glyph forms, line breaks
+    assert page.evaluate("getComputedStyle(document.querySelector('h1')).wordBreak") == "keep-all"  # between words
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -69,6 +71,7 @@ def test_switch_and_walk_every_page(page: Page, app_server: str, lang: str):
         goto_page(page, tr(lang, entry.title))
         wait_for_app(page)
         assert heading(page) == tr(lang, entry.page_heading), entry.name
+        assert page.evaluate("document.documentElement.lang") == i18n.tag(lang), entry.name
         expect(picker_choice(page, i18n.LANGUAGES[lang])).to_have_attribute("aria-checked", "true")
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import zlib
+from urllib.parse import parse_qs, urlparse
 
 import numpy as np
 import pytest
@@ -70,10 +71,15 @@ def open_link(page: Page, url: str, title: str) -> None:
     wait_for_app(page, timeout_ms=3 * NAV_TIMEOUT_MS)
 
 
+def link_value(url: str) -> str:
+    """The ?c= value of an address (which also holds ?lang=)."""
+    return parse_qs(urlparse(url).query)["c"][0]
+
+
 def test_a_permalink_opened_in_a_fresh_context_shows_the_shared_numbers(page: Page, app_server: str) -> None:
     open_link(page, f"{app_server}/?c={encode_link(SHARED, 'steps')}", "Step by step")
     assert page.url.split("?")[0] == f"{app_server}/steps"  # on the page the link names
-    assert configs_equal(decode_link(page.url.split("?c=")[1])[0], SHARED)  # the address holds it (a reload)
+    assert configs_equal(decode_link(link_value(page.url))[0], SHARED)  # the address holds it (a reload)
     rows, cols, weights = heatmap_values(chart_after(page, "Weights"))
     assert rows == ["0: the", "1: cat", "2: sat"]
     np.testing.assert_allclose(weights, as_read(causal_weights(X)), rtol=1e-9, atol=1e-12)
@@ -93,6 +99,7 @@ def test_the_sidebar_link_reopens_the_same_numbers_in_another_context(
     expect(code).to_contain_text("?c=", timeout=NAV_TIMEOUT_MS)
     url = code.inner_text().strip()
     assert url.startswith(f"{app_server}/?c=")  # the app's own address, from st.context.url
+    assert url.endswith("&lang=en")  # and the language it was made in
 
     other = fresh_page(browser)
     try:
@@ -100,7 +107,7 @@ def test_the_sidebar_link_reopens_the_same_numbers_in_another_context(
         x_grid = grid_after(other, "X")
         shown = [[grid_cell_text(x_grid, i, j) for j in range(4)] for i in range(3)]
         assert shown == [[grid_text(v, 4) for v in row] for row in X.tolist()]  # 4 decimals, "…" where rounded
-        np.testing.assert_array_equal(decode_link(other.url.split("?c=")[1])[0].x, X)  # and every value exactly
+        np.testing.assert_array_equal(decode_link(link_value(other.url))[0].x, X)  # and every value exactly
         goto_page(other, "Step by step")
         np.testing.assert_allclose(heatmap_values(chart_after(other, "Weights"))[2], as_read(causal_weights(X)),
                                    rtol=1e-9)

@@ -155,13 +155,13 @@ def test_a_configuration_too_large_for_the_address_comes_back_after_a_reload(app
     x[1, 1] = 7.25
     expected = replace(cfg, x=x)
     path_, params = address(page)
-    assert path_ == "inputs" and set(params) == {"s"}, page.url
+    assert path_ == "inputs" and set(params) == {"s", "lang"}, page.url
     texts = [grid_cell_text(x_grid, r, c) for r, c in CELLS]
     assert texts[1] == "7.25"
 
     reload(page)
     path_, params = address(page)
-    assert path_ == "inputs" and set(params) == {"s"}, page.url
+    assert path_ == "inputs" and set(params) == {"s", "lang"}, page.url
     expect(page.get_by_text("no longer has it")).to_have_count(0)
     expect(page.get_by_text("X · 64 × 64")).to_be_visible()
     x_grid = grid_after(page, "X")

@@ -3,6 +3,8 @@ the preset box (issue 21). The browser's typing is in tests/e2e/test_exact_input
 
 from __future__ import annotations
 
+from urllib.parse import parse_qs, urlparse
+
 import numpy as np
 import pyarrow.ipc
 import pytest
@@ -25,7 +27,7 @@ def grid(at, first_row: str = "0: input1"):
 def link_x(at) -> np.ndarray:
     """X as a link made now would carry it (the sidebar's Share this)."""
     at.button(key="share_sidebar_link").click().run()
-    cfg, _ = decode_link(at.sidebar.code[0].value.split("?c=")[1])
+    cfg, _ = decode_link(parse_qs(urlparse(at.sidebar.code[0].value).query)["c"][0])  # beside it: &lang=
     return cfg.x
 
 

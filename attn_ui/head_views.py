@@ -436,7 +436,7 @@ def head_weights(weights: list[np.ndarray], tokens: list[str], *, precision: int
     ]
     longest = max(map(len, format_numbers(weights[0].ravel(), precision)))
     cell_w = heatmap.cell_width(px, longest if heatmap.shows_text(n_q, n_k, px) else 0)
-    panel_w = 6 * max(len(t) for t in tokens) + 30 + n_k * cell_w + 20  # query labels, cells, spacing
+    panel_w = max(map(heatmap.label_px, tokens)) + 30 + n_k * cell_w + 20  # query labels, cells, spacing
     per_row = max(1, (ROW_PX - 60) // panel_w)  # 60 px for the one shared legend
     rows = math.ceil(len(parts) / per_row)
     description = (_("Attention weights of each of the {n} heads: one small heatmap per head, titled head 0 to head "

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import json
+import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 
@@ -38,6 +39,15 @@ def shows_text(n_rows: int, n_cols: int, px: int) -> bool:
     return n_rows * n_cols <= MAX_TEXT_CELLS and px >= 26
 
 
+def label_px(label: object) -> int:
+    """Approximate width of an axis label (11 px font): 6 px a character, 12 for a wide one (Chinese, Korean).
+
+    >>> label_px("0: input1"), label_px("0: 注意")
+    (54, 42)
+    """
+    return sum(12 if unicodedata.east_asian_width(ch) in "WF" else 6 for ch in str(label))
+
+
 def font_px(px: int) -> int:
     return max(8, min(12, px // 4))
 
@@ -58,7 +68,7 @@ def heatmap_width(values: np.ndarray, row_labels: list[str], precision: int) -> 
     px = cell_px(r, c)
     longest = max(map(len, format_numbers(values.ravel(), precision))) if shows_text(r, c, px) else 0
     bc = -(-c // block_limit(r, c))  # columns per block (see heatmap_parts)
-    return 6 * max(len(s) for s in row_labels) + 30 + -(-c // bc) * cell_width(px * bc, longest) + 60
+    return max(map(label_px, row_labels)) + 30 + -(-c // bc) * cell_width(px * bc, longest) + 60
 
 
 def long_frame(values: np.ndarray, row_labels: list[str], col_labels: list[str], precision: int) -> charts.Frame:
@@ -372,7 +382,7 @@ def heatmap(
     data = charts.table(columns)
 
     width_px = cell_width(px * bc, max(map(len, text)) if show_text else 0)
-    lie_flat = c <= 12 and max((len(str(s)) for s in col_labels), default=0) * 6 <= width_px  # labels fit cells
+    lie_flat = c <= 12 and max(map(label_px, col_labels), default=0) + 8 <= width_px  # fit, with room between them
     layout = HeatmapLayout(
         rows=tuple(row_labels), cols=tuple(col_labels), kind=kind, width_px=width_px, height_px=height_px * br,
         stroke=0.5 if px >= 8 else 0, font=font_px(px) if show_text else 0,

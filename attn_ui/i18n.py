@@ -13,7 +13,9 @@ In code:
 - ``N_("…")`` marks a text made at import time (a page title, a preset's note, a lesson) for the catalogs and
   leaves it in English; the code that shows it calls ``_`` on it then;
 - :func:`error_text` shows an :class:`attn_core.AttentionInputError` or an :class:`attn_models.ModelError` in
-  the learner's language.
+  the learner's language;
+- a widget's ``format_func`` translates with :func:`option_labels` or :func:`translator` (made during the run:
+  AppTest calls it outside the run), and :func:`sentences` joins translated sentences.
 
 Formulas, matrix names (X, W_Q, …), numbers and token labels are never translated.
 """
@@ -127,5 +129,10 @@ def error_text(err: Exception) -> str:
     params = getattr(err, "params", None)
     if template is None or params is None:
         return str(err)
-    values = {k: _(v) if isinstance(v, Words) else v for k, v in params.items()}  # the learner's text stays
-    return _(template).format(**values)
+    return filled(template, params)
+
+
+def filled(template: str, values: Mapping[str, object]) -> str:
+    """An English template (marked with ``N_``) and its values, in the learner's language: the template and every
+    value marked for the catalogs (:class:`attn_core.Words`) are translated; the learner's own text stays."""
+    return _(template).format(**{k: _(v) if isinstance(v, Words) else v for k, v in values.items()})

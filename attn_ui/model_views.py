@@ -20,7 +20,7 @@ import pandas as pd
 import streamlit as st
 
 import attn_models
-from attn_core import Config, Words, configs_equal
+from attn_core import Config, configs_equal
 
 from . import charts, heatmap, i18n, state, text
 from .i18n import _
@@ -222,7 +222,7 @@ def head_text(weights: np.ndarray, tokens: tuple[str, ...] | list[str],
               is_pad: np.ndarray | None = None) -> str:
     """attn_models.describe_head in the learner's language (its English when the language is English)."""
     template, values = attn_models.head_description(weights, tokens, is_pad)
-    return _(template).format(**{k: _(v) if isinstance(v, Words) else v for k, v in values.items()})
+    return i18n.filled(template, values)
 
 
 def label_expr(template: str) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 import pytest
+import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from attn_core import PRESETS
@@ -180,19 +181,25 @@ def test_an_unknown_lang_falls_back_to_english():
     assert at.session_state[state.LANG] == "en"
 
 
+def browser_language(monkeypatch, locale: str) -> None:
+    """The browser's language (st.context.locale, navigator.language) as the app reads it in the runs that follow
+    (AppTest's own ``context`` came after Streamlit 1.66, the oldest release the app supports)."""
+    monkeypatch.setattr(type(st.context), "locale", property(lambda self: locale))
+
+
 @pytest.mark.parametrize(("locale", "lang"), [("zh-CN", "zh"), ("ko-KR", "ko"), ("en-GB", "en"), ("de-DE", "en")])
-def test_the_first_visit_follows_the_browser(locale: str, lang: str):
+def test_the_first_visit_follows_the_browser(monkeypatch, locale: str, lang: str):
+    browser_language(monkeypatch, locale)
     at = AppTest.from_file(APP, default_timeout=120)
-    at.context["locale"] = locale
     at.run()
     assert at.session_state[state.LANG] == lang
     at.switch_page(registry.STEPS.file).run()
     assert at.title[0].value == TITLES[lang]
 
 
-def test_a_link_beats_the_browser():
+def test_a_link_beats_the_browser(monkeypatch):
+    browser_language(monkeypatch, "ko-KR")
     at = AppTest.from_file(APP, default_timeout=120)
-    at.context["locale"] = "ko-KR"
     at.query_params[address.LANG] = "zh"
     at.run()
     assert at.session_state[state.LANG] == "zh"

@@ -8,6 +8,8 @@ The app opens on seed 000 (tests/e2e/seed000.py): X[0, 0] is 1.0, row 0 is "inpu
 
 from __future__ import annotations
 
+from urllib.parse import parse_qs, urlparse
+
 import numpy as np
 import pytest
 from playwright.sync_api import Locator, Page, expect
@@ -62,7 +64,7 @@ def shared(page: Page, matrix: str = "x") -> np.ndarray:
     code = page.locator(MAIN).get_by_test_id("stCode").filter(has_text="?c=")
     expect(code).to_have_count(1)
     url = "".join(code.inner_text().split())  # a wrapped line must not add spaces
-    cfg, _ = decode_link(url.split("?c=", 1)[1])
+    cfg, _ = decode_link(parse_qs(urlparse(url).query)["c"][0])  # beside it: &lang=
     return cfg.matrix(matrix)
 
 

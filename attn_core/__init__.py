@@ -9,6 +9,7 @@ submodules ``analysis``, ``share`` and ``codegen`` as namespaces), never ``from 
 from . import analysis, codegen, share
 from .attention import (
     SCORE_FUNCTIONS,
+    SCORE_WORDS,
     AttentionTrace,
     ScoreFunction,
     additive_features,
@@ -39,7 +40,7 @@ from .config import (
     with_dimensions,
     with_query_rows,
 )
-from .errors import AttentionInputError, Words
+from .errors import N_, AttentionInputError, Words
 from .initializers import INITIALIZERS, initialize, resize
 from .limits import LIMITS, Limits
 from .masks import additive_mask, causal_mask, padding_mask
@@ -67,5 +68,7 @@ __all__ = [
     "positional_encoding", "project", "resize", "run", "scale_scores", "scaled_dot_product_attention", "scores",
     "self_attention", "share", "softmax", "split_heads", "tokenize", "valid_head_counts", "validate_config",
     "weighted_sum", "with_dimensions", "with_query_rows",
-    "Words",  # a text attn_core marks for the app's catalogs (an error's hint, a preset's note): attn_ui translates
+    # texts marked for the app's catalogs (an error's hint, a preset's note, a score function's name): the app
+    # translates them, attn_core (numpy only) never does
+    "N_", "SCORE_WORDS", "Words",
 ]

@@ -7,16 +7,9 @@ translated, and so is every value that is itself a text marked with :func:`N_` (
 
 from __future__ import annotations
 
-from attn_core import Words
+from attn_core import N_  # marks a text for the app's catalogs: an attn_core.Words, which the app translates
 
-
-def N_(message: str) -> Words:  # noqa: N802 (gettext's name for it)
-    """Mark ``message`` for the app's catalogs without translating it (no Streamlit here: the app translates).
-
-    A marked text is an :class:`attn_core.Words`: as a value of an error, the app translates it; a plain ``str``
-    value (a file name, a path, what the learner typed) it shows as it is.
-    """
-    return Words(message)
+__all__ = ["N_", "ModelError", "ModelUnavailableError"]
 
 
 class ModelError(ValueError):

@@ -280,7 +280,7 @@ def pending_errors_banner(here: registry.Page | None = None) -> None:
             where = _("{first} and {second}").format(first=where, second=_(label))
         st.warning(
             _("Showing the last valid values: {errors} Fix it on {places}.").format(
-                errors=" ".join(map(text.md_escape, errs.values())), places=where),
+                errors=i18n.sentences(*map(text.md_escape, errs.values())), places=where),
             icon=":material/warning:",
         )
         for page, label in places:

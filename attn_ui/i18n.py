@@ -28,7 +28,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from attn_core import Words
+from attn_core import N_, Words  # N_: the one marker (its texts are Words: filled() translates them as values)
+
+__all__ = ["N_", "LANGUAGES", "error_text", "filled", "language", "ngettext", "option_labels", "sentences",
+           "translator"]
 
 #: the languages offered, in the picker's order: code -> the language's own name
 LANGUAGES = {"en": "English", "zh": "中文", "ko": "한국어"}
@@ -95,11 +98,6 @@ def ngettext(singular: str, plural: str, n: int) -> str:
     return catalog(language()).ngettext(singular, plural, n)
 
 
-def N_(message: str) -> str:  # noqa: N802 (gettext's name for it)
-    """Mark ``message`` for the catalogs without translating it (it is translated where it is shown)."""
-    return message
-
-
 def tag(lang: str) -> str:
     """The page's ``lang`` attribute for ``lang``: "zh-Hans", "ko", "en"."""
     return TAGS.get(lang, lang)
@@ -135,4 +133,6 @@ def error_text(err: Exception) -> str:
 def filled(template: str, values: Mapping[str, object]) -> str:
     """An English template (marked with ``N_``) and its values, in the learner's language: the template and every
     value marked for the catalogs (:class:`attn_core.Words`) are translated; the learner's own text stays."""
+    if not values:  # as the errors do: a template without values is the message itself (braces and all)
+        return _(template)
     return _(template).format(**{k: _(v) if isinstance(v, Words) else v for k, v in values.items()})

@@ -20,7 +20,7 @@ import streamlit as st
 import attn_models
 
 from . import lessons, model_views, registry, share_ui, state
-from .i18n import _, ngettext
+from .i18n import N_, _, ngettext
 from .lessons import Answer, Cell, Choice, Number
 
 PARAM = "lesson"  # the query parameter that names a lesson: ?lesson=<lessons.Lesson.key>
@@ -190,7 +190,7 @@ def try_it(w: lessons.Worked) -> NoReturn:
     """Load the lesson's configuration into the explorer (Undo brings the learner's back) and open its page (a
     model lesson's also shows its sentence and layer on A real model)."""
     lesson = w.lesson
-    message = state.set_config(w.config, what=_("lesson “{title}” loaded").format(title=_(lesson.title)))
+    message = state.set_config(w.config, what=state.change(N_("lesson “{title}” loaded"), title=lesson.title))
     if message:  # a lesson's configuration is valid (tests/core/test_lessons.py): never expected
         raise RuntimeError(message)
     model_views.follow_origin(w.config)

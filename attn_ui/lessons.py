@@ -28,6 +28,7 @@ import numpy as np
 from attn_core import (
     Config,
     MultiHeadTrace,
+    Words,
     analysis,
     embed,
     initialize,
@@ -45,13 +46,6 @@ from .text import md_escape, token_labels
 
 if TYPE_CHECKING:  # attn_models is only needed by the model lessons, which receive a loaded model
     from attn_models import Model
-
-
-class Phrase(str):
-    """A fact that is English text marked with :func:`N_` (e.g. "the words"), translated where it is shown; any
-    other text fact (a token, a sentence) is shown as it is."""
-
-    __slots__ = ()
 
 
 Fact = float | int | str | np.ndarray | tuple[int, ...]
@@ -280,12 +274,13 @@ def _same(text: str) -> str:
 
 
 def localized(facts: Mapping[str, Fact], translate: Callable[[str], str] = _same) -> dict[str, Fact]:
-    """The facts with each :class:`Phrase` translated by ``translate`` (``i18n._``); tokens and numbers as they are.
+    """The facts that are marked words (``N_``: attn_core.Words) translated by ``translate`` (``i18n._``); tokens,
+    sentences and numbers as they are.
 
-    >>> localized({"best": Phrase("the words"), "token": "the"}, str.upper)
+    >>> localized({"best": N_("the words"), "token": "the"}, str.upper)
     {'best': 'THE WORDS', 'token': 'the'}
     """
-    return {name: translate(value) if isinstance(value, Phrase) else value for name, value in facts.items()}
+    return {name: translate(value) if isinstance(value, Words) else value for name, value in facts.items()}
 
 
 def answer_text(w: Worked, guess: Answer, precision: int, translate: Callable[[str], str] = _same) -> str:
@@ -715,7 +710,7 @@ def _solve_sink(cfg: Config, trace: MultiHeadTrace) -> Solution:
         answer=best,
         facts={"model": str(o.get("model", "")), "sentence": str(o.get("sentence", "")),
                "layer": int(o.get("layer", 0)), "n_heads": cfg.n_heads, "tokens": " ".join(tokens),
-               "words": ", ".join(tokens[j] for j in words), "n_best": counts[best], "best": Phrase(names[best]),
+               "words": ", ".join(tokens[j] for j in words), "n_best": counts[best], "best": names[best],
                "n_cls": counts[0], "n_sep": counts[1], "n_words": counts[2], "share_cls": float(groups[0].mean()),
                "share_sep": float(groups[1].mean()), "share_words": float(groups[2].mean()), "sharpest": sharpest},
         numbers=((N_("heads whose largest share goes to [CLS]"), "n_cls"), (N_("… to [SEP]"), "n_sep"),

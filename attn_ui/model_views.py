@@ -23,7 +23,7 @@ import attn_models
 from attn_core import Config, configs_equal
 
 from . import charts, heatmap, i18n, state, text
-from .i18n import _
+from .i18n import N_, _
 
 ENV_SOURCE = "ATTN_MODEL"  # environment variable: the checkpoint the page reads unless the learner names another
 PICK = "pick"  # name of the click selection on the model view (fields layer, head)
@@ -133,7 +133,7 @@ def original(cfg: Config) -> Config:
 def open_layer(source: str, sentence: str, pad_to: int, layer: int, head: int) -> str | None:
     """Load layer ``layer`` into the configuration, head ``head`` chosen; None, or why it could not be."""
     cfg = layer_config(source, sentence, pad_to, layer, head)
-    what = _("layer {layer} of {model} opened").format(layer=layer, model=source.rsplit("/", 1)[-1])
+    what = state.change(N_("layer {layer} of {model} opened"), layer=layer, model=source.rsplit("/", 1)[-1])
     if message := state.set_config(cfg, what=what):
         return message
     st.session_state[state.PRESET] = None
@@ -156,7 +156,7 @@ def back_to_model() -> None:
     except attn_models.ModelError as err:
         state.notify(i18n.error_text(err))
         return
-    if message := state.set_config(cfg, what=_("back to the model's weights")):
+    if message := state.set_config(cfg, what=state.change(N_("back to the model's weights"))):
         state.notify(message)
 
 

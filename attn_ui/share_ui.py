@@ -15,7 +15,16 @@ from urllib.parse import urlsplit, urlunsplit
 
 import streamlit as st
 
-from attn_core import LIMITS, MATRIX_NAMES, AttentionInputError, Config, MultiHeadTrace, codegen, share
+from attn_core import (
+    LIMITS,
+    MATRIX_NAMES,
+    SCORE_WORDS,
+    AttentionInputError,
+    Config,
+    MultiHeadTrace,
+    codegen,
+    share,
+)
 
 from . import address, i18n, registry, state, text
 from .i18n import N_, _
@@ -86,7 +95,7 @@ def pending_edits_warning() -> None:
     if errs := state.errors():
         st.warning(
             _("Not shared: {errors} Links and files made now hold the last valid values; fix the cell first to share "
-              "your edit.").format(errors=" ".join(map(text.md_escape, errs.values()))),
+              "your edit.").format(errors=i18n.sentences(*map(text.md_escape, errs.values()))),
             icon=":material/warning:",
         )
 
@@ -119,7 +128,7 @@ def import_file() -> None:
         return
     state.load_shared(cfg)
     values = {"file": uploaded.name, "n": cfg.n_seq, "n_q": cfg.n_q, "d_model": cfg.d_model, "heads": cfg.n_heads,
-              "score": _(SCORE_WORDS.get(cfg.score, cfg.score))}
+              "score": _(SCORE_WORDS[cfg.score])}
     if cfg.cross and cfg.score != "dot":
         loaded = _("Loaded {file}: {n} tokens, {n_q} queries of Y, d_model {d_model}, {heads} head(s), {score} scores.")
     elif cfg.cross:
@@ -145,7 +154,6 @@ STAGE_TITLES = {"q_a": "Q W_a", "q_1": "Q W_1", "k_2": "K W_2"}
 STAGE_WORDS = {"scores": N_("scores"), "scaled": N_("scaled"), "masked": N_("masked"), "weights": N_("weights"),
                "output": N_("output"), "mask": N_("mask"), "concat": N_("concat")}
 #: the score functions as the import's summary names them
-SCORE_WORDS = {"general": N_("general"), "additive": N_("additive")}
 
 
 def stage_title(name: str) -> str:

@@ -22,6 +22,7 @@ from attn_core import (
     MATRIX_NAMES,
     PRESETS,
     SCORE_MATRICES,
+    SCORE_WORDS,
     AttentionInputError,
     Config,
     configs_equal,
@@ -37,7 +38,7 @@ from .i18n import N_, _, error_text
 # ---- non-widget keys (the configuration and what the pages share) ------------------------------
 CONFIG = "config"  # attn_core.Config: the last valid configuration
 PRESET = "preset"  # key of the preset the configuration started from; None after a link or a file
-HISTORY = "history"  # [(Config, PRESET, what changed it)]: the configurations before the last changes, newest last
+HISTORY = "history"  # [(Config, PRESET, what changed it: a Change)]: the configurations before the last changes
 EDITOR_VERSION = "editor_version"  # int; bump to reset every matrix editor to the configuration
 EDITOR_BASE = "editor_base"  # {matrix name: (the values the current grid started from, its decimals shown)}
 DRAFTS = "drafts"  # {matrix name: object array with the learner's rejected values}
@@ -74,7 +75,6 @@ LANG_PICKER = "frame_lang"  # the sidebar's language picker (a widget key; kept 
 DEFAULT_PRECISION = 4
 UNDO_STEPS = 30  # changes that can be undone, at most ...
 UNDO_BYTES = 32 * 2**20  # ... and the matrices they keep (a configuration at the caps holds about 10 MB)
-SCORE_WORDS = {"dot": N_("dot"), "general": N_("general"), "additive": N_("additive")}  # in the Undo button
 _GRID_FIELDS = {"tokens", "x", "w_q", "w_k", "w_v", "w_o", "y", "y_tokens", "w_a", "w_1", "w_2", "v_a"}  # in grids
 
 
@@ -105,7 +105,7 @@ def config() -> Config:
     return st.session_state[CONFIG]
 
 
-def set_config(cfg: Config, *, reset_editors: bool = True, what: str | None = None) -> str | None:
+def set_config(cfg: Config, *, reset_editors: bool = True, what: Change | None = None) -> str | None:
     """Validate and store ``cfg``; the configuration it replaces can be brought back with :func:`undo`.
     Returns None on success, else the message (state untouched).
 
@@ -142,7 +142,7 @@ def update_config(**changes) -> str | None:
 
 def load(preset_key: str) -> None:
     """Replace the configuration with a fresh copy of a preset."""
-    set_config(load_preset(preset_key), what=_("preset “{title}” loaded").format(title=_(PRESETS[preset_key].title)))
+    set_config(load_preset(preset_key), what=change(N_("preset “{title}” loaded"), title=PRESETS[preset_key].title))
     st.session_state[PRESET] = preset_key
 
 
@@ -152,7 +152,7 @@ def load_shared(cfg: Config, *, undoable: bool = True) -> None:
 
     ``undoable=False`` when a new session opens its address: there is nothing before it to go back to.
     """
-    set_config(cfg, what=_("link or file opened"))
+    set_config(cfg, what=change(N_("link or file opened")))
     st.session_state[PRESET] = None
     if not undoable:
         st.session_state[HISTORY].clear()
@@ -200,8 +200,8 @@ def set_score(kind: str, d_a: int | None = None) -> str | None:
     if any(w is None or w.shape != fresh[name].shape for name, w in wanted.items()) or (d_a and d_a != cfg.d_a):
         wanted = fresh
     cleared = {name: None for names in SCORE_MATRICES.values() for name in names}
-    return set_config(replace(cfg, score=kind, **(cleared | wanted)), what=_("score function: {name}").format(
-        name=_(SCORE_WORDS[kind])))
+    return set_config(replace(cfg, score=kind, **(cleared | wanted)), what=change(
+        N_("score function: {name}"), name=SCORE_WORDS[kind]))
 
 
 def set_cross(on: bool) -> str | None:
@@ -224,23 +224,38 @@ def set_cross(on: bool) -> str | None:
                               custom_mask=np.ones((n_y, cfg.n_seq), bool)))
 
 
-def describe_change(old: Config, new: Config) -> str:
+#: what a change was, for the Undo button: English templates (marked with N_) and their values, put into words
+#: in the language of the run that shows it (:func:`change_text`), not of the run that made the change
+Change = tuple[tuple[str, dict], ...]
+
+
+def change(template: str, **values: object) -> Change:
+    """One change, in words to be translated when shown: ``change(N_("lesson “{title}” loaded"), title=...)``."""
+    return ((template, values),)
+
+
+def change_text(what: Change) -> str:
+    """``what`` in the learner's language ("X edited, mask changed")."""
+    return _(", ").join(i18n.filled(template, values) for template, values in what)  # ", " is "，" in Chinese
+
+
+def describe_change(old: Config, new: Config) -> Change:
     """What changed from ``old`` to ``new``, in a few words ("X edited", "dimensions changed", ...)."""
     if old.score != new.score:
-        return _("score function changed to {name}").format(name=_(SCORE_WORDS[new.score]))
+        return change(N_("score function changed to {name}"), name=SCORE_WORDS[new.score])
     if old.cross != new.cross:
-        return _("queries from Y (cross-attention)") if new.cross else _("queries from X again (self-attention)")
+        return change(N_("queries from Y (cross-attention)") if new.cross else
+                      N_("queries from X again (self-attention)"))
     if any(old.matrix(n).shape != new.matrix(n).shape for n in new.matrix_names()):
-        return _("dimensions changed")
+        return change(N_("dimensions changed"))
     edited = [MATRIX_NAMES[n] for n in new.matrix_names() if old.matrix(n).tobytes() != new.matrix(n).tobytes()]
-    changed = [what for what, differs in (
-        (_("token labels changed"), old.tokens != new.tokens or old.y_tokens != new.y_tokens),
-        (_("head count changed"), old.n_heads != new.n_heads),
-        (_("scale changed"), type(old.scale) is not type(new.scale) or old.scale != new.scale),
-        (_("mask changed"), not _same_mask(old, new)),
+    changed = [(what, {}) for what, differs in (
+        (N_("token labels changed"), old.tokens != new.tokens or old.y_tokens != new.y_tokens),
+        (N_("head count changed"), old.n_heads != new.n_heads),
+        (N_("scale changed"), type(old.scale) is not type(new.scale) or old.scale != new.scale),
+        (N_("mask changed"), not _same_mask(old, new)),
     ) if differs]
-    edits = [_("{matrices} edited").format(matrices=", ".join(edited))] if edited else []
-    return _(", ").join(edits + changed)  # the list separator: "，" in Chinese
+    return (*change(N_("{matrices} edited"), matrices=", ".join(edited)) * bool(edited), *changed)
 
 
 def _same_mask(a: Config, b: Config) -> bool:
@@ -249,7 +264,7 @@ def _same_mask(a: Config, b: Config) -> bool:
     return a.mask_kind == b.mask_kind and tuple(a.is_pad) == tuple(b.is_pad) and same_custom
 
 
-def _remember(cfg: Config, what: str) -> None:
+def _remember(cfg: Config, what: Change) -> None:
     """Keep ``cfg`` (the configuration being replaced) for :func:`undo`, within UNDO_STEPS and UNDO_BYTES."""
     history = st.session_state[HISTORY]
     history.append((cfg, st.session_state[PRESET], what))
@@ -282,8 +297,8 @@ def undo() -> None:
 
 
 def last_change() -> str | None:
-    """What :func:`undo` would take back, or None."""
-    return st.session_state[HISTORY][-1][2] if st.session_state[HISTORY] else None
+    """What :func:`undo` would take back, in the learner's language, or None."""
+    return change_text(st.session_state[HISTORY][-1][2]) if st.session_state[HISTORY] else None
 
 
 def reset_editor_state() -> None:

@@ -16,7 +16,7 @@ import numpy as np
 
 from attn_core import Config
 
-from .i18n import _
+from .i18n import _, sentences
 from .numbers import format_number
 
 
@@ -102,8 +102,8 @@ def origin_text(origin: dict) -> str:
     else:
         out = _("From **{model}**, layer {layer}.").format(model=model, layer=layer)
     if isinstance(bias, int):
-        out += " " + _("X's column {bias} is a constant 1 (the bias feature): the last row of W_Q, W_K and W_V is "
-                        "their bias.").format(bias=bias)
+        out = sentences(out, _("X's column {bias} is a constant 1 (the bias feature): the last row of W_Q, W_K and "
+                               "W_V is their bias.").format(bias=bias))
     return out
 
 

@@ -9,6 +9,7 @@ from attn_core import (
     INITIALIZERS,
     LIMITS,
     PRESETS,
+    SCORE_WORDS,
     AttentionInputError,
     embed,
     initialize,
@@ -27,7 +28,6 @@ PRESET_OPTION = N_("{title} — {source}")  # a preset in the selectbox
 #: the segmented control's choices: value (read by the code) -> what it shows, in English
 QUERY_SOURCES = {"self": N_("X: self-attention"), "cross": N_("Y: cross-attention")}
 #: the score functions with weights of their own, as the last caption names them
-SCORE_WORDS = {"general": N_("general"), "additive": N_("additive")}
 #: why a mask went when the queries changed sequence, by the mask that went ({page}: the Masking page)
 MASK_GONE = {
     "causal": N_("The causal mask was made for queries and keys of one sequence, so there is no mask now; {page} "
@@ -271,7 +271,7 @@ with w2:
     matrix_section("w_k", "W_K", "K = X W_K")
 with w3:
     matrix_section("w_v", "W_V", "V = X W_V")
-if cfg.score in SCORE_WORDS:
+if cfg.score != "dot":
     st.caption(_("W_O ({rows} × {cols}) is edited on the {multihead} page, the {score} score function's weights on "
                  "{scores}.").format(rows=cfg.w_o.shape[0], cols=cfg.d_out, multihead=_(registry.MULTIHEAD.title),
                                      score=_(SCORE_WORDS[cfg.score]), scores=_(registry.SCORES.title)))

@@ -131,7 +131,8 @@ cfg = state.config()
 origin = model_views.model_origin(cfg)
 if origin is not None:
     st.header(_("In the explorer now"))
-    st.markdown(text.origin_text(origin) + " " + _("Opened with head {head} chosen.").format(head=origin["head"]))
+    opened = _("Opened with head {head} chosen.").format(head=origin["head"])
+    st.markdown(i18n.sentences(text.origin_text(origin), opened))
     try:
         is_edited, b_o = model_views.edited(cfg), model_views.model(origin["model"]).output_bias(origin["layer"])
     except attn_models.ModelError as err:

@@ -18,7 +18,9 @@ from streamlit.testing.v1 import AppTest
 from attn_core import PRESETS
 from attn_ui import address, i18n, lessons, registry, share_ui, state
 
+from .. import minilm
 from .apptools import APP, edit_cells
+from .test_learn import model_of, predict
 from .test_words import TUTORIALS, shown
 
 LANGS = [code for code in i18n.LANGUAGES if code != i18n.DEFAULT]  # every language but English
@@ -28,8 +30,9 @@ TITLES = {"en": "Step by step", "zh": "逐步计算", "ko": "단계별 계산"} 
 NAMES = [
     *TUTORIALS, "Transformer Explainer", "BertViz", "llm-viz", "all-MiniLM-L6-v2", "sentence-transformers",
     "Hugging Face", "Bahdanau", "Luong", "Vaswani", "Attention Is All You Need", "PyTorch", "NumPy", "JSON", "CSV",
-    "BERT", "Streamlit", "English", "The cat sat on the mat.", "le chat dort", "the cat sleeps", "one-hot",
-    "alignment vectors",  # the English tutorial's own term, quoted beside its translation
+    "BERT", "Streamlit", "English", "The cat sat on the mat.", "the cat sat on the mat",  # the model lesson's tokens
+    "le chat dort", "the cat sleeps", "one-hot",
+    "alignment vectors", "attention sink",  # the field's English term, quoted beside its translation
     "Python", "hf download",  # a command to type
     "dog bites man", "man bites dog",  # a lesson's sentence
 ]
@@ -66,11 +69,22 @@ def english_left(texts: list[str], allowed: list[str]) -> list[str]:
     return bad
 
 
+#: each language's own script: one on another language's page (Chinese on a Korean page) came from a cache keyed
+#: without the language; the picker's own names are the one exception
+SCRIPTS = {"zh": re.compile(r"[\u4e00-\u9fff]"), "ko": re.compile(r"[\uac00-\ud7a3]")}
+
+
+def other_language(texts: list[str], lang: str) -> list[str]:
+    others = [rx for code, rx in SCRIPTS.items() if code != lang]
+    return [t for t in texts if any(rx.search(t.replace("中文", "").replace("한국어", "")) for rx in others)]
+
+
 def _is_phrase(run: list[str]) -> bool:
     words = [w for w in run if len(w) > 1 and not re.search(r"[_\d]", w) and not w.isupper()]  # not n_heads, input2
     return len(words) >= 2 or any(w.lower() in ENGLISH_ONLY for w in words)
 
 
+MODEL_WORDS = "The cat sat on the mat because it was tired .".split()  # the model's tokens, listed one by one
 SENTENCES = [" ".join(p.build().tokens) for p in PRESETS.values()]  # the examples' sentences, quoted as they are
 
 
@@ -114,25 +128,33 @@ def test_every_page_speaks_the_language(lang: str, preset: str):
     for page in registry.PAGES:
         at.switch_page(page.file).run()
         assert not at.exception, (lang, page.name, [e.value for e in at.exception])
-        if left := english_left(readable(at), allowed_names(at)):
+        if left := english_left(readable(at), allowed_names(at)) + other_language(readable(at), lang):
             bad[page.name] = left[:8]
     assert not bad, bad
 
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_every_lesson_speaks_the_language(lang: str):
-    at = open_in(lang)
+    """Each lesson as it opens, then its reveal after the right answer (the numbers, the charts, the explanation);
+    the real-model lesson on all-MiniLM-L6-v2's own weights (tests/minilm)."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state[state.LANG] = lang
+    at.session_state[state.MODEL_SOURCE] = str(minilm.folder())
+    at.run()
     at.switch_page(registry.LEARN.file).run()
     bad = {}
     for lesson in lessons.LESSONS:
-        if lesson.needs_model:
-            continue  # its words are checked in the catalogs (tests/core/test_catalogs.py); the model is not here
         at.session_state[state.LESSON] = lesson.key
         at.run()
         assert not at.exception, (lesson.key, [e.value for e in at.exception])
         title = i18n.catalog(lang).gettext(lesson.title)
         assert any(title in h.value for h in at.header), (lesson.key, title)
-        if left := english_left(readable(at), allowed_names(at)):
+        allowed = allowed_names(at) + (MODEL_WORDS if lesson.needs_model else [])
+        asked = english_left(readable(at), allowed)
+        predict(at, lesson, lessons.solved(lesson.key, model_of(lesson)).solution.answer)
+        assert not at.exception, (lesson.key, [e.value for e in at.exception])
+        assert at.success, (lesson.key, "no reveal")  # the right answer, said so
+        if left := asked + english_left(readable(at), allowed):
             bad[lesson.key] = left[:8]
     assert not bad, bad
 
@@ -151,7 +173,7 @@ def test_a_real_model_speaks_the_language(lang: str, tmp_path):
     assert at.title[0].value == i18n.catalog(lang).gettext(registry.MODEL.page_heading)
     assert len(shown(at)) > 20  # the model's page, not a message that it is missing
     sentence = "The cat sat on the mat because it was tired."  # the model's input (English: the model is)
-    assert not english_left(readable(at), allowed_names(at) + [sentence, *sentence.split()])
+    assert not english_left(readable(at), allowed_names(at) + [sentence, *MODEL_WORDS])
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -223,15 +245,22 @@ def test_the_picker_switches_and_the_choice_stays():
     assert at.title[0].value == TITLES["ko"]
 
 
-def test_the_configuration_survives_a_language_switch():
+def test_the_configuration_survives_a_language_switch_and_undo_speaks_the_new_language():
     at = open_in("en")
     at.switch_page(registry.INPUTS.file).run()
     edit_cells(at, "x", {0: {0: 7}})
     before = at.session_state[state.CONFIG]
+    assert at.button(key="frame_undo").label == "Undo: X edited"
     at.segmented_control(key=state.LANG_PICKER).set_value("ko").run()
     assert not at.exception
     assert at.session_state[state.CONFIG] is before
     assert at.session_state[state.CONFIG].x[0, 0] == 7
+    assert at.button(key="frame_undo").label == "실행 취소: X 편집"  # the change said in the language shown now
+    at.switch_page(registry.INPUTS.file).run()
+    at.selectbox(key="inputs_preset").set_value("seed002_causal").run()
+    at.segmented_control(key=state.LANG_PICKER).set_value("zh").run()
+    assert at.button(key="frame_undo").label.startswith("撤销：已载入预设“")  # the preset's title translated too
+    assert not english_left([at.button(key="frame_undo").label], allowed_names(at))
 
 
 def test_a_permalink_opens_in_the_language_it_was_made_in():

@@ -18,6 +18,7 @@ import pytest
 from babel.messages.extract import extract_from_file
 from babel.messages.pofile import read_po
 
+from attn_core import N_, SCORE_WORDS, AttentionInputError
 from attn_ui import i18n
 
 from .test_no_unsafe_calls import ROOT, python_files  # the app's own code: attn_core, attn_models, attn_ui, pages
@@ -48,7 +49,7 @@ def po(lang: str):
 
 def test_the_code_marks_texts_and_every_language_has_a_catalog():
     assert len(marked()) > 500  # the whole app: pages, lessons, presets, messages
-    assert set(i18n.LANGUAGES) == {"en", "zh", "ko"}
+    assert {"en", "zh", "ko"} <= set(i18n.LANGUAGES) and i18n.DEFAULT == "en"
     for lang in LANGS:
         assert po(lang).locale is not None and str(po(lang).locale).startswith(lang)
 
@@ -105,6 +106,21 @@ def test_compiled_catalog_says_what_the_po_says(lang):
             assert compiled.ngettext(m.id[0], m.id[1], 2) == m.string[0], m.id
         else:
             assert compiled.gettext(m.id) == m.string, f"{lang}: .mo is out of date (bash .ci/dev i18n): {m.id!r}"
+
+
+def test_an_error_is_shown_in_the_language_with_marked_words_translated_and_the_learners_text_never(monkeypatch):
+    """error_text translates the template and the values marked with N_ (attn_core.Words), never a plain value:
+    a token labelled "dot" or a cell holding "additive" stays what the learner typed."""
+    monkeypatch.setattr(i18n, "language", lambda: "zh")
+    marked = AttentionInputError(N_("{name}: the {score} score function needs {needs}."), name="W_a",
+                                 score=SCORE_WORDS["general"], needs="W_a")
+    assert str(marked) == "W_a: the general score function needs W_a."  # English as before
+    assert i18n.error_text(marked) == "W_a：通用评分函数需要 W_a。"
+    typed = AttentionInputError(N_("{name}: cell ({i}, {j}) is {v!r}, not a number."), name="X", i=0, j=1,
+                                v="additive", matrix="X", cell=(0, 1))
+    shown = i18n.error_text(typed)
+    assert "'additive'" in shown and "加性" not in shown and shown != str(typed)
+    assert i18n.filled(N_("dimensions changed"), {}) == i18n.catalog("zh").gettext("dimensions changed")
 
 
 def test_catalog_lookup_in_each_language():

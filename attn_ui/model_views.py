@@ -212,10 +212,10 @@ class ModelViewLayout:
     n_heads: int
     panel_px: int  # side of one small heatmap, in pixels
     note: str  # "" or how tokens were grouped into blocks
-    title: str = "Attention weights of every layer (rows) and head (columns): click one to look closer"
-    head_label: str = "head {n}"  # an axis label, {n} the head's number
-    layer_label: str = "layer {n}"
-    tooltip: tuple[str, str, str] = ("layer", "head", "mostly")  # the tooltip's field titles
+    title: str
+    head_label: str  # an axis label, {n} the head's number
+    layer_label: str
+    tooltip: tuple[str, str, str]  # the tooltip's field titles ("layer", "head", "mostly")
 
 
 def head_text(weights: np.ndarray, tokens: tuple[str, ...] | list[str],

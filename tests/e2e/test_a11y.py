@@ -1,4 +1,5 @@
-"""Accessibility: axe-core finds no serious or critical WCAG 2 A/AA violation on any page, in light and in dark.
+"""Accessibility: axe-core finds no serious or critical WCAG 2 A/AA violation on any page, in light and in dark,
+in English and in Chinese and Korean (the page's ``lang`` then says so: axe checks it is valid).
 
 axe-core (the axe.min.js bundled by the ``axe-playwright-python`` package) runs in the page with the rules tagged
 wcag2a, wcag2aa, wcag21a, wcag21aa. One browser context per theme (the app follows the browser's colour scheme:
@@ -19,11 +20,14 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page
 
+from attn_ui import i18n
+
 from .helpers import APP_IDLE, PAGE_TITLES, VIEWPORT, goto_page, watch_runs
 
 pytestmark = pytest.mark.e2e
 
-THEMES = ("light", "dark")
+#: (colour scheme, language) of each session walked: both themes in English, then each other language once
+SESSIONS = (("light", "en"), ("dark", "en"), ("light", "zh"), ("dark", "ko"))
 TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 BLOCKING = ("serious", "critical")
 SCROLL_SLACK_PX = 13  # axe's threshold for a scrollable region
@@ -58,24 +62,24 @@ def run_axe(page: Page) -> list[dict]:
 
 
 @pytest.fixture(scope="module")
-def violations(browser: Browser, app_server: str) -> Iterator[dict[tuple[str, str], list[dict]]]:
-    """{(theme, page title): violations}: one context per theme, every page visited in one session."""
+def violations(browser: Browser, app_server: str) -> Iterator[dict[tuple[tuple[str, str], str], list[dict]]]:
+    """{((theme, language), page title): violations}: one context per session, every page visited in it."""
     axe_script()
-    found: dict[tuple[str, str], list[dict]] = {}
-    for theme in THEMES:
+    found: dict[tuple[tuple[str, str], str], list[dict]] = {}
+    for theme, lang in SESSIONS:
         context = browser.new_context(viewport=VIEWPORT, color_scheme=theme)
         context.set_default_timeout(20_000)
         try:
             page = context.new_page()
             watch_runs(page)
-            page.goto(app_server)
+            page.goto(f"{app_server}/?lang={lang}")
             page.wait_for_selector(APP_IDLE)
             dark = page.evaluate(DARK_BACKGROUND)
             assert dark == (theme == "dark"), f"the app did not follow the browser's {theme} colour scheme"
             for title in PAGE_TITLES:
-                goto_page(page, title)
+                goto_page(page, i18n.catalog(lang).gettext(title))  # the sidebar's link, in the session's language
                 page.wait_for_timeout(300)  # charts draw after the run
-                found[theme, title] = run_axe(page)
+                found[(theme, lang), title] = run_axe(page)
         finally:
             context.close()
     yield found
@@ -99,8 +103,8 @@ def report(found: list[dict]) -> str:
     return "\n".join(lines)
 
 
-@pytest.mark.parametrize("theme", THEMES)
+@pytest.mark.parametrize("session", SESSIONS, ids="-".join)
 @pytest.mark.parametrize("title", PAGE_TITLES)
-def test_no_serious_violation(violations, theme, title):
-    blocking = [v for v in violations[theme, title] if v["impact"] in BLOCKING]
-    assert not blocking, f"axe on {title} ({theme}): serious or critical WCAG 2 A/AA violations\n{report(blocking)}"
+def test_no_serious_violation(violations, session, title):
+    blocking = [v for v in violations[session, title] if v["impact"] in BLOCKING]
+    assert not blocking, f"axe on {title} ({session}): serious or critical WCAG 2 A/AA violations\n{report(blocking)}"

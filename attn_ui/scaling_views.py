@@ -18,6 +18,7 @@ from .i18n import _
 RAW_COLOUR, SCALED_COLOUR = "#e66101", "#5e3c99"
 #: more query rows than this are summarised (mean line and min–max band) instead of one line each
 MAX_LINES = 12
+GUIDE_GREY = "#808495"  # dashed guides and rules: visible on the light and on the dark background
 PLOT_WIDTH, PLOT_HEIGHT = 340, 230
 
 
@@ -55,7 +56,7 @@ def variance_sweep_chart(
                  alt.Tooltip("variance:Q", title=_("variance"), format=".4f")],
     )
     guide = alt.Chart(pd.DataFrame({"d_k": d_k, "variance": d_k.astype(float)})).mark_line(
-        strokeDash=[4, 4], color="#999999"
+        strokeDash=[4, 4], color=GUIDE_GREY
     ).encode(x=x, y=y)
     layers = [guide, lines]
     if current_d_k is not None:
@@ -167,7 +168,7 @@ def _rules_frame(marks: list[tuple[str, float]], field: str) -> charts.Frame:
 
 
 def _rules_chart(data, field: str, x: alt.X) -> list[alt.Chart]:
-    rule = alt.Chart(data).mark_rule(strokeDash=[3, 3], color="#444444").encode(x=x)
+    rule = alt.Chart(data).mark_rule(strokeDash=[3, 3], color=GUIDE_GREY).encode(x=x)
     text = alt.Chart(data).mark_text(align="left", dx=3, color="#222222").encode(
         x=x, y=alt.Y("ypos:Q", scale=None), text="label:N"
     )

@@ -46,6 +46,7 @@ def pipeline_dot(cfg: Config) -> str:
     return (
         "digraph { rankdir=LR; bgcolor=transparent;\n"
         '  node [shape=box, style="rounded,filled", fillcolor="#eef3fb", color="#4c78a8", fontname="sans-serif"];\n'
+        '  edge [color="#808495"];\n'  # arrows a mid grey: visible on the light and on the dark background
         f"{nodes}\n  {edges};\n}}"
     )
 

@@ -38,6 +38,7 @@ def navigation() -> st.Page:
     origin_note()
     share_ui.sidebar(pg)
     page_language()
+    st.html(f"<style>{_WIDE_CHARTS}</style>")  # style only: Streamlit gives it no room on the page
     return pg
 
 
@@ -57,6 +58,12 @@ def language_picker() -> None:
         **state.bind(state.LANG_PICKER, st.session_state[state.LANG], state.copy_to(state.LANG, state.LANG_PICKER)))
 
 
+#: on a phone, a chart wider than the screen scrolls sideways in its own box instead of being cut off at the edge,
+#: and the Overview's pipeline diagram keeps a readable size (shrunk to the screen, its text was 4 px high)
+_WIDE_CHARTS = ("@media (max-width: 640px) {"
+                " [data-testid='stVegaLiteChart'], [data-testid='stGraphVizChart'] {"
+                " max-width: 100%; overflow-x: auto; }"
+                " [data-testid='stGraphVizChart'] svg { min-width: 900px; height: auto; } }")
 #: Korean is written with spaces between words: break its lines there, not inside a word (the browser's default
 #: for Hangul); a word longer than the line still breaks. Set once per language by page_language (an html lang).
 _KOREAN_LINES = "html:lang(ko) [data-testid='stApp'] * { word-break: keep-all; overflow-wrap: break-word; }"

@@ -5,7 +5,8 @@
   contrasts with its cell (read from the SVG's computed colours: attn_ui.heatmap.cell_ink picks black or white per
   cell); the charts' axis labels are light.
 - At 390 × 844 (is_mobile), no page is wider than the viewport: ``scrollWidth <= innerWidth``, and no element
-  sticks out past its right edge, except inside containers that scroll on purpose (grids, charts, code, formulas).
+  sticks out past its right edge, except inside containers that scroll on purpose (grids, charts, code, formulas);
+  a chart's own box fits the screen and scrolls sideways (attn_ui.frame: a wider chart was cut off at the edge).
 """
 
 from __future__ import annotations
@@ -73,7 +74,8 @@ def test_dark_background_and_legible_heatmap_cells(dark_page):
 
 #: elements sticking out past the viewport's right edge, outside containers that scroll on purpose
 OVERFLOW_JS = """() => {
-    const scrolls = '[data-testid="stDataFrame"], [data-testid="stVegaLiteChart"], [data-testid="stCode"], pre, '
+    const scrolls = '[data-testid="stDataFrame"], [data-testid="stVegaLiteChart"], [data-testid="stGraphVizChart"], '
+        + '[data-testid="stCode"], pre, '
         + '.katex-display, [data-testid="stTable"], [data-testid="stHorizontalBlock"] [data-testid="stDataFrame"]';
     const w = window.innerWidth, out = [];
     for (const e of document.querySelectorAll('[data-testid="stMain"] *')) {
@@ -84,7 +86,13 @@ OVERFLOW_JS = """() => {
         if (r.width && r.right > w + 1) out.push(`${e.tagName.toLowerCase()} in ${id} right=${Math.round(r.right)}: `
             + `${(e.textContent || e.getAttribute('aria-label') || '').trim().slice(0, 40)}`);
     }
-    return {scrollWidth: document.documentElement.scrollWidth, innerWidth: w, out: out.slice(0, 8)};
+    // a chart fits the screen and scrolls sideways in its own box; the pipeline diagram is not shrunk to a strip
+    const cut = e => e.getBoundingClientRect().right > w + 1 || getComputedStyle(e).overflowX !== 'auto'
+        || (e.dataset.testid === 'stGraphVizChart' && e.querySelector('svg').getBoundingClientRect().height < 40);
+    const charts = [...document.querySelectorAll('[data-testid="stVegaLiteChart"], [data-testid="stGraphVizChart"]')]
+        .filter(cut).map(e => `${e.dataset.testid} ${e.getAttribute('aria-label') || ''} `
+                              + `right=${Math.round(e.getBoundingClientRect().right)}`);
+    return {scrollWidth: document.documentElement.scrollWidth, innerWidth: w, out: [...out, ...charts].slice(0, 8)};
 }"""
 
 

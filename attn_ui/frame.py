@@ -63,6 +63,9 @@ def language_picker() -> None:
 _WIDE_CHARTS = ("@media (max-width: 640px) {"
                 " [data-testid='stVegaLiteChart'], [data-testid='stGraphVizChart'] {"
                 " max-width: 100%; overflow-x: auto; }"
+                # side by side with others: as before (a heatmap's legend may stand a few pixels into the gap beside it)
+                " [data-testid='stHorizontalBlock'] [data-testid='stVegaLiteChart'] {"
+                " max-width: none; overflow-x: visible; }"
                 " [data-testid='stGraphVizChart'] svg { min-width: 900px; height: auto; } }")
 #: Korean is written with spaces between words: break its lines there, not inside a word (the browser's default
 #: for Hangul); a word longer than the line still breaks. Set once per language by page_language (an html lang).

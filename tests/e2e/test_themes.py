@@ -87,7 +87,9 @@ OVERFLOW_JS = """() => {
             + `${(e.textContent || e.getAttribute('aria-label') || '').trim().slice(0, 40)}`);
     }
     // a chart fits the screen and scrolls sideways in its own box; the pipeline diagram is not shrunk to a strip
-    const cut = e => e.getBoundingClientRect().right > w + 1 || getComputedStyle(e).overflowX !== 'auto'
+    // (one side by side with others may stand a few pixels into the gap beside it, within the screen)
+    const cut = e => e.getBoundingClientRect().right > w + 1
+        || (getComputedStyle(e).overflowX !== 'auto' && !e.closest('[data-testid="stHorizontalBlock"]'))
         || (e.dataset.testid === 'stGraphVizChart' && e.querySelector('svg').getBoundingClientRect().height < 40);
     const charts = [...document.querySelectorAll('[data-testid="stVegaLiteChart"], [data-testid="stGraphVizChart"]')]
         .filter(cut).map(e => `${e.dataset.testid} ${e.getAttribute('aria-label') || ''} `

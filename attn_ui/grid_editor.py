@@ -152,7 +152,7 @@ def _commit(name: str, edits: dict) -> None:
         validate_config(replace(cfg, **{name: matrix}))
     except AttentionInputError as err:
         drafts[name] = values
-        errors[name] = describe_error(name, err, row_tokens(cfg, name))
+        errors[name] = (err, row_tokens(cfg, name))  # said in words when shown: state.errors()
         return
     drafts.pop(name, None)
     errors.pop(name, None)
@@ -228,7 +228,7 @@ def matrix_editor(name: str, *, height: int | str = "auto") -> None:
     if name in st.session_state[state.ERRORS]:  # its edits were committed (or refused) by commit_pending
         st.error(
             _("{message} The other pages show the last valid values until this is fixed.").format(
-                message=text.md_escape(st.session_state[state.ERRORS][name])),
+                message=text.md_escape(state.errors()[name])),
             icon=":material/warning:",
         )
 

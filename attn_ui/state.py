@@ -42,7 +42,7 @@ HISTORY = "history"  # [(Config, PRESET, what changed it: a Change)]: the config
 EDITOR_VERSION = "editor_version"  # int; bump to reset every matrix editor to the configuration
 EDITOR_BASE = "editor_base"  # {matrix name: (the values the current grid started from, its decimals shown)}
 DRAFTS = "drafts"  # {matrix name: object array with the learner's rejected values}
-ERRORS = "errors"  # {matrix name: message of the input that was rejected}
+ERRORS = "errors"  # {matrix name: (AttentionInputError, the grid's row tokens)} of the input that was rejected
 PRECISION = "precision"  # decimals shown in heatmaps and tables
 QUERY = "query"  # index of the query token in the drill-downs
 QUERY_PICKS = "query_picks"  # int: times the query was chosen in a selectbox (names the clickable heatmaps afresh)
@@ -361,5 +361,8 @@ def _copy(key: str, state_key: str) -> None:
 
 
 def errors() -> dict[str, str]:
-    """Rejected inputs waiting to be fixed, by matrix name."""
-    return st.session_state[ERRORS]
+    """Rejected inputs waiting to be fixed, by matrix name: each message in the learner's language now (a switch of
+    language after the edit says it again in the new one)."""
+    from .grid_editor import describe_error  # here: grid_editor reads this module's keys
+
+    return {name: describe_error(name, err, tokens) for name, (err, tokens) in st.session_state[ERRORS].items()}

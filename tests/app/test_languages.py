@@ -19,7 +19,7 @@ from attn_core import PRESETS
 from attn_ui import address, i18n, lessons, registry, share_ui, state
 
 from .. import minilm
-from .apptools import APP, edit_cells
+from .apptools import APP, edit_cells, plain
 from .test_learn import model_of, predict
 from .test_words import TUTORIALS, shown
 
@@ -273,3 +273,14 @@ def test_a_permalink_opens_in_the_language_it_was_made_in():
     opened.run()
     assert opened.session_state[state.LANG] == "ko"
     assert not opened.exception
+
+
+def test_a_refused_edit_is_said_again_in_the_new_language():
+    at = open_in("en")
+    at.switch_page(registry.INPUTS.file).run()
+    edit_cells(at, "x", {0: {1: "abc"}})
+    assert any("X, row 0 (input1), column 1 is 'abc', not a number." in plain(e.value) for e in at.error)
+    at.segmented_control(key=state.LANG_PICKER).set_value("zh").run()
+    messages = [plain(e.value) for e in [*at.error, *at.warning]]
+    assert any("'abc'" in m and "X" in m for m in messages), messages
+    assert not english_left(messages, allowed_names(at)), messages

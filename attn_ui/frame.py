@@ -38,7 +38,7 @@ def navigation() -> st.Page:
     origin_note()
     share_ui.sidebar(pg)
     page_language()
-    st.html(f"<style>{_WIDE_CHARTS}</style>")  # style only: Streamlit gives it no room on the page
+    st.html(f"<style>{_WIDE_CHARTS} {_LINK_LABELS}</style>")  # style only: Streamlit gives it no room on the page
     return pg
 
 
@@ -67,6 +67,8 @@ _WIDE_CHARTS = ("@media (max-width: 640px) {"
                 " [data-testid='stHorizontalBlock'] [data-testid='stVegaLiteChart'] {"
                 " max-width: none; overflow-x: visible; }"
                 " [data-testid='stGraphVizChart'] svg { min-width: 900px; height: auto; } }")
+#: a page link's label wraps onto a second line instead of being cut at the box's edge (a long label on a phone)
+_LINK_LABELS = "[data-testid='stPageLink-NavLink'] :is(span, p) { white-space: normal; }"
 #: Korean is written with spaces between words: break its lines there, not inside a word (the browser's default
 #: for Hangul); a word longer than the line still breaks. Set once per language by page_language (an html lang).
 _KOREAN_LINES = "html:lang(ko) [data-testid='stApp'] * { word-break: keep-all; overflow-wrap: break-word; }"

@@ -94,7 +94,11 @@ OVERFLOW_JS = """() => {
     const charts = [...document.querySelectorAll('[data-testid="stVegaLiteChart"], [data-testid="stGraphVizChart"]')]
         .filter(cut).map(e => `${e.dataset.testid} ${e.getAttribute('aria-label') || ''} `
                               + `right=${Math.round(e.getBoundingClientRect().right)}`);
-    return {scrollWidth: document.documentElement.scrollWidth, innerWidth: w, out: [...out, ...charts].slice(0, 8)};
+    const links = [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stPageLink-NavLink"] span')]
+        .filter(e => e.scrollWidth > e.clientWidth + 1)  // a label cut at its box's edge
+        .map(e => `page link cut: ${e.textContent.trim().slice(0, 40)}`);
+    return {scrollWidth: document.documentElement.scrollWidth, innerWidth: w,
+            out: [...out, ...charts, ...links].slice(0, 8)};
 }"""
 
 

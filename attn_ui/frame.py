@@ -1,4 +1,4 @@
-"""The frame around every page: page config, session state, navigation, permalink, share control.
+"""The frame around every page: page config, session state, navigation, language, permalink, share control.
 
 The router (streamlit_app.py) runs :func:`navigation` and then the chosen page; every page starts with
 :func:`page_start`. Streamlit may also run a page file on its own, without the router: while no run in the
@@ -38,7 +38,7 @@ def navigation() -> st.Page:
     origin_note()
     share_ui.sidebar(pg)
     page_language()
-    st.html(f"<style>{_WIDE_CHARTS} {_LINK_LABELS}</style>")  # style only: Streamlit gives it no room on the page
+    st.html(f"<style>{_WIDE_CHARTS} {_LINK_LABELS} {_KOREAN_LINES} {_HIDDEN}</style>")  # style only: takes no room
     return pg
 
 
@@ -70,7 +70,7 @@ _WIDE_CHARTS = ("@media (max-width: 640px) {"
 #: a page link's label wraps onto a second line instead of being cut at the box's edge (a long label on a phone)
 _LINK_LABELS = "[data-testid='stPageLink-NavLink'] :is(span, p) { white-space: normal; }"
 #: Korean is written with spaces between words: break its lines there, not inside a word (the browser's default
-#: for Hangul); a word longer than the line still breaks. Set once per language by page_language (an html lang).
+#: for Hangul); a word longer than the line still breaks. page_language sets the page's lang.
 _KOREAN_LINES = "html:lang(ko) [data-testid='stApp'] * { word-break: keep-all; overflow-wrap: break-word; }"
 #: page_language's own element takes no room in the sidebar
 _HIDDEN = "[data-testid='stElementContainer']:has(> [data-testid='stHtml'] script.page-language) { display: none; }"
@@ -82,8 +82,7 @@ def page_language() -> None:
     the Japanese ones a CJK font may prefer), and Korean lines break between words. The script is this app's own,
     with a tag from i18n.TAGS, never text from a learner."""
     script = f"document.documentElement.lang = {json.dumps(i18n.tag(i18n.language()))};"
-    st.sidebar.html(f"<style>{_KOREAN_LINES} {_HIDDEN}</style><script class='page-language'>{script}</script>",
-                    unsafe_allow_javascript=True)
+    st.sidebar.html(f"<script class='page-language'>{script}</script>", unsafe_allow_javascript=True)
 
 
 def origin_note() -> None:

@@ -98,7 +98,7 @@ def readable(at: AppTest) -> list[str]:
     """What the page shows a reader (test_words.shown), but the token grid's column key "token" (the grid shows
     its column_config label, translated, which AppTest does not report) and the frame's style and script for the
     page's language (attn_ui.frame.page_language: markup, not text)."""
-    return [t for t in shown(at) if t != "token" and not t.startswith("<style>")]
+    return [t for t in shown(at) if t != "token" and not t.startswith(("<style>", "<script"))]
 
 
 def open_in(lang: str, preset: str | None = None) -> AppTest:

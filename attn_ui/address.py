@@ -15,47 +15,34 @@ more than about 2,600 random cells does not fit the 8,192 characters a link may 
 from __future__ import annotations
 
 import secrets
-import threading
-from collections import OrderedDict
 
 import streamlit as st
 
 from attn_core import LIMITS, MATRICES, AttentionInputError, Config, share
 
-from . import i18n, registry, state, text
+from . import budget, i18n, registry, state, text
 from .i18n import _, error_text
 
 LINK, STORE_KEY = "c", "s"  # the query parameters: the permalink's value, or a key of STORE
 LANG = "lang"  # the query parameter of the learner's language (en, zh, ko): read once per session (attn_ui.frame)
 URL_CELLS = 4_096  # above this many cells a configuration is kept in STORE without trying a link
-STORE_ENTRIES = 64  # configurations STORE keeps (one per session that needs it), the least recently written go
-STORE_BYTES = 64 * 2**20  # ... and at most this many bytes of matrices (a configuration at the caps: ≈ 10 MB)
 
 
 class _Store:
     """The configurations too large for an address, by a random key, shared by the sessions of this process.
 
     A key is minted per session (:func:`_session_key`), so two tabs opened from one address each go their own
-    way; it cannot be guessed, so a session reads only what its own address names.
+    way; it cannot be guessed, so a session reads only what its own address names. The configurations are kept in
+    the process's memory budget (attn_ui.budget, cache "address"): the least recently used go first when the
+    budget is full (a configuration at the caps: ≈ 10 MB).
     """
 
-    def __init__(self) -> None:
-        self._items: OrderedDict[str, Config] = OrderedDict()
-        self._lock = threading.Lock()
-
     def put(self, key: str, cfg: Config) -> None:
-        with self._lock:
-            self._items[key] = cfg
-            self._items.move_to_end(key)
-            while len(self._items) > STORE_ENTRIES or (len(self._items) > 1 and self._bytes() > STORE_BYTES):
-                self._items.popitem(last=False)
+        budget.BUDGET.put(("address", key), cfg)
 
     def get(self, key: str) -> Config | None:
-        with self._lock:
-            return self._items.get(key)
-
-    def _bytes(self) -> int:
-        return sum(c.matrix(n).nbytes for c in self._items.values() for n in MATRICES)
+        found = budget.BUDGET.get(("address", key))
+        return None if found is budget.MISSING else found
 
 
 STORE = _Store()

@@ -14,11 +14,11 @@ from attn_core import (
     multi_head_cross_attention,
 )
 
-from . import i18n, registry, state, text
+from . import budget, i18n, registry, state, text
 from .i18n import _
 
 
-@st.cache_data(max_entries=8, ttl=3600, show_spinner=False)  # a trace at the caps is ≈ 17 MB (bench/RESULTS.md)
+@budget.cached("trace")  # a trace at the caps is ≈ 17 MB (bench/RESULTS.md)
 def _multi_head(
     y: np.ndarray | None, x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, w_o: np.ndarray,
     n_heads: int, scale: str | float, mask: np.ndarray | None, score: str, score_weights: tuple,

@@ -19,7 +19,7 @@ import streamlit as st
 
 from attn_core import MATRIX_NAMES, AttentionInputError, Config, as_matrix, validate_config
 
-from . import controls, i18n, registry, state, text
+from . import budget, controls, i18n, registry, state, text
 from .i18n import N_, _
 from .numbers import grid_text, grid_texts, parse_number
 
@@ -194,7 +194,7 @@ def _frame(values: np.ndarray, rows: list[str], precision: int) -> pd.DataFrame:
     return pd.DataFrame(shown, index=rows, columns=columns)
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@budget.cached("grid_texts", copy=pd.DataFrame.copy)  # the grid gets its own copy to edit
 def _number_frame(values: np.ndarray, rows: tuple[str, ...], precision: int) -> pd.DataFrame:  # [r, c] -> text
     """The grid's texts of a float matrix, built once per matrix (an edit of X leaves W_Q's grid as it was)."""
     texts = np.array(grid_texts(values.ravel(), precision), dtype=object).reshape(values.shape)

@@ -22,7 +22,7 @@ import streamlit as st
 import attn_models
 from attn_core import Config, configs_equal
 
-from . import charts, heatmap, i18n, state, text
+from . import budget, charts, heatmap, i18n, state, text
 from .i18n import N_, _
 
 ENV_SOURCE = "ATTN_MODEL"  # environment variable: the checkpoint the page reads unless the learner names another
@@ -102,14 +102,14 @@ class Run:
     is_pad: np.ndarray  # bool [n_seq]
 
 
-@st.cache_data(max_entries=16, show_spinner=False)
+@budget.cached("model_forward")  # ≈ 43 MB at 256 tokens (6 layers × 12 heads)
 def forward(source: str, sentence: str, pad_to: int) -> Run:
     """The model's forward pass on a sentence, once per (model, sentence, padding). Raises attn_models.ModelError."""
     out = _model(source).forward(sentence, pad_to or None)
     return Run(out.tokens, out.attentions, out.hidden_states, out.is_pad)
 
 
-@st.cache_data(max_entries=8, show_spinner=False)
+@budget.cached("model_layer")
 def layer_config(source: str, sentence: str, pad_to: int, layer: int, head: int) -> Config:
     """Layer ``layer`` as an explorer configuration (attn_models.Model.layer_config), once per its arguments."""
     run = forward(source, sentence, pad_to)

@@ -7,6 +7,7 @@ import streamlit as st
 
 from attn_core import PRESETS, analysis, divisor_for
 from attn_ui import (
+    budget,
     charts,
     compute,
     controls,
@@ -38,7 +39,7 @@ def variance_sweep(d_ks: tuple[int, ...], n_samples: int, seed: int) -> analysis
     return analysis.variance_sweep(d_ks, n_samples=n_samples, seed=seed)
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@budget.cached("scaling_saturation")
 def saturation(scores: np.ndarray, divisors: np.ndarray, mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     return analysis.saturation(scores, divisors, mask)
 

@@ -6,6 +6,7 @@ import streamlit as st
 
 from attn_core import LIMITS, SCORE_FUNCTIONS, SCORE_MATRICES, config_mask
 from attn_ui import (
+    budget,
     compute,
     controls,
     frame,
@@ -42,7 +43,7 @@ SCORE_LATEX = {  # one query row q and one key row k (row vectors, as everywhere
 }
 
 
-@st.cache_data(max_entries=32, show_spinner=False)
+@budget.cached("score_comparison")
 def comparison(q: np.ndarray, k: np.ndarray, v: np.ndarray, functions: dict, h: int, n_heads: int,
                scale: str | float, mask: np.ndarray | None, lang: str) -> dict[str, score_views.Scored]:
     """score_views.compare; ``lang``: the language of its messages (Scored.why), so each has its own entries."""

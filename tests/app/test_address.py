@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from attn_core import configs_equal, initialize, load_preset, make_config
 from attn_core.share import decode_link
-from attn_ui import address
+from attn_ui import address, budget
 
 from .apptools import APP, edit_cells, new_app
 
@@ -88,9 +88,14 @@ def test_two_sessions_from_one_address_go_their_own_way():
     assert np.array_equal(reload(first).session_state["config"].x, edited * 2)
 
 
-def test_the_store_keeps_a_bounded_number_of_configurations():
-    store = address._Store()
+def test_the_store_is_bounded_in_bytes_by_the_process_budget(monkeypatch):
     cfg = load_preset("seed000")
-    for i in range(address.STORE_ENTRIES + 5):
+    size = budget.nbytes(cfg)
+    small = budget.Budget(10 * size)  # room for ten configurations of seed 000
+    monkeypatch.setattr(budget, "BUDGET", small)
+    store = address._Store()
+    for i in range(15):
         store.put(f"k{i}", cfg)
-    assert store.get("k0") is None and store.get(f"k{address.STORE_ENTRIES + 4}") is cfg
+    assert small.bytes <= small.limit and small.usage()["address"] == (10, 10 * size)
+    assert [store.get(f"k{i}") for i in range(5)] == [None] * 5  # the least recently written went first
+    assert all(store.get(f"k{i}") is cfg for i in range(5, 15))

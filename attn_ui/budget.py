@@ -1,0 +1,245 @@
+"""One memory budget for the server's shared caches: whatever a visitor's clicks put in them is bounded in bytes.
+
+Streamlit's ``st.cache_data(max_entries=...)`` bounds a cache's entries, not its bytes: one learner stepping
+A real model's padding through 20 values (256, 255, … tokens; a forward pass of ≈ 43 MB each) took a server from
+333 MB to 1.4 GB (issue 27). Here every cache whose entries grow with a configuration (attention traces, the
+model's forward passes and layer configurations, the address store of large configurations, a page's derived
+arrays) is one :class:`Budget`: a least-recently-used map of values with their sizes in bytes, shared by all
+caches of the process. A new entry evicts the least recently used ones, of any cache, until the total fits; a value
+larger than the whole budget is returned but not kept.
+
+The budget is ``ATTN_CACHE_MB`` megabytes (10⁶ bytes; default :data:`DEFAULT_MB`, sized for Streamlit Community
+Cloud's ≈ 1 GB: bench/RESULTS.md), read when the process starts. Sizes are counted, not estimated: every numpy
+array reachable from a value (through dataclasses, tuples, lists and dicts), each buffer once, plus strings.
+
+A cached value is shared by every session that asks for the same arguments, never copied: its arrays are made
+read-only (:func:`freeze`), so no page can change another learner's numbers by accident.
+
+Examples
+--------
+>>> b = Budget(1000)
+>>> b.put(("a", 1), np.zeros(100))  # 800 bytes
+True
+>>> b.put(("b", 1), np.zeros(50))  # 400 more: "a" goes
+True
+>>> b.get(("a", 1)) is MISSING, b.bytes
+(True, 400)
+>>> b.put(("c", 1), np.zeros(200))  # 1600 bytes: more than the whole budget, not kept
+False
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import inspect
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import Any, TypeVar
+
+import numpy as np
+import pandas as pd
+
+ENV = "ATTN_CACHE_MB"
+DEFAULT_MB = 256
+MISSING = object()  # what Budget.get returns for a key it does not hold
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def nbytes(value: object) -> int:
+    """The bytes ``value`` holds: every numpy array's buffer once (a view counts its base), strings and bytes.
+
+    >>> x = np.zeros((10, 10))
+    >>> nbytes(x), nbytes((x, x, x[:2])), nbytes({"k": "abc"}) > 0
+    (800, 800, True)
+    """
+    seen: set[int] = set()
+
+    def walk(v: object, depth: int) -> int:
+        if depth > 20 or id(v) in seen:
+            return 0
+        seen.add(id(v))
+        if isinstance(v, np.ndarray):
+            base = v
+            while isinstance(base.base, np.ndarray):
+                base = base.base
+            if base is not v:
+                return walk(base, depth + 1)
+            return v.nbytes + (sum(walk(x, depth + 1) for x in v.flat) if v.dtype == object else 0)
+        if isinstance(v, str | bytes | bytearray):
+            return len(v) + 49
+        if isinstance(v, pd.DataFrame):
+            return int(v.memory_usage(index=True, deep=True).sum())
+        if dataclasses.is_dataclass(v) and not isinstance(v, type):
+            return 64 + sum(walk(getattr(v, f.name), depth + 1) for f in dataclasses.fields(v))
+        if isinstance(v, dict):
+            return 64 + sum(walk(k, depth + 1) + walk(x, depth + 1) for k, x in v.items())
+        if isinstance(v, list | tuple | set | frozenset):
+            return 56 + sum(walk(x, depth + 1) for x in v)
+        return 32
+
+    return walk(value, 0)
+
+
+def freeze(value: object) -> object:
+    """Make every numpy array reachable from ``value`` read-only (in place); returns ``value``.
+
+    >>> a = freeze((np.zeros(2),))[0]
+    >>> a.flags.writeable
+    False
+    """
+    seen: set[int] = set()
+
+    def walk(v: object, depth: int) -> None:
+        if depth > 20 or id(v) in seen:
+            return
+        seen.add(id(v))
+        if isinstance(v, np.ndarray):
+            v.flags.writeable = False
+        elif dataclasses.is_dataclass(v) and not isinstance(v, type):
+            for f in dataclasses.fields(v):
+                walk(getattr(v, f.name), depth + 1)
+        elif isinstance(v, dict):
+            for x in v.values():
+                walk(x, depth + 1)
+        elif isinstance(v, list | tuple):
+            for x in v:
+                walk(x, depth + 1)
+
+    walk(value, 0)
+    return value
+
+
+class Budget:
+    """Values by key, the least recently used evicted first so that their sizes add up to at most ``limit`` bytes.
+
+    Thread-safe (Streamlit runs each session's script in a thread of its own). A key is ``(cache name, ...)``.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = int(limit)
+        self._items: OrderedDict[Hashable, tuple[object, int]] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    @property
+    def bytes(self) -> int:
+        """The bytes held now."""
+        return self._bytes
+
+    def get(self, key: Hashable) -> object:
+        """The value kept under ``key`` (now the most recently used), or :data:`MISSING`."""
+        with self._lock:
+            if key not in self._items:
+                return MISSING
+            self._items.move_to_end(key)
+            return self._items[key][0]
+
+    def put(self, key: Hashable, value: object, size: int | None = None) -> bool:
+        """Keep ``value`` (``size`` bytes, counted by :func:`nbytes` if not given), evicting the least recently used
+        entries until everything fits. Returns False, keeping nothing, when ``value`` alone is over the limit."""
+        size = nbytes(value) if size is None else int(size)
+        with self._lock:
+            self._drop(key)
+            if size > self.limit:
+                return False
+            while self._items and self._bytes + size > self.limit:
+                self._drop(next(iter(self._items)))
+            self._items[key] = (value, size)
+            self._bytes += size
+            return True
+
+    def discard(self, key: Hashable) -> None:
+        with self._lock:
+            self._drop(key)
+
+    def _drop(self, key: Hashable) -> None:
+        if (item := self._items.pop(key, None)) is not None:
+            self._bytes -= item[1]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+            self._bytes = 0
+
+    def usage(self) -> dict[str, tuple[int, int]]:
+        """{cache name: (entries, bytes)}, for benchmarks and tests."""
+        with self._lock:
+            out: dict[str, tuple[int, int]] = {}
+            for key, (_value, size) in self._items.items():
+                name = key[0] if isinstance(key, tuple) and key else str(key)
+                n, b = out.get(name, (0, 0))
+                out[name] = (n + 1, b + size)
+            return out
+
+
+def limit_from_env(environ: dict[str, str] | None = None) -> int:
+    """The budget in bytes: ``ATTN_CACHE_MB`` megabytes if it is a positive number, else :data:`DEFAULT_MB`.
+
+    >>> limit_from_env({}), limit_from_env({"ATTN_CACHE_MB": "64"}), limit_from_env({"ATTN_CACHE_MB": "lots"})
+    (256000000, 64000000, 256000000)
+    """
+    text = (os.environ if environ is None else environ).get(ENV, "")
+    try:
+        mb = float(text)
+    except ValueError:
+        mb = DEFAULT_MB
+    return int((mb if mb > 0 else DEFAULT_MB) * 1e6)
+
+
+BUDGET = Budget(limit_from_env())  # the one budget of this process
+
+
+def fingerprint(value: object) -> Hashable:
+    """A hashable key for an argument: numpy arrays by their dtype, shape and a hash of their bytes.
+
+    >>> fingerprint(np.eye(2)) == fingerprint(np.eye(2)), fingerprint(np.eye(2)) == fingerprint(np.eye(2).T * 2)
+    (True, False)
+    >>> fingerprint({"b": 1, "a": (None, 2.5)})
+    ('dict', (('a', ('tuple', (None, 2.5))), ('b', 1)))
+    """
+    if value is None or isinstance(value, bool | int | float | str | bytes):
+        return value
+    if isinstance(value, np.ndarray):
+        digest = hashlib.blake2b(np.ascontiguousarray(value).data if value.dtype != object else
+                                 repr(value.tolist()).encode(), digest_size=16).hexdigest()
+        return ("ndarray", value.dtype.str, value.shape, digest)
+    if isinstance(value, np.generic):
+        return fingerprint(value.item())
+    if isinstance(value, tuple | list):
+        return (type(value).__name__, tuple(fingerprint(v) for v in value))
+    if isinstance(value, dict):
+        return ("dict", tuple(sorted((str(k), fingerprint(v)) for k, v in value.items())))
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return (type(value).__qualname__, tuple(fingerprint(getattr(value, f.name)) for f in dataclasses.fields(value)))
+    raise TypeError(f"budget.cached cannot key an argument of type {type(value).__name__}")
+
+
+def cached(name: str, *, budget: Budget | None = None, copy: Callable[[Any], Any] | None = None) -> Callable[[F], F]:
+    """Decorator: keep the function's results in the process's :class:`Budget` (``budget``, default :data:`BUDGET`)
+    under ``(name, its arguments)``. Parameters whose names start with ``_`` are not part of the key (as in
+    st.cache_data). An exception is not kept. Results are frozen (:func:`freeze`); ``copy``, if given, is applied to
+    what is returned (for a value that cannot be frozen, such as a DataFrame a widget might change).
+    """
+
+    def decorate(fn: F) -> F:
+        sig = inspect.signature(fn)
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            store = budget or BUDGET
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            key = (name, tuple((k, fingerprint(v)) for k, v in bound.arguments.items() if not k.startswith("_")))
+            value = store.get(key)
+            if value is MISSING:
+                value = freeze(fn(*args, **kwargs))
+                store.put(key, value)
+            return copy(value) if copy is not None else value
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate

@@ -162,6 +162,9 @@ class Model:
 
     def output_bias(self, layer: int) -> np.ndarray:  # -> [d_model]
         """b_O of layer ``layer``: the model's attention output is ``concat @ W_O + b_O``."""
+        if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or not 0 <= layer < self.n_layers:
+            raise ModelError(N_("Layer {layer} does not exist: the model has layers 0 … {last}."), layer=layer,
+                             last=self.n_layers - 1)
         return self.layers[layer].b_o
 
 

@@ -19,6 +19,12 @@ from .apptools import APP, new_app, plain
 LESSON_KEYS = [lesson.key for lesson in lessons.LESSONS]
 
 
+@pytest.fixture(autouse=True)
+def folders_allowed(monkeypatch):
+    """These tests name checkpoint folders (made here, or all-MiniLM-L6-v2's): the operator's switch on."""
+    monkeypatch.setenv("ATTN_ALLOW_FOLDERS", "1")
+
+
 def model_of(lesson: lessons.Lesson):
     """The model a model lesson reads: all-MiniLM-L6-v2's real weights (tests/minilm.py); None for the others."""
     return minilm.model() if lesson.needs_model else None

@@ -35,6 +35,12 @@ def tiny(tiny_dir) -> attn_models.Model:
     return attn_models.load(str(tiny_dir))
 
 
+@pytest.fixture(autouse=True)
+def folders_allowed(monkeypatch):
+    """These tests name checkpoint folders (made here, or all-MiniLM-L6-v2's): the operator's switch on."""
+    monkeypatch.setenv("ATTN_ALLOW_FOLDERS", "1")
+
+
 def model_app(source: str) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=60)
     at.session_state["model_source"] = source

@@ -13,15 +13,19 @@ turns one layer into an attn_core configuration the explorer can open. No torch,
 >>> attn_core.run(cfg).heads[5].weights  # == out.attentions[2, 5]   # doctest: +SKIP
 """
 
+from .access import DEFAULT_MODEL, Access, check_repo_id, is_folder
 from .checkpoint import BertConfig, config_cells, parse_config
 from .encoder import EncoderOutput, erf, gelu, layer_norm, with_bias_column
-from .errors import ModelError, ModelUnavailableError
-from .hub import DEFAULT_MODEL, check_source, in_cache, is_folder
+from .errors import ModelError, ModelUnavailableError, NotFetchedError
+from .hub import RepoPlan, check_source, in_cache, judge_repo, repo_cached
+from .limits import MODEL_LIMITS, ModelLimits, resident_bytes
 from .model import Encoded, Model, fetch, load, token_label
 from .patterns import describe_head, head_description, head_pattern
 
 __all__ = [
-    "BertConfig", "DEFAULT_MODEL", "Encoded", "EncoderOutput", "Model", "ModelError", "ModelUnavailableError",
-    "check_source", "config_cells", "describe_head", "erf", "fetch", "gelu", "head_description", "head_pattern",
-    "in_cache", "is_folder", "layer_norm", "load", "parse_config", "token_label", "with_bias_column",
+    "MODEL_LIMITS", "Access", "BertConfig", "DEFAULT_MODEL", "Encoded", "EncoderOutput", "Model", "ModelError",
+    "ModelLimits", "ModelUnavailableError", "NotFetchedError", "RepoPlan", "check_repo_id", "check_source",
+    "config_cells", "describe_head", "erf", "fetch", "gelu", "head_description", "head_pattern", "in_cache",
+    "is_folder", "judge_repo", "layer_norm", "load", "parse_config", "repo_cached", "resident_bytes", "token_label",
+    "with_bias_column",
 ]

@@ -7,6 +7,8 @@ The weights become float64 numpy arrays laid out as :class:`attn_models.encoder.
 from __future__ import annotations
 
 import json
+import os
+import struct
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +18,7 @@ from attn_core import LIMITS
 
 from .encoder import LayerWeights
 from .errors import N_, ModelError
+from .limits import FIELD_CAPS, MODEL_LIMITS, resident_bytes, too_large
 
 BERT_TYPES = ("bert",)  # config.json model_type values read as BERT (same weight names, same forward pass)
 
@@ -110,7 +113,35 @@ def parse_config(doc: object, where: str = "config.json") -> BertConfig:
         eps=float(eps),
     )
     check_caps(cfg, where)
+    check_size(cfg, where)
     return cfg
+
+
+def check_size(cfg: BertConfig, where: str = "config.json", word_itemsize: int = 4) -> None:
+    """ModelError naming the config field over its cap (attn_models.MODEL_LIMITS), or saying how much memory the
+    whole model would take when that is over the cap.
+
+    >>> from dataclasses import replace
+    >>> mini = parse_config({"model_type": "bert", "num_hidden_layers": 6, "num_attention_heads": 12,
+    ...                      "hidden_size": 384, "intermediate_size": 1536, "vocab_size": 30522})
+    >>> check_size(replace(mini, vocab_size=10**9))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attn_models.errors.ModelError: config.json: vocab_size 1000000000 is over the cap of 262144 ...
+    >>> check_size(replace(mini, n_layers=24, d_ff=4096))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attn_models.errors.ModelError: config.json: this model would take 767 MB of memory once loaded; the cap is 600 MB...
+    """
+    for key, (field, cap_name) in FIELD_CAPS.items():
+        value, cap = getattr(cfg, field), getattr(MODEL_LIMITS, cap_name)
+        if value > cap:
+            raise ModelError(N_("{where}: {key} {value} is over the cap of {cap} (attn_models.MODEL_LIMITS)."),
+                             where=where, key=key, value=value, cap=cap)
+    size, cap = resident_bytes(cfg, word_itemsize), MODEL_LIMITS.resident_bytes
+    if size > cap:
+        raise ModelError(N_("{where}: this model would take {size:.0f} MB of memory once loaded; the cap is {cap:.0f} "
+                            "MB (attn_models.MODEL_LIMITS)."), where=where, size=size / 1e6, cap=cap / 1e6)
 
 
 def check_caps(cfg: BertConfig, where: str = "config.json") -> None:
@@ -135,12 +166,80 @@ def check_caps(cfg: BertConfig, where: str = "config.json") -> None:
                          where=where, n=cfg.max_tokens, cells=cells, cap=LIMITS.total_cells)
 
 
-def read_config(path: Path) -> BertConfig:
+def read_capped(path: Path, name: str, cap: int) -> bytes:
+    """The bytes of a file of at most ``cap`` bytes (never more than ``cap + 1`` are read), or ModelError."""
     try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ModelError(N_("config.json could not be read: {err}"), err=str(err)) from None
-    return parse_config(doc)
+        with open(path, "rb") as f:
+            data = f.read(cap + 1)
+    except OSError as err:
+        raise ModelError(N_("{name} could not be read: {err}"), name=name, err=str(err)) from None
+    if len(data) > cap:
+        raise too_large(name, os.path.getsize(path), cap)
+    return data
+
+
+def parse_json(data: bytes, name: str) -> object:
+    """JSON text of a checkpoint's file, or ModelError saying why it cannot be read (not UTF-8, not JSON, a number
+    of more digits than Python reads, nested too deeply).
+
+    >>> parse_json(b"[" * 200_000, "config.json")
+    Traceback (most recent call last):
+    ...
+    attn_models.errors.ModelError: config.json is nested too deeply to be read.
+    >>> parse_json(b"{'a': 1}", "config.json")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attn_models.errors.ModelError: config.json is not valid JSON: Expecting property name ...
+    """
+    try:
+        return json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ModelError(N_("{name} is not UTF-8 text."), name=name) from None
+    except json.JSONDecodeError as err:
+        raise ModelError(N_("{name} is not valid JSON: {err}"), name=name, err=str(err)[:200]) from None
+    except RecursionError:
+        raise ModelError(N_("{name} is nested too deeply to be read."), name=name) from None
+    except ValueError:  # an integer of more digits than sys.get_int_max_str_digits() allows
+        raise ModelError(N_("{name} holds a number too long to be read."), name=name) from None
+
+
+def read_config(path: Path) -> BertConfig:
+    """config.json (at most MODEL_LIMITS.config_bytes) as a :class:`BertConfig`, or ModelError."""
+    return parse_config(parse_json(read_capped(path, "config.json", MODEL_LIMITS.config_bytes), "config.json"))
+
+
+def read_tokenizer(path: Path, cfg: BertConfig) -> object:
+    """tokenizer.json (at most MODEL_LIMITS.tokenizer_bytes) as a tokenizers.Tokenizer, no truncation and no
+    padding, every id it can give below ``cfg.vocab_size`` (else ModelError)."""
+    from tokenizers import Tokenizer
+
+    data = read_capped(path, "tokenizer.json", MODEL_LIMITS.tokenizer_bytes)
+    try:
+        tokenizer = Tokenizer.from_str(data.decode("utf-8"))
+    except Exception as err:  # noqa: BLE001 - tokenizers raises its own Exception type for a malformed file
+        raise ModelError(N_("tokenizer.json could not be read: {err}"), err=str(err)[:300]) from None
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    vocab = tokenizer.get_vocab(with_added_tokens=True)  # token -> id
+    if vocab:
+        token, top = max(vocab.items(), key=lambda kv: kv[1])
+        check_id(token, top, cfg)
+    return tokenizer
+
+
+def check_id(token: str, token_id: int, cfg: BertConfig) -> None:
+    """ModelError when the tokenizer gives ``token`` an id the word embedding has no row for.
+
+    >>> check_id("[CLS]", 30522, parse_config({"model_type": "bert", "num_hidden_layers": 1,  # doctest: +ELLIPSIS
+    ...     "num_attention_heads": 1, "hidden_size": 4, "intermediate_size": 4, "vocab_size": 30522}))
+    Traceback (most recent call last):
+    ...
+    attn_models.errors.ModelError: tokenizer.json gives the token '[CLS]' the id 30522; config.json's vocab_size ...
+    """
+    if not 0 <= token_id < cfg.vocab_size:
+        raise ModelError(N_("tokenizer.json gives the token {token} the id {id}; config.json's vocab_size {vocab} "
+                            "has ids 0 … {last} only."), token=repr(token[:40]), id=token_id, vocab=cfg.vocab_size,
+                         last=cfg.vocab_size - 1)
 
 
 @dataclass(frozen=True, eq=False)
@@ -166,34 +265,109 @@ def _normalise(name: str) -> str:
     return name
 
 
+DTYPES = {"F16": 2, "F32": 4, "F64": 8}  # safetensors dtypes read, and their bytes a number
+WORD = "embeddings.word_embeddings.weight"
+
+
+def expected_tensors(cfg: BertConfig) -> dict[str, tuple[int, ...]]:
+    """Every tensor the encoder reads (names as all-MiniLM-L6-v2 has them) and its shape, as the checkpoint stores
+    it ([out, in] for a projection)."""
+    d, ff = cfg.d_model, cfg.d_ff
+    shapes = {WORD: (cfg.vocab_size, d), "embeddings.position_embeddings.weight": (cfg.max_positions, d),
+              "embeddings.token_type_embeddings.weight": (cfg.type_vocab_size, d),
+              "embeddings.LayerNorm.weight": (d,), "embeddings.LayerNorm.bias": (d,)}
+    for i in range(cfg.n_layers):
+        p = f"encoder.layer.{i}"
+        for m in ("attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense"):
+            shapes[f"{p}.{m}.weight"], shapes[f"{p}.{m}.bias"] = (d, d), (d,)
+        shapes[f"{p}.intermediate.dense.weight"], shapes[f"{p}.intermediate.dense.bias"] = (ff, d), (ff,)
+        shapes[f"{p}.output.dense.weight"], shapes[f"{p}.output.dense.bias"] = (d, ff), (d,)
+        for m in ("attention.output.LayerNorm", "output.LayerNorm"):
+            shapes[f"{p}.{m}.weight"], shapes[f"{p}.{m}.bias"] = (d,), (d,)
+    return shapes
+
+
+def read_header(path: Path, cfg: BertConfig) -> dict[str, str]:
+    """Check model.safetensors' header against ``cfg`` before any tensor is read: its length (first 8 bytes, at most
+    MODEL_LIMITS.header_bytes), every tensor the encoder reads there with config.json's shape, a dtype read here
+    (F16, F32, F64) and its bytes inside the file; then the memory the model takes with its word embedding's dtype.
+
+    Returns the normalised name -> the stored name of every tensor. Raises ModelError naming the file and the fault.
+    """
+    name = "model.safetensors"
+    try:
+        size = os.path.getsize(path)
+        with open(path, "rb") as f:
+            head = f.read(8)
+            n = struct.unpack("<Q", head)[0] if len(head) == 8 else -1
+            if n < 0 or n > size - 8:
+                raise ModelError(N_("model.safetensors is cut short: its {n:,}-byte header does not fit in its "
+                                    "{size:,} bytes."), n=max(n, 0), size=size)
+            if n > MODEL_LIMITS.header_bytes:
+                raise ModelError(N_("model.safetensors: its header is {n:,} bytes; the cap is {cap:,} "
+                                    "(attn_models.MODEL_LIMITS)."), n=n, cap=MODEL_LIMITS.header_bytes)
+            header = parse_json(f.read(n), name)
+    except OSError as err:
+        raise ModelError(N_("model.safetensors could not be read: {err}"), err=str(err)) from None
+    if not isinstance(header, dict):
+        raise ModelError(N_("{where}: not a JSON object."), where=name + " (header)")
+    names = {_normalise(k): k for k in header if k != "__metadata__"}
+    data_bytes = size - 8 - n
+    for key, shape in expected_tensors(cfg).items():
+        if key not in names:
+            raise ModelError(N_("model.safetensors has no tensor {name}; is it a BERT checkpoint?"), name=key)
+        entry = header[names[key]]
+        ok = isinstance(entry, dict) and isinstance(entry.get("shape"), list) and isinstance(
+            entry.get("data_offsets"), list) and len(entry["data_offsets"]) == 2 and all(
+            isinstance(v, int) and not isinstance(v, bool) for v in [*entry["shape"], *entry["data_offsets"]])
+        if not ok:
+            raise ModelError(N_("model.safetensors: the header's entry for {name} is malformed."), name=key)
+        if tuple(entry["shape"]) != shape:
+            raise ModelError(N_("model.safetensors: {name} has shape {shape}, config.json implies {wanted}."),
+                             name=key, shape=str(tuple(entry["shape"])), wanted=str(shape))
+        if entry.get("dtype") not in DTYPES:
+            raise ModelError(N_("model.safetensors: {name} holds {dtype} numbers; only {dtypes} are read here."),
+                             name=key, dtype=str(entry.get("dtype"))[:20], dtypes=", ".join(DTYPES))
+        begin, end = entry["data_offsets"]
+        if not 0 <= begin <= end <= data_bytes or end - begin != int(np.prod(shape)) * DTYPES[entry["dtype"]]:
+            raise ModelError(N_("model.safetensors: its header puts {name} at bytes {begin} … {end} of its {size:,} "
+                                "bytes of data, where its {dtype} numbers of shape {shape} do not fit (the file is cut "
+                                "short, or its header is wrong)."), name=key, begin=begin, end=end, size=data_bytes,
+                             dtype=entry["dtype"], shape=str(shape))
+    check_size(cfg, name, DTYPES[header[names[WORD]]["dtype"]])
+    return names
+
+
+def check_finite(name: str, t: np.ndarray, rows: int = 4096) -> None:
+    """ModelError when a tensor holds NaN or ±inf; checked ``rows`` rows at a time (no float64 copy of a large
+    float32 table)."""
+    for i in range(0, max(len(t), 1), rows):
+        if not np.isfinite(t[i:i + rows]).all():
+            raise ModelError(N_("model.safetensors: {name} holds a value that is not a finite number (NaN or "
+                                "infinity)."), name=name)
+
+
 def read_weights(path: Path, cfg: BertConfig) -> tuple[Embeddings, tuple[LayerWeights, ...]]:
-    """The embeddings and every layer of model.safetensors, checked against ``cfg``'s shapes."""
+    """The embeddings and every layer of model.safetensors, checked against ``cfg``'s shapes (the header first, see
+    :func:`read_header`), every value finite."""
     from safetensors import SafetensorError, safe_open
 
+    names = read_header(path, cfg)
     try:
         with safe_open(str(path), framework="numpy") as f:
-            names = {_normalise(k): k for k in f.keys()}  # noqa: SIM118 - safe_open is not a mapping
 
-            def get(name: str, shape: tuple[int, ...], *, keep_dtype: bool = False) -> np.ndarray:
-                if name not in names:
-                    raise ModelError(N_("model.safetensors has no tensor {name}; is it a BERT checkpoint?"),
-                                     name=name)
+            def get(name: str, shape: tuple[int, ...], *, keep_dtype: bool = False) -> np.ndarray:  # -> shape
                 try:
                     t = f.get_tensor(names[name])
                 except (TypeError, ValueError) as err:  # e.g. bfloat16, which numpy has no type for
                     raise ModelError(N_("model.safetensors: {name} could not be read as numbers ({err})."),
                                      name=name, err=str(err)) from None
-                if t.shape != shape:
-                    raise ModelError(N_("model.safetensors: {name} has shape {shape}, config.json implies {wanted}."),
-                                     name=name, shape=str(t.shape), wanted=str(shape))
-                if not np.issubdtype(t.dtype, np.floating):
-                    raise ModelError(N_("model.safetensors: {name} holds {dtype}, not floating-point numbers."),
-                                     name=name, dtype=str(t.dtype))
+                check_finite(name, t)  # its shape and dtype were checked in the header (read_header)
                 return t if keep_dtype else t.astype(np.float64)
 
             d, ff = cfg.d_model, cfg.d_ff
             emb = Embeddings(
-                word=get("embeddings.word_embeddings.weight", (cfg.vocab_size, d), keep_dtype=True),
+                word=get(WORD, (cfg.vocab_size, d), keep_dtype=True),
                 position=get("embeddings.position_embeddings.weight", (cfg.max_positions, d)),
                 token_type=get("embeddings.token_type_embeddings.weight", (cfg.type_vocab_size, d)),
                 ln_g=get("embeddings.LayerNorm.weight", (d,)),
@@ -222,8 +396,5 @@ def read_weights(path: Path, cfg: BertConfig) -> tuple[Embeddings, tuple[LayerWe
                     ln2_b=get(f"{p}.output.LayerNorm.bias", (d,)),
                 ))
     except (OSError, SafetensorError) as err:
-        raise ModelError(N_("model.safetensors could not be read: {err}"), err=str(err)) from None
-    for w in (emb.position, emb.token_type, *(getattr(layer, f) for layer in layers for f in ("w_q", "w_k", "w_v"))):
-        if not np.isfinite(w).all():
-            raise ModelError(N_("model.safetensors holds a weight that is not a finite number."))
+        raise ModelError(N_("model.safetensors could not be read: {err}"), err=str(err)[:300]) from None
     return emb, tuple(layers)

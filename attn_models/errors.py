@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from attn_core import N_  # marks a text for the app's catalogs: an attn_core.Words, which the app translates
 
-__all__ = ["N_", "ModelError", "ModelUnavailableError"]
+__all__ = ["N_", "ModelError", "ModelUnavailableError", "NotFetchedError"]
 
 
 class ModelError(ValueError):
@@ -28,3 +28,8 @@ class ModelError(ValueError):
 
 class ModelUnavailableError(ModelError):
     """The checkpoint is not on this machine (no folder, not in the Hugging Face cache) and cannot be downloaded."""
+
+
+class NotFetchedError(ModelError):
+    """A Hub repo that is not in the cache, asked for where no download may start (a link, a lesson): the learner
+    downloads it on A real model, by a click."""

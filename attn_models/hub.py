@@ -5,13 +5,20 @@ id (``owner/name``). A repo's files are looked up in huggingface_hub's standard 
 default ``~/.cache/huggingface/hub``), without touching the network; only what is missing is downloaded, into that
 cache, unless ``HF_HUB_OFFLINE=1``. Nothing but safetensors is read: a checkpoint that has only
 ``pytorch_model.bin`` (a pickle) is refused, never unpickled.
+
+Judge before fetching: a repo's file list with sizes is read from the Hub's metadata (:func:`judge_repo`, no
+download) and checked against attn_models.MODEL_LIMITS; config.json is read and checked before the weights are
+downloaded; every download is stopped as soon as it is larger than its cap (whatever the metadata said). A repo the
+app downloaded carries a mark in its cache folder (:data:`MARK`, its time the last use): a refused one is removed
+(:func:`discard`), and the visitors' ones are kept under a disk budget (:func:`make_room`).
 """
 
 from __future__ import annotations
 
 import os
-import re
+import shutil
 import socket
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,12 +26,17 @@ from urllib.parse import urlsplit
 
 from attn_core import Words
 
-from .errors import N_, ModelError, ModelUnavailableError
+from .access import DEFAULT_MODEL, Access, is_folder
+from .errors import N_, ModelError, ModelUnavailableError, NotFetchedError
+from .limits import MODEL_LIMITS, too_large
 
-DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+__all__ = ["DEFAULT_MODEL", "is_folder"]  # re-exported from .access for the package's users
+
 CONFIG, TOKENIZER, WEIGHTS = "config.json", "tokenizer.json", "model.safetensors"
 PICKLES = ("pytorch_model.bin", "tf_model.h5", "flax_model.msgpack")  # never read
-_REPO_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.-]{0,95}")
+MARK = ".attn-explorer"  # a file in a repo's cache folder: this app downloaded it (its mtime: the last use)
+CAPS = {CONFIG: MODEL_LIMITS.config_bytes, TOKENIZER: MODEL_LIMITS.tokenizer_bytes,
+        WEIGHTS: MODEL_LIMITS.weights_bytes}  # the most bytes of each file
 
 #: the system's usual reasons why an address cannot be reached, marked for the app's catalogs: a reason that is one
 #: of them is shown in the learner's language (attn_ui.i18n.error_text translates the values of an error)
@@ -48,20 +60,9 @@ class CheckpointFiles:
     from_hub: bool
 
 
-def is_folder(source: str) -> bool:
-    """Whether ``source`` names a folder on this machine (else it must be a Hub repo id).
-
-    >>> is_folder("a " * 300)  # a name longer than the system takes is no folder (not an OSError)
-    False
-    """
-    try:
-        return Path(source).expanduser().is_dir()
-    except (OSError, ValueError):  # a name too long for the system, a NUL character
-        return False
-
-
-def check_source(source: object) -> str:
-    """``source`` as text, or ModelError when it is neither a folder here nor shaped like a repo id.
+def check_source(source: object, access: Access | None = None) -> str:
+    """``source`` as text, or ModelError when ``access`` (default: everything) does not let it be loaded or it is
+    neither a folder here nor a valid repo id.
 
     >>> check_source("sentence-transformers/all-MiniLM-L6-v2")
     'sentence-transformers/all-MiniLM-L6-v2'
@@ -70,13 +71,7 @@ def check_source(source: object) -> str:
     ...
     attn_models.errors.ModelError: 'no such thing' is neither a folder on this machine nor a Hugging Face repo id ...
     """
-    if not isinstance(source, str) or not source.strip():
-        raise ModelError(N_("Name a model: a Hugging Face repo id (owner/name) or a folder on this machine."))
-    source = source.strip()
-    if is_folder(source) or _REPO_ID.fullmatch(source):
-        return source
-    raise ModelError(N_("{source} is neither a folder on this machine nor a Hugging Face repo id (owner/name)."),
-                     source=repr(source[:200]))
+    return (access or Access()).check(source)
 
 
 def offline() -> bool:
@@ -116,48 +111,67 @@ def cached_file(repo_id: str, name: str, cache_dir: str | Path | None = None) ->
 
 def in_cache(source: str, cache_dir: str | Path | None = None) -> bool:
     """Whether the checkpoint can be read without the network (a folder, or every file already in the cache)."""
-    return is_folder(source) or all(cached_file(source, n, cache_dir) for n in (CONFIG, TOKENIZER, WEIGHTS))
+    return is_folder(source) or repo_cached(source, cache_dir)
 
 
-def hub_file(repo_id: str, name: str, *, cache_dir: str | Path | None = None, progress: Progress | None = None,
-             required: bool = True) -> Path | None:
-    """One file of a Hub repo: from the cache, else downloaded into it (with ``progress``).
+def repo_cached(repo_id: str, cache_dir: str | Path | None = None) -> bool:
+    """Whether every file of the Hub repo is in the cache (no folder of that name is looked at)."""
+    return all(cached_file(repo_id, n, cache_dir) for n in (CONFIG, TOKENIZER, WEIGHTS))
 
-    Returns None for a file the repo does not have when not ``required``. Raises ModelUnavailableError when the
-    file is not cached and cannot be downloaded (offline, no network), ModelError for a repo that does not exist.
-    """
-    if (path := cached_file(repo_id, name, cache_dir)) is not None:
-        return path
-    from huggingface_hub import hf_hub_download
-    from huggingface_hub.errors import (
-        EntryNotFoundError,
-        GatedRepoError,
-        LocalEntryNotFoundError,
-        OfflineModeIsEnabled,
-        RepositoryNotFoundError,
-    )
 
+def _check_online(repo_id: str, name: str, cache_dir: str | Path | None) -> None:
+    """ModelUnavailableError when downloads are off (HF_HUB_OFFLINE) or the Hub's address cannot be reached."""
     if offline():
         raise _unavailable(repo_id, name, N_("HF_HUB_OFFLINE is set"), cache_dir)
     if (unreachable := _unreachable()) is not None:  # fail in a moment, not after huggingface_hub's retries
         raise _unavailable(repo_id, name, "", cache_dir, unreachable=unreachable)
+
+
+def _hub_error(repo_id: str, name: str, err: BaseException, cache_dir: str | Path | None) -> ModelError:
+    """The ModelError for a failure of huggingface_hub's while reading ``name`` of ``repo_id`` (or its metadata)."""
+    from huggingface_hub.errors import (
+        EntryNotFoundError,
+        GatedRepoError,
+        LocalEntryNotFoundError,
+        RepositoryNotFoundError,
+    )
+
+    if isinstance(err, GatedRepoError):
+        return ModelError(N_("{repo_id} is gated on the Hugging Face Hub (it needs an account's consent); "
+                             "download it yourself and give its folder."), repo_id=repo_id)
+    if isinstance(err, RepositoryNotFoundError):
+        return ModelError(N_("There is no public model {repo_id} on the Hugging Face Hub."), repo_id=repo_id)
+    if isinstance(err, EntryNotFoundError) and not isinstance(err, LocalEntryNotFoundError):
+        return ModelError(N_("{repo_id} has no {name} on the Hugging Face Hub."), repo_id=repo_id, name=name)
+    return _unavailable(repo_id, name, _reason(err), cache_dir)  # no network, timeouts, a full disk, HTTP 5xx…
+
+
+def hub_file(repo_id: str, name: str, *, cache_dir: str | Path | None = None, progress: Progress | None = None,
+             required: bool = True) -> Path | None:
+    """One file of a Hub repo: from the cache, else downloaded into it (with ``progress``), stopped as soon as it
+    is larger than its cap (:data:`CAPS`), whatever the Hub said its size is.
+
+    Returns None for a file the repo does not have when not ``required``. Raises ModelUnavailableError when the
+    file is not cached and cannot be downloaded (offline, no network), ModelError for a repo that does not exist
+    or a file over its cap.
+    """
+    if (path := cached_file(repo_id, name, cache_dir)) is not None:
+        return path
+    from huggingface_hub import constants, hf_hub_download
+    from huggingface_hub.errors import EntryNotFoundError, LocalEntryNotFoundError
+
+    _check_online(repo_id, name, cache_dir)
     try:
-        return Path(hf_hub_download(repo_id, name, cache_dir=cache_dir, etag_timeout=10,
-                                    tqdm_class=_reporting_bar(progress, name) if progress else None))
-    except GatedRepoError:
-        raise ModelError(N_("{repo_id} is gated on the Hugging Face Hub (it needs an account's consent); "
-                            "download it yourself and give its folder."), repo_id=repo_id) from None
-    except RepositoryNotFoundError:
-        raise ModelError(N_("There is no public model {repo_id} on the Hugging Face Hub."), repo_id=repo_id) from None
-    except (LocalEntryNotFoundError, OfflineModeIsEnabled) as err:  # no network (LocalEntry… is an EntryNotFound…)
-        raise _unavailable(repo_id, name, _reason(err), cache_dir) from None
-    except EntryNotFoundError:  # the repo has no such file
-        if required:
-            raise ModelError(N_("{repo_id} has no {name} on the Hugging Face Hub."), repo_id=repo_id,
-                             name=name) from None
+        return Path(hf_hub_download(repo_id, name, cache_dir=cache_dir, etag_timeout=10, endpoint=constants.ENDPOINT,
+                                    tqdm_class=_capped_bar(progress, name, CAPS.get(name))))
+    except ModelError:  # over the cap (_capped_bar)
+        raise
+    except EntryNotFoundError as err:
+        if required or isinstance(err, LocalEntryNotFoundError):
+            raise _hub_error(repo_id, name, err, cache_dir) from None
         return None
-    except (OSError, ValueError) as err:  # connection errors, timeouts, a full disk
-        raise _unavailable(repo_id, name, _reason(err), cache_dir) from None
+    except Exception as err:  # noqa: BLE001 - huggingface_hub's and httpx's errors, said in the learner's words
+        raise _hub_error(repo_id, name, err, cache_dir) from None
 
 
 def _unreachable(timeout: float = 3.0) -> tuple[str, str] | None:
@@ -204,45 +218,199 @@ def _unavailable(repo_id: str, name: str, why: str, cache_dir: str | Path | None
         repo_id=repo_id, name=name, cache=cache, why=why)
 
 
-def _reporting_bar(progress: Progress, name: str) -> type:
-    """A tqdm class for hf_hub_download that reports bytes to ``progress`` and draws nothing."""
+def _capped_bar(progress: Progress | None, name: str, cap: int | None) -> type:
+    """A tqdm class for hf_hub_download that reports bytes to ``progress``, draws nothing, and stops the download
+    (ModelError) when the file announces, or turns out to be, more than ``cap`` bytes."""
     from tqdm import tqdm
 
-    class Reporting(tqdm):
+    class Capped(tqdm):
         def __init__(self, *args, **kwargs) -> None:
             kwargs["disable"] = True
             super().__init__(*args, **kwargs)
             self.done, self.expected = int(kwargs.get("initial") or 0), kwargs.get("total")
-            progress(name, self.done, self.expected)
+            if cap is not None and self.expected is not None and self.expected > cap:
+                raise too_large(name, int(self.expected), cap)
+            if progress:
+                progress(name, self.done, self.expected)
 
         def update(self, n: float | None = 1) -> bool | None:
             self.done += int(n or 0)
-            progress(name, self.done, self.expected)
+            if cap is not None and self.done > cap:
+                raise too_large(name, self.done, cap)
+            if progress:
+                progress(name, self.done, self.expected)
             return None
 
-    return Reporting
+    return Capped
 
 
-def checkpoint_files(source: str, *, cache_dir: str | Path | None = None,
-                     progress: Progress | None = None, check_config: Callable[[Path], None] | None = None,
-                     ) -> CheckpointFiles:
+# ---- judging a repo from the Hub's metadata -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RepoPlan:
+    """A Hub repo judged from its metadata: the size of each file the app reads (None: the Hub did not say)."""
+
+    repo_id: str
+    sizes: dict[str, int | None]
+
+    def to_download(self, cache_dir: str | Path | None = None) -> int:
+        """Bytes of the files not yet in the cache (a size the Hub did not say counts as its cap)."""
+        return sum(CAPS[n] if s is None else s for n, s in self.sizes.items() if cached_file(self.repo_id, n, cache_dir)
+                   is None)
+
+
+def judge_repo(repo_id: str, *, cache_dir: str | Path | None = None) -> RepoPlan:
+    """The repo's file list with sizes, from the Hub's metadata (no file is downloaded), checked: config.json,
+    tokenizer.json and model.safetensors there, each within its cap (attn_models.MODEL_LIMITS).
+
+    Raises ModelError naming the file and the cap; ModelUnavailableError without network.
+    """
+    from huggingface_hub import HfApi, constants
+
+    _check_online(repo_id, CONFIG, cache_dir)
+    try:
+        info = HfApi(endpoint=constants.ENDPOINT).model_info(repo_id, files_metadata=True, timeout=10, token=False)
+    except Exception as err:  # noqa: BLE001 - huggingface_hub's and httpx's errors, said in the learner's words
+        raise _hub_error(repo_id, CONFIG, err, cache_dir) from None
+    listed = {s.rfilename: (s.lfs.size if s.lfs else s.size) for s in info.siblings or []}
+    if WEIGHTS not in listed:
+        pickles = [p for p in PICKLES if p in listed]
+        raise ModelError(N_("{repo_id} on the Hugging Face Hub has no model.safetensors. Only safetensors checkpoints "
+                            "are read. (Its weights are probably only in {pickles}.)"), repo_id=repo_id,
+                         pickles=", ".join(pickles) or "pytorch_model.bin")
+    for name in (CONFIG, TOKENIZER):
+        if name not in listed:
+            raise ModelError(N_("{repo_id} has no {name} on the Hugging Face Hub."), repo_id=repo_id, name=name)
+    for name, cap in CAPS.items():
+        if isinstance(size := listed[name], int) and size > cap:
+            raise too_large(name, size, cap)
+    return RepoPlan(repo_id, {n: listed[n] if isinstance(listed[n], int) else None for n in CAPS})
+
+
+# ---- the app's repos in the Hub cache: marked, discarded when refused, kept under a disk budget ----------------
+
+_cache_lock = threading.Lock()
+_in_flight: set[str] = set()  # repo folders being downloaded now (never evicted)
+
+
+def storage(repo_id: str, cache_dir: str | Path | None = None) -> Path:
+    """The repo's folder in the Hub cache (``models--owner--name``)."""
+    from huggingface_hub import constants
+
+    return Path(cache_dir or constants.HF_HUB_CACHE).expanduser() / f"models--{repo_id.replace('/', '--')}"
+
+
+def mark(repo_id: str, cache_dir: str | Path | None = None) -> None:
+    """Mark the repo as the app's (made before its first download) and note its use now; a repo already in the cache
+    without the mark (put there by the operator) stays unmarked."""
+    folder = storage(repo_id, cache_dir)
+    if not folder.exists():
+        folder.mkdir(parents=True)
+        (folder / MARK).touch()
+    elif (folder / MARK).exists():
+        os.utime(folder / MARK)
+
+
+def discard(repo_id: str, cache_dir: str | Path | None = None) -> bool:
+    """Remove a repo the app downloaded (marked) from the Hub cache, its lock files too; True if it was removed."""
+    folder = storage(repo_id, cache_dir)
+    if not (folder / MARK).exists():
+        return False
+    shutil.rmtree(folder, ignore_errors=True)
+    shutil.rmtree(folder.parent / ".locks" / folder.name, ignore_errors=True)
+    return True
+
+
+def folder_bytes(folder: Path) -> int:
+    """Bytes of the files under ``folder`` (links not followed: a snapshot's links point into its blobs)."""
+    total = 0
+    for root, _dirs, files in os.walk(folder):
+        for f in files:
+            try:
+                total += os.lstat(os.path.join(root, f)).st_size
+            except OSError:
+                pass
+    return total
+
+
+def make_room(repo_id: str, needed: int, access: Access, cache_dir: str | Path | None = None) -> None:
+    """Before downloading ``needed`` bytes of a visitor's repo: remove the least recently used repos of the other
+    visitors (marked, not the operator's) until the visitors' repos take at most ``access.download_bytes``; ModelError
+    when ``needed`` alone is more."""
+    cap = access.download_bytes
+    if cap is None or access.is_operators(repo_id):
+        return
+    if needed > cap:
+        raise ModelError(N_("{repo_id} needs {size:.1f} MB of disk; this server keeps at most {cap:.1f} MB of the "
+                            "models its visitors choose (ATTN_DOWNLOAD_MB)."), repo_id=repo_id, size=needed / 1e6,
+                         cap=cap / 1e6)
+    keep = {storage(r, cache_dir).name for r in access.operator} | {storage(repo_id, cache_dir).name} | _in_flight
+    root = storage(repo_id, cache_dir).parent
+    theirs = sorted(((p / MARK).stat().st_mtime, p) for p in root.glob("models--*") if (p / MARK).exists()
+                    and p.name not in keep) if root.is_dir() else []
+    held = [(t, p, folder_bytes(p)) for t, p in theirs]
+    total = sum(b for *_, b in held) + folder_bytes(storage(repo_id, cache_dir))
+    for _t, p, b in held:  # oldest use first
+        if total + needed <= cap:
+            break
+        shutil.rmtree(p, ignore_errors=True)
+        shutil.rmtree(root / ".locks" / p.name, ignore_errors=True)
+        total -= b
+
+
+def checkpoint_files(source: str, *, cache_dir: str | Path | None = None, progress: Progress | None = None,
+                     check_config: Callable[[Path], None] | None = None, access: Access | None = None,
+                     local_only: bool = False) -> CheckpointFiles:
     """The files of ``source`` on this machine, downloading a Hub repo's into the cache if need be.
 
-    ``check_config`` is called on config.json before the weights are fetched, so a model over the caps is refused
-    before its weights are downloaded.
+    A repo not yet cached is judged from the Hub's metadata first (:func:`judge_repo`), room is made under
+    ``access.download_bytes``, then ``check_config`` is called on config.json before tokenizer.json and the weights
+    are fetched, so a model over the caps is refused before its weights are downloaded. Whatever was downloaded of a
+    refused repo is removed. ``local_only``: NotFetchedError instead of a download.
     """
-    source = check_source(source)
-    if is_folder(source):
+    access = access or Access()
+    source = access.check(source)
+    if is_folder(source) and (access.folders or access.is_operators(source)):
         files = folder_files(source)
         if check_config:
             check_config(files.config)
         return files
-    config = hub_file(source, CONFIG, cache_dir=cache_dir, progress=progress)
+    if not repo_cached(source, cache_dir):
+        if local_only:
+            raise NotFetchedError(N_("{repo_id} is not on this server yet: A real model offers to download it."),
+                                  repo_id=source)
+        return _fetch_repo(source, cache_dir=cache_dir, progress=progress, check_config=check_config, access=access)
+    files = CheckpointFiles(source, *(cached_file(source, n, cache_dir) for n in (CONFIG, TOKENIZER, WEIGHTS)),
+                            from_hub=True)
     if check_config:
-        check_config(config)
-    tokenizer = hub_file(source, TOKENIZER, cache_dir=cache_dir, progress=progress)
-    weights = hub_file(source, WEIGHTS, cache_dir=cache_dir, progress=progress, required=False)
-    if weights is None:
-        raise ModelError(N_("{repo_id} on the Hugging Face Hub has no model.safetensors. Only safetensors checkpoints "
-                            "are read. (Its weights are probably only in pytorch_model.bin.)"), repo_id=source)
-    return CheckpointFiles(source, config, tokenizer, weights, from_hub=True)
+        try:
+            check_config(files.config)
+        except ModelError:
+            discard(source, cache_dir)
+            raise
+    return files
+
+
+def _fetch_repo(repo_id: str, *, cache_dir: str | Path | None, progress: Progress | None,
+                check_config: Callable[[Path], None] | None, access: Access) -> CheckpointFiles:
+    """Download what is missing of a repo (judged first); a refused repo's downloaded files are removed."""
+    plan = judge_repo(repo_id, cache_dir=cache_dir)
+    folder = storage(repo_id, cache_dir).name
+    with _cache_lock:
+        make_room(repo_id, plan.to_download(cache_dir), access, cache_dir)
+        mark(repo_id, cache_dir)
+        _in_flight.add(folder)
+    try:
+        config = hub_file(repo_id, CONFIG, cache_dir=cache_dir, progress=progress)
+        if check_config:
+            check_config(config)
+        tokenizer = hub_file(repo_id, TOKENIZER, cache_dir=cache_dir, progress=progress)
+        weights = hub_file(repo_id, WEIGHTS, cache_dir=cache_dir, progress=progress)
+    except ModelError:
+        discard(repo_id, cache_dir)
+        raise
+    finally:
+        with _cache_lock:
+            _in_flight.discard(folder)
+    return CheckpointFiles(repo_id, config, tokenizer, weights, from_hub=True)

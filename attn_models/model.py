@@ -10,10 +10,11 @@ import numpy as np
 
 from attn_core import LIMITS, Config, make_config
 
-from .checkpoint import BertConfig, Embeddings, read_config, read_weights
+from .access import DEFAULT_MODEL, Access
+from .checkpoint import BertConfig, Embeddings, check_id, read_config, read_tokenizer, read_weights
 from .encoder import EncoderOutput, LayerWeights, encode, layer_norm, with_bias_column
-from .errors import N_, ModelError
-from .hub import DEFAULT_MODEL, CheckpointFiles, Progress, checkpoint_files
+from .errors import N_, ModelError, ModelUnavailableError
+from .hub import CheckpointFiles, Progress, checkpoint_files, discard, mark
 
 CLS, SEP, PAD = "[CLS]", "[SEP]", "[PAD]"
 
@@ -76,6 +77,8 @@ class Model:
         n_pad = max(0, (pad_to or 0) - len(tokens))
         if n_pad:
             tokens, ids, types = tokens + [PAD] * n_pad, ids + [self._id(PAD)] * n_pad, types + [0] * n_pad
+        for token, i in zip(tokens, ids, strict=True):  # a post-processor's ids are not in the vocabulary read at load
+            check_id(token, i, self.config)
         is_pad = np.arange(len(tokens)) >= len(tokens) - n_pad
         return Encoded(tuple(tokens), np.array(ids, dtype=np.intp), np.array(types, dtype=np.intp), is_pad)
 
@@ -159,6 +162,9 @@ class Model:
 
     def output_bias(self, layer: int) -> np.ndarray:  # -> [d_model]
         """b_O of layer ``layer``: the model's attention output is ``concat @ W_O + b_O``."""
+        if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or not 0 <= layer < self.n_layers:
+            raise ModelError(N_("Layer {layer} does not exist: the model has layers 0 … {last}."), layer=layer,
+                             last=self.n_layers - 1)
         return self.layers[layer].b_o
 
 
@@ -172,16 +178,17 @@ def token_label(token: str) -> str:
     return token if len(token) <= cap else token[: cap - 1] + "…"
 
 
-def fetch(source: str = DEFAULT_MODEL, *, cache_dir: str | Path | None = None,
-          progress: Progress | None = None) -> CheckpointFiles:
-    """The checkpoint's files on this machine, downloaded into the Hub cache if need be (config.json first: a model
-    over the caps is refused before its weights are downloaded). :func:`load` calls it; a page may call it first,
-    with ``progress``, to show a download. Raises as :func:`load`."""
-    return checkpoint_files(source, cache_dir=cache_dir, progress=progress, check_config=read_config)
+def fetch(source: str = DEFAULT_MODEL, *, cache_dir: str | Path | None = None, progress: Progress | None = None,
+          access: Access | None = None) -> CheckpointFiles:
+    """The checkpoint's files on this machine, downloaded into the Hub cache if need be (judged from the Hub's
+    metadata, then config.json first: a model over the caps is refused before its weights are downloaded, and what
+    was downloaded of it is removed). :func:`load` calls it; a page may call it first, with ``progress``, to show a
+    download. Raises as :func:`load`."""
+    return checkpoint_files(source, cache_dir=cache_dir, progress=progress, check_config=read_config, access=access)
 
 
-def load(source: str = DEFAULT_MODEL, *, cache_dir: str | Path | None = None,
-         progress: Progress | None = None) -> Model:
+def load(source: str = DEFAULT_MODEL, *, cache_dir: str | Path | None = None, progress: Progress | None = None,
+         access: Access | None = None, local_only: bool = False) -> Model:
     """Read a BERT-family checkpoint (``config.json``, ``model.safetensors``, ``tokenizer.json``).
 
     Parameters
@@ -193,24 +200,35 @@ def load(source: str = DEFAULT_MODEL, *, cache_dir: str | Path | None = None,
         Another Hub cache than the standard one.
     progress : callable, optional
         ``progress(file name, bytes done, bytes in all or None)`` while a file downloads.
+    access : Access, optional
+        What may be loaded (attn_models.Access; default: anything within the caps).
+    local_only : bool
+        Never download: a repo not in the cache raises NotFetchedError.
 
     Raises
     ------
     ModelUnavailableError
         Not on this machine and not downloadable (offline, no network).
+    NotFetchedError
+        ``local_only`` and the repo is not in the cache.
     ModelError
-        Not a BERT-family checkpoint, over the app's caps (the message names the cap), or only a pickle.
+        Not a BERT-family checkpoint, over the app's caps (the message names the file or field and the cap),
+        malformed (the message names the file), or only a pickle. A repo the app downloaded is then removed from
+        the cache.
     """
     start = time.perf_counter()
-    files = fetch(source, cache_dir=cache_dir, progress=progress)
-    cfg = read_config(files.config)
-    embeddings, layers = read_weights(files.weights, cfg)
-    from tokenizers import Tokenizer
-
+    files = checkpoint_files(source, cache_dir=cache_dir, progress=progress, check_config=read_config,
+                             access=access, local_only=local_only)
     try:
-        tokenizer = Tokenizer.from_file(str(files.tokenizer))
-    except Exception as err:  # tokenizers raises its own Exception type for a malformed file
-        raise ModelError(N_("tokenizer.json could not be read: {err}"), err=str(err)[:300]) from None
-    tokenizer.no_truncation()
-    tokenizer.no_padding()
+        cfg = read_config(files.config)
+        embeddings, layers = read_weights(files.weights, cfg)
+        tokenizer = read_tokenizer(files.tokenizer, cfg)
+    except ModelUnavailableError:
+        raise
+    except ModelError:
+        if files.from_hub:
+            discard(files.source, cache_dir)
+        raise
+    if files.from_hub:
+        mark(files.source, cache_dir)  # its last use, for the disk budget
     return Model(files.source, cfg, embeddings, layers, tokenizer, time.perf_counter() - start)

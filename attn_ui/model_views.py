@@ -8,6 +8,7 @@ no st. The rest is Streamlit glue for pages/model.py.
 from __future__ import annotations
 
 import base64
+import logging
 import os
 import struct
 import threading
@@ -25,15 +26,21 @@ from attn_core import Config, configs_equal
 from . import budget, charts, heatmap, i18n, state, text
 from .i18n import N_, _
 
-ENV_SOURCE = "ATTN_MODEL"  # environment variable: the checkpoint the page reads unless the learner names another
+ENV_SOURCE = attn_models.access.ENV_MODEL  # ATTN_MODEL: the checkpoint read unless the learner names another
 PICK = "pick"  # name of the click selection on the model view (fields layer, head)
 PANEL_SIDE = 64  # most pixels a side of one small heatmap's image (more tokens: block means, as attn_ui.heatmap)
 GAP_PX = 8  # between two small heatmaps
 VIEW_PX = 880  # width budget of the model view, in pixels (the page's content is about 900 wide)
 LABEL_PX, LEGEND_PX = 56, 70  # room on the left for "layer l", on the right for the colour key
+log = logging.getLogger(__name__)
 
 
 # ---- where the model comes from -------------------------------------------------------------------------
+
+
+def access() -> attn_models.Access:
+    """What the operator lets visitors load (ATTN_MODELS, ATTN_ALLOW_FOLDERS, ATTN_MODEL, ATTN_DOWNLOAD_MB)."""
+    return attn_models.Access.from_env(os.environ)
 
 
 def source() -> str:
@@ -44,27 +51,83 @@ def source() -> str:
 
 @st.cache_resource(max_entries=2, show_spinner=False)  # the spinner is model()'s, in the learner's language
 def _model(source: str) -> attn_models.Model:
-    return attn_models.load(source)
+    return attn_models.load(source, access=access(), local_only=True)  # never downloads: model() does, when asked
 
 
-def model(source: str) -> attn_models.Model:
-    """The loaded model (once per source and server process); a Hub repo not yet cached is downloaded first, with a
-    progress bar. Raises attn_models.ModelError (ModelUnavailableError without network and cache)."""
-    source = attn_models.check_source(source)
-    if not attn_models.in_cache(source):
-        _download(source)
-    with st.spinner(_("Reading the model's weights …")):
-        return _model(source)
+def needs_download(source: str) -> bool:
+    """Whether ``source`` (allowed by :func:`access`, else ModelError) is a Hub repo not yet in the cache."""
+    acc = access()
+    source = acc.check(source)
+    if (acc.folders or acc.is_operators(source)) and attn_models.is_folder(source):
+        return False
+    return not attn_models.repo_cached(source)
+
+
+def model(source: str, *, download: bool = False) -> attn_models.Model:
+    """The loaded model (once per source and server process). A Hub repo not yet cached is downloaded first, with a
+    progress bar, when the operator chose it (the default, ATTN_MODEL) or ``download`` (the learner clicked);
+    otherwise attn_models.NotFetchedError: a link, a lesson or the sidebar never starts a download.
+
+    Raises attn_models.ModelError (ModelUnavailableError without network and cache), also for an unexpected failure
+    of the loading code (logged), so no page shows a traceback.
+    """
+    try:
+        if needs_download(source):
+            if not (download or access().is_operators(source)):
+                raise attn_models.NotFetchedError(N_("{repo_id} is not on this server yet: A real model offers to "
+                                                     "download it."), repo_id=source.strip())
+            _download(source.strip())
+        with st.spinner(_("Reading the model's weights …")):
+            return _model(access().check(source))
+    except attn_models.ModelError:
+        raise
+    except Exception as err:  # noqa: BLE001 - a bug or a failure not foreseen: a message, not a traceback
+        log.exception("loading %r", source)
+        raise attn_models.ModelError(N_("The model could not be loaded ({err})."),
+                                     err=f"{type(err).__name__}: {str(err)[:200]}") from None
+
+
+@st.cache_data(ttl=300, max_entries=32, show_spinner=False)
+def _judged(repo_id: str) -> attn_models.RepoPlan:
+    return attn_models.judge_repo(repo_id)
+
+
+def model_or_offer(source: str, key: str) -> attn_models.Model | None:
+    """The model, or None after offering to download it: a Hub repo not on this server, judged from the Hub's
+    metadata (its files' sizes; nothing downloaded), gets a button that says what and how much
+    ("Download owner/name (87.3 MB)"); the click downloads it (with its progress bar). Raises attn_models.ModelError
+    (refused, or no network)."""
+    if not needs_download(source) or access().is_operators(source):
+        return model(source)
+    source = source.strip()
+    try:
+        plan = _judged(source)
+    except attn_models.ModelError:
+        raise
+    except Exception as err:  # noqa: BLE001 - as in model()
+        log.exception("judging %r", source)
+        raise attn_models.ModelError(N_("The model could not be loaded ({err})."),
+                                     err=f"{type(err).__name__}: {str(err)[:200]}") from None
+    st.info(_("{source} is not on this server yet. Downloading it puts its files ({size:.1f} MB) into the server's "
+              "Hugging Face cache.").format(source=text.md_escape(source), size=plan.to_download() / 1e6),
+            icon=":material/cloud_download:")
+    if st.button(_("Download {source} ({size:.1f} MB)").format(source=text.md_escape(source),
+                                                                size=plan.to_download() / 1e6),
+                 key=key, icon=":material/download:"):
+        return model(source, download=True)
+    return None
 
 
 def _download(source: str) -> None:
     """Fetch a Hub repo's files into the Hugging Face cache in a worker thread, drawing its progress meanwhile."""
     seen: dict[str, tuple[int, int | None]] = {}  # file -> (bytes done, bytes in all)
     failed: list[BaseException] = []
+    acc = access()
 
     def work() -> None:
         try:
-            attn_models.fetch(source, progress=lambda name, done, total: seen.__setitem__(name, (done, total)))
+            attn_models.fetch(source, access=acc,
+                              progress=lambda name, done, total: seen.__setitem__(name, (done, total)))
         except BaseException as err:  # noqa: BLE001 - re-raised in the script thread below
             failed.append(err)
 

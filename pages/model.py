@@ -40,7 +40,7 @@ st.markdown(_(
 # ---- the model ---------------------------------------------------------------------------------------------
 source = model_views.source()
 try:
-    model = model_views.model(source)
+    model = model_views.model_or_offer(source, key="model_download")  # a repo not on this server: a button first
 except attn_models.ModelUnavailableError as err:
     st.warning(text.md_escape(i18n.error_text(err)), icon=":material/cloud_off:")
     st.info(_("The other pages keep working with your own numbers."), icon=":material/info:")
@@ -48,13 +48,20 @@ except attn_models.ModelUnavailableError as err:
 except attn_models.ModelError as err:
     st.error(text.md_escape(i18n.error_text(err)), icon=":material/error:")
     model = None
+offered = model_views.access()
 with st.expander(_("Use another model"), icon=":material/swap_horiz:", expanded=model is None):
-    st.text_input(_("A Hugging Face repo id (owner/name) or a folder on this machine"),
-                  placeholder=attn_models.DEFAULT_MODEL, help=_(
-                      "A BERT-family encoder with config.json, tokenizer.json and model.safetensors whose widths fit "
-                      "the app's caps (hidden size up to {most}, so that X with its bias column is at most {d_model} "
-                      "wide; at most {heads} heads). Empty: the default model."
-                  ).format(most=LIMITS.d_model - 1, d_model=LIMITS.d_model, heads=LIMITS.n_heads),
+    caps = _("A BERT-family encoder with config.json, tokenizer.json and model.safetensors whose widths fit the app's "
+             "caps (hidden size up to {most}, so that X with its bias column is at most {d_model} wide; at most "
+             "{heads} heads). Empty: the default model.").format(most=LIMITS.d_model - 1, d_model=LIMITS.d_model,
+                                                                 heads=LIMITS.n_heads)
+    if offered.repos is not None:
+        caps = i18n.sentences(caps, _("This server offers: {models}.").format(models=", ".join(sorted(offered.repos))))
+    if offered.folders:
+        label = _("A Hugging Face repo id (owner/name) or a folder on this machine")
+    else:
+        label = _("A Hugging Face repo id (owner/name)")
+        caps = i18n.sentences(caps, _("Folders on the server cannot be named here."))
+    st.text_input(label, placeholder=attn_models.DEFAULT_MODEL, help=caps,
                   **state.bind(OTHER, state.kept(OTHER, ""), use_other_model))
 if model is None:
     st.stop()
@@ -134,7 +141,9 @@ if origin is not None:
     opened = _("Opened with head {head} chosen.").format(head=origin["head"])
     st.markdown(i18n.sentences(text.origin_text(origin), opened))
     try:
-        is_edited, b_o = model_views.edited(cfg), model_views.model(origin["model"]).output_bias(origin["layer"])
+        if (origin_model := model_views.model_or_offer(origin["model"], key="model_origin_download")) is None:
+            st.stop()  # not on this server: the button above downloads it
+        is_edited, b_o = model_views.edited(cfg), origin_model.output_bias(origin["layer"])
     except attn_models.ModelError as err:
         st.warning(text.md_escape(i18n.error_text(err)), icon=":material/warning:")
         st.stop()

@@ -46,6 +46,12 @@ ENGLISH_ONLY = {"the", "of", "and", "is", "to", "in", "an", "on", "for", "with",
 LATEX = re.compile(r"\$\$.+?\$\$|\$[^$]+\$|\\\(.+?\\\)", re.S)
 
 
+@pytest.fixture(autouse=True)
+def folders_allowed(monkeypatch):
+    """These tests name checkpoint folders (made here, or all-MiniLM-L6-v2's): the operator's switch on."""
+    monkeypatch.setenv("ATTN_ALLOW_FOLDERS", "1")
+
+
 def english_left(texts: list[str], allowed: list[str]) -> list[str]:
     """The texts in which English is left: two words in a row, or a word that is only English ("the", "heads"),
     after formulas, code, addresses and the allowed names are taken out."""

@@ -19,6 +19,12 @@ from .apptools import APP, new_app, plain
 LESSON_KEYS = [lesson.key for lesson in lessons.LESSONS]
 
 
+@pytest.fixture(autouse=True)
+def folders_allowed(monkeypatch):
+    """These tests name checkpoint folders (made here, or all-MiniLM-L6-v2's): the operator's switch on."""
+    monkeypatch.setenv("ATTN_ALLOW_FOLDERS", "1")
+
+
 def model_of(lesson: lessons.Lesson):
     """The model a model lesson reads: all-MiniLM-L6-v2's real weights (tests/minilm.py); None for the others."""
     return minilm.model() if lesson.needs_model else None
@@ -123,7 +129,7 @@ def test_a_model_lesson_without_its_model_says_so_and_can_be_skipped(monkeypatch
     at.session_state[state.MODEL_SOURCE] = "nobody-here/no-such-model"
     at.run()
     assert not at.exception
-    assert "could not be loaded" in plain(at.warning[0].value) and "Skip it" in at.info[0].value
+    assert "is not on this server yet" in plain(at.warning[0].value) and "Skip it" in at.info[0].value  # no download
     if lessons.index_of(key) + 1 < len(lessons.LESSONS):
         at.button(key="learn_skip").click().run()
         assert not at.exception and status(at).endswith("· not answered yet")
@@ -207,3 +213,30 @@ def test_undo_after_try_it_brings_the_learners_numbers_back():
     assert "The causal mask" in undo.label
     undo.click().run()
     assert configs_equal(at.session_state["config"], load_preset("seed000"))
+
+
+@pytest.mark.parametrize("source, said", [
+    ("a/b..c", "'a/b..c' is not a valid Hugging Face repo id"),
+    ("someone/elsewhere", "someone/elsewhere is not on this server yet: A real model offers to download it."),
+])
+def test_a_model_lesson_with_a_model_it_cannot_read_says_so_then_works_again(tmp_path, monkeypatch, source, said):
+    """A name the Hub refuses, or a repo not downloaded (a lesson never downloads: a fake Hub sees no request), is a
+    message; naming a readable model afterwards makes the lesson work, in the same session."""
+    from huggingface_hub import constants
+
+    from tests import fake_hub
+
+    key = next(lesson.key for lesson in lessons.LESSONS if lesson.needs_model)
+    with fake_hub.FakeHub() as hub:
+        fake_hub.use(monkeypatch, hub.url)
+        monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path))
+        at = AppTest.from_file(APP, default_timeout=60)
+        at.query_params[lesson_ui.PARAM] = key
+        at.session_state[state.MODEL_SOURCE] = source
+        at.run()
+        assert not at.exception and said in plain(at.warning[0].value) and "Skip it" in at.info[0].value
+        assert hub.requests == []
+    at.session_state[state.MODEL_SOURCE] = str(minilm.folder())
+    at.run()
+    assert not at.exception and not at.warning
+    assert at.header[0].value.startswith(f"{lessons.index_of(key) + 1}.")

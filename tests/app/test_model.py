@@ -18,7 +18,7 @@ import attn_models
 from attn_core import configs_equal, share
 from attn_ui import model_views, registry
 
-from .. import tiny_bert
+from .. import fake_hub, tiny_bert
 from .apptools import APP, edit_cells, plain
 
 MODEL, STEPS = registry.MODEL.file, registry.STEPS.file
@@ -33,6 +33,12 @@ def tiny_dir(tmp_path_factory: pytest.TempPathFactory):
 @pytest.fixture(scope="module")
 def tiny(tiny_dir) -> attn_models.Model:
     return attn_models.load(str(tiny_dir))
+
+
+@pytest.fixture(autouse=True)
+def folders_allowed(monkeypatch):
+    """These tests name checkpoint folders (made here, or all-MiniLM-L6-v2's): the operator's switch on."""
+    monkeypatch.setenv("ATTN_ALLOW_FOLDERS", "1")
 
 
 def model_app(source: str) -> AppTest:
@@ -156,3 +162,81 @@ def test_a_sentence_over_the_cap_is_refused(tiny_dir):
     at.text_input(key="model_sentence").input("the cat " * 30).run()
     assert not at.exception
     assert "62 WordPiece tokens" in texts(at) and "allows 40" in texts(at)
+
+
+# ---- a public server: hostile names, folders, a link's origin, downloads on a click ---------------------------------
+
+HOSTILE_NAMES = ["/root", "/etc", "/proc/self/cwd", "../..", "/nonexistent"]
+FOLDERS_OFF = ("This server loads models from the Hugging Face Hub only: name one by its repo id (owner/name). "
+               "Folders on the server cannot be named.")
+
+
+@pytest.mark.parametrize("repo_id", ["a/b..c", "a--b/c", "a/b.git", "a/b."])
+def test_an_id_the_hub_refuses_is_a_message_and_the_page_keeps_working(tiny_dir, repo_id):
+    at = model_app(repo_id)
+    assert f"{repo_id!r} is not a valid Hugging Face repo id" in texts(at)
+    at.text_input(key="model_other").input(str(tiny_dir)).run()  # the box to name another is there: it works again
+    assert not at.exception and f"**{tiny_dir}** · 2 layers × 4 heads" in plain("\n".join(c.value for c in at.caption))
+
+
+def test_folders_off_every_name_gets_the_same_message(tiny_dir, monkeypatch):
+    monkeypatch.delenv("ATTN_ALLOW_FOLDERS")
+    said = set()
+    for name in [*HOSTILE_NAMES, str(tiny_dir)]:
+        at = model_app(name)
+        said.add(tuple(plain(e.value) for e in at.error))
+    assert said == {(FOLDERS_OFF,)}
+    box = at.text_input(key="model_other")
+    assert box.label == "A Hugging Face repo id (owner/name)" and "Folders on the server cannot be named" in box.help
+
+
+@pytest.fixture
+def hub_small(tmp_path, tiny_dir, monkeypatch):
+    """A fake Hub serving someone/small, an empty Hugging Face cache, the operator's model the tiny folder."""
+    from huggingface_hub import constants
+
+    with fake_hub.FakeHub() as hub:
+        fake_hub.use(monkeypatch, hub.url)
+        monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+        monkeypatch.setenv("ATTN_MODEL", str(tiny_dir))
+        hub.add_folder("someone/small", tiny_bert.build(tmp_path / "small", config=SMALL))
+        yield hub
+
+
+def test_a_links_origin_is_downloaded_only_on_a_click_naming_its_size(tmp_path, hub_small):
+    small = attn_models.load(str(tmp_path / "small"))
+    cfg = small.layer_config("the cat sat", 1, head=1)
+    cfg = type(cfg)(**{**cfg.__dict__, "origin": {**cfg.origin, "model": "someone/small"}})
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["c"] = share.encode_link(cfg, "steps")
+    at.run()
+    assert not at.exception and hub_small.requests == []  # the link opened Step by step: nothing asked of the Hub
+    at.switch_page(MODEL).run()
+    assert not at.exception
+    size = sum(f.stat().st_size for f in (tmp_path / "small").iterdir()) / 1e6
+    button = at.button(key="model_origin_download")
+    assert plain(button.label) == f"Download someone/small ({size:.1f} MB)"
+    assert not hub_small.fetched("model.safetensors") and not hub_small.fetched("config.json")  # metadata only
+    button.click().run()
+    assert not at.exception and hub_small.fetched("model.safetensors")
+    assert "b_O" in texts(at) and "no longer the model's" not in texts(at)
+
+
+def test_another_model_from_the_hub_asks_before_downloading(tmp_path, hub_small):
+    at = model_app(str(tmp_path / "nothing"))  # starts on a missing folder: an error, the box open
+    at.text_input(key="model_other").input("someone/small").run()
+    assert not at.exception and not hub_small.fetched("config.json")
+    assert "someone/small is not on this server yet" in texts(at)
+    at.button(key="model_download").click().run()
+    assert not at.exception
+    assert "**someone/small** · 2 layers × 2 heads" in plain("\n".join(c.value for c in at.caption))
+    at.run()  # in the cache now: no button, no second download
+    assert not at.exception and len(hub_small.fetched("model.safetensors")) == 2  # one HEAD, one GET
+    assert not [b for b in at.button if b.key == "model_download"]
+
+
+def test_a_hostile_repo_is_refused_with_its_message_and_leaves_nothing(tmp_path, tiny_dir, hub_small):
+    hub_small.add_folder("someone/huge", tiny_dir, claimed={"model.safetensors": 700_000_000})
+    at = model_app("someone/huge")
+    assert "model.safetensors is 700.0 MB; the cap is 600.0 MB" in texts(at)
+    assert not hub_small.fetched("model.safetensors") and not list((tmp_path / "hub").glob("models--*"))

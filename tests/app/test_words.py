@@ -42,6 +42,12 @@ SKIP_FIELDS = {"id", "formId", "data", "page", "pageScriptHash", "icon", "datase
                "theme", "useContainerWidth", "width", "height", "url", "fragmentId", "deltaPath"}
 
 
+@pytest.fixture(autouse=True)
+def folders_allowed(monkeypatch):
+    """These tests name checkpoint folders (made here, or all-MiniLM-L6-v2's): the operator's switch on."""
+    monkeypatch.setenv("ATTN_ALLOW_FOLDERS", "1")
+
+
 def proto_strings(value, key: str = "") -> Iterator[str]:
     """Every string in a proto's dict form, but under the fields a reader never sees."""
     if key in SKIP_FIELDS or key.endswith("Id"):

@@ -17,7 +17,7 @@ import pytest
 import attn_models
 from attn_core import LIMITS, configs_equal, run, share
 
-from .. import tiny_bert
+from .. import fake_hub, tiny_bert
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -252,35 +252,19 @@ def test_doctests_of_attn_models():
 
 
 def test_a_download_reports_its_progress_and_a_repo_without_safetensors_is_refused(tmp_path, tiny_dir, monkeypatch):
-    """The download path with huggingface_hub's download replaced by a local stand-in (there is no network here)."""
-    import huggingface_hub
-    from huggingface_hub.errors import EntryNotFoundError
-
-    from attn_models import hub
-
-    def fake_download(repo_id, filename, *, cache_dir, etag_timeout, tqdm_class):
-        if filename == "model.safetensors" and repo_id == "someone/pickled":
-            raise EntryNotFoundError(f"{filename} not in {repo_id}")
-        source = tiny_dir / filename
-        size = source.stat().st_size
-        if tqdm_class is not None:
-            with tqdm_class(total=size, initial=0, unit="B", desc=filename) as bar:
-                bar.update(size // 2)
-                bar.update(size - size // 2)
-        target = Path(cache_dir) / repo_id / filename
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(source.read_bytes())
-        return str(target)
-
-    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    monkeypatch.setattr(hub, "_unreachable", lambda: None)
-    monkeypatch.setattr(huggingface_hub, "hf_hub_download", fake_download)
-    seen: list[tuple[str, int, int | None]] = []
-    model = attn_models.load("someone/tiny-bert", cache_dir=tmp_path, progress=lambda *a: seen.append(a))
-    assert model.n_layers == 2
-    size = (tiny_dir / "model.safetensors").stat().st_size
-    assert ("model.safetensors", size, size) in seen and ("config.json", 0, (tiny_dir / "config.json").stat().st_size) \
-        in seen
-    assert [name for name, *_ in seen][::3] == ["config.json", "tokenizer.json", "model.safetensors"]
-    with pytest.raises(attn_models.ModelError, match="no model.safetensors.*pytorch_model.bin"):
-        attn_models.load("someone/pickled", cache_dir=tmp_path)
+    """The download path against a fake Hub on 127.0.0.1 (tests/fake_hub.py: there is no network here)."""
+    with fake_hub.FakeHub() as hub:
+        fake_hub.use(monkeypatch, hub.url)
+        hub.add_folder("someone/tiny-bert", tiny_dir)
+        hub.add("someone/pickled", {"config.json": (tiny_dir / "config.json").read_bytes(),
+                                    "tokenizer.json": b"{}", "pytorch_model.bin": b"x"})
+        seen: list[tuple[str, int, int | None]] = []
+        model = attn_models.load("someone/tiny-bert", cache_dir=tmp_path, progress=lambda *a: seen.append(a))
+        assert model.n_layers == 2
+        size = (tiny_dir / "model.safetensors").stat().st_size
+        assert ("model.safetensors", size, size) in seen and ("config.json", 0, (tiny_dir / "config.json").stat(
+            ).st_size) in seen
+        assert [name for name, *_ in seen][::2] == ["config.json", "tokenizer.json", "model.safetensors"]
+        with pytest.raises(attn_models.ModelError, match="no model.safetensors.*pytorch_model.bin"):
+            attn_models.load("someone/pickled", cache_dir=tmp_path)
+        assert not any("/someone/pickled/resolve/" in p for _m, p in hub.requests)  # judged from its metadata alone

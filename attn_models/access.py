@@ -1,0 +1,135 @@
+"""Which checkpoints a server lets its visitors load: the operator decides, in environment variables.
+
+- ``ATTN_MODEL``: the model the page reads unless the visitor names another (a repo id, or a folder on the server:
+  the operator's choice is always allowed). Unset: :data:`attn_models.DEFAULT_MODEL`.
+- ``ATTN_MODELS``: unset or ``*``: any Hub repo id that fits the caps; ``default``: only the default model (and
+  ATTN_MODEL); otherwise a comma-separated list of repo ids.
+- ``ATTN_ALLOW_FOLDERS=1``: visitors may name folders on the server (off unless set).
+- ``ATTN_DOWNLOAD_MB`` (default 1000): the most megabytes of the Hub cache the models visitors chose may take; the
+  least recently used of them is removed to make room (never the default, never ATTN_MODEL).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import N_, ModelError
+
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+ENV_MODEL, ENV_MODELS, ENV_FOLDERS, ENV_DOWNLOAD = "ATTN_MODEL", "ATTN_MODELS", "ATTN_ALLOW_FOLDERS", "ATTN_DOWNLOAD_MB"
+DOWNLOAD_MB = 1000  # ATTN_DOWNLOAD_MB's default
+_REPO_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.-]{0,95}")
+
+
+@dataclass(frozen=True)
+class Access:
+    """What may be loaded: the repos (None: any), whether folders may be named, the operator's own sources (always
+    allowed, downloaded without asking, never evicted) and the disk the visitors' repos may take (None: no cap).
+
+    ``Access()`` allows everything (a program using attn_models); the app uses ``Access.from_env(os.environ)``.
+    """
+
+    repos: frozenset[str] | None = None
+    folders: bool = True
+    operator: tuple[str, ...] = (DEFAULT_MODEL,)
+    download_bytes: int | None = None
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> Access:
+        """The operator's choices in ``env`` (see the module's text).
+
+        >>> a = Access.from_env({"ATTN_MODELS": "default", "ATTN_MODEL": "/srv/bert"})
+        >>> sorted(a.repos), a.folders, a.download_bytes
+        (['/srv/bert', 'sentence-transformers/all-MiniLM-L6-v2'], False, 1000000000)
+        >>> sorted(Access.from_env({"ATTN_MODELS": " a/b, c/d ,"}).repos), Access.from_env({"ATTN_MODELS": "*"}).repos
+        (['a/b', 'c/d', 'sentence-transformers/all-MiniLM-L6-v2'], None)
+        """
+        chosen = env.get(ENV_MODEL, "").strip()
+        operator = (DEFAULT_MODEL, chosen) if chosen and chosen != DEFAULT_MODEL else (DEFAULT_MODEL,)
+        listed = env.get(ENV_MODELS, "*").strip() or "*"
+        if listed == "*":
+            repos = None
+        elif listed == "default":
+            repos = frozenset(operator)
+        else:
+            repos = frozenset(operator) | {r.strip() for r in listed.split(",") if r.strip()}
+        try:
+            mb = float(env.get(ENV_DOWNLOAD, DOWNLOAD_MB))
+        except ValueError:
+            mb = DOWNLOAD_MB
+        folders = env.get(ENV_FOLDERS, "").strip().lower() in {"1", "true", "yes", "on"}
+        return cls(repos, folders, operator, max(0, int(mb * 1e6)))
+
+    def is_operators(self, source: str) -> bool:
+        """Whether the operator chose ``source`` (the default model, or ATTN_MODEL)."""
+        return source.strip() in self.operator
+
+    def check(self, source: object) -> str:
+        """``source`` stripped when it may be loaded, else ModelError (one message for every name that is not a repo
+        id when folders are off: nothing on disk is looked at, nothing of the name is echoed).
+
+        >>> Access(folders=False).check("/etc")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        attn_models.errors.ModelError: This server loads models from the Hugging Face Hub only...
+        >>> Access(repos=frozenset({"a/b"})).check("c/d")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        attn_models.errors.ModelError: 'c/d' is not one of the models this server offers: a/b.
+        """
+        if not isinstance(source, str) or not source.strip():
+            raise ModelError(N_("Name a model: a Hugging Face repo id (owner/name) or a folder on this machine."))
+        source = source.strip()
+        if self.is_operators(source):
+            return source
+        if self.folders and is_folder(source):
+            return source
+        if not _REPO_ID.fullmatch(source):
+            if not self.folders:
+                raise ModelError(N_("This server loads models from the Hugging Face Hub only: name one by its repo "
+                                    "id (owner/name). Folders on the server cannot be named."))
+            raise ModelError(N_("{source} is neither a folder on this machine nor a Hugging Face repo id "
+                                "(owner/name)."), source=repr(source[:200]))
+        check_repo_id(source)
+        if self.repos is not None and source not in self.repos:
+            raise ModelError(N_("{repo_id} is not one of the models this server offers: {models}."),
+                             repo_id=repr(source), models=", ".join(sorted(self.repos)))
+        return source
+
+
+def check_repo_id(repo_id: str) -> None:
+    """ModelError when ``repo_id`` breaks the Hub's own rules (huggingface_hub's validate_repo_id: no ``--`` or
+    ``..``, no ``.git`` at the end, no ``-`` or ``.`` at either end of a part).
+
+    >>> check_repo_id("a/b..c")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attn_models.errors.ModelError: 'a/b..c' is not a valid Hugging Face repo id: ...
+    """
+    from huggingface_hub.errors import HFValidationError
+    from huggingface_hub.utils import validate_repo_id
+
+    try:
+        validate_repo_id(repo_id)
+        ok = not any(part.endswith((".", "-")) for part in repo_id.split("/"))
+    except HFValidationError:
+        ok = False
+    if not ok:
+        raise ModelError(N_("{repo_id} is not a valid Hugging Face repo id: owner/name, each of letters, digits, "
+                            "'-', '_' and '.', neither starting nor ending with '-' or '.', without '--' or '..', not "
+                            "ending in '.git'."), repo_id=repr(repo_id[:200]))
+
+
+def is_folder(source: str) -> bool:
+    """Whether ``source`` names a folder on this machine (else it must be a Hub repo id).
+
+    >>> is_folder("a " * 300)  # a name longer than the system takes is no folder (not an OSError)
+    False
+    """
+    try:
+        return Path(source).expanduser().is_dir()
+    except (OSError, ValueError):  # a name too long for the system, a NUL character
+        return False

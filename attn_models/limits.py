@@ -1,0 +1,81 @@
+"""The caps on a checkpoint a visitor may name: its files' sizes and every config field that sizes the model, and
+the memory the loaded model takes (:func:`resident_bytes`). One place, as attn_core.LIMITS is for configurations.
+
+Sized so that sentence-transformers/all-MiniLM-L6-v2 (6 layers, vocab 30,522, d_ff 1,536, 512 positions, a 90 MB
+model.safetensors: ≈ 134 MB loaded) and paraphrase-multilingual-MiniLM-L12-v2 (12 layers, hidden 384, vocab
+250,002, d_ff 1,536, a 470 MB model.safetensors: ≈ 556 MB loaded, its word embedding kept in float32) fit, and
+nothing loads into more than 600 MB. The field caps name the field at fault before the sum does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .errors import N_, ModelError
+
+if TYPE_CHECKING:
+    from .checkpoint import BertConfig
+
+F64 = 8  # bytes of a float64: every weight but the word embedding is held in float64
+
+
+@dataclass(frozen=True)
+class ModelLimits:
+    """The caps of :data:`MODEL_LIMITS` (bytes, or a config field's largest value)."""
+
+    config_bytes: int = 1_000_000  # config.json (a BERT's is under 1 kB)
+    tokenizer_bytes: int = 20_000_000  # tokenizer.json (all-MiniLM-L6-v2's: 0.7 MB; the multilingual one's: 9 MB)
+    weights_bytes: int = 600_000_000  # model.safetensors (the multilingual MiniLM's: 470 MB)
+    header_bytes: int = 10_000_000  # the safetensors header (its format allows 100 MB; a BERT's is about 20 kB)
+    n_layers: int = 24  # num_hidden_layers
+    vocab_size: int = 262_144  # vocab_size (the multilingual MiniLM has 250,002)
+    d_ff: int = 4_096  # intermediate_size (4 × the largest hidden size the explorer takes is 2,044)
+    max_positions: int = 8_192  # max_position_embeddings (BERT has 512)
+    type_vocab_size: int = 16  # type_vocab_size (BERT has 2)
+    resident_bytes: int = 600_000_000  # the loaded model, as resident_bytes() counts it
+
+
+MODEL_LIMITS = ModelLimits()
+
+#: config.json field -> (the BertConfig attribute, the ModelLimits cap): every field that sizes the model
+FIELD_CAPS = {
+    "num_hidden_layers": ("n_layers", "n_layers"),
+    "vocab_size": ("vocab_size", "vocab_size"),
+    "intermediate_size": ("d_ff", "d_ff"),
+    "max_position_embeddings": ("max_positions", "max_positions"),
+    "type_vocab_size": ("type_vocab_size", "type_vocab_size"),
+}
+
+
+def resident_bytes(cfg: BertConfig, word_itemsize: int = 4) -> int:
+    """Bytes the model takes once loaded: the word embedding in its checkpoint's dtype (``word_itemsize`` bytes a
+    number, float32 unless known), everything else in float64 (attn_models.checkpoint.read_weights).
+
+    Per layer: W_Q, W_K, W_V [d_model + 1, d_model] (the bias as the last row), W_O [d_model, d_model], b_O,
+    two LayerNorms, W_ff1 [d_model, d_ff] + b_ff1, W_ff2 [d_ff, d_model] + b_ff2.
+
+    >>> from attn_models.checkpoint import BertConfig
+    >>> mini = BertConfig(n_layers=6, n_heads=12, d_model=384, d_ff=1536, vocab_size=30522, max_positions=512,
+    ...                   type_vocab_size=2, eps=1e-12)
+    >>> round(resident_bytes(mini) / 1e6, 1)
+    133.6
+    >>> multi = BertConfig(n_layers=12, n_heads=12, d_model=384, d_ff=1536, vocab_size=250002, max_positions=512,
+    ...                    type_vocab_size=2, eps=1e-12)
+    >>> round(resident_bytes(multi) / 1e6, 1)
+    555.9
+    """
+    d, ff = cfg.d_model, cfg.d_ff
+    layer = 3 * (d + 1) * d + d * d + d + 2 * d + d * ff + ff + ff * d + d + 2 * d  # numbers of one layer
+    embeddings = (cfg.max_positions + cfg.type_vocab_size + 2) * d  # position, token type, LayerNorm
+    return cfg.vocab_size * d * word_itemsize + (embeddings + cfg.n_layers * layer) * F64
+
+
+def too_large(name: str, size: int, cap: int) -> ModelError:
+    """The refusal of a file over its cap (sizes in bytes, said in MB).
+
+    >>> str(too_large("config.json", 2_500_000, 1_000_000))
+    'config.json is 2.5 MB; the cap is 1.0 MB (attn_models.MODEL_LIMITS).'
+    """
+    return ModelError(N_("{name} is {size:.1f} MB; the cap is {cap:.1f} MB (attn_models.MODEL_LIMITS)."), name=name,
+                      size=size / 1e6, cap=cap / 1e6)

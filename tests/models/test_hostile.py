@@ -85,7 +85,7 @@ def safetensors(tensors: dict[str, np.ndarray], edit=None) -> bytes:
     (config(max_position_embeddings=10**6), "config.json: max_position_embeddings 1000000 is over the cap of 8192"),
     (config(type_vocab_size=17), "config.json: type_vocab_size 17 is over the cap of 16"),
     (config(num_hidden_layers=24, hidden_size=480, num_attention_heads=16, intermediate_size=4096, vocab_size=250002),
-     "config.json: this model would take 1414 MB of memory once loaded; the cap is 600 MB"),
+     "config.json: this model would take 1414 MB of memory once loaded; the cap is 300 MB"),
 ])
 def test_a_malformed_or_oversized_config_is_refused_naming_it(tmp_path, tiny_dir, text, message):
     folder = copy(tiny_dir, tmp_path / "m", config_json=text)
@@ -215,7 +215,7 @@ def test_a_header_length_over_its_cap_is_refused_unread(tmp_path):
 
 
 @pytest.mark.parametrize("name, message", [
-    ("model.safetensors", "model.safetensors is 700.0 MB; the cap is 600.0 MB (attn_models.MODEL_LIMITS)."),
+    ("model.safetensors", "model.safetensors is 700.0 MB; the cap is 300.0 MB (attn_models.MODEL_LIMITS)."),
     ("config.json", "config.json is 700.0 MB; the cap is 1.0 MB (attn_models.MODEL_LIMITS)."),
     ("tokenizer.json", "tokenizer.json is 700.0 MB; the cap is 20.0 MB (attn_models.MODEL_LIMITS)."),
 ])
@@ -233,7 +233,7 @@ def test_a_file_whose_metadata_lies_is_stopped_at_its_cap(tmp_path, tiny_dir, fa
     fake.add_folder("someone/liar", tiny_dir, length={"model.safetensors": BIG})
     with pytest.raises(attn_models.ModelError) as err:
         attn_models.load("someone/liar", cache_dir=tmp_path)
-    assert str(err.value) == "model.safetensors is 700.0 MB; the cap is 600.0 MB (attn_models.MODEL_LIMITS)."
+    assert str(err.value) == "model.safetensors is 700.0 MB; the cap is 300.0 MB (attn_models.MODEL_LIMITS)."
     assert repos_in(tmp_path) == []
 
 

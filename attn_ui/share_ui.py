@@ -14,6 +14,8 @@ from functools import partial
 from urllib.parse import urlsplit, urlunsplit
 
 import streamlit as st
+from streamlit import runtime
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from attn_core import (
     LIMITS,
@@ -115,14 +117,21 @@ def json_download(cfg: Config, *, key: str, page: str | None = None) -> None:
     )
 
 
+def uploader_key() -> str:
+    """The key of Share & export's JSON uploader: a new one after each file read, so the uploader is empty again."""
+    return f"share_import_{st.session_state[state.IMPORTS]}"
+
+
 def import_file() -> None:
-    """on_change of the JSON uploader: load the file, or say why not and keep the configuration."""
-    uploaded = st.session_state.get("share_import")
+    """on_change of the JSON uploader: load the file, or say why not and keep the configuration. Either way the
+    file is then dropped (:func:`forget_upload`): the configuration holds what it said."""
+    uploaded = st.session_state.get(uploader_key())
     if uploaded is None:  # the file was removed from the uploader
         return
     try:
         cfg, _page = share.from_json(uploaded.getvalue())  # checks the size cap first
     except AttentionInputError as err:
+        forget_upload(uploaded)
         st.session_state[state.IMPORT_RESULT] = (False, _("{file} was not loaded: {error}").format(
             file=uploaded.name, error=i18n.error_text(err)))
         return
@@ -138,6 +147,16 @@ def import_file() -> None:
     else:
         loaded = _("Loaded {file}: {n} tokens, d_model {d_model}, {heads} head(s).")
     st.session_state[state.IMPORT_RESULT] = (True, loaded.format(**values))
+    forget_upload(uploaded)
+
+
+def forget_upload(uploaded: object) -> None:
+    """Free an uploaded file once read: Streamlit keeps its bytes (up to 40 MB) in the server's memory until the
+    learner removes it from the uploader or the session ends. The uploader gets a new key, so it shows no file."""
+    st.session_state[state.IMPORTS] += 1
+    ctx, file_id = get_script_run_ctx(), getattr(uploaded, "file_id", None)
+    if ctx is not None and file_id is not None and runtime.exists():
+        runtime.get_instance().uploaded_file_mgr.remove_file(ctx.session_id, file_id)
 
 
 def import_result() -> None:

@@ -52,6 +52,7 @@ LINK_APPLIED = "link_applied"  # bool: this session has read its address (?c= or
 ADDRESS = "address"  # (Config, (parameter, value)): what attn_ui.address last put in the address bar, for that Config
 STORE_KEY = "store_key"  # this session's key in attn_ui.address.STORE (made when its configuration is too large)
 IMPORT_RESULT = "import_result"  # (ok, message) of the last JSON import, shown once on Share & export
+IMPORTS = "imports"  # int: files read by Share & export's uploader (its key; a new one empties it, see share_ui)
 FRAMED = "framed"  # bool, set by attn_ui.frame.navigation for the page it runs next (see attn_ui.frame)
 KEPT = "kept"  # {widget key: value}: the kept store of bind(): choices that are not part of the configuration
 SET_ASIDE = "set_aside"  # {matrix or field name: value}: a score function's weights and Y while not in use
@@ -85,6 +86,7 @@ def init() -> None:
     st.session_state.setdefault(PRESET, DEFAULT_PRESET)
     st.session_state.setdefault(HISTORY, [])
     st.session_state.setdefault(EDITOR_VERSION, 0)
+    st.session_state.setdefault(IMPORTS, 0)
     st.session_state.setdefault(EDITOR_BASE, {})
     st.session_state.setdefault(DRAFTS, {})
     st.session_state.setdefault(ERRORS, {})

@@ -68,9 +68,11 @@ from playwright.async_api import TimeoutError as PlaywrightTimeout  # noqa: E402
 
 import tests.e2e.helpers as e2e  # noqa: E402
 from attn_core import share  # noqa: E402
+from attn_ui import registry  # noqa: E402
 from bench.app import CONFIGS, machine  # noqa: E402
 from bench.browser import RUN_ENDED_JS  # noqa: E402
 
+RETURN_MB = 150  # issue 27: the RSS back within this of its idle baseline within 60 s of the last tab closing
 TIMEOUT_MS = 180_000  # 20 sessions on 2 cores: a step can take long; a real hang still fails
 DEFAULT_SESSIONS = {"seed000": [1, 5, 10, 20], "mid": [1, 5, 10], "caps": [1, 2, 4]}
 
@@ -423,9 +425,38 @@ async def total_runs(sessions: list[Session]) -> int:
     return sum([await runs(s.page) for s in sessions if s.page is not None])
 
 
+async def rss_after_close(pid: int, idle: float, seconds: float, every: float = 5.0) -> list[tuple[float, float]]:
+    """[(seconds since the last tab closed, RSS MiB)], every ``every`` s up to ``seconds`` (stops early once the RSS
+    is within RETURN_MB of ``idle`` twice in a row)."""
+    t0, out, near = time.monotonic(), [(0.0, rss_mb(pid))], 0
+    while time.monotonic() - t0 < seconds:
+        await asyncio.sleep(every)
+        out.append((time.monotonic() - t0, rss_mb(pid)))
+        near = near + 1 if out[-1][1] - idle <= RETURN_MB else 0
+        if near >= 2:
+            break
+    return out
+
+
+def returned(after_close: list[tuple[float, float]], idle: float) -> str:
+    """When the RSS after close first came within RETURN_MB of ``idle`` ("+25 s"), or "not in 75 s"."""
+    for t, mb in after_close:
+        if mb - idle <= RETURN_MB:
+            return f"+{t:.0f} s"
+    return f"not in {after_close[-1][0]:.0f} s"
+
+
+async def visit_every_page(s: Session) -> None:
+    """The session opens every page of the registry once (as a learner looking around), back on Inputs & weights."""
+    for p in registry.PAGES:
+        await goto_page(s.page, p.title)
+    await goto_page(s.page, "Inputs & weights")
+
+
 async def load_row(pw, size: str, n: int, edits: int, think: float, switch_to: str, tmp: Path,
-                   env: dict[str, str]) -> dict:
-    """A fresh server and browser; n sessions of ``size``; each makes ``edits`` edits + page switches."""
+                   env: dict[str, str], visit_all: bool = False, after_s: float = 75.0) -> dict:
+    """A fresh server and browser; n sessions of ``size``; each makes ``edits`` edits + page switches (after visiting
+    every page once with ``visit_all``); then every tab closes and the RSS is followed for ``after_s`` seconds."""
     proc, url = start_server(tmp / f"server-{size}-{n}.log", env)
     browser = await pw.chromium.launch(executable_path=e2e.CHROMIUM, args=e2e.CHROMIUM_ARGS)
     try:
@@ -434,6 +465,8 @@ async def load_row(pw, size: str, n: int, edits: int, think: float, switch_to: s
         sessions = [Session(browser, url, size, json_for(size, tmp), f"{size}-{i}", think) for i in range(n)]
         t0 = time.monotonic()
         await gather_limited([s.open() for s in sessions], limit=4 if size != "caps" else 2)
+        if visit_all:
+            await gather_limited([visit_every_page(s) for s in sessions], limit=4)
         await asyncio.gather(*(s.step(switch_to, record=False) for s in sessions))  # warm-up, not counted
         opened_s = time.monotonic() - t0
         opened = rss_mb(proc.pid)
@@ -457,8 +490,8 @@ async def load_row(pw, size: str, n: int, edits: int, think: float, switch_to: s
         load_after = loadavg()
         for s in sessions:
             await s.close()
-        await asyncio.sleep(2.0)
-        closed = rss_mb(proc.pid)
+        after_close = await rss_after_close(proc.pid, idle, after_s)
+        closed = after_close[-1][1]
     finally:
         await browser.close()
         e2e.stop_server(proc)
@@ -467,6 +500,7 @@ async def load_row(pw, size: str, n: int, edits: int, think: float, switch_to: s
     errors = [e for s in sessions for e in s.stats.errors]
     return {"size": size, "n": n, "edits": all_edits, "switches": all_switches, "errors": errors,
             "idle": idle, "opened": opened, "peak": peak, "end": end, "closed": closed, "wall": wall,
+            "after_close": after_close, "returned": returned(after_close, idle),
             "opened_s": opened_s, "load": f"{load_before} → {load_after}", "cpu": server_cpu,
             "runs": runs_done, "cpu_per_run": 1000 * cpu_used / runs_done if runs_done > 0 else float("nan")}
 
@@ -477,9 +511,9 @@ def print_rows(rows: list[dict], think: float, switch_to: str) -> None:
           "seconds / wall seconds in the measured window (100 % = one core); CPU ms / run = its CPU ms / the runs it "
           "finished in that window\n")
     print("| config | sessions | edits | edit median | edit p95 | p95 / 1 session | switch median | switch p95 "
-          "| RSS idle | RSS opened | RSS peak | RSS after close | server CPU | runs | server CPU ms / run | errors "
-          "| load avg (1/5/15 min, before → after) |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+          "| RSS idle | RSS opened | RSS peak | RSS after close | back within 150 of idle | server CPU | runs "
+          "| server CPU ms / run | errors | load avg (1/5/15 min, before → after) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     base: dict[str, float] = {}
     for r in rows:
         p95 = pct(r["edits"], 0.95)
@@ -489,8 +523,12 @@ def print_rows(rows: list[dict], think: float, switch_to: str) -> None:
         print(f"| {r['size']} | {r['n']} | {len(r['edits'])} | {median(r['edits']):.0f} "
               f"| {p95:.0f} | {ratio:.2f} | {median(r['switches']):.0f} "
               f"| {pct(r['switches'], 0.95):.0f} | {r['idle']:.0f} | {r['opened']:.0f} | {r['peak']:.0f} "
-              f"| {r['closed']:.0f} | {r['cpu']:.0%} | {r['runs']} | {r['cpu_per_run']:.1f} | {len(r['errors'])} "
+              f"| {r['closed']:.0f} | {r['returned']} | {r['cpu']:.0%} | {r['runs']} | {r['cpu_per_run']:.1f} "
+              f"| {len(r['errors'])} "
               f"| {r['load']} |")
+    for r in rows:
+        series = ", ".join(f"+{t:.0f} s {mb:.0f}" for t, mb in r["after_close"])
+        print(f"RSS after the last tab closed ({r['size']}, {r['n']} sessions; idle {r['idle']:.0f}): {series}")
     for r in rows:
         for e in r["errors"][:5]:
             print(f"error ({r['size']}, {r['n']} sessions): {e}")
@@ -503,13 +541,15 @@ async def run_load(args) -> None:
         for size in args.sizes:
             for n in args.sessions or DEFAULT_SESSIONS[size]:
                 t = time.monotonic()
-                r = await load_row(pw, size, n, args.edits, args.think, args.switch_to, tmp, args.server_env)
+                r = await load_row(pw, size, n, args.edits, args.think, args.switch_to, tmp, args.server_env,
+                                   args.visit_all, args.after_close)
                 rows.append(r)
                 print(f"  {size} × {n}: {len(r['edits'])} edits in {r['wall']:.0f} s (opening {r['opened_s']:.0f} s), "
                       f"edit median {median(r['edits']):.0f} ms, "
                       f"p95 {pct(r['edits'], 0.95):.0f} ms, RSS peak {r['peak']:.0f} MiB, "
                       f"server CPU {r['cpu_per_run']:.1f} ms / run ({r['runs']} runs), "
-                      f"{len(r['errors'])} errors [{time.monotonic() - t:.0f} s]", flush=True)
+                      f"{len(r['errors'])} errors, RSS {r['closed']:.0f} MiB after close (idle {r['idle']:.0f}, "
+                      f"back within {RETURN_MB} MiB: {r['returned']}) [{time.monotonic() - t:.0f} s]", flush=True)
     print_rows(rows, args.think, args.switch_to)
     print(f"\nserver logs: {tmp}")
 
@@ -590,6 +630,43 @@ async def run_soak(args) -> None:
     print(f"\nserver log: {tmp / 'server-soak.log'}")
 
 
+async def run_pad_sweep(args) -> None:
+    """One learner on A real model types Pad to = 256, 255, … (``--pad-sweep`` values): each is a new forward pass
+    (≈ 43 MB at 256 tokens). Prints the RSS after each, the peak, and the RSS after the tab closed."""
+    tmp = Path(tempfile.mkdtemp(prefix="bench-pad-"))
+    proc, url = start_server(tmp / "server-pad.log", args.server_env)
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=e2e.CHROMIUM, args=e2e.CHROMIUM_ARGS)
+        try:
+            await asyncio.sleep(1.0)
+            idle = rss_mb(proc.pid)
+            s = Session(browser, url, "seed000", None, "pad-0", 0.0)
+            await s.open()
+            await goto_page(s.page, "A real model")
+            box = s.page.get_by_label("Pad to (tokens)")
+            await expect(box).to_be_visible(timeout=TIMEOUT_MS)
+            opened = rss_mb(proc.pid)
+            sampler = Sampler(proc.pid)
+            sampler.start()
+            series, t0 = [], time.monotonic()
+            for pad in range(256, 256 - args.pad_sweep, -1):
+                await box.fill(str(pad))
+                await timed(s.page, lambda: box.press("Enter"))
+                series.append((pad, rss_mb(proc.pid)))
+            wall = time.monotonic() - t0
+            peak = await sampler.stop()
+            await s.close()
+            after = await rss_after_close(proc.pid, idle, args.after_close)
+        finally:
+            await browser.close()
+            e2e.stop_server(proc)
+    print(f"\npad sweep: {args.pad_sweep} values in {wall:.0f} s; RSS (MiB) idle {idle:.0f}, A real model open "
+          f"{opened:.0f}, peak {peak:.0f} (+{peak - opened:.0f} over the page open), after close "
+          f"{after[-1][1]:.0f} (back within {RETURN_MB} of idle: {returned(after, idle)})")
+    print("RSS after each value: " + ", ".join(f"{p}: {mb:.0f}" for p, mb in series))
+    print("after the tab closed: " + ", ".join(f"+{t:.0f} s {mb:.0f}" for t, mb in after))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", nargs="+", choices=list(CONFIGS), default=["seed000", "caps"])
@@ -603,6 +680,13 @@ def main() -> int:
                         help="run a soak of this length instead")
     parser.add_argument("--churn", type=int, default=20,
                         help="soak: a session starts over every CHURN edits (0: never)")
+    parser.add_argument("--visit-all", action="store_true",
+                        help="each session visits every page once after opening (issue 27's 10 learners at the caps)")
+    parser.add_argument("--after-close", type=float, default=75.0, metavar="SECONDS",
+                        help="follow the server's RSS this long after the last tab closed (default 75)")
+    parser.add_argument("--pad-sweep", type=int, default=0, metavar="N",
+                        help="instead: one learner on A real model sets Pad to 256, 255, … (N values); needs a model "
+                             "(--server-env ATTN_MODEL=folder, e.g. tests/minilm.folder())")
     parser.add_argument("--server-env", action="append", default=[], metavar="KEY=VALUE",
                         help="set this in the server's environment (not the browser's); repeatable, e.g. "
                              "--server-env MALLOC_ARENA_MAX=2")
@@ -613,7 +697,7 @@ def main() -> int:
         parser.error("--server-env takes KEY=VALUE")
     print(machine())
     print(f"{time.strftime('%Y-%m-%d %H:%M:%S %Z')}; load average {loadavg()}", flush=True)
-    asyncio.run(run_soak(args) if args.soak else run_load(args))
+    asyncio.run(run_pad_sweep(args) if args.pad_sweep else run_soak(args) if args.soak else run_load(args))
     return 0
 
 

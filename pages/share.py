@@ -40,7 +40,7 @@ with left:
     share_ui.json_download(cfg, key="share_json")
 with right:
     st.file_uploader(
-        _("Load a configuration"), type=["json"], key="share_import", on_change=share_ui.import_file,
+        _("Load a configuration"), type=["json"], key=share_ui.uploader_key(), on_change=share_ui.import_file,
         help=_("A JSON file saved here, at most {most:,} bytes. A file that is not valid leaves "
                "your configuration as it is.").format(most=LIMITS.file_bytes),
     )

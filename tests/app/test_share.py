@@ -206,7 +206,7 @@ def test_the_sidebar_control_links_to_the_configuration_on_this_page(url_path, p
 
 
 def upload(at: AppTest, content: bytes, name: str = "config.json") -> AppTest:
-    at.file_uploader(key="share_import").set_value((name, content, "application/json"))
+    at.file_uploader(key=f"share_import_{at.session_state['imports']}").set_value((name, content, "application/json"))
     return at.run()
 
 
@@ -217,6 +217,8 @@ def test_importing_a_json_file_replaces_the_configuration():
     assert configs_equal(at.session_state["config"], shared_config())
     assert plain(at.success[0].value).startswith("Loaded config.json: 3 tokens")
     assert at.title[0].value == "Share & export"  # an import stays here
+    assert at.session_state["imports"] == 1  # the file is dropped once read: the uploader is a new, empty one
+    assert at.file_uploader(key="share_import_1").value is None
 
 
 def bad_files() -> dict[str, bytes]:

@@ -103,3 +103,11 @@ def test_no_page_lets_a_label_reorder_what_follows():
         leaks += [f"{page.name}: {why}: {t[:120]!r}" for t in shown if (why := leak(t))]
     assert not leaks, "\n".join(leaks)
     assert seen > 20  # the label is shown (and checked) in sentences, tables and charts
+
+
+def test_a_lesson_name_in_a_link_is_isolated_in_its_message():
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["lesson"] = f"{RLO}nope"
+    at.run()
+    (message,) = [w.value for w in at.warning if "does not exist" in w.value]
+    assert leak(plain(message)) is None and f"{FSI}{RLO}nope{PDI}" in message, ascii(message)

@@ -20,7 +20,7 @@ import streamlit as st
 
 from attn_core import LIMITS, MATRICES, AttentionInputError, Config, share
 
-from . import budget, i18n, registry, state, text
+from . import budget, i18n, registry, state
 from .i18n import _, error_text
 
 LINK, STORE_KEY = "c", "s"  # the query parameters: the permalink's value, or a key of STORE
@@ -53,34 +53,37 @@ def restore(pg: st.Page) -> None:
     own address after a reload) and the page a link names.
 
     Call it in the router after ``st.navigation`` (``st.switch_page`` needs the registered pages) and before
-    ``pg.run()``. A value that cannot be opened leaves the default example and says why.
+    ``pg.run()``. A ``?c=`` that decodes wins over a ``?s=`` beside it: it is the numbers themselves, while a key
+    names what this server happened to keep. A value that cannot be opened is said once (a notice, shown by the
+    page that opens: attn_ui.frame), and the app falls back to the ``?s=`` beside a refused ``?c=`` when this
+    server still has it, else to the default example.
     """
     if st.session_state.get(state.LINK_APPLIED):
         return
     st.session_state[state.LINK_APPLIED] = True
-    if (key := st.query_params.get(STORE_KEY)) is not None:
-        if (cfg := STORE.get(key)) is not None:
-            state.load_shared(cfg, undoable=False)
+    key, value = st.query_params.get(STORE_KEY), st.query_params.get(LINK)
+    kept = STORE.get(key) if key is not None else None
+    if value is not None:
+        try:
+            cfg, page = share.decode_link(value)
+        except AttentionInputError as err:
+            message = (_("This link could not be opened, so the app starts with the default example. {why}")
+                       if kept is None else
+                       _("This link could not be opened, so the app opens the configuration this address kept on "
+                         "the server instead. {why}"))
+            state.notify(message.format(why=error_text(err)), icon=":material/link_off:")
         else:
-            st.warning(_("This address kept a configuration too large for it on the server, which no longer has "
-                         "it (it restarted, or many learners came since), so the app starts with the default "
-                         "example. Keep large configurations as a JSON file (Share & export)."),
-                       icon=":material/link_off:")
-        return
-    value = st.query_params.get(LINK)
-    if value is None:
-        return
-    try:
-        cfg, page = share.decode_link(value)
-    except AttentionInputError as err:
-        message = _("This link could not be opened, so the app starts with the default example. {why}").format(
-            why=error_text(err))
-        st.warning(text.md_escape(message), icon=":material/link_off:")  # above whichever page opens
-        return
-    state.load_shared(cfg, undoable=False)  # already validated by decode_link
-    target = registry.by_name(page) if page else None
-    if target is not None and target.linkable and target.name != (pg.url_path or registry.DEFAULT.name):
-        st.switch_page(target.file)
+            state.load_shared(cfg, undoable=False)  # already validated by decode_link
+            target = registry.by_name(page) if page else None
+            if target is not None and target.linkable and target.name != (pg.url_path or registry.DEFAULT.name):
+                st.switch_page(target.file)
+            return
+    if kept is not None:
+        state.load_shared(kept, undoable=False)
+    elif key is not None and value is None:
+        state.notify(_("This address kept a configuration too large for it on the server, which no longer has it "
+                       "(it restarted, or many learners came since), so the app starts with the default example. "
+                       "Keep large configurations as a JSON file (Share & export)."), icon=":material/link_off:")
 
 
 def keep() -> None:

@@ -43,7 +43,10 @@ def navigation() -> st.Page:
 
 
 def choose_language() -> None:
-    """Once per session: the language of a ``?lang=`` link, else the browser's if the app has it, else English."""
+    """Once per session: the language of a ``?lang=`` link, else the browser's if the app has it, else English.
+
+    A ``?lang=`` the app does not have (``fr``, a typo) falls back without a word: the browser's language is the
+    best guess left, the picker in the sidebar offers the three, and the address then names the one shown."""
     if state.LANG not in st.session_state:
         st.session_state[state.LANG] = (i18n.pick(st.query_params.get(address.LANG))
                                         or i18n.pick(st.context.locale) or i18n.DEFAULT)
@@ -121,3 +124,12 @@ def page_start(page: registry.Page) -> None:
             st.rerun()
     st.set_page_config(page_title=_("{page} · Self-Attention Explorer").format(page=_(page.title)))  # the tab
     st.title(_(page.page_heading))
+    show_notices()
+
+
+def show_notices() -> None:
+    """Under the page's title: the one-off messages kept for it (state.notify): a change refused in a callback, a
+    link that could not be opened. Every page shows them here, so a message kept before a page switch (a link that
+    opens a lesson or names a page) is shown on the page that opens."""
+    for notice in state.pop_notices():
+        (st.error if notice.error else st.warning)(text.md_escape(notice.text), icon=notice.icon)

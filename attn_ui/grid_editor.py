@@ -35,7 +35,7 @@ def row_tokens(cfg: Config, name: str) -> tuple[str, ...]:
 def row_labels(name: str, tokens: tuple[str, ...], n_rows: int) -> list[str]:
     """Rows of X (and Y) are tokens; weight rows are input dimensions."""
     if name in ("x", "y"):
-        return [f"{i}: {t}" for i, t in enumerate(tokens)]
+        return text.numbered(tokens)
     return [str(i) for i in range(n_rows)]
 
 
@@ -43,7 +43,7 @@ def cell_label(name: str, cell: tuple[int, int], tokens: tuple[str, ...]) -> str
     """'row 1 (input2), column 2' for X (and Y); 'row 3, column 0' for weights."""
     i, j = cell
     if name in ("x", "y") and i < len(tokens):
-        return _("row {i} ({token}), column {j}").format(i=i, token=tokens[i], j=j)
+        return _("row {i} ({token}), column {j}").format(i=i, token=text.isolate(tokens[i]), j=j)
     return _("row {i}, column {j}").format(i=i, j=j)
 
 
@@ -82,7 +82,7 @@ def describe_error(name: str, err: AttentionInputError, tokens: tuple[str, ...])
         has_token = name in ("x", "y") and i < len(tokens)
         try:
             return _(with_token if has_token else without).format(
-                **{**values, "matrix": matrix, "i": i, "j": j, "token": tokens[i] if has_token else ""})
+                **{**values, "matrix": matrix, "i": i, "j": j, "token": text.isolate(tokens[i]) if has_token else ""})
         except (KeyError, IndexError):  # a template whose values differ from these: said as the core says it
             pass
     message = i18n.error_text(err)

@@ -40,12 +40,14 @@ def shows_text(n_rows: int, n_cols: int, px: int) -> bool:
 
 
 def label_px(label: object) -> int:
-    """Approximate width of an axis label (11 px font): 6 px a character, 12 for a wide one (Chinese, Korean).
+    """Approximate width of an axis label (11 px font): 6 px a character, 12 for a wide one (Chinese, Korean), none
+    for an invisible one (the isolates around a right-to-left label: attn_ui.text.isolate).
 
-    >>> label_px("0: input1"), label_px("0: 注意")
-    (54, 42)
+    >>> label_px("0: input1"), label_px("0: 注意"), label_px("0: \u2068שלום\u2069")
+    (54, 42, 42)
     """
-    return sum(12 if unicodedata.east_asian_width(ch) in "WF" else 6 for ch in str(label))
+    return sum(0 if unicodedata.category(ch) == "Cf" else 12 if unicodedata.east_asian_width(ch) in "WF" else 6
+               for ch in str(label))
 
 
 def font_px(px: int) -> int:

@@ -19,7 +19,7 @@ import streamlit as st
 
 import attn_models
 
-from . import lessons, model_views, registry, share_ui, state
+from . import lessons, model_views, registry, share_ui, state, text
 from .i18n import N_, _, ngettext
 from .lessons import Answer, Cell, Choice, Number
 
@@ -44,7 +44,7 @@ def apply_query_param(pg: st.Page) -> None:
     if lessons.by_key(key) is None:
         del st.query_params[PARAM]
         state.notify(_("This link names a lesson “{key}” that does not exist, so Learn opens on the first "
-                       "lesson.").format(key=key[:40]))
+                       "lesson.").format(key=text.isolate(key[:40])), icon=":material/link_off:")
     else:
         st.session_state[state.LESSON] = key
     if share_ui.page_name(pg) != registry.LEARN.name:

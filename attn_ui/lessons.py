@@ -42,7 +42,7 @@ from attn_core import (
 from . import registry
 from .i18n import N_
 from .numbers import format_number, format_numbers
-from .text import md_escape, token_labels
+from .text import isolate, md_escape, token_labels
 
 if TYPE_CHECKING:  # attn_models is only needed by the model lessons, which receive a loaded model
     from attn_models import Model
@@ -392,8 +392,9 @@ def _model_layer(model: Model) -> Config:
 
 
 def _labels(cfg: Config) -> tuple[str, ...]:
-    """The tokens as a chart's labels: as they are, or numbered ("1: the") when a word occurs twice."""
-    return cfg.tokens if len(set(cfg.tokens)) == cfg.n_seq else tuple(token_labels(cfg))
+    """The tokens as a chart's labels: as they are (isolated: attn_ui.text.isolate), or numbered ("1: the") when a
+    word occurs twice."""
+    return tuple(map(isolate, cfg.tokens)) if len(set(cfg.tokens)) == cfg.n_seq else tuple(token_labels(cfg))
 
 
 def _heatmaps(cfg: Config, *views: tuple[str, np.ndarray, str]) -> tuple[MatrixView, ...]:
@@ -709,8 +710,8 @@ def _solve_sink(cfg: Config, trace: MultiHeadTrace) -> Solution:
     return Solution(
         answer=best,
         facts={"model": str(o.get("model", "")), "sentence": str(o.get("sentence", "")),
-               "layer": int(o.get("layer", 0)), "n_heads": cfg.n_heads, "tokens": " ".join(tokens),
-               "words": ", ".join(tokens[j] for j in words), "n_best": counts[best], "best": names[best],
+               "layer": int(o.get("layer", 0)), "n_heads": cfg.n_heads, "tokens": " ".join(map(isolate, tokens)),
+               "words": ", ".join(isolate(tokens[j]) for j in words), "n_best": counts[best], "best": names[best],
                "n_cls": counts[0], "n_sep": counts[1], "n_words": counts[2], "share_cls": float(groups[0].mean()),
                "share_sep": float(groups[1].mean()), "share_words": float(groups[2].mean()), "sharpest": sharpest},
         numbers=((N_("heads whose largest share goes to [CLS]"), "n_cls"), (N_("… to [SEP]"), "n_sep"),

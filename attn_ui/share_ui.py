@@ -133,11 +133,11 @@ def import_file() -> None:
     except AttentionInputError as err:
         forget_upload(uploaded)
         st.session_state[state.IMPORT_RESULT] = (False, _("{file} was not loaded: {error}").format(
-            file=uploaded.name, error=i18n.error_text(err)))
+            file=text.isolate(uploaded.name), error=i18n.error_text(err)))
         return
     state.load_shared(cfg)
-    values = {"file": uploaded.name, "n": cfg.n_seq, "n_q": cfg.n_q, "d_model": cfg.d_model, "heads": cfg.n_heads,
-              "score": _(SCORE_WORDS[cfg.score])}
+    values = {"file": text.isolate(uploaded.name), "n": cfg.n_seq, "n_q": cfg.n_q, "d_model": cfg.d_model,
+              "heads": cfg.n_heads, "score": _(SCORE_WORDS[cfg.score])}
     if cfg.cross and cfg.score != "dot":
         loaded = _("Loaded {file}: {n} tokens, {n_q} queries of Y, d_model {d_model}, {heads} head(s), {score} scores.")
     elif cfg.cross:

@@ -11,7 +11,7 @@ Widget keys are page-prefixed (``learn_``, ``inputs_``, ``steps_``, ``scaling_``
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import cache, partial
 
 import numpy as np
@@ -47,7 +47,7 @@ PRECISION = "precision"  # decimals shown in heatmaps and tables
 QUERY = "query"  # index of the query token in the drill-downs
 QUERY_PICKS = "query_picks"  # int: times the query was chosen in a selectbox (names the clickable heatmaps afresh)
 HEAD = "head"  # index of the head shown step by step
-NOTICE = "notice"  # one-off message to show on the next run (e.g. a rejected permalink)
+NOTICE = "notice"  # [Notice]: one-off messages for the next page drawn (a refused link, a refused change, ...)
 LINK_APPLIED = "link_applied"  # bool: this session has read its address (?c= or ?s=; once, at start)
 ADDRESS = "address"  # (Config, (parameter, value)): what attn_ui.address last put in the address bar, for that Config
 STORE_KEY = "store_key"  # this session's key in attn_ui.address.STORE (made when its configuration is too large)
@@ -94,7 +94,7 @@ def init() -> None:
     st.session_state.setdefault(QUERY, 0)
     st.session_state.setdefault(QUERY_PICKS, 0)
     st.session_state.setdefault(HEAD, 0)
-    st.session_state.setdefault(NOTICE, None)
+    st.session_state.setdefault(NOTICE, [])
     st.session_state.setdefault(KEPT, {})
     st.session_state.setdefault(SET_ASIDE, {})
     st.session_state.setdefault(LESSON, None)
@@ -317,13 +317,33 @@ def clamp_indices() -> None:
     st.session_state[HEAD] = min(st.session_state.get(HEAD, 0), cfg.n_heads - 1)
 
 
-def notify(message: str) -> None:
-    """Keep a message (e.g. a rejected input from a callback) to show once on the next run."""
-    st.session_state[NOTICE] = message
+@dataclass(frozen=True)
+class Notice:
+    """A one-off message: plain text (shown Markdown-escaped), drawn as a warning, or as an error with ``error``."""
+
+    text: str
+    icon: str = ":material/warning:"
+    error: bool = False
+
+
+def notify(message: str, *, icon: str = ":material/warning:", error: bool = False) -> None:
+    """Keep a message (a change refused in a callback, a link that could not be opened, ...) to show once, under the
+    title of the next page drawn (attn_ui.frame.page_start), whichever page that is: a message kept before a page
+    switch is shown on the page that opens. Several wait their turn together; the same message is kept once."""
+    pending = st.session_state.setdefault(NOTICE, [])
+    if (notice := Notice(message, icon, error)) not in pending:
+        pending.append(notice)
+
+
+def pop_notices() -> list[Notice]:
+    """The messages kept by :func:`notify` since they were last shown, oldest first; none are kept after this."""
+    return st.session_state.pop(NOTICE, None) or []
 
 
 def pop_notice() -> str | None:
-    return st.session_state.pop(NOTICE, None)
+    """The text of the notices waiting, or None. Only A real model's page (pages/model.py) still calls it, after
+    attn_ui.frame.page_start has shown them all: it finds none."""
+    return " ".join(n.text for n in pop_notices()) or None
 
 
 def bind(key: str, value: object, on_change: Callable[[], None] | None = None) -> dict:

@@ -2,7 +2,10 @@
 
 Pure functions (no st). Text that can come from a learner, a link or a file (token labels, file names, what was
 typed into a grid, and every message that quotes them) goes into Markdown only through :func:`md_escape`: it is
-shown as the characters it is, never as a link, an image, HTML, a formula or an icon.
+shown as the characters it is, never as a link, an image, HTML, a formula or an icon. A token label becomes display
+text (a sentence, a chart's axis, a table's header) only through :func:`isolate`, which :func:`token_labels`,
+:func:`query_labels` and :func:`md_escape` apply: whatever direction controls or right-to-left letters it holds,
+they never reorder the text that follows it. The configuration, links and files keep the label as typed.
 
 The words are in the learner's language (attn_ui.i18n).
 """
@@ -11,6 +14,7 @@ from __future__ import annotations
 
 import re
 import string
+import unicodedata
 
 import numpy as np
 
@@ -22,12 +26,59 @@ from .numbers import format_number
 
 def token_labels(cfg: Config) -> list[str]:
     """Unique labels for the tokens of X (the keys and values), "0: input1", ... (a word may occur twice)."""
-    return [f"{i}: {t}" for i, t in enumerate(cfg.tokens)]
+    return numbered(cfg.tokens)
 
 
 def query_labels(cfg: Config) -> list[str]:
     """Unique labels for the queries: X's tokens, or Y's with cross-attention ("0: the", ...)."""
-    return [f"{i}: {t}" for i, t in enumerate(cfg.query_tokens)]
+    return numbered(cfg.query_tokens)
+
+
+def numbered(tokens: tuple[str, ...]) -> list[str]:
+    """Each token as the pages name it: its position and its label, isolated (:func:`isolate`).
+
+    >>> numbered(("the", "cat"))
+    ['0: the', '1: cat']
+    """
+    return [f"{i}: {isolate(t)}" for i, t in enumerate(tokens)]
+
+
+FSI, PDI = "\u2068", "\u2069"  # FIRST STRONG ISOLATE ... POP DIRECTIONAL ISOLATE (Unicode's bidi algorithm, UAX #9)
+_OPEN_ISOLATES = frozenset("\u2066\u2067\u2068")  # LRI, RLI, FSI: each is closed by a PDI
+#: bidi classes that can move text about: right-to-left letters and Arabic digits, the explicit embeddings and
+#: overrides (LRE, RLE, LRO, RLO) with their end (PDF), the isolates with theirs (PDI); RLM and ALM are R and AL
+_MOVES_TEXT = frozenset({"R", "AL", "AN", "LRE", "RLE", "LRO", "RLO", "PDF", "LRI", "RLI", "FSI", "PDI"})
+
+
+def isolate(label: str) -> str:
+    r"""``label`` as it is put into text a learner reads, so that it never reorders the text around it.
+
+    A label that holds a right-to-left letter, an Arabic digit or a direction control is wrapped in FSI … PDI: it
+    is laid out on its own, in the direction of its first letter (Arabic and Hebrew right to left), and the text
+    around it sees one neutral character. A PDI inside it that closes nothing is dropped (it would close the
+    wrap), and an isolate it leaves open is closed at its end; an embedding or override it leaves open (U+202A,
+    U+202B, U+202D, U+202E) ends at the wrap's PDI, and a stray PDF (U+202C) cannot reach past the wrap (UAX #9,
+    rules X6a and X7). Any other label is returned as it is: in the app's left-to-right sentences it moves nothing.
+
+    >>> isolate("abc")
+    'abc'
+    >>> [hex(ord(c)) for c in isolate("\u202edef")]
+    ['0x2068', '0x202e', '0x64', '0x65', '0x66', '0x2069']
+    >>> isolate("a\u2069b\u2067c") == FSI + "ab\u2067c" + PDI + PDI
+    True
+    """
+    if not any(unicodedata.bidirectional(ch) in _MOVES_TEXT for ch in label):
+        return label
+    out, open_isolates = [], 0
+    for ch in label:
+        if ch == PDI:
+            if not open_isolates:
+                continue
+            open_isolates -= 1
+        elif ch in _OPEN_ISOLATES:
+            open_isolates += 1
+        out.append(ch)
+    return FSI + "".join(out) + PDI * open_isolates + PDI
 
 
 def dim_labels(n: int) -> list[str]:
@@ -55,7 +106,9 @@ def md_escape(text: str) -> str:
     Every ASCII punctuation character is backslash-escaped, so nothing in it is read as Markdown (a link, an
     image, emphasis, a table cell's end), HTML, a ``$…$`` formula, a ``:material/…:`` icon or a colour
     directive; a line break or tab becomes a space (it would end a table row or a list item). A web or e-mail
-    address goes in a code span: the same characters, in a monospace font, never a link.
+    address goes in a code span: the same characters, in a monospace font, never a link. Text with right-to-left
+    letters or direction controls is isolated (:func:`isolate`): a token label given here (Overview's list of
+    tokens, a lesson's sentence) never reorders the words after it.
 
     Examples
     --------
@@ -70,7 +123,7 @@ def md_escape(text: str) -> str:
     for m in _AUTOLINK.finditer(text):
         out += [_escape_chars(text[start:m.start()]), _code_span(m.group())]
         start = m.end()
-    return "".join([*out, _escape_chars(text[start:])])
+    return isolate("".join([*out, _escape_chars(text[start:])]))
 
 
 def _escape_chars(text: str) -> str:

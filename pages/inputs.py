@@ -18,7 +18,7 @@ from attn_core import (
     with_dimensions,
     with_query_rows,
 )
-from attn_ui import frame, grid_editor, i18n, registry, state, text
+from attn_ui import frame, grid_editor, i18n, registry, state
 from attn_ui.i18n import N_, _
 
 frame.page_start(registry.INPUTS)
@@ -130,8 +130,6 @@ def change_query_rows() -> None:
 
 
 cfg = state.config()
-if notice := state.pop_notice():
-    st.warning(text.md_escape(notice), icon=":material/warning:")
 
 # ---- preset ---------------------------------------------------------------------------------------
 st.header(_("Start from a worked example"))

@@ -26,8 +26,6 @@ frame.page_start(registry.LEARN)
 
 PICK = "learn_pick"  # selectbox: the lesson open
 
-if notice := state.pop_notice():
-    st.warning(text.md_escape(notice), icon=":material/link_off:")
 controls.precision_control("learn", st.sidebar)
 precision = controls.precision()
 n_lessons = len(lessons.LESSONS)

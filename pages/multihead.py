@@ -113,8 +113,6 @@ def show_matrix(
     return len(pages) == 1 and chart.layout.show_text
 
 
-if notice := state.pop_notice():
-    st.warning(text.md_escape(notice), icon=":material/warning:")
 grid_editor.pending_errors_banner(registry.MULTIHEAD)
 st.markdown(_(
     "Several heads attend **side by side**, each with its own slice of the weights. W_Q, W_K and W_V are "

@@ -52,12 +52,12 @@ def comparison(q: np.ndarray, k: np.ndarray, v: np.ndarray, functions: dict, h: 
 
 def pick_kind() -> None:
     if message := state.set_score(st.session_state[KIND]):
-        state.notify(message)
+        state.notify(message, icon=":material/error:", error=True)
 
 
 def pick_d_a() -> None:
     if message := state.set_score("additive", int(st.session_state[D_A])):
-        state.notify(message)
+        state.notify(message, icon=":material/error:", error=True)
 
 
 def dims(cfg) -> str:
@@ -67,8 +67,6 @@ def dims(cfg) -> str:
                         if cfg.n_heads > 1 else [])])
 
 
-if notice := state.pop_notice():
-    st.error(text.md_escape(notice), icon=":material/error:")
 grid_editor.pending_errors_banner(registry.SCORES)
 cfg = state.config()
 st.markdown(_(

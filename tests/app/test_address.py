@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
-from attn_core import configs_equal, initialize, load_preset, make_config
-from attn_core.share import decode_link
-from attn_ui import address, budget
+from attn_core import Config, configs_equal, initialize, load_preset, make_config
+from attn_core.share import decode_link, encode_link
+from attn_ui import address, budget, lessons, registry, state
 
 from .apptools import APP, edit_cells, new_app
 
@@ -99,3 +99,85 @@ def test_the_store_is_bounded_in_bytes_by_the_process_budget(monkeypatch):
     assert small.bytes <= small.limit and small.usage()["address"] == (10, 10 * size)
     assert [store.get(f"k{i}") for i in range(5)] == [None] * 5  # the least recently written went first
     assert all(store.get(f"k{i}") is cfg for i in range(5, 15))
+
+
+def opened(**params: str) -> AppTest:
+    """A fresh session opened on an address with these parameters."""
+    at = AppTest.from_file(APP, default_timeout=60)
+    for name, value in params.items():
+        at.query_params[name] = value
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def kept_on_server() -> tuple[str, Config]:
+    """A ?s= this server knows: the key of a configuration too large for an address, and that configuration."""
+    x = initialize("gaussian", (64, 64), seed=3)
+    big = make_config([f"t{i}" for i in range(64)], x, x, x, x)
+    at = new_app()
+    at.session_state["config"] = big
+    at.run()
+    return at.query_params["s"], big
+
+
+LINKED = make_config(["a", "b"], np.eye(2), np.eye(2), np.eye(2), np.eye(2))  # what a ?c= holds
+REFUSED = "not-a-link"  # a ?c= that cannot be decoded
+
+
+def test_a_link_wins_over_a_server_key_beside_it():
+    """?c= is the numbers themselves: beside it, a ?s= this server forgot, or still has, is not read."""
+    key, _big = kept_on_server()
+    for s in ("no-such-key", key):
+        at = opened(s=s, c=encode_link(LINKED, None))
+        assert not at.warning, [w.value for w in at.warning]
+        assert configs_equal(at.session_state["config"], LINKED)
+        assert "s" not in at.query_params  # the address now holds what is shown
+
+
+def test_a_link_to_a_page_beside_a_server_key_opens_that_page():
+    at = opened(s="no-such-key", c=encode_link(LINKED, "masking"))
+    assert not at.warning and at.title[0].value == registry.MASKING.page_heading
+    assert configs_equal(at.session_state["config"], LINKED)
+
+
+def test_a_refused_link_beside_a_known_server_key_says_so_and_opens_the_key():
+    key, big = kept_on_server()
+    at = opened(c=REFUSED, s=key)
+    assert len(at.warning) == 1, [w.value for w in at.warning]
+    assert "could not be opened" in at.warning[0].value and "kept on the server" in at.warning[0].value
+    assert configs_equal(at.session_state["config"], big)
+
+
+def test_a_refused_link_beside_a_forgotten_server_key_says_so_once():
+    at = opened(c=REFUSED, s="no-such-key")
+    assert len(at.warning) == 1 and "could not be opened" in at.warning[0].value
+    assert "default example" in at.warning[0].value
+    assert configs_equal(at.session_state["config"], load_preset("seed000"))
+
+
+def test_a_refused_link_that_opens_a_lesson_is_said_on_learn():
+    """The lesson link switches to Learn before any page is drawn: the warning waits for Learn."""
+    at = opened(c=REFUSED, lesson="causal")
+    assert at.title[0].value == registry.LEARN.page_heading
+    assert at.header[0].value.endswith(lessons.by_key("causal").title)  # the lesson is open
+    assert len(at.warning) == 1 and "This link could not be opened" in at.warning[0].value
+    at.run()
+    assert not at.warning  # said once
+
+
+def test_a_refused_link_and_an_unknown_lesson_are_both_said():
+    at = opened(c=REFUSED, lesson="no-such-lesson")
+    assert at.title[0].value == registry.LEARN.page_heading
+    said = " ".join(w.value for w in at.warning)
+    assert "could not be opened" in said and "does not exist" in said, said
+
+
+def test_a_notice_is_shown_on_every_page():
+    """A page without a notice of its own (Masking) shows one kept for it: the frame draws them all."""
+    at = new_app(registry.MASKING.file)
+    at.session_state[state.NOTICE] = [state.Notice("Something to say.")]
+    at.run()
+    assert [w.value for w in at.warning] == ["Something to say\\."]
+    at.run()
+    assert not at.warning

@@ -10,6 +10,8 @@ Masking names the keys in its message about it.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import pairwise
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -29,6 +31,7 @@ from .helpers import (
     grids,
     nav_link,
     open_app,
+    screenshot,
     table_after_heading,
     type_into_cell,
     wait_for_app,
@@ -204,3 +207,51 @@ def test_labels_in_a_loaded_file(page: Page, app_server: str, requested: list[st
     found = rendered(page, "Share & export (file loaded)")
     found += literal(page, "Share & export (file loaded)", alert("Loaded"), f"Loaded {FILE_NAME}:", prefix=True)
     assert_clean(found + walk(page), requested)
+
+
+# ---- direction: a label never reorders the text after it (issue 27) -------------------------------------------
+
+RLO = "\u202e"  # RIGHT-TO-LEFT OVERRIDE: once turned "Tokens (3): ‮abc, def, ghi" into "ihg ,fed ,cba"
+BIDI = make_config([f"{RLO}abc", "def", "ghi", "שלום", "jkl"], X[:5], np.eye(2), np.eye(2), np.eye(2))
+SHOTS = Path("/tmp/wt-small-shots")
+
+#: the boxes of text found in an element: {text: [left, right, top]} (the first occurrence of each, in DOM order)
+_BOXES = """(el, words) => {
+  const out = {}, walk = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+  for (let n; (n = walk.nextNode());) {
+    for (const w of words) {
+      const i = n.data.indexOf(w);
+      if (i < 0 || w in out) continue;
+      const r = document.createRange();
+      r.setStart(n, i); r.setEnd(n, i + w.length);
+      const b = r.getBoundingClientRect();
+      out[w] = [b.left, b.right, b.top];
+    }
+  }
+  return out;
+}"""
+
+
+def left_to_right(page: Page, selector: str, words: list[str]) -> list[str]:
+    """What is wrong with ``words`` in the element ``selector``, drawn on one line: each must stand to the right of
+    the one before (a sentence's words in their order)."""
+    boxes = page.locator(selector).first.evaluate(_BOXES, words)
+    missing = [w for w in words if w not in boxes]
+    if missing:
+        return [f"{selector}: {missing} not found"]
+    return [f"{selector}: {b!r} (x {boxes[b][0]:.0f}) is not right of {a!r} (x {boxes[a][1]:.0f})"
+            for a, b in pairwise(words) if boxes[b][0] < boxes[a][1] - 1 or abs(boxes[b][2] - boxes[a][2]) > 2]
+
+
+def test_a_right_to_left_override_in_a_label_moves_nothing_after_it(page: Page, app_server: str) -> None:
+    """A label holding U+202E before other labels, in a link: the sentences show the labels after it in their order,
+    left to right, and a Hebrew label right to left (its first letter rightmost)."""
+    open_app(page, f"{app_server}/?c={encode_link(BIDI, None)}")
+    tokens = f'{MAIN} li:has-text("Tokens (5)")'
+    wrong = left_to_right(page, tokens, ["Tokens", "abc", "def", "ghi", "שלום", "jkl"])
+    wrong += left_to_right(page, tokens, ["ם", "ש"])  # Hebrew: its last letter (ם) left of its first (ש)
+    screenshot(page, SHOTS / "bidi_overview.png")
+    goto_page(page, "Step by step")
+    wrong += left_to_right(page, f'{MAIN} h3:has-text("a · Scores of query")', ["Scores", "abc", "with every key"])
+    screenshot(page, SHOTS / "bidi_step_by_step.png")
+    assert not wrong, "\n".join(wrong)

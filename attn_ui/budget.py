@@ -13,7 +13,10 @@ Cloud's ≈ 1 GB: bench/RESULTS.md), read when the process starts. Sizes are cou
 array reachable from a value (through dataclasses, tuples, lists and dicts), each buffer once, plus strings.
 
 A cached value is shared by every session that asks for the same arguments, never copied: its arrays are made
-read-only (:func:`freeze`), so no page can change another learner's numbers by accident.
+read-only (:func:`freeze`), so no page can change another learner's numbers by accident. The budget remembers which
+sessions used an entry; when a session ends (attn_ui.sessions), :meth:`Budget.release` drops the entries no other
+session used, so a closed tab's results do not outlive it. An entry kept without a session (the address store,
+whose configurations a reload must find after the old session ended) stays until it is evicted.
 
 Examples
 --------
@@ -122,6 +125,7 @@ class Budget:
     def __init__(self, limit: int) -> None:
         self.limit = int(limit)
         self._items: OrderedDict[Hashable, tuple[object, int]] = OrderedDict()
+        self._users: dict[Hashable, set[str]] = {}  # key -> the sessions that used it (keys put with a user only)
         self._bytes = 0
         self._lock = threading.Lock()
 
@@ -130,17 +134,21 @@ class Budget:
         """The bytes held now."""
         return self._bytes
 
-    def get(self, key: Hashable) -> object:
-        """The value kept under ``key`` (now the most recently used), or :data:`MISSING`."""
+    def get(self, key: Hashable, user: str | None = None) -> object:
+        """The value kept under ``key`` (now the most recently used, and used by session ``user``), or
+        :data:`MISSING`."""
         with self._lock:
             if key not in self._items:
                 return MISSING
             self._items.move_to_end(key)
+            if user is not None and key in self._users:
+                self._users[key].add(user)
             return self._items[key][0]
 
-    def put(self, key: Hashable, value: object, size: int | None = None) -> bool:
+    def put(self, key: Hashable, value: object, size: int | None = None, user: str | None = None) -> bool:
         """Keep ``value`` (``size`` bytes, counted by :func:`nbytes` if not given), evicting the least recently used
-        entries until everything fits. Returns False, keeping nothing, when ``value`` alone is over the limit."""
+        entries until everything fits; ``user``: the session it is kept for (None: no session, see the module).
+        Returns False, keeping nothing, when ``value`` alone is over the limit."""
         size = nbytes(value) if size is None else int(size)
         with self._lock:
             self._drop(key)
@@ -150,19 +158,39 @@ class Budget:
                 self._drop(next(iter(self._items)))
             self._items[key] = (value, size)
             self._bytes += size
+            if user is not None:
+                self._users[key] = {user}
             return True
 
+    def release(self, user: str) -> int:
+        """Session ``user`` has ended: drop the entries that only it used. Returns the bytes freed.
+
+        >>> b = Budget(10_000)
+        >>> _ = b.put("mine", np.zeros(10), user="s1"), b.put("shared", np.zeros(10), user="s1")
+        >>> _ = b.get("shared", user="s2"), b.put("address", np.zeros(10))
+        >>> b.release("s1"), sorted(b.usage())
+        (80, ['address', 'shared'])
+        """
+        with self._lock:
+            before = self._bytes
+            for key in [k for k, users in self._users.items() if user in users]:
+                self._users[key].discard(user)
+                if not self._users[key]:
+                    self._drop(key)
+            return before - self._bytes
     def discard(self, key: Hashable) -> None:
         with self._lock:
             self._drop(key)
 
     def _drop(self, key: Hashable) -> None:
+        self._users.pop(key, None)
         if (item := self._items.pop(key, None)) is not None:
             self._bytes -= item[1]
 
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
+            self._users.clear()
             self._bytes = 0
 
     def usage(self) -> dict[str, tuple[int, int]]:
@@ -218,6 +246,14 @@ def fingerprint(value: object) -> Hashable:
     raise TypeError(f"budget.cached cannot key an argument of type {type(value).__name__}")
 
 
+def session_id() -> str | None:
+    """The id of the Streamlit session running this code, or None outside a script run."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx(suppress_warning=True)
+    return ctx.session_id if ctx is not None else None
+
+
 def cached(name: str, *, budget: Budget | None = None, copy: Callable[[Any], Any] | None = None) -> Callable[[F], F]:
     """Decorator: keep the function's results in the process's :class:`Budget` (``budget``, default :data:`BUDGET`)
     under ``(name, its arguments)``. Parameters whose names start with ``_`` are not part of the key (as in
@@ -230,14 +266,14 @@ def cached(name: str, *, budget: Budget | None = None, copy: Callable[[Any], Any
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
-            store = budget or BUDGET
+            store, user = budget or BUDGET, session_id()
             bound = sig.bind(*args, **kwargs)
             bound.apply_defaults()
             key = (name, tuple((k, fingerprint(v)) for k, v in bound.arguments.items() if not k.startswith("_")))
-            value = store.get(key)
+            value = store.get(key, user)
             if value is MISSING:
                 value = freeze(fn(*args, **kwargs))
-                store.put(key, value)
+                store.put(key, value, user=user)
             return copy(value) if copy is not None else value
 
         return wrapper  # type: ignore[return-value]

@@ -11,7 +11,8 @@ so that a reconnect can resume it. Once that time has passed the storage no long
   UploadedFileManager and its media files: those stay even after the AppSession is gone.
 
 :class:`ClosingSessionStorage` is a SessionStorage (Streamlit's protocol: get, save, delete, list) that keeps a
-disconnected session for the same time, and then shuts it down: :meth:`ClosingSessionStorage.reap`, called every
+disconnected session for the same time, and then shuts it down (and drops the cached results only it used:
+attn_ui.budget): :meth:`ClosingSessionStorage.reap`, called every
 :data:`REAP_EVERY` seconds by :func:`install` on the runtime's event loop (where Streamlit touches its session
 storage). A reconnect within the time resumes the session as before.
 
@@ -28,6 +29,8 @@ import time
 from collections.abc import Callable
 
 from streamlit.runtime.session_manager import SessionInfo, SessionStorage
+
+from . import budget
 
 REAP_EVERY = 5.0  # seconds between two looks for expired sessions
 _LOG = logging.getLogger(__name__)
@@ -78,6 +81,7 @@ class ClosingSessionStorage(SessionStorage):
             info.session.shutdown()  # frees its uploaded and media files, stops its script, clears its caches
         except Exception:  # noqa: BLE001 - one session's shutdown must not stop the others'
             _LOG.exception("shutting down session %s", session_id)
+        budget.BUDGET.release(session_id)  # the cached results only this session used
         self.shut_down += 1
 
 

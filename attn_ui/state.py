@@ -340,12 +340,6 @@ def pop_notices() -> list[Notice]:
     return st.session_state.pop(NOTICE, None) or []
 
 
-def pop_notice() -> str | None:
-    """The text of the notices waiting, or None. Only A real model's page (pages/model.py) still calls it, after
-    attn_ui.frame.page_start has shown them all: it finds none."""
-    return " ".join(n.text for n in pop_notices()) or None
-
-
 def bind(key: str, value: object, on_change: Callable[[], None] | None = None) -> dict:
     """The one way a widget keeps its value across pages and reruns: ``st.selectbox(..., **bind(key, value))``.
 

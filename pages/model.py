@@ -28,8 +28,6 @@ def pick_from_view() -> None:
         st.session_state[state.KEPT][LAYER], st.session_state[state.KEPT][HEAD] = choice
 
 
-if notice := state.pop_notice():
-    st.warning(text.md_escape(notice), icon=":material/warning:")
 st.markdown(_(
     "The same attention you edit on the other pages, in a **pretrained transformer**: a BERT-family encoder reads "
     "your sentence, and every one of its self-attention layers is computed by this app's own core (`attn_core`, "
@@ -107,7 +105,7 @@ layer = pick.selectbox(_("Layer"), list(range(cfg_m.n_layers)), width=160,
 head = pick.selectbox(_("Head"), list(range(cfg_m.n_heads)), width=160,
                       **state.bind(HEAD, state.kept(HEAD, 0, list(range(cfg_m.n_heads)))))
 weights = run.attentions[layer, head]  # [n_seq, n_seq]
-labels = [f"{i}: {t}" for i, t in enumerate(run.tokens)]
+labels = text.numbered(run.tokens)
 st.markdown(_("**Layer {layer}, head {head}**: {what}.").format(
     layer=layer, head=head, what=text.md_escape(model_views.head_text(weights, run.tokens, run.is_pad))))
 charts.show_chart(heatmap.heatmap(

@@ -87,3 +87,20 @@ def test_the_router_installs_it():
     from pathlib import Path
 
     assert "sessions.install()" in (Path(sessions.__file__).parents[1] / "streamlit_app.py").read_text()
+
+
+def test_a_shut_down_session_releases_its_cached_results(monkeypatch):
+    import numpy as np
+
+    from attn_ui import budget
+
+    b = budget.Budget(10**6)
+    monkeypatch.setattr(budget, "BUDGET", b)
+    b.put(("trace", 1), np.zeros(100), user="a")
+    b.put(("trace", 2), np.zeros(100), user="b")
+    clock = Clock()
+    storage = sessions.ClosingSessionStorage(ttl=20, clock=clock)
+    storage.save(info("a"))
+    clock.now += 21
+    assert storage.reap() == 1
+    assert b.usage() == {"trace": (1, 800)} and b.get(("trace", 2)) is not budget.MISSING

@@ -1,0 +1,108 @@
+"""attn_ui.budget: the one byte budget of the server's shared caches (sizes counted here by hand)."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from attn_core import load_preset, run
+from attn_ui import budget, compute
+
+
+def test_entries_are_evicted_least_recently_used_first_until_the_bytes_fit():
+    b = budget.Budget(3_000)
+    for name in "abc":
+        assert b.put((name,), np.zeros(100))  # 800 bytes each
+    assert b.get(("a",)) is not budget.MISSING  # "a" used again: "b" is now the oldest
+    assert b.put(("d",), np.zeros(100)) and b.bytes == 2_400 + 800 - 800
+    assert b.get(("b",)) is budget.MISSING
+    assert [k for k in "acd" if b.get((k,)) is budget.MISSING] == []
+    assert b.usage() == {"a": (1, 800), "c": (1, 800), "d": (1, 800)}
+
+
+def test_a_value_over_the_whole_budget_is_not_kept_and_evicts_nothing():
+    b = budget.Budget(1_000)
+    b.put(("small",), np.zeros(10))
+    assert not b.put(("huge",), np.zeros(1_000))
+    assert b.get(("huge",)) is budget.MISSING and b.get(("small",)) is not budget.MISSING and b.bytes == 80
+
+
+def test_a_key_put_again_is_counted_once():
+    b = budget.Budget(10_000)
+    b.put(("k",), np.zeros(100))
+    b.put(("k",), np.zeros(200))
+    assert b.bytes == 1_600 and b.usage() == {"k": (1, 1_600)}
+
+
+def test_nbytes_counts_every_buffer_once():
+    x = np.ones((4, 8))  # 256 bytes
+    assert budget.nbytes(x) == 256
+    assert budget.nbytes([x, x.T, x[:2]]) == 256 + 56  # views count their base; the list itself 56
+    trace = run(load_preset("seed000"))
+    arrays = sum(a.nbytes for h in trace.heads for a in (h.q, h.k, h.v, h.scores, h.scaled, h.masked, h.weights,
+                                                         h.output))
+    assert budget.nbytes(trace) >= arrays + trace.concat.nbytes + trace.output.nbytes
+    frame = pd.DataFrame({"a": ["x" * 1000, "y"]})
+    assert budget.nbytes(frame) > 1000
+
+
+def test_the_environment_sets_the_budget():
+    assert budget.limit_from_env({"ATTN_CACHE_MB": "100"}) == 100_000_000
+    assert budget.limit_from_env({"ATTN_CACHE_MB": "-5"}) == budget.DEFAULT_MB * 1_000_000
+    assert budget.limit_from_env({}) == budget.DEFAULT_MB * 1_000_000
+
+
+def test_cached_keys_on_values_skips_underscored_parameters_and_keeps_no_exception():
+    b = budget.Budget(10**6)
+    calls = []
+
+    @budget.cached("f", budget=b)
+    def f(x: np.ndarray, n: int, _note: object = None) -> np.ndarray:
+        calls.append(n)
+        if n < 0:
+            raise ValueError("negative")
+        return x * n
+
+    first = f(np.arange(3.0), 2, _note=object())
+    assert f(np.arange(3.0), 2, _note="other") is first  # same values, a different _note: one entry, shared
+    assert f(np.arange(3.0), 3) is not first and calls == [2, 3]
+    with pytest.raises(ValueError):
+        f(np.arange(3.0), -1)
+    with pytest.raises(ValueError):
+        f(np.arange(3.0), -1)
+    assert calls == [2, 3, -1, -1] and b.usage() == {"f": (2, 48)}
+    with pytest.raises(ValueError, match="read-only"):
+        first[0] = 7.0  # shared by every session that asks: no one may change it
+
+
+def test_cached_copy_gives_each_caller_its_own():
+    b = budget.Budget(10**6)
+
+    @budget.cached("frame", budget=b, copy=pd.DataFrame.copy)
+    def frame(n: int) -> pd.DataFrame:
+        return pd.DataFrame({"a": range(n)})
+
+    one, two = frame(3), frame(3)
+    one.iloc[0, 0] = 99
+    assert two.iloc[0, 0] == 0 and b.usage()["frame"][0] == 1
+
+
+def test_an_argument_it_cannot_key_is_an_error_not_a_wrong_hit():
+    with pytest.raises(TypeError, match="cannot key"):
+        budget.fingerprint(object())
+
+
+def test_a_sessions_results_are_released_when_it_ends_unless_another_used_them(monkeypatch):
+    b = budget.Budget(10**8)
+    monkeypatch.setattr(budget, "BUDGET", b)
+    who = iter(["s1", "s1", "s2"])
+    monkeypatch.setattr(budget, "session_id", lambda: next(who))
+    seed, other = load_preset("seed000"), load_preset("seed002_causal")
+    compute.trace(seed)  # s1
+    only_s1 = compute.trace(other)  # s1
+    compute.trace(seed)  # s2 uses seed 000's trace too
+    b.put(("address", "key"), seed)  # a ?s= configuration: kept for no session
+    assert b.usage()["trace"][0] == 2
+    assert b.release("s1") == budget.nbytes(only_s1)  # seed002's trace went; seed000's stays for s2
+    assert b.usage()["trace"][0] == 1
+    assert b.release("s2") > 0 and b.release("s1") == 0
+    assert set(b.usage()) == {"address"}

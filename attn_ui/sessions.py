@@ -23,17 +23,17 @@ releases requirements.txt allows: where they are not as expected it changes noth
 
 from __future__ import annotations
 
-import logging
 import threading
 import time
 from collections.abc import Callable
 
+from streamlit.logger import get_logger
 from streamlit.runtime.session_manager import SessionInfo, SessionStorage
 
 from . import budget
 
 REAP_EVERY = 5.0  # seconds between two looks for expired sessions
-_LOG = logging.getLogger(__name__)
+_LOG = get_logger(__name__)  # Streamlit's: printed at its log level (info by default) in the server's log
 _lock = threading.Lock()
 _installed: ClosingSessionStorage | None = None
 
@@ -81,8 +81,10 @@ class ClosingSessionStorage(SessionStorage):
             info.session.shutdown()  # frees its uploaded and media files, stops its script, clears its caches
         except Exception:  # noqa: BLE001 - one session's shutdown must not stop the others'
             _LOG.exception("shutting down session %s", session_id)
-        budget.BUDGET.release(session_id)  # the cached results only this session used
+        freed = budget.BUDGET.release(session_id)  # the cached results only this session used
         self.shut_down += 1
+        _LOG.info("session %s shut down after its tab closed: its uploads freed, %.1f MB of cached results released",
+                  session_id, freed / 1e6)
 
 
 def install() -> ClosingSessionStorage | None:

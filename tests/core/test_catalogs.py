@@ -175,6 +175,13 @@ def _literal_text(node: ast.AST) -> str | None:
     return None
 
 
+def _is_logger_call(node: ast.Call) -> bool:
+    """Whether the call is a logger's (``_LOG.info(...)``, ``log.warning(...)``): the server's log, which no learner
+    reads and which stays in English."""
+    receiver = node.func.value if isinstance(node.func, ast.Attribute) else None
+    return isinstance(receiver, ast.Name) and re.fullmatch(r"_?(log|logger|LOG|LOGGER)", receiver.id) is not None
+
+
 def untranslated(source: str, filename: str = "<source>") -> list[str]:
     """Every literal English text given to a Streamlit text call, a label, a help or a title, as 'file:line: text'."""
     found = []
@@ -182,7 +189,7 @@ def untranslated(source: str, filename: str = "<source>") -> list[str]:
         if not isinstance(node, ast.Call):
             continue
         name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-        if name in KEYWORDS:
+        if name in KEYWORDS or _is_logger_call(node):
             continue
         args = list(node.args) if name in TEXT_CALLS else []
         args += [kw.value for kw in node.keywords if kw.arg in TEXT_KEYWORDS]
@@ -205,6 +212,8 @@ def test_the_source_check_finds_what_it_should():
     assert untranslated('st.latex(r"S \\quad \\text{where query } i \\text{ may not attend}")')
     assert not untranslated('st.markdown(f"$W_Q$ {x}")') and not untranslated('st.title(page)')
     assert not untranslated('st.button(_("Undo: {what}").format(what=w))')
+    assert not untranslated('_LOG.info("session %s shut down", sid)') and not untranslated('log.warning("odd")')
+    assert untranslated('st.info("Shut down")') and untranslated('box.warning("Shut down")')
 
 
 def test_no_user_facing_text_bypasses_the_translation_function():

@@ -12,6 +12,12 @@ The budget is ``ATTN_CACHE_MB`` megabytes (10⁶ bytes; default :data:`DEFAULT_M
 Cloud's ≈ 1 GB: bench/RESULTS.md), read when the process starts. Sizes are counted, not estimated: every numpy
 array reachable from a value (through dataclasses, tuples, lists and dicts), each buffer once, plus strings.
 
+An evicted value is often still held by garbage that only Python's cyclic collector frees: the namespace of a
+page's finished run (its functions and globals refer to each other) keeps the value the page read, and Streamlit's
+collection after every run is switched off (``runner.postScriptGC``, ≈ 60 ms a run). So once the entries dropped
+add up to :data:`COLLECT_AFTER` bytes, the budget runs ``gc.collect()`` (measured: a pad sweep on A real model
+peaked at 650 MiB with it, 861 without; bench/RESULTS.md).
+
 A cached value is shared by every session that asks for the same arguments, never copied: its arrays are made
 read-only (:func:`freeze`), so no page can change another learner's numbers by accident. The budget remembers which
 sessions used an entry; when a session ends (attn_ui.sessions), :meth:`Budget.release` drops the entries no other
@@ -35,6 +41,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import gc
 import hashlib
 import inspect
 import os
@@ -48,6 +55,7 @@ import pandas as pd
 
 ENV = "ATTN_CACHE_MB"
 DEFAULT_MB = 256
+COLLECT_AFTER = 64_000_000  # bytes dropped from the budget after which Python's cyclic collector runs
 MISSING = object()  # what Budget.get returns for a key it does not hold
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -127,6 +135,7 @@ class Budget:
         self._items: OrderedDict[Hashable, tuple[object, int]] = OrderedDict()
         self._users: dict[Hashable, set[str]] = {}  # key -> the sessions that used it (keys put with a user only)
         self._bytes = 0
+        self._dropped = 0  # bytes dropped since the last gc.collect()
         self._lock = threading.Lock()
 
     @property
@@ -160,7 +169,8 @@ class Budget:
             self._bytes += size
             if user is not None:
                 self._users[key] = {user}
-            return True
+        self._collect_if_due()
+        return True
 
     def release(self, user: str) -> int:
         """Session ``user`` has ended: drop the entries that only it used. Returns the bytes freed.
@@ -177,7 +187,9 @@ class Budget:
                 self._users[key].discard(user)
                 if not self._users[key]:
                     self._drop(key)
-            return before - self._bytes
+            freed = before - self._bytes
+        self._collect_if_due()
+        return freed
     def discard(self, key: Hashable) -> None:
         with self._lock:
             self._drop(key)
@@ -186,6 +198,16 @@ class Budget:
         self._users.pop(key, None)
         if (item := self._items.pop(key, None)) is not None:
             self._bytes -= item[1]
+            self._dropped += item[1]
+
+    def _collect_if_due(self) -> None:
+        """gc.collect() once COLLECT_AFTER bytes were dropped (outside the lock: other sessions keep reading)."""
+        with self._lock:
+            due = self._dropped >= COLLECT_AFTER
+            if due:
+                self._dropped = 0
+        if due:
+            gc.collect()
 
     def clear(self) -> None:
         with self._lock:

@@ -33,15 +33,16 @@ class _Store:
 
     A key is minted per session (:func:`_session_key`), so two tabs opened from one address each go their own
     way; it cannot be guessed, so a session reads only what its own address names. The configurations are kept in
-    the process's memory budget (attn_ui.budget, cache "address"): the least recently used go first when the
-    budget is full (a configuration at the caps: ≈ 10 MB).
+    the process's memory budget (attn_ui.budget, cache "address"; a configuration at the caps: ≈ 10 MB) for the
+    sessions that wrote or read them: a reload's new session reads its key while the old one is still kept for a
+    reconnect (attn_ui.sessions), so the configuration follows it; once no open session uses a key, it goes.
     """
 
     def put(self, key: str, cfg: Config) -> None:
-        budget.BUDGET.put(("address", key), cfg)
+        budget.BUDGET.put(("address", key), cfg, user=budget.session_id())
 
     def get(self, key: str) -> Config | None:
-        found = budget.BUDGET.get(("address", key))
+        found = budget.BUDGET.get(("address", key), budget.session_id())
         return None if found is budget.MISSING else found
 
 

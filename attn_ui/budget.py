@@ -15,14 +15,15 @@ array reachable from a value (through dataclasses, tuples, lists and dicts), eac
 An evicted value is often still held by garbage that only Python's cyclic collector frees: the namespace of a
 page's finished run (its functions and globals refer to each other) keeps the value the page read, and Streamlit's
 collection after every run is switched off (``runner.postScriptGC``, ≈ 60 ms a run). So once the entries dropped
-add up to :data:`COLLECT_AFTER` bytes, the budget runs ``gc.collect()`` (measured: a pad sweep on A real model
+add up to :data:`COLLECT_AFTER` bytes, the budget runs ``gc.collect()`` and gives malloc's free memory back to
+the system (:func:`attn_ui.memory.trim`) (measured: a pad sweep on A real model
 peaked at 650 MiB with it, 861 without; bench/RESULTS.md).
 
 A cached value is shared by every session that asks for the same arguments, never copied: its arrays are made
 read-only (:func:`freeze`), so no page can change another learner's numbers by accident. The budget remembers which
 sessions used an entry; when a session ends (attn_ui.sessions), :meth:`Budget.release` drops the entries no other
-session used, so a closed tab's results do not outlive it. An entry kept without a session (the address store,
-whose configurations a reload must find after the old session ended) stays until it is evicted.
+session used, so a closed tab's results do not outlive it. An entry kept without a session (put outside a script
+run) stays until it is evicted.
 
 Examples
 --------
@@ -52,6 +53,8 @@ from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
+
+from . import memory
 
 ENV = "ATTN_CACHE_MB"
 DEFAULT_MB = 256
@@ -208,6 +211,7 @@ class Budget:
                 self._dropped = 0
         if due:
             gc.collect()
+            memory.trim()  # what was freed in malloc's arenas goes back to the system
 
     def clear(self) -> None:
         with self._lock:

@@ -23,6 +23,7 @@ releases requirements.txt allows: where they are not as expected it changes noth
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 from collections.abc import Callable
@@ -30,7 +31,7 @@ from collections.abc import Callable
 from streamlit.logger import get_logger
 from streamlit.runtime.session_manager import SessionInfo, SessionStorage
 
-from . import budget
+from . import budget, memory
 
 REAP_EVERY = 5.0  # seconds between two looks for expired sessions
 _LOG = get_logger(__name__)  # Streamlit's: printed at its log level (info by default) in the server's log
@@ -73,6 +74,9 @@ class ClosingSessionStorage(SessionStorage):
         expired = [sid for sid, (_info, expires) in self._items.items() if expires <= now]
         for sid in expired:
             self._shut(sid)
+        if expired:  # their state is garbage now: collect it and give the memory back to the system
+            gc.collect()
+            memory.trim()
         return len(expired)
 
     def _shut(self, session_id: str) -> None:

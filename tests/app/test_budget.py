@@ -100,7 +100,7 @@ def test_a_sessions_results_are_released_when_it_ends_unless_another_used_them(m
     compute.trace(seed)  # s1
     only_s1 = compute.trace(other)  # s1
     compute.trace(seed)  # s2 uses seed 000's trace too
-    b.put(("address", "key"), seed)  # a ?s= configuration: kept for no session
+    b.put(("address", "key"), seed)  # kept outside any session: only eviction removes it
     assert b.usage()["trace"][0] == 2
     assert b.release("s1") == budget.nbytes(only_s1)  # seed002's trace went; seed000's stays for s2
     assert b.usage()["trace"][0] == 1

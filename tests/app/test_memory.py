@@ -40,3 +40,14 @@ def test_no_glibc_means_nothing_and_no_error(monkeypatch):
 
 def test_the_router_calls_it():
     assert "memory.limit_malloc()" in (Path(memory.__file__).parents[1] / "streamlit_app.py").read_text()
+
+
+def test_trim_gives_free_memory_back_on_glibc_and_does_nothing_elsewhere(monkeypatch):
+    blocks = [bytearray(512 * 1024) for _ in range(64)]  # 32 MiB in blocks under the mmap threshold
+    del blocks
+    assert memory.trim() is (memory._glibc("malloc_trim") is not None)  # glibc: it released something
+
+    def no_libc(*args, **kwargs):
+        raise OSError("no C library here")
+    monkeypatch.setattr(ctypes, "CDLL", no_libc)
+    assert memory.trim() is False

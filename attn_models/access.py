@@ -88,6 +88,8 @@ class Access:
         if self.folders and is_folder(source):
             return source
         if not _REPO_ID.fullmatch(source):
+            if not self.folders and looks_like_repo_id(source):  # said by its shape alone, never by the disk
+                raise invalid_repo_id(source)
             if not self.folders:
                 raise ModelError(N_("This server loads models from the Hugging Face Hub only: name one by its repo "
                                     "id (owner/name). Folders on the server cannot be named."))
@@ -118,9 +120,22 @@ def check_repo_id(repo_id: str) -> None:
     except HFValidationError:
         ok = False
     if not ok:
-        raise ModelError(N_("{repo_id} is not a valid Hugging Face repo id: owner/name, each of letters, digits, "
-                            "'-', '_' and '.', neither starting nor ending with '-' or '.', without '--' or '..', not "
-                            "ending in '.git'."), repo_id=repr(repo_id[:200]))
+        raise invalid_repo_id(repo_id)
+
+
+def looks_like_repo_id(source: str) -> bool:
+    """Whether a name that is no valid repo id was meant as one (one ``/``, not a path's start), by its text alone.
+
+    >>> [looks_like_repo_id(s) for s in ("用户/模型", "a/b?x=1", "/etc", "../..", "~", "a/b/c", "C:" + chr(92) + "x")]
+    [True, True, False, False, False, False, False]
+    """
+    return source.count("/") == 1 and not source.startswith(("/", ".", "~")) and "\\" not in source
+
+
+def invalid_repo_id(repo_id: str) -> ModelError:
+    return ModelError(N_("{repo_id} is not a valid Hugging Face repo id: owner/name, each of letters, digits, "
+                         "'-', '_' and '.', neither starting nor ending with '-' or '.', without '--' or '..', not "
+                         "ending in '.git'."), repo_id=repr(repo_id[:200]))
 
 
 def is_folder(source: str) -> bool:

@@ -40,6 +40,7 @@ False
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import gc
@@ -48,7 +49,7 @@ import inspect
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
 from typing import Any, TypeVar
 
 import numpy as np
@@ -56,8 +57,10 @@ import pandas as pd
 
 from . import memory
 
+COMPUTE_SLOTS = threading.BoundedSemaphore(2)  # results computed at once, by all sessions (the machine's 2 cores)
 ENV = "ATTN_CACHE_MB"
 DEFAULT_MB = 256
+ENDED_KEPT = 4096  # ended sessions remembered (their ids), so that a run still going keeps nothing for them
 COLLECT_AFTER = 64_000_000  # bytes dropped from the budget after which Python's cyclic collector runs
 MISSING = object()  # what Budget.get returns for a key it does not hold
 F = TypeVar("F", bound=Callable[..., Any])
@@ -137,6 +140,7 @@ class Budget:
         self.limit = int(limit)
         self._items: OrderedDict[Hashable, tuple[object, int]] = OrderedDict()
         self._users: dict[Hashable, set[str]] = {}  # key -> the sessions that used it (keys put with a user only)
+        self._ended: OrderedDict[str, None] = OrderedDict()  # sessions released lately: nothing is kept for them
         self._bytes = 0
         self._dropped = 0  # bytes dropped since the last gc.collect()
         self._lock = threading.Lock()
@@ -164,7 +168,7 @@ class Budget:
         size = nbytes(value) if size is None else int(size)
         with self._lock:
             self._drop(key)
-            if size > self.limit:
+            if size > self.limit or user in self._ended:  # a run that outlived its session keeps nothing
                 return False
             while self._items and self._bytes + size > self.limit:
                 self._drop(next(iter(self._items)))
@@ -185,6 +189,9 @@ class Budget:
         (80, ['address', 'shared'])
         """
         with self._lock:
+            self._ended[user] = None
+            while len(self._ended) > ENDED_KEPT:
+                self._ended.popitem(last=False)
             before = self._bytes
             for key in [k for k, users in self._users.items() if user in users]:
                 self._users[key].discard(user)
@@ -272,6 +279,34 @@ def fingerprint(value: object) -> Hashable:
     raise TypeError(f"budget.cached cannot key an argument of type {type(value).__name__}")
 
 
+_held = threading.local()  # .depth: compute slots this thread holds (a cached function may call another)
+
+
+@contextlib.contextmanager
+def compute_slot() -> Iterator[None]:
+    """Hold one of the COMPUTE_SLOTS while computing; a thread that holds one already (a cached function calling
+    another, as layer_config calls forward) does not take a second, so two sessions never wait on each other.
+
+    >>> with compute_slot(), compute_slot():  # nested: one slot
+    ...     held = COMPUTE_SLOTS._value
+    >>> held, COMPUTE_SLOTS._value
+    (1, 2)
+    """
+    if getattr(_held, "depth", 0):
+        _held.depth += 1
+        try:
+            yield
+        finally:
+            _held.depth -= 1
+        return
+    with COMPUTE_SLOTS:
+        _held.depth = 1
+        try:
+            yield
+        finally:
+            _held.depth = 0
+
+
 def session_id() -> str | None:
     """The id of the Streamlit session running this code, or None outside a script run."""
     from streamlit.runtime.scriptrunner import get_script_run_ctx
@@ -283,8 +318,10 @@ def session_id() -> str | None:
 def cached(name: str, *, budget: Budget | None = None, copy: Callable[[Any], Any] | None = None) -> Callable[[F], F]:
     """Decorator: keep the function's results in the process's :class:`Budget` (``budget``, default :data:`BUDGET`)
     under ``(name, its arguments)``. Parameters whose names start with ``_`` are not part of the key (as in
-    st.cache_data). An exception is not kept. Results are frozen (:func:`freeze`); ``copy``, if given, is applied to
-    what is returned (for a value that cannot be frozen, such as a DataFrame a widget might change).
+    st.cache_data). An exception is not kept. At most :data:`COMPUTE_SLOTS` results are computed at once in the
+    process (the others wait, then find theirs if it was the same), so many learners never hold many intermediates.
+    Results are frozen (:func:`freeze`); ``copy``, if given, is applied to what is returned (for a value that cannot
+    be frozen, such as a DataFrame a widget might change).
     """
 
     def decorate(fn: F) -> F:
@@ -298,8 +335,11 @@ def cached(name: str, *, budget: Budget | None = None, copy: Callable[[Any], Any
             key = (name, tuple((k, fingerprint(v)) for k, v in bound.arguments.items() if not k.startswith("_")))
             value = store.get(key, user)
             if value is MISSING:
-                value = freeze(fn(*args, **kwargs))
-                store.put(key, value, user=user)
+                with compute_slot():  # a few at a time: each holds its intermediates (a forward pass: ≈ 100 MB)
+                    value = store.get(key, user)  # computed by another session while this one waited?
+                    if value is MISSING:
+                        value = freeze(fn(*args, **kwargs))
+                        store.put(key, value, user=user)
             return copy(value) if copy is not None else value
 
         return wrapper  # type: ignore[return-value]

@@ -85,9 +85,20 @@ def skip() -> None:
 
 
 def model_for(lesson: lessons.Lesson) -> attn_models.Model | None:
-    """The model a model lesson reads: A real model's (downloaded with a progress bar the first time); None for
-    the other lessons. Raises attn_models.ModelError when it cannot be read."""
-    return model_views.model(model_views.source()) if lesson.needs_model else None
+    """The model a model lesson reads: A real model's (downloaded with a progress bar the first time), or the
+    operator's when the learner named one there that cannot be read (refused, or not on this server); None for the
+    other lessons. Raises attn_models.ModelError (the learner's model's) when neither can be read."""
+    if not lesson.needs_model:
+        return None
+    try:
+        return model_views.model(model_views.source())
+    except attn_models.ModelError as err:
+        if model_views.source() == model_views.operator_source():
+            raise
+        try:
+            return model_views.model(model_views.operator_source())
+        except attn_models.ModelError:
+            raise err from None  # why the learner's cannot be read: what A real model says too
 
 
 def worked(lesson: lessons.Lesson) -> lessons.Worked:

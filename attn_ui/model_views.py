@@ -44,9 +44,13 @@ def access() -> attn_models.Access:
 
 
 def source() -> str:
-    """The checkpoint the page reads: the learner's choice (state MODEL_SOURCE), else $ATTN_MODEL, else the default."""
-    chosen = st.session_state.get(state.MODEL_SOURCE)
-    return chosen or os.environ.get(ENV_SOURCE) or attn_models.DEFAULT_MODEL
+    """The checkpoint the page reads: the learner's choice (state MODEL_SOURCE), else the operator's."""
+    return st.session_state.get(state.MODEL_SOURCE) or operator_source()
+
+
+def operator_source() -> str:
+    """The operator's checkpoint: $ATTN_MODEL, else the default."""
+    return os.environ.get(ENV_SOURCE) or attn_models.DEFAULT_MODEL
 
 
 @st.cache_resource(max_entries=2, show_spinner=False)  # the spinner is model()'s, in the learner's language

@@ -106,3 +106,40 @@ def test_a_sessions_results_are_released_when_it_ends_unless_another_used_them(m
     assert b.usage()["trace"][0] == 1
     assert b.release("s2") > 0 and b.release("s1") == 0
     assert set(b.usage()) == {"address"}
+
+
+def test_a_run_that_outlives_its_session_keeps_nothing():
+    b = budget.Budget(10**6)
+    b.put(("trace", 1), np.zeros(10), user="gone")
+    b.release("gone")  # the session was shut down while one of its runs was still computing ...
+    assert not b.put(("trace", 2), np.zeros(10), user="gone")  # ... which then finishes: nothing kept for no one
+    assert b.usage() == {} and b.put(("trace", 2), np.zeros(10), user="alive")
+
+
+def test_at_most_two_results_are_computed_at_once_and_nested_calls_never_wait_on_each_other():
+    import threading
+
+    b = budget.Budget(10**6)
+    lock, running, most = threading.Lock(), [0], [0]
+
+    @budget.cached("inner", budget=b)
+    def inner(n: int) -> np.ndarray:
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        threading.Event().wait(0.05)  # long enough for the other threads to try
+        with lock:
+            running[0] -= 1
+        return np.full(3, float(n))
+
+    @budget.cached("outer", budget=b)
+    def outer(n: int) -> np.ndarray:
+        return inner(n) * 2  # a cached function calling another, as layer_config calls forward
+
+    threads = [threading.Thread(target=outer, args=(n,)) for n in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    assert not any(t.is_alive() for t in threads)  # no deadlock
+    assert most[0] == 2 and b.usage() == {"inner": (6, 144), "outer": (6, 144)}

@@ -215,13 +215,35 @@ def test_undo_after_try_it_brings_the_learners_numbers_back():
     assert configs_equal(at.session_state["config"], load_preset("seed000"))
 
 
+@pytest.mark.parametrize("source", ["a/b..c", "someone/elsewhere", "/proc/self/cwd"])
+def test_a_model_lesson_reads_the_operators_model_when_the_learners_cannot_be_read(tmp_path, monkeypatch, source):
+    """A name refused on A real model (an id the Hub refuses, a server folder) or a repo not downloaded (a lesson
+    never downloads: a fake Hub sees no request) does not take the lesson away: it reads the operator's model."""
+    from huggingface_hub import constants
+
+    from tests import fake_hub
+
+    key = next(lesson.key for lesson in lessons.LESSONS if lesson.needs_model)
+    monkeypatch.setenv("ATTN_MODEL", str(minilm.folder()))
+    with fake_hub.FakeHub() as hub:
+        fake_hub.use(monkeypatch, hub.url)
+        monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path))
+        at = AppTest.from_file(APP, default_timeout=60)
+        at.query_params[lesson_ui.PARAM] = key
+        at.session_state[state.MODEL_SOURCE] = source
+        at.run()
+        assert hub.requests == []
+    assert not at.exception and not at.warning
+    assert at.header[0].value.startswith(f"{lessons.index_of(key) + 1}.")
+
+
 @pytest.mark.parametrize("source, said", [
     ("a/b..c", "'a/b..c' is not a valid Hugging Face repo id"),
     ("someone/elsewhere", "someone/elsewhere is not on this server yet: A real model offers to download it."),
 ])
-def test_a_model_lesson_with_a_model_it_cannot_read_says_so_then_works_again(tmp_path, monkeypatch, source, said):
-    """A name the Hub refuses, or a repo not downloaded (a lesson never downloads: a fake Hub sees no request), is a
-    message; naming a readable model afterwards makes the lesson work, in the same session."""
+def test_a_model_lesson_with_no_model_it_can_read_says_so_then_works_again(tmp_path, monkeypatch, source, said):
+    """When the operator's model cannot be read either (offline, not in the cache), the lesson says why the
+    learner's cannot; naming a readable model afterwards makes it work, in the same session."""
     from huggingface_hub import constants
 
     from tests import fake_hub
@@ -229,6 +251,7 @@ def test_a_model_lesson_with_a_model_it_cannot_read_says_so_then_works_again(tmp
     key = next(lesson.key for lesson in lessons.LESSONS if lesson.needs_model)
     with fake_hub.FakeHub() as hub:
         fake_hub.use(monkeypatch, hub.url)
+        monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # the operator's model cannot be fetched either
         monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path))
         at = AppTest.from_file(APP, default_timeout=60)
         at.query_params[lesson_ui.PARAM] = key

@@ -300,7 +300,7 @@ def test_an_unknown_id_in_the_cache_lookup_is_no_traceback(tmp_path):
 # ---- the operator's Access -----------------------------------------------------------------------------------------
 
 
-HOSTILE_NAMES = ["/root", "/etc", "/proc/self/cwd", "../..", "/nonexistent", "~", ".", "C:\\Windows", "a b/c"]
+HOSTILE_NAMES = ["/root", "/etc", "/proc/self/cwd", "../..", "/nonexistent", "~", ".", "C:\\Windows", "a/b/c"]
 
 
 def test_folders_off_one_message_whatever_exists_and_nothing_is_looked_at(tmp_path, tiny_dir, monkeypatch):
@@ -316,6 +316,17 @@ def test_folders_off_one_message_whatever_exists_and_nothing_is_looked_at(tmp_pa
         said.add(str(err.value))
     assert said == {"This server loads models from the Hugging Face Hub only: name one by its repo id (owner/name). "
                     "Folders on the server cannot be named."}
+
+
+@pytest.mark.parametrize("name", ["a b/c", "用户/模型", "a/b?x=1", "a/" + "b" * 200])
+def test_folders_off_a_name_meant_as_a_repo_id_is_told_what_a_repo_id_is(name, monkeypatch):
+    """Said by the name's shape alone (one '/', not a path's start), never by what is on the disk."""
+    monkeypatch.setattr("attn_models.access.is_folder", lambda *_a: pytest.fail("a folder was looked at"))
+    with pytest.raises(attn_models.ModelError) as err:
+        attn_models.load(name, access=Access.from_env({}))
+    assert str(err.value) == (f"{name[:200]!r} is not a valid Hugging Face repo id: owner/name, each of letters, "
+                              "digits, '-', '_' and '.', neither starting nor ending with '-' or '.', without '--' or "
+                              "'..', not ending in '.git'.")
 
 
 def test_folders_on_and_the_operators_folder(tiny_dir):

@@ -204,6 +204,14 @@ def start_server(log_path: Path, env: dict[str, str]):
                 os.environ[k] = v
 
 
+def threads(pid: int) -> int:
+    """The server's threads now (/proc/<pid>/status)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("Threads:"):
+            return int(line.split()[1])
+    return 0
+
+
 def loadavg() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
@@ -653,16 +661,24 @@ async def run_pad_sweep(args) -> None:
                 before = await runs(s.page)
                 await box.fill(str(pad))
                 await box.press("Enter")
-                await after_rerun(s.page, before)
+                if args.pad_gap:  # a learner (or a script) who does not wait for the page
+                    await asyncio.sleep(args.pad_gap)
+                else:
+                    await after_rerun(s.page, before)
                 series.append((pad, rss_mb(proc.pid)))
             wall = time.monotonic() - t0
+            n_threads = threads(proc.pid)
+            if args.pad_gap:  # the runs still going: the peak is reached after the last change
+                await wait_idle(s.page)
             peak = await sampler.stop()
             await s.close()
             after = await rss_after_close(proc.pid, idle, args.after_close)
         finally:
             await browser.close()
             e2e.stop_server(proc)
-    print(f"\npad sweep: {args.pad_sweep} values in {wall:.0f} s; RSS (MiB) idle {idle:.0f}, A real model open "
+    gap = f"one every {args.pad_gap} s without waiting" if args.pad_gap else "each after its run"
+    print(f"\npad sweep ({gap}; server threads at the end {n_threads}): {args.pad_sweep} values in {wall:.0f} s; "
+          f"RSS (MiB) idle {idle:.0f}, A real model open "
           f"{opened:.0f}, peak {peak:.0f} (+{peak - opened:.0f} over the page open), after close "
           f"{after[-1][1]:.0f} (back within {RETURN_MB} of idle: {returned(after, idle)})")
     print("RSS after each value: " + ", ".join(f"{p}: {mb:.0f}" for p, mb in series))
@@ -689,6 +705,8 @@ def main() -> int:
     parser.add_argument("--pad-sweep", type=int, default=0, metavar="N",
                         help="instead: one learner on A real model sets Pad to 256, 255, … (N values); needs a model "
                              "(--server-env ATTN_MODEL=folder, e.g. tests/minilm.folder())")
+    parser.add_argument("--pad-gap", type=float, default=0.0, metavar="SECONDS",
+                        help="pad sweep: the next value this long after the last, without waiting for its run")
     parser.add_argument("--server-env", action="append", default=[], metavar="KEY=VALUE",
                         help="set this in the server's environment (not the browser's); repeatable, e.g. "
                              "--server-env MALLOC_ARENA_MAX=2")

@@ -83,8 +83,9 @@ def restore(pg: st.Page) -> None:
         state.load_shared(kept, undoable=False)
     elif key is not None and value is None:
         state.notify(_("This address kept a configuration too large for it on the server, which no longer has it "
-                       "(it restarted, or many learners came since), so the app starts with the default example. "
-                       "Keep large configurations as a JSON file (Share & export)."), icon=":material/link_off:")
+                       "(the tab that made it was closed, the server restarted, or many learners came since), so the "
+                       "app starts with the default example. Keep large configurations as a JSON file (Share & "
+                       "export)."), icon=":material/link_off:")
 
 
 def keep() -> None:

@@ -63,6 +63,9 @@ with st.expander(_("Use another model"), icon=":material/swap_horiz:", expanded=
                   **state.bind(OTHER, state.kept(OTHER, ""), use_other_model))
 if model is None:
     st.stop()
+if (came_from := model_views.model_origin(state.config())) is not None and came_from["model"] != source:
+    st.info(_("The configuration in the explorer came from another model, {model}: see **In the explorer now** at "
+              "the end of this page.").format(model=text.md_escape(came_from["model"])), icon=":material/info:")
 cfg_m = model.config
 st.caption(_("**{name}** · {layers} layers × {heads} heads · d_model {d_model} · d_k {d_k} per head · feed-forward "
              "{d_ff} · vocabulary {vocab:,} WordPiece tokens").format(

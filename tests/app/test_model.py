@@ -213,6 +213,8 @@ def test_a_links_origin_is_downloaded_only_on_a_click_naming_its_size(tmp_path, 
     assert not at.exception and hub_small.requests == []  # the link opened Step by step: nothing asked of the Hub
     at.switch_page(MODEL).run()
     assert not at.exception
+    assert plain(at.info[0].value) == ("The configuration in the explorer came from another model, someone/small: see "
+                                       "**In the explorer now** at the end of this page.")  # said at the top
     size = sum(f.stat().st_size for f in (tmp_path / "small").iterdir()) / 1e6
     button = at.button(key="model_origin_download")
     assert plain(button.label) == f"Download someone/small ({size:.1f} MB)"

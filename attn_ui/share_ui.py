@@ -124,14 +124,15 @@ def uploader_key() -> str:
 
 def import_file() -> None:
     """on_change of the JSON uploader: load the file, or say why not and keep the configuration. Either way the
-    file is then dropped (:func:`forget_upload`): the configuration holds what it said."""
+    file is dropped once read (:func:`forget_upload`): the configuration holds what it said."""
     uploaded = st.session_state.get(uploader_key())
     if uploaded is None:  # the file was removed from the uploader
         return
+    data = uploaded.getvalue()
+    forget_upload(uploaded)
     try:
-        cfg, _page = share.from_json(uploaded.getvalue())  # checks the size cap first
+        cfg, _page = share.from_json(data)  # checks the size cap first
     except AttentionInputError as err:
-        forget_upload(uploaded)
         st.session_state[state.IMPORT_RESULT] = (False, _("{file} was not loaded: {error}").format(
             file=text.isolate(uploaded.name), error=i18n.error_text(err)))
         return
@@ -147,7 +148,6 @@ def import_file() -> None:
     else:
         loaded = _("Loaded {file}: {n} tokens, d_model {d_model}, {heads} head(s).")
     st.session_state[state.IMPORT_RESULT] = (True, loaded.format(**values))
-    forget_upload(uploaded)
 
 
 def forget_upload(uploaded: object) -> None:

@@ -103,7 +103,7 @@ class Model:
                                 "allows {cap}. Shorten it."), n=n_seq, most=LIMITS.n_seq, cap=cap)
         if n_seq > cap:
             raise ModelError(N_("The sentence is {n} WordPiece tokens with [CLS] and [SEP]; the model's {positions} "
-                                "positions allows {cap}. Shorten it."), n=n_seq, positions=self.config.max_positions,
+                                "positions allow {cap}. Shorten it."), n=n_seq, positions=self.config.max_positions,
                              cap=cap)
 
     # ---- the forward pass ------------------------------------------------------------------------------------

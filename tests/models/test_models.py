@@ -149,7 +149,7 @@ def test_layer_config_travels_in_links_and_files_with_its_origin(tiny):
 def test_bad_layer_and_long_sentence_are_refused(tiny):
     with pytest.raises(attn_models.ModelError, match="layers 0 … 1"):
         tiny.layer_config("the cat", 2)
-    with pytest.raises(attn_models.ModelError, match="40 positions allows 40"):  # the tiny model has 40 positions
+    with pytest.raises(attn_models.ModelError, match="40 positions allow 40"):  # the tiny model has 40 positions
         tiny.forward("the cat " * 20)
 
 

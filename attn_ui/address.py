@@ -20,7 +20,7 @@ import streamlit as st
 
 from attn_core import LIMITS, MATRICES, AttentionInputError, Config, share
 
-from . import budget, i18n, registry, state
+from . import budget, i18n, registry, st_internals, state
 from .i18n import _, error_text
 
 LINK, STORE_KEY = "c", "s"  # the query parameters: the permalink's value, or a key of STORE
@@ -39,10 +39,10 @@ class _Store:
     """
 
     def put(self, key: str, cfg: Config) -> None:
-        budget.BUDGET.put(("address", key), cfg, user=budget.session_id())
+        budget.BUDGET.put(("address", key), cfg, user=st_internals.session_id())
 
     def get(self, key: str) -> Config | None:
-        found = budget.BUDGET.get(("address", key), budget.session_id())
+        found = budget.BUDGET.get(("address", key), st_internals.session_id())
         return None if found is budget.MISSING else found
 
 
@@ -104,6 +104,9 @@ def keep() -> None:
         del st.query_params[other]
     if st.query_params.get(LANG) != (lang := i18n.language()):  # a reload keeps the language, as a link does
         st.query_params[LANG] = lang
+
+
+state.on_change(keep)  # every change of the configuration goes to the address bar at once
 
 
 def _params(cfg: Config) -> tuple[str, str]:

@@ -56,6 +56,7 @@ import numpy as np
 import pandas as pd
 
 from . import memory
+from .st_internals import session_id
 
 COMPUTE_SLOTS = threading.BoundedSemaphore(2)  # results computed at once, by all sessions (the machine's 2 cores)
 ENV = "ATTN_CACHE_MB"
@@ -305,14 +306,6 @@ def compute_slot() -> Iterator[None]:
             yield
         finally:
             _held.depth = 0
-
-
-def session_id() -> str | None:
-    """The id of the Streamlit session running this code, or None outside a script run."""
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-    ctx = get_script_run_ctx(suppress_warning=True)
-    return ctx.session_id if ctx is not None else None
 
 
 def cached(name: str, *, budget: Budget | None = None, copy: Callable[[Any], Any] | None = None) -> Callable[[F], F]:

@@ -152,7 +152,7 @@ def _commit(name: str, edits: dict) -> None:
         validate_config(replace(cfg, **{name: matrix}))
     except AttentionInputError as err:
         drafts[name] = values
-        errors[name] = (err, row_tokens(cfg, name))  # said in words when shown: state.errors()
+        errors[name] = (err, row_tokens(cfg, name))  # said in words when shown: errors()
         return
     drafts.pop(name, None)
     errors.pop(name, None)
@@ -228,7 +228,7 @@ def matrix_editor(name: str, *, height: int | str = "auto") -> None:
     if name in st.session_state[state.ERRORS]:  # its edits were committed (or refused) by commit_pending
         st.error(
             _("{message} The other pages show the last valid values until this is fixed.").format(
-                message=text.md_escape(state.errors()[name])),
+                message=text.md_escape(errors()[name])),
             icon=":material/warning:",
         )
 
@@ -272,7 +272,7 @@ FIX_ON = {"w_o": (registry.MULTIHEAD, N_("Multi-head (section 5)")),
 def pending_errors_banner(here: registry.Page | None = None) -> None:
     """Tell the learner that a grid holds a rejected value and these numbers are the last valid ones, with a link
     to the page of that grid (none to ``here``, the page the banner is on)."""
-    errs = state.errors()
+    errs = errors()
     if errs:
         places = list(dict.fromkeys(FIX_ON.get(name, (registry.INPUTS, registry.INPUTS.title)) for name in errs))
         where = _(places[0][1])
@@ -286,3 +286,9 @@ def pending_errors_banner(here: registry.Page | None = None) -> None:
         for page, label in places:
             if page != here:
                 st.page_link(page.file, label=_("Go to {page}").format(page=_(label)), icon=":material/edit:")
+
+
+def errors() -> dict[str, str]:
+    """Rejected inputs waiting to be fixed, by matrix name: each message in the learner's language now (a switch of
+    language after the edit says it again in the new one)."""
+    return {name: describe_error(name, err, tokens) for name, (err, tokens) in st.session_state[state.ERRORS].items()}

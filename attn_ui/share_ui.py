@@ -14,8 +14,6 @@ from functools import partial
 from urllib.parse import urlsplit, urlunsplit
 
 import streamlit as st
-from streamlit import runtime
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from attn_core import (
     LIMITS,
@@ -28,7 +26,7 @@ from attn_core import (
     share,
 )
 
-from . import address, i18n, registry, state, text
+from . import address, grid_editor, i18n, registry, st_internals, state, text
 from .i18n import N_, _
 
 PARAM = "c"  # the permalink's numbers: ?c=<attn_core.share.encode_link value>; its language: ?lang= (address.LANG)
@@ -94,7 +92,7 @@ def sidebar(pg: st.Page) -> None:
 
 def pending_edits_warning() -> None:
     """Say which refused edits are waiting in a grid, and that what is shared holds the last valid values."""
-    if errs := state.errors():
+    if errs := grid_editor.errors():
         st.warning(
             _("Not shared: {errors} Links and files made now hold the last valid values; fix the cell first to share "
               "your edit.").format(errors=i18n.sentences(*map(text.md_escape, errs.values()))),
@@ -154,9 +152,7 @@ def forget_upload(uploaded: object) -> None:
     """Free an uploaded file once read: Streamlit keeps its bytes (up to 40 MB) in the server's memory until the
     learner removes it from the uploader or the session ends. The uploader gets a new key, so it shows no file."""
     st.session_state[state.IMPORTS] += 1
-    ctx, file_id = get_script_run_ctx(), getattr(uploaded, "file_id", None)
-    if ctx is not None and file_id is not None and runtime.exists():
-        runtime.get_instance().uploaded_file_mgr.remove_file(ctx.session_id, file_id)
+    st_internals.free_upload(getattr(uploaded, "file_id", None))
 
 
 def import_result() -> None:

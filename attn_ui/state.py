@@ -128,13 +128,23 @@ def set_config(cfg: Config, *, reset_editors: bool = True, what: Change | None =
     return None
 
 
-def _put(cfg: Config) -> None:
-    """Make ``cfg`` the configuration, and say so in the address bar (a reload brings it back)."""
-    from . import address  # here, not at the top: address reads this module's keys
+#: called after every change of the configuration, in the order added (attn_ui.address adds the one that puts it
+#: in the address bar, so that a reload brings it back): this module imports none of the modules that read it
+_ON_CHANGE: list[Callable[[], None]] = []
 
+
+def on_change(listener: Callable[[], None]) -> None:
+    """Call ``listener()`` after every change of the configuration (once, however often it is added)."""
+    if listener not in _ON_CHANGE:
+        _ON_CHANGE.append(listener)
+
+
+def _put(cfg: Config) -> None:
+    """Make ``cfg`` the configuration, and tell the listeners (:func:`on_change`)."""
     st.session_state[CONFIG] = cfg
     clamp_indices()
-    address.keep()
+    for listener in _ON_CHANGE:
+        listener()
 
 
 def update_config(**changes) -> str | None:
@@ -374,11 +384,3 @@ def _keep(key: str) -> None:
 
 def _copy(key: str, state_key: str) -> None:
     st.session_state[state_key] = st.session_state[key]
-
-
-def errors() -> dict[str, str]:
-    """Rejected inputs waiting to be fixed, by matrix name: each message in the learner's language now (a switch of
-    language after the edit says it again in the new one)."""
-    from .grid_editor import describe_error  # here: grid_editor reads this module's keys
-
-    return {name: describe_error(name, err, tokens) for name, (err, tokens) in st.session_state[ERRORS].items()}

@@ -1,0 +1,25 @@
+"""What the app needs from Streamlit that has no public API, in one place (besides attn_ui/sessions.py, which
+replaces the session storage): the running session's id, and freeing an uploaded file's bytes.
+
+An internal module may change in any Streamlit release; tests/core/test_imports.py keeps every other module on the
+public API, and CI runs the oldest and the newest Streamlit that requirements.txt allows.
+"""
+
+from __future__ import annotations
+
+from streamlit import runtime
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+
+def session_id() -> str | None:
+    """The id of the Streamlit session running this code, or None outside a script run."""
+    ctx = get_script_run_ctx(suppress_warning=True)
+    return ctx.session_id if ctx is not None else None
+
+
+def free_upload(file_id: str | None) -> None:
+    """Drop an uploaded file's bytes from the server's memory now (Streamlit keeps them until the learner removes
+    the file from the uploader or the session ends)."""
+    session = session_id()
+    if session is not None and file_id is not None and runtime.exists():
+        runtime.get_instance().uploaded_file_mgr.remove_file(session, file_id)

@@ -143,7 +143,7 @@ def first_right(key: str) -> int | None:
     The record is every answer in order (:func:`attempts`), so a right answer stays right whatever the learner tries
     afterwards, and the tries after it are counted apart (:func:`status`).
     """
-    return next((n for n, (_guess, right) in enumerate(attempts(key), start=1) if right), None)
+    return next((n for n, (_prediction, right) in enumerate(attempts(key), start=1) if right), None)
 
 
 def _nth(n: int) -> str:

@@ -25,6 +25,8 @@ from .lessons import Answer, Cell, Choice, Number
 
 PARAM = "lesson"  # the query parameter that names a lesson: ?lesson=<lessons.Lesson.key>
 CHECK = "learn_check"  # widget key of "Check my answer"
+FORM = "learn_answer"  # the form of the prediction's widgets and Check my answer
+LIST = "learn_list"  # the expander "All lessons and how you did" (its key: a row opened closes it)
 
 
 # ---- the link -------------------------------------------------------------------------------------------------
@@ -68,6 +70,24 @@ def current() -> lessons.Lesson:
 def open_lesson(key: str) -> None:
     """on_click: open the lesson ``key``."""
     st.session_state[state.LESSON] = key
+
+
+def open_from_list(key: str) -> None:
+    """on_click of a row of the lesson list: open the lesson ``key`` and close the list over it."""
+    open_lesson(key)
+    st.session_state[LIST] = False
+
+
+def lesson_list(titles: list[str]) -> None:
+    """"All lessons and how you did": a row per lesson, its numbered title a button that opens it (a link's look,
+    reached with Tab, opened with Enter or Space), and how it went."""
+    now = current().key
+    with st.expander(_("All lessons and how you did"), key=LIST, on_change="rerun"):
+        for title, lesson in zip(titles, lessons.LESSONS, strict=True):
+            row = st.container(horizontal=True, vertical_alignment="center", gap="small")
+            row.button(title, key=f"learn_list_{lesson.key}", type="tertiary", on_click=open_from_list,
+                       args=(lesson.key,), icon=":material/arrow_right:" if lesson.key == now else None)
+            row.caption(status(lesson.key))
 
 
 def step(delta: int) -> None:
@@ -117,24 +137,55 @@ def shown_attempt(key: str) -> tuple[Answer, bool] | None:
     return tries[-1] if tries and key not in st.session_state[state.LESSON_RETRY] else None
 
 
+def first_right(key: str) -> int | None:
+    """The try (1 for the first) on which lesson ``key`` was first answered right; None if never.
+
+    The record is every answer in order (:func:`attempts`), so a right answer stays right whatever the learner tries
+    afterwards, and the tries after it are counted apart (:func:`status`).
+    """
+    return next((n for n, (_prediction, right) in enumerate(attempts(key), start=1) if right), None)
+
+
+def _nth(n: int) -> str:
+    """An ordinal in the learner's language: "2nd", "3rd", "11th", "21st"."""
+    last = n % 10 if n % 100 not in (11, 12, 13) else 0
+    return _({1: N_("{n}st"), 2: N_("{n}nd"), 3: N_("{n}rd")}.get(last, N_("{n}th"))).format(n=n)
+
+
+def _tried_again(n: int) -> str:
+    """ "tried again once", "twice", "{n} times" """
+    if n <= 2:
+        return _("tried again once") if n == 1 else _("tried again twice")
+    return ngettext("tried again {n} time", "tried again {n} times", n).format(n=n)
+
+
 def status(key: str) -> str:
-    """How the lesson went, in a few words: "not answered yet", "skipped", "right", "right on try 2", "wrong", …
-    (in the learner's language)."""
+    """How the lesson went, in a few words (in the learner's language): "not answered yet", "skipped", "wrong",
+    "wrong (3 tries)", "right on the first try", "right on the 2nd try · tried again once", "… · trying again".
+
+    Once right, the lesson stays right: a later try, right or wrong, is counted as a try again."""
     tries = attempts(key)
     n = len(tries)
     if not tries:
         return _("skipped") if key in st.session_state[state.LESSON_SKIPPED] else _("not answered yet")
-    if key in st.session_state[state.LESSON_RETRY]:
-        return ngettext("trying again ({n} try so far)", "trying again ({n} tries so far)", n).format(n=n)
-    if tries[-1][1]:
-        return _("right") if n == 1 else _("right on try {n}").format(n=n)
-    return _("wrong") if n == 1 else _("wrong ({n} tries)").format(n=n)
+    retrying = key in st.session_state[state.LESSON_RETRY]
+    first = first_right(key)
+    if first is None:
+        if retrying:
+            return ngettext("trying again ({n} try so far)", "trying again ({n} tries so far)", n).format(n=n)
+        return _("wrong") if n == 1 else _("wrong ({n} tries)").format(n=n)
+    said = [_("right on the first try") if first == 1 else _("right on the {nth} try").format(nth=_nth(first))]
+    if n > first:
+        said.append(_tried_again(n - first))
+    if retrying:
+        said.append(_("trying again"))
+    return " · ".join(said)
 
 
 def progress() -> tuple[int, int]:
-    """(lessons answered, lessons whose last answer is right)."""
-    answered = [tries for tries in st.session_state[state.LESSON_ANSWERS].values() if tries]
-    return len(answered), sum(tries[-1][1] for tries in answered)
+    """(lessons answered, lessons answered right at least once)."""
+    answered = [key for key, tries in st.session_state[state.LESSON_ANSWERS].items() if tries]
+    return len(answered), sum(first_right(key) is not None for key in answered)
 
 
 # ---- predicting ------------------------------------------------------------------------------------------------
@@ -154,29 +205,43 @@ def _guess(lesson: lessons.Lesson) -> Answer | None:
     return tuple(values) if isinstance(lesson.ask, Cell) else values[0]
 
 
-def prediction(w: lessons.Worked, precision: int) -> Answer | None:
-    """The widgets to give the prediction (a choice, a number, or a query and a key); returns it, or None."""
+def prediction(w: lessons.Worked, precision: int) -> None:
+    """The prediction's widgets (a choice, a number, or a query and a key) and **Check my answer**, in one form.
+
+    In a form, the browser sends what the widgets hold with the click on the button: a number typed and not yet
+    committed (Streamlit commits a number_input when it loses focus, which the click itself causes) is checked by
+    that one click. Enter in the number checks it too. The widgets have no on_change (a form allows none):
+    :func:`commit` keeps their values. A click with no complete prediction says what is missing.
+    """
     lesson, ask = w.lesson, w.lesson.ask
-    kept = [state.bind(k, state.kept(k, None)) for k in _widget_keys(lesson)]
-    if isinstance(ask, Choice):
-        facts = lessons.localized(w.solution.facts, _)
-        labels = [lessons.fill(_(option), facts, precision) for option in ask.options]  # in this run's language
-        st.radio(_("Your prediction"), list(range(len(ask.options))), index=None, **kept[0],
-                 format_func=labels.__getitem__)
-    elif isinstance(ask, Number):
-        st.number_input(_("Your prediction"), min_value=ask.low, max_value=ask.high, step=ask.step, value=None,
-                        format="%g", placeholder=_("Type a number"), width=240, **kept[0])
-    else:
-        tokens = w.config.tokens
-        for label, bound in zip((_("Query (row)"), _("Key (column)")), kept, strict=True):
-            st.radio(label, list(range(len(tokens))), index=None, horizontal=True, format_func=tokens.__getitem__,
-                     **bound)
-    return _guess(lesson)
+    # bind's value, without its on_change: commit() keeps the values (a widget in a form may have no callback)
+    kept = [{**state.bind(k, state.kept(k, None)), "on_change": None} for k in _widget_keys(lesson)]
+    with st.form(FORM, border=False):
+        if isinstance(ask, Choice):
+            facts = lessons.localized(w.solution.facts, _)
+            labels = [lessons.fill(_(option), facts, precision, _) for option in ask.options]  # this run's language
+            st.radio(_("Your prediction"), list(range(len(ask.options))), index=None, **kept[0],
+                     format_func=labels.__getitem__)
+        elif isinstance(ask, Number):
+            st.number_input(_("Your prediction"), min_value=ask.low, max_value=ask.high, step=ask.step, value=None,
+                            format="%g", placeholder=_("Type a number"), width=240, **kept[0])
+        else:
+            tokens = w.config.tokens
+            for label, bound in zip((_("Query (row)"), _("Key (column)")), kept, strict=True):
+                st.radio(label, list(range(len(tokens))), index=None, horizontal=True,
+                         format_func=tokens.__getitem__, **bound)
+        checked = st.form_submit_button(_("Check my answer"), key=CHECK, icon=":material/check:", on_click=commit)
+    if checked and shown_attempt(lesson.key) is None:  # commit() found the prediction incomplete
+        st.warning(_("Pick a query and a key first.") if isinstance(ask, Cell) else
+                   _("Type a number first.") if isinstance(ask, Number) else _("Pick an answer first."),
+                   icon=":material/info:")
 
 
 def commit() -> None:
-    """on_click of Check my answer: judge the prediction in the widgets and keep it."""
+    """on_click of Check my answer: keep the prediction in the widgets and, once complete, judge it and record it."""
     lesson = current()
+    for k in _widget_keys(lesson):
+        st.session_state[state.KEPT][k] = st.session_state.get(k)
     guess = _guess(lesson)
     if guess is None:
         return
@@ -187,7 +252,7 @@ def commit() -> None:
 
 
 def retry() -> None:
-    """on_click of Try again: hide the answer and start from empty widgets."""
+    """on_click of Try again: hide the answer and start from empty widgets (the record keeps every answer)."""
     lesson = current()
     st.session_state[state.LESSON_RETRY].add(lesson.key)
     for k in _widget_keys(lesson):

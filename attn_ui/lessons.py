@@ -48,7 +48,16 @@ if TYPE_CHECKING:  # attn_models is only needed by the model lessons, which rece
     from attn_models import Model
 
 
-Fact = float | int | str | np.ndarray | tuple[int, ...]
+
+@dataclass(frozen=True)
+class Difference:
+    """A fact that is the largest difference between two things the lesson says are equal: written "exactly 0" when
+    it is 0 (never "at most 0"), else as the number (a tiny one in scientific notation: "4.441e-16", never "0")."""
+
+    value: float
+
+
+Fact = float | int | str | np.ndarray | tuple[int, ...] | Difference
 Answer = int | float | tuple[int, int]  # a choice's index, a number, or a (row, column) cell
 
 
@@ -207,6 +216,11 @@ class Worked:
 # ---- judging and writing ----------------------------------------------------------------------------------------
 
 
+def _same(text: str) -> str:
+    return text
+
+
+
 def judge(lesson: Lesson, solution: Solution, guess: Answer) -> bool:
     """Whether ``guess`` is right.
 
@@ -225,12 +239,17 @@ def judge(lesson: Lesson, solution: Solution, guess: Answer) -> bool:
     return int(guess) == int(solution.answer)
 
 
-def show(value: Fact, precision: int) -> str:
-    """A fact as the learner reads it: numbers through attn_ui.numbers ("short"), text Markdown-escaped.
+def show(value: Fact, precision: int, translate: Callable[[str], str] = _same) -> str:
+    """A fact as the learner reads it: numbers through attn_ui.numbers ("short"), text Markdown-escaped, a
+    :class:`Difference` of 0 as "exactly 0" in the learner's language (``translate=i18n._``).
 
     >>> show(np.array([0.5, 2.0]), 4), show(1 / 3, 2), show((3, 6), 4), show("[PAD]", 4)
     ('[0.5, 2]', '0.33', '3 × 6', '\\\\[PAD\\\\]')
+    >>> show(Difference(0.0), 4), show(Difference(4.4e-16), 4), show(Difference(0.25), 4)
+    ('exactly 0', '4.4e-16', '0.25')
     """
+    if isinstance(value, Difference):
+        return translate(N_("exactly 0")) if value.value == 0 else format_number(value.value, precision, "short")
     if isinstance(value, str):
         return md_escape(value)
     if isinstance(value, tuple):
@@ -245,13 +264,13 @@ def show(value: Fact, precision: int) -> str:
     return "[" + ", ".join(show(row, precision) for row in array) + "]"
 
 
-def fill(template: str, facts: Mapping[str, Fact], precision: int) -> str:
-    """The template with each ``{name}`` replaced by the fact, written by :func:`show`.
+def fill(template: str, facts: Mapping[str, Fact], precision: int, translate: Callable[[str], str] = _same) -> str:
+    """The template with each ``{name}`` replaced by the fact, written by :func:`show` (``translate`` as there).
 
     >>> fill("weights {w}, largest {top}", {"w": np.array([0.25, 0.75]), "top": 0.75}, 2)
     'weights [0.25, 0.75], largest 0.75'
     """
-    return template.format_map({name: show(facts[name], precision) for name in template_fields(template)})
+    return template.format_map({name: show(facts[name], precision, translate) for name in template_fields(template)})
 
 
 def template_fields(template: str) -> set[str]:
@@ -269,10 +288,6 @@ def texts(lesson: Lesson) -> list[str]:
     return [lesson.setup, lesson.question, *options, lesson.explanation, lesson.hint]
 
 
-def _same(text: str) -> str:
-    return text
-
-
 def localized(facts: Mapping[str, Fact], translate: Callable[[str], str] = _same) -> dict[str, Fact]:
     """The facts that are marked words (``N_``: attn_core.Words) translated by ``translate`` (``i18n._``); tokens,
     sentences and numbers as they are.
@@ -288,7 +303,7 @@ def answer_text(w: Worked, guess: Answer, precision: int, translate: Callable[[s
     language with ``translate=i18n._`` (English without)."""
     ask = w.lesson.ask
     if isinstance(ask, Choice):
-        return fill(translate(ask.options[int(guess)]), localized(w.solution.facts, translate), precision)
+        return fill(translate(ask.options[int(guess)]), localized(w.solution.facts, translate), precision, translate)
     if isinstance(ask, Cell):
         row, col = guess
         return translate(N_("query {query}, key {key}")).format(query=md_escape(w.config.tokens[row]),
@@ -421,11 +436,12 @@ def _solve_best_match(cfg: Config, trace: MultiHeadTrace) -> Solution:
     return Solution(
         answer=best,
         facts={"query": cfg.tokens[i], "x_row": cfg.x[i], "q_row": t.q[i], "scores": t.scores[i],
+               "n_seq": cfg.n_seq, "d_model": cfg.d_model, "w_shape": cfg.w_q.shape, "d_k": cfg.d_k,
                "divisor": t.divisor, "weights": t.weights[i], "best": cfg.tokens[best], "s_best": t.scores[i, best],
                "w_best": t.weights[i, best]},
         numbers=((N_("input2's query (its row of Q)"), "q_row"),
                  (N_("its scores against input1, input2, input3"), "scores"),
-                 (N_("divided by √d_k"), "divisor"), (N_("its weights"), "weights")),
+                 (N_("divided by √d_k = √{d_k}"), "divisor"), (N_("its weights"), "weights")),
         views=_heatmaps(cfg, (N_("Scores QKᵀ"), t.scores, "signed"), (N_("Weights"), t.weights, "weights")),
     )
 
@@ -437,7 +453,9 @@ def _solve_match_weight(cfg: Config, trace: MultiHeadTrace) -> Solution:
     raw = softmax(t.scores[i])  # [n_k]: the same row without the division
     return Solution(
         answer=float(t.weights[i, best]),
-        facts={"scores": t.scores[i], "divisor": t.divisor, "best": cfg.tokens[best], "scaled": t.scaled[i],
+        facts={"scores": t.scores[i], "d_k": cfg.d_k, "divisor": t.divisor, "n_seq": cfg.n_seq,
+               "n_others": cfg.n_seq - 1, "gap_raw": t.scores[i, best] - np.sort(t.scores[i])[-2],
+               "best": cfg.tokens[best], "scaled": t.scaled[i],
                "exps": np.exp(t.scaled[i]), "total": float(np.exp(t.scaled[i]).sum()),
                "gap": t.scaled[i, best] - runner_up, "ratio": float(np.exp(t.scaled[i, best] - runner_up)),
                "w_best": t.weights[i, best], "weights": t.weights[i], "w_raw": raw[best]},
@@ -452,7 +470,7 @@ def _solve_uniform(cfg: Config, trace: MultiHeadTrace) -> Solution:
     return Solution(
         answer=float(t.weights[0, 0]),
         facts={"n": cfg.n_seq, "weight": t.weights[0, 0], "v_mean": t.v.mean(axis=0), "out_row": t.output[0],
-               "spread": float(np.abs(t.output - t.output[0]).max()), "q_row": t.q[0]},
+               "spread": Difference(float(np.abs(t.output - t.output[0]).max())), "q_row": t.q[0]},
         numbers=((N_("a query (the first row of Q)"), "q_row"), (N_("every weight"), "weight"),
                  (N_("the average of the value rows"), "v_mean"), (N_("every token's output"), "out_row")),
         views=_heatmaps(cfg, (N_("Scores QKᵀ"), t.scores, "signed"), (N_("Weights"), t.weights, "weights")),
@@ -461,10 +479,13 @@ def _solve_uniform(cfg: Config, trace: MultiHeadTrace) -> Solution:
 
 LOOKUP_OPTIONS = (
     N_("exactly cherry's value, {v_hit}"),
-    N_("between the average of the four values ({v_mean}) and cherry's value ({v_hit})"),
-    N_("exactly the average of the four values, {v_mean}"),
+    N_("between the average of the {n} values ({v_mean}) and cherry's value ({v_hit})"),
+    N_("exactly the average of the {n} values, {v_mean}"),
     N_("more than cherry's value"),
 )
+
+
+HINT_DIVISOR = 0.1  # the lookup lesson's hint: the divisor that makes it nearly exact
 
 
 def _solve_lookup(cfg: Config, trace: MultiHeadTrace) -> Solution:
@@ -476,12 +497,15 @@ def _solve_lookup(cfg: Config, trace: MultiHeadTrace) -> Solution:
     other = 0 if hit != 0 else 1
     return Solution(
         answer=answer,
-        facts={"values": v, "v_hit": v_hit, "v_mean": v_mean, "out": out, "dot_hit": t.scores[0, hit],
+        facts={"n": cfg.n_seq, "d_k": cfg.d_k, "hint_divisor": HINT_DIVISOR,
+               "w_hint": softmax(t.scores[0] / HINT_DIVISOR)[hit], "values": v, "v_hit": v_hit, "v_mean": v_mean,
+               "out": out, "dot_hit": t.scores[0, hit],
                "dot_other": t.scores[0, other], "divisor": t.divisor, "gap": t.scaled[0, hit] - t.scaled[0, other],
                "w_hit": t.weights[0, hit], "w_other": t.weights[0, other], "weights": t.weights[0],
                "scores_row": t.scores[0]},
         numbers=((N_("a query's scores against apple, banana, cherry, date"), "scores_row"),
-                 (N_("divided by"), "divisor"), (N_("its weights"), "weights"), (N_("the values"), "values"),
+                 (N_("divided by √d_k = √{d_k}"), "divisor"), (N_("its weights"), "weights"),
+                 (N_("the values"), "values"),
                  (N_("the output (every token's)"), "out")),
         views=_heatmaps(cfg, (N_("Weights"), t.weights, "weights")),
     )
@@ -496,6 +520,7 @@ def _solve_largest_cell(cfg: Config, trace: MultiHeadTrace) -> Solution:
         facts={"scores": t.scores, "row": cfg.tokens[row], "col": cfg.tokens[col], "w": t.weights[row, col],
                "s_best": t.scaled[row, col], "s_next": runner_up, "gap": t.scaled[row, col] - runner_up,
                "ratio": float(np.exp(t.scaled[row, col] - runner_up)), "rounded": np.round(t.weights, 1),
+               "w_scaled": float(softmax(t.scores / np.sqrt(cfg.d_k)).max()), "d_k": cfg.d_k,
                "weights": t.weights},
         numbers=((N_("the scores QKᵀ, row by row"), "scores"), (N_("the weights, row by row"), "weights"),
                  (N_("the largest weight"), "w")),
@@ -521,16 +546,16 @@ def _solve_temperature(cfg: Config, trace: MultiHeadTrace) -> Solution:
               else 1 if (h_after > h_before).all() else 3)
     return Solution(
         answer=answer,
-        facts={"factor": FACTOR, "d_k": cfg.d_k, "h_max": float(np.log(cfg.n_seq)), "h_before": h_before,
-               "h_after": h_after,
+        facts={"factor": FACTOR, "d_k": cfg.d_k, "n_seq": cfg.n_seq, "h_max": float(np.log(cfg.n_seq)),
+               "h_before": h_before, "h_after": h_after,
                "mean_before": float(h_before.mean()), "mean_after": float(h_after.mean()),
                "var_before": float(t.scaled.var()), "var_after": float((FACTOR * t.scaled).var()),
                "top_before": t.weights.max(axis=1), "top_after": after.max(axis=1)},
         numbers=((N_("entropy of each row (nats), as they are"), "h_before"),
-                 (N_("… with the scores times 10"), "h_after"),
+                 (N_("… with the scores times {factor}"), "h_after"),
                  (N_("largest weight of each row, as they are"), "top_before"),
-                 (N_("… with the scores times 10"), "top_after"),
-                 (N_("variance of the scores, as they are"), "var_before"), (N_("… times 10"), "var_after")),
+                 (N_("… with the scores times {factor}"), "top_after"),
+                 (N_("variance of the scores, as they are"), "var_before"), (N_("… times {factor}"), "var_after")),
         views=(*_heatmaps(cfg, (N_("Weights"), t.weights, "weights"),
                           (N_("Weights, scores times 10"), after, "weights")),
                BarsView(N_("Entropy of each row of weights"), cfg.tokens,
@@ -572,7 +597,8 @@ def _solve_stable_softmax(cfg: Config, trace: MultiHeadTrace) -> Solution:
               else 3 if np.allclose(naive, one_hot) else 0)
     return Solution(
         answer=answer,
-        facts={"row": cmp.scores, "max_exp": analysis.MAX_EXP, "naive_exp": cmp.naive_exp, "naive": naive,
+        facts={"n_seq": cfg.n_seq, "s_low": float(t.scores.min()), "s_high": float(t.scores.max()),
+               "row": cmp.scores, "max_exp": analysis.MAX_EXP, "naive_exp": cmp.naive_exp, "naive": naive,
                "shifted": cmp.shifted, "stable_exp": cmp.stable_exp, "stable": stable},
         numbers=((N_("the first row of scores, x"), "row"), ("exp(x)", "naive_exp"), (N_("exp(x) ÷ its sum"), "naive"),
                  ("x − max", "shifted"), ("exp(x − max)", "stable_exp"), (N_("exp(x − max) ÷ its sum"), "stable")),
@@ -582,8 +608,8 @@ def _solve_stable_softmax(cfg: Config, trace: MultiHeadTrace) -> Solution:
 
 CAUSAL_OPTIONS = (
     N_("exactly its own value row"),
-    N_("the average of all four value rows"),
-    N_("a blend of all four value rows, weighted by its scores"),
+    N_("the average of all {n_seq} value rows"),
+    N_("a blend of all {n_seq} value rows, weighted by its scores"),
     N_("zeros: the mask hides every key from it"),
 )
 
@@ -594,8 +620,9 @@ def _solve_causal(cfg: Config, trace: MultiHeadTrace) -> Solution:
     answer = (0 if _close(out, v[0]) else 3 if _close(out, 0 * out) else 1 if _close(out, v.mean(axis=0)) else 2)
     return Solution(
         answer=answer,
-        facts={"first": cfg.tokens[0], "last": cfg.tokens[-1], "w_first": t.weights[0], "w_last": t.weights[-1],
-               "out": out, "v_first": v[0], "diff": float(np.abs(out - v[0]).max()),
+        facts={"n_seq": cfg.n_seq, "d_k": cfg.d_k, "d_v": cfg.d_v, "first": cfg.tokens[0], "last": cfg.tokens[-1],
+               "w_first": t.weights[0], "w_last": t.weights[-1],
+               "out": out, "v_first": v[0], "diff": Difference(float(np.abs(out - v[0]).max())),
                "scores_first": t.masked[0]},
         numbers=((N_("the first token's scores after the mask"), "scores_first"), (N_("its weights"), "w_first"),
                  (N_("its value row"), "v_first"), (N_("its output"), "out"),
@@ -610,7 +637,8 @@ def _solve_padding(cfg: Config, trace: MultiHeadTrace) -> Solution:
     open_ = run(make_config(cfg.tokens, cfg.x, cfg.w_q, cfg.w_k, cfg.w_v)).heads[0]  # the same, no mask
     return Solution(
         answer=float(t.weights[i, pad]),
-        facts={"pad": cfg.tokens[pad], "w_pad": t.weights[i, pad], "pad_col": t.weights[:, pad],
+        facts={"n_words": cfg.n_seq - sum(cfg.is_pad), "pad": cfg.tokens[pad], "w_pad": t.weights[i, pad],
+               "pad_col": t.weights[:, pad],
                "w_open": open_.weights[i, pad], "w_tea": t.weights[i], "open_tea": open_.weights[i],
                "row_sum": float(t.weights[i].sum())},
         numbers=((N_("tea's weights, with the mask"), "w_tea"), (N_("… without it"), "open_tea"),
@@ -639,7 +667,8 @@ def _solve_swap(positions: bool, cfg: Config, trace: MultiHeadTrace) -> Solution
               else 1 if (nearest > 1e-9).all() else 3)
     return Solution(
         answer=answer,
-        facts={"before": before, "after": after, "diff_moved": float(np.abs(after - moved).max()),
+        facts={"n_seq": cfg.n_seq, "d_model": cfg.d_model, "before": before, "after": after,
+               "diff_moved": Difference(float(np.abs(after - moved).max())),
                "least_change": float(nearest.min()), "bites_change": float(np.abs(after[1] - before[1]).max())},
         numbers=((N_("outputs of “dog bites man”"), "before"), (N_("outputs of “man bites dog”"), "after"),
                  (N_("largest difference from the old rows, swapped"), "diff_moved")),
@@ -650,12 +679,16 @@ def _solve_swap(positions: bool, cfg: Config, trace: MultiHeadTrace) -> Solution
 
 def _solve_heads(cfg: Config, trace: MultiHeadTrace) -> Solution:
     tutorial = load_preset("seed003_heads")  # the Korean Python tutorial's 8 heads of 64
+    widths = (cfg.w_q.shape[1], cfg.w_v.shape[1])
+    more = next(h for h in range(cfg.n_heads + 1, widths[0] + 1) if all(w % h == 0 for w in widths))  # the hint's
     return Solution(
         answer=float(trace.concat.shape[1]),
         facts={"n_heads": cfg.n_heads, "d_v": cfg.d_v, "d_k": cfg.d_k, "n_seq": cfg.n_seq,
                "width": trace.concat.shape[1], "concat_shape": trace.concat.shape,
                "head_shape": trace.heads[0].output.shape,
-               "diff": float(np.abs(trace.output - trace.concat).max()), "h3": tutorial.n_heads, "d3": tutorial.d_v,
+               "diff": Difference(float(np.abs(trace.output - trace.concat).max())), "h3": tutorial.n_heads,
+               "more_heads": more, "d_k_more": cfg.d_k * cfg.n_heads // more, "d_v_more": cfg.d_v * cfg.n_heads // more,
+               "d3": tutorial.d_v,
                "w3": run(tutorial).concat.shape[1]},
         numbers=((N_("each head's output"), "head_shape"), (N_("the concatenation"), "concat_shape"),
                  (N_("largest difference between the output (times W_O = I) and the concatenation"), "diff")),
@@ -733,15 +766,15 @@ LESSONS: tuple[Lesson, ...] = (
     Lesson(
         key="best-match", title=N_("By hand: the best match"),
         build=partial(load_preset, TUTORIAL), preset=TUTORIAL, query=FOCUS, shows=("x", "w_q", "w_k"),
-        setup=N_("This is the example that the Chinese, Korean and English tutorials work through by hand: three "
-                 "inputs of four numbers and weights W_Q, W_K of shape 4 × 3 (below). The query of input2 is its row "
-                 "of X, {x_row}, times W_Q; each key is a row of X times W_K. A key's score is the dot product of the "
-                 "query with it."),
+        setup=N_("This is the example that the Chinese, Korean and English tutorials work through by hand: {n_seq} "
+                 "inputs of {d_model} numbers and weights W_Q, W_K of shape {w_shape} (below). The query of input2 is "
+                 "its row of X, {x_row}, times W_Q; each key is a row of X times W_K. A key's score is the dot "
+                 "product of the query with it."),
         question=N_("Which key does input2's query match best, that is, which key gets the largest weight?"),
         ask=Choice(("input1", "input2", "input3")), solve=_solve_best_match,
-        explanation=N_("input2's query is {q_row}, and its dot products with the three keys are {scores}. {best}'s key "
-                       "gives the largest score, {s_best}. Softmax keeps the order of the scores, so the largest score "
-                       "gets the largest weight: {w_best} of the row {weights}."),
+        explanation=N_("input2's query is {q_row}, and its dot products with the {n_seq} keys are {scores}. {best}'s "
+                       "key gives the largest score, {s_best}. Softmax keeps the order of the scores, so the largest "
+                       "score gets the largest weight: {w_best} of the row {weights}."),
         page=registry.STEPS,
         hint=N_("Step by step follows input2 in its drill-down at the bottom. Change input2's row of X on Inputs & "
                 "weights and come back to see which key wins then."),
@@ -749,15 +782,15 @@ LESSONS: tuple[Lesson, ...] = (
     Lesson(
         key="match-weight", title=N_("By hand: how much weight"),
         build=partial(load_preset, TUTORIAL), preset=TUTORIAL, query=FOCUS,
-        setup=N_("The same example: input2's query scores the three keys {scores}, and the scores are divided by "
-                 "√d_k = {divisor} before softmax. Softmax turns a row of scores s into weights e^s divided by the sum "
-                 "of e^s over the row, so only the gaps between the scores matter."),
+        setup=N_("The same example: input2's query scores the {n_seq} keys {scores}, and the scores are divided by "
+                 "√d_k = √{d_k} = {divisor} before softmax. Softmax turns a row of scores s into weights e^s divided "
+                 "by the sum of e^s over the row, so only the gaps between the scores matter."),
         question=N_("How much weight does input2 give to its best match, {best}? (a number between 0 and 1)"),
         ask=Number(tolerance=0.05, low=0.0, high=1.0, step=0.01), solve=_solve_match_weight,
-        explanation=N_("Divided by {divisor}, the scores become {scaled}. The best stands {gap} above the runner-up, "
-                       "and softmax turns a gap g into a weight ratio of e^g, here {ratio}: so {best} takes {w_best} "
-                       "of the row and the other two share the rest. Without the division the gap would be larger and "
-                       "{best}'s weight {w_raw}."),
+        explanation=N_("Divided by √d_k = {divisor}, the scores become {scaled}. The best stands {gap} above the "
+                       "runner-up, and softmax turns a gap g into a weight ratio of e^g, here {ratio}: so {best} "
+                       "takes {w_best} of the row and the other {n_others} share the rest. Without the division the "
+                       "gap would be {gap_raw} and {best}'s weight {w_raw}."),
         page=registry.STEPS,
         hint=N_("The drill-down at the bottom of Step by step writes out this softmax number by number. Change the "
                 "scale on Scaling and watch the weight move."),
@@ -765,32 +798,34 @@ LESSONS: tuple[Lesson, ...] = (
     Lesson(
         key="uniform", title=N_("All scores equal"),
         build=_all_scores_equal,
-        setup=N_("Four tokens, each with its own input, and random W_K and W_V. W_Q is all zeros, so every query is a "
+        setup=N_("{n} tokens, each with its own input, and random W_K and W_V. W_Q is all zeros, so every query is a "
                  "row of zeros."),
         question=N_("What weight does each query give to each key?"),
         ask=Number(tolerance=0.01, low=0.0, high=1.0, step=0.01), solve=_solve_uniform,
         explanation=N_("A zero query has a dot product of 0 with every key, so every score is 0, and softmax of {n} "
                        "equal scores gives each key the same weight, {weight} = 1/{n}. Each output row is then the "
-                       "plain average of the value rows, {v_mean}, the same for every token (the rows differ by at "
-                       "most {spread}). This is uniform attention: the layer cannot tell the tokens apart."),
+                       "plain average of the value rows, {v_mean}, the same for every token (the largest difference "
+                       "between two of them is {spread}). This is uniform attention: the layer cannot tell the tokens "
+                       "apart."),
         page=registry.STEPS,
         hint=N_("On Inputs & weights, set one cell of W_Q to 1 and come back: the rows of weights stop being equal."),
     ),
     Lesson(
         key="lookup", title=N_("A soft dictionary lookup"),
         build=_lookup,
-        setup=N_("Four tokens with one-hot inputs, and W_K is the identity, so the keys are one-hot too: a dictionary "
-                 "with four entries. Each fruit's value is a single number, {values}. W_Q gives every token the same "
+        setup=N_("{n} tokens with one-hot inputs, and W_K is the identity, so the keys are one-hot too: a dictionary "
+                 "with {n} entries. Each fruit's value is a single number, {values}. W_Q gives every token the same "
                  "query, equal to cherry's key."),
         question=N_("What does the lookup return, that is, what is each token's output?"),
         ask=Choice(LOOKUP_OPTIONS), solve=_solve_lookup,
         explanation=N_("The query meets cherry's key with a dot product of {dot_hit} and every other key with "
-                       "{dot_other}; divided by {divisor}, that is a gap of only {gap}. Softmax gives cherry {w_hit} "
-                       "and each other fruit {w_other}, so the output, {out}, is an average pulled toward cherry's "
-                       "value: a soft lookup. With larger scores, cherry's weight goes to 1 and the lookup becomes "
-                       "exact."),
+                       "{dot_other}; divided by √d_k = √{d_k} = {divisor}, that is a gap of only {gap}. Softmax gives "
+                       "cherry {w_hit} and each other fruit {w_other}, so the output, {out}, is an average pulled "
+                       "toward cherry's value: a soft lookup. With larger scores, cherry's weight goes to 1 and the "
+                       "lookup becomes exact."),
         page=registry.SCALING,
-        hint=N_("Choose a custom divisor on Scaling and move it down to 0.1: cherry takes nearly all the weight."),
+        hint=N_("Choose a custom divisor on Scaling and move it down to {hint_divisor}: cherry's weight grows to "
+                "{w_hint}."),
     ),
     Lesson(
         key="largest-cell", title=N_("No scaling: the largest weight"),
@@ -804,13 +839,13 @@ LESSONS: tuple[Lesson, ...] = (
                        "query {row} and key {col} takes {w} of its row. The tutorial goes on with these weights "
                        "roughly rounded; to one decimal they are {rounded}."),
         page=registry.SCALING,
-        hint=N_("Scaling shows these weights beside the ones divided by √d_k: choose ÷ √d_k and see the largest "
-                "weight drop."),
+        hint=N_("Scaling shows these weights beside the ones divided by √d_k: choose ÷ √d_k = √{d_k} and see the "
+                "largest weight drop from {w} to {w_scaled}."),
     ),
     Lesson(
         key="temperature", title=N_("Scores times 10"),
         build=partial(load_preset, "seed001_sentence"), preset="seed001_sentence",
-        setup=N_("The Korean blog post's sentence, six words, each a vector of width {d_k}, with Q = K = V = X and "
+        setup=N_("The Korean blog post's sentence, {n_seq} words, each a vector of width {d_k}, with Q = K = V = X and "
                  "the scores divided by √d_k = √{d_k} as usual. Now multiply every score by {factor} before the "
                  "softmax."),
         question=N_("What happens to each row of weights?"),
@@ -845,9 +880,9 @@ LESSONS: tuple[Lesson, ...] = (
     Lesson(
         key="stable-softmax", title=N_("Scores around 1000"),
         build=_huge_scores,
-        setup=N_("Three tokens whose scores are all about 1000; the first row is {row}. The English notebook "
-                 "tutorial computes softmax as exp(x) divided by the sum of exp(x). The Korean blog post first "
-                 "subtracts the row's largest score, as this app does."),
+        setup=N_("{n_seq} tokens whose scores all lie between {s_low} and {s_high}; the first row is {row}. The "
+                 "English notebook tutorial computes softmax as exp(x) divided by the sum of exp(x). The Korean blog "
+                 "post first subtracts the row's largest score, as this app does."),
         question=N_("What does the first formula, exp(x) divided by the sum of exp(x), give for the first row?"),
         ask=Choice(NAIVE_OPTIONS), solve=_solve_stable_softmax,
         explanation=N_("exp of anything above {max_exp} is more than a float64 can hold, so every exp(x) becomes +∞, "
@@ -862,15 +897,15 @@ LESSONS: tuple[Lesson, ...] = (
     Lesson(
         key="causal", title=N_("The causal mask"),
         build=partial(load_preset, "seed002_causal"), preset="seed002_causal", query=0,
-        setup=N_("The English notebook tutorial's four tokens, “My name is Kishor”, with its queries, keys and values "
-                 "of width 8. A causal mask lets each token attend only to itself and to the tokens before it, as a "
-                 "decoder must: it cannot read words it has not produced yet."),
+        setup=N_("The English notebook tutorial's {n_seq} tokens, “My name is Kishor”, with queries and keys of width "
+                 "{d_k} and values of width {d_v}. A causal mask lets each token attend only to itself and to the "
+                 "tokens before it, as a decoder must: it cannot read words it has not produced yet."),
         question=N_("What is the first token's output?"),
         ask=Choice(CAUSAL_OPTIONS), solve=_solve_causal,
         explanation=N_("The first token, {first}, may see only itself: its other scores become −∞, and softmax gives "
                        "its weights {w_first}. Its output is therefore exactly its own value row, {out} (the largest "
                        "difference is {diff}). Each later token sees one more key; the last, {last}, spreads its "
-                       "weight over all four: {w_last}."),
+                       "weight over all {n_seq}: {w_last}."),
         page=registry.MASKING,
         hint=N_("On Masking, choose none and then causal, and compare the first row of weights; or make a custom "
                 "mask that hides a token from itself."),
@@ -878,7 +913,7 @@ LESSONS: tuple[Lesson, ...] = (
     Lesson(
         key="padding", title=N_("A padding token"),
         build=_padded,
-        setup=N_("Three words and a padding token, [PAD], which only fills the sequence up to a fixed length (the "
+        setup=N_("{n_words} words and a padding token, [PAD], which only fills the sequence up to a fixed length (the "
                  "sentences of a batch must be equally long). The padding mask is on."),
         question=N_("How much weight does tea give to [PAD]?"),
         ask=Number(tolerance=0.005, low=0.0, high=1.0, step=0.01), solve=_solve_padding,
@@ -892,16 +927,16 @@ LESSONS: tuple[Lesson, ...] = (
     Lesson(
         key="permutation", title=N_("Swapping two tokens"),
         build=partial(_sentence, SENTENCE, False),
-        setup=N_("The sentence “dog bites man”, each word a random vector of width 4 that says nothing about its "
-                 "position, with the tutorials' W_Q, W_K, W_V and no mask. Swap the first and the last word: “man "
+        setup=N_("The sentence “dog bites man”, each word a random vector of width {d_model} that says nothing about "
+                 "its position, with the tutorials' W_Q, W_K, W_V and no mask. Swap the first and the last word: “man "
                  "bites dog”."),
-        question=N_("What happens to the three output rows?"),
+        question=N_("What happens to the {n_seq} output rows?"),
         ask=Choice(SWAP_OPTIONS), solve=partial(_solve_swap, False),
         explanation=N_("Each output row depends on its own query and on the set of keys and values, not on their "
-                       "order, so dog's output moves with dog and bites' output stays as it was (the old rows, "
-                       "swapped, match the new ones to within {diff_moved}). Attention is permutation-equivariant: "
-                       "shuffle the inputs and the outputs shuffle the same way. On its own it cannot tell “dog bites "
-                       "man” from “man bites dog”."),
+                       "order, so dog's output moves with dog and bites' output stays as it was (the largest "
+                       "difference between the old rows, swapped, and the new ones is {diff_moved}). Attention is "
+                       "permutation-equivariant: shuffle the inputs and the outputs shuffle the same way. On its own "
+                       "it cannot tell “dog bites man” from “man bites dog”."),
         page=registry.STEPS,
         hint=N_("On Inputs & weights, type “man bites dog” as the sentence (embedding seed 0, no positional "
                 "encoding), press Use this sentence, and compare the output on Step by step."),
@@ -912,7 +947,7 @@ LESSONS: tuple[Lesson, ...] = (
         setup=N_("The same sentence, but now each word's vector has the sinusoidal positional encoding of the "
                  "original Transformer added to it, so each input also says where the word stands. Swap dog and man "
                  "again."),
-        question=N_("What happens to the three output rows?"),
+        question=N_("What happens to the {n_seq} output rows?"),
         ask=Choice(SWAP_OPTIONS), solve=partial(_solve_swap, True),
         explanation=N_("Now a word's input depends on where it stands, so after the swap no output row is one of the "
                        "old ones (each differs from every old row by at least {least_change}). Even bites, which did "
@@ -925,7 +960,7 @@ LESSONS: tuple[Lesson, ...] = (
     Lesson(
         key="heads", title=N_("Two heads side by side"),
         build=_two_heads,
-        setup=N_("The tutorials' three inputs, now with {n_heads} heads: each head has its own slice of W_Q, W_K and "
+        setup=N_("The tutorials' {n_seq} inputs, now with {n_heads} heads: each head has its own slice of W_Q, W_K and "
                  "W_V, with queries and keys {d_k} wide and values {d_v} wide. The heads' outputs are laid side by "
                  "side, and W_O is the identity."),
         question=N_("How many columns does the concatenation of the heads' outputs have?"),
@@ -936,14 +971,14 @@ LESSONS: tuple[Lesson, ...] = (
                        "columns. The Korean Python tutorial does the same at full size: {h3} heads of {d3} columns "
                        "give {h3} × {d3} = {w3}, the width of the original Transformer."),
         page=registry.MULTIHEAD,
-        hint=N_("Set the number of heads to 3 or 6 on Multi-head: the slices get narrower, and the concatenation "
-                "keeps its width."),
+        hint=N_("Set the number of heads to {more_heads} on Multi-head: each head's queries and keys are then "
+                "{d_k_more} wide and its values {d_v_more} wide, and the concatenation keeps its width, {width}."),
     ),
     Lesson(
         key="value-width", title=N_("Values wider than keys"),
         build=_wide_values,
-        setup=N_("The tutorials' three inputs, {d_model} numbers each. This time the queries and keys are narrower and "
-                 "the values wider: W_Q and W_K have {d_k} columns, W_V has {d_v}."),
+        setup=N_("The tutorials' {n_seq} inputs, {d_model} numbers each. This time the queries and keys are narrower "
+                 "and the values wider: W_Q and W_K have {d_k} columns, W_V has {d_v}."),
         question=N_("How wide is each output row?"),
         ask=Choice(WIDTH_OPTIONS), solve=_solve_value_width,
         explanation=N_("The output is the weights times V: a {w_shape} matrix times a {v_shape} one gives {out_shape}. "

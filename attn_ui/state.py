@@ -66,6 +66,7 @@ MODEL_VIEW = "model_view"  # the model view chart (its click selection)
 # Learn (attn_ui.lesson_ui): the lesson open, the learner's answers, and the ?lesson= link read once
 LESSON = "lesson"  # key of the lesson open on Learn (attn_ui.lessons); None: the first
 LESSON_ANSWERS = "lesson_answers"  # {lesson key: [(prediction, right?)]}: every answer committed, oldest first
+# (the record: its first right answer says "right on the nth try", the answers after it are tries again)
 LESSON_RETRY = "lesson_retry"  # set of lesson keys being tried again (their answer is hidden)
 LESSON_SKIPPED = "lesson_skipped"  # set of lesson keys skipped without an answer
 LESSON_LINK_APPLIED = "lesson_link_applied"  # bool: this session has read its ?lesson= link (once, at start)

@@ -46,9 +46,7 @@ at = lessons.index_of(lesson.key)
 titles = [f"{i + 1}. {_(x.title)}" for i, x in enumerate(lessons.LESSONS)]  # made now: format_func runs later too
 st.selectbox(_("Lesson"), list(range(n_lessons)), width=520, format_func=titles.__getitem__,
              **state.bind(PICK, at, lambda: lesson_ui.open_lesson(lessons.LESSONS[st.session_state[PICK]].key)))
-with st.expander(_("All lessons and how you did")):
-    st.markdown(text.md_table([_("lesson"), _("your answer")], [[t, lesson_ui.status(x.key)]
-                                                                for t, x in zip(titles, lessons.LESSONS, strict=True)]))
+lesson_ui.lesson_list(titles)
 lesson_ui.keep_in_address_bar(lesson)
 try:
     w = lesson_ui.worked(lesson)  # the configuration, its attention trace and the answer, computed by attn_core
@@ -65,7 +63,7 @@ facts = lessons.localized(w.solution.facts, _)  # the facts that are words, in t
 
 def fill(template: str) -> str:
     """A lesson's text (a marked English template) in the learner's language, its facts filled in."""
-    return lessons.fill(_(template), facts, precision)
+    return lessons.fill(_(template), facts, precision, _)
 
 
 def width_of(title: str) -> int:
@@ -92,9 +90,7 @@ attempt = lesson_ui.shown_attempt(lesson.key)
 
 # ---- predict ----------------------------------------------------------------------------------------------------
 if attempt is None:
-    guess = lesson_ui.prediction(w, precision)
-    st.button(_("Check my answer"), key=lesson_ui.CHECK, icon=":material/check:",
-              disabled=guess is None, on_click=lesson_ui.commit)
+    lesson_ui.prediction(w, precision)  # the widgets and Check my answer, in a form: one click checks
 
 # ---- reveal -----------------------------------------------------------------------------------------------------
 else:
@@ -107,7 +103,7 @@ else:
             guess=lessons.answer_text(w, guess, precision, _), answer=answer), icon=":material/cancel:")
 
     st.markdown(_("**The numbers**, computed on this lesson's configuration:"))
-    st.markdown(text.md_table([_("what"), _("value")], [[_(what), lessons.show(facts[name], precision)]
+    st.markdown(text.md_table([_("what"), _("value")], [[fill(what), lessons.show(facts[name], precision, _)]
                                                         for what, name in w.solution.numbers]))
     matrices = [v for v in w.solution.views if isinstance(v, lessons.MatrixView)]
     view_titles = [fill(v.title) for v in matrices]

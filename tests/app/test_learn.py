@@ -43,7 +43,8 @@ def open_lesson(key: str) -> AppTest:
 
 
 def predict(at: AppTest, lesson: lessons.Lesson, guess) -> AppTest:
-    """Give a prediction in the lesson's widgets, then press Check my answer."""
+    """Give a prediction in the lesson's widgets and press Check my answer, with no run in between (the widgets and
+    the button are one form: the browser sends the values with the click)."""
     if isinstance(lesson.ask, Cell):
         at.radio(key=f"learn_{lesson.key}_row").set_value(guess[0])
         at.radio(key=f"learn_{lesson.key}_col").set_value(guess[1])
@@ -51,8 +52,6 @@ def predict(at: AppTest, lesson: lessons.Lesson, guess) -> AppTest:
         at.radio(key=f"learn_{lesson.key}_guess").set_value(guess)
     else:
         at.number_input(key=f"learn_{lesson.key}_guess").set_value(guess)
-    at.run()
-    assert not at.button(key=lesson_ui.CHECK).disabled
     return at.button(key=lesson_ui.CHECK).click().run()
 
 
@@ -70,6 +69,12 @@ def wrong_guess(lesson: lessons.Lesson, answer):
 def status(at: AppTest) -> str:
     """The line under the lesson's title: "Lesson 3 of 14 · right"."""
     return next(c.value for c in at.caption if c.value.startswith("Lesson "))
+
+
+def listed(at: AppTest) -> dict[str, str]:
+    """The lesson list: each row's title (a button) and how the lesson went."""
+    rows = at.expander(key=lesson_ui.LIST)
+    return {b.label: c.value for b, c in zip(rows.button, rows.caption, strict=True)}
 
 
 def texts(at: AppTest) -> str:
@@ -101,11 +106,12 @@ def test_lesson_wrong_then_right_then_try_it(key: str):
     assert status(at).endswith("· wrong")
 
     at.button(key="learn_retry").click().run()
-    assert "The numbers" not in texts(at) and at.button(key=lesson_ui.CHECK).disabled  # empty widgets again
+    assert "The numbers" not in texts(at)
+    assert all(at.session_state[k] is None for k in lesson_ui._widget_keys(lesson))  # empty widgets again
     predict(at, lesson, answer)
     assert not at.exception and not at.error
     assert len(at.success) == 1 and answer_text in plain(at.success[0].value)
-    assert status(at).endswith("· right on try 2")
+    assert status(at).endswith("· right on the 2nd try")
 
     at.button(key="learn_try").click().run()
     assert not at.exception
@@ -154,8 +160,8 @@ def test_progress_survives_a_page_switch_and_the_list_shows_it(app: AppTest):
     at.switch_page(registry.LEARN.file).run()
     assert not at.exception
     assert at.header[0].value == f"3. {third.title}"  # the lesson open survives
-    table = plain(at.expander[0].markdown[0].value)
-    assert f"| 1. {first.title} | wrong |" in table and f"| 3. {third.title} | not answered yet |" in table
+    rows = listed(at)
+    assert rows[f"1. {first.title}"] == "wrong" and rows[f"3. {third.title}"] == "not answered yet"
     assert at.get("progress")[0].proto.text == f"1 of {len(lessons.LESSONS)} lessons answered, 0 right"
     at.selectbox(key="learn_pick").set_value(0).run()
     assert "Not quite" in at.error[0].value  # the answer survives too
@@ -167,12 +173,12 @@ def test_skip_next_and_previous(app: AppTest, monkeypatch):
     at = app.switch_page(registry.LEARN.file).run()
     at.button(key="learn_skip").click().run()
     assert at.header[0].value.startswith("2.")
-    assert f"| 1. {lessons.LESSONS[0].title} | skipped |" in plain(at.expander[0].markdown[0].value)
+    assert listed(at)[f"1. {lessons.LESSONS[0].title}"] == "skipped"
     at.button(key="learn_previous").click().run()
     assert at.header[0].value.startswith("1.") and status(at).endswith("· skipped")
     first = lessons.LESSONS[0]
     predict(at, first, lessons.solved(first.key).solution.answer)
-    assert status(at).endswith("· right")
+    assert status(at).endswith("· right on the first try")
     at.button(key="learn_next").click().run()
     assert at.header[0].value.startswith("2.")
     at.selectbox(key="learn_pick").set_value(len(lessons.LESSONS) - 1).run()
@@ -263,3 +269,80 @@ def test_a_model_lesson_with_no_model_it_can_read_says_so_then_works_again(tmp_p
     at.run()
     assert not at.exception and not at.warning
     assert at.header[0].value.startswith(f"{lessons.index_of(key) + 1}.")
+
+
+# ---- the record: a right answer stays right ---------------------------------------------------------------------
+
+
+def test_a_right_first_answer_stays_right_and_the_tries_after_it_are_counted(app: AppTest):
+    at = app.switch_page(registry.LEARN.file).run()
+    lesson = lessons.by_key("match-weight")
+    answer = lessons.solved(lesson.key).solution.answer
+    at.selectbox(key="learn_pick").set_value(lessons.index_of(lesson.key)).run()
+    predict(at, lesson, round(answer, 2))
+    assert status(at).endswith("· right on the first try")
+    at.button(key="learn_retry").click().run()
+    assert status(at).endswith("· right on the first try · trying again")
+    predict(at, lesson, wrong_guess(lesson, answer))
+    assert "Not quite" in at.error[0].value  # this try's answer, said as it is ...
+    assert status(at).endswith("· right on the first try · tried again once")  # ... and the record keeps the first
+    at.button(key="learn_retry").click().run()
+    predict(at, lesson, round(answer, 2))
+    assert status(at).endswith("· right on the first try · tried again twice")
+    assert at.get("progress")[0].proto.text == f"1 of {len(lessons.LESSONS)} lessons answered, 1 right"
+    assert at.session_state[state.LESSON_ANSWERS][lesson.key] == [
+        (round(answer, 2), True), (wrong_guess(lesson, answer), False), (round(answer, 2), True)]
+
+
+@pytest.mark.parametrize("tries, said", [
+    ([False], "wrong"), ([False, False], "wrong (2 tries)"), ([True], "right on the first try"),
+    ([False, True], "right on the 2nd try"), ([False, False, True, False], "right on the 3rd try · tried again once"),
+    ([False] * 10 + [True, True, True], "right on the 11th try · tried again twice"),
+    ([False] * 20 + [True] * 4, "right on the 21st try · tried again 3 times"),
+])
+def test_the_record_read_from_a_sessions_answers(app: AppTest, tries: list[bool], said: str):
+    """The record is the list of (prediction, right?) every session has kept since Learn began: an old session's
+    answers read the same way."""
+    at = app.switch_page(registry.LEARN.file).run()
+    at.session_state[state.LESSON_ANSWERS] = {"best-match": [(1 if right else 0, right) for right in tries]}
+    at.run()
+    assert not at.exception and status(at).endswith(f"· {said}")
+    assert listed(at)[f"1. {lessons.LESSONS[0].title}"] == said
+
+
+def test_check_without_a_prediction_says_what_is_missing(app: AppTest):
+    at = app.switch_page(registry.LEARN.file).run()
+    at.button(key=lesson_ui.CHECK).click().run()
+    assert not at.exception and at.warning[0].value == "Pick an answer first."
+    assert status(at).endswith("· not answered yet")
+    at.selectbox(key="learn_pick").set_value(lessons.index_of("largest-cell")).run()
+    at.radio(key="learn_largest-cell_row").set_value(1)
+    at.button(key=lesson_ui.CHECK).click().run()
+    assert at.warning[0].value == "Pick a query and a key first."
+    assert at.radio(key="learn_largest-cell_row").value == 1  # what was given stays
+    at.selectbox(key="learn_pick").set_value(lessons.index_of("uniform")).run()
+    at.button(key=lesson_ui.CHECK).click().run()
+    assert at.warning[0].value == "Type a number first."
+
+
+# ---- the lesson list opens a lesson --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("lang", ["en", "zh", "ko"])
+def test_a_row_of_the_lesson_list_opens_its_lesson(app: AppTest, lang: str):
+    at = app.switch_page(registry.LEARN.file)
+    at.session_state[state.LANG] = lang
+    at.run()
+    rows = at.expander(key=lesson_ui.LIST)
+    assert len(rows.button) == len(lessons.LESSONS)
+    assert rows.button[0].proto.icon == ":material/arrow_right:"  # the lesson open is marked
+    at.session_state[lesson_ui.LIST] = True  # the learner opens the list
+    at.run()
+    at.button(key="learn_list_causal").click().run()
+    assert not at.exception
+    at_causal = lessons.index_of("causal")
+    assert at.header[0].value.startswith(f"{at_causal + 1}. ")
+    assert at.session_state[state.LESSON] == "causal" and at.query_params[lesson_ui.PARAM] == "causal"
+    assert at.session_state[lesson_ui.LIST] is False  # the list closes over the lesson it opened
+    assert at.expander(key=lesson_ui.LIST).button[at_causal].proto.icon == ":material/arrow_right:"
+    assert at.selectbox(key="learn_pick").value == at_causal

@@ -18,6 +18,7 @@ import pytest
 from attn_core import MATRICES, PRESETS, Config, configs_equal, load_preset, validate_config
 from attn_ui import lessons, registry
 from attn_ui.lessons import Cell, Choice, Number
+from attn_ui.numbers import format_number
 from tests import minilm
 
 TRY_PAGES = {registry.STEPS, registry.SCALING, registry.MASKING, registry.MULTIHEAD, registry.MODEL}
@@ -289,3 +290,239 @@ def test_show_writes_numbers_with_the_app_formatter():
     assert lessons.show(np.array([-np.inf, np.inf, np.nan, 0.5]), 4) == "[−∞, +∞, NaN, 0.5]"
     assert lessons.show(np.array([[1.0, 2.0], [3.0, 4.5]]), 2) == "[[1, 2], [3, 4.5]]"
     assert lessons.fill("{a} of {b}", {"a": 0.123456, "b": "[PAD]"}, 3) == "0.123 of \\[PAD\\]"
+
+
+# ---- every sentence that states a number or a property is true on the lesson's numbers ---------------------------
+# Each lesson's texts (setup, question, options, explanation, hint, the reveal's row names), filled at 4 decimals as
+# the page shows them, must contain the sentences below, whose numbers are numpy written out here; the properties
+# the sentences state ("the widest gap", "every row gets sharper", "nearly one-hot") are asserted on the numbers.
+
+
+def fmt(v: float) -> str:
+    """A number as the page writes it at 4 decimals (attn_ui.numbers, "short" style)."""
+    return format_number(float(v), 4, "short")
+
+
+def vec(a) -> str:
+    a = np.asarray(a, dtype=float)
+    return "[" + ", ".join(fmt(x) if a.ndim == 1 else vec(x) for x in a) + "]" if a.ndim else fmt(a)
+
+
+def difference(d: float) -> str:
+    """A difference the lesson says is (nearly) none: "exactly 0", or its tiny value, never "0"."""
+    return "exactly 0" if d == 0 else fmt(d)
+
+
+def shown_text(lesson: lessons.Lesson) -> str:
+    """Every text of the lesson as the page fills it (precision 4), Markdown escapes read."""
+    sol = lessons.solved(lesson.key, model_of(lesson)).solution
+    parts = [*lessons.texts(lesson), *(what for what, _ in sol.numbers)]
+    return re.sub(r"\\(.)", r"\1", "\n".join(lessons.fill(t, sol.facts, 4) for t in parts))
+
+
+def said_best_match(cfg):
+    _, _, _, s, w, _ = plain(cfg)
+    n, d_model = cfg.x.shape
+    assert (np.argsort(s[1]) == np.argsort(w[1])).all()  # "Softmax keeps the order of the scores"
+    return [f"{n} inputs of {d_model} numbers and weights W_Q, W_K of shape {d_model} × {cfg.w_q.shape[1]}",
+            f"its row of X, {vec(cfg.x[1])}, times W_Q", f"its dot products with the {n} keys are {vec(s[1])}",
+            f"the largest score, {fmt(s[1].max())}", f"{fmt(w[1].max())} of the row {vec(w[1])}",
+            f"divided by √d_k = √{cfg.w_q.shape[1]}"]
+
+
+def said_match_weight(cfg):
+    _, _, _, s, w, _ = plain(cfg)
+    n, d_k = cfg.x.shape[0], cfg.w_q.shape[1]
+    root = np.sqrt(d_k)
+    top2, raw2 = np.sort(s[1] / root)[-2:], np.sort(s[1])[-2:]
+    best = cfg.tokens[int(np.argmax(w[1]))]
+    return [f"scores the {n} keys {vec(s[1])}, and the scores are divided by √d_k = √{d_k} = {fmt(root)} before",
+            f"Divided by √d_k = {fmt(root)}, the scores become {vec(s[1] / root)}",
+            f"The best stands {fmt(top2[1] - top2[0])} above the runner-up", f"here {fmt(np.exp(top2[1] - top2[0]))}",
+            f"{best} takes {fmt(w[1].max())} of the row and the other {n - 1} share the rest",
+            f"Without the division the gap would be {fmt(raw2[1] - raw2[0])} and {best}'s weight "
+            f"{fmt(softmax_rows(s)[1].max())}"]
+
+
+def said_uniform(cfg):
+    _, _, v, s, w, out = plain(cfg)
+    n = cfg.x.shape[0]
+    assert (s == 0).all() and (w == 1 / n).all()  # "every score is 0", "the same weight"
+    spread = np.abs(out - out[0]).max()
+    assert spread < 1e-12  # "the same for every token"
+    return [f"{n} tokens, each with its own input", f"softmax of {n} equal scores gives each key the same weight, "
+            f"{fmt(1 / n)} = 1/{n}", f"the plain average of the value rows, {vec(v.mean(axis=0))}",
+            f"the largest difference between two of them is {difference(spread)})"]
+
+
+def said_lookup(cfg):
+    _, _, v, s, w, out = plain(cfg)
+    n, d_k = cfg.x.shape[0], cfg.w_q.shape[1]
+    root, cherry, other = np.sqrt(d_k), 2, 0
+    assert softmax_rows(s / 1e-3)[0, cherry] > 1 - 1e-12  # "with larger scores, cherry's weight goes to 1"
+    return [f"{n} tokens with one-hot inputs", f"a dictionary with {n} entries", f"a single number, {vec(v[:, 0])}",
+            f"the average of the {n} values ({fmt(v[:, 0].mean())})",
+            f"a dot product of {fmt(s[0, cherry])} and every other key with {fmt(s[0, other])}",
+            f"divided by √d_k = √{d_k} = {fmt(root)}, that is a gap of only {fmt((s[0, cherry] - s[0, other]) / root)}",
+            f"Softmax gives cherry {fmt(w[0, cherry])} and each other fruit {fmt(w[0, other])}",
+            f"the output, {fmt(out[0, 0])}",
+            f"move it down to 0.1: cherry's weight grows to {fmt(softmax_rows(s / 0.1)[0, cherry])}"]
+
+
+def said_largest_cell(cfg):
+    _, _, _, s, w, _ = plain(cfg)
+    row, col = np.unravel_index(np.argmax(w), w.shape)
+    top2 = np.sort(s, axis=1)[:, -2:]  # [n, 2]
+    gaps = top2[:, 1] - top2[:, 0]
+    assert np.argmax(gaps) == row and (np.delete(gaps, row) < gaps[row]).all()  # "the widest gap in the matrix"
+    d_k = cfg.w_q.shape[1]
+    scaled_top = softmax_rows(s / np.sqrt(d_k)).max()
+    assert scaled_top < w.max()  # "see the largest weight drop"
+    tok = cfg.tokens
+    return [f"are {vec(s)}", f"Row {tok[row]}'s best score, {fmt(s[row, col])}, stands {fmt(gaps[row])} above its "
+            f"runner-up, {fmt(top2[row, 0])}, the widest gap", f"e^{fmt(gaps[row])} = {fmt(np.exp(gaps[row]))}",
+            f"query {tok[row]} and key {tok[col]} takes {fmt(w[row, col])} of its row",
+            f"to one decimal they are {vec(np.round(w, 1))}",
+            f"choose ÷ √d_k = √{d_k} and see the largest weight drop from {fmt(w.max())} to {fmt(scaled_top)}"]
+
+
+def said_temperature(cfg):
+    _, _, _, s, w, _ = plain(cfg)
+    n, d_k = cfg.x.shape[0], cfg.w_q.shape[1]
+    scaled = s / np.sqrt(d_k)
+    after = softmax_rows(10 * scaled)
+    h_before, h_after = entropy(w), entropy(after)
+    assert (h_after < h_before).all()  # "every row gets sharper"
+    assert after.max(axis=1).min() > 0.99  # "the largest score takes nearly everything", "nearly one-hot"
+    return [f"sentence, {n} words, each a vector of width {d_k}", f"√d_k = √{d_k} as usual",
+            "multiply every score by 10 before the softmax", f"which is {fmt(np.log(n))} for equal weights",
+            f"falls from {fmt(h_before.mean())} to {fmt(h_after.mean())} on average",
+            f"grows from {fmt(scaled.var())} to {fmt((10 * scaled).var())}", "with the scores times 10"]
+
+
+def said_sqrt_dk(cfg):
+    q, k, _, s, _, _ = plain(cfg)
+    n, d_model = cfg.x.shape
+    d_k = q.shape[1]
+    assert abs(cfg.x.mean()) < 0.05 and abs(cfg.x.var() - 1) < 0.05  # "mean 0 and variance 1"
+    assert abs(q.var() - 1) < 0.1 and abs(k.var() - 1) < 0.1  # "a variance of about 1"
+    return [f"{n} tokens whose inputs are {d_model} random numbers each", f"so d_k = {d_k} and",
+            f"(all {n * n} of them)", f"Each score is a sum of {d_k} products", f"var(QKᵀ) ≈ d_k = {d_k}",
+            f"Measured here it is {fmt(s.var())}, with var(Q) = {fmt(q.var())} and var(K) = {fmt(k.var())}",
+            f"Dividing by √d_k = {fmt(np.sqrt(d_k))} divides the variance by d_k, back to "
+            f"{fmt((s / np.sqrt(d_k)).var())}"]
+
+
+def said_stable_softmax(cfg):
+    _, _, _, s, w, _ = plain(cfg)
+    return [f"{cfg.x.shape[0]} tokens whose scores all lie between {fmt(s.min())} and {fmt(s.max())}; the first row "
+            f"is {vec(s[0])}", f"exp of anything above {fmt(np.log(np.finfo(float).max))}",
+            f"turns the row into {vec(s[0] - s[0].max())}", f"The weights, {vec(w[0])}, are the exact ones"]
+
+
+def said_causal(cfg):
+    n = cfg.x.shape[0]
+    *_, v, _, w, out = plain(cfg, np.tril(np.ones((n, n), dtype=bool)))
+    return [f"tutorial's {n} tokens", f"queries and keys of width {cfg.w_q.shape[1]} and values of width "
+            f"{cfg.w_v.shape[1]}", f"the average of all {n} value rows", f"its weights {vec(w[0])}",
+            f"its own value row, {vec(v[0])} (the largest difference is {difference(np.abs(out[0] - v[0]).max())})",
+            f"spreads its weight over all {n}: {vec(w[-1])}"]
+
+
+def said_padding(cfg):
+    is_pad = np.array(cfg.is_pad)
+    n = len(is_pad)
+    *_, w, _ = plain(cfg, np.tile(~is_pad, (n, 1)))
+    *_, open_w, _ = plain(cfg)
+    tea, pad = cfg.tokens.index("tea"), int(np.flatnonzero(is_pad)[0])
+    return [f"{n - is_pad.sum()} words and a padding token", f"tea gives [PAD] {fmt(w[tea, pad])}",
+            f"its column is {vec(w[:, pad])}", f"tea would give it {fmt(open_w[tea, pad])}",
+            f"tea's row, {vec(w[tea])}, still sums to {fmt(w[tea].sum())}"]
+
+
+def said_permutation(cfg):
+    before, after, perm = swapped_outputs(cfg, positions=False)
+    return [f"a random vector of width {cfg.x.shape[1]}", f"What happens to the {cfg.x.shape[0]} output rows?",
+            f"and the new ones is {difference(np.abs(after - before[perm]).max())})"]
+
+
+def said_positions(cfg):
+    before, after, _ = swapped_outputs(cfg, positions=True)
+    least = min(np.abs(before - row).max(axis=1).min() for row in after)
+    return [f"What happens to the {cfg.x.shape[0]} output rows?", f"by at least {fmt(least)}",
+            f"changes by up to {fmt(np.abs(after[1] - before[1]).max())}"]
+
+
+def said_heads(cfg):
+    n, n_heads = cfg.x.shape[0], cfg.n_heads
+    d_k, d_v = cfg.w_q.shape[1] // n_heads, cfg.w_v.shape[1] // n_heads
+    outs = [attend(cfg.x, cfg.w_q[:, h * d_k:(h + 1) * d_k], cfg.w_k[:, h * d_k:(h + 1) * d_k],
+                   cfg.w_v[:, h * d_v:(h + 1) * d_v], np.sqrt(d_k))[-1] for h in range(n_heads)]
+    concat = np.hstack(outs)
+    diff = np.abs(concat @ cfg.w_o - concat).max()
+    more = 3  # the next number of heads that divides both widths, 6 and 6
+    assert cfg.w_q.shape[1] % more == 0 and cfg.w_v.shape[1] % more == 0 and more > n_heads
+    big = load_preset("seed003_heads")
+    h3, d3 = big.n_heads, big.w_v.shape[1] // big.n_heads
+    return [f"The tutorials' {n} inputs, now with {n_heads} heads",
+            f"queries and keys {d_k} wide and values {d_v} wide", f"Each head outputs {n} rows of {d_v} numbers",
+            f"{n_heads} × {d_v} = {concat.shape[1]} columns", f"(the largest difference is {difference(diff)})",
+            f"{h3} heads of {d3} columns give {h3} × {d3} = {h3 * d3}",
+            f"Set the number of heads to {more} on Multi-head: each head's queries and keys are then "
+            f"{cfg.w_q.shape[1] // more} wide and its values {cfg.w_v.shape[1] // more} wide, and the concatenation "
+            f"keeps its width, {concat.shape[1]}"]
+
+
+def said_value_width(cfg):
+    n, d_model = cfg.x.shape
+    d_k, d_v = cfg.w_q.shape[1], cfg.w_v.shape[1]
+    return [f"The tutorials' {n} inputs, {d_model} numbers each", f"W_Q and W_K have {d_k} columns, W_V has {d_v}",
+            f"a {n} × {n} matrix times a {n} × {d_v} one gives {n} × {d_v}", f"{d_k}, the width of the queries",
+            f"{d_v}, the width of the values", f"{d_model}, the width of the inputs", f"{n}, the number of tokens"]
+
+
+def said_real_model(cfg):
+    """From transformers' attentions (float32: the shares are compared to 1e-4 below, not as text)."""
+    o = cfg.origin
+    _, attentions = minilm.reference_attentions(o["sentence"])
+    share = attentions[o["layer"]].mean(axis=1)  # [n_heads, n_k]: each key's weight averaged over the queries
+    n_heads, n = share.shape
+    top = share.argmax(axis=1)
+    return [f"{np.sum(top == 0)} of the {n_heads} heads give their largest share to [CLS]",
+            ("[CLS] takes ", share[:, 0].mean()), (", [SEP] ", share[:, n - 1].mean()),
+            ("and all the words together ", share[:, 1:n - 1].sum(axis=1).mean())]
+
+
+SAID: dict[str, Callable[[Config], list]] = {
+    "best-match": said_best_match, "match-weight": said_match_weight, "uniform": said_uniform, "lookup": said_lookup,
+    "largest-cell": said_largest_cell, "temperature": said_temperature, "sqrt-dk": said_sqrt_dk,
+    "stable-softmax": said_stable_softmax, "causal": said_causal, "padding": said_padding,
+    "permutation": said_permutation, "positions": said_positions, "heads": said_heads,
+    "value-width": said_value_width, "real-model": said_real_model,
+}
+
+
+@pytest.mark.parametrize("lesson", lessons.LESSONS, ids=ids)
+def test_every_number_a_lesson_states_is_the_one_numpy_gives(lesson: lessons.Lesson):
+    assert set(SAID) == set(ids)
+    text = shown_text(lesson)
+    for said in SAID[lesson.key](lessons.configuration(lesson, model_of(lesson))):
+        if isinstance(said, tuple):  # (the words before it, the number to 1e-4)
+            words, value = said
+            shown = re.search(re.escape(words) + r"(−?\d+(?:\.\d+)?)", text)
+            assert shown, (words, text)
+            assert abs(float(shown.group(1)) - value) < 1e-4, (words, shown.group(1), value)
+        else:
+            assert said in text, f"{lesson.key}: {said!r} not in\n{text}"
+
+
+@pytest.mark.parametrize("lesson", lessons.LESSONS, ids=ids)
+def test_no_number_is_typed_in_a_lessons_sentences_and_none_reads_at_most_0(lesson: lessons.Lesson):
+    """A number a lesson states comes from its facts (single digits such as 0, 1 and e^g's g may be typed); no
+    difference reads "at most 0" or "within 0"."""
+    ask = lesson.ask
+    for template in [lesson.setup, lesson.question, *(ask.options if isinstance(ask, Choice) else ()),
+                     lesson.explanation]:
+        assert not re.search(r"(?<![\w.^√{])\d{2,}|\d+\.\d+", template), template
+        assert not re.search(r"\b(three|four|five|six|seven|eight|nine|ten)\b", template, re.IGNORECASE), template
+    assert not re.search(r"(at most|within|by) 0\b", shown_text(lesson))

@@ -23,7 +23,6 @@ from .helpers import (
     MAIN,
     chart_after,
     charts,
-    choose_radio,
     expect_rerun,
     goto_page,
     heatmap_values,
@@ -49,6 +48,15 @@ def press(page: Page, name: str) -> None:
     expect(button).to_be_enabled()
     with expect_rerun(page):
         button.click()
+
+
+def pick(page: Page, label: str, option: str) -> None:
+    """Pick ``option`` of the prediction's radio ``label``: inside the answer's form, no rerun until Check."""
+    group = page.get_by_role("radiogroup", name=label)
+    choice = group.locator('[data-testid="stRadioOption"]').filter(has=page.get_by_text(option, exact=True))
+    expect(choice).to_have_count(1)
+    choice.click()
+    expect(choice.locator("input")).to_be_checked()
 
 
 def label_boxes(chart: Locator) -> list[list[float]]:
@@ -83,9 +91,8 @@ def test_lesson_one_wrong_then_right_then_step_by_step(app_page: Page, shots: Pa
     main = page.locator(MAIN)
     expect(page.get_by_role("heading", name="1. By hand: the best match")).to_be_visible()
     expect(main).not_to_contain_text("The numbers")  # nothing revealed yet
-    expect(page.get_by_role("button", name="Check my answer")).to_be_disabled()
 
-    choose_radio(page, "Your prediction", "input3")
+    pick(page, "Your prediction", "input3")
     press(page, "Check my answer")
     expect(main).to_contain_text("Not quite. You said input3; the answer is input2.")
     expect(main).to_contain_text(f"Lesson 1 of {N_LESSONS} · wrong")
@@ -93,10 +100,10 @@ def test_lesson_one_wrong_then_right_then_step_by_step(app_page: Page, shots: Pa
 
     press(page, "Try again")
     expect(main).not_to_contain_text("Not quite")
-    choose_radio(page, "Your prediction", "input2")
+    pick(page, "Your prediction", "input2")
     press(page, "Check my answer")
     expect(main).to_contain_text("Right. The answer is input2.")
-    expect(main).to_contain_text(f"Lesson 1 of {N_LESSONS} · right on try 2")
+    expect(main).to_contain_text(f"Lesson 1 of {N_LESSONS} · right on the 2nd try")
     # the reveal: input2's scores and weights, as numpy gives them
     row = ", ".join(f"{s:g}" for s in scores[1])
     expect(main).to_contain_text(f"[{row}]")
@@ -122,7 +129,7 @@ def test_a_link_opens_a_lesson_and_try_it_opens_scaling(page: Page, app_server: 
     main = page.locator(MAIN)
     expect(page.get_by_role("heading", name="6. Scores times 10")).to_be_visible()
 
-    choose_radio(page, "Your prediction", "they get sharper: closer to all the weight on one key")
+    pick(page, "Your prediction", "they get sharper: closer to all the weight on one key")
     press(page, "Check my answer")
     expect(main).to_contain_text("Right.")
     bars = charts(page).last
@@ -152,7 +159,7 @@ def test_the_real_model_lesson_then_a_real_model(page: Page, minilm_server: str,
     main = page.locator(MAIN)
     expect(page.get_by_role("heading", name=f"{lessons.index_of(lesson.key) + 1}. {lesson.title}")).to_be_visible(
         timeout=60_000)  # the model is read once per server
-    choose_radio(page, "Your prediction", "[CLS], the token the tokenizer puts before the sentence")
+    pick(page, "Your prediction", "[CLS], the token the tokenizer puts before the sentence")
     press(page, "Check my answer")
     expect(main).to_contain_text("Right.")
     expect(main).to_contain_text(f"{n_heads} of the {n_heads} heads give their largest share to [CLS].")
@@ -167,3 +174,57 @@ def test_the_real_model_lesson_then_a_real_model(page: Page, minilm_server: str,
     expect(main).to_contain_text(f"Layer {origin['layer']}, head 0")
     expect(page.get_by_role("heading", name="In the explorer now")).to_be_visible()
     screenshot(page, shots / "learn_real_model_try.png")
+
+
+def test_a_typed_number_is_checked_by_one_click(page: Page, app_server: str, shots: Path) -> None:
+    """Type the number at a person's pace and click Check my answer once: no Enter, the field not left before.
+    (Streamlit commits a number_input when it loses focus; before the form, the click that took the focus away
+    only committed the number, and a second click was needed.)"""
+    lesson = lessons.by_key("match-weight")
+    answer = lessons.solved(lesson.key).solution.answer
+    open_app(page, f"{app_server}/?lesson={lesson.key}")
+    main = page.locator(MAIN)
+    screenshot(page, shots / "learn_2_before.png")
+    field = page.get_by_label("Your prediction")
+    field.click()
+    page.keyboard.type(f"{answer:.2f}", delay=60)
+    expect(field).to_be_focused()
+    with expect_rerun(page):
+        page.get_by_role("button", name="Check my answer").click()  # once
+    expect(main).to_contain_text(f"Right. The answer is {answer:.4f}.")
+    expect(main).to_contain_text(f"Lesson 2 of {N_LESSONS} · right on the first try")
+    screenshot(page, shots / "learn_2_right.png")
+
+    press(page, "Try again")  # a wrong try after the right one: the record stays right
+    field = page.get_by_label("Your prediction")
+    field.click()
+    page.keyboard.type("1", delay=60)
+    with expect_rerun(page):
+        page.get_by_role("button", name="Check my answer").click()
+    expect(main).to_contain_text("Not quite. You said 1;")
+    expect(main).to_contain_text(f"Lesson 2 of {N_LESSONS} · right on the first try · tried again once")
+
+
+def test_the_lesson_list_opens_a_lesson_by_click_and_by_keyboard(page: Page, app_server: str, shots: Path) -> None:
+    open_app(page, f"{app_server}/?lesson=best-match&lang=ko")
+    main = page.locator(MAIN)
+    summary = page.locator(".st-key-learn_list summary")
+    with expect_rerun(page):
+        summary.click()
+    rows = page.locator(".st-key-learn_list button")
+    expect(rows).to_have_count(N_LESSONS)
+    screenshot(page, shots / "learn_list_ko.png")
+    with expect_rerun(page):
+        rows.nth(2).click()
+    expect(page.locator("h2").filter(has_text="3. ")).to_be_visible()
+    assert "lesson=uniform" in page.url
+    expect(rows.first).not_to_be_visible()  # the list closed over the lesson it opened
+
+    with expect_rerun(page):
+        summary.click()
+    rows.nth(6).focus()  # the rows are buttons: Tab reaches them, Enter opens one
+    with expect_rerun(page):
+        page.keyboard.press("Enter")
+    expect(page.locator("h2").filter(has_text="7. ")).to_be_visible()
+    assert f"lesson={lessons.LESSONS[6].key}" in page.url
+    expect(main).not_to_contain_text("Traceback")

@@ -11,6 +11,7 @@ run reruns at once so that the page runs through the router (see :func:`page_sta
 from __future__ import annotations
 
 import json
+import threading
 
 import streamlit as st
 
@@ -29,6 +30,7 @@ def navigation() -> st.Page:
         st.Page(p.file, title=_(p.title), icon=p.icon, url_path=p.name, default=p == registry.DEFAULT)
         for p in registry.PAGES
     ])
+    _RUN.panel = st.sidebar.container()  # under the pages' list: the page's edit panel, if it has one (panel_slot)
     st.session_state[state.FRAMED] = True  # read by page_start: the frame is drawn for this run
     address.restore(pg)  # once per session: a link, or this learner's address after a reload; may switch page
     address.keep()  # the address holds the current configuration: a reload brings it back
@@ -40,6 +42,16 @@ def navigation() -> st.Page:
     page_language()
     st.html(f"<style>{_WIDE_CHARTS} {_LINK_LABELS} {_KOREAN_LINES} {_HIDDEN}</style>")  # style only: takes no room
     return pg
+
+
+#: this script run's own: a run has its own thread, and navigation() sets it at the start of every run
+_RUN = threading.local()
+
+
+def panel_slot() -> st.delta_generator.DeltaGenerator:
+    """Where a page's edit panel goes (attn_ui.edit_panel): high in the sidebar, right under the list of pages, so
+    that its grid is in view beside the page (above the language, Undo and Share, which are drawn before the page)."""
+    return getattr(_RUN, "panel", None) or st.sidebar
 
 
 def choose_language() -> None:

@@ -143,6 +143,8 @@ def _commit(name: str, edits: dict) -> None:
     if cfg.matrix(name) is None:  # a grid of a matrix the configuration no longer has (score function, Y)
         return
     base, precision = st.session_state[state.EDITOR_BASE][name]
+    if base.shape != cfg.matrix(name).shape:  # a grid of the matrix before it changed shape: not this one's edits
+        return
     values = apply_edits(base, edits, precision) if edits else base
     drafts, errors = st.session_state[state.DRAFTS], st.session_state[state.ERRORS]
     if name not in drafts and _same(values, cfg.matrix(name)):
@@ -214,7 +216,9 @@ def matrix_editor(name: str, *, height: int | str = "auto") -> None:
         return
     key = f"{name}_editor_{st.session_state[state.EDITOR_VERSION]}"
     bases = st.session_state[state.EDITOR_BASE]
-    if key not in st.session_state or name not in bases:  # a fresh grid starts from the current values
+    if key not in st.session_state or name not in bases or bases[name][0].shape != current.shape:
+        # a fresh grid starts from the current values (as does one whose matrix changed shape without a new
+        # version: a configuration put in the state directly)
         bases[name] = (st.session_state[state.DRAFTS].get(name, current), controls.precision())
     base, precision = bases[name]
     # text cells: a number column's cell editor drops what it does not expect ("1e-3" arrived as -13)
@@ -269,11 +273,15 @@ FIX_ON = {"w_o": (registry.MULTIHEAD, N_("Multi-head (section 5)")),
           **{name: (registry.SCORES, registry.SCORES.title) for name in ("w_a", "w_1", "w_2", "v_a")}}
 
 
-def pending_errors_banner(here: registry.Page | None = None) -> None:
+def pending_errors_banner(here: registry.Page | None = None, *, in_panel: tuple[str, ...] = ()) -> None:
     """Tell the learner that a grid holds a rejected value and these numbers are the last valid ones, with a link
-    to the page of that grid (none to ``here``, the page the banner is on)."""
+    to the page of that grid (none to ``here``, the page the banner is on); ``in_panel``: the matrices the sidebar's
+    edit panel offers on this page (attn_ui.edit_panel), where the value can be fixed without leaving it."""
     errs = errors()
-    if errs:
+    if errs and set(errs) <= set(in_panel):
+        st.warning(_("Showing the last valid values: {errors} Fix it in the sidebar, under Edit the numbers.").format(
+            errors=i18n.sentences(*map(text.md_escape, errs.values()))), icon=":material/warning:")
+    elif errs:
         places = list(dict.fromkeys(FIX_ON.get(name, (registry.INPUTS, registry.INPUTS.title)) for name in errs))
         where = _(places[0][1])
         for _page, label in places[1:]:  # "A and B", "A and B and C"

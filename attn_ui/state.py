@@ -54,6 +54,7 @@ STORE_KEY = "store_key"  # this session's key in attn_ui.address.STORE (made whe
 IMPORT_RESULT = "import_result"  # (ok, message) of the last JSON import, shown once on Share & export
 IMPORTS = "imports"  # int: files read by Share & export's uploader (its key; a new one empties it, see share_ui)
 FRAMED = "framed"  # bool, set by attn_ui.frame.navigation for the page it runs next (see attn_ui.frame)
+EDIT_MATRIX = "edit_matrix"  # the matrix the edit panel shows (attn_ui.edit_panel: a widget key, kept in KEPT)
 KEPT = "kept"  # {widget key: value}: the kept store of bind(): choices that are not part of the configuration
 SET_ASIDE = "set_aside"  # {matrix or field name: value}: a score function's weights and Y while not in use
 MODEL_SOURCE = "model_source"  # str or None: the checkpoint A real model reads (repo id or folder; tests set it)

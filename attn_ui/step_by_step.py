@@ -11,9 +11,9 @@ from typing import Any
 
 import streamlit as st
 
-from attn_core import AttentionTrace, Config
+from attn_core import AttentionTrace, Config, MultiHeadTrace
 
-from . import controls, heatmap, i18n, state, text
+from . import compute, controls, heatmap, i18n, state, text
 from .i18n import N_, _
 from .matrix_display import formula, matrix_block
 
@@ -227,3 +227,26 @@ def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None 
         x_title=_("dimension ({dim})").format(dim="d_v"), key=f"{prefix}_output_chart",
         note=_("Each output row is the weighted average of the value rows, with that query's weights."),
     )
+
+
+def show_result(mt: MultiHeadTrace, cfg: Config, *, prefix: str) -> None:
+    """What a configuration gives, side by side: the attention weights (of head 0, said so with several heads)
+    and the layer's output (every head, concatenated and multiplied by W_O). For a page that edits the numbers
+    without showing the steps (Inputs & weights)."""
+    p = controls.precision()
+    t, queries = mt.heads[0], text.query_labels(cfg)
+    widths = [heatmap.heatmap_width(m, queries, p) for m in (t.weights, mt.output)]
+    left, right = controls.side_by_side(widths)
+    with left:
+        matrix_block(
+            _("Weights") if cfg.n_heads == 1 else _("Weights of head 0 (of {n})").format(n=cfg.n_heads), "",
+            t.weights, queries, text.token_labels(cfg), kind="weights", y_title=_("query"), x_title=_("key"),
+            masked=None if t.mask is None else ~t.mask, key=f"{prefix}_result_weights",
+        )
+    with right:
+        matrix_block(
+            _("Output"), "", mt.output, queries, text.dim_labels(mt.output.shape[1]),
+            y_title=_("query") if cfg.cross else _("token"), x_title=_("dimension"),
+            note="" if cfg.n_heads == 1 and compute.is_identity(cfg.w_o)
+            else _("Every head's output side by side, times W_O."), key=f"{prefix}_result_output",
+        )

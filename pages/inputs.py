@@ -6,24 +6,21 @@ from dataclasses import replace
 import streamlit as st
 
 from attn_core import (
-    INITIALIZERS,
     LIMITS,
     PRESETS,
     SCORE_WORDS,
     AttentionInputError,
     embed,
-    initialize,
     positional_encoding,
     tokenize,
     with_dimensions,
     with_query_rows,
 )
-from attn_ui import frame, grid_editor, i18n, registry, state
+from attn_ui import compute, frame, grid_editor, i18n, randomise, registry, state, step_by_step
 from attn_ui.i18n import N_, _
 
 frame.page_start(registry.INPUTS)
 
-INIT_NAMES = list(INITIALIZERS)
 PRESET_OPTION = N_("{title} — {source}")  # a preset in the selectbox
 #: the segmented control's choices: value (read by the code) -> what it shows, in English
 QUERY_SOURCES = {"self": N_("X: self-attention"), "cross": N_("Y: cross-attention")}
@@ -37,11 +34,6 @@ MASK_GONE = {
 }
 
 now = i18n.translator()  # for the options' format_func (called outside the run too): this run's language
-
-
-def init_label(name: str) -> str:
-    """An initialiser as the learner reads it ("Xavier/Glorot uniform")."""
-    return now(INITIALIZERS[name])
 
 
 def row() -> st.delta_generator.DeltaGenerator:
@@ -70,17 +62,6 @@ def change_dimensions() -> None:
         state.notify(_("{n} heads no longer divide the widths, so the configuration now has 1 head.").format(
             n=cfg.n_heads))
     state.set_config(new)
-
-
-def randomise(name: str) -> None:
-    shape = state.config().matrix(name).shape
-    values = initialize(
-        st.session_state[f"inputs_{name}_init"], shape, seed=st.session_state[f"inputs_{name}_seed"],
-        std=st.session_state.get(f"inputs_{name}_std", 1.0),
-    )
-    message = state.update_config(**{name: values})
-    if message:
-        state.notify(message)
 
 
 def use_sentence(prefix: str = "inputs") -> None:
@@ -129,15 +110,48 @@ def change_query_rows() -> None:
         state.notify(message)
 
 
+def sentence_controls(prefix: str, example: str) -> None:
+    """Type a sentence, and its words become the tokens (of X, or of Y with ``prefix`` "inputs_y"). The box starts
+    with ``example``, a sentence that works as it is (a placeholder would look typed, and then hold no words)."""
+    key = f"{prefix}_sentence"
+    st.text_input(_("…or type a sentence"), **state.bind(key, state.kept(key, example)))
+    sentence_row = row()
+    sentence_row.number_input(_("Embedding seed"), 0, 2**31 - 1, 0, key=f"{prefix}_embed_seed", width=220,
+                              help=_("The same word always gets the same vector for a given seed and d_model."))
+    sentence_row.checkbox(_("Add positional encoding"), key=f"{prefix}_positional",
+                          help=_("Sinusoidal, as in 'Attention is all you need'."))
+    sentence_row.button(_("Use this sentence"), key=f"{prefix}_use_sentence", on_click=use_sentence, args=(prefix,))
+    st.caption(_("Each word or punctuation mark becomes a token (in Chinese, written without spaces, each "
+                 "character) with a deterministic N(0, 1) embedding of width d_model; the weights keep their values."))
+
+
+def matrix_section(name: str, title: str, what: str) -> None:
+    """A matrix's grid under its title, shape and ``what`` (in the learner's language), with its Randomise popover."""
+    m = state.config().matrix(name)
+    head = row()
+    head.markdown(f"**{title}** · {m.shape[0]} × {m.shape[1]}  \n{what}")
+    randomise.popover(name, key_prefix="inputs", where=head)
+    grid_editor.matrix_editor(name)
+
+
+def result() -> None:
+    """What the grids above give: head 0's attention weights and the layer's output, recomputed on every edit."""
+    try:
+        trace = compute.trace(state.config())
+    except AttentionInputError as err:  # the grids stay editable: say what is wrong, here
+        st.error(i18n.error_text(err), icon=":material/error:")
+        return
+    step_by_step.show_result(trace, state.config(), prefix="inputs")
+
+
 cfg = state.config()
 
 # ---- preset ---------------------------------------------------------------------------------------
-st.header(_("Start from a worked example"))
 preset = st.session_state[state.PRESET]  # None: the configuration came from a link or a file
 edited = state.edited_since_preset()
 with row():
     st.selectbox(
-        _("Preset"), list(PRESETS), **state.bind("inputs_preset", preset, choose_preset),
+        _("Start from a worked example"), list(PRESETS), **state.bind("inputs_preset", preset, choose_preset),
         format_func=lambda k: now(PRESET_OPTION).format(title=now(PRESETS[k].title), source=now(PRESETS[k].source)),
         # the same text on every run of a language: Streamlit keeps the choice by its text, so a text that changed
         # would read as a new choice
@@ -150,6 +164,30 @@ if preset is not None:
 if edited:
     st.caption(_(":material/edit: **Edited**: your numbers differ from this preset. *Reset to preset* brings the "
                  "tutorial's values back; *Undo* in the sidebar takes back one change at a time."))
+
+# ---- the matrices, and what they give -----------------------------------------------------------
+st.header(_("Input and weights"))
+matrix_section("x", "X", _("one row per token (n_seq × d_model)"))
+if cfg.cross:
+    matrix_section("y", "Y", _("one row per query token (n_y × d_model); Q = Y W_Q"))
+w1, w2, w3 = st.columns(3)
+with w1:
+    matrix_section("w_q", "W_Q", "Q = Y W_Q" if cfg.cross else "Q = X W_Q")
+with w2:
+    matrix_section("w_k", "W_K", "K = X W_K")
+with w3:
+    matrix_section("w_v", "W_V", "V = X W_V")
+if cfg.score != "dot":
+    st.caption(_("W_O ({rows} × {cols}) is edited on the {multihead} page, the {score} score function's weights on "
+                 "{scores}.").format(rows=cfg.w_o.shape[0], cols=cfg.d_out, multihead=_(registry.MULTIHEAD.title),
+                                     score=_(SCORE_WORDS[cfg.score]), scores=_(registry.SCORES.title)))
+else:
+    st.caption(_("W_O ({rows} × {cols}) is edited on the {multihead} page.").format(
+        rows=cfg.w_o.shape[0], cols=cfg.d_out, multihead=_(registry.MULTIHEAD.title)))
+
+st.header(_("What your numbers give"))
+result()
+st.page_link(registry.STEPS.file, label=_("See every step recompute"), icon=":material/stairs:")
 
 # ---- dimensions -----------------------------------------------------------------------------------
 st.header(_("Dimensions"))
@@ -179,8 +217,8 @@ dims_row.number_input("d_v", 1, LIMITS.width, **state.bind("inputs_d_v", cfg.w_v
                       help=_("Columns of W_V; may differ from d_k. The output has d_v columns. At most {n}.").format(
                           n=LIMITS.width))
 fill_row = row()
-fill_row.selectbox(_("New cells are filled with"), INIT_NAMES, index=INIT_NAMES.index("xavier_uniform"),
-                   key="inputs_fill", format_func=init_label, width=360)
+fill_row.selectbox(_("New cells are filled with"), randomise.INIT_NAMES, key="inputs_fill", width=360,
+                   index=randomise.INIT_NAMES.index("xavier_uniform"), format_func=randomise.init_labels())
 fill_row.number_input(_("Seed for new cells"), 0, 2**31 - 1, 0, key="inputs_fill_seed", width=220)
 
 # ---- tokens ---------------------------------------------------------------------------------------
@@ -189,47 +227,8 @@ tok_left, tok_right = st.columns([1, 3])
 with tok_left:
     grid_editor.token_editor()
     st.caption(_("Rename a token (one per row of X)."))  # under the grid: its toolbar covers what is just above it
-
-
-def sentence_controls(prefix: str, example: str) -> None:
-    """Type a sentence, and its words become the tokens (of X, or of Y with ``prefix`` "inputs_y")."""
-    st.text_input(_("…or type a sentence"), placeholder=example, key=f"{prefix}_sentence")
-    sentence_row = row()
-    sentence_row.number_input(_("Embedding seed"), 0, 2**31 - 1, 0, key=f"{prefix}_embed_seed", width=220,
-                              help=_("The same word always gets the same vector for a given seed and d_model."))
-    sentence_row.checkbox(_("Add positional encoding"), key=f"{prefix}_positional",
-                          help=_("Sinusoidal, as in 'Attention is all you need'."))
-    sentence_row.button(_("Use this sentence"), key=f"{prefix}_use_sentence", on_click=use_sentence, args=(prefix,))
-    st.caption(_("Each word or punctuation mark becomes a token (in Chinese, written without spaces, each "
-                 "character) with a deterministic N(0, 1) embedding of width d_model; the weights keep their values."))
-
-
 with tok_right:
     sentence_controls("inputs", "slow but steady wins the race")  # the example: the Korean blog post's (a preset)
-
-
-# ---- the matrices ---------------------------------------------------------------------------------
-def randomise_controls(name: str) -> None:
-    """The popover's controls; they keep their values while it is closed (state.kept)."""
-    init, seed, std = f"inputs_{name}_init", f"inputs_{name}_seed", f"inputs_{name}_std"
-    st.selectbox(_("Initialiser"), INIT_NAMES, format_func=init_label,
-                 **state.bind(init, state.kept(init, INIT_NAMES[0], INIT_NAMES)))
-    st.number_input(_("Seed"), 0, 2**31 - 1, **state.bind(seed, state.kept(seed, 0)))
-    if st.session_state[init] == "gaussian":
-        st.number_input(_("std"), 0.0, 100.0, **state.bind(std, state.kept(std, 1.0)))  # the std of N(0, std²)
-    st.button(_("Fill"), key=f"inputs_{name}_fill", on_click=randomise, args=(name,))
-
-
-def matrix_section(name: str, title: str, what: str) -> None:
-    """A matrix's grid under its title, shape and ``what`` (in the learner's language), with its Randomise popover."""
-    m = state.config().matrix(name)
-    head = row()
-    head.markdown(f"**{title}** · {m.shape[0]} × {m.shape[1]}  \n{what}")
-    with head.popover(_("Randomise"), icon=":material/casino:", key=f"inputs_{name}_randomise",
-                      on_change="rerun") as box:
-        if box.open:  # its widgets are built only while it is open
-            randomise_controls(name)
-    grid_editor.matrix_editor(name)
 
 
 # ---- where the queries come from ------------------------------------------------------------------
@@ -258,22 +257,3 @@ if cfg.cross:
 else:
     st.caption(_("Every token of X asks and answers. Choose Y to let a second sequence ask instead."))
 
-st.header(_("Input and weights"))
-matrix_section("x", "X", _("one row per token (n_seq × d_model)"))
-if cfg.cross:
-    matrix_section("y", "Y", _("one row per query token (n_y × d_model); Q = Y W_Q"))
-w1, w2, w3 = st.columns(3)
-with w1:
-    matrix_section("w_q", "W_Q", "Q = Y W_Q" if cfg.cross else "Q = X W_Q")
-with w2:
-    matrix_section("w_k", "W_K", "K = X W_K")
-with w3:
-    matrix_section("w_v", "W_V", "V = X W_V")
-if cfg.score != "dot":
-    st.caption(_("W_O ({rows} × {cols}) is edited on the {multihead} page, the {score} score function's weights on "
-                 "{scores}.").format(rows=cfg.w_o.shape[0], cols=cfg.d_out, multihead=_(registry.MULTIHEAD.title),
-                                     score=_(SCORE_WORDS[cfg.score]), scores=_(registry.SCORES.title)))
-else:
-    st.caption(_("W_O ({rows} × {cols}) is edited on the {multihead} page.").format(
-        rows=cfg.w_o.shape[0], cols=cfg.d_out, multihead=_(registry.MULTIHEAD.title)))
-st.page_link(registry.STEPS.file, label=_("See every step recompute"), icon=":material/stairs:")

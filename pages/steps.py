@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from attn_ui import compute, controls, drill_down, frame, grid_editor, registry, state, step_by_step
+from attn_ui import compute, controls, drill_down, edit_panel, frame, grid_editor, registry, state, step_by_step
 from attn_ui.i18n import N_, _, ngettext
 
 #: the mask in the caption, one whole phrase per kind (marked; shown with _())
@@ -10,9 +10,11 @@ MASK_WORDS = {"none": N_("mask none"), "causal": N_("mask causal"), "padding": N
               "custom": N_("mask custom")}
 
 frame.page_start(registry.STEPS)
-
-grid_editor.pending_errors_banner()
+in_panel = edit_panel.sidebar()  # X and every weight, beside the steps they feed
+edit_panel.hint()
 controls.precision_control("steps", st.sidebar)
+
+grid_editor.pending_errors_banner(registry.STEPS, in_panel=in_panel)
 
 cfg = state.config()
 trace = compute.current_trace()  # shows a message and stops if the configuration cannot be computed

@@ -262,7 +262,8 @@ def test_multi_head_cross_attention_equals_pytorch(n_heads, pads):
 
 
 def test_the_stored_reference_is_what_pytorch_computes_here():
-    """Where torch is installed: PyTorch now, on the stored inputs, gives the stored numbers, and attn_core its."""
+    """Where torch is installed: PyTorch run now on the stored inputs gives the stored numbers, and attn_core equals
+    it."""
     pytest.importorskip("torch")
     for n_heads in N_HEADS:
         for pads in PADS:

@@ -52,11 +52,16 @@ def catalog(lang: str) -> gettext.NullTranslations:
 
 
 def language() -> str:
-    """The session's language code ("en", "zh", "ko"); English outside a Streamlit run."""
-    import streamlit as st  # here: importing this module imports no Streamlit (attn_ui.lessons, attn_ui.text)
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
+    """The session's language code ("en", "zh", "ko"); English outside a Streamlit run.
 
-    if get_script_run_ctx(suppress_warning=True) is None:
+    Outside a run ``st.session_state`` is an empty stand-in (no language: English), but each read of it there logs
+    "missing ScriptRunContext"; so where Streamlit's runtime does not exist (plain Python, tests/core, AppTest between
+    its runs) it is not read. ``runtime.exists()`` is the check Streamlit gives for `streamlit run` against plain
+    Python (it replaced ``st._is_running_with_streamlit``); the API reference documents none."""
+    import streamlit as st  # here: importing this module imports no Streamlit (attn_ui.lessons, attn_ui.text)
+    from streamlit import runtime
+
+    if not runtime.exists():
         return DEFAULT
     return st.session_state.get(LANG_KEY, DEFAULT)
 

@@ -1,8 +1,9 @@
 """Cross-attention: queries from Y, keys and values from X (Q = Y W_Q, K = X W_K, V = X W_V).
 
 Checked against numpy written out here, against PyTorch's ``nn.MultiheadAttention`` with a query sequence of
-another width than the key/value sequence (and against the same computation written out in numpy, which always
-runs), and through a configuration with Y (``Config.y``, ``Config.y_tokens``).
+another width than the key/value sequence (its numbers stored in reference_cross_attention.npz by
+make_cross_reference.py, so these run without torch; where torch is installed, PyTorch is also run live), against
+the same computation written out in numpy, and through a configuration with Y (``Config.y``, ``Config.y_tokens``).
 
 PyTorch's layout, transposed into attn_core's: ``q_proj_weight`` [E, E] -> w_q [E, E], ``k_proj_weight`` [E, kdim]
 -> w_k [kdim, E], ``v_proj_weight`` [E, vdim] -> w_v [vdim, E], ``out_proj.weight`` [E, E] -> w_o [E, E]. Its
@@ -14,6 +15,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -33,6 +35,7 @@ from attn_core import (
     validate_config,
     with_dimensions,
 )
+from tests.core.make_cross_reference import N_HEADS, PADS, pytorch_case, pytorch_forward
 
 RTOL, ATOL = 1e-10, 1e-12
 KINDS = ("dot", "general", "additive")
@@ -202,20 +205,8 @@ def torch_style_cross_reference(query, key, value, q_proj, k_proj, v_proj, out_p
     return concat @ out_proj.T, weights
 
 
-def pytorch_case(seed, n_heads, e=6, kdim=4, length=3, source=5):
-    """Y [L, E] (the query sequence), X [S, kdim] (key and value), PyTorch's weights as stored."""
-    rng = np.random.default_rng(seed)
-    y, x = rng.standard_normal((length, e)), rng.standard_normal((source, kdim))
-    q_proj, k_proj, v_proj = (rng.standard_normal((e, d)) / math.sqrt(d) for d in (e, kdim, kdim))
-    out_proj = rng.standard_normal((e, e)) / math.sqrt(e)
-    return y, x, q_proj, k_proj, v_proj, out_proj
-
-
-PADS = [None, [False, False, True, False, True], [True, False, False, False, False]]
-
-
 @pytest.mark.parametrize("pads", PADS)
-@pytest.mark.parametrize("n_heads", [1, 2, 3])
+@pytest.mark.parametrize("n_heads", N_HEADS)
 def test_multi_head_cross_attention_equals_pytorchs_formulation_in_numpy(n_heads, pads):
     y, x, q_proj, k_proj, v_proj, out_proj = pytorch_case(n_heads, n_heads)
     key_padding = None if pads is None else np.array(pads)
@@ -227,38 +218,66 @@ def test_multi_head_cross_attention_equals_pytorchs_formulation_in_numpy(n_heads
     np.testing.assert_allclose(t.output, out, rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.parametrize("pads", PADS)
-@pytest.mark.parametrize("n_heads", [1, 2, 3])
-def test_multi_head_cross_attention_equals_pytorch(n_heads, pads):
-    torch = pytest.importorskip("torch")
-    y, x, q_proj, k_proj, v_proj, out_proj = pytorch_case(n_heads, n_heads)
-    e, kdim = y.shape[1], x.shape[1]
-    mha = torch.nn.MultiheadAttention(embed_dim=e, num_heads=n_heads, kdim=kdim, vdim=kdim, bias=False,
-                                      batch_first=True).double()
-    assert mha.in_proj_weight is None  # kdim ≠ embed_dim: separate q, k, v projection weights
-    with torch.no_grad():
-        for param, value in ((mha.q_proj_weight, q_proj), (mha.k_proj_weight, k_proj), (mha.v_proj_weight, v_proj),
-                             (mha.out_proj.weight, out_proj)):
-            assert tuple(param.shape) == value.shape
-            param.copy_(torch.from_numpy(value))
-        key = torch.from_numpy(x)[None]  # [1, S, kdim]
-        key_padding = None if pads is None else torch.tensor([pads])  # [1, S], True = ignore
-        out, weights = mha(torch.from_numpy(y)[None], key, key, key_padding_mask=key_padding, need_weights=True,
-                           average_attn_weights=False)  # [1, L, E], [1, n_heads, L, S]
-    out, weights = out[0].numpy(), weights[0].numpy()
+#: PyTorch's own numbers, made by tests/core/make_cross_reference.py (torch needed there only): the inputs it was
+#: given and its outputs. attn_core agrees with them to 6.7e-16 (torch 2.13.0, numpy 2.4); TORCH_ATOL leaves room
+#: for another summation order, and catches any drift of attn_core's numbers above it.
+REFERENCE_FILE = Path(__file__).with_name("reference_cross_attention.npz")
+REFERENCE = np.load(REFERENCE_FILE)
+TORCH_ATOL = 1e-12  # absolute, rtol 0: the outputs are of order 1, the weights in [0, 1]
 
-    mask = None if pads is None else padding_mask(pads, 3)  # attn_core: True = may attend
+
+def stored_case(n_heads, pads):
+    """Case (n_heads, pads) of the reference: (inputs y, x, q_proj, k_proj, v_proj, out_proj; key padding or None;
+    PyTorch's output [L, E]; its weights [n_heads, L, S])."""
+    i, p = N_HEADS.index(n_heads), PADS.index(pads)
+    assert REFERENCE["n_heads"][i] == n_heads and REFERENCE["key_padding"][p].tolist() == (pads or [False] * 5)
+    inputs = tuple(REFERENCE[name][i] for name in ("y", "x", "q_proj", "k_proj", "v_proj", "out_proj"))
+    key_padding = None if pads is None else np.array(pads)
+    return inputs, key_padding, REFERENCE["out"][i, p], REFERENCE[f"weights_{n_heads}"][p]
+
+
+def assert_matches_pytorch(inputs, key_padding, out, weights, n_heads):
+    """attn_core's multi-head cross-attention on PyTorch's inputs (weights transposed) gives PyTorch's numbers."""
+    y, x, q_proj, k_proj, v_proj, out_proj = inputs
+    mask = None if key_padding is None else padding_mask(key_padding, len(y))  # attn_core: True = may attend
     t = multi_head_cross_attention(y, x, q_proj.T, k_proj.T, v_proj.T, out_proj.T, n_heads, mask=mask)
+    assert t.output.shape == out.shape and len(t.heads) == len(weights) == n_heads
     for h in range(n_heads):
-        np.testing.assert_allclose(t.heads[h].weights, weights[h], rtol=1e-10, atol=1e-10)
-        if pads is not None:
-            assert (t.heads[h].weights[:, np.array(pads)] == 0).all()
-    np.testing.assert_allclose(t.output, out, rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(t.heads[h].weights, weights[h], rtol=0, atol=TORCH_ATOL, err_msg=f"head {h}")
+        if key_padding is not None:
+            assert (t.heads[h].weights[:, key_padding] == 0).all()
+    np.testing.assert_allclose(t.output, out, rtol=0, atol=TORCH_ATOL)
+
+
+@pytest.mark.parametrize("pads", PADS)
+@pytest.mark.parametrize("n_heads", N_HEADS)
+def test_multi_head_cross_attention_equals_pytorch(n_heads, pads):
+    inputs, key_padding, out, weights = stored_case(n_heads, pads)
+    assert_matches_pytorch(inputs, key_padding, out, weights, n_heads)
     # and the numpy formulation agrees with PyTorch itself
-    ref_out, ref_weights = torch_style_cross_reference(y, x, x, q_proj, k_proj, v_proj, out_proj, n_heads,
-                                                       None if pads is None else np.array(pads))
-    np.testing.assert_allclose(ref_out, out, rtol=1e-10, atol=1e-10)
-    np.testing.assert_allclose(ref_weights, weights, rtol=1e-10, atol=1e-10)
+    y, x, q_proj, k_proj, v_proj, out_proj = inputs
+    ref_out, ref_weights = torch_style_cross_reference(y, x, x, q_proj, k_proj, v_proj, out_proj, n_heads, key_padding)
+    np.testing.assert_allclose(ref_out, out, rtol=0, atol=TORCH_ATOL)
+    np.testing.assert_allclose(ref_weights, weights, rtol=0, atol=TORCH_ATOL)
+
+
+def test_the_stored_reference_is_what_pytorch_computes_here():
+    """Where torch is installed: PyTorch run now on the stored inputs gives the stored numbers, and attn_core equals
+    it."""
+    pytest.importorskip("torch")
+    for n_heads in N_HEADS:
+        for pads in PADS:
+            inputs, key_padding, out, weights = stored_case(n_heads, pads)
+            live_out, live_weights = pytorch_forward(*inputs, n_heads=n_heads, pads=pads)
+            case = f"{n_heads} heads, key padding {pads}"
+            np.testing.assert_allclose(live_out, out, rtol=0, atol=TORCH_ATOL, err_msg=case)
+            np.testing.assert_allclose(live_weights, weights, rtol=0, atol=TORCH_ATOL, err_msg=case)
+            assert_matches_pytorch(inputs, key_padding, live_out, live_weights, n_heads)
+
+
+def test_the_stored_reference_is_small_and_says_what_made_it():
+    assert REFERENCE_FILE.stat().st_size < 12_000
+    assert str(REFERENCE["versions"]).startswith("torch ")
 
 
 # ---- a configuration with Y ---------------------------------------------------------------------------------

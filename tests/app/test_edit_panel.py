@@ -1,0 +1,120 @@
+"""The edit panel (issue 28): X and the weights edited in the sidebar of the pages that show their effect, every
+step on the page recomputed in the same run; Inputs & weights shows what its grids give.
+
+Expected numbers are numpy written out here (tests/app/test_steps.reference), independent of attn_core.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from attn_core import MATRIX_NAMES
+
+from .apptools import edit_cells, new_app, plain
+from .test_steps import SEED_W_K, SEED_W_Q, SEED_W_V, SEED_X, charts, grid, reference, steps_app
+
+PANEL = "edit_matrix"  # attn_ui.state.EDIT_MATRIX: the panel's matrix picker
+
+
+def sidebar_texts(at) -> str:
+    return "\n".join(str(getattr(el, "value", "")) for el in at.sidebar)
+
+
+def pick(at, name: str):
+    at.button_group(key=PANEL).set_value(name).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_step_by_step_has_the_panel_with_every_matrix_of_the_configuration():
+    at = steps_app()
+    picker = at.button_group(key=PANEL)
+    assert list(picker.options) == [MATRIX_NAMES[n] for n in ("x", "w_q", "w_k", "w_v", "w_o")]
+    assert picker.value == "x"  # X first
+    assert "Edit the numbers" in [e.label for e in at.sidebar.expander]
+    assert "3 × 4" in sidebar_texts(at)  # X's shape under the picker
+
+
+def test_an_edit_of_x_in_the_panel_recomputes_every_step_on_the_page():
+    at = steps_app()
+    edit_cells(at, "x", {1: {2: "3.5"}})
+    x = SEED_X.copy()
+    x[1, 2] = 3.5
+    np.testing.assert_array_equal(at.session_state["config"].x, x)
+    want, found = reference(x, SEED_W_Q, SEED_W_K, SEED_W_V), charts(at)
+    np.testing.assert_allclose(grid(found["Q"]), want["Q"], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(grid(found["Weights"]), want["weights"], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(grid(found["Output"]), want["output"], rtol=0, atol=1e-12)
+
+
+def test_the_picker_chooses_the_matrix_and_its_edit_reaches_the_scores():
+    at = pick(steps_app(), "w_k")
+    assert "4 × 3" in sidebar_texts(at) and "K = X W_K" in sidebar_texts(at)
+    edit_cells(at, "w_k", {0: {0: "-2"}})
+    w_k = SEED_W_K.copy()
+    w_k[0, 0] = -2
+    want = reference(SEED_X, SEED_W_Q, w_k, SEED_W_V)
+    np.testing.assert_allclose(grid(charts(at)["Scores QKᵀ"]), want["scores"], rtol=0, atol=1e-12)
+    at.switch_page("pages/scaling.py").run()  # the choice is kept for the next page with the panel
+    at.switch_page("pages/steps.py").run()
+    assert at.button_group(key=PANEL).value == "w_k"
+
+
+def test_a_refused_cell_in_the_panel_is_named_there_and_kept_as_typed():
+    at = steps_app()
+    edit_cells(at, "x", {2: {1: "two"}})
+    assert not at.exception
+    np.testing.assert_array_equal(at.session_state["config"].x, SEED_X)  # the last valid values stay
+    assert any("X, row 2 (input3), column 1 is 'two', not a number." in plain(e.value) for e in at.sidebar.error)
+    banner = " ".join(plain(w.value) for w in at.main.warning)
+    assert "Fix it in the sidebar, under Edit the numbers." in banner
+    assert not [link for link in at.main.get("page_link") if "Inputs" in link.proto.label]  # fixed here, not there
+
+
+def test_randomise_in_the_panel_fills_the_chosen_matrix():
+    at = pick(steps_app(), "w_v")
+    at.session_state["panel_w_v_randomise"] = True  # open the popover
+    at.run()
+    at.selectbox(key="panel_w_v_init").set_value("gaussian").run()
+    at.number_input(key="panel_w_v_seed").set_value(7).run()
+    at.button(key="panel_w_v_fill").click().run()
+    w_v = at.session_state["config"].w_v
+    assert w_v.shape == SEED_W_V.shape and not np.array_equal(w_v, SEED_W_V)
+    np.testing.assert_allclose(grid(charts(at)["V"]), SEED_X @ w_v, rtol=0, atol=1e-12)
+
+
+def test_inputs_and_weights_shows_what_its_grids_give():
+    at = new_app("pages/inputs.py")
+    found = charts(at)
+    want = reference(SEED_X, SEED_W_Q, SEED_W_K, SEED_W_V)
+    np.testing.assert_allclose(grid(found["Weights"]), want["weights"], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(grid(found["Output"]), want["output"], rtol=0, atol=1e-12)  # W_O = identity
+    edit_cells(at, "w_q", {0: {1: "2"}})
+    w_q = SEED_W_Q.copy()
+    w_q[0, 1] = 2
+    want = reference(SEED_X, w_q, SEED_W_K, SEED_W_V)
+    np.testing.assert_allclose(grid(charts(at)["Weights"]), want["weights"], rtol=0, atol=1e-12)
+    assert PANEL not in [b.key for b in at.button_group]  # its grids are on the page itself
+
+
+def test_inputs_and_weights_opens_on_its_grids():
+    """The first thing under the preset is X's grid: before dimensions, tokens and the query source."""
+    at = new_app("pages/inputs.py")
+    headers = [h.value for h in at.header]
+    assert headers.index("Input and weights") < headers.index("Dimensions") < headers.index("Tokens")
+
+
+def test_inputs_and_weights_names_a_refused_cell_and_shows_the_last_valid_result():
+    at = new_app("pages/inputs.py")
+    edit_cells(at, "x", {0: {0: "1,5"}})
+    assert not at.exception
+    assert any("X, row 0 (input1), column 0 is '1,5', not a number." in plain(e.value) for e in at.error)
+    want = reference(SEED_X, SEED_W_Q, SEED_W_K, SEED_W_V)
+    np.testing.assert_allclose(grid(charts(at)["Weights"]), want["weights"], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("lang", ["zh", "ko"])
+def test_the_panel_speaks_the_learners_language(lang):
+    at = steps_app(before=lambda at: at.session_state.__setitem__("lang", lang))
+    assert "Edit the numbers" not in [e.label for e in at.sidebar.expander]

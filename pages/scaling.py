@@ -153,11 +153,11 @@ MEASURED = {  # (near 1, several heads) -> the learner's numbers beside the clai
     (True, False): N_("On your numbers: var({q}) = {var_q}, var(K) = {var_k}, and var({prod} / √d_k) = {scaled}, "
                       "near 1."),
     (False, False): N_("On your numbers: var({q}) = {var_q}, var(K) = {var_k}, and var({prod} / √d_k) = {scaled} "
-                       "instead of 1: the assumption does not hold for them (measured below)."),
+                       "instead of 1 (measured below)."),
     (True, True): N_("On your numbers (head {head}): var({q}) = {var_q}, var(K) = {var_k}, and var({prod} / √d_k) = "
                      "{scaled}, near 1."),
     (False, True): N_("On your numbers (head {head}): var({q}) = {var_q}, var(K) = {var_k}, and var({prod} / √d_k) = "
-                      "{scaled} instead of 1: the assumption does not hold for them (measured below)."),
+                      "{scaled} instead of 1 (measured below)."),
 }
 
 

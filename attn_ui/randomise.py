@@ -21,7 +21,7 @@ def keys(prefix: str, name: str) -> dict[str, str]:
     return {part: f"{prefix}_{name}_{part}" for part in ("randomise", "init", "seed", "std", "fill")}
 
 
-def popover(name: str, prefix: str, *, where: DeltaGenerator | None = None, label: str | None = None,
+def popover_of(name: str, prefix: str, *, where: DeltaGenerator | None = None, label: str | None = None,
             init: str = NAMES[0], seed: int = 0, per_head: bool = False, width: int | str = "content") -> None:
     """The popover (its widgets built only while it is open) in ``where`` (default: the page).
 

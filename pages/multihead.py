@@ -361,8 +361,8 @@ def project_section() -> None:
     top, tools = st.columns([4, 1], vertical_alignment="bottom")
     top.markdown(_("**W_O** · shape {r} × {c} = [n_heads·d_v, d_out] · identity by default when square; row block h "
                    "multiplies head h's output.").format(r=w_o.shape[0], c=w_o.shape[1]))
-    randomise.popover("w_o", "heads", where=tools, label=_("Randomise W_O"), init=MIXING_W_O[0], seed=MIXING_W_O[1],
-                      width="stretch")
+    randomise.popover_of("w_o", "heads", where=tools, label=_("Randomise W_O"), init=MIXING_W_O[0],
+                         seed=MIXING_W_O[1], width="stretch")
     with st.expander(_("Edit W_O"), expanded=w_o.size <= 64, key="heads_edit_w_o", on_change="rerun") as box:
         if box.open:
             grid_editor.matrix_editor("w_o")

@@ -178,7 +178,7 @@ for name in SCORE_MATRICES[cfg.score]:
     top = st.container(horizontal=True, vertical_alignment="bottom")
     top.markdown(_("{matrix}: {role}").format(matrix=score_views.shape_text(label, m, shape), role=_(role)))
     init, seed = SCORE_STARTS[name]
-    randomise.popover(name, "scores", where=top, init=init, seed=seed, per_head=True)
+    randomise.popover_of(name, "scores", where=top, init=init, seed=seed, per_head=True)
     with st.expander(_("Edit {name}").format(name=label), expanded=m.size <= 64, key=f"scores_edit_{name}",
                      on_change="rerun") as box:
         if box.open:  # the grid is built only while it is open

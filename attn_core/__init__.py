@@ -41,7 +41,7 @@ from .config import (
     with_query_rows,
 )
 from .errors import N_, AttentionInputError, Words
-from .initializers import INITIALIZERS, initialize, resize
+from .initializers import INITIALIZERS, SCORE_STARTS, initialize, initialize_heads, resize, score_weights
 from .limits import LIMITS, Limits
 from .masks import additive_mask, causal_mask, padding_mask
 from .multihead import (
@@ -64,8 +64,10 @@ __all__ = [
     "AttentionInputError", "AttentionTrace", "Config", "MASK_KINDS", "MATRICES", "MATRIX_NAMES", "DEFAULT_PRESET",
     "INITIALIZERS", "LIMITS", "Limits", "MultiHeadTrace", "PRESETS", "Preset", "additive_mask", "analysis",
     "apply_mask", "as_matrix", "codegen", "causal_mask", "config_mask", "configs_equal", "divisor_for", "embed",
-    "head_slice", "initialize", "load_preset", "make_config", "merge_heads", "multi_head_attention", "padding_mask",
-    "positional_encoding", "project", "resize", "run", "scale_scores", "scaled_dot_product_attention", "scores",
+    "head_slice", "initialize", "initialize_heads", "load_preset", "make_config", "merge_heads",
+    "multi_head_attention", "padding_mask",
+    "positional_encoding", "project", "resize", "run", "SCORE_STARTS", "scale_scores", "score_weights",
+    "scaled_dot_product_attention", "scores",
     "self_attention", "share", "softmax", "split_heads", "tokenize", "valid_head_counts", "validate_config",
     "weighted_sum", "with_dimensions", "with_query_rows",
     # texts marked for the app's catalogs (an error's hint, a preset's note, a score function's name): the app

@@ -46,8 +46,33 @@ def initialize(name: str, shape: tuple[int, int], seed: int = 0, std: float = 1.
     if rows < 1 or cols < 1:
         raise AttentionInputError(N_("initialiser: shape must be at least 1 × 1, got {rows} × {cols}."), rows=rows,
                                   cols=cols)
-    fan_in, fan_out = rows, cols
+    return _draw(name, rows, cols, np.random.default_rng(int(seed)), std)
+
+
+def initialize_heads(name: str, shape: tuple[int, int], n_heads: int, seed: int = 0,
+                     std: float = 1.0) -> np.ndarray:  # -> [rows, n_heads·cols]
+    """``n_heads`` blocks side by side, each drawn as :func:`initialize` draws a [rows, cols] matrix (its fans one
+    head's, so the numbers' size does not shrink with the head count), one after the other from one seeded stream.
+    With one head it is ``initialize(name, shape, seed, std)`` itself; "identity" gives every head the identity.
+
+    Examples
+    --------
+    >>> initialize_heads("identity", (2, 4), 2).tolist()
+    [[1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 1.0]]
+    >>> bool((initialize_heads("xavier_uniform", (3, 2), 1, seed=5) == initialize("xavier_uniform", (3, 2), 5)).all())
+    True
+    """
+    rows, width = (int(s) for s in shape)
+    if n_heads < 1 or width % n_heads:
+        raise AttentionInputError(N_("initialiser: {n_heads} heads do not divide {width} columns."), n_heads=n_heads,
+                                  width=width)
+    initialize(name, (rows, width // n_heads), seed, std)  # checks the name, the shape and std
     rng = np.random.default_rng(int(seed))
+    return np.hstack([_draw(name, rows, width // n_heads, rng, std) for _ in range(n_heads)])
+
+
+def _draw(name: str, rows: int, cols: int, rng: np.random.Generator, std: float) -> np.ndarray:  # -> [rows, cols]
+    fan_in, fan_out = rows, cols
     if name == "gaussian":
         if not (np.isfinite(std) and std >= 0):
             raise AttentionInputError(N_("initialiser: std must be a finite number ≥ 0, got {std!r}."), std=std)
@@ -70,6 +95,31 @@ def initialize(name: str, shape: tuple[int, int], seed: int = 0, std: float = 1.
         return np.eye(rows, cols)
     raise AttentionInputError(N_("initialiser: unknown name {name!r}; choose one of {names}."), name=name,
                               names=", ".join(INITIALIZERS))
+
+
+#: how a score function's weights start (attn_ui says so where they are shown): matrix -> (initialiser, seed),
+#: drawn per head (:func:`initialize_heads`). Not the identity for W_a (that would give the dot product's weights
+#: back, and "general" would look like no change at all); v_a Kaiming uniform (its fan_in is 1: numbers up to √6 in
+#: size), so the additive scores are not all near 0 and the weights not all near uniform.
+SCORE_STARTS: dict[str, tuple[str, int]] = {
+    "w_a": ("xavier_uniform", 0), "w_1": ("xavier_uniform", 1), "w_2": ("xavier_uniform", 2),
+    "v_a": ("kaiming_uniform", 3),
+}
+
+
+def score_weights(kind: str, d_q: int, d_k: int, n_heads: int, d_a: int | None = None) -> dict[str, np.ndarray]:
+    """The weights a score function starts with (:data:`SCORE_STARTS`): for "general" W_a [d_q, n_heads·d_k]; for
+    "additive" W_1 [d_q, n_heads·d_a], W_2 [d_k, n_heads·d_a] and v_a [1, n_heads·d_a] (``d_a`` default d_k); for
+    "dot" none.
+
+    >>> {name: w.shape for name, w in score_weights("additive", 3, 3, 2, d_a=4).items()}
+    {'w_1': (3, 8), 'w_2': (3, 8), 'v_a': (1, 8)}
+    """
+    d_a = d_a or d_k
+    shapes = {"dot": {}, "general": {"w_a": (d_q, d_k)},
+              "additive": {"w_1": (d_q, d_a), "w_2": (d_k, d_a), "v_a": (1, d_a)}}[kind]  # one head's block
+    return {name: initialize_heads(SCORE_STARTS[name][0], (rows, n_heads * cols), n_heads, SCORE_STARTS[name][1])
+            for name, (rows, cols) in shapes.items()}
 
 
 def resize(a: np.ndarray, shape: tuple[int, int], fill: np.ndarray) -> np.ndarray:  # [r, c] -> [rows, cols]

@@ -77,7 +77,7 @@ def sidebar(*, drawn_by_page: tuple[str, ...] = ()) -> tuple[str, ...]:
         m = cfg.matrix(name)
         st.caption(f"**{MATRIX_NAMES[name]}** · {m.shape[0]} × {m.shape[1]} · {_(roles[name])}")
         grid_editor.matrix_editor(name, height=grid_height(m.shape[0]))
-        randomise.popover(name, key_prefix="panel")
+        randomise.popover_of(name, "panel")
         st.page_link(registry.INPUTS.file, label=_("Sizes, tokens, presets: {page}").format(
             page=_(registry.INPUTS.title)), icon=registry.INPUTS.icon)
     return tuple(names)

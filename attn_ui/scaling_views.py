@@ -22,6 +22,20 @@ GUIDE_GREY = "#808495"  # dashed guides and rules: visible on the light and on t
 PLOT_WIDTH, PLOT_HEIGHT = 340, 230
 
 
+def rows_not_one_hot(scores: np.ndarray, mask: np.ndarray | None) -> list[tuple[int, int]]:
+    """The query rows that a small divisor does not push to one-hot, with how many keys share their largest score
+    (0: every key masked). ``scores`` [n_q, n_k] unscaled, ``mask`` bool [n_q, n_k] (True = may attend) or None.
+
+    >>> rows_not_one_hot(np.array([[2.0, 4.0, 4.0], [1.0, 0.0, 3.0]]), None)
+    [(0, 2)]
+    """
+    allowed = np.ones(scores.shape, dtype=bool) if mask is None else mask
+    masked = np.where(allowed, scores, -np.inf)  # [n_q, n_k]
+    top = masked.max(axis=1, keepdims=True)  # [n_q, 1]
+    n_top = np.where(allowed.any(axis=1), (allowed & (masked == top)).sum(axis=1), 0)  # [n_q]
+    return [(int(i), int(n_top[i])) for i in np.flatnonzero(n_top != 1)]
+
+
 def variance_sweep_chart(
     d_k: np.ndarray, raw: np.ndarray, scaled: np.ndarray, *, current_d_k: int | None = None
 ) -> alt.LayerChart:  # d_k, raw, scaled [n_d]
@@ -48,7 +62,7 @@ def variance_sweep_chart(
     ticks = [float(4.0**i) for i in range(int(np.log(top) / np.log(4)) + 2)]  # 1, 4, 16, ...
     y = alt.Y("variance:Q", title=_("variance of the scores"),
               scale=alt.Scale(type="log", base=2, domain=[0.5, ticks[-1]]), axis=alt.Axis(values=ticks, format="~g"))
-    colour = alt.Color("series:N", title=None, legend=alt.Legend(orient="top"),
+    colour = alt.Color("series:N", title=None, legend=alt.Legend(orient="bottom"),
                        scale=alt.Scale(domain=[raw_name, scaled_name], range=[RAW_COLOUR, SCALED_COLOUR]))
     lines = alt.Chart(data).mark_line(point=True).encode(
         x=x, y=y, color=colour,
@@ -60,8 +74,12 @@ def variance_sweep_chart(
     ).encode(x=x, y=y)
     layers = [guide, lines]
     if current_d_k is not None:
-        layers += _rules([(_("your d_k = {d_k}").format(d_k=current_d_k), float(current_d_k))], "d_k", x)
-    return alt.layer(*layers).properties(width=PLOT_WIDTH + 80, height=PLOT_HEIGHT + 40)
+        layers += _rules([(_("your d_k = {d_k}").format(d_k=current_d_k), float(current_d_k))], "d_k", x,
+                         (1.0, float(max(d_k))))
+    # autosize "pad": the plot is this size and the axes, the legend and the label above it are added around it
+    # (Streamlit's default for a layer chart, "fit", squeezed all of them into this size: a plot ~120 px tall)
+    return alt.layer(*layers).properties(width=PLOT_WIDTH + 80, height=PLOT_HEIGHT,
+                                         autosize=alt.AutoSizeParams(type="pad", contains="padding"))
 
 
 def saturation(
@@ -85,7 +103,7 @@ def saturation(
                                              int(np.ceil(np.log10(divisors[-1]))) + 1)]
     lines = tuple(row_labels) if len(row_labels) <= MAX_LINES else len(row_labels)
     frames = [_per_row_frame(divisors, max_weight, row_labels), _per_row_frame(divisors, entropy, row_labels),
-              _rules_frame(marks, "divisor")]
+              _rules_frame(marks, "divisor", (decades[0], decades[-1]))]
     n = len(row_labels)  # the band's titles are used only for more than MAX_LINES rows: always a plural
     titles = (
         _("divisor s (temperature)"), _("divisor s"), _("query"),
@@ -104,7 +122,7 @@ def saturation(
 def saturation_build(layout: tuple, data: list, domains: list) -> alt.HConcatChart:
     """The chart of a :func:`saturation` layout (its builder)."""
     decades, lines, (x_title, divisor_title, query_title, top_titles, entropy_titles) = layout
-    x = alt.X("divisor:Q", title=x_title, scale=alt.Scale(type="log"),
+    x = alt.X("divisor:Q", title=x_title, scale=alt.Scale(type="log", domain=[decades[0], decades[-1]]),
               axis=alt.Axis(values=list(decades), format="~g"))
     left = _per_row_chart(data[0], lines, x, top_titles, (divisor_title, query_title), [0, 1])
     right = _per_row_chart(data[1], lines, x, entropy_titles, (divisor_title, query_title), None)
@@ -157,21 +175,35 @@ def _per_row_chart(
     return alt.layer(band, line).properties(**size)
 
 
-def _rules(marks: list[tuple[str, float]], field: str, x: alt.X) -> list[alt.Chart]:
-    """Dashed vertical rules with their labels at the top."""
-    return _rules_chart(_rules_frame(marks, field), field, x)
+ROW_PX = 14  # px: one label row above a chart (10 px text)
 
 
-def _rules_frame(marks: list[tuple[str, float]], field: str) -> charts.Frame:
-    return charts.table({field: [float(v) for _label, v in marks], "label": [label for label, _v in marks],
-                       "ypos": [10 + 13 * i for i in range(len(marks))]})  # pixels from the top
+def _rules(marks: list[tuple[str, float]], field: str, x: alt.X, domain: tuple[float, float]) -> list[alt.Chart]:
+    """Dashed vertical rules, their labels above the plot (:func:`_rules_frame`)."""
+    return _rules_chart(_rules_frame(marks, field, domain), field, x)
+
+
+def _rules_frame(marks: list[tuple[str, float]], field: str, domain: tuple[float, float]) -> charts.Frame:
+    """The rules' data: each label gets a row of its own above the plot (the smallest divisor the lowest row), so no
+    two labels overlap and none covers a curve, however close the divisors; a label in the right 40 % of the
+    (logarithmic) x ``domain`` ends at its rule instead of starting there, so it stays over the plot."""
+    values = [float(v) for _label, v in marks]
+    order = sorted(range(len(values)), key=values.__getitem__)
+    lo, hi = np.log(domain[0]), np.log(domain[1])
+    return charts.table({
+        field: values, "label": [label for label, _v in marks],
+        "ypos": [-8 - ROW_PX * (1 + order.index(i)) for i in range(len(values))],  # pixels: above the plot's top
+        "right": [bool((np.log(v) - lo) / (hi - lo) > 0.6) for v in values],
+    })
 
 
 def _rules_chart(data, field: str, x: alt.X) -> list[alt.Chart]:
-    rule = alt.Chart(data).mark_rule(strokeDash=[3, 3], color=GUIDE_GREY).encode(x=x)
-    text = alt.Chart(data).mark_text(align="left", dx=3, color="#222222").encode(
-        x=x, y=alt.Y("ypos:Q", scale=None), text="label:N"
-    )
-    return [rule, text]
-
-
+    rule = alt.Chart(data).mark_rule(strokeDash=[3, 3], color=GUIDE_GREY, clip=True).encode(x=x)
+    marker = alt.Chart(data).mark_point(shape="triangle-down", filled=True, size=30, color=GUIDE_GREY).encode(
+        x=x, y=alt.YValue(-4))  # at the top of the rule, just above the plot
+    y = alt.Y("ypos:Q", scale=None)
+    left = alt.Chart(data).transform_filter("!datum.right").mark_text(align="left", dx=-3, baseline="middle").encode(
+        x=x, y=y, text="label:N")
+    right = alt.Chart(data).transform_filter("datum.right").mark_text(align="right", dx=3, baseline="middle").encode(
+        x=x, y=y, text="label:N")
+    return [rule, marker, left, right]

@@ -14,6 +14,9 @@ import numpy as np
 import pandas as pd
 
 from attn_core import (
+    INITIALIZERS,
+    MATRIX_NAMES,
+    SCORE_STARTS,
     AttentionInputError,
     AttentionTrace,
     Config,
@@ -64,16 +67,23 @@ def functions(cfg: Config, defaults: dict[str, np.ndarray]) -> dict[str, tuple[S
     configuration's W_a (or W_1, W_2, v_a) when it has them, else ``defaults`` (how the function would start)."""
     w = {name: cfg.matrix(name) if cfg.matrix(name) is not None else defaults[name]
          for name in ("w_a", "w_1", "w_2", "v_a")}
-    general = (_("your W_a") if cfg.w_a is not None else
-               _("W_a = the identity (as it starts: the dot product's numbers)"))
+    general = _("your W_a") if cfg.w_a is not None else _("W_a as it starts: {how}").format(how=start_text("w_a"))
     additive = _("your W_1, W_2, v_a") if cfg.w_1 is not None else _(
-        "W_1, W_2, v_a as they start: random (Xavier uniform, seeded), d_a = {d_a} per head").format(
-        d_a=w["w_1"].shape[1] // cfg.n_heads)
+        "W_1, W_2, v_a as they start, d_a = {d_a} per head: {how}").format(
+        d_a=w["w_1"].shape[1] // cfg.n_heads, how=start_text("w_1", "w_2", "v_a"))
     return {
         "dot": (ScoreFunction("dot"), ""),
         "general": (ScoreFunction("general", w_a=w["w_a"]), general),
         "additive": (ScoreFunction("additive", w_1=w["w_1"], w_2=w["w_2"], v_a=w["v_a"][0]), additive),
     }
+
+
+def start_text(*names: str) -> str:
+    """How a score function's weights start (attn_core.SCORE_STARTS), in words: "W_1 Xavier/Glorot uniform, seed 1;
+    v_a Kaiming/He uniform, seed 3"."""
+    return _("; ").join(_("{name} {init}, seed {seed}").format(name=MATRIX_NAMES[n], init=_(INITIALIZERS[init]),
+                                                                seed=seed)
+                        for n in names for init, seed in [SCORE_STARTS[n]])
 
 
 def compare(

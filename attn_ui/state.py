@@ -26,9 +26,9 @@ from attn_core import (
     AttentionInputError,
     Config,
     configs_equal,
-    initialize,
     load_preset,
     resize,
+    score_weights,
     validate_config,
 )
 
@@ -175,17 +175,10 @@ def load_shared(cfg: Config, *, undoable: bool = True) -> None:
 
 
 def default_score_weights(cfg: Config, kind: str, d_a: int | None = None) -> dict[str, np.ndarray]:
-    """Weights to start a score function with: W_a = the identity in every head's slice ("general" then gives the
-    dot product's numbers), or W_1, W_2, v_a with ``d_a`` features per head (default d_k), Xavier uniform, seeded."""
-    n = cfg.n_heads
-    if kind == "general":
-        return {"w_a": np.tile(np.eye(cfg.d_q, cfg.d_k), (1, n))}  # [d_q, n_heads·d_k]
-    if kind == "additive":
-        width = n * (d_a or cfg.d_k)
-        return {"w_1": initialize("xavier_uniform", (cfg.d_q, width), seed=1),  # [d_q, n_heads·d_a]
-                "w_2": initialize("xavier_uniform", (cfg.d_k, width), seed=2),  # [d_k, n_heads·d_a]
-                "v_a": initialize("xavier_uniform", (1, width), seed=3)}  # [1, n_heads·d_a]
-    return {}
+    """Weights to start a score function with, for ``cfg``'s head count and per-head widths (``d_a`` features per
+    head for "additive", default d_k): attn_core.score_weights, drawn per head as attn_core.SCORE_STARTS says
+    (W_a not the identity, so "general" changes the weights; the Score functions page names the initialiser)."""
+    return score_weights(kind, cfg.d_q, cfg.d_k, cfg.n_heads, d_a)
 
 
 def with_heads(cfg: Config, n_heads: int) -> dict:

@@ -180,7 +180,12 @@ def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None 
     matrix_block(
         _("Scaled scores"), rf"\tilde S{h} = \frac{{S{h}}}{{s}}, \qquad s = {text.divisor_latex(cfg, t.divisor, p)}",
         t.scaled, **pair,
-        note=_("Every score is divided by the same number s, so the softmax is less peaked."),
+        note=(_("Every score is divided by the same number s = {s}, larger than 1, so the softmax is less peaked.")
+              if t.divisor > 1 else
+              _("Every score is divided by the same number s = {s}, smaller than 1, so the softmax is more peaked.")
+              if t.divisor < 1 else
+              _("Every score is divided by s = 1: the scaled scores are the scores.")).format(
+            s=f"{t.divisor:.4g}"),
         key=f"{prefix}_scaled_chart",
     )
 
@@ -200,7 +205,10 @@ def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None 
     st.header(_("{step} · Attention weights (softmax of each row)").format(step=step))
     formula(rf"A{h} = \mathrm{{softmax}}(\tilde S{h}), \qquad a_{{ij}} = "
             r"\frac{\exp(\tilde s_{ij} - m_i)}{\sum_{k} \exp(\tilde s_{ik} - m_i)}, \quad m_i = \max_k \tilde s_{ik}")
-    st.caption(i18n.sentences(_("Each weight is between 0 and 1 and each row sums to 1 (see the row sums)."),
+    st.caption(i18n.sentences(_("Each weight is between 0 and 1 and each row sums to 1 (see the row sums).")
+                              if not t.fully_masked_rows else
+                              _("Each weight is between 0 and 1, and each row sums to 1 (see the row sums) except a "
+                                "row whose every key is masked: it sums to 0."),
                          _("Grey cells are masked keys: weight 0.") if t.mask is not None else "", click))
     sums = t.weights.sum(axis=1)[:, None]  # [n_q, 1]
     left, right = controls.side_by_side([heatmap.heatmap_width(m, queries, p) for m in (t.weights, sums)])

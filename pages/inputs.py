@@ -6,6 +6,7 @@ from dataclasses import replace
 import streamlit as st
 
 from attn_core import (
+    INITIALIZERS,
     LIMITS,
     PRESETS,
     SCORE_WORDS,
@@ -130,7 +131,7 @@ def matrix_section(name: str, title: str, what: str) -> None:
     m = state.config().matrix(name)
     head = row()
     head.markdown(f"**{title}** · {m.shape[0]} × {m.shape[1]}  \n{what}")
-    randomise.popover(name, key_prefix="inputs", where=head)
+    randomise.popover_of(name, "inputs", where=head)
     grid_editor.matrix_editor(name)
 
 
@@ -217,8 +218,8 @@ dims_row.number_input("d_v", 1, LIMITS.width, **state.bind("inputs_d_v", cfg.w_v
                       help=_("Columns of W_V; may differ from d_k. The output has d_v columns. At most {n}.").format(
                           n=LIMITS.width))
 fill_row = row()
-fill_row.selectbox(_("New cells are filled with"), randomise.INIT_NAMES, key="inputs_fill", width=360,
-                   index=randomise.INIT_NAMES.index("xavier_uniform"), format_func=randomise.init_labels())
+fill_row.selectbox(_("New cells are filled with"), randomise.NAMES, key="inputs_fill", width=360,
+                   index=randomise.NAMES.index("xavier_uniform"), format_func=i18n.option_labels(INITIALIZERS))
 fill_row.number_input(_("Seed for new cells"), 0, 2**31 - 1, 0, key="inputs_fill_seed", width=220)
 
 # ---- tokens ---------------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from attn_ui import (
     head_views,
     heatmap,
     i18n,
+    randomise,
     registry,
     state,
     step_by_step,
@@ -42,7 +43,9 @@ SECTION_SHOWN = "heads_section_shown"  # segmented control: one of sections 3 to
 WEIGHTS = {"W_Q": "w_q", "W_K": "w_k", "W_V": "w_v"}  # label: matrix
 METRIC = N_("max |multi-head output − single-head output|")
 CONCAT_METRIC = N_("max |concat − single-head output|")  # when W_O changes the width: the output cannot be compared
-INIT_NAMES = list(INITIALIZERS)
+#: the W_O that "Split into heads" gives a configuration whose W_O is the identity: (initialiser, seed), the
+#: Randomise W_O popover's first choices, so that popover gives it back
+MIXING_W_O = ("xavier_uniform", 0)
 
 
 def use_heads(n_heads: int) -> None:
@@ -57,11 +60,27 @@ def pick_head() -> None:
         st.session_state[state.HEAD] = st.session_state[PICK]
 
 
-def fill_w_o() -> None:
-    ss = st.session_state
-    values = initialize(ss["heads_w_o_init"], state.config().w_o.shape, seed=ss["heads_w_o_seed"])
-    if message := state.update_config(w_o=values):
+def split_heads(n_heads: int) -> None:
+    """on_click: ``n_heads`` heads, keeping every value (state.with_heads); an identity W_O becomes one that mixes
+    the heads (MIXING_W_O)."""
+    cfg = state.config()
+    changes = state.with_heads(cfg, n_heads)
+    if compute.is_identity(cfg.w_o):
+        changes["w_o"] = initialize(MIXING_W_O[0], cfg.w_o.shape, seed=MIXING_W_O[1])
+    if message := state.update_config(**changes):
         state.notify(message)
+    st.session_state[WANTED] = state.config().n_heads
+
+
+def mix_w_o() -> None:
+    """on_click: W_O (the identity) becomes one that mixes the heads (MIXING_W_O)."""
+    w_o = state.config().w_o
+    if message := state.update_config(w_o=initialize(MIXING_W_O[0], w_o.shape, seed=MIXING_W_O[1])):
+        state.notify(message)
+
+
+def mixing_w_o_text() -> str:
+    return _("{init}, seed {seed}").format(init=_(INITIALIZERS[MIXING_W_O[0]]), seed=MIXING_W_O[1])
 
 
 def one_head_identity() -> None:
@@ -113,7 +132,43 @@ def show_matrix(
     return len(pages) == 1 and chart.layout.show_text
 
 
+def split_offer(cfg) -> None:
+    """At the top, on a configuration of one head: the one action that shows several heads at work (a split that
+    keeps every value, with a W_O that mixes the heads), or why no split fits these widths."""
+    d_qk, d_kk, d_v = cfg.w_q.shape[1], cfg.w_k.shape[1], cfg.w_v.shape[1]
+    split = [h for h in valid_head_counts(d_qk, d_v, d_kk) if 1 < h <= LIMITS.n_heads]
+    identity = compute.is_identity(cfg.w_o)
+    box = st.container(border=True)
+    box.markdown(i18n.sentences(
+        _("**Your configuration has 1 head**, so there is nothing to split yet.") if not identity else
+        _("**Your configuration has 1 head and W_O = I** (the identity), so multi-head attention is plain attention "
+          "here: the heads' concatenation and the output W_O projects are the same matrix."),
+        "" if split else _("No head count above 1 divides these widths (W_Q and W_K have {d_qk} columns, W_V has "
+                           "{d_v}); on Inputs & weights, give them widths with a common divisor (4 and 4, say) to "
+                           "split them into heads.").format(
+            d_qk=d_qk if d_qk == d_kk else f"{d_qk}, {d_kk}", d_v=d_v),
+    ))
+    if not split:
+        return
+    n = split[0]
+    box.button(
+        ngettext("Split into {n} head, with a W_O that mixes them", "Split into {n} heads, with a W_O that mixes them",
+                 n).format(n=n) if identity else
+        ngettext("Split into {n} head (your W_O kept)", "Split into {n} heads (your W_O kept)", n).format(n=n),
+        key="heads_split", type="primary", icon=":material/call_split:", on_click=split_heads, args=(n,),
+    )
+    box.caption(i18n.sentences(
+        _("Every value of X, W_Q, W_K and W_V is kept: each head takes its own slice of their columns, d_k = {d_k} "
+          "of W_Q and W_K and d_v = {d_v} of W_V.").format(d_k=d_kk // n, d_v=d_v // n),
+        _("W_O becomes {init} (Randomise W_O in section 5 gives it back).").format(init=mixing_w_o_text())
+        if identity else "",
+        _("Undo in the sidebar takes the split back."),
+    ))
+
+
 grid_editor.pending_errors_banner(registry.MULTIHEAD)
+if state.config().n_heads == 1:
+    split_offer(state.config())
 st.markdown(_(
     "Several heads attend **side by side**, each with its own slice of the weights. W_Q, W_K and W_V are "
     "cut by columns into `n_heads` equal slices; head h runs ordinary scaled dot-product attention on "
@@ -266,6 +321,8 @@ def concat_section() -> None:
                 _("With one head, concat is that head's output ({r} × {d_v}).")).format(r=n_rows, d_v=cfg.d_v))
     every_number = show_matrix(trace.concat, text.query_labels(cfg), key="concat", n_heads=cfg.n_heads,
                                title=_("concat = [head 0 | head 1 | …]"), y_title=row_word)
+    if compute.is_identity(cfg.w_o):
+        st.caption(_("W_O is the identity, so the output (section 5) is this same matrix: concat · I = concat."))
     if not every_number:
         head_block_view(cfg, trace, row_word)
 
@@ -304,18 +361,19 @@ def project_section() -> None:
     top, tools = st.columns([4, 1], vertical_alignment="bottom")
     top.markdown(_("**W_O** · shape {r} × {c} = [n_heads·d_v, d_out] · identity by default when square; row block h "
                    "multiplies head h's output.").format(r=w_o.shape[0], c=w_o.shape[1]))
-    with tools.popover(_("Randomise W_O"), icon=":material/casino:", width="stretch", key="heads_w_o_randomise",
-                       on_change="rerun") as box:
-        if box.open:  # its widgets are built only while it is open (and keep their values while it is closed)
-            st.selectbox(_("Initialiser"), INIT_NAMES, format_func=i18n.option_labels(INITIALIZERS),
-                         **state.bind("heads_w_o_init", state.kept("heads_w_o_init", "xavier_uniform", INIT_NAMES)))
-            st.number_input(_("Seed"), 0, 2**31 - 1, **state.bind("heads_w_o_seed", state.kept("heads_w_o_seed", 0)))
-            st.button(_("Fill W_O"), key="heads_w_o_fill", on_click=fill_w_o)
+    randomise.popover_of("w_o", "heads", where=tools, label=_("Randomise W_O"), init=MIXING_W_O[0],
+                         seed=MIXING_W_O[1], width="stretch")
     with st.expander(_("Edit W_O"), expanded=w_o.size <= 64, key="heads_edit_w_o", on_change="rerun") as box:
         if box.open:
             grid_editor.matrix_editor("w_o")
     cfg, trace = state.config(), compute.current_trace()
     out, queries = trace.output, text.query_labels(cfg)
+    if compute.is_identity(cfg.w_o):
+        note, button = st.columns([4, 1], vertical_alignment="center")
+        note.info(_("W_O is the identity: the output below is concat (section 4) unchanged, number for number, and "
+                    "the heads' columns are not mixed."), icon=":material/info:")
+        button.button(_("Mix the heads"), key="heads_mix_w_o", on_click=mix_w_o, width="stretch",
+                      help=_("W_O becomes {init}; Undo in the sidebar takes it back.").format(init=mixing_w_o_text()))
     st.markdown(_("**output = concat · W_O** · shape {r} × {c} = [{n}, d_out]").format(
         r=out.shape[0], c=out.shape[1], n="n_q" if cfg.cross else "n_seq"))
     show_matrix(out, queries, key="output", title=_("output = concat · W_O"), x_title=_("output dimension"),

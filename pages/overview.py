@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from attn_core import MATRIX_NAMES, SCORE_MATRICES, Config
+from attn_core import MATRIX_NAMES, SCORE_MATRICES, Config, config_mask
 from attn_ui import compute, frame, grid_editor, registry, state, step_by_step, text
 from attn_ui.i18n import N_, _
 from attn_ui.matrix_display import matrix_block
@@ -26,12 +26,19 @@ def pipeline(cfg: Config) -> list[tuple[str, str, registry.Page]]:
         (*inputs, registry.INPUTS), ("Q, K, V", qkv, registry.STEPS),
         (step_by_step.SCORE_TEXT[cfg.score], f"{n_q}×{n_k}", registry.STEPS),
         ("÷ s", text.scale_text(cfg).split("=")[-1].strip(" ÷"), registry.SCALING),
-        (_("mask"), _(MASK_WORDS[cfg.mask_kind]), registry.MASKING), ("softmax", _("rows sum to 1"), registry.STEPS),
+        (_("mask"), _(MASK_WORDS[cfg.mask_kind]), registry.MASKING),
+        ("softmax", _("rows sum to 1 or 0") if blocked_rows(cfg) else _("rows sum to 1"), registry.STEPS),
         ("· V", f"{n_q}×{cfg.d_v}", registry.STEPS),
         (_("output"), _("{shape} per head").format(shape=f"{n_q}×{cfg.d_v}"), registry.STEPS),
         (_("heads · W_O"), _("{n} head(s) → {shape}").format(n=cfg.n_heads, shape=f"{n_q}×{cfg.d_out}"),
          registry.MULTIHEAD),
     ]
+
+
+def blocked_rows(cfg: Config) -> bool:
+    """Whether some query has every key masked (its weights are all 0: its row sums to 0, not 1)."""
+    mask = config_mask(cfg)  # bool [n_q, n_seq] or None
+    return mask is not None and not bool(mask.any(axis=1).all())
 
 
 def pipeline_dot(cfg: Config) -> str:
@@ -118,8 +125,10 @@ matrix_block(
     "", first.weights, text.query_labels(cfg), text.token_labels(cfg), kind="weights", y_title=_("query"),
     x_title=_("key"), key="overview_weights_chart",
     masked=None if first.mask is None else ~first.mask,
-    note=_("Row i: how much query i attends to each key (each row sums to 1). Every step that leads here is on "
-           "{page}.").format(page=_(registry.STEPS.title)),
+    note=(_("Row i: how much query i attends to each key (each row sums to 1, or to 0 when every key is masked). "
+            "Every step that leads here is on {page}.") if blocked_rows(cfg) else
+          _("Row i: how much query i attends to each key (each row sums to 1). Every step that leads here is on "
+            "{page}.")).format(page=_(registry.STEPS.title)),
 )
 st.page_link(registry.STEPS.file, label=_("See how every weight is computed"), icon=":material/stairs:")
 

@@ -58,9 +58,10 @@ cfg = state.config()
 st.markdown(_(
     "Before softmax, every score is divided by a number s. Dividing by a large s flattens each row of weights "
     "towards uniform; dividing by a small s sharpens it towards one-hot (s acts as softmax's *temperature*). "
-    "The Transformer uses s = √d_k, which keeps the scores' variance near 1 whatever the width d_k. "
     "The scale you choose here is part of your configuration: Step by step and Multi-head use it too."
 ))
+claim = st.empty()  # the reason for √d_k, with its assumption and the learner's numbers (filled below, once the
+# head and its trace are known)
 grid_editor.pending_errors_banner()
 
 divisor = divisor_for(cfg.scale, cfg.d_k)
@@ -144,6 +145,39 @@ def metrics(pairs: list[tuple[str, float]]) -> None:
                    help=None if np.isfinite(var) else _("The squares of these entries exceed 1.8 · 10³⁰⁸."))
 
 
+NEAR = (0.8, 1.25)  # a variance of the scaled scores in this range is "near 1"
+CLAIM = N_("The Transformer uses s = √d_k for this reason: **if the entries of q and k are independent, with mean 0 "
+           "and variance 1**, a score q · k is a sum of d_k products and has variance d_k, so dividing by √d_k brings "
+           "it back to 1 whatever the width d_k.")
+MEASURED = {  # (near 1, several heads) -> the learner's numbers beside the claim
+    (True, False): N_("On your numbers: var({q}) = {var_q}, var(K) = {var_k}, and var({prod} / √d_k) = {scaled}, "
+                      "near 1."),
+    (False, False): N_("On your numbers: var({q}) = {var_q}, var(K) = {var_k}, and var({prod} / √d_k) = {scaled} "
+                       "instead of 1 (measured below)."),
+    (True, True): N_("On your numbers (head {head}): var({q}) = {var_q}, var(K) = {var_k}, and var({prod} / √d_k) = "
+                     "{scaled}, near 1."),
+    (False, True): N_("On your numbers (head {head}): var({q}) = {var_q}, var(K) = {var_k}, and var({prod} / √d_k) = "
+                      "{scaled} instead of 1 (measured below)."),
+}
+
+
+def variance_text(var: float) -> str:
+    return f"{var:.4f}" if np.isfinite(var) else _("beyond float64")
+
+
+if cfg.score == "additive":
+    claim.markdown(i18n.sentences(_(CLAIM), _(
+        "Your scores are additive, not dot products, so this reason does not apply to them (see Why √d_k: "
+        "measured).")))
+else:
+    qq, q_name = (t.q_a, "Q W_a") if cfg.score == "general" else (t.q, "Q")
+    stats = analysis.variance_stats(qq, t.k)
+    prod = "(Q W_a)Kᵀ" if cfg.score == "general" else "QKᵀ"
+    near = bool(NEAR[0] <= stats.var_scaled <= NEAR[1])
+    claim.markdown(i18n.sentences(_(CLAIM), _(MEASURED[near, per_head]).format(
+        q=q_name, head=head, prod=prod, var_q=variance_text(stats.var_q), var_k=variance_text(stats.var_k),
+        scaled=variance_text(stats.var_scaled))))
+
 st.header(_("Why √d_k: measured"))
 if cfg.score == "additive":  # no dot product: each score is bounded by Σ|v_a|, whatever d_k
     with np.errstate(over="ignore", invalid="ignore"):
@@ -161,10 +195,7 @@ if cfg.score == "additive":  # no dot product: each score is bounded by Σ|v_a|,
         "The numbers and the chart below are about dot products."
     )
     st.caption(additive.format(head=head, bound=f"{np.abs(t.v_a).sum():.4g}"))
-else:  # the dot product, or (general) the dot product of Q W_a with K
-    qq, q_name = (t.q_a, "Q W_a") if cfg.score == "general" else (t.q, "Q")
-    stats = analysis.variance_stats(qq, t.k)
-    prod = "(Q W_a)Kᵀ" if cfg.score == "general" else "QKᵀ"
+else:  # the dot product, or (general) the dot product of Q W_a with K: stats measured above
     metrics([(f"var({q_name})", stats.var_q), ("var(K)", stats.var_k), (f"var({prod})", stats.var_scores),
              (f"var({prod} / √d_k)", stats.var_scaled)])
     variances = _(
@@ -185,9 +216,11 @@ else:  # the dot product, or (general) the dot product of Q W_a with K
                                 preset=_(CAUSAL_PRESET)))
 sweep = variance_sweep(analysis.SWEEP_D_K, 300, 0)
 same_on_random = _(
-    "**The same on random Q, K with unit-variance entries**, 300 draws of 8 × d_k each: the raw variance grows "
-    "in proportion to d_k (dashed line: variance = d_k), the scaled one stays near 1."
-)
+    "**The same on random Q, K whose entries are independent, with mean 0 and variance 1** (the assumption above), "
+    "300 draws of 8 × d_k each, for d_k from {first} to {last}: the raw variance grows with d_k, close to the "
+    "dashed line variance = d_k, and the scaled one stays between {lo} and {hi}."
+).format(first=int(sweep.d_k[0]), last=int(sweep.d_k[-1]), lo=f"{sweep.scaled.min():.2f}",
+         hi=f"{sweep.scaled.max():.2f}")
 if cfg.score != "dot":
     same_on_random = _("{text} This is about the dot product QKᵀ, not your score function ({scores}).").format(
         text=same_on_random, scores=step_by_step.SCORE_TEXT[cfg.score])
@@ -202,11 +235,20 @@ with st.expander(_("The numbers")):
 
 st.header(_("Softmax saturation"))
 saturation_text = _(
-    "For each query row, the largest weight and the entropy of the weights as the divisor changes. Large raw "
-    "scores (a small divisor) push every row to one-hot: largest weight 1, entropy 0, and softmax's gradient "
-    "vanishes. A large divisor flattens the row to uniform: largest weight 1/n_k, entropy ln n_k "
-    "(ln {n_k} = {ln_n_k} here; a masked row spreads over its allowed keys only)."
+    "For each query row, the largest weight and the entropy of the weights as the divisor changes. A small divisor "
+    "(large scaled scores) pushes a row to one-hot when one key has its largest score: largest weight 1, entropy 0, "
+    "and softmax's gradient vanishes. A large divisor flattens the row to uniform: largest weight 1/n_k, entropy "
+    "ln n_k (ln {n_k} = {ln_n_k} here; a masked row spreads over its allowed keys only)."
 ).format(n_k=cfg.n_seq, ln_n_k=f"{np.log(cfg.n_seq):.4g}")
+exceptions = []
+for row, n_top in scaling_views.rows_not_one_hot(t.scores, t.mask):
+    name = text.md_escape(queries[row])
+    exceptions.append(_("Query {name} has every key masked: its weights are 0 at every divisor.").format(name=name)
+                      if n_top == 0 else
+                      _("Query {name}'s largest score is shared by {n} keys, so a small divisor splits its weight "
+                        "evenly among them: largest weight 1/{n} = {top}, entropy ln {n} = {h}.").format(
+                          name=name, n=n_top, top=f"{1 / n_top:.4g}", h=f"{np.log(n_top):.4g}"))
+saturation_text = i18n.sentences(saturation_text, *exceptions)
 if cfg.score != "dot":
     saturation_text = _("{text} The raw scores here are {scores}.").format(
         text=saturation_text, scores=step_by_step.SCORE_TEXT[cfg.score])

@@ -4,7 +4,7 @@ and where the queries come from (self- or cross-attention)."""
 import numpy as np
 import streamlit as st
 
-from attn_core import LIMITS, SCORE_FUNCTIONS, SCORE_MATRICES, config_mask
+from attn_core import INITIALIZERS, LIMITS, SCORE_FUNCTIONS, SCORE_MATRICES, SCORE_STARTS, config_mask
 from attn_ui import (
     budget,
     compute,
@@ -13,6 +13,7 @@ from attn_ui import (
     grid_editor,
     heatmap,
     i18n,
+    randomise,
     registry,
     score_views,
     state,
@@ -152,15 +153,39 @@ if cfg.score == "additive":
                     width=240, **state.bind(D_A, cfg.d_a, pick_d_a),
                     help=_("The width of the tanh layer. A new width starts W_1, W_2 and v_a afresh (random, "
                            "seeded)."))
+def how_they_start(cfg) -> str:
+    """How the score function's weights start (attn_core.SCORE_STARTS), and whether they still are so."""
+    fresh = state.default_score_weights(cfg, cfg.score, cfg.d_a or None)
+    unchanged = all(np.array_equal(cfg.matrix(name), w) for name, w in fresh.items())
+    per_head = _("each head's block of columns drawn on its own") if cfg.n_heads > 1 else ""
+    if cfg.score == "general":
+        start = _("W_a starts as {init}, seed {seed}, not as the identity, which would give the dot product's "
+                  "numbers back (Randomise offers it: “{identity}”).").format(
+            init=_(INITIALIZERS[SCORE_STARTS["w_a"][0]]), seed=SCORE_STARTS["w_a"][1],
+            identity=_(INITIALIZERS["identity"]))
+    else:
+        limit = np.sqrt(6.0)  # Kaiming uniform's limit √(6 / fan_in), v_a's fan_in 1
+        start = _("W_1, W_2 and v_a start as {how}; v_a's numbers lie between −{limit} and {limit} (√6: its fan-in "
+                  "is 1).").format(how=score_views.start_text("w_1", "w_2", "v_a"), limit=f"{limit:.3g}")
+    return i18n.sentences(start, per_head and _("With {n} heads: {how}.").format(n=cfg.n_heads, how=per_head),
+                          _("Yours are still those numbers.") if unchanged else
+                          _("Yours differ from them now (edited, randomised, or kept through a change of heads)."))
+
+
 for name in SCORE_MATRICES[cfg.score]:
     label, shape, role = ROLES[name]
     m = cfg.matrix(name)
-    st.markdown(_("{matrix}: {role}").format(matrix=score_views.shape_text(label, m, shape), role=_(role)))
+    top = st.container(horizontal=True, vertical_alignment="bottom")
+    top.markdown(_("{matrix}: {role}").format(matrix=score_views.shape_text(label, m, shape), role=_(role)))
+    init, seed = SCORE_STARTS[name]
+    randomise.popover_of(name, "scores", where=top, init=init, seed=seed, per_head=True)
     with st.expander(_("Edit {name}").format(name=label), expanded=m.size <= 64, key=f"scores_edit_{name}",
                      on_change="rerun") as box:
         if box.open:  # the grid is built only while it is open
             grid_editor.matrix_editor(name)
 cfg = state.config()
+if cfg.score != "dot":
+    st.caption(how_they_start(cfg))
 
 # ---- 3. the three compared ------------------------------------------------------------------------
 st.header(_("3 · The three side by side, on your Q and K"))

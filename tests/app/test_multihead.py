@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -350,3 +351,90 @@ def test_sections_3_to_7_are_built_one_at_a_time_and_section_5_compares_with_sin
     _, _, output = reference(cfg)
     (m,) = [m for m in at.metric if m.label == "max |multi-head output − single-head output|"]
     assert m.value == f"{np.abs(output - single).max():.3g}"
+
+
+# ---- how the page starts: several heads and a W_O that mixes them, one click away -------------------------
+def xavier_w_o(shape: tuple[int, int]) -> np.ndarray:
+    """The W_O "Split" and "Mix the heads" give: Xavier uniform √(6 / (rows + cols)), seed 0, written out."""
+    limit = np.sqrt(6 / (shape[0] + shape[1]))
+    return np.random.default_rng(0).uniform(-limit, limit, shape)
+
+
+def test_one_head_offers_a_split_with_a_mixing_w_o_that_keeps_every_value():
+    at = open_page()  # the app's own configuration: seed 000, one head, W_O = I (3 × 3)
+    before = at.session_state["config"]
+    (box,) = [plain(m.value) for m in at.markdown if "Your configuration has 1 head" in plain(m.value)]
+    assert box.startswith("**Your configuration has 1 head and W_O = I** (the identity), so multi-head attention is "
+                          "plain attention here")
+    split = at.button(key="heads_split")
+    assert split.label == "Split into 3 heads, with a W_O that mixes them"  # 3 columns: 3 is the only split
+    assert ("Every value of X, W_Q, W_K and W_V is kept: each head takes its own slice of their columns, d_k = 1 of "
+            "W_Q and W_K and d_v = 1 of W_V. W_O becomes Xavier/Glorot uniform, seed 0 (Randomise W_O in section 5 "
+            "gives it back). Undo in the sidebar takes the split back.") in [plain(c.value) for c in at.caption]
+    assert before.n_heads == 1  # opening the page changed nothing
+    split.click().run()
+    assert not at.exception
+    cfg = at.session_state["config"]
+    assert cfg.n_heads == 3 and at.number_input(key="heads_wanted").value == 3
+    for name in ("x", "w_q", "w_k", "w_v"):
+        np.testing.assert_array_equal(cfg.matrix(name), before.matrix(name))
+    np.testing.assert_array_equal(cfg.w_o, xavier_w_o((3, 3)))
+    weights, concat, output = reference(cfg)
+    np.testing.assert_allclose(chart_matrix(at, "concat = [head 0 | head 1 | …]"), concat, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(chart_matrix(at, "output = concat · W_O"), output, rtol=1e-12, atol=1e-12)
+    assert np.abs(output - concat).max() > 0.5  # the projection is not the concatenation again
+    assert not [m for m in at.markdown if "Your configuration has 1 head" in m.value]
+    assert "heads_mix_w_o" not in [b.key for b in at.button]  # W_O mixes: nothing to offer
+    # the W_O popover, as it opens, gives the same W_O back
+    at.session_state["heads_w_o_randomise"] = True
+    at.run()
+    assert (at.selectbox(key="heads_w_o_init").value, at.number_input(key="heads_w_o_seed").value) == (
+        "xavier_uniform", 0)
+    at.button(key="heads_w_o_fill").click().run()
+    np.testing.assert_array_equal(at.session_state["config"].w_o, xavier_w_o((3, 3)))
+
+
+def test_the_split_is_the_smallest_count_above_one_and_keeps_a_w_o_of_the_learner():
+    at = open_page(wide_config())  # widths 8 and 16: 2 divides both; W_O 16 × 3, not the identity
+    split = at.button(key="heads_split")
+    assert split.label == "Split into 2 heads (your W_O kept)"
+    w_o = at.session_state["config"].w_o
+    split.click().run()
+    assert at.session_state["config"].n_heads == 2
+    np.testing.assert_array_equal(at.session_state["config"].w_o, w_o)
+
+
+def test_widths_without_a_common_divisor_say_so_instead_of_offering_a_split():
+    rng = np.random.default_rng(2)
+    at = open_page(make_config(["a", "b"], rng.normal(size=(2, 3)), rng.normal(size=(3, 3)), rng.normal(size=(3, 3)),
+                               rng.normal(size=(3, 5))))
+    assert "heads_split" not in [b.key for b in at.button]
+    (box,) = [plain(m.value) for m in at.markdown if "Your configuration has 1 head" in plain(m.value)]
+    assert "No head count above 1 divides these widths (W_Q and W_K have 3 columns, W_V has 5)" in box
+
+
+def test_with_w_o_the_identity_the_page_says_concat_and_output_are_the_same_matrix():
+    at = open_page(replace(wide_config(n_heads=2), w_o=np.eye(16)))
+    open_section(at, 4)
+    assert "W_O is the identity, so the output (section 5) is this same matrix: concat · I = concat." in [
+        plain(c.value) for c in at.caption]
+    open_section(at, 5)
+    assert any("W_O is the identity: the output below is concat (section 4) unchanged" in plain(i.value)
+               for i in at.info)
+    at.button(key="heads_mix_w_o").click().run()
+    assert not at.exception
+    cfg = at.session_state["config"]
+    np.testing.assert_array_equal(cfg.w_o, xavier_w_o((16, 16)))
+    _, concat, output = reference(cfg)
+    np.testing.assert_allclose(chart_matrix(at, "output = concat · W_O"), output, rtol=1e-12, atol=1e-12)
+    assert not at.info and "heads_mix_w_o" not in [b.key for b in at.button]
+
+
+def test_changing_heads_keeps_the_general_score_weights_that_fit():
+    """with_heads: W_a [d_q, n_heads·d_k] follows the per-head widths; every value that still fits is kept."""
+    base = wide_config()
+    w_a = np.arange(64, dtype=float).reshape(8, 8) / 10  # one head: d_q = d_k = 8
+    at = choose_heads(open_page(replace(base, score="general", w_a=w_a)), 2)
+    cfg = at.session_state["config"]
+    assert cfg.n_heads == 2 and cfg.w_a.shape == (4, 8)  # d_q = 4 per head, 2 heads of d_k = 4
+    np.testing.assert_array_equal(cfg.w_a, w_a[:4, :8])

@@ -51,3 +51,16 @@ def test_overview_names_the_head_it_draws_when_there_are_several():
     assert not at.exception
     (title,) = charts(at)
     assert title == "Attention weights of head 0 (of 2)"
+
+
+def test_rows_sum_to_1_or_0_when_a_query_has_every_key_masked():
+    at = new_app()
+    spec = at.get("graphviz_chart")[0].proto.spec
+    assert "rows sum to 1" in spec and "rows sum to 1 or 0" not in spec
+    custom = np.ones((3, 3), dtype=bool)
+    custom[0] = False
+    at.session_state["config"] = replace(at.session_state["config"], mask_kind="custom", custom_mask=custom)
+    at.run()
+    assert not at.exception
+    assert "rows sum to 1 or 0" in at.get("graphviz_chart")[0].proto.spec
+    assert any("each row sums to 1, or to 0 when every key is masked" in c.value for c in at.caption)

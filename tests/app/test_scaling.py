@@ -5,6 +5,9 @@ Expected numbers are computed here with numpy from the seeds' matrices, or are t
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pyarrow.ipc
@@ -222,3 +225,125 @@ def test_a_variance_beyond_float64_is_said_not_printed_as_inf(page):
 
 def metrics_text(at: AppTest) -> dict[str, str]:
     return {m.label: m.value for m in at.metric}
+
+
+# ---- every sentence true on the numbers shown (issue 28) ---------------------------------------------------------
+FOUR = r"(−?\d+\.\d{4})"  # a variance as the page prints it
+
+
+def open_preset(key: str) -> AppTest:
+    at = new_app()
+    at.session_state["config"] = load_preset(key)
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    return at
+
+
+def head0(cfg):
+    """Head 0's Q (or Q W_a) and K, and the boolean mask (True = may attend), written out."""
+    d_k = cfg.w_k.shape[1] // cfg.n_heads
+    y = cfg.y if cfg.cross else cfg.x
+    q, k = (y @ cfg.w_q)[:, :d_k], (cfg.x @ cfg.w_k)[:, :d_k]
+    allowed = np.tril(np.ones((cfg.n_seq,) * 2, dtype=bool)) if cfg.mask_kind == "causal" else np.ones(
+        (q.shape[0], k.shape[0]), dtype=bool)
+    return q, k, allowed
+
+
+@pytest.mark.parametrize("key", ["seed000", "seed002_causal", "seed001_sentence", "cross_translation",
+                                 "seed003_heads"])
+def test_the_sqrt_d_k_claim_states_its_assumption_beside_the_learners_variances(key):
+    at = open_preset(key)
+    cfg = at.session_state["config"]
+    q, k, _ = head0(cfg)
+    s = q @ k.T
+    scaled = (s / np.sqrt(q.shape[1])).var()
+    (claim,) = [plain(m.value) for m in at.markdown if "for this reason" in m.value]
+    assert ("**if the entries of q and k are independent, with mean 0 and variance 1**, a score q · k is a sum of d_k "
+            "products and has variance d_k") in claim
+    head = " (head 0)" if cfg.n_heads > 1 else ""
+    found = re.search(rf"On your numbers{re.escape(head)}: var\(Q\) = {FOUR}, var\(K\) = {FOUR}, and "
+                      rf"var\(QKᵀ / √d_k\) = {FOUR}(, near 1\.| instead of 1 \(measured below\)\.)", claim)
+    assert found, claim
+    var_q, var_k, var_scaled = (float(found.group(i)) for i in (1, 2, 3))
+    assert (var_q, var_k, var_scaled) == (round(q.var(), 4), round(k.var(), 4), round(scaled, 4))
+    assert (found.group(4) == ", near 1.") == bool(0.8 <= scaled <= 1.25)
+
+
+def test_seed000_and_the_notebooks_scaled_variances_are_compared_with_1():
+    claim = [plain(m.value) for m in open_preset("seed000").markdown if "for this reason" in m.value][0]
+    assert "var(QKᵀ / √d_k) = 7.3416 instead of 1" in claim  # S.var() / 3, seed 000's scores
+    assert (S / np.sqrt(3)).var() == pytest.approx(7.3416, abs=5e-5)
+    claim = [plain(m.value) for m in open_preset("seed002_causal").markdown if "for this reason" in m.value][0]
+    # the notebook's printed 1.3836 is outside 0.8 … 1.25, so not "near 1"
+    assert f"var(QKᵀ / √d_k) = {seeds.SEED002_VAR_SCALED:.4f} instead of 1" in claim
+
+
+def test_additive_scores_say_the_reason_does_not_apply():
+    claim = [plain(m.value) for m in open_preset("additive").markdown if "for this reason" in m.value][0]
+    assert claim.endswith("Your scores are additive, not dot products, so this reason does not apply to them (see Why "
+                          "√d_k: measured).")
+
+
+def test_the_random_sweep_sentence_gives_the_range_it_measured(page):
+    sweep = page.dataframe[0].value
+    scaled = sweep["var(QKᵀ / √d_k)"].to_numpy(dtype=float)
+    (text,) = [plain(m.value) for m in page.markdown if m.value.startswith("**The same on random Q, K")]
+    assert (f"for d_k from 1 to 512: the raw variance grows with d_k, close to the dashed line variance = d_k, and "
+            f"the scaled one stays between {scaled.min():.2f} and {scaled.max():.2f}.") in text
+
+
+@pytest.mark.parametrize("key", ["seed000", "seed004_unscaled", "seed002_causal", "seed001_sentence"])
+def test_the_saturation_sentence_names_the_rows_that_do_not_go_one_hot(key):
+    at = open_preset(key)
+    cfg = at.session_state["config"]
+    q, k, allowed = head0(cfg)
+    s = np.where(allowed, q @ k.T, -np.inf)
+    ties = {i: int((row == row.max()).sum()) for i, row in enumerate(s) if (row == row.max()).sum() > 1}
+    (text,) = [plain(m.value) for m in at.markdown if m.value.startswith("For each query row")]
+    for i, label in enumerate(cfg.query_tokens):
+        said = f"Query {i}: {label}'s largest score is shared by"
+        assert (said in text) == (i in ties), (label, text)
+        if i in ties:
+            n = ties[i]
+            assert (f"{said} {n} keys, so a small divisor splits its weight evenly among them: largest weight 1/{n} = "
+                    f"{1 / n:.4g}, entropy ln {n} = {np.log(n):.4g}.") in text
+    if key == "seed000":  # seed 004's raw scores [2, 4, 4]: input1's two 4s
+        assert ties == {0: 2}
+
+
+def test_a_query_with_every_key_masked_is_named_in_the_saturation_sentence():
+    at = open_preset("seed000")
+    cfg = at.session_state["config"]
+    custom = np.ones((3, 3), dtype=bool)
+    custom[1] = False
+    at.session_state["config"] = replace(cfg, mask_kind="custom", custom_mask=custom)
+    at.run()
+    (text,) = [plain(m.value) for m in at.markdown if m.value.startswith("For each query row")]
+    assert "Query 1: input2 has every key masked: its weights are 0 at every divisor." in text
+
+
+def rule_labels(at: AppTest) -> list[pd.DataFrame]:
+    return [f for f in chart_frames(at) if {"label", "ypos", "right"} <= set(f.columns)]
+
+
+@pytest.mark.parametrize("divisor", [None, 1.2, 0.01, 30.0, 1000.0])
+def test_rule_labels_have_a_row_each_above_the_plot(page, divisor):
+    """However close the divisors (√d_k = 1.73 beside 1; a custom one anywhere), each label has its own row, above
+    the plot (negative pixels), so no two overlap and none covers a curve; labels on the right end at their rule."""
+    if divisor is not None:
+        page.select_slider(key="scaling_divisor").set_value(divisor).run()
+    for d_k in (1, 3, 64, 512):  # √d_k from 1 to 22.6
+        cfg = page.session_state["config"]
+        rng = np.random.default_rng(d_k)
+        page.session_state["config"] = replace(cfg, w_q=rng.normal(size=(4, d_k)), w_k=rng.normal(size=(4, d_k)))
+        page.run()
+        assert not page.exception
+        saturation_rules, sweep_rule = rule_labels(page)[-1], rule_labels(page)[0]
+        assert list(sweep_rule.label) == [f"your d_k = {d_k}"] and (sweep_rule.ypos < 0).all()
+        assert len(set(saturation_rules.ypos)) == len(saturation_rules) and (saturation_rules.ypos < 0).all()
+        order = saturation_rules.sort_values("divisor")  # the smallest divisor the lowest row
+        assert list(order.ypos) == sorted(order.ypos, reverse=True)
+        right = np.log10(saturation_rules.divisor) > -2 + 0.6 * 5  # the right 40 % of 0.01 … 1000
+        assert list(saturation_rules.right) == list(right)
+        labels = set(saturation_rules.label)
+        assert {"÷ 1 (none)", f"÷ √d_k = {np.sqrt(d_k):.3g}"} <= labels

@@ -12,7 +12,7 @@ import pyarrow.ipc
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attn_core import PRESETS, initialize, load_preset, make_config
+from attn_core import PRESETS, load_preset, make_config
 from tests.seeds import SEED000_W_K, SEED000_W_Q, SEED000_WEIGHTS, SEED000_X
 
 from .apptools import APP, edit_cells, editor_key, plain
@@ -36,6 +36,16 @@ def additive_reference(q, k, w_1, w_2, v_a, divisor):  # [n_q, d_q], [n_k, d_k] 
         for j in range(k.shape[0]):
             s[i, j] = sum(v_a[f] * np.tanh((q[i] @ w_1)[f] + (k[j] @ w_2)[f]) for f in range(w_1.shape[1]))
     return s, softmax_rows(s / divisor)
+
+
+def uniform(seed: int, shape: tuple[int, int], limit: float) -> np.ndarray:
+    return np.random.default_rng(seed).uniform(-limit, limit, shape)
+
+
+# how general and additive start on seed 000 (one head, d_q = d_k = d_a = 3): Xavier uniform √(6 / (3 + 3)) = 1 for
+# W_a (seed 0), W_1 (seed 1), W_2 (seed 2); Kaiming uniform √(6 / 1) for v_a [1, 3] (seed 3)
+W_A0 = uniform(0, (3, 3), 1.0)
+W_10, W_20, V_A0 = uniform(1, (3, 3), 1.0), uniform(2, (3, 3), 1.0), uniform(3, (1, 3), np.sqrt(6.0))
 
 
 # ---- helpers ------------------------------------------------------------------------------------
@@ -108,14 +118,21 @@ def test_switching_score_function_changes_the_configuration_and_the_grids():
     choose(at, "general")
     cfg = at.session_state["config"]
     assert cfg.score == "general"
-    np.testing.assert_array_equal(cfg.w_a, np.eye(3))  # starts as the identity: the dot product's numbers
+    np.testing.assert_array_equal(cfg.w_a, W_A0)  # Xavier uniform, seed 0: not the identity
     assert editor_key(at, "w_a") in at.session_state
     assert "**W_a** · 3 × 3 = [d_q, n_heads·d_k]" in markdown(at)
+    assert ("W_a starts as Xavier/Glorot uniform, seed 0, not as the identity, which would give the dot product's "
+            "numbers back (Randomise offers it: “identity (ones on the diagonal)”). Yours are still those numbers."
+            ) in [plain(c.value) for c in at.caption]
 
     choose(at, "additive")
     cfg = at.session_state["config"]
     assert cfg.score == "additive" and cfg.w_a is None
-    assert (cfg.w_1.shape, cfg.w_2.shape, cfg.v_a.shape) == ((3, 3), (3, 3), (1, 3))
+    for got, want in ((cfg.w_1, W_10), (cfg.w_2, W_20), (cfg.v_a, V_A0)):
+        np.testing.assert_array_equal(got, want)
+    assert ("W_1, W_2 and v_a start as W_1 Xavier/Glorot uniform, seed 1; W_2 Xavier/Glorot uniform, seed 2; v_a "
+            "Kaiming/He uniform, seed 3; v_a's numbers lie between −2.45 and 2.45 (√6: its fan-in is 1). Yours are "
+            "still those numbers.") in [plain(c.value) for c in at.caption]
     assert all(editor_key(at, k) in at.session_state for k in ("w_1", "w_2", "v_a"))
     assert at.number_input(key="scores_d_a").value == 3
 
@@ -134,8 +151,10 @@ def test_switching_back_to_general_restores_the_edited_w_a():
     edit_cells(at, "w_a", {0: {1: "0.5"}})
     assert not at.exception
     assert at.session_state["config"].w_a[0, 1] == 0.5
+    assert any(plain(c.value).endswith("Yours differ from them now (edited, randomised, or kept through a change "
+                                       "of heads).") for c in at.caption)
     choose(choose(at, "additive"), "general")
-    want = np.eye(3)
+    want = W_A0.copy()
     want[0, 1] = 0.5
     np.testing.assert_array_equal(at.session_state["config"].w_a, want)
 
@@ -146,12 +165,12 @@ def test_a_refused_w_a_cell_names_the_matrix_and_the_cell():
     assert not at.exception
     errors = [plain(e.value) for e in at.error]
     assert any("W_a, row 1, column 2" in e and "abc" in e for e in errors), errors
-    np.testing.assert_array_equal(at.session_state["config"].w_a, np.eye(3))  # the last valid values stay
+    np.testing.assert_array_equal(at.session_state["config"].w_a, W_A0)  # the last valid values stay
 
 
 def test_comparison_equals_numpy_on_seed000():
-    """Dot ÷ √3 (seed 000's printed weights), general with W_a = I (the same), additive with its starting weights
-    against the tanh formula, written out cell by cell."""
+    """Dot ÷ √3 (seed 000's printed weights), general and additive with the weights they start with (written out
+    above), cell by cell; the starting weights change the weights (the point of showing them)."""
     at = open_page(precision=8)
     (dot_rows, dot), (_, general), (_, additive), *_ = heatmaps(at)
     q, k = X @ W_Q, X @ W_K
@@ -159,21 +178,94 @@ def test_comparison_equals_numpy_on_seed000():
     assert dot_rows == ["0: input1", "1: input2", "2: input3"]
     np.testing.assert_allclose(dot, want_dot, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(dot, SEED000_WEIGHTS, rtol=1e-6)
-    np.testing.assert_allclose(general, want_dot, rtol=1e-12, atol=1e-14)
-    w_1 = initialize("xavier_uniform", (3, 3), seed=1)  # how additive starts (attn_ui.state.default_score_weights)
-    w_2 = initialize("xavier_uniform", (3, 3), seed=2)
-    v_a = initialize("xavier_uniform", (1, 3), seed=3)[0]
-    _, want_additive = additive_reference(q, k, w_1, w_2, v_a, np.sqrt(3))
+    want_general = softmax_rows(q @ W_A0 @ k.T / np.sqrt(3))
+    np.testing.assert_allclose(general, want_general, rtol=1e-12, atol=1e-14)
+    _, want_additive = additive_reference(q, k, W_10, W_20, V_A0[0], np.sqrt(3))
     np.testing.assert_allclose(additive, want_additive, rtol=1e-12, atol=1e-14)
+    assert np.abs(want_general - want_dot).max() > 0.3 and np.abs(want_additive - want_dot).max() > 0.1
 
     table = summary_table(at)
     assert list(table["score function"]) == ["dot product (yours)", "general (Luong)", "additive (Bahdanau)"]
     np.testing.assert_allclose(numbers(table["largest weight"]),
-                               [want_dot.max(), want_dot.max(), want_additive.max()], atol=1e-8)
-    entropy = [-(w * np.log(w)).sum(axis=1).mean() for w in (want_dot, want_dot, want_additive)]
+                               [want_dot.max(), want_general.max(), want_additive.max()], atol=1e-8)
+    entropy = [-(w * np.log(w)).sum(axis=1).mean() for w in (want_dot, want_general, want_additive)]
     np.testing.assert_allclose(numbers(table["mean row entropy (nats)"]), entropy, atol=1e-8)
     diff = table["largest |difference| from the dot product's weights"]
-    np.testing.assert_allclose(numbers(diff), [0, 0, np.abs(want_additive - want_dot).max()], atol=1e-8)
+    np.testing.assert_allclose(numbers(diff), [0, np.abs(want_general - want_dot).max(),
+                                               np.abs(want_additive - want_dot).max()], atol=1e-8)
+    sources = " ".join(plain(c.value) for c in at.caption)
+    assert "General (Luong): W_a as it starts: W_a Xavier/Glorot uniform, seed 0." in sources
+
+
+@pytest.mark.parametrize("preset", ["seed000", "seed001_sentence", "seed002_causal", "cross_translation",
+                                    "seed003_heads"])
+def test_general_and_additive_start_with_weights_that_change_the_picture(preset):
+    """On every preset, the starting W_a moves the weights away from the dot product's, and the starting additive
+    weights are not near uniform (mean row entropy below 0.95 · ln n_k), head 0, numpy written out."""
+    cfg = load_preset(preset)
+    at = open_page(cfg, precision=8)
+    (_, dot), (_, general), (_, additive), *_ = heatmaps(at)
+    y = cfg.y if cfg.cross else cfg.x
+    d = cfg.d_k
+    q, k = (y @ cfg.w_q)[:, :d], (cfg.x @ cfg.w_k)[:, :d]  # head 0
+    allowed = np.tril(np.ones((4, 4), dtype=bool)) if cfg.mask_kind == "causal" else np.ones(dot.shape, dtype=bool)
+
+    def weights(s):
+        s = np.where(allowed, s / np.sqrt(d), -np.inf)
+        return softmax_rows(s)
+
+    w_a = uniform(0, (d, d), np.sqrt(6 / (2 * d)))  # head 0's block: drawn first from seed 0, one head's fans
+    w_1, w_2 = uniform(1, (d, d), np.sqrt(6 / (2 * d))), uniform(2, (d, d), np.sqrt(6 / (2 * d)))
+    v_a = uniform(3, (1, d), np.sqrt(6.0))[0]
+    want_general = weights(q @ w_a @ k.T)
+    s_additive, _ = additive_reference(q, k, w_1, w_2, v_a, 1.0)
+    want_additive = weights(s_additive)
+    np.testing.assert_allclose(general, want_general, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(additive, want_additive, rtol=1e-10, atol=1e-12)
+    assert np.abs(want_general - dot).max() > 0.1
+    live = allowed.sum(axis=1) > 1  # rows with a choice to make
+    entropy = -(np.where(allowed, want_additive * np.log(np.where(allowed, want_additive, 1)), 0)).sum(axis=1)
+    assert entropy[live].mean() < 0.95 * np.log(allowed.sum(axis=1)[live]).mean()
+
+
+def test_randomise_fills_a_score_matrix_per_head_and_the_identity_gives_the_dot_product_back():
+    at = choose(open_page(precision=8), "general")
+    at.session_state["scores_w_a_randomise"] = True  # open W_a's Randomise popover
+    at.run()
+    assert at.selectbox(key="scores_w_a_init").value == "xavier_uniform"  # offered as W_a started
+    assert at.number_input(key="scores_w_a_seed").value == 0
+    at.selectbox(key="scores_w_a_init").set_value("identity")
+    at.button(key="scores_w_a_fill").click().run()
+    assert not at.exception
+    np.testing.assert_array_equal(at.session_state["config"].w_a, np.eye(3))
+    (_, dot), (_, general), *_ = heatmaps(at)
+    np.testing.assert_allclose(general, dot, rtol=1e-12, atol=1e-14)
+
+    choose(at, "additive")
+    at.session_state["scores_v_a_randomise"] = True
+    at.run()
+    at.selectbox(key="scores_v_a_init").set_value("gaussian")
+    at.run()
+    at.number_input(key="scores_v_a_seed").set_value(7)
+    at.number_input(key="scores_v_a_std").set_value(2.0)
+    at.button(key="scores_v_a_fill").click().run()
+    assert not at.exception
+    np.testing.assert_array_equal(at.session_state["config"].v_a, np.random.default_rng(7).normal(0, 2.0, (1, 3)))
+
+
+def test_randomise_of_several_heads_draws_each_head_block_on_its_own():
+    cfg = make_config(["a", "b", "c"], np.eye(3, 4), np.ones((4, 4)), np.ones((4, 4)), np.ones((4, 4)), n_heads=2)
+    at = choose(open_page(cfg), "general")
+    rng = np.random.default_rng(0)  # one stream, head 0's 2 × 2 block then head 1's, each with one head's fans
+    want = np.hstack([rng.uniform(-np.sqrt(6 / 4), np.sqrt(6 / 4), (2, 2)) for _ in range(2)])
+    np.testing.assert_array_equal(at.session_state["config"].w_a, want)
+    at.session_state["scores_w_a_randomise"] = True
+    at.run()
+    at.number_input(key="scores_w_a_seed").set_value(0)
+    at.button(key="scores_w_a_fill").click().run()  # Xavier uniform, seed 0: as it started
+    np.testing.assert_array_equal(at.session_state["config"].w_a, want)
+    assert "With 2 heads: each head's block of columns drawn on its own." in " ".join(
+        plain(c.value) for c in at.caption)
 
 
 def test_the_additive_features_and_scores_of_one_query_equal_numpy():

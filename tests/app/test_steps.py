@@ -364,3 +364,28 @@ def test_after_the_query_selectbox_a_click_on_the_cell_clicked_before_counts_aga
     after = clickable()
     assert len(after) == 2 and not before & after  # new charts: their selection starts empty
     assert not at.exception
+
+
+@pytest.mark.parametrize(("scale", "said"), [
+    ("sqrt_dk", "Every score is divided by the same number s = 1.732, larger than 1, so the softmax is less peaked."),
+    (0.5, "Every score is divided by the same number s = 0.5, smaller than 1, so the softmax is more peaked."),
+    ("none", "Every score is divided by s = 1: the scaled scores are the scores."),
+])
+def test_the_scaled_scores_note_says_what_the_divisor_does(scale, said):
+    """Each claim checked on seed 000's numbers: the largest weight of every row grows (s < 1), stays (s = 1) or
+    shrinks (s > 1) against the unscaled softmax."""
+    at = steps_app(replace(load_preset("seed000"), scale=scale))
+    captions = [plain(c.value) for c in at.caption]
+    assert said in captions, captions
+    divisor = {"sqrt_dk": np.sqrt(3), "none": 1.0}.get(scale, scale)
+    plain_top = reference(SEED_X, SEED_W_Q, SEED_W_K, SEED_W_V, divisor=1.0)["weights"].max(axis=1)
+    top = reference(SEED_X, SEED_W_Q, SEED_W_K, SEED_W_V, divisor=divisor)["weights"].max(axis=1)
+    assert np.all(np.sign(top - plain_top) == np.sign(1 - divisor))
+
+
+def test_the_weights_caption_names_rows_that_sum_to_0():
+    custom = np.ones((3, 3), dtype=bool)
+    custom[2] = False
+    at = steps_app(replace(load_preset("seed000"), mask_kind="custom", custom_mask=custom))
+    assert any(plain(c.value).startswith("Each weight is between 0 and 1, and each row sums to 1 (see the row sums) "
+                                         "except a row whose every key is masked: it sums to 0.") for c in at.caption)

@@ -176,3 +176,34 @@ def test_positional_encoding_at_a_larger_width():
     np.testing.assert_allclose(pe[:, 0::2][0], 0.0)  # ... every sine is 0
     np.testing.assert_allclose(pe[10, 126], math.sin(10 / 10000 ** (126 / 128)), rtol=1e-13)
     np.testing.assert_allclose(pe[49, 127], math.cos(49 / 10000 ** (126 / 128)), rtol=1e-13)
+
+
+# ---- per-head blocks and the score functions' starting weights -------------------------------------------------
+def test_initialize_heads_draws_each_block_with_one_heads_fans_from_one_stream():
+    from attn_core import initialize_heads
+
+    rng = np.random.default_rng(4)
+    limit = np.sqrt(6 / (3 + 2))  # Xavier uniform of one [3, 2] block
+    want = np.hstack([rng.uniform(-limit, limit, (3, 2)) for _ in range(3)])
+    np.testing.assert_array_equal(initialize_heads("xavier_uniform", (3, 6), 3, seed=4), want)
+    np.testing.assert_array_equal(initialize_heads("kaiming_normal", (5, 4), 1, seed=9),
+                                  initialize("kaiming_normal", (5, 4), seed=9))
+    np.testing.assert_array_equal(initialize_heads("identity", (2, 4), 2), np.hstack([np.eye(2), np.eye(2)]))
+    with pytest.raises(AttentionInputError, match="3 heads do not divide 4 columns"):
+        initialize_heads("zeros", (2, 4), 3)
+
+
+def test_score_weights_start_as_score_starts_says_and_general_is_not_the_identity():
+    from attn_core import SCORE_STARTS, score_weights
+
+    assert SCORE_STARTS == {"w_a": ("xavier_uniform", 0), "w_1": ("xavier_uniform", 1),
+                            "w_2": ("xavier_uniform", 2), "v_a": ("kaiming_uniform", 3)}
+    w_a = score_weights("general", 3, 3, 1)["w_a"]
+    np.testing.assert_array_equal(w_a, np.random.default_rng(0).uniform(-1, 1, (3, 3)))  # √(6 / 6) = 1
+    assert not np.allclose(w_a, np.eye(3))
+    additive = score_weights("additive", 2, 3, 2, d_a=4)
+    assert {n: w.shape for n, w in additive.items()} == {"w_1": (2, 8), "w_2": (3, 8), "v_a": (1, 8)}
+    rng = np.random.default_rng(3)
+    np.testing.assert_array_equal(additive["v_a"], np.hstack([rng.uniform(-np.sqrt(6), np.sqrt(6), (1, 4))
+                                                              for _ in range(2)]))
+    assert score_weights("dot", 3, 3, 1) == {}

@@ -13,6 +13,7 @@ from attn_ui import (
     charts,
     compute,
     controls,
+    edit_panel,
     frame,
     grid_editor,
     heatmap,
@@ -27,6 +28,8 @@ from attn_ui.i18n import N_, _
 from attn_ui.matrix_display import formula, matrix_block
 
 frame.page_start(registry.MASKING)
+in_panel = edit_panel.sidebar()  # X and the weights, beside what they do here
+edit_panel.hint()
 
 KIND, PAD, FACTOR = "masking_kind", "masking_pad", "masking_factor"  # widget keys
 KIND_LABELS = {"none": N_("none"), "causal": N_("causal"), "padding": N_("padding"), "custom": N_("custom")}
@@ -84,7 +87,7 @@ st.markdown(_(
     "keys still sum to 1. The mask you choose here is part of your configuration: Step by step and "
     "Multi-head use it too."
 ))
-grid_editor.pending_errors_banner()
+grid_editor.pending_errors_banner(registry.MASKING, in_panel=in_panel)
 queries, labels = text.query_labels(cfg), text.token_labels(cfg)  # rows (queries) and columns (keys: X's tokens)
 
 kinds = [k for k in MASK_KINDS if not (cfg.cross and k == "causal")]  # causal needs one sequence

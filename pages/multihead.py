@@ -19,6 +19,7 @@ from attn_ui import (
     charts,
     compute,
     controls,
+    edit_panel,
     frame,
     grid_editor,
     head_views,
@@ -34,6 +35,8 @@ from attn_ui.i18n import N_, _, ngettext
 from attn_ui.matrix_display import formula
 
 frame.page_start(registry.MULTIHEAD)
+in_panel = edit_panel.sidebar(drawn_by_page=("w_o",))  # W_O's grid is in section 5, above what it changes
+edit_panel.hint()
 
 WANTED = "heads_wanted"  # number_input: the head count the learner asks for
 PICK = "heads_pick"  # segmented_control: the head to open on Step by step
@@ -166,7 +169,7 @@ def split_offer(cfg) -> None:
     ))
 
 
-grid_editor.pending_errors_banner(registry.MULTIHEAD)
+grid_editor.pending_errors_banner(registry.MULTIHEAD, in_panel=in_panel)
 if state.config().n_heads == 1:
     split_offer(state.config())
 st.markdown(_(
@@ -260,18 +263,14 @@ st.markdown(  # one element, not a row of metrics and a box: the browser redraws
 # ---- 2. the weights, cut into heads ---------------------------------------------------------------
 st.header(_("2 · W_Q, W_K, W_V cut into heads"))
 st.caption(_("Each grey band is one head's column slice; head h uses columns h·d_k … (h+1)·d_k − 1 of W_Q and W_K "
-             "and h·d_v … (h+1)·d_v − 1 of W_V. Editing here changes the same values as on Inputs & weights.")
+             "and h·d_v … (h+1)·d_v − 1 of W_V. Edit them in the sidebar, under Edit the numbers.")
            if same_qk else
            _("Each grey band is one head's column slice; head h uses columns h·d_q … (h+1)·d_q − 1 of W_Q, "
-             "h·d_k … (h+1)·d_k − 1 of W_K and h·d_v … (h+1)·d_v − 1 of W_V. Editing here changes the same values "
-             "as on Inputs & weights."))
+             "h·d_k … (h+1)·d_k − 1 of W_K and h·d_v … (h+1)·d_v − 1 of W_V. Edit them in the sidebar, under "
+             "Edit the numbers."))
 label = controls.view_picker(_("Weight matrix shown"), list(WEIGHTS), key=WEIGHTS_SHOWN)  # only the chosen one drawn
 name = WEIGHTS[label]
 width = {"w_q": "d_k" if same_qk else "d_q", "w_k": "d_k", "w_v": "d_v"}[name]
-with st.expander(_("Edit {name}").format(name=label), key=f"heads_edit_{name}", on_change="rerun") as box:
-    if box.open:  # the grid is built only when the learner opens it
-        grid_editor.matrix_editor(name)
-cfg = state.config()
 w = cfg.matrix(name)
 show_matrix(w, text.dim_labels(w.shape[0]), key=name, n_heads=cfg.n_heads,
             title=f"{label} · {w.shape[0]} × {w.shape[1]} = d_model × n_heads·{width}", y_title=_("input dimension"))

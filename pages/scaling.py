@@ -11,6 +11,7 @@ from attn_ui import (
     charts,
     compute,
     controls,
+    edit_panel,
     frame,
     grid_editor,
     heatmap,
@@ -25,6 +26,8 @@ from attn_ui.i18n import N_, _
 from attn_ui.matrix_display import matrix_block
 
 frame.page_start(registry.SCALING)
+in_panel = edit_panel.sidebar()  # X and the weights, beside what they do here
+edit_panel.hint()
 
 MODE, DIVISOR = "scaling_mode", "scaling_divisor"  # widget keys
 MODES = {"sqrt_dk": N_("÷ √d_k (default)"), "none": N_("none (÷ 1)"), "custom": N_("custom divisor")}
@@ -62,7 +65,7 @@ st.markdown(_(
 ))
 claim = st.empty()  # the reason for √d_k, with its assumption and the learner's numbers (filled below, once the
 # head and its trace are known)
-grid_editor.pending_errors_banner()
+grid_editor.pending_errors_banner(registry.SCALING, in_panel=in_panel)
 
 divisor = divisor_for(cfg.scale, cfg.d_k)
 st.radio(_("Scale"), list(MODES), format_func=i18n.option_labels(MODES), horizontal=True,

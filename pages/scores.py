@@ -9,6 +9,7 @@ from attn_ui import (
     budget,
     compute,
     controls,
+    edit_panel,
     frame,
     grid_editor,
     heatmap,
@@ -24,6 +25,9 @@ from attn_ui.i18n import N_, _, ngettext
 from attn_ui.matrix_display import matrix_block
 
 frame.page_start(registry.SCORES)
+# a score function's weights have their grids on this page, by their formulas
+in_panel = edit_panel.sidebar(drawn_by_page=SCORE_MATRICES[state.config().score])
+edit_panel.hint()
 
 KIND, D_A, QUERY = "scores_kind", "scores_d_a", "scores_query"  # widget keys: the configuration's score function,
 # additive's d_a, the query whose scores are made
@@ -68,7 +72,7 @@ def dims(cfg) -> str:
                         if cfg.n_heads > 1 else [])])
 
 
-grid_editor.pending_errors_banner(registry.SCORES)
+grid_editor.pending_errors_banner(registry.SCORES, in_panel=in_panel)
 cfg = state.config()
 st.markdown(_(
     "Attention gives each key a **score** for each query, divides it by the scale s, and turns each query's row of "

@@ -33,7 +33,7 @@ EDITOR_KEY = re.compile(rf"^({'|'.join(MATRIX_NAMES)})_editor_(\d+)$")  # X, W_Q
 #: browser can give them
 LAZY_CONTAINERS = {
     "heads_weights_shown": ["W_Q", "W_K", "W_V"],
-    **{f"heads_edit_{name}": [True, False] for name in ("w_q", "w_k", "w_v", "w_o")},
+    "heads_edit_w_o": [True, False],
     **{f"inputs_{name}_randomise": [True, False] for name in ("x", "y", "w_q", "w_k", "w_v")},
     "heads_w_o_randomise": [True, False],
     "heads_section_shown": ["3 · Each head attends", "4 · Concatenate the heads", "5 · Project with W_O",

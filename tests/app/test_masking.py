@@ -129,7 +129,7 @@ def test_custom_grid_with_an_all_false_row_gives_zero_weights_and_a_message(page
     assert np.allclose(values, masked_softmax(SCALED, allowed))
     assert np.allclose(row_sums(page), [0.0, 1.0, 1.0])
     # the stable-softmax demo on that row: naive 0 / 0 = NaN, stable zeros
-    table = page.dataframe[-1].value
+    table = page.main.dataframe[-1].value
     assert list(table["naive weight"]) == ["⚠ NaN"] * 3 and list(table["stable weight"]) == ["0.0000"] * 3
 
 
@@ -158,7 +158,7 @@ def test_reopened_page_shows_the_configuration_mask(page):
 def test_naive_softmax_overflows_where_the_score_is_above_709(page):
     assert page.select_slider(key="masking_factor").value == 1000
     row = 1000 * SCALED[0]  # [1154.7, 2309.4, 2309.4]: every exp overflows
-    table = page.dataframe[-1].value
+    table = page.main.dataframe[-1].value
     over = row > np.log(np.finfo(np.float64).max)
     assert over.all()
     assert list(table["naive exp(x)"]) == ["⚠ +inf"] * 3 and list(table["naive weight"]) == ["⚠ NaN"] * 3
@@ -169,7 +169,7 @@ def test_naive_softmax_overflows_where_the_score_is_above_709(page):
 
 def test_small_factor_does_not_overflow(page):
     page.select_slider(key="masking_factor").set_value(1).run()
-    table = page.dataframe[-1].value
+    table = page.main.dataframe[-1].value
     assert not any("+inf" in t or "⚠" in t for t in table["naive exp(x)"])
     assert np.allclose(table["naive weight"].astype(float), np.exp(SCALED[0]) / np.exp(SCALED[0]).sum(), atol=1e-4)
     assert any("still works" in plain(m.value) for m in page.markdown)
@@ -183,7 +183,7 @@ def test_causal_row_of_seed002_overflows_only_where_allowed():
     assert not at.exception
     # seed 002's printed scaled row 3, ×1000: [514.7, -2189.3, -1540.0, 1802.7]
     row = 1000 * np.array(SEED002_SCALED[3])
-    table = at.dataframe[-1].value
+    table = at.main.dataframe[-1].value
     assert list(table["naive exp(x)"] == "⚠ +inf") == list(row > 709.78)  # marked where it overflows
     assert list(table["naive weight"])[3] == "⚠ NaN"
     e = np.exp(row - row.max())

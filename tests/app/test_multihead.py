@@ -164,12 +164,11 @@ def test_only_the_chosen_weight_matrix_and_grid_are_built():
     no hidden grid."""
     at = open_page(wide_config())
     assert [t.split(" ·")[0] for t in chart_titles(at) if t.startswith("W_")] == ["W_Q"]
-    assert "w_q_editor_0" not in at.session_state  # the W_Q grid is built only once its expander is opened
+    assert "w_q_editor_0" not in at.session_state  # the sidebar's edit panel shows X's grid, the one grid drawn
     choose(at, WEIGHTS_SHOWN, "W_K")
     assert [t.split(" ·")[0] for t in chart_titles(at) if t.startswith("W_")] == ["W_K"]
-    at.session_state["heads_edit_w_k"] = True
-    at.run()
-    assert not at.exception and "w_k_editor_0" in at.session_state
+    at.button_group(key="edit_matrix").set_value("w_k").run()
+    assert not at.exception and "w_k_editor_0" in at.session_state and "x_editor_0" not in at.session_state
 
 
 def test_the_chosen_views_are_kept_across_page_visits():
@@ -219,7 +218,7 @@ def test_seed003_heads_shows_the_3_by_512_concatenation():
     at = open_page(cfg)
     open_section(at, 4)
     assert "**concat** · shape 3 × 512 = [n_seq, n_heads·d_v] = [3, 8·64]" in [plain(m.value) for m in at.markdown]
-    table = open_section(at, 6).dataframe[-1].value.set_index("array")
+    table = open_section(at, 6).main.dataframe[-1].value.set_index("array")
     assert table.loc["concat", "here"] == "3 × 512"
     assert table.loc["Q_h", "here"] == "3 × 64"
     assert table.loc["head_h", "how many"] == "8 (one per head)"
@@ -289,15 +288,20 @@ def test_a_rejected_w_o_value_is_named_on_other_pages_with_where_to_fix_it():
     at.switch_page("pages/steps.py").run()
     (banner,) = [plain(w.value) for w in at.warning if plain(w.value).startswith("Showing the last valid values")]
     assert "W_O, row 1, column 2 is 'abc', not a number." in banner
+    assert banner.endswith("Fix it in the sidebar, under Edit the numbers.")  # Step by step's panel offers W_O
+    assert not [el for el in at.main if el.type == "page_link" and el.proto.label.startswith("Go to")]
+    at.button_group(key="edit_matrix").set_value("w_o").run()
+    assert any("W_O, row 1, column 2 is 'abc', not a number." in plain(e.value) for e in at.sidebar.error)
+    at.switch_page("pages/overview.py").run()  # no panel here: the way to the grid
+    (banner,) = [plain(w.value) for w in at.warning if plain(w.value).startswith("Showing the last valid values")]
     assert banner.endswith("Fix it on Multi-head (section 5).")
     links = [el.proto.label for el in at.main if el.type == "page_link"]
     assert "Go to Multi-head (section 5)" in links and "Go to Inputs & weights" not in links
 
 
-def test_editing_w_q_here_changes_the_configuration():
+def test_editing_w_q_in_the_panel_changes_the_heads_on_this_page():
     at = open_page(wide_config(n_heads=2))
-    at.session_state["heads_edit_w_q"] = True  # open "Edit W_Q"
-    at.run()
+    at.button_group(key="edit_matrix").set_value("w_q").run()  # the sidebar's Edit the numbers
     edit_cells(at, "w_q", {1: {5: -3.0}})
     assert not at.exception
     cfg = at.session_state["config"]

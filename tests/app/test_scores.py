@@ -280,7 +280,7 @@ def test_the_additive_features_and_scores_of_one_query_equal_numpy():
     assert rows == ["0: input1", "1: input2", "2: input3"]
     np.testing.assert_allclose(feats, features, rtol=1e-12, atol=1e-14)
     scores, weights = additive_reference(q, k, w_1, w_2, v_a, 1.0)  # the preset does not scale
-    table = at.dataframe[-1].value
+    table = at.main.dataframe[-1].value
     assert list(table["key"]) == rows
     np.testing.assert_allclose(numbers(table["score"]), scores[1], atol=1e-8)
     np.testing.assert_allclose(numbers(table["weight"]), weights[1], atol=1e-8)
@@ -299,7 +299,7 @@ def test_general_shows_q_w_a_beside_the_keys():
     (_, q_a), (_, keys) = heatmaps(at)[3:5]
     np.testing.assert_allclose(q_a, (q[0] @ w_a)[None, :], rtol=1e-12)
     np.testing.assert_allclose(keys, k, rtol=1e-12)
-    table = at.dataframe[-1].value
+    table = at.main.dataframe[-1].value
     np.testing.assert_allclose(numbers(table["score"]), q[0] @ w_a @ k.T, atol=1e-8)
 
 

@@ -157,6 +157,9 @@ if cfg.score == "additive":
                     width=240, **state.bind(D_A, cfg.d_a, pick_d_a),
                     help=_("The width of the tanh layer. A new width starts W_1, W_2 and v_a afresh (random, "
                            "seeded)."))
+initializer = i18n.option_labels(INITIALIZERS)  # an initialiser's name as the learner reads it, in this run's language
+
+
 def how_they_start(cfg) -> str:
     """How the score function's weights start (attn_core.SCORE_STARTS), and whether they still are so."""
     fresh = state.default_score_weights(cfg, cfg.score, cfg.d_a or None)
@@ -165,8 +168,7 @@ def how_they_start(cfg) -> str:
     if cfg.score == "general":
         start = _("W_a starts as {init}, seed {seed}, not as the identity, which would give the dot product's "
                   "numbers back (Randomise offers it: “{identity}”).").format(
-            init=_(INITIALIZERS[SCORE_STARTS["w_a"][0]]), seed=SCORE_STARTS["w_a"][1],
-            identity=_(INITIALIZERS["identity"]))
+            init=initializer(SCORE_STARTS["w_a"][0]), seed=SCORE_STARTS["w_a"][1], identity=initializer("identity"))
     else:
         limit = np.sqrt(6.0)  # Kaiming uniform's limit √(6 / fan_in), v_a's fan_in 1
         start = _("W_1, W_2 and v_a start as {how}; v_a's numbers lie between −{limit} and {limit} (√6: its fan-in "

@@ -27,7 +27,7 @@ MATRIX_CELLS = 2_048  # most cells drawn in one head-marked matrix (more rows: s
 MATRIX_PX = 880  # widest a matrix is drawn, in pixels
 ROWS_PX = 320  # tallest (rows share it; a row is 2..44 px)
 AXIS_LABELS = 24  # more positions than this: only some are labelled
-FONT = 11
+FONT = 12  # px: numbers on cells and labels (at least 12: read at a glance)
 PANEL_CELLS = 12_000  # most cells drawn in all the per-head weight panels together
 PANEL_PX = 300  # pixel budget of one per-head panel
 ROW_PX = 900  # pixel budget of one row of per-head panels (the page's width)
@@ -92,7 +92,7 @@ def cell_frame(
     Examples
     --------
     >>> cell_frame(np.array([[-0.00001, 2.0, -0.0]]), ["a"], 2)["text"].to_pylist()
-    ['−1e-05', '2.00', '0.00']
+    ['>−0.01', '2.00', '0.00']
     >>> cell_frame(np.array([[-0.00001, 2.0]]), ["a"], 2, labels=False).column_names
     ['row_i', 'col_i', 'value']
     """
@@ -386,7 +386,7 @@ def head_block_build(layout: BlockLayout, data: list, domains: list) -> alt.Face
     Its words are in the session's language, which is ``layout.lang`` (the factory's)."""
     lay = layout
     base = alt.Chart(data[0]).encode(
-        x=alt.X("col_i:O", title=None, axis=alt.Axis(labelAngle=0, orient="top", labelFontSize=9, ticks=False)),
+        x=alt.X("col_i:O", title=None, axis=alt.Axis(labelAngle=0, orient="top", ticks=False)),
         y=alt.Y("row_i:O", title=None, axis=alt.Axis(labelExpr=f"{json.dumps(list(lay.row_labels))}"
                                                                        "[datum.value]")),
     ).properties(width=alt.Step(lay.col_px), height=alt.Step(BLOCK_ROW_PX))

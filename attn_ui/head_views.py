@@ -113,7 +113,7 @@ def cell_sizes(values: np.ndarray, precision: int) -> tuple[int, int, bool]:
     """
     r, c = values.shape
     if r * c <= heatmap.MAX_TEXT_CELLS:
-        text_px = max(28, int(0.62 * FONT * max(map(len, format_numbers(values.ravel(), precision)))) + 8)
+        text_px = max(28, heatmap.cell_width(0, max(map(len, format_numbers(values.ravel(), precision)))))
         if c * text_px <= MATRIX_PX:
             return text_px, 28, True
     return max(1, min(44, MATRIX_PX // c)), max(2, min(44, ROWS_PX // r)), False
@@ -355,7 +355,7 @@ def head_block(
     """
     r, d = values.shape
     text = format_numbers(values.ravel(), precision)
-    col_px = max(28, int(0.62 * FONT * max(map(len, text))) + 8)
+    col_px = max(28, heatmap.cell_width(0, max(map(len, text))))
     lines = math.ceil(d / max(1, min(d, MATRIX_PX // col_px)))
     per_line = math.ceil(d / lines)  # lines of equal length, the last one perhaps shorter
     lo, hi = domain or heatmap.shared_domain(values)

@@ -314,12 +314,12 @@ def heatmap_chart(layout: HeatmapLayout, data: list, domains: list) -> alt.Layer
         # a masked cell's value is a stand-in (the bottom of the colour scale, or the weight 0): its tooltip and
         # its description for screen readers say "masked" instead
         rect = rect.transform_calculate(shown=f"datum.masked ? {json.dumps(_(MASKED_WORD))} : {EXACT}")
-    else:
-        rect = rect.transform_calculate(shown=EXACT)
         if not lay.on_canvas:
             rect = rect.transform_calculate(description=masked_description(lay.x_title or _("col"),
                                                                            lay.y_title or _("row")))
             rect = rect.encode(description="description:N")
+    else:
+        rect = rect.transform_calculate(shown=EXACT)
     rect = rect.encode(color=fill, tooltip=tooltip)
     if lay.select:
         sel = alt.selection_point(name=lay.select, fields=["row_i", "col_i"], on="click", clear=False)

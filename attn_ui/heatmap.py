@@ -32,7 +32,7 @@ LEGEND_LABEL = "format(datum.value, '.4~g')"
 EXACT = "replace(toString(datum.value), '-', '\u2212')"
 CANVAS_CELLS = 256  # a heatmap of at least this many cells and no numbers on them is drawn on a canvas
 FONT = 12  # px: the numbers on the cells (as attn_ui.charts.CONFIG's axis and legend labels)
-CHAR_PX = 6.0  # px: a number's width per character at FONT px ("<0.0001": 38.8 px in Source Sans, in Chromium)
+CHAR_PX = 5.7  # px: a number's width per character at FONT px ("<0.0001": 38.8 px, "−1.2346e−5": 56.7 in Source Sans)
 WIDE_CHAR_PX = 13  # px: width of a Chinese or Korean character at FONT px
 #: the main column's width at a 1,400 px window: the window less Streamlit's sidebar (300 px) and the wide layout's
 #: padding (5rem, 80 px, each side; measured in Chromium). No heatmap is wider (:func:`geometry`).
@@ -67,9 +67,9 @@ def cell_width(px: int, longest_text: int) -> int:
     """Width of a cell ``px`` high that must hold numbers of ``longest_text`` characters (0: no text).
 
     >>> cell_width(44, 0), cell_width(44, 6), cell_width(44, 9)
-    (44, 44, 62)
+    (44, 44, 57)
     """
-    return max(px, int(CHAR_PX * longest_text) + 8)
+    return max(px, int(CHAR_PX * longest_text) + 6)
 
 
 def fit_width(n_cols: int, row_labels: list[str], px: int, longest_text: int) -> tuple[int, bool]:
@@ -78,7 +78,7 @@ def fit_width(n_cols: int, row_labels: list[str], px: int, longest_text: int) ->
     numbers; where they would not fit at FONT px, the cells hold colour only and each number is in its tooltip.
 
     >>> fit_width(4, ["0: input1"], 44, 6), fit_width(15, ["0: [CLS]"], 42, 7), fit_width(15, ["0: [CLS]"], 42, 12)
-    ((44, True), (50, True), (42, False))
+    ((44, True), (45, True), (42, False))
     """
     room = MAIN_COLUMN_PX - max(map(label_px, row_labels), default=0) - AXIS_PX - LEGEND_PX  # for the cells
     width = cell_width(px, longest_text)

@@ -66,8 +66,9 @@ def language_picker() -> None:
 #: that scrolls fades out at the edge where more is (the right at first, both edges midway, the left at the end): a
 #: scroll-driven animation of the fade's widths on the box's own scroll position, which does nothing while the chart
 #: fits (an inactive scroll timeline), so a chart that fits is drawn as it is
-_WIDE_CHARTS = ("@property --attn-fade-l { syntax: '<length>'; inherits: false; initial-value: 0px; }"
-                " @property --attn-fade-r { syntax: '<length>'; inherits: false; initial-value: 0px; }"
+#: (the "<" of "<length>" escaped as \3c: Streamlit's HTML sanitiser drops a style whose text holds "<" and a letter)
+_WIDE_CHARTS = ("@property --attn-fade-l { syntax: '\\3c length>'; inherits: false; initial-value: 0px; }"
+                " @property --attn-fade-r { syntax: '\\3c length>'; inherits: false; initial-value: 0px; }"
                 " @keyframes attn-scroll-fade { from { --attn-fade-l: 0px; --attn-fade-r: 48px; }"
                 " 12% { --attn-fade-l: 32px; } 88% { --attn-fade-r: 32px; }"
                 " to { --attn-fade-l: 48px; --attn-fade-r: 0px; } }"

@@ -72,6 +72,11 @@ def cell_width(px: int, longest_text: int) -> int:
     return max(px, int(CHAR_PX * longest_text) + 6)
 
 
+def cells_room(row_labels: list[str]) -> int:
+    """The pixels a heatmap's cells may take: the main column less its row labels, their ticks and its legend."""
+    return MAIN_COLUMN_PX - max(map(label_px, row_labels), default=0) - AXIS_PX - LEGEND_PX
+
+
 def fit_width(n_cols: int, row_labels: list[str], px: int, longest_text: int) -> tuple[int, bool]:
     """The width of a heatmap's cells ``px`` high that hold numbers of ``longest_text`` characters (0: none), and
     whether the numbers are written on them: never wider than the main column (:data:`MAIN_COLUMN_PX`) whatever the
@@ -80,11 +85,28 @@ def fit_width(n_cols: int, row_labels: list[str], px: int, longest_text: int) ->
     >>> fit_width(4, ["0: input1"], 44, 6), fit_width(15, ["0: [CLS]"], 42, 7), fit_width(15, ["0: [CLS]"], 42, 12)
     ((44, True), (45, True), (42, False))
     """
-    room = MAIN_COLUMN_PX - max(map(label_px, row_labels), default=0) - AXIS_PX - LEGEND_PX  # for the cells
+    room = cells_room(row_labels)
     width = cell_width(px, longest_text)
     if longest_text and n_cols * width > room:
         return max(2, min(px, room // n_cols)), False
     return width, longest_text > 0
+
+
+def flat_width(n_cols: int, row_labels: list[str], col_labels: list[str], width: int) -> tuple[int, bool]:
+    """The width of a heatmap's columns ``width`` wide at least, and whether their labels lie flat: where they fit
+    in the cells, or in cells widened to hold them (up to 12 columns, within the main column); else turned.
+
+    >>> flat_width(3, ["0: input1"], ["0", "1", "2"], 44), flat_width(3, ["0: input1"], ["0: input1"] * 3, 44)
+    ((44, True), (71, True))
+    >>> flat_width(15, ["0: [CLS]"], ["12: sentence"] * 15, 44)
+    (44, False)
+    """
+    need = max(map(label_px, col_labels), default=0) + 8  # a label, with room between it and the next
+    if need <= width:
+        return width, True
+    if n_cols <= 12 and n_cols * need <= cells_room(row_labels):
+        return need, True
+    return width, False
 
 
 def row_height(n_rows: int, px: int, *, least: int = 18, budget: int = 640) -> int:
@@ -92,13 +114,21 @@ def row_height(n_rows: int, px: int, *, least: int = 18, budget: int = 640) -> i
     return px if px >= least or n_rows * least > budget else least
 
 
-def heatmap_width(values: np.ndarray, row_labels: list[str], precision: int) -> int:  # values [r, c]
-    """Approximate pixel width of :func:`heatmap` (row labels, cells, legend), to lay heatmaps side by side."""
+def heatmap_width(values: np.ndarray, row_labels: list[str], precision: int,
+                  col_labels: list[str] | None = None) -> int:  # values [r, c]
+    """Approximate pixel width of :func:`heatmap` (row labels, cells, legend), to lay heatmaps side by side.
+
+    ``col_labels`` by default: the row labels for a square matrix (queries × keys), the column numbers otherwise.
+    """
     r, c = values.shape
     px = cell_px(r, c)
     longest = max(map(len, format_numbers(values.ravel(), precision))) if shows_text(r, c, px) else 0
     bc = -(-c // block_limit(r, c))  # columns per block (see :func:`heatmap`)
     width = fit_width(-(-c // bc), row_labels, px * bc, longest)[0]
+    if col_labels is None:
+        col_labels = row_labels if r == c else [str(j) for j in range(c)]
+    if bc == 1:
+        width = flat_width(c, row_labels, col_labels, width)[0]
     return max(map(label_px, row_labels)) + AXIS_PX + -(-c // bc) * width + LEGEND_PX
 
 
@@ -291,9 +321,9 @@ def heatmap_chart(layout: HeatmapLayout, data: list, domains: list) -> alt.Layer
                       **({"domainMid": 0} if lay.kind == "signed" else {}))
     # sort=None: the data's order, rows and columns in order (row-major); an explicit list of every label would
     # make Vega evaluate an indexof() expression per cell
-    # labels lie flat where they fit (no labelAngle), else turned; greedy: hide labels that would still overlap
-    x = alt.X("col:O", sort=None, title=lay.x_title or None,
-              axis=alt.Axis(labelOverlap="greedy", **({"labelAngle": lay.angle} if lay.angle else {})))
+    # labels lie flat where they fit (angle 0: Streamlit's theme would turn them), else turned; greedy: hide labels
+    # that would still overlap
+    x = alt.X("col:O", sort=None, title=lay.x_title or None, axis=alt.Axis(labelAngle=lay.angle, labelOverlap="greedy"))
     # the rows' title lies flat above the row labels (turned on its side, a Chinese or Korean title is hard to read)
     y = alt.Y("row:O", sort=None, title=lay.y_title or None,
               axis=alt.Axis(labelOverlap="greedy", titleAngle=0, titleAlign="left", titleY=-8, titleBaseline="bottom"))
@@ -418,7 +448,7 @@ def heatmap(
     data = charts.table(columns)
 
     width_px, show_text = fit_width(c, row_labels, px * bc, max(map(len, text)) if show_text else 0)
-    lie_flat = max(map(label_px, col_labels), default=0) + 8 <= width_px  # fit, with room between them
+    width_px, lie_flat = flat_width(c, row_labels, col_labels, width_px)
     layout = HeatmapLayout(
         rows=tuple(row_labels), cols=tuple(col_labels), kind=kind, width_px=width_px, height_px=height_px * br,
         stroke=0.5 if px >= 8 else 0, font=FONT if show_text else 0,

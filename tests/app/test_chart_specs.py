@@ -323,11 +323,15 @@ def test_chart_text_is_at_least_12_px():
 
 def test_axis_labels_lie_flat_where_they_fit_and_turn_only_where_they_do_not():
     short = heatmap.heatmap(np.ones((3, 4)) / 3, list("abc"), ["0: a", "1: b", "2: c", "3: d"]).spec()
-    assert "labelAngle" not in short["layer"][0]["encoding"]["x"]["axis"]
+    assert short["layer"][0]["encoding"]["x"]["axis"]["labelAngle"] == 0  # flat (Streamlit's theme would turn them)
     assert short["layer"][0]["encoding"]["y"]["axis"]["titleAngle"] == 0  # the rows' title lies flat too
-    long = [f"{j}: attention" for j in range(4)]  # wider than a cell
-    turned = heatmap.heatmap(np.ones((3, 4)) / 3, list("abc"), long).spec()
-    assert turned["layer"][0]["encoding"]["x"]["axis"]["labelAngle"] == -45
+    tokens = [f"{j}: attention" for j in range(4)]  # wider than a cell: the cells widen to hold them flat
+    widened = heatmap.heatmap(np.ones((3, 4)) / 3, list("abc"), tokens).spec()
+    assert widened["layer"][0]["encoding"]["x"]["axis"]["labelAngle"] == 0
+    assert widened["width"]["step"] >= 7 * len("0: attention")
+    many = [f"{j}: attention" for j in range(15)]  # 15 of them would not fit the main column flat: turned
+    turned = heatmap.heatmap(np.ones((3, 15)) / 3, list("abc"), many).spec()
+    assert turned["layer"][0]["encoding"]["x"]["axis"]["labelAngle"] == -90
 
 
 def test_the_tooltip_has_every_digit_and_the_cell_the_decimals_shown():

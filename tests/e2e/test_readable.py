@@ -84,3 +84,39 @@ def test_the_real_model_head_in_the_explorer_fits_the_main_column(page: Page, mi
     assert len(cells) == 15 * 15 and "<0.0001" in cells  # [CLS], 13 words and the full stop, [SEP]: all written
     assert smallest_chart_text(page) >= 12
     screenshot(page, shots / "readable_model_steps_1400.png")
+
+
+PIPELINE_FONT = """() => { const svg = document.querySelector('[data-testid="stGraphVizChart"] svg');
+    const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+    const sizes = [...svg.querySelectorAll('text')].map(t => parseFloat(t.getAttribute('font-size')));
+    return Math.min(...sizes) * scale; }"""
+#: the pipeline's box: its widths, its mask and the widths of the fades at its left and right edges (attn_ui.frame)
+EDGE = """() => { const box = document.querySelector('[data-testid="stGraphVizChart"]');
+    const style = getComputedStyle(box);
+    return [box.scrollWidth, box.clientWidth, style.maskImage, style.getPropertyValue('--attn-fade-l'),
+            style.getPropertyValue('--attn-fade-r')]; }"""
+
+
+def test_the_pipeline_is_readable_and_shows_on_a_phone_that_it_scrolls(app_server: str, browser, shots: Path):
+    """At 1,400 px the Overview's nine boxes fit the main column with text of at least 12 px; on a phone (390 px)
+    the diagram keeps that size and scrolls in its box, which fades out at the edge where more is."""
+    desk = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = desk.new_page()
+    open_app(page, app_server)
+    expect(page.locator('[data-testid="stGraphVizChart"] svg text').first).to_be_visible()
+    assert page.evaluate(PIPELINE_FONT) >= 12
+    desk.close()
+
+    phone = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    page = phone.new_page()
+    open_app(page, app_server)
+    expect(page.locator('[data-testid="stGraphVizChart"] svg text').first).to_be_visible()
+    assert page.evaluate(PIPELINE_FONT) >= 12
+    scroll_width, width, mask, left, right = page.evaluate(EDGE)
+    assert scroll_width > width + 100  # it scrolls ...
+    assert "linear-gradient" in mask and (left, right) == ("0px", "48px")  # ... and fades out on the right
+    page.locator('[data-testid="stGraphVizChart"]').evaluate("box => { box.scrollLeft = box.scrollWidth; }")
+    page.wait_for_function(f"() => ({EDGE})()[4] === '0px'")
+    assert page.evaluate(EDGE)[3:] == ["48px", "0px"]  # at the end: the left edge fades, the right no longer
+    screenshot(page, shots / "readable_overview_390.png")
+    phone.close()

@@ -21,7 +21,7 @@ from attn_core import MATRIX_NAMES, AttentionInputError, Config, as_matrix, vali
 
 from . import budget, controls, i18n, registry, state, text
 from .i18n import N_, _
-from .numbers import grid_text, grid_texts, parse_number
+from .numbers import exact_texts, grid_texts, notation, parse_number
 
 #: matrices bigger than this are not shown as an editable grid (the browser would crawl)
 MAX_EDITABLE_CELLS = 20_000
@@ -91,16 +91,16 @@ def describe_error(name: str, err: AttentionInputError, tokens: tuple[str, ...])
     return message  # the core's message, translated: it names the matrix and the cell itself
 
 
-def _parse(value: object, was: object, precision: int) -> object:
+def _parse(value: object, was: object, shown: str) -> object:
     """A grid cell as typed -> the value it stands for: a number where it reads as one (numbers.parse_number),
-    the cell's own value where it is that value's text unchanged, None where it is empty, otherwise the text as
-    typed (the core names it in its message)."""
+    the cell's own value where it is the text the grid showed for it (``shown``) unchanged, None where it is empty,
+    otherwise the text as typed (the core names it in its message)."""
     if not isinstance(value, str):
         return value
     if not value.strip():
         return None
-    if isinstance(was, float) and value == grid_text(was, precision):
-        return was  # the shown text, typed back unchanged: the exact value (even when shown rounded, "…")
+    if isinstance(was, float) and value == shown:
+        return was  # the shown text, typed back unchanged: the exact value (even when shown rounded)
     try:
         return parse_number(value)
     except ValueError:
@@ -110,13 +110,16 @@ def _parse(value: object, was: object, precision: int) -> object:
 def apply_edits(base: np.ndarray, edited_rows: dict, precision: int) -> np.ndarray:  # object [r, c] -> object [r, c]
     """The grid's values: ``base`` with the editor's edits (row -> {column label -> value}) applied.
 
-    ``precision``: the decimals the grid was drawn with (its texts are :func:`attn_ui.numbers.grid_text`).
+    ``precision``: the decimals the grid was drawn with (its texts are :func:`_texts`).
     """
     out = np.array(base, dtype=object, copy=True)
+    how = notation(_numbers(base)[1], precision)  # the grid's one notation, as _texts chose it
     for i, row in edited_rows.items():
         for j, value in row.items():
             if str(j).isdigit():
-                out[int(i), int(j)] = _parse(value, out[int(i), int(j)], precision)
+                was = out[int(i), int(j)]
+                shown = grid_texts(np.array([was], dtype=float), precision, how)[0] if _is_number(was) else ""
+                out[int(i), int(j)] = _parse(value, was, shown)
     return out
 
 
@@ -185,22 +188,73 @@ class _Empty:
 _EMPTY = _Empty()
 
 
+def _is_number(v: object) -> bool:
+    return isinstance(v, float | int) and not isinstance(v, bool)
+
+
+def _numbers(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # object or float [r, c] -> ([k] flat index, [k])
+    """The cells of a grid's values that are numbers (a draft also holds refused texts and empty cells)."""
+    flat = values.ravel()
+    if values.dtype != object:
+        return np.arange(flat.size), flat.astype(float)
+    where = np.array([i for i, v in enumerate(flat) if _is_number(v)], dtype=int)
+    return where, np.array([float(flat[i]) for i in where], dtype=float)
+
+
+def _texts(values: np.ndarray, precision: int) -> np.ndarray:  # object or float [r, c] -> object [r, c]
+    """Each cell's text: the numbers in the one notation of the matrix (numbers.grid_texts: "1", "16"; "0.3333"),
+    a refused cell's text as it was typed, "" for an empty cell."""
+    where, numbers = _numbers(values)
+    texts = np.array(["" if v is None else str(v) for v in values.ravel().tolist()] if values.dtype == object
+                     else [""] * values.size, dtype=object)
+    texts[where] = grid_texts(numbers, precision)
+    return texts.reshape(values.shape)
+
+
 def _frame(values: np.ndarray, rows: list[str], precision: int) -> pd.DataFrame:  # object [r, c] -> text frame
-    """What the grid shows: each number at ``precision`` (marked "…" where rounded), and a refused cell's text
-    as it was typed."""
-    columns = [str(j) for j in range(values.shape[1])]
+    """What the grid shows: the numbers at ``precision`` in the matrix's one notation (:func:`_texts`), and a
+    refused cell's text as it was typed."""
     if values.dtype != object:  # a matrix of the configuration: every cell a number
         return _number_frame(values, tuple(rows), precision)
-    shown = [[grid_text(float(v), precision) if isinstance(v, float | int) and not isinstance(v, bool)
-              else "" if v is None else str(v) for v in row] for row in values.tolist()]
-    return pd.DataFrame(shown, index=rows, columns=columns)
+    return pd.DataFrame(_texts(values, precision), index=rows, columns=[str(j) for j in range(values.shape[1])])
 
 
 @budget.cached("grid_texts", copy=pd.DataFrame.copy)  # the grid gets its own copy to edit
 def _number_frame(values: np.ndarray, rows: tuple[str, ...], precision: int) -> pd.DataFrame:  # [r, c] -> text
     """The grid's texts of a float matrix, built once per matrix (an edit of X leaves W_Q's grid as it was)."""
-    texts = np.array(grid_texts(values.ravel(), precision), dtype=object).reshape(values.shape)
-    return pd.DataFrame(texts, index=list(rows), columns=[str(j) for j in range(values.shape[1])])
+    return pd.DataFrame(_texts(values, precision), index=list(rows), columns=[str(j) for j in range(values.shape[1])])
+
+
+def _reads_as(text: str, v: float) -> bool:
+    """Whether a grid's ``text`` reads back as exactly ``v`` ("<0.0001" and "+∞" do not)."""
+    try:
+        return parse_number(text) == v
+    except ValueError:
+        return False
+
+
+#: up to this many cells, the "Every digit" popover under a grid lists them (beyond, the JSON file has them)
+EVERY_DIGIT_CELLS = 400
+
+
+def every_digit(name: str, values: np.ndarray, rows: list[str], precision: int) -> None:  # values [r, c]
+    """Under a grid whose texts round some of its numbers: a popover with every digit of each (the shortest text
+    that reads back as exactly that float64); nothing when the grid shows every number exactly."""
+    if values.size > EVERY_DIGIT_CELLS:  # not checked cell by cell on every run: too many
+        with st.popover(_("Every digit"), icon=":material/pin:"):
+            st.caption(_("{matrix} has {cells} cells: the JSON file on {page} holds every digit of each.").format(
+                matrix=MATRIX_NAMES[name], cells=f"{values.size:,}", page=_(registry.SHARE.title)))
+        return
+    where, numbers = _numbers(values)
+    if all(map(_reads_as, grid_texts(numbers, precision), numbers.tolist())):
+        return
+    with st.popover(_("Every digit"), icon=":material/pin:"):
+        texts = np.array(_texts(values, precision).ravel(), dtype=object)
+        texts[where] = exact_texts(numbers)
+        st.caption(_("{matrix} with every digit: the grid shows {n} decimals; a cell typed back as shown keeps its "
+                     "exact value.").format(matrix=MATRIX_NAMES[name], n=precision))
+        st.dataframe(pd.DataFrame(texts.reshape(values.shape), index=rows,
+                                  columns=[str(j) for j in range(values.shape[1])]))
 
 
 def matrix_editor(name: str, *, height: int | str = "auto") -> None:
@@ -221,14 +275,16 @@ def matrix_editor(name: str, *, height: int | str = "auto") -> None:
         # version: a configuration put in the state directly)
         bases[name] = (st.session_state[state.DRAFTS].get(name, current), controls.precision())
     base, precision = bases[name]
+    rows = row_labels(name, row_tokens(cfg, name), base.shape[0])
     # text cells: a number column's cell editor drops what it does not expect ("1e-3" arrived as -13)
     st.data_editor(
-        _frame(base, row_labels(name, row_tokens(cfg, name), base.shape[0]), precision),
+        _frame(base, rows, precision),
         key=key,
         num_rows="fixed",
         height=height,
         column_config={str(j): st.column_config.TextColumn(str(j), alignment="right") for j in range(base.shape[1])},
     )
+    every_digit(name, st.session_state[state.DRAFTS].get(name, cfg.matrix(name)), rows, precision)
     if name in st.session_state[state.ERRORS]:  # its edits were committed (or refused) by commit_pending
         st.error(
             _("{message} The other pages show the last valid values until this is fixed.").format(

@@ -27,7 +27,7 @@ MATRIX_CELLS = 2_048  # most cells drawn in one head-marked matrix (more rows: s
 MATRIX_PX = 880  # widest a matrix is drawn, in pixels
 ROWS_PX = 320  # tallest (rows share it; a row is 2..44 px)
 AXIS_LABELS = 24  # more positions than this: only some are labelled
-FONT = 11
+FONT = 12  # px: numbers on cells and labels (at least 12: read at a glance)
 PANEL_CELLS = 12_000  # most cells drawn in all the per-head weight panels together
 PANEL_PX = 300  # pixel budget of one per-head panel
 ROW_PX = 900  # pixel budget of one row of per-head panels (the page's width)
@@ -92,7 +92,7 @@ def cell_frame(
     Examples
     --------
     >>> cell_frame(np.array([[-0.00001, 2.0, -0.0]]), ["a"], 2)["text"].to_pylist()
-    ['−1e-05', '2.00', '0.00']
+    ['>−0.01', '2.00', '0.00']
     >>> cell_frame(np.array([[-0.00001, 2.0]]), ["a"], 2, labels=False).column_names
     ['row_i', 'col_i', 'value']
     """
@@ -113,7 +113,7 @@ def cell_sizes(values: np.ndarray, precision: int) -> tuple[int, int, bool]:
     """
     r, c = values.shape
     if r * c <= heatmap.MAX_TEXT_CELLS:
-        text_px = max(28, int(0.62 * FONT * max(map(len, format_numbers(values.ravel(), precision)))) + 8)
+        text_px = max(28, heatmap.cell_width(0, max(map(len, format_numbers(values.ravel(), precision)))))
         if c * text_px <= MATRIX_PX:
             return text_px, 28, True
     return max(1, min(44, MATRIX_PX // c)), max(2, min(44, ROWS_PX // r)), False
@@ -355,7 +355,7 @@ def head_block(
     """
     r, d = values.shape
     text = format_numbers(values.ravel(), precision)
-    col_px = max(28, int(0.62 * FONT * max(map(len, text))) + 8)
+    col_px = max(28, heatmap.cell_width(0, max(map(len, text))))
     lines = math.ceil(d / max(1, min(d, MATRIX_PX // col_px)))
     per_line = math.ceil(d / lines)  # lines of equal length, the last one perhaps shorter
     lo, hi = domain or heatmap.shared_domain(values)
@@ -386,7 +386,7 @@ def head_block_build(layout: BlockLayout, data: list, domains: list) -> alt.Face
     Its words are in the session's language, which is ``layout.lang`` (the factory's)."""
     lay = layout
     base = alt.Chart(data[0]).encode(
-        x=alt.X("col_i:O", title=None, axis=alt.Axis(labelAngle=0, orient="top", labelFontSize=9, ticks=False)),
+        x=alt.X("col_i:O", title=None, axis=alt.Axis(labelAngle=0, orient="top", ticks=False)),
         y=alt.Y("row_i:O", title=None, axis=alt.Axis(labelExpr=f"{json.dumps(list(lay.row_labels))}"
                                                                        "[datum.value]")),
     ).properties(width=alt.Step(lay.col_px), height=alt.Step(BLOCK_ROW_PX))

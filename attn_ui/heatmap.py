@@ -26,7 +26,20 @@ MAX_TEXT_CELLS = 400  # above this, the numbers are dropped from the cells (unre
 #: a legend's labels: 4 significant digits (0.5, 16, 5e+29, never a 30-digit label); only the labels, so the
 #: cells' descriptions for screen readers keep every digit (a legend ``format`` would round those too)
 LEGEND_LABEL = "format(datum.value, '.4~g')"
+#: a cell's value with every digit, for its tooltip: the shortest text that reads back as exactly that float64
+#: (JavaScript's, as Python's repr), with the minus sign the app writes; worked out in the browser from the value,
+#: so a large heatmap carries no second text per cell
+EXACT = "replace(toString(datum.value), '-', '\u2212')"
 CANVAS_CELLS = 256  # a heatmap of at least this many cells and no numbers on them is drawn on a canvas
+FONT = 12  # px: the numbers on the cells (as attn_ui.charts.CONFIG's axis and legend labels)
+CHAR_PX = 5.7  # px: a number's width per character at FONT px ("<0.0001": 38.8 px, "−1.2346e−5": 56.7 in Source Sans)
+WIDE_CHAR_PX = 13  # px: width of a Chinese or Korean character at FONT px
+#: the main column's width at a 1,400 px window: the window less Streamlit's sidebar (300 px) and the wide layout's
+#: padding (5rem, 80 px, each side; measured in Chromium). No heatmap is wider (:func:`geometry`).
+MAIN_COLUMN_PX = 1400 - 300 - 2 * 80
+LEGEND_PX = 72  # the colour legend right of the cells: its offset, gradient and labels ("−0.9876")
+AXIS_PX = 14  # between a row label and the cells: ticks and padding
+LABEL_LIMIT = 180  # px: Vega's default labelLimit, the widest an axis label is drawn (cut with "…" beyond)
 
 
 def cell_px(n_rows: int, n_cols: int, *, largest: int = 44, budget: int = 640) -> int:
@@ -40,23 +53,60 @@ def shows_text(n_rows: int, n_cols: int, px: int) -> bool:
 
 
 def label_px(label: object) -> int:
-    """Approximate width of an axis label (11 px font): 6 px a character, 12 for a wide one (Chinese, Korean), none
-    for an invisible one (the isolates around a right-to-left label: attn_ui.text.isolate).
+    """Approximate width of an axis label (12 px font): 7 px a character, 13 for a wide one (Chinese, Korean), none
+    for an invisible one (the isolates around a right-to-left label: attn_ui.text.isolate); at most LABEL_LIMIT.
 
-    >>> label_px("0: input1"), label_px("0: 注意"), label_px("0: \u2068שלום\u2069")
-    (54, 42, 42)
+    >>> label_px("0: input1"), label_px("0: 注意"), label_px("0: \u2068שלום\u2069"), label_px("x" * 40)
+    (63, 47, 49, 180)
     """
-    return sum(0 if unicodedata.category(ch) == "Cf" else 12 if unicodedata.east_asian_width(ch) in "WF" else 6
-               for ch in str(label))
-
-
-def font_px(px: int) -> int:
-    return max(8, min(12, px // 4))
+    return min(LABEL_LIMIT, sum(0 if unicodedata.category(ch) == "Cf" else WIDE_CHAR_PX
+                                if unicodedata.east_asian_width(ch) in "WF" else 7 for ch in str(label)))
 
 
 def cell_width(px: int, longest_text: int) -> int:
-    """Width of a cell ``px`` high that must hold numbers of ``longest_text`` characters (0: no text)."""
-    return max(px, int(0.62 * font_px(px) * longest_text) + 8)
+    """Width of a cell ``px`` high that must hold numbers of ``longest_text`` characters (0: no text).
+
+    >>> cell_width(44, 0), cell_width(44, 6), cell_width(44, 9)
+    (44, 44, 57)
+    """
+    return max(px, int(CHAR_PX * longest_text) + 6)
+
+
+def cells_room(row_labels: list[str]) -> int:
+    """The pixels a heatmap's cells may take: the main column less its row labels, their ticks and its legend."""
+    return MAIN_COLUMN_PX - max(map(label_px, row_labels), default=0) - AXIS_PX - LEGEND_PX
+
+
+def fit_width(n_cols: int, row_labels: list[str], px: int, longest_text: int) -> tuple[int, bool]:
+    """The width of a heatmap's cells ``px`` high that hold numbers of ``longest_text`` characters (0: none), and
+    whether the numbers are written on them: never wider than the main column (:data:`MAIN_COLUMN_PX`) whatever the
+    numbers; where they would not fit at FONT px, the cells hold colour only and each number is in its tooltip.
+
+    >>> fit_width(4, ["0: input1"], 44, 6), fit_width(15, ["0: [CLS]"], 42, 7), fit_width(15, ["0: [CLS]"], 42, 12)
+    ((44, True), (45, True), (42, False))
+    """
+    room = cells_room(row_labels)
+    width = cell_width(px, longest_text)
+    if longest_text and n_cols * width > room:
+        return max(2, min(px, room // n_cols)), False
+    return width, longest_text > 0
+
+
+def flat_width(n_cols: int, row_labels: list[str], col_labels: list[str], width: int) -> tuple[int, bool]:
+    """The width of a heatmap's columns ``width`` wide at least, and whether their labels lie flat: where they fit
+    in the cells, or in cells widened to hold them (up to 12 columns, within the main column); else turned.
+
+    >>> flat_width(3, ["0: input1"], ["0", "1", "2"], 44), flat_width(3, ["0: input1"], ["0: input1"] * 3, 44)
+    ((44, True), (71, True))
+    >>> flat_width(15, ["0: [CLS]"], ["12: sentence"] * 15, 44)
+    (44, False)
+    """
+    need = max(map(label_px, col_labels), default=0) + 8  # a label, with room between it and the next
+    if need <= width:
+        return width, True
+    if n_cols <= 12 and n_cols * need <= cells_room(row_labels):
+        return need, True
+    return width, False
 
 
 def row_height(n_rows: int, px: int, *, least: int = 18, budget: int = 640) -> int:
@@ -64,13 +114,22 @@ def row_height(n_rows: int, px: int, *, least: int = 18, budget: int = 640) -> i
     return px if px >= least or n_rows * least > budget else least
 
 
-def heatmap_width(values: np.ndarray, row_labels: list[str], precision: int) -> int:  # values [r, c]
-    """Approximate pixel width of :func:`heatmap` (row labels, cells, legend), to lay heatmaps side by side."""
+def heatmap_width(values: np.ndarray, row_labels: list[str], precision: int,
+                  col_labels: list[str] | None = None) -> int:  # values [r, c]
+    """Approximate pixel width of :func:`heatmap` (row labels, cells, legend), to lay heatmaps side by side.
+
+    ``col_labels`` by default: the row labels for a square matrix (queries × keys), the column numbers otherwise.
+    """
     r, c = values.shape
     px = cell_px(r, c)
     longest = max(map(len, format_numbers(values.ravel(), precision))) if shows_text(r, c, px) else 0
-    bc = -(-c // block_limit(r, c))  # columns per block (see heatmap_parts)
-    return max(map(label_px, row_labels)) + 30 + -(-c // bc) * cell_width(px * bc, longest) + 60
+    bc = -(-c // block_limit(r, c))  # columns per block (see :func:`heatmap`)
+    width = fit_width(-(-c // bc), row_labels, px * bc, longest)[0]
+    if col_labels is None:
+        col_labels = row_labels if r == c else [str(j) for j in range(c)]
+    if bc == 1:
+        width = flat_width(c, row_labels, col_labels, width)[0]
+    return max(map(label_px, row_labels)) + AXIS_PX + -(-c // bc) * width + LEGEND_PX
 
 
 def long_frame(values: np.ndarray, row_labels: list[str], col_labels: list[str], precision: int) -> charts.Frame:
@@ -262,17 +321,20 @@ def heatmap_chart(layout: HeatmapLayout, data: list, domains: list) -> alt.Layer
                       **({"domainMid": 0} if lay.kind == "signed" else {}))
     # sort=None: the data's order, rows and columns in order (row-major); an explicit list of every label would
     # make Vega evaluate an indexof() expression per cell
-    x = alt.X("col:O", sort=None, title=lay.x_title or None,
-              axis=alt.Axis(labelAngle=lay.angle, labelOverlap="greedy"))  # greedy: hide labels that would overlap
-    y = alt.Y("row:O", sort=None, title=lay.y_title or None, axis=alt.Axis(labelOverlap="greedy"))
+    # labels lie flat where they fit (angle 0: Streamlit's theme would turn them), else turned; greedy: hide labels
+    # that would still overlap
+    x = alt.X("col:O", sort=None, title=lay.x_title or None, axis=alt.Axis(labelAngle=lay.angle, labelOverlap="greedy"))
+    # the rows' title lies flat above the row labels (turned on its side, a Chinese or Korean title is hard to read)
+    y = alt.Y("row:O", sort=None, title=lay.y_title or None,
+              axis=alt.Axis(labelOverlap="greedy", titleAngle=0, titleAlign="left", titleY=-8, titleBaseline="bottom"))
     base = alt.Chart(data[0]).encode(x=x, y=y).properties(
         width=alt.Step(lay.width_px), height=alt.Step(lay.height_px),
         **({"title": lay.title} if lay.title else {}),  # never alt.Undefined: altair 6 rejects it
     )
-    shown = "shown" if lay.has_masked else "text"  # the tooltip's value: "masked" for a masked cell (below)
+    # the tooltip's value ("shown", below) has every digit (:data:`EXACT`), the cell's text the decimals shown
     tooltip = [alt.Tooltip("row:O", title=lay.y_title or _("row")),
                alt.Tooltip("col:O", title=lay.x_title or _("column")),
-               alt.Tooltip(f"{shown}:N", title=value_title(lay))]
+               alt.Tooltip("shown:N", title=value_title(lay))]
     fill = alt.Color("value:Q", scale=scale, title=None,
                      legend=alt.Legend(orient="right", gradientLength=max(60, lay.height_px * len(lay.rows)),
                                        labelExpr=LEGEND_LABEL))
@@ -281,11 +343,13 @@ def heatmap_chart(layout: HeatmapLayout, data: list, domains: list) -> alt.Layer
         fill = alt.when(alt.datum.masked).then(alt.value(MASKED_COLOUR)).otherwise(fill)
         # a masked cell's value is a stand-in (the bottom of the colour scale, or the weight 0): its tooltip and
         # its description for screen readers say "masked" instead
-        rect = rect.transform_calculate(shown=f"datum.masked ? {json.dumps(_(MASKED_WORD))} : datum.text")
+        rect = rect.transform_calculate(shown=f"datum.masked ? {json.dumps(_(MASKED_WORD))} : {EXACT}")
         if not lay.on_canvas:
             rect = rect.transform_calculate(description=masked_description(lay.x_title or _("col"),
                                                                            lay.y_title or _("row")))
             rect = rect.encode(description="description:N")
+    else:
+        rect = rect.transform_calculate(shown=EXACT)
     rect = rect.encode(color=fill, tooltip=tooltip)
     if lay.select:
         sel = alt.selection_point(name=lay.select, fields=["row_i", "col_i"], on="click", clear=False)
@@ -383,11 +447,11 @@ def heatmap(
         columns["masked"] = is_masked
     data = charts.table(columns)
 
-    width_px = cell_width(px * bc, max(map(len, text)) if show_text else 0)
-    lie_flat = c <= 12 and max(map(label_px, col_labels), default=0) + 8 <= width_px  # fit, with room between them
+    width_px, show_text = fit_width(c, row_labels, px * bc, max(map(len, text)) if show_text else 0)
+    width_px, lie_flat = flat_width(c, row_labels, col_labels, width_px)
     layout = HeatmapLayout(
         rows=tuple(row_labels), cols=tuple(col_labels), kind=kind, width_px=width_px, height_px=height_px * br,
-        stroke=0.5 if px >= 8 else 0, font=font_px(px) if show_text else 0,
+        stroke=0.5 if px >= 8 else 0, font=FONT if show_text else 0,
         angle=0 if lie_flat else (-45 if c <= 12 else -90),
         title=title, x_title=x_title, y_title=y_title, select=select, has_masked=has_masked,
         fixed_domain=None if kind == "signed" or spread else (float(lo), float(hi)), name=name,

@@ -3,22 +3,56 @@ typed into a grid is read, in one place.
 
 Three styles of one formatter:
 
-- ``"fixed"``: fixed decimals, as in heatmap cells and grids ("1.8639", "0.5000"); a number that would show
-  as 0.0000 at that precision, and 1e9 and beyond, with ``precision`` significant digits in scientific
-  notation ("1e-05", "5e+29");
-- ``"short"``: the same with trailing zeros dropped, for prose and worked sums ("2", "0.5", "1.8639");
+- ``"fixed"``: one notation for a whole chart, table column or grid (:func:`notation`), chosen from its values:
+  whole numbers without decimals ("1", "16"); else ``precision`` fixed decimals ("1.8639", "0.5000"), a value
+  too small to show at that precision written "<0.0001" (never 1e-11 beside 0.98); else, for values of 10,000
+  and beyond or all too small to show, scientific notation with ``precision`` decimals ("1.2346e6");
+- ``"short"``: each number on its own with trailing zeros dropped, for prose and worked sums ("2", "0.5",
+  "1.8639", "1e-05");
 - ``"sig"``: ``precision`` significant digits, for tables whose numbers span many magnitudes ("8.2184e+307").
 
-Infinities are spelled ``−∞``/``+∞`` and a negative zero loses its sign; NaN is "NaN".
+Every digit of a value (the shortest text that reads back as exactly that float64) is :func:`exact_texts`: what a
+chart's tooltip and a grid's "Every digit" show. Infinities are spelled ``−∞``/``+∞`` and a negative zero loses
+its sign; NaN is "NaN".
 """
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 import numpy as np
 
 Style = Literal["fixed", "short", "sig"]
+Notation = Literal["integer", "fixed", "scientific"]
+
+#: at and beyond this, numbers that are not all whole are written in scientific notation ("12345.6789" is wider
+#: than "1.2346e4" and its digits are harder to count)
+SCIENTIFIC_FROM = 1e4
+#: whole numbers are written out up to this ("999999"), in scientific notation beyond
+WHOLE_UP_TO = 1e6
+MINUS = "\u2212"  # "−": how a negative number is written (and read back: parse_number)
+
+
+def notation(values: np.ndarray, precision: int) -> Notation:  # [...] -> one notation for all of them
+    """The one notation ``values`` are written in by the "fixed" style, from their finite values' range.
+
+    Examples
+    --------
+    >>> notation(np.array([1.0, 16.0, -3.0, -np.inf]), 4), notation(np.array([0.98, 1e-11]), 4)
+    ('integer', 'fixed')
+    >>> notation(np.array([1e6, 0.5]), 4), notation(np.array([2e-5, -1e-6]), 4), notation(np.array([2e-5]), 6)
+    ('scientific', 'scientific', 'fixed')
+    """
+    finite = values[np.isfinite(values)]
+    if not finite.size:
+        return "fixed"
+    big = float(np.abs(finite).max())
+    if big < WHOLE_UP_TO and bool((finite == np.round(finite)).all()):
+        return "integer"
+    if big >= SCIENTIFIC_FROM or big < 0.5 * 10.0**-precision:  # too big for fixed, or every one would read 0
+        return "scientific"
+    return "fixed"
 
 
 def format_numbers(values: np.ndarray, precision: int, style: Style = "fixed") -> list[str]:  # [n] -> n strings
@@ -26,8 +60,12 @@ def format_numbers(values: np.ndarray, precision: int, style: Style = "fixed") -
 
     Examples
     --------
-    >>> format_numbers(np.array([-0.00001, 2.5, -np.inf, 3e12, 0.0, -0.0]), 4)
-    ['−1e-05', '2.5000', '−∞', '3e+12', '0.0000', '0.0000']
+    >>> format_numbers(np.array([1.0, 16.0, -0.0, -np.inf]), 4)
+    ['1', '16', '0', '−∞']
+    >>> format_numbers(np.array([0.98, 0.0014, 6.034e-06, -1.526e-11, 0.0, -0.5]), 4)
+    ['0.9800', '0.0014', '<0.0001', '>−0.0001', '0.0000', '−0.5000']
+    >>> format_numbers(np.array([1e6, 2.5, 0.0, -3e-7, np.nan]), 4)
+    ['1.0000e6', '2.5000e0', '0', '−3.0000e−7', 'NaN']
     >>> format_numbers(np.array([2.0, 0.5, 1.86387, -0.00001, 1.23456e10]), 4, "short")
     ['2', '0.5', '1.8639', '−1e-05', '1.235e+10']
     >>> format_numbers(np.array([8.218407461554972e+307, 1e-4, np.inf, np.nan]), 5, "sig")
@@ -35,67 +73,96 @@ def format_numbers(values: np.ndarray, precision: int, style: Style = "fixed") -
     """
     if style == "sig":
         return [_tidy(f"{v:.{precision}g}") for v in values.tolist()]
-    tiny, digits = 0.5 * 10.0**-precision, max(precision, 1)  # below tiny, fixed decimals would show 0
-    texts = [_tidy(f"{v:.{precision}f}" if v == 0 or tiny <= abs(v) < 1e9 else f"{v:.{digits}g}")
-             for v in values.tolist()]
-    return [_trim(t) for t in texts] if style == "short" else texts
+    if style == "short":
+        return [_trim(t) for t in _each_fixed(values, precision)]
+    return write(values, notation(values, precision), precision)
+
+
+def write(values: np.ndarray, how: Notation, precision: int) -> list[str]:  # [n] -> n strings
+    """Every value in notation ``how`` (see :func:`notation`), ``precision`` decimals where it has decimals.
+
+    >>> write(np.array([0.25, 3e-9, 0.0]), "fixed", 2), write(np.array([0.25, -1234.5]), "scientific", 2)
+    (['0.25', '<0.01', '0.00'], ['2.50e−1', '−1.23e3'])
+    """
+    if how == "integer":
+        return [_tidy(f"{v:.0f}") for v in values.tolist()]
+    if how == "scientific":
+        return [_tidy(_exponent(f"{v:.{precision}e}")) if v and np.isfinite(v) else _tidy(f"{v:.0f}")
+                for v in values.tolist()]
+    tiny = 0.5 * 10.0**-precision  # below it, fixed decimals would show 0
+    step = f"{10.0**-precision:.{precision}f}"  # "0.0001"
+    return ["<" + step if 0 < v < tiny else ">" + MINUS + step if -tiny < v < 0 else _tidy(f"{v:.{precision}f}")
+            for v in values.tolist()]
 
 
 def format_number(v: float, precision: int, style: Style = "fixed") -> str:
     """One number in ``style`` (see :func:`format_numbers`).
 
-    >>> format_number(0.00001, 4), format_number(2.5, 2), format_number(float("-inf"), 4), format_number(3e12, 1)
-    ('1e-05', '2.50', '−∞', '3e+12')
+    >>> format_number(2.0, 4), format_number(2.5, 2), format_number(float("-inf"), 4), format_number(0.00001, 4)
+    ('2', '2.50', '−∞', '1.0000e−5')
     """
     return format_numbers(np.array([v], dtype=float), precision, style)[0]
 
 
-ROUNDED = "…"  # ends a grid cell's text that is not exactly the value it stands for
-MINUS = "\u2212"  # "−": how a negative number is written (and read back: parse_number)
+def exact_texts(values: np.ndarray) -> list[str]:  # [n] -> n strings
+    """Every digit: the shortest text that reads back (:func:`parse_number`) as exactly each value.
 
-
-def grid_texts(values: np.ndarray, precision: int) -> list[str]:  # [n] -> n strings
-    """Grid cells' texts: each value at ``precision``, ending in "…" when that text is not exactly the value.
-
-    Typed back unchanged, the text leaves the value as it was (:func:`parse_number` refuses the "…"; the grid
-    editor recognises the text as the value's own); any other text is read exactly.
-
-    >>> grid_texts(np.array([0.5, 1 / 3, 1e-5, -0.0, 4.9999999999999994e29]), 4)
-    ['0.5000', '0.3333…', '1e-05', '0.0000', '5e+29…']
+    >>> exact_texts(np.array([0.1, 1 / 3, -2.0, 1e-11, 4.9999999999999994e29, -np.inf]))
+    ['0.1', '0.3333333333333333', '−2', '1e-11', '4.9999999999999994e+29', '−∞']
     """
-    texts = format_numbers(values, precision)
-    return [t if _reads_as(t, v) else t + ROUNDED for t, v in zip(texts, values.tolist(), strict=True)]
+    return [_tidy(t[:-2] if t.endswith(".0") else t) for t in map(repr, values.tolist())]
 
 
-def grid_text(v: float, precision: int) -> str:
-    """One grid cell's text (see :func:`grid_texts`).
+def grid_texts(values: np.ndarray, precision: int, how: Notation | None = None) -> list[str]:  # [n] -> n strings
+    """Grid cells' texts: the matrix's numbers in one notation, as its heatmap writes them (``how``: the
+    notation of the whole matrix when ``values`` are some of its cells; by default chosen from ``values``).
 
-    >>> grid_text(1 / 3, 2), grid_text(-0.0, 2)
-    ('0.33…', '0.00')
+    A text typed back unchanged leaves the value as it was (the grid editor recognises the cell's own text);
+    any other text is read exactly (:func:`parse_number`).
+
+    >>> grid_texts(np.array([1.0, 16.0, 0.0]), 4), grid_texts(np.array([0.5, 1 / 3, -0.0]), 4)
+    (['1', '16', '0'], ['0.5000', '0.3333', '0.0000'])
     """
-    return grid_texts(np.array([v], dtype=float), precision)[0]
+    return write(values, how or notation(values, precision), precision)
 
 
-def _reads_as(text: str, v: float) -> bool:
-    """Whether ``text`` is read back as exactly ``v`` (±∞ and NaN are spelled out: not a grid's values)."""
-    try:
-        return parse_number(text) == v
-    except ValueError:
-        return True
+def grid_text(v: float, precision: int, how: Notation | None = None) -> str:
+    """One grid cell's text (see :func:`grid_texts`): ``how``, the notation of its matrix.
+
+    >>> grid_text(1 / 3, 2), grid_text(1 / 3, 2, "scientific"), grid_text(-0.0, 2)
+    ('0.33', '3.33e−1', '0')
+    """
+    return grid_texts(np.array([v], dtype=float), precision, how)[0]
 
 
 def parse_number(text: str) -> float:
     """A number as typed: what Python's ``float()`` reads (``1e-3``, ``-2.5E+2``, ``.5``, ``1_000``), with the
     "−" (U+2212) minus the app prints read as "-". Raises ValueError for anything else.
 
-    >>> parse_number("1e-3"), parse_number(" −2.5E+2 "), parse_number(".5"), parse_number("1e20")
-    (0.001, -250.0, 0.5, 1e+20)
+    >>> parse_number("1e-3"), parse_number(" −2.5E+2 "), parse_number(".5"), parse_number("1.5e−3")
+    (0.001, -250.0, 0.5, 0.0015)
     >>> parse_number("1,5")
     Traceback (most recent call last):
     ...
     ValueError: could not convert string to float: '1,5'
     """
     return float(text.strip().replace(MINUS, "-"))
+
+
+def _each_fixed(values: np.ndarray, precision: int) -> list[str]:  # [n] -> n strings
+    """Each value on its own: ``precision`` decimals; one that would show as 0 at that precision, and 1e9 and
+    beyond, with ``precision`` significant digits in scientific notation ("1e-05", "5e+29")."""
+    tiny, digits = 0.5 * 10.0**-precision, max(precision, 1)
+    return [_tidy(f"{v:.{precision}f}" if v == 0 or tiny <= abs(v) < 1e9 else f"{v:.{digits}g}")
+            for v in values.tolist()]
+
+
+_EXPONENT = re.compile(r"e([+-])0*(\d)")
+
+
+def _exponent(text: str) -> str:
+    """'1.2346e+06' -> '1.2346e6', '2.5000e-01' -> '2.5000e−1' (no plus sign, no leading zeros, the minus sign)."""
+    return _EXPONENT.sub(lambda m: "e" + (MINUS if m[1] == "-" else "") + m[2], text)
 
 
 def _tidy(text: str) -> str:

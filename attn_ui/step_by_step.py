@@ -131,7 +131,7 @@ def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None 
     q_dim = "d_q" if t.score_fn == "additive" else "d_k"
     qkv = (("Q", t.q, q_dim, queries, q_title, src), ("K", t.k, "d_k", keys, kv_title, "X"),
            ("V", t.v, "d_v", keys, kv_title, "X"))
-    widths = [heatmap.heatmap_width(m, rows, p) for _, m, _, rows, _, _ in qkv]
+    widths = [heatmap.heatmap_width(m, rows, p, text.dim_labels(m.shape[1])) for _, m, _, rows, _, _ in qkv]
     for col, (name, m, dim, rows, y_title, source) in zip(controls.side_by_side(widths), qkv, strict=True):
         with col:
             matrix_block(

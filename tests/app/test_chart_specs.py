@@ -192,7 +192,20 @@ def _vega(expr: str, datum: dict) -> str:
         return datum[m[1]] if isinstance(datum[m[1]], bool | np.bool_) else str(datum[m[1]])
     if m := re.fullmatch(r'format\(datum\.(\w+), ""\)', expr):
         return f"{datum[m[1]]:.12g}".replace("-", "−")
+    if expr == heatmap.EXACT:
+        return _js_string(datum["value"]).replace("-", "−", 1)
     raise AssertionError(f"not a Vega expression this test reads: {expr}")
+
+
+def _js_string(x: float) -> str:
+    """JavaScript's String(x): the shortest digits that read back as x (Python's repr), in decimal notation from
+    1e-6 up to 1e21 and "1e-7", "1.5e+21" beyond; whole numbers without ".0"."""
+    if x == int(x) and abs(x) < 1e21:
+        return str(int(x))
+    if 1e-6 <= abs(x) < 1e21:
+        return np.format_float_positional(x, unique=True, trim="-")
+    mantissa, exponent = repr(x).split("e")
+    return f"{mantissa}e{int(exponent):+d}"
 
 
 def _descriptions(layer: dict, frame) -> tuple[list[str], str]:
@@ -229,7 +242,9 @@ def test_a_masked_cell_is_described_and_tooltipped_as_masked(kind):
     tooltip_value = rect["encoding"]["tooltip"][-1]["field"]  # the last field: the cell's number (or "masked")
     shown = [row[tooltip_value] for row in rows]
     assert [s for s, m in zip(shown, mask.ravel(), strict=True) if m] == ["masked"] * 3
-    assert [s for s, m in zip(shown, mask.ravel(), strict=True) if not m] == list(frame.text[~mask.ravel()])
+    exact = {"signed": ["1.5", "−0.25", "0.125", "2", "0.00001", "3"],  # every digit, written out
+             "weights": ["0.375", "0.0625", "0.03125", "0.5", "0.0000025", "0.75"]}[kind]
+    assert sorted(s for s, m in zip(shown, mask.ravel(), strict=True) if not m) == sorted(exact)
     drawn, _ = _descriptions(text, frame)  # the number drawn on the cell is read too: "masked" on a masked one
     assert drawn[2] == "key: 2: [PAD]; query: 0: I; text: masked"
     assert drawn[0] == f"key: 0: I; query: 0: I; text: {frame.text[0]}"
@@ -238,5 +253,92 @@ def test_a_masked_cell_is_described_and_tooltipped_as_masked(kind):
 def test_a_heatmap_without_masked_cells_keeps_vega_lites_own_descriptions():
     spec = heatmap.heatmap(np.eye(3), list("abc"), list("abc"), x_title="key", y_title="query").spec()
     for layer in spec["layer"]:
-        assert "description" not in layer["encoding"] and "transform" not in layer
-    assert spec["layer"][0]["encoding"]["tooltip"][-1] == {"field": "text", "title": "value", "type": "nominal"}
+        assert "description" not in layer["encoding"]
+    assert spec["layer"][0]["transform"] == [{"calculate": heatmap.EXACT, "as": "shown"}]  # the tooltip's only one
+    assert "transform" not in spec["layer"][1]
+    assert spec["layer"][0]["encoding"]["tooltip"][-1] == {"field": "shown", "title": "value", "type": "nominal"}
+
+
+# ---- readable at a glance, never wider than the main column ------------------------------------------------------
+
+#: the main column at a 1,400 px window, from Streamlit's layout: the sidebar is 300 px wide and the wide layout pads
+#: the main block 5rem (80 px) each side (measured in Chromium: tests/e2e/test_readable.py checks it there)
+MAIN_COLUMN_AT_1400 = 1400 - 300 - 2 * 80
+
+
+def _spec_width(spec: dict, row_labels: list[str]) -> int:
+    """A heatmap's width from its spec: its cells (step × columns), the widest row label (≤ Vega's labelLimit of
+    180 px, 7 px a character), the ticks and padding (14 px) and the colour legend (72 px)."""
+    n_cols = len(set(_only_frame(spec).col))
+    widest = min(180, max(7 * len(label) for label in row_labels))
+    return spec["width"]["step"] * n_cols + widest + 14 + 72
+
+
+def _real_model_weights(n: int = 15) -> np.ndarray:
+    """Softmax rows as a real head has them: one near 1, others from 1e-2 down to 1e-11."""
+    rng = np.random.default_rng(0)
+    logits = rng.normal(scale=8.0, size=(n, n))
+    w = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return w / w.sum(axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("values,precision", [
+    (_real_model_weights(), 4),  # the issue's Weights: 15 tokens, 0.98 beside 1e-11
+    (_real_model_weights(), 8),
+    (np.random.default_rng(1).normal(scale=1e6, size=(15, 15)), 4),  # numbers of a million
+    (np.random.default_rng(2).normal(size=(12, 40)), 4),  # wide: 40 columns
+    (np.random.default_rng(3).normal(size=(20, 20)), 8),
+])
+def test_no_heatmap_is_wider_than_the_main_column(values, precision):
+    rows = [f"{i}: sentence{i}" for i in range(values.shape[0])]
+    cols = [f"{j}: sentence{j}" for j in range(values.shape[1])]
+    spec = heatmap.heatmap(values, rows, cols, precision=precision, kind="weights" if values.max() <= 1 else "signed",
+                           x_title="key", y_title="query").spec()
+    assert _spec_width(spec, rows) <= MAIN_COLUMN_AT_1400
+    assert heatmap.heatmap_width(values, rows, precision) <= MAIN_COLUMN_AT_1400
+    assert heatmap.MAIN_COLUMN_PX == MAIN_COLUMN_AT_1400
+
+
+def test_the_real_model_weights_keep_their_numbers_in_one_notation():
+    w = _real_model_weights()
+    spec = heatmap.heatmap(w, [str(i) for i in range(15)], [str(j) for j in range(15)], kind="weights").spec()
+    texts = list(_only_frame(spec).text)
+    assert spec["layer"][1]["mark"]["fontSize"] >= 12  # written on the cells, at 12 px
+    assert not any("e" in t for t in texts) and {len(t) for t in texts} <= {6, 7}  # "0.9800", "<0.0001"
+    assert "<0.0001" in texts
+
+
+def test_chart_text_is_at_least_12_px():
+    for part in ("axis", "legend"):
+        assert charts.CONFIG[part]["labelFontSize"] >= 12 and charts.CONFIG[part]["titleFontSize"] >= 12
+    assert charts.CONFIG["title"]["fontSize"] >= 12
+    spec = charts.themed(heatmap.heatmap(np.arange(12.0).reshape(3, 4) / 7, list("abc"), list("defg")).spec())
+    assert spec["layer"][1]["mark"]["fontSize"] >= 12
+    assert spec["config"]["axis"]["labelFontSize"] >= 12
+    from attn_ui import head_views
+    assert head_views.FONT >= 12
+    block = head_views.head_block(np.ones((2, 8)) / 3, ["a", "b"], head=0, first_col=0, precision=2).to_dict()
+    assert "labelFontSize" not in json.dumps(block)  # its column numbers as every axis: 12 px (charts.CONFIG)
+
+
+def test_axis_labels_lie_flat_where_they_fit_and_turn_only_where_they_do_not():
+    short = heatmap.heatmap(np.ones((3, 4)) / 3, list("abc"), ["0: a", "1: b", "2: c", "3: d"]).spec()
+    assert short["layer"][0]["encoding"]["x"]["axis"]["labelAngle"] == 0  # flat (Streamlit's theme would turn them)
+    assert short["layer"][0]["encoding"]["y"]["axis"]["titleAngle"] == 0  # the rows' title lies flat too
+    tokens = [f"{j}: attention" for j in range(4)]  # wider than a cell: the cells widen to hold them flat
+    widened = heatmap.heatmap(np.ones((3, 4)) / 3, list("abc"), tokens).spec()
+    assert widened["layer"][0]["encoding"]["x"]["axis"]["labelAngle"] == 0
+    assert widened["width"]["step"] >= 7 * len("0: attention")
+    many = [f"{j}: attention" for j in range(15)]  # 15 of them would not fit the main column flat: turned
+    turned = heatmap.heatmap(np.ones((3, 15)) / 3, list("abc"), many).spec()
+    assert turned["layer"][0]["encoding"]["x"]["axis"]["labelAngle"] == -90
+
+
+def test_the_tooltip_has_every_digit_and_the_cell_the_decimals_shown():
+    values = np.array([[0.023612345678901234, 1 / 3]])
+    spec = heatmap.heatmap(values, ["a"], ["x", "y"], precision=4).spec()
+    frame = _only_frame(spec)
+    assert list(frame.text) == ["0.0236", "0.3333"]
+    _, rows = _descriptions({**spec["layer"][0], "encoding": {**spec["layer"][0]["encoding"],
+                                                              "description": {"field": "shown"}}}, frame)
+    assert [row["shown"] for row in rows] == ["0.023612345678901234", "0.3333333333333333"]

@@ -3,6 +3,7 @@ the preset box (issue 21). The browser's typing is in tests/e2e/test_exact_input
 
 from __future__ import annotations
 
+import json
 from urllib.parse import parse_qs, urlparse
 
 import numpy as np
@@ -20,7 +21,7 @@ SEED_X = np.array(SEED000_X, dtype=float)
 
 def grid(at, first_row: str = "0: input1"):
     """The data of the grid whose first row is labelled ``first_row`` (X's, by default), as shown."""
-    (frame,) = [d.value for d in at.dataframe if len(d.value) and d.value.index[0] == first_row]
+    (frame,) = [d.value for d in at.dataframe if d.key and len(d.value) and d.value.index[0] == first_row]
     return frame
 
 
@@ -71,14 +72,32 @@ def test_an_empty_cell_is_refused_as_empty():
     assert any("X, row 0 (input1), column 0 is empty" in plain(e.value) for e in at.error)
 
 
-def test_the_grid_shows_every_magnitude_and_marks_rounded_values():
+def test_the_grid_writes_a_matrix_in_one_notation_and_offers_every_digit():
     x = SEED_X.copy()
     x[0, :] = [1 / 3, 0.00001, 4.9999999999999994e29, -0.0]
     at = new_app()
     at.session_state["config"] = make_config(["a", "b", "c"], x, SEED000_W_Q, SEED000_W_K, SEED000_W_V)
     at.switch_page("pages/inputs.py").run()
-    assert list(grid(at, "0: a").iloc[0]) == ["0.3333…", "1e-05", "5e+29…", "0.0000"]
+    assert list(grid(at, "0: a").iloc[0]) == ["3.3333e−1", "1.0000e−5", "5.0000e29", "0"]  # 5e29: scientific
+    assert list(grid(at, "0: a").iloc[1]) == ["0", "2.0000e0", "0", "2.0000e0"]
+    x[0, :] = [1 / 3, 0.00001, 0.5, -0.0]
+    at.session_state["config"] = make_config(["a", "b", "c"], x, SEED000_W_Q, SEED000_W_K, SEED000_W_V)
+    at.session_state["editor_version"] += 1  # as a change of configuration does: the grids drawn afresh
+    at.run()
+    assert list(grid(at, "0: a").iloc[0]) == ["0.3333", "<0.0001", "0.5000", "0.0000"]  # fixed, no "…"
     assert list(grid(at, "0: a").iloc[1]) == ["0.0000", "2.0000", "0.0000", "2.0000"]
+    every = [d for d in at.dataframe if d.key is None and "0.3333333333333333" in d.value.to_numpy().ravel()]
+    assert len(every) == 1 and list(every[0].value.iloc[0]) == ["0.3333333333333333", "1e-05", "0.5", "0"]
+
+
+def test_a_seed_preset_is_written_in_whole_numbers():
+    at = new_app("pages/inputs.py")
+    assert list(grid(at, "0: input1").iloc[0]) == ["1", "0", "1", "0"]  # the seed's X, not "1.0000"
+    assert not [d for d in at.dataframe if d.key is None and d.value.shape == (3, 4)]  # no Every digit table:
+    # the grid shows every digit already
+    at.switch_page("pages/steps.py").run()
+    q = [texts for texts in chart_frames(at) if texts.get("title") == "Q"]
+    assert q and list(q[0]["text"])[:3] == ["1", "0", "2"]  # Q = X W_Q of the seed: [[1, 0, 2], ...]
 
 
 def test_a_rounded_cell_typed_back_unchanged_keeps_its_exact_value_and_new_digits_are_read_exactly():
@@ -87,11 +106,23 @@ def test_a_rounded_cell_typed_back_unchanged_keeps_its_exact_value_and_new_digit
     at = new_app()
     at.session_state["config"] = make_config(["a", "b", "c"], x, SEED000_W_Q, SEED000_W_K, SEED000_W_V)
     at.switch_page("pages/inputs.py").run()
-    edit_cells(at, "x", {0: {0: "0.3333…", 3: "0.0000"}, 1: {0: "5"}})  # what the grid showed, as it was
+    edit_cells(at, "x", {0: {0: "0.3333", 3: "0.0000"}, 1: {0: "5"}})  # what the grid showed, as it was
     got = at.session_state["config"].x
     assert got[0, 0] == 1 / 3 and np.signbit(got[0, 3]) and got[1, 0] == 5.0
-    edit_cells(at, "x", {0: {0: "0.3333"}})  # the digits the learner typed
+    edit_cells(at, "x", {0: {0: "0.33330"}})  # new digits the learner typed
     assert at.session_state["config"].x[0, 0] == 0.3333
+
+
+def chart_frames(at) -> list[dict]:
+    """Every heatmap on the page: {"title": its title or name, "text": the numbers drawn on its cells}."""
+    out = []
+    for chart in at.get("vega_lite_chart"):
+        spec = json.loads(chart.proto.spec)
+        for ds in chart.proto.datasets:
+            df = pyarrow.ipc.open_stream(ds.data.data).read_all().to_pandas()
+            if "text" in df.columns:
+                out.append({"title": spec.get("title") or spec.get("description", "").split(":")[0], "text": df.text})
+    return out
 
 
 def chart_texts(at) -> dict[float, set[str]]:
@@ -113,9 +144,9 @@ def test_the_charts_show_small_and_large_numbers_with_significant_digits():
     at.session_state["config"] = make_config(["a", "b", "c"], x, np.eye(4)[:, :3], SEED000_W_K, SEED000_W_V)
     at.switch_page("pages/steps.py").run()
     assert not at.exception
-    texts = chart_texts(at)  # Q = X W_Q keeps X's first column
-    assert texts[0.00001] == {"1e-05"} and texts[-0.00002] == {"\u22122e-05"} and texts[3e12] == {"3e+12"}
-    assert texts[0.0] == {"0.0000"}
+    texts = chart_texts(at)  # Q = X W_Q keeps X's first column: one notation for the chart, from its range
+    assert texts[0.00001] == {"1.0000e−5"} and texts[-0.00002] == {"\u22122.0000e−5"} and texts[3e12] == {"3.0000e12"}
+    assert texts[0.0] == {"0"}
 
 
 def test_a_refused_edit_is_never_exported_silently():
@@ -178,7 +209,7 @@ def test_undo_steps_back_one_at_a_time_and_grids_show_the_values():
     for expected in (3.0, 2.0, 1.0):
         undo(at)
         assert at.session_state["config"].x[0, 0] == expected
-        assert grid(at).iloc[0, 0] == f"{expected:.4f}"
+        assert grid(at).iloc[0, 0] == f"{expected:.0f}"  # whole numbers, as the seed's
 
 
 def test_undo_drops_a_refused_edit_with_the_change_it_takes_back():
@@ -186,7 +217,7 @@ def test_undo_drops_a_refused_edit_with_the_change_it_takes_back():
     edit_cells(at, "x", {0: {1: "abc"}})
     assert at.error
     undo(at)
-    assert not at.error and at.session_state["config"].x[0, 0] == 1.0 and grid(at).iloc[0, 1] == "0.0000"
+    assert not at.error and at.session_state["config"].x[0, 0] == 1.0 and grid(at).iloc[0, 1] == "0"
 
 
 def test_the_preset_box_says_when_the_configuration_no_longer_equals_its_preset():

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from playwright.sync_api import Page
 
-from attn_ui.numbers import grid_text
+from attn_ui.numbers import grid_texts
 
 from .helpers import (
     assert_no_exception,
@@ -68,9 +68,7 @@ def test_cold_server_deep_link_to_inputs_keeps_the_first_grid_edit(page: Page, t
         np.testing.assert_allclose(heatmap_values(chart_after(page, "Weights"))[2], weights, atol=1e-9)
         goto_page(page, "Inputs & weights")  # the grid, drawn anew from the configuration, holds both edits
         x_grid = grid_after(page, "X")
-        assert [grid_cell_text(x_grid, i, j) for i in range(3) for j in range(4)] == [
-            grid_text(v, 4) for v in edited.ravel()
-        ]
+        assert [grid_cell_text(x_grid, i, j) for i in range(3) for j in range(4)] == grid_texts(edited.ravel(), 4)
         assert_no_exception(page)
     finally:
         stop_server(proc)

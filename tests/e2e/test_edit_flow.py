@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from playwright.sync_api import Page, expect
 
-from attn_ui.numbers import grid_text
+from attn_ui.numbers import grid_texts
 
 from .helpers import chart_after, chart_texts, edit_grid_cell, goto_page, grid_after, grid_cell_text, heatmap_values
 from .seed000 import X, attention
@@ -37,8 +37,8 @@ def test_edit_x_cell_updates_step_by_step_and_persists(app_page: Page, record_pr
     goto_page(page, "Inputs & weights")
     x_grid = grid_after(page, "X")
     assert [grid_cell_text(x_grid, i, j) for i in range(3) for j in range(4)] == [
-        grid_text(v, 4) for v in X.ravel()
-    ]  # the app opens on seed 000's X, 4 decimals
+        *grid_texts(X.ravel(), 4)
+    ]  # the app opens on seed 000's X: whole numbers, written without decimals ("1", "0")
     round_trip_ms = edit_grid_cell(page, x_grid, ROW, COL, f"{NEW:g}")
     record_property("edit_round_trip_ms", round(round_trip_ms))
     print(f"\nedit round trip (commit -> rerun done, new value in the grid): {round_trip_ms:.0f} ms")
@@ -60,6 +60,5 @@ def test_edit_x_cell_updates_step_by_step_and_persists(app_page: Page, record_pr
     goto_page(page, "Inputs & weights")
     x_grid = grid_after(page, "X")
     expect(x_grid.locator('[data-testid="data-grid-canvas"]')).to_be_visible()
-    assert grid_cell_text(x_grid, ROW, COL) == grid_text(NEW, 4)  # the grid drawn anew: the value, 4 decimals
     shown = [grid_cell_text(x_grid, i, j) for i in range(3) for j in range(4)]
-    assert shown == [grid_text(v, 4) for v in edited.ravel()]
+    assert shown == grid_texts(edited.ravel(), 4)  # the grid drawn anew: the matrix in one notation

@@ -15,7 +15,7 @@ import pytest
 from playwright.sync_api import Locator, Page, expect
 
 from attn_core.share import decode_link
-from attn_ui.numbers import grid_text
+from attn_ui.numbers import grid_texts
 
 from .helpers import (
     MAIN,
@@ -87,7 +87,7 @@ def inputs_page(app_page: Page) -> Page:
 @pytest.mark.parametrize(("text", "delay_ms"), CASES,
                          ids=[f"{'keys' if d else 'fill'}:{t}" for t, d in CASES])
 def test_a_typed_value_is_held_exactly_or_refused_by_name(inputs_page: Page, text: str, delay_ms: float | None) -> None:
-    """Accepted: the link holds exactly the value typed; drawn anew, the grid shows grid_text(value, 4).
+    """Accepted: the link holds exactly the value typed; drawn anew, the grid shows it as grid_texts writes X.
     Refused: named under the grid, on Share & export and in the sidebar's Share this ("Not shared:"), kept in its
     cell; the link holds 1.0."""
     page = inputs_page
@@ -112,7 +112,9 @@ def test_a_typed_value_is_held_exactly_or_refused_by_name(inputs_page: Page, tex
         assert_x_holds(x, {(0, 0): value})
         expect(alerts(page, "Not shared:")).to_have_count(0)
         goto_page(page, "Inputs & weights")  # drawn anew from the configuration
-        expect(grid_cell(grid_after(page, "X"), 0, 0)).to_have_text(grid_text(value, 4))
+        now = X.copy()
+        now[0, 0] = value
+        expect(grid_cell(grid_after(page, "X"), 0, 0)).to_have_text(grid_texts(now.ravel(), 4)[0])
 
 
 def test_undo_takes_the_edit_back_from_another_page(inputs_page: Page) -> None:
@@ -124,7 +126,7 @@ def test_undo_takes_the_edit_back_from_another_page(inputs_page: Page) -> None:
     assert_x_holds(shared(page), {})  # the link follows the configuration: X[0, 0] is 1.0 again
     expect(undo_button(page, None)).to_be_disabled()  # nothing more to take back
     goto_page(page, "Inputs & weights")
-    expect(grid_cell(grid_after(page, "X"), 0, 0)).to_have_text("1.0000")
+    expect(grid_cell(grid_after(page, "X"), 0, 0)).to_have_text("1")
 
 
 def test_undo_on_inputs_and_weights_then_another_edit(inputs_page: Page) -> None:
@@ -133,7 +135,7 @@ def test_undo_on_inputs_and_weights_then_another_edit(inputs_page: Page) -> None
     type_into_cell(page, grid_after(page, "X"), 0, 0, "1e-3", delay_ms=KEYS)
     with expect_rerun(page):
         undo_button(page, "X edited").click()
-    expect(grid_cell(grid_after(page, "X"), 0, 0)).to_have_text("1.0000")
+    expect(grid_cell(grid_after(page, "X"), 0, 0)).to_have_text("1")  # seed 000's X: whole numbers
     expect(undo_button(page, None)).to_be_disabled()
     type_into_cell(page, grid_after(page, "X"), 0, 1, "2.5E+2", delay_ms=KEYS)
     assert_x_holds(shared(page), {(0, 1): 250.0})
@@ -155,16 +157,17 @@ def test_a_refused_text_typed_again_after_a_fix_is_refused_again(inputs_page: Pa
 
 
 def test_typing_a_cells_own_text_back_restores_its_value(app_page: Page) -> None:
-    """W_O[0, 0] shows "1.0000"; typed 2, then "1.0000" again: the app holds 1.0 again, as the cell shows.
+    """W_O[0, 0] shows "1" (W_O is the identity); typed 2, then "1" again: the app holds 1.0 again, as the cell
+    shows.
     (On Multi-head: W_O's grid, one edit after another on the page that holds it.)"""
     page = app_page
     goto_page(page, "Multi-head")
     with expect_rerun(page):
         page.get_by_role("radio", name="5 · Project with W_O").click()
     w_o = grid_after(page, "W_O")
-    expect(grid_cell(w_o, 0, 0)).to_have_text("1.0000")
+    expect(grid_cell(w_o, 0, 0)).to_have_text("1")
     type_into_cell(page, w_o, 0, 0, "2", delay_ms=FILL)
-    type_into_cell(page, w_o, 0, 0, "1.0000", delay_ms=FILL)
+    type_into_cell(page, w_o, 0, 0, "1", delay_ms=FILL)
     assert shared(page, "w_o").tolist() == np.eye(3).tolist()
 
 

@@ -17,7 +17,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from attn_core import configs_equal, make_config
 from attn_core.share import decode_link, encode_link
-from attn_ui.numbers import grid_text
+from attn_ui.numbers import grid_texts
 
 from .conftest import NAV_TIMEOUT_MS
 from .helpers import (
@@ -106,7 +106,7 @@ def test_the_sidebar_link_reopens_the_same_numbers_in_another_context(
         open_link(other, url, "Inputs & weights")
         x_grid = grid_after(other, "X")
         shown = [[grid_cell_text(x_grid, i, j) for j in range(4)] for i in range(3)]
-        assert shown == [[grid_text(v, 4) for v in row] for row in X.tolist()]  # 4 decimals, "…" where rounded
+        assert sum(shown, []) == grid_texts(X.ravel(), 4)  # X in one notation, as its grid writes it
         np.testing.assert_array_equal(decode_link(link_value(other.url))[0].x, X)  # and every value exactly
         goto_page(other, "Step by step")
         np.testing.assert_allclose(heatmap_values(chart_after(other, "Weights"))[2], as_read(causal_weights(X)),

@@ -68,7 +68,8 @@ def sidebar(*, drawn_by_page: tuple[str, ...] = ()) -> tuple[str, ...]:
     grid_editor.pending_errors_banner: a refused value is fixed here)."""
     cfg = state.config()
     names = offered(cfg.matrix_names(), drawn_by_page)
-    with frame.panel_slot().expander(_("Edit the numbers"), expanded=True, icon=":material/edit:"):
+    with frame.panel_slot().container():  # not an expander: its padding would cost the grid a column
+        st.markdown(f":material/edit: **{_('Edit the numbers')}**")
         if cfg.y is not None:  # Y's rows ask: Q = Y W_Q
             roles = {**ROLES, "w_q": N_("Q = Y W_Q")}
         else:
@@ -76,7 +77,7 @@ def sidebar(*, drawn_by_page: tuple[str, ...] = ()) -> tuple[str, ...]:
         name = controls.view_picker(_("Matrix to edit"), names, key=state.EDIT_MATRIX, format_func=MATRIX_NAMES.get)
         m = cfg.matrix(name)
         st.caption(f"**{MATRIX_NAMES[name]}** · {m.shape[0]} × {m.shape[1]} · {_(roles[name])}")
-        grid_editor.matrix_editor(name, height=grid_height(m.shape[0]))
+        grid_editor.matrix_editor(name, height=grid_height(m.shape[0]), compact=True)
         randomise.popover_of(name, "panel")
         st.page_link(registry.INPUTS.file, label=_("Sizes, tokens, presets: {page}").format(
             page=_(registry.INPUTS.title)), icon=registry.INPUTS.icon)

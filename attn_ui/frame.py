@@ -15,7 +15,7 @@ import threading
 
 import streamlit as st
 
-from . import address, grid_editor, i18n, lesson_ui, registry, share_ui, state, text
+from . import address, grid_editor, heatmap, i18n, lesson_ui, registry, share_ui, state, text
 from .i18n import _
 
 
@@ -23,7 +23,8 @@ def navigation() -> st.Page:
     """Set up the session and the sidebar; return the page to run."""
     choose_language()  # first: every text of this run is in it
     st.set_page_config(page_title=_("Self-Attention Explorer"), page_icon=":material/center_focus_strong:",
-                       layout="wide")
+                       layout="wide",
+                       initial_sidebar_state=heatmap.SIDEBAR_PX)  # its width in px, shown
     state.init()
     grid_editor.commit_pending()  # an edit sent with a page switch still counts
     pg = st.navigation([

@@ -257,8 +257,20 @@ def every_digit(name: str, values: np.ndarray, rows: list[str], precision: int) 
                                   columns=[str(j) for j in range(values.shape[1])]))
 
 
-def matrix_editor(name: str, *, height: int | str = "auto") -> None:
-    """An editable grid for one matrix of the configuration ("x", "w_q", ..., or one it has: "y", "w_a", ...)."""
+def column_px(texts: list[str]) -> int:
+    """A grid column just wide enough for its longest text: ≈ 7.5 px a character at the grid's font, plus the
+    cell's padding and the header's edit icon.
+
+    >>> column_px(["1", "0"]), column_px(["0.4963", "−1.2e-05"]), column_px(["0: input1"])
+    (40, 80, 88)
+    """
+    return max(40, round(7.5 * max(map(len, texts), default=1)) + 20)
+
+
+def matrix_editor(name: str, *, height: int | str = "auto", compact: bool = False) -> None:
+    """An editable grid for one matrix of the configuration ("x", "w_q", ..., or one it has: "y", "w_a", ...).
+
+    ``compact``: each column only as wide as its texts (for the sidebar's edit panel), not Streamlit's default."""
     cfg = state.config()
     current = cfg.matrix(name)
     if current.size > MAX_EDITABLE_CELLS and name not in st.session_state[state.DRAFTS]:
@@ -276,14 +288,14 @@ def matrix_editor(name: str, *, height: int | str = "auto") -> None:
         bases[name] = (st.session_state[state.DRAFTS].get(name, current), controls.precision())
     base, precision = bases[name]
     rows = row_labels(name, row_tokens(cfg, name), base.shape[0])
+    frame = _frame(base, rows, precision)
     # text cells: a number column's cell editor drops what it does not expect ("1e-3" arrived as -13)
-    st.data_editor(
-        _frame(base, rows, precision),
-        key=key,
-        num_rows="fixed",
-        height=height,
-        column_config={str(j): st.column_config.TextColumn(str(j), alignment="right") for j in range(base.shape[1])},
-    )
+    columns = {c: st.column_config.TextColumn(c, alignment="right",
+                                              width=column_px(list(frame[c])) if compact else None)
+               for c in frame.columns}
+    if compact:
+        columns["_index"] = st.column_config.TextColumn(width=column_px(rows))
+    st.data_editor(frame, key=key, num_rows="fixed", height=height, column_config=columns)
     every_digit(name, st.session_state[state.DRAFTS].get(name, cfg.matrix(name)), rows, precision)
     if name in st.session_state[state.ERRORS]:  # its edits were committed (or refused) by commit_pending
         st.error(

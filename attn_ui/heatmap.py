@@ -34,9 +34,12 @@ CANVAS_CELLS = 256  # a heatmap of at least this many cells and no numbers on th
 FONT = 12  # px: the numbers on the cells (as attn_ui.charts.CONFIG's axis and legend labels)
 CHAR_PX = 5.7  # px: a number's width per character at FONT px ("<0.0001": 38.8 px, "−1.2346e−5": 56.7 in Source Sans)
 WIDE_CHAR_PX = 13  # px: width of a Chinese or Korean character at FONT px
-#: the main column's width at a 1,400 px window: the window less Streamlit's sidebar (300 px) and the wide layout's
-#: padding (5rem, 80 px, each side; measured in Chromium). No heatmap is wider (:func:`geometry`).
-MAIN_COLUMN_PX = 1400 - 300 - 2 * 80
+#: the sidebar's width (attn_ui.frame sets it): Streamlit's 300 px and 20 more, for the edit panel's grid of X
+#: (index and four columns of seed 000's numbers) without a sideways scroll
+SIDEBAR_PX = 320
+#: the main column's width at a 1,400 px window: the window less the sidebar and the wide layout's padding (5rem,
+#: 80 px, each side; measured in Chromium). No heatmap is wider (:func:`geometry`).
+MAIN_COLUMN_PX = 1400 - SIDEBAR_PX - 2 * 80
 LEGEND_PX = 72  # the colour legend right of the cells: its offset, gradient and labels ("−0.9876")
 AXIS_PX = 14  # between a row label and the cells: ticks and padding
 LABEL_LIMIT = 180  # px: Vega's default labelLimit, the widest an axis label is drawn (cut with "…" beyond)

@@ -263,7 +263,7 @@ def test_a_heatmap_without_masked_cells_keeps_vega_lites_own_descriptions():
 
 #: the main column at a 1,400 px window, from Streamlit's layout: the sidebar is 300 px wide and the wide layout pads
 #: the main block 5rem (80 px) each side (measured in Chromium: tests/e2e/test_readable.py checks it there)
-MAIN_COLUMN_AT_1400 = 1400 - 300 - 2 * 80
+MAIN_COLUMN_AT_1400 = 1400 - 320 - 2 * 80  # the window, the sidebar (attn_ui.frame), the padding
 
 
 def _spec_width(spec: dict, row_labels: list[str]) -> int:

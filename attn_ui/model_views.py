@@ -294,8 +294,8 @@ class ModelViewLayout:
     title: str  # what the chart shows (its text alternative)
     head_label: str  # an axis label, {n} the head's number
     layer_label: str
-    tooltip: tuple[str, str, str, str, str]  # the tooltip's field titles ("layer", "head", "mostly", "query → key",
-    # "weight")
+    #: the tooltip's field titles: "layer", "head", "mostly", "query → key", "weight" (a block's: "mean weight")
+    tooltip: tuple[str, str, str, str, str]
     cells: tuple[str, ...] = ()  # the name of each cell's tokens along a side: "4: it" or "4: it … 7: tired"
 
 
@@ -400,7 +400,7 @@ def model_view_build(layout: ModelViewLayout, data: list, domains: list) -> alt.
     )
     names = json.dumps(list(layout.cells))
     within = alt.Scale(range=[0, p], paddingInner=0, paddingOuter=0)  # a band of x (y): the image's p pixels
-    hover = alt.Chart(data[1]).mark_rect(opacity=0.001, color="white", cursor="pointer").encode(
+    hover = alt.Chart(data[1]).mark_rect(opacity=0, cursor="pointer").encode(
         x=x, y=y, xOffset=alt.XOffset("k:O", scale=within), yOffset=alt.YOffset("q:O", scale=within),
         tooltip=[alt.Tooltip("layer:O", title=t_layer), alt.Tooltip("head:O", title=t_head),
                  alt.Tooltip("pair:N", title=t_pair), alt.Tooltip("weight:Q", title=t_weight, format=".3f"),

@@ -114,10 +114,11 @@ with (one := side_by_side.container(width=model_views.ONE_PX)):
     st.markdown(_("**Layer {layer}, head {head}**: {what}.").format(
         layer=layer, head=head, what=text.md_escape(model_views.head_text(weights, run.tokens, run.is_pad))))
     precision = min(controls.precision(), 2)
-    charts.show_chart(heatmap.heatmap(
-        weights, labels, labels, kind="weights", precision=precision, x_title=_("key"), y_title=_("query"),
-        title=_("layer {layer}, head {head}: attention weights").format(layer=layer, head=head),
-        masked=np.broadcast_to(run.is_pad, weights.shape), px=model_views.one_px(labels, weights, precision)))
+    with st.container(horizontal=True, wrap=False):  # on a phone, narrower than the chart: it scrolls sideways
+        charts.show_chart(heatmap.heatmap(
+            weights, labels, labels, kind="weights", precision=precision, x_title=_("key"), y_title=_("query"),
+            title=_("layer {layer}, head {head}: attention weights").format(layer=layer, head=head),
+            masked=np.broadcast_to(run.is_pad, weights.shape), px=model_views.one_px(labels, weights, precision)))
     if st.button(_("Open this head in the explorer"), key="model_open", icon=":material/open_in_new:",
                  help=_("Loads this layer into the configuration: Inputs & weights, Step by step, Scaling, Masking, "
                         "Multi-head and Share & export then work on its real numbers (this head chosen).")):

@@ -8,6 +8,7 @@ no st. The rest is Streamlit glue for pages/model.py.
 from __future__ import annotations
 
 import base64
+import json
 import logging
 import os
 import struct
@@ -25,13 +26,24 @@ from attn_core import Config, configs_equal
 
 from . import budget, charts, heatmap, i18n, state, text
 from .i18n import N_, _
+from .numbers import format_numbers
 
 ENV_SOURCE = attn_models.access.ENV_MODEL  # ATTN_MODEL: the checkpoint read unless the learner names another
 PICK = "pick"  # name of the click selection on the model view (fields layer, head)
-PANEL_SIDE = 64  # most pixels a side of one small heatmap's image (more tokens: block means, as attn_ui.heatmap)
-GAP_PX = 8  # between two small heatmaps
-VIEW_PX = 880  # width budget of the model view, in pixels (the page's content is about 900 wide)
-LABEL_PX, LEGEND_PX = 56, 70  # room on the left for "layer l", on the right for the colour key
+#: most cells a side of one small heatmap (image pixels and tooltip cells alike): more tokens are block means, as
+#: attn_ui.heatmap. A small heatmap is about 21 px on screen, so finer pixels would not show; and the hover cells,
+#: n_layers · n_heads · PANEL_SIDE² of them (18,432 at 6 × 12), stay light for the browser (a canvas)
+PANEL_SIDE = 16
+GAP_PX = 4  # between two small heatmaps
+#: width budget of the model view, in pixels: it fits a 390 px phone, and on a wide page the large view of the
+#: head picked stands beside it (pages/model.py), so a click shows that head on the same screen
+VIEW_PX = 356
+LABEL_PX = 56  # room on the left for "layer l"
+#: width of the large view of one head beside the model view (pages/model.py): VIEW_PX, a gap and this fit the
+#: page's content at 1400 px (about 920 px); narrower, the large view wraps under the model view
+ONE_PX = 560
+LEGEND_PX = 60  # a weights heatmap's colour key
+CANVAS_CELLS = 2_000  # more hover cells than this: drawn on a canvas (attn_ui.charts.on_canvas)
 log = logging.getLogger(__name__)
 
 
@@ -279,10 +291,12 @@ class ModelViewLayout:
     n_heads: int
     panel_px: int  # side of one small heatmap, in pixels
     note: str  # "" or how tokens were grouped into blocks
-    title: str
+    title: str  # what the chart shows (its text alternative)
     head_label: str  # an axis label, {n} the head's number
     layer_label: str
-    tooltip: tuple[str, str, str]  # the tooltip's field titles ("layer", "head", "mostly")
+    #: the tooltip's field titles: "layer", "head", "mostly", "query → key", "weight" (a block's: "mean weight")
+    tooltip: tuple[str, str, str, str, str]
+    cells: tuple[str, ...] = ()  # the name of each cell's tokens along a side: "4: it" or "4: it … 7: tired"
 
 
 def head_text(weights: np.ndarray, tokens: tuple[str, ...] | list[str],
@@ -305,46 +319,72 @@ def label_expr(template: str) -> str:
     return " + ".join([*([quoted(before)] if before else []), "datum.value", *([quoted(after)] if after else [])])
 
 
+def cell_names(labels: list[str], step: int) -> list[str]:
+    """The tokens of each block of ``step`` along a side, named by the labels of its first and last token.
+
+    >>> cell_names(["0: a", "1: b", "2: c"], 1), cell_names(["0: a", "1: b", "2: c"], 2)
+    (['0: a', '1: b', '2: c'], ['0: a … 1: b', '2: c'])
+    """
+    n = len(labels)
+    return [labels[a] if min(a + step, n) - 1 == a else f"{labels[a]} … {labels[min(a + step, n) - 1]}"
+            for a in range(0, n, step)]
+
+
 def model_view(attentions: np.ndarray, tokens: tuple[str, ...] | list[str] | None = None,
                is_pad: np.ndarray | None = None) -> charts.Chart:  # attentions [n_layers, n_heads, n_seq, n_seq]
     """BertViz's model view: one small heatmap per layer (row) and head (column), weights 0 … 1.
 
     Each small heatmap is one image (a PNG of its cells, colours as the weights heatmaps), so the browser draws
-    n_layers · n_heads marks however long the sentence. More than PANEL_SIDE tokens: each pixel is the mean of a
-    block of tokens. Click one to pick it (selection ``pick``: fields layer, head); with ``tokens``, its tooltip
-    says what the head mostly does.
+    n_layers · n_heads images however long the sentence. More than PANEL_SIDE tokens: each pixel is the mean of a
+    block of tokens. Over every pixel lies a hover cell (invisible) whose tooltip names its query and key tokens
+    (text.numbered; a block: its first and last token) and the weight (a block's mean). Click one to pick it
+    (selection ``pick``: fields layer, head); with ``tokens``, its tooltip also says what the head mostly does.
 
     Examples
     --------
     >>> c = model_view(np.full((2, 3, 4, 4), 0.25))
-    >>> c.data[0].num_rows, c.data[0].column("url")[0].as_py()[:22]
-    (6, 'data:image/png;base64,')
-    >>> c.to_dict()["params"][0]["name"]
-    'pick'
+    >>> c.data[0].num_rows, c.data[0].column("url")[0].as_py()[:22], c.data[1].num_rows
+    (6, 'data:image/png;base64,', 96)
+    >>> [p["name"] for p in c.to_dict()["params"]]
+    ['pick']
     """
     n_layers, n_heads, n = attentions.shape[:3]
-    panel_px = int(max(24, min(96, (VIEW_PX - LABEL_PX - LEGEND_PX) // n_heads - GAP_PX)))
+    panel_px = int(max(16, min(96, (VIEW_PX - LABEL_PX) // n_heads - GAP_PX)))
     step = -(-n // PANEL_SIDE)
     note = "" if step == 1 else _("each pixel: the mean of {step} × {step} tokens").format(step=step)
     layer, head = np.indices((n_layers, n_heads)).reshape(2, -1)
-    urls, what = [], []
+    urls, what, means = [], [], []
     for li, h in zip(layer, head, strict=True):
-        w = heatmap.block_means(attentions[li, h], most=PANEL_SIDE)[0]  # [⌈n/step⌉, ⌈n/step⌉]
+        w = heatmap.block_means(attentions[li, h], most=PANEL_SIDE)[0]  # [m, m], m = ⌈n/step⌉
+        means.append(w)
         urls.append("data:image/png;base64," + base64.b64encode(png(blues(w))).decode("ascii"))
         what.append(head_text(attentions[li, h], tokens, is_pad) if tokens is not None else "")
-    data = charts.table({"layer": layer, "head": head, "url": urls, "what": what})
+    m = means[0].shape[0]
+    panel = np.arange(n_layers * n_heads)  # the key shared by an image and its cells: layer · n_heads + head
+    data = charts.table({"layer": layer, "head": head, "panel": panel, "url": urls, "what": what})
+    q, k = np.indices((m, m)).reshape(2, -1)  # [m·m]: a small heatmap's cells, row by row
+    cells = charts.table({  # one row per (layer, head, query block, key block), in 9 bytes: the browser reads them all
+        "panel": np.repeat(panel, m * m).astype(np.int16),  # the layer and head are worked out from it there
+        "q": np.tile(q, len(panel)).astype(np.int8), "k": np.tile(k, len(panel)).astype(np.int8),
+        "weight": np.stack(means).ravel().astype(np.float32),  # shown to 3 decimals
+    })
+    labels = text.numbered(tuple(tokens)) if tokens is not None else [str(i) for i in range(n)]
     layout = ModelViewLayout(
         n_layers, n_heads, panel_px, note,
         title=_("Attention weights of every layer (rows) and head (columns): click one to look closer"),
-        head_label=_("head {n}"), layer_label=_("layer {n}"), tooltip=(_("layer"), _("head"), _("mostly")))
-    return charts.Chart(model_view_build, layout, (data,))
+        head_label=_("head {n}"), layer_label=_("layer {n}"),
+        tooltip=(_("layer"), _("head"), _("mostly"), _("query → key"), _("weight") if step == 1 else _("mean weight")),
+        cells=tuple(cell_names(labels, step)))
+    return charts.Chart(model_view_build, layout, (data, cells), canvas=cells.num_rows > CANVAS_CELLS)
 
 
 def model_view_build(layout: ModelViewLayout, data: list, domains: list) -> alt.LayerChart:
-    """The chart of a :class:`ModelViewLayout` on ``data[0]`` (:func:`model_view`'s builder).
+    """The chart of a :class:`ModelViewLayout` on ``data`` (the images, the hover cells: :func:`model_view`'s
+    builder).
 
     Heads and layers are bands of ``panel_px + GAP_PX`` pixels (alt.Step: Streamlit's autosize would squeeze a chart
-    given a width in pixels), each image drawn in the middle of its band.
+    given a width in pixels), each image drawn in the middle of its band; the hover cells divide a band's
+    ``panel_px`` into equal parts (xOffset, yOffset), as the image's pixels do.
     """
     p = layout.panel_px
     gap = GAP_PX / (p + GAP_PX)
@@ -354,21 +394,52 @@ def model_view_build(layout: ModelViewLayout, data: list, domains: list) -> alt.
                             labelExpr=label_expr(layout.head_label) if p >= 44 else "datum.value"))
     y = alt.Y("layer:O", title=None, scale=alt.Scale(paddingInner=gap, paddingOuter=gap / 2),
               axis=alt.Axis(ticks=False, domain=False, labelPadding=4, labelExpr=label_expr(layout.layer_label)))
-    t_layer, t_head, t_what = layout.tooltip
-    images = alt.Chart(data[0]).mark_image(width=p, height=p, smooth=False, cursor="pointer").encode(
+    t_layer, t_head, t_what, t_pair, t_weight = layout.tooltip
+    images = alt.Chart(data[0]).mark_image(width=p, height=p, smooth=False).encode(
         x=x, y=y, url="url:N", opacity=alt.when(pick).then(alt.value(1.0)).otherwise(alt.value(0.55)),
+    )
+    names = json.dumps(list(layout.cells))
+    within = alt.Scale(range=[0, p], paddingInner=0, paddingOuter=0)  # a band of x (y): the image's p pixels
+    hover = alt.Chart(data[1]).mark_rect(opacity=0, cursor="pointer").encode(
+        x=x, y=y, xOffset=alt.XOffset("k:O", scale=within), yOffset=alt.YOffset("q:O", scale=within),
         tooltip=[alt.Tooltip("layer:O", title=t_layer), alt.Tooltip("head:O", title=t_head),
+                 alt.Tooltip("pair:N", title=t_pair), alt.Tooltip("weight:Q", title=t_weight, format=".3f"),
                  alt.Tooltip("what:N", title=t_what)],
+    ).transform_calculate(
+        layer=f"floor(datum.panel / {layout.n_heads})", head=f"datum.panel % {layout.n_heads}",
+        pair=f"{names}[datum.q] + ' → ' + {names}[datum.k]",
+    ).transform_lookup(
+        lookup="panel", from_=alt.LookupData(data=data[0], key="panel", fields=["what"]),
     ).add_params(pick)
     legend = alt.Chart(pd.DataFrame({"v": [0.0, 1.0]})).mark_rect(opacity=0).encode(  # the colour key, as elsewhere
         color=alt.Color("v:Q", scale=alt.Scale(scheme=heatmap.SCHEMES["weights"], domain=[0, 1]), title=None,
-                        legend=alt.Legend(orient="right", format="~g",
-                                          gradientLength=max(60, min(layout.n_layers * (p + GAP_PX), 240)))))
-    return alt.layer(images, legend).properties(
-        width=alt.Step(p + GAP_PX), height=alt.Step(p + GAP_PX),
-        title=alt.TitleParams(layout.title, subtitle=[layout.note] if layout.note else [], anchor="start",
-                              fontSize=13),
-    )
+                        legend=alt.Legend(orient="bottom", direction="horizontal", format="~g",
+                                          gradientLength=min(160, layout.n_heads * (p + GAP_PX)),
+                                          gradientThickness=8)))
+    title = {"title": alt.TitleParams(layout.note, anchor="start", fontSize=11)} if layout.note else {}
+    return alt.layer(images, hover, legend, description=layout.title, **title).properties(
+        width=alt.Step(p + GAP_PX), height=alt.Step(p + GAP_PX))
+
+
+def one_px(labels: list[str], values: np.ndarray, precision: int) -> int:  # values [n, n]
+    """The cell size of the large view's heatmap of ``values`` (n = len(labels) tokens) so that it fits ONE_PX: its
+    row labels, cells and colour key. Its numbers are printed on the cells only when they fit (else the cells are
+    under heatmap.shows_text's 26 px and each number is in its cell's tooltip); 1 px a token at 256 tokens.
+
+    >>> labels = [f"{i}: the" for i in range(13)]
+    >>> one_px(labels, np.full((13, 13), 0.25), 2), one_px(labels, np.full((13, 13), 0.0025), 2)
+    (32, 25)
+    >>> one_px([f"{i}: the" for i in range(256)], np.full((256, 256), 1 / 256), 2)
+    1
+    """
+    n = max(len(labels), 1)
+    budget = ONE_PX - max(map(heatmap.label_px, labels), default=0) - 30 - LEGEND_PX
+    px = max(1, min(44, budget // n))
+    if heatmap.shows_text(n, n, px):
+        longest = max(map(len, format_numbers(values.ravel(), precision)))
+        if heatmap.cell_width(px, longest) * n > budget:
+            px = min(px, 25)  # the numbers would not fit: the cells without them
+    return px
 
 
 def picked(selection: dict) -> tuple[int, int] | None:

@@ -93,46 +93,50 @@ except attn_models.ModelError as err:
 
 run = model_views.forward(source, sentence, pad_to)
 
-# ---- every layer and head -----------------------------------------------------------------------------------
+# ---- every layer and head, and beside them the one picked ---------------------------------------------------
 st.header(_("Every layer and head"))
-st.caption(_("One small heatmap per head: row = query token, column = key token, darker = more weight. Heads of one "
-             "layer read the same input; each layer reads the one before."))
-charts.show_chart(model_views.model_view(run.attentions, run.tokens, run.is_pad), key=VIEW, on_select=pick_from_view,
-                  selection_mode=model_views.PICK)
-
-# ---- one head ------------------------------------------------------------------------------------------------------
-st.header(_("One head"))
-pick = st.container(horizontal=True)
-layer = pick.selectbox(_("Layer"), list(range(cfg_m.n_layers)), width=160,
-                       **state.bind(LAYER, state.kept(LAYER, 0, list(range(cfg_m.n_layers)))))
-head = pick.selectbox(_("Head"), list(range(cfg_m.n_heads)), width=160,
-                      **state.bind(HEAD, state.kept(HEAD, 0, list(range(cfg_m.n_heads)))))
-weights = run.attentions[layer, head]  # [n_seq, n_seq]
-labels = text.numbered(run.tokens)
-st.markdown(_("**Layer {layer}, head {head}**: {what}.").format(
-    layer=layer, head=head, what=text.md_escape(model_views.head_text(weights, run.tokens, run.is_pad))))
-charts.show_chart(heatmap.heatmap(
-    weights, labels, labels, kind="weights", precision=min(controls.precision(), 2), x_title=_("key"),
-    y_title=_("query"), title=_("layer {layer}, head {head}: attention weights").format(layer=layer, head=head),
-    masked=np.broadcast_to(run.is_pad, weights.shape)))
-if st.button(_("Open this head in the explorer"), key="model_open", icon=":material/open_in_new:",
-             help=_("Loads this layer into the configuration: Inputs & weights, Step by step, Scaling, Masking, "
-                    "Multi-head and Share & export then work on its real numbers (this head chosen).")):
-    if message := model_views.open_layer(source, sentence, pad_to, layer, head):
-        st.error(text.md_escape(message), icon=":material/error:")
-    else:
-        st.switch_page(registry.STEPS.file)
+st.caption(_("One small heatmap per head: row = query token, column = key token, darker = more weight; hover a cell "
+             "for its tokens and weight, click a head to see it large beside them (below them on a narrow screen). "
+             "Heads of one layer read the same input; each layer reads the one before."))
+side_by_side = st.container(horizontal=True, gap="medium")  # wraps: on a phone the large view comes right under
+with side_by_side.container(width="content"):
+    charts.show_chart(model_views.model_view(run.attentions, run.tokens, run.is_pad), key=VIEW,
+                      on_select=pick_from_view, selection_mode=model_views.PICK)
+with (one := side_by_side.container(width=model_views.ONE_PX)):
+    st.subheader(_("One head"))
+    pick = st.container(horizontal=True)
+    layer = pick.selectbox(_("Layer"), list(range(cfg_m.n_layers)), width=120,
+                           **state.bind(LAYER, state.kept(LAYER, 0, list(range(cfg_m.n_layers)))))
+    head = pick.selectbox(_("Head"), list(range(cfg_m.n_heads)), width=120,
+                          **state.bind(HEAD, state.kept(HEAD, 0, list(range(cfg_m.n_heads)))))
+    weights = run.attentions[layer, head]  # [n_seq, n_seq]
+    labels = text.numbered(run.tokens)
+    st.markdown(_("**Layer {layer}, head {head}**: {what}.").format(
+        layer=layer, head=head, what=text.md_escape(model_views.head_text(weights, run.tokens, run.is_pad))))
+    precision = min(controls.precision(), 2)
+    with st.container(horizontal=True, wrap=False):  # on a phone, narrower than the chart: it scrolls sideways
+        charts.show_chart(heatmap.heatmap(
+            weights, labels, labels, kind="weights", precision=precision, x_title=_("key"), y_title=_("query"),
+            title=_("layer {layer}, head {head}: attention weights").format(layer=layer, head=head),
+            masked=np.broadcast_to(run.is_pad, weights.shape), px=model_views.one_px(labels, weights, precision)))
+    if st.button(_("Open this head in the explorer"), key="model_open", icon=":material/open_in_new:",
+                 help=_("Loads this layer into the configuration: Inputs & weights, Step by step, Scaling, Masking, "
+                        "Multi-head and Share & export then work on its real numbers (this head chosen).")):
+        if message := model_views.open_layer(source, sentence, pad_to, layer, head):
+            st.error(text.md_escape(message), icon=":material/error:")
+        else:
+            st.switch_page(registry.STEPS.file)
 opening = dict(layer=layer, n=n_seq, d_model=cfg_m.d_model, rows=cfg_m.d_model + 1, heads=cfg_m.n_heads, d_k=cfg_m.d_k)
 if run.is_pad.any():
-    st.caption(_("Opening it puts layer {layer} into the explorer: X = the layer's input ({n} tokens × d_model "
-                 "{d_model}) with a constant-1 column appended (the bias feature, column {d_model}); W_Q, W_K, W_V = "
-                 "the layer's projections ({rows} × {d_model}, their bias the last row); {heads} heads of d_k {d_k}; "
-                 "W_O = its output projection; scaled by √d_k; the padding mask.").format(**opening))
+    one.caption(_("Opening it puts layer {layer} into the explorer: X = the layer's input ({n} tokens × d_model "
+                  "{d_model}) with a constant-1 column appended (the bias feature, column {d_model}); W_Q, W_K, W_V = "
+                  "the layer's projections ({rows} × {d_model}, their bias the last row); {heads} heads of d_k {d_k}; "
+                  "W_O = its output projection; scaled by √d_k; the padding mask.").format(**opening))
 else:
-    st.caption(_("Opening it puts layer {layer} into the explorer: X = the layer's input ({n} tokens × d_model "
-                 "{d_model}) with a constant-1 column appended (the bias feature, column {d_model}); W_Q, W_K, W_V = "
-                 "the layer's projections ({rows} × {d_model}, their bias the last row); {heads} heads of d_k {d_k}; "
-                 "W_O = its output projection; scaled by √d_k.").format(**opening))
+    one.caption(_("Opening it puts layer {layer} into the explorer: X = the layer's input ({n} tokens × d_model "
+                  "{d_model}) with a constant-1 column appended (the bias feature, column {d_model}); W_Q, W_K, W_V = "
+                  "the layer's projections ({rows} × {d_model}, their bias the last row); {heads} heads of d_k {d_k}; "
+                  "W_O = its output projection; scaled by √d_k.").format(**opening))
 
 # ---- the configuration, when it came from a model --------------------------------------------------------------
 cfg = state.config()

@@ -12,11 +12,12 @@ import zlib
 import numpy as np
 import pyarrow as pa
 import pytest
+from streamlit.proto.Block_pb2 import Block
 from streamlit.testing.v1 import AppTest
 
 import attn_models
 from attn_core import configs_equal, share
-from attn_ui import model_views, registry
+from attn_ui import model_views, registry, text
 
 from .. import fake_hub, tiny_bert
 from .apptools import APP, edit_cells, plain
@@ -93,6 +94,102 @@ def test_sentence_tokens_every_head_and_one_head(tiny_dir, tiny):
     big = chart_data(at.get("vega_lite_chart")[1]).to_pydict()
     np.testing.assert_array_equal(np.array(big["value"]).reshape(n, n), out.attentions[1, 2])
     assert attn_models.describe_head(out.attentions[1, 2], out.tokens) in texts(at)
+
+
+def side_by_side(at: AppTest):
+    """The two boxes of the horizontal container that holds the model view: (its box, the box beside it)."""
+    for block in at.main.children.values():
+        if getattr(block, "type", "") == "flex_container" and len(block.children) == 2 \
+                and block.proto.flex_container.direction == Block.FlexContainer.HORIZONTAL:
+            grid, one = block.children.values()
+            if grid.get("vega_lite_chart"):
+                assert block.proto.flex_container.wrap  # on a narrow screen the large view comes right under
+                return grid, one
+    raise AssertionError("no horizontal container holds the model view")
+
+
+@pytest.mark.parametrize("how", ["selectboxes", "a click"])
+def test_the_head_picked_is_drawn_beside_the_grid(tiny_dir, tiny, how):
+    """Layer 1, head 2 picked (by its Layer and Head boxes, or as a click on its thumbnail sets them): its large
+    view is the next chart after the grid, in the box beside it, with its boxes, its words and its weights."""
+    at = model_app(str(tiny_dir))
+    at.text_input(key="model_sentence").input(tiny_bert.TRICKY).run()
+    if how == "selectboxes":
+        at.selectbox(key="model_layer").select(1).run()
+        at.selectbox(key="model_head").select(2).run()
+    else:  # what pick_from_view does with the click's selection (model_views.picked; e2e clicks for real)
+        at.session_state["kept"]["model_layer"], at.session_state["kept"]["model_head"] = model_views.picked(
+            {"pick": [{"layer": 1, "head": 2}]})
+        at.run()
+    assert not at.exception
+    out = tiny.forward(tiny_bert.TRICKY)
+    grid, one = side_by_side(at)
+    assert [c.proto.id for c in at.get("vega_lite_chart")[:2]] == [grid.get("vega_lite_chart")[0].proto.id,
+                                                                  one.get("vega_lite_chart")[0].proto.id]
+    assert "url" in chart_data(grid.get("vega_lite_chart")[0]).column_names  # the grid: one image per head
+    assert [b.key for b in one.selectbox] == ["model_layer", "model_head"]
+    assert [b.value for b in one.selectbox] == [1, 2]
+    assert one.subheader[0].value == "One head"
+    assert plain(one.markdown[0].value).startswith("**Layer 1, head 2**: ")
+    big = chart_data(one.get("vega_lite_chart")[0]).to_pydict()
+    n = out.attentions.shape[-1]
+    np.testing.assert_array_equal(np.array(big["value"]).reshape(n, n), out.attentions[1, 2])
+    assert one.button[0].key == "model_open"
+    spec = json.loads(grid.get("vega_lite_chart")[0].proto.spec)  # its hover cells name the sentence's tokens
+    assert json.dumps(text.numbered(out.tokens)) in pair_expression(spec)
+
+
+def pair_expression(spec: dict) -> str:
+    """The Vega expression that writes a hover cell's "query → key" (the model view's calculate transform)."""
+    hover = next(layer for layer in spec["layer"] if layer["mark"]["type"] == "rect" and "transform" in layer)
+    return next(t["calculate"] for t in hover["transform"] if t.get("as") == "pair")
+
+
+def hover_layer(spec: dict) -> dict:
+    return next(layer for layer in spec["layer"] if layer["mark"]["type"] == "rect" and "transform" in layer)
+
+
+def test_thumbnail_cells_name_their_query_and_key_tokens_and_weight():
+    """Each thumbnail cell's tooltip: layer, head, "query → key" in text.numbered's labels (a right-to-left label
+    isolated), the weight, what the head mostly does; one hover cell per weight, over the image's pixel."""
+    tokens = ("[CLS]", "שלום", "cat", "a\u202eb", "[SEP]")
+    att = np.random.default_rng(0).dirichlet(np.ones(5), size=(2, 3, 5))  # [2 layers, 3 heads, 5, 5]
+    chart = model_views.model_view(att, tokens)
+    spec = chart.to_dict()
+    hover = hover_layer(spec)
+    assert [(t["field"], t["title"]) for t in hover["encoding"]["tooltip"]] == [
+        ("layer", "layer"), ("head", "head"), ("pair", "query → key"), ("weight", "weight"), ("what", "mostly")]
+    names = ["0: [CLS]", "1: \u2068שלום\u2069", "2: cat", "3: \u2068a\u202eb\u2069", "4: [SEP]"]
+    assert list(chart.layout.cells) == names
+    assert pair_expression(spec) == f"{json.dumps(names)}[datum.q] + ' → ' + {json.dumps(names)}[datum.k]"
+    calc = {t["as"]: t["calculate"] for t in hover["transform"] if "calculate" in t}
+    assert (calc["layer"], calc["head"]) == ("floor(datum.panel / 3)", "datum.panel % 3")
+    cells = chart.data[1].to_pydict()
+    panel, q, k = (np.array(cells[c]) for c in ("panel", "q", "k"))
+    assert sorted(zip(panel.tolist(), q.tolist(), k.tolist(), strict=True)) == [
+        (p, i, j) for p in range(6) for i in range(5) for j in range(5)]
+    np.testing.assert_allclose(cells["weight"], att[panel // 3, panel % 3, q, k], rtol=1e-6)
+    pick = spec["params"][0]
+    assert pick["name"] == model_views.PICK and pick["views"] == [hover["name"]]  # a click on a cell picks its head
+
+
+def test_thumbnails_above_16_tokens_are_block_means_and_their_cells_name_the_block():
+    tokens = tuple(f"t{i}" for i in range(40))  # 40 tokens: blocks of ⌈40/16⌉ = 3, 14 a side (the last: 1 token)
+    att = np.random.default_rng(1).dirichlet(np.ones(40), size=(1, 2, 40))
+    chart = model_views.model_view(att, tokens)
+    names = chart.layout.cells
+    assert (len(names), names[0], names[12], names[13]) == (14, "0: t0 … 2: t2", "36: t36 … 38: t38", "39: t39")
+    means = np.array([[[[att[0, h, 3 * a:3 * a + 3, 3 * b:3 * b + 3].mean() for b in range(14)] for a in range(14)]
+                       for h in range(2)]])  # [1, 2, 14, 14]
+    cells = chart.data[1].to_pydict()
+    panel, q, k = (np.array(cells[c]) for c in ("panel", "q", "k"))
+    np.testing.assert_allclose(cells["weight"], means[0, panel, q, k], rtol=1e-6)
+    for h, url in enumerate(chart.data[0].column("url").to_pylist()):
+        pixels = png_pixels(base64.b64decode(url.removeprefix("data:image/png;base64,")))
+        np.testing.assert_array_equal(pixels, model_views.blues(means[0, h]))
+    spec = chart.to_dict()
+    assert hover_layer(spec)["encoding"]["tooltip"][3]["title"] == "mean weight"
+    assert spec["title"]["text"] == "each pixel: the mean of 3 × 3 tokens"
 
 
 def test_open_in_the_explorer_shows_that_heads_weights_on_step_by_step(tiny_dir, tiny):

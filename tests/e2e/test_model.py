@@ -1,5 +1,6 @@
 """A real model in Chromium, on a tiny random BERT made here (the server reads it through $ATTN_MODEL, no network):
-type a sentence, open a head in the explorer, edit one W_Q cell, see Step by step move."""
+type a sentence, open a head in the explorer, edit one W_Q cell, see Step by step move; at 1400 × 900, a thumbnail's
+tooltip names its tokens, and a click on it shows that head's large view on the same screen."""
 
 from __future__ import annotations
 
@@ -12,10 +13,13 @@ from playwright.sync_api import Page, expect
 
 import attn_models
 from attn_core import run
+from attn_ui.numbers import format_numbers
 
 from .. import tiny_bert
 from . import helpers
 from .helpers import (
+    CHART,
+    MAIN,
     chart_after,
     edit_grid_cell,
     expect_rerun,
@@ -23,6 +27,7 @@ from .helpers import (
     grid_after,
     heatmap_values,
     open_app,
+    tooltip_of,
 )
 
 pytestmark = pytest.mark.e2e
@@ -78,3 +83,55 @@ def test_type_open_edit_and_step_by_step_moves(page: Page, model_server: str, ti
     expected = run(replace(cfg, w_q=w_q)).heads[HEAD].weights
     assert np.abs(expected - run(cfg).heads[HEAD].weights).max() > 1e-3  # the edit moves this head's weights
     np.testing.assert_allclose(heatmap_values(chart_after(page, "Weights"))[2], expected, rtol=1e-3, atol=1e-7)
+
+
+#: the page's scroll offset: Streamlit scrolls an inner container, not the window (E2E_NOTES)
+SCROLLED = "() => Math.max(...[...document.querySelectorAll('*')].map(e => e.scrollTop), window.scrollY)"
+
+
+def assert_shows(chart, weights: np.ndarray) -> None:
+    """The large view's cells carry these weights, as the page prints them (2 digits: pages/model.py)."""
+    printed = [float(t.replace("−", "-")) for t in format_numbers(weights.ravel(), 2)]
+    np.testing.assert_array_equal(heatmap_values(chart, "weight")[2].ravel(), printed)
+
+
+def in_viewport(page: Page, chart) -> None:
+    box, inner = chart.bounding_box(), page.evaluate("[window.innerWidth, window.innerHeight]")
+    assert box["y"] >= 0 and box["y"] + box["height"] <= inner[1], (box, inner)
+    assert box["x"] >= 0 and box["x"] + box["width"] <= inner[0], (box, inner)
+
+
+def test_a_thumbnail_names_its_tokens_and_a_click_shows_its_head_on_the_same_screen(
+        page: Page, model_server: str, tiny_dir) -> None:
+    out = attn_models.load(str(tiny_dir)).forward(tiny_bert.TRICKY)
+    n_heads, n = out.attentions.shape[1], out.attentions.shape[-1]  # 4 heads, 10 tokens
+    page.set_viewport_size({"width": 1400, "height": 900})
+    open_app(page, model_server)
+    goto_page(page, "A real model")
+    sentence = page.get_by_label("Sentence", exact=True)
+    sentence.fill(tiny_bert.TRICKY)
+    with expect_rerun(page):
+        sentence.press("Enter")
+    page.get_by_role("heading", name="Every layer and head").evaluate("e => e.scrollIntoView({block: 'start'})")
+    grid = page.locator(f"{MAIN} {CHART}").first  # the model view, read where a learner left it
+    panel = LAYER * n_heads + HEAD
+    cell = grid.locator("g.mark-rect").first.locator("path").nth((panel * n + 2) * n + 0)  # query 2, key 0
+    assert tooltip_of(page, cell) == {
+        "layer": str(LAYER), "head": str(HEAD), "query → key": "2: ##ize → 0: [CLS]",
+        "weight": f"{out.attentions[LAYER, HEAD, 2, 0]:.3f}",
+        "mostly": attn_models.describe_head(out.attentions[LAYER, HEAD], out.tokens)}
+
+    thumb = grid.locator("g.mark-image image").nth(panel).bounding_box()
+    scrolled = page.evaluate(SCROLLED)
+    with expect_rerun(page):
+        page.mouse.click(thumb["x"] + thumb["width"] / 2, thumb["y"] + thumb["height"] / 2)
+    large = page.locator(f"{MAIN} {CHART}").nth(1)
+    assert_shows(large, out.attentions[LAYER, HEAD])
+    expect(page.locator(f"{MAIN} p", has_text=f"Layer {LAYER}, head {HEAD}:")).to_be_in_viewport()
+    assert page.evaluate(SCROLLED) == scrolled  # nothing scrolled: the large view stands beside the grid
+    in_viewport(page, large)
+
+    choose(page, "Head", str(HEAD + 1))  # the boxes above the large view: the same place
+    assert_shows(large, out.attentions[LAYER, HEAD + 1])
+    assert page.evaluate(SCROLLED) == scrolled
+    in_viewport(page, large)

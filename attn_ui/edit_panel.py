@@ -69,7 +69,8 @@ def sidebar(*, drawn_by_page: tuple[str, ...] = ()) -> tuple[str, ...]:
     cfg = state.config()
     names = offered(cfg.matrix_names(), drawn_by_page)
     with frame.panel_slot().container():  # not an expander: its padding would cost the grid a column
-        st.markdown(f":material/edit: **{_('Edit the numbers')}**")
+        title = _("Edit the numbers")  # (inside an f-string, the catalogs' extraction would not see it)
+        st.markdown(f":material/edit: **{title}**")
         if cfg.y is not None:  # Y's rows ask: Q = Y W_Q
             roles = {**ROLES, "w_q": N_("Q = Y W_Q")}
         else:

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from attn_core import MATRIX_NAMES
 
-from .apptools import edit_cells, new_app, plain
+from .apptools import APP, edit_cells, new_app, plain
 from .test_steps import SEED_W_K, SEED_W_Q, SEED_W_V, SEED_X, charts, grid, reference, steps_app
 
 PANEL = "edit_matrix"  # attn_ui.state.EDIT_MATRIX: the panel's matrix picker
@@ -114,7 +115,12 @@ def test_inputs_and_weights_names_a_refused_cell_and_shows_the_last_valid_result
     np.testing.assert_allclose(grid(charts(at)["Weights"]), want["weights"], rtol=0, atol=1e-12)
 
 
-@pytest.mark.parametrize("lang", ["zh", "ko"])
-def test_the_panel_speaks_the_learners_language(lang):
-    at = steps_app(before=lambda at: at.session_state.__setitem__("lang", lang))
-    assert not [m for m in at.sidebar.markdown if "Edit the numbers" in m.value]  # translated
+@pytest.mark.parametrize(("lang", "title"), [("zh", "编辑数值"), ("ko", "숫자 편집")])
+def test_the_panel_speaks_the_learners_language(lang, title):
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.session_state["lang"] = lang
+    at.run()
+    at.switch_page("pages/steps.py").run()
+    assert not at.exception
+    assert f":material/edit: **{title}**" in [m.value for m in at.sidebar.markdown]
+    assert not [m for m in at.sidebar.markdown if "Edit the numbers" in m.value]

@@ -135,6 +135,8 @@ def commit_pending() -> None:
         key = f"{name}_editor_{version}"
         if name in bases and key in st.session_state:  # no edits left may be news too: Streamlit drops an edit
             _commit(name, st.session_state[key].get("edited_rows", {}))  # that puts a cell's first text back
+        if st.session_state[state.EDITOR_VERSION] != version:  # a stale grid reset them all: nothing left to commit
+            return
     for field in ("tokens", "y_tokens"):
         if (key := f"{field}_editor_{version}") in st.session_state:
             _commit_tokens(key, field)  # a refused label is named when the token grid is drawn again
@@ -145,8 +147,9 @@ def _commit(name: str, edits: dict) -> None:
     cfg = state.config()
     if cfg.matrix(name) is None:  # a grid of a matrix the configuration no longer has (score function, Y)
         return
-    base, precision = st.session_state[state.EDITOR_BASE][name]
-    if base.shape != cfg.matrix(name).shape:  # a grid of the matrix before it changed shape: not this one's edits
+    base, precision, held = st.session_state[state.EDITOR_BASE][name]
+    if not _same(held, cfg.matrix(name)):  # the matrix changed since, not through this grid: its edits are stale
+        state.reset_editor_state()  # every grid is drawn afresh from the configuration
         return
     values = apply_edits(base, edits, precision) if edits else base
     drafts, errors = st.session_state[state.DRAFTS], st.session_state[state.ERRORS]
@@ -161,6 +164,7 @@ def _commit(name: str, edits: dict) -> None:
         return
     drafts.pop(name, None)
     errors.pop(name, None)
+    st.session_state[state.EDITOR_BASE][name] = (base, precision, matrix)  # what the grid now holds
     state.set_config(replace(cfg, **{name: matrix}), reset_editors=False)
 
 
@@ -284,9 +288,9 @@ def matrix_editor(name: str, *, height: int | str = "auto", compact: bool = Fals
     bases = st.session_state[state.EDITOR_BASE]
     if key not in st.session_state or name not in bases or bases[name][0].shape != current.shape:
         # a fresh grid starts from the current values (as does one whose matrix changed shape without a new
-        # version: a configuration put in the state directly)
-        bases[name] = (st.session_state[state.DRAFTS].get(name, current), controls.precision())
-    base, precision = bases[name]
+        # version: a configuration put in the state directly); it holds the current matrix
+        bases[name] = (st.session_state[state.DRAFTS].get(name, current), controls.precision(), current)
+    base, precision, _held = bases[name]
     rows = row_labels(name, row_tokens(cfg, name), base.shape[0])
     frame = _frame(base, rows, precision)
     # text cells: a number column's cell editor drops what it does not expect ("1e-3" arrived as -13)

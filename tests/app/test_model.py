@@ -258,7 +258,7 @@ def test_a_sentence_over_the_cap_is_refused(tiny_dir):
     at = model_app(str(tiny_dir))
     at.text_input(key="model_sentence").input("the cat " * 30).run()
     assert not at.exception
-    assert "62 WordPiece tokens" in texts(at) and "allows 40" in texts(at)
+    assert "62 WordPiece tokens" in texts(at) and "allow 40" in texts(at)
 
 
 # ---- a public server: hostile names, folders, a link's origin, downloads on a click ---------------------------------

@@ -21,7 +21,7 @@ from attn_core import MATRIX_NAMES, AttentionInputError, Config, as_matrix, vali
 
 from . import budget, controls, i18n, registry, state, text
 from .i18n import N_, _
-from .numbers import exact_texts, grid_texts, notation, parse_number
+from .numbers import exact_texts, grid_texts, parse_number
 
 #: matrices bigger than this are not shown as an editable grid (the browser would crawl)
 MAX_EDITABLE_CELLS = 20_000
@@ -113,12 +113,12 @@ def apply_edits(base: np.ndarray, edited_rows: dict, precision: int) -> np.ndarr
     ``precision``: the decimals the grid was drawn with (its texts are :func:`_texts`).
     """
     out = np.array(base, dtype=object, copy=True)
-    how = notation(_numbers(base)[1], precision)  # the grid's one notation, as _texts chose it
+    texts = _texts(base, precision) if edited_rows else None  # what each cell showed: the whole grid's notation
     for i, row in edited_rows.items():
         for j, value in row.items():
             if str(j).isdigit():
                 was = out[int(i), int(j)]
-                shown = grid_texts(np.array([was], dtype=float), precision, how)[0] if _is_number(was) else ""
+                shown = texts[int(i), int(j)] if _is_number(was) else ""
                 out[int(i), int(j)] = _parse(value, was, shown)
     return out
 

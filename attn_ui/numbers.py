@@ -75,7 +75,7 @@ def format_numbers(values: np.ndarray, precision: int, style: Style = "fixed") -
         return [_tidy(f"{v:.{precision}g}") for v in values.tolist()]
     if style == "short":
         return [_trim(t) for t in _each_fixed(values, precision)]
-    return write(values, notation(values, precision), precision)
+    return grid_texts(values, precision)
 
 
 def write(values: np.ndarray, how: Notation, precision: int) -> list[str]:  # [n] -> n strings
@@ -95,11 +95,32 @@ def write(values: np.ndarray, how: Notation, precision: int) -> list[str]:  # [n
             for v in values.tolist()]
 
 
+def _fewest_decimals(texts: list[str], precision: int) -> list[str]:
+    """Fixed-decimal texts with the decimals no value needs dropped from all alike: the fewest decimals that change
+    no value's text (a row sum 0.9999999999999999 beside 1 reads "1", 4.5 beside 2 reads "4.5" and "2.0"). Beside a
+    "<0.0001" mark every value keeps its decimals: the mark says what the precision is.
+
+    >>> _fewest_decimals(["1.0000", "1.0000"], 4), _fewest_decimals(["4.5000", "2.0000", "<0.0001"], 4)
+    (['1', '1'], ['4.5000', '2.0000', '<0.0001'])
+    >>> _fewest_decimals(["0.1361", "0.0000"], 4), _fewest_decimals(["+∞", "2.50"], 2)
+    (['0.1361', '0.0000'], ['+∞', '2.5'])
+    """
+    is_number = ["." in t and t[0] not in "<>" for t in texts]
+    if not any(is_number) or precision <= 0 or any(t[0] in "<>" for t in texts):
+        return texts
+    # trailing zeros every value has (≤ precision)
+    drop = min(len(t) - len(t.rstrip("0")) for t, n in zip(texts, is_number, strict=True) if n)
+    if not drop:
+        return texts
+    cut = drop + 1 if drop == precision else drop  # every decimal: the point goes too
+    return [t[:-cut] if n else t for t, n in zip(texts, is_number, strict=True)]
+
+
 def format_number(v: float, precision: int, style: Style = "fixed") -> str:
     """One number in ``style`` (see :func:`format_numbers`).
 
     >>> format_number(2.0, 4), format_number(2.5, 2), format_number(float("-inf"), 4), format_number(0.00001, 4)
-    ('2', '2.50', '−∞', '1.0000e−5')
+    ('2', '2.5', '−∞', '1.0000e−5')
     """
     return format_numbers(np.array([v], dtype=float), precision, style)[0]
 
@@ -123,7 +144,11 @@ def grid_texts(values: np.ndarray, precision: int, how: Notation | None = None) 
     >>> grid_texts(np.array([1.0, 16.0, 0.0]), 4), grid_texts(np.array([0.5, 1 / 3, -0.0]), 4)
     (['1', '16', '0'], ['0.5000', '0.3333', '0.0000'])
     """
-    return write(values, how or notation(values, precision), precision)
+    if how is not None:
+        return write(values, how, precision)
+    how = notation(values, precision)
+    texts = write(values, how, precision)
+    return _fewest_decimals(texts, precision) if how == "fixed" else texts
 
 
 def grid_text(v: float, precision: int, how: Notation | None = None) -> str:

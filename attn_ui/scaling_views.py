@@ -202,8 +202,10 @@ def _rules_chart(data, field: str, x: alt.X) -> list[alt.Chart]:
     marker = alt.Chart(data).mark_point(shape="triangle-down", filled=True, size=30, color=GUIDE_GREY).encode(
         x=x, y=alt.YValue(-4))  # at the top of the rule, just above the plot
     y = alt.Y("ypos:Q", scale=None)
-    left = alt.Chart(data).transform_filter("!datum.right").mark_text(align="left", dx=-3, baseline="middle").encode(
+    # the guides' grey, 12 px: readable on the light and on the dark background (a text mark's default ink is black)
+    ink = {"baseline": "middle", "color": GUIDE_GREY, "fontSize": 12}
+    left = alt.Chart(data).transform_filter("!datum.right").mark_text(align="left", dx=-3, **ink).encode(
         x=x, y=y, text="label:N")
-    right = alt.Chart(data).transform_filter("datum.right").mark_text(align="right", dx=3, baseline="middle").encode(
+    right = alt.Chart(data).transform_filter("datum.right").mark_text(align="right", dx=3, **ink).encode(
         x=x, y=y, text="label:N")
     return [rule, marker, left, right]

@@ -31,7 +31,7 @@ def test_a_matrix_with_large_values_is_written_in_scientific_notation_throughout
     assert format_numbers(values, 4) == ["1.0000e6", "2.5000e0", "−1.2500e−1", "0", "1.2346e5"]
     assert format_numbers(values, 1) == ["1.0e6", "2.5e0", "−1.2e−1", "0", "1.2e5"]
     assert format_numbers(np.array([12345.5, 1.0]), 2) == ["1.23e4", "1.00e0"]
-    assert format_numbers(np.array([9999.5, 1.0]), 2) == ["9999.50", "1.00"]  # below 10,000: fixed
+    assert format_numbers(np.array([9999.5, 1.0]), 2) == ["9999.5", "1.0"]  # below 10,000: fixed, the decimals no value needs dropped
 
 
 def test_values_that_would_all_read_zero_are_written_in_scientific_notation():
@@ -45,7 +45,7 @@ def test_the_decimals_shown_choose_the_digits():
 
 
 def test_infinities_and_nan_are_spelled_out_in_every_notation():
-    assert format_numbers(np.array([-np.inf, 0.5, np.nan]), 2) == ["−∞", "0.50", "NaN"]
+    assert format_numbers(np.array([-np.inf, 0.5, np.nan]), 2) == ["−∞", "0.5", "NaN"]
     assert format_numbers(np.array([-np.inf, 1.0, np.inf]), 2) == ["−∞", "1", "+∞"]
     assert format_numbers(np.array([-np.inf, 1e7, 0.5]), 1) == ["−∞", "1.0e7", "5.0e−1"]
 

@@ -164,6 +164,15 @@ MEASURED = {  # (near 1, several heads) -> the learner's numbers beside the clai
 }
 
 
+#: the formula var(QKᵀ) ≈ d_k · var(Q) · var(K) beside the learner's measured variance (near it, or not)
+FORMULA_FIT = {
+    True: N_("Your measured var({prod}) = {measured} is {ratio} times the formula's: near it."),
+    False: N_("Your measured var({prod}) = {measured} is {ratio} times the formula's: the formula assumes entries "
+              "with mean 0, independent of each other, and the means of your entries are {mean_q} ({q_name}) and "
+              "{mean_k} (K)."),
+}
+
+
 def variance_text(var: float) -> str:
     return f"{var:.4f}" if np.isfinite(var) else _("beyond float64")
 
@@ -214,9 +223,14 @@ else:  # the dot product, or (general) the dot product of Q W_a with K: stats me
         "The English notebook measures 1.0063, 1.0563, 11.0689 and 1.3836 on its random 4 × 8 Q and K (the preset "
         "“{preset}”)."
     )
-    st.caption(variances.format(q_name=q_name, head=head, d_k=cfg.d_k, prod=prod,
-                                expected=f"{cfg.d_k * stats.var_q * stats.var_k:.4f}",
+    expected = cfg.d_k * stats.var_q * stats.var_k  # the formula's var(QKᵀ), on the learner's variances
+    st.caption(variances.format(q_name=q_name, head=head, d_k=cfg.d_k, prod=prod, expected=f"{expected:.4f}",
                                 preset=_(CAUSAL_PRESET)))
+    if np.isfinite(stats.var_scores) and np.isfinite(expected) and expected > 0:  # how far yours are from it
+        ratio = stats.var_scores / expected
+        st.caption(_(FORMULA_FIT[bool(NEAR[0] <= ratio <= NEAR[1])]).format(
+            prod=prod, q_name=q_name, measured=f"{stats.var_scores:.4f}", ratio=f"{ratio:.2f}",
+            mean_q=f"{float(qq.mean()):.4f}", mean_k=f"{float(t.k.mean()):.4f}"))
 sweep = variance_sweep(analysis.SWEEP_D_K, 300, 0)
 same_on_random = _(
     "**The same on random Q, K whose entries are independent, with mean 0 and variance 1** (the assumption above), "

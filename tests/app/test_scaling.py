@@ -100,6 +100,16 @@ def test_measured_variances_of_the_current_q_and_k(page):
     assert m["var(QKᵀ / √d_k)"] == pytest.approx((S / np.sqrt(3)).var(), abs=5e-5)
 
 
+def test_the_variance_formula_is_compared_with_the_learners_measured_variance(page):
+    """var(QKᵀ) ≈ d_k · var(Q) · var(K) holds for independent entries with mean 0: the page says how far seed 000's
+    numbers are from it, and why (numbers from numpy here)."""
+    expected = 3 * Q.var() * K.var()
+    (said,) = [plain(c.value) for c in page.caption if plain(c.value).startswith("Your measured var(QKᵀ)")]
+    assert f"var(QKᵀ) = {S.var():.4f} is {S.var() / expected:.2f} times the formula's" in said
+    assert S.var() / expected > 1.25 and "the means of your entries are" in said
+    assert f"{Q.mean():.4f} (Q) and {K.mean():.4f} (K)" in said
+
+
 def test_seed002_variances_are_the_printed_ones():
     at = new_app()
     at.session_state["config"] = load_preset("seed002_causal")

@@ -268,18 +268,23 @@ def show_result(mt: MultiHeadTrace, cfg: Config, *, prefix: str) -> None:
     p = controls.precision()
     t, queries = mt.heads[0], text.query_labels(cfg)
     most = heatmap.BLOCKS  # redrawn on every edit of the grids above: blocks above 32 a side (4 × fewer marks at 64)
-    widths = [heatmap.heatmap_width(m, queries, p, most=most) for m in (t.weights, mt.output)]
-    left, right = controls.side_by_side(widths)
-    with left:
-        matrix_block(
-            _("Weights") if cfg.n_heads == 1 else _("Weights of head 0 (of {n})").format(n=cfg.n_heads), "",
-            t.weights, queries, text.token_labels(cfg), kind="weights", y_title=_("query"), x_title=_("key"),
-            masked=None if t.mask is None else ~t.mask, key=f"{prefix}_result_weights", most=most,
-        )
-    with right:
-        matrix_block(
-            _("Output"), "", mt.output, queries, text.dim_labels(mt.output.shape[1]),
-            y_title=_("query") if cfg.cross else _("token"), x_title=_("dimension"),
-            note="" if cfg.n_heads == 1 and compute.is_identity(cfg.w_o)
-            else _("Every head's output side by side, times W_O."), key=f"{prefix}_result_output", most=most,
-        )
+    weights, output = N_("Weights"), N_("Output")
+    shown = controls.one_at_a_time(_("Result shown"), [weights, output], key=f"{prefix}_result_shown",
+                                   large=max(*t.weights.shape, *mt.output.shape) > most)
+    parts = [m for name, m in ((weights, t.weights), (output, mt.output)) if name in shown]
+    places = iter(controls.side_by_side([heatmap.heatmap_width(m, queries, p, most=most) for m in parts]))
+    if weights in shown:
+        with next(places):
+            matrix_block(
+                _("Weights") if cfg.n_heads == 1 else _("Weights of head 0 (of {n})").format(n=cfg.n_heads), "",
+                t.weights, queries, text.token_labels(cfg), kind="weights", y_title=_("query"), x_title=_("key"),
+                masked=None if t.mask is None else ~t.mask, key=f"{prefix}_result_weights", most=most,
+            )
+    if output in shown:
+        with next(places):
+            matrix_block(
+                _("Output"), "", mt.output, queries, text.dim_labels(mt.output.shape[1]),
+                y_title=_("query") if cfg.cross else _("token"), x_title=_("dimension"),
+                note="" if cfg.n_heads == 1 and compute.is_identity(cfg.w_o)
+                else _("Every head's output side by side, times W_O."), key=f"{prefix}_result_output", most=most,
+            )

@@ -29,8 +29,8 @@ d_model 64, 8 heads (bench/app.py's, loaded through Share & export's JSON import
 ``--caps`` (default) then loads the caps, randomises X and opens every page of attn_ui.registry.PAGES (Inputs &
 weights is the page of the randomise): click → run finished and every chart drawn, and the main thread's long tasks
 meanwhile (the browser's responsiveness); ``--walks N`` does that N times, each in a fresh session, and gives
-medians. A real model opens with the model the server can read (none offline: the page then says so, and its row
-times that message, not a model's charts: bench/model.py times the model).
+medians. A real model opens with whatever model the server can read (without one it says so, and its row times
+that message, not a model's charts: bench/model.py times the model).
 
 Run: ``.venv/bin/python bench/browser.py`` (``--repeats 5``, ``--configs seed000``, ``--no-caps``, ``--configs``
 alone with ``--walks 3`` for the caps walk only; ``--langs en zh ko``

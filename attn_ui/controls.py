@@ -79,6 +79,20 @@ def view_picker(label: str, options: list[str], *, key: str, format_func: Callab
                                 **state.bind(key, state.kept(key, options[0], options)))
 
 
+def one_at_a_time(label: str, options: list[str], *, large: bool, key: str,
+                  format_func: Callable[[str], str] | None = None) -> list[str]:
+    """The heatmaps of a group (a before/after pair, Q K V) to draw: every one side by side, or, when ``large``
+    (each drawn in blocks: attn_ui.step_by_step.in_blocks), the one chosen on a :func:`view_picker` above them.
+
+    At that size each heatmap costs the browser tens of milliseconds of work, all at once when the page opens
+    (bench/RESULTS.md, issue 28); at a smaller size the group is compared side by side as before."""
+    if not large:
+        return list(options)
+    chosen = view_picker(label, options, key=key, format_func=format_func)
+    st.caption(_("At this size each heatmap is drawn in blocks, one at a time: choose which above."))
+    return [chosen]
+
+
 def pages_of(n: int, per_page: int) -> list[range]:
     """Positions 0 … n − 1 in pages of ``per_page`` (rows or keys shown a page at a time).
 

@@ -28,7 +28,9 @@ MATRIX_PX = 880  # widest a matrix is drawn, in pixels
 ROWS_PX = 320  # tallest (rows share it; a row is 2..44 px)
 AXIS_LABELS = 24  # more positions than this: only some are labelled
 FONT = 12  # px: numbers on cells and labels (at least 12: read at a glance)
-PANEL_CELLS = 12_000  # most cells drawn in all the per-head weight panels together
+#: most cells drawn in all the per-head weight panels together: each drawn cell costs the browser tens of µs in one
+#: task (12,000 took one of ≈ 0.5 s at the caps, bench/RESULTS.md, issue 28); 8 heads of 22 tokens, 16 of 16
+PANEL_CELLS = 4_096
 PANEL_PX = 300  # pixel budget of one per-head panel
 ROW_PX = 900  # pixel budget of one row of per-head panels (the page's width)
 BLOCK_CELLS = 512  # most numbers printed in one head's block of concat (more rows: a page at a time)
@@ -55,7 +57,7 @@ def tokens_that_fit(n_seq: int, n_heads: int, max_cells: int = PANEL_CELLS) -> i
     Examples
     --------
     >>> tokens_that_fit(3, 8), tokens_that_fit(256, 16)
-    (3, 27)
+    (3, 16)
     """
     return max(1, min(n_seq, math.isqrt(max_cells // max(n_heads, 1))))
 
@@ -448,7 +450,8 @@ def head_weights(weights: list[np.ndarray], tokens: list[str], *, precision: int
                      "same scale for every head; each cell's number in its tooltip.")
                    ).format(n=len(weights), last=len(weights) - 1, n_q=n_q, n_k=n_k)
     layout = (tuple(p.layout for p in parts), math.ceil(len(parts) / rows), description)
-    return charts.Chart(head_weights_build, layout, tuple(p.data[0] for p in parts))  # 0 … 1: fixed, in the layouts
+    return charts.Chart(head_weights_build, layout, tuple(p.data[0] for p in parts),  # 0 … 1: fixed, in the layouts
+                        canvas=all(p.layout.on_canvas for p in parts))  # thousands of rects: one canvas, no SVG nodes
 
 
 def head_weights_build(layout: tuple, data: list, domains: list) -> alt.ConcatChart:

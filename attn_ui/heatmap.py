@@ -118,15 +118,16 @@ def row_height(n_rows: int, px: int, *, least: int = 18, budget: int = 640) -> i
 
 
 def heatmap_width(values: np.ndarray, row_labels: list[str], precision: int,
-                  col_labels: list[str] | None = None) -> int:  # values [r, c]
+                  col_labels: list[str] | None = None, *, most: int | None = None) -> int:  # values [r, c]
     """Approximate pixel width of :func:`heatmap` (row labels, cells, legend), to lay heatmaps side by side.
 
     ``col_labels`` by default: the row labels for a square matrix (queries × keys), the column numbers otherwise.
+    ``most``: as :func:`heatmap`'s.
     """
     r, c = values.shape
     px = cell_px(r, c)
     longest = max(map(len, format_numbers(values.ravel(), precision))) if shows_text(r, c, px) else 0
-    bc = -(-c // block_limit(r, c))  # columns per block (see :func:`heatmap`)
+    bc = -(-c // block_limit(r, c, most))  # columns per block (see :func:`heatmap`)
     width = fit_width(-(-c // bc), row_labels, px * bc, longest)[0]
     if col_labels is None:
         col_labels = row_labels if r == c else [str(j) for j in range(c)]
@@ -155,13 +156,14 @@ MAX_SIDE = 64  # a heatmap with more rows or columns than this draws blocks: the
 BLOCKS = 32  # ... at most this many blocks per side (≤ 1,024 marks: light for the browser at the caps)
 
 
-def block_limit(n_rows: int, n_cols: int) -> int:
-    """Most cells (or blocks) drawn per side of an [n_rows, n_cols] heatmap: every cell up to MAX_SIDE, else BLOCKS.
+def block_limit(n_rows: int, n_cols: int, most: int | None = None) -> int:
+    """Most cells (or blocks) drawn per side of an [n_rows, n_cols] heatmap: every cell up to MAX_SIDE, else BLOCKS;
+    every cell up to ``most`` a side, else BLOCKS, when ``most`` is given (a summary drawn on every edit).
 
-    >>> block_limit(64, 64), block_limit(65, 3)
-    (64, 32)
+    >>> block_limit(64, 64), block_limit(65, 3), block_limit(64, 64, BLOCKS), block_limit(32, 3, BLOCKS)
+    (64, 32, 32, 64)
     """
-    return MAX_SIDE if max(n_rows, n_cols) <= MAX_SIDE else BLOCKS
+    return MAX_SIDE if max(n_rows, n_cols) <= (most or MAX_SIDE) else BLOCKS
 
 
 def block_means(
@@ -382,6 +384,7 @@ def heatmap(
     select: str | None = None,
     masked: np.ndarray | None = None,
     name: str = "",
+    most: int | None = None,
 ) -> charts.Chart:  # values [r, c]
     """A heatmap with the numbers on the cells; masked (-inf) cells grey and marked −∞.
 
@@ -407,11 +410,14 @@ def heatmap(
     name : str, optional
         What the matrix is ("Weights"), for the chart's text alternative when it has no ``title`` (the page shows
         the name above it).
+    most : int, optional
+        Blocks above this many rows or columns (instead of MAX_SIDE): for a summary redrawn on every edit, whose
+        every drawn cell costs the browser on every run.
     """
     r, c = values.shape
     px = px or cell_px(r, c)
     height_px = row_height(r, px)
-    values, masked, br, bc = block_means(values, masked, block_limit(r, c))  # at most block_limit(r, c) a side
+    values, masked, br, bc = block_means(values, masked, block_limit(r, c, most))  # at most block_limit(...) a side
     in_blocks = br > 1 or bc > 1
     if in_blocks:
         row_labels, col_labels = block_labels(row_labels, br), block_labels(col_labels, bc)

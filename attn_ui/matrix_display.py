@@ -39,13 +39,14 @@ def matrix_block(
     select: str | None = None,
     on_select: str | Callable[[], None] = "rerun",
     masked: np.ndarray | None = None,
+    most: int | None = None,
 ) -> object:
     """One intermediate: title, formula, shape, heatmap. Returns the chart's selection event if any.
 
     ``title``, ``note`` and the axis titles are shown as they are: the caller translates them (matrix names stay).
 
     With ``select``, ``on_select`` is "rerun" or a callback run (before the page) when the selection changes.
-    ``masked`` (bool, the shape of ``values``) draws those cells grey as masked.
+    ``masked`` (bool, the shape of ``values``) draws those cells grey as masked. ``most``: see heatmap.heatmap.
     """
     st.markdown(_("**{title}** · shape {rows} × {cols}").format(title=title, rows=values.shape[0],
                                                                  cols=values.shape[1]))
@@ -54,7 +55,7 @@ def matrix_block(
     if note:
         st.caption(note)
     chart = heatmap.heatmap(values, rows, cols, kind=kind, precision=controls.precision(), domain=domain,
-                            x_title=x_title, y_title=y_title, select=select, masked=masked, name=title)
+                            x_title=x_title, y_title=y_title, select=select, masked=masked, name=title, most=most)
     if select:
         return charts.show_chart(chart, key=key, on_select=on_select, selection_mode=select)
     return charts.show_chart(chart, key=key)

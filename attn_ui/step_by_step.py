@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import streamlit as st
 
 from attn_core import AttentionTrace, Config, MultiHeadTrace
@@ -16,6 +17,7 @@ from attn_core import AttentionTrace, Config, MultiHeadTrace
 from . import compute, controls, heatmap, i18n, state, text
 from .i18n import N_, _
 from .matrix_display import formula, matrix_block
+from .numbers import format_number
 
 CELL = "cell"  # name of the click selection on the scores and weights heatmaps
 
@@ -105,6 +107,15 @@ def head_columns(t: AttentionTrace, head: int) -> str:
     return message.format(head=head, qk=cols(d_k), q=cols(d_q), k=cols(d_k), a=cols(d_a), v=cols(d_v))
 
 
+def in_blocks(values: np.ndarray) -> bool:
+    """Whether the heatmap of ``values`` draws block means (more than heatmap.MAX_SIDE rows or columns).
+
+    >>> in_blocks(np.zeros((64, 64))), in_blocks(np.zeros((256, 64)))
+    (False, True)
+    """
+    return max(values.shape) > heatmap.block_limit(*values.shape)
+
+
 def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None = None) -> None:
     """Every intermediate of one head, in order, each with its formula, shape and heatmap.
 
@@ -131,6 +142,9 @@ def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None 
     q_dim = "d_q" if t.score_fn == "additive" else "d_k"
     qkv = (("Q", t.q, q_dim, queries, q_title, src), ("K", t.k, "d_k", keys, kv_title, "X"),
            ("V", t.v, "d_v", keys, kv_title, "X"))
+    shown = controls.one_at_a_time(_("Projection shown"), [name for name, *_ in qkv], key=f"{prefix}_qkv_shown",
+                                   large=any(in_blocks(m) for _, m, *_ in qkv), format_func=str)
+    qkv = tuple(item for item in qkv if item[0] in shown)
     widths = [heatmap.heatmap_width(m, rows, p, text.dim_labels(m.shape[1])) for _, m, _, rows, _, _ in qkv]
     for col, (name, m, dim, rows, y_title, source) in zip(controls.side_by_side(widths), qkv, strict=True):
         with col:
@@ -211,16 +225,26 @@ def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None 
                                 "row whose every key is masked: it sums to 0."),
                          _("Grey cells are masked keys: weight 0.") if t.mask is not None else "", click))
     sums = t.weights.sum(axis=1)[:, None]  # [n_q, 1]
-    left, right = controls.side_by_side([heatmap.heatmap_width(m, queries, p) for m in (t.weights, sums)])
-    with left:
+    if in_blocks(t.weights):  # a column of block means of the row sums would say less than their range, in words
         matrix_block(
             _("Weights"), "", t.weights, **pair, kind="weights",
             key=(k := _clickable(prefix, "weights")), select=CELL, on_select=_on_cell_click(k),
             masked=None if t.mask is None else ~t.mask,
         )
-    with right:
-        matrix_block(_("Row sums Σⱼ aᵢⱼ"), "", sums, queries, ["Σ_j"], kind="weights", y_title=_("query"),
-                     key=f"{prefix}_rowsums_chart")
+        st.markdown(_("**Row sums Σⱼ aᵢⱼ** of the {n} rows: from {lo} to {hi}.").format(
+            n=sums.shape[0], lo=format_number(float(sums.min()), p, "short"),
+            hi=format_number(float(sums.max()), p, "short")))
+    else:
+        left, right = controls.side_by_side([heatmap.heatmap_width(m, queries, p) for m in (t.weights, sums)])
+        with left:
+            matrix_block(
+                _("Weights"), "", t.weights, **pair, kind="weights",
+                key=(k := _clickable(prefix, "weights")), select=CELL, on_select=_on_cell_click(k),
+                masked=None if t.mask is None else ~t.mask,
+            )
+        with right:
+            matrix_block(_("Row sums Σⱼ aᵢⱼ"), "", sums, queries, ["Σ_j"], kind="weights", y_title=_("query"),
+                         key=f"{prefix}_rowsums_chart")
     if t.fully_masked_rows:
         names = ", ".join(text.md_escape(queries[r]) for r in t.fully_masked_rows)
         st.info(_("Every key is masked for query {names}: there is nothing to attend to, so that row's weights "
@@ -243,18 +267,24 @@ def show_result(mt: MultiHeadTrace, cfg: Config, *, prefix: str) -> None:
     without showing the steps (Inputs & weights)."""
     p = controls.precision()
     t, queries = mt.heads[0], text.query_labels(cfg)
-    widths = [heatmap.heatmap_width(m, queries, p) for m in (t.weights, mt.output)]
-    left, right = controls.side_by_side(widths)
-    with left:
-        matrix_block(
-            _("Weights") if cfg.n_heads == 1 else _("Weights of head 0 (of {n})").format(n=cfg.n_heads), "",
-            t.weights, queries, text.token_labels(cfg), kind="weights", y_title=_("query"), x_title=_("key"),
-            masked=None if t.mask is None else ~t.mask, key=f"{prefix}_result_weights",
-        )
-    with right:
-        matrix_block(
-            _("Output"), "", mt.output, queries, text.dim_labels(mt.output.shape[1]),
-            y_title=_("query") if cfg.cross else _("token"), x_title=_("dimension"),
-            note="" if cfg.n_heads == 1 and compute.is_identity(cfg.w_o)
-            else _("Every head's output side by side, times W_O."), key=f"{prefix}_result_output",
-        )
+    most = heatmap.BLOCKS  # redrawn on every edit of the grids above: blocks above 32 a side (4 × fewer marks at 64)
+    weights, output = N_("Weights"), N_("Output")
+    shown = controls.one_at_a_time(_("Result shown"), [weights, output], key=f"{prefix}_result_shown",
+                                   large=max(*t.weights.shape, *mt.output.shape) > most)
+    parts = [m for name, m in ((weights, t.weights), (output, mt.output)) if name in shown]
+    places = iter(controls.side_by_side([heatmap.heatmap_width(m, queries, p, most=most) for m in parts]))
+    if weights in shown:
+        with next(places):
+            matrix_block(
+                _("Weights") if cfg.n_heads == 1 else _("Weights of head 0 (of {n})").format(n=cfg.n_heads), "",
+                t.weights, queries, text.token_labels(cfg), kind="weights", y_title=_("query"), x_title=_("key"),
+                masked=None if t.mask is None else ~t.mask, key=f"{prefix}_result_weights", most=most,
+            )
+    if output in shown:
+        with next(places):
+            matrix_block(
+                _("Output"), "", mt.output, queries, text.dim_labels(mt.output.shape[1]),
+                y_title=_("query") if cfg.cross else _("token"), x_title=_("dimension"),
+                note="" if cfg.n_heads == 1 and compute.is_identity(cfg.w_o)
+                else _("Every head's output side by side, times W_O."), key=f"{prefix}_result_output", most=most,
+            )

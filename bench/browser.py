@@ -26,10 +26,14 @@ every 100 ms, and the helper's checks (run finished, charts drawn, the cell's va
 The three are edited in turn, each in its own browser session, so load from other processes hits them alike;
 median of ``--repeats`` after one warm-up edit. Configurations: seed 000 (the app's default) and n_seq 64,
 d_model 64, 8 heads (bench/app.py's, loaded through Share & export's JSON import: too large for a ?c= link).
-``--caps`` (default) then loads the caps, randomises X and opens every page: click → run finished and every chart
-drawn, and the main thread's long tasks meanwhile (the browser's responsiveness).
+``--caps`` (default) then loads the caps, randomises X and opens every page of attn_ui.registry.PAGES (Inputs &
+weights is the page of the randomise): click → run finished and every chart drawn, and the main thread's long tasks
+meanwhile (the browser's responsiveness); ``--walks N`` does that N times, each in a fresh session, and gives
+medians. A real model opens with whatever model the server can read (without one it says so, and its row times
+that message, not a model's charts: bench/model.py times the model).
 
-Run: ``.venv/bin/python bench/browser.py`` (``--repeats 5``, ``--configs seed000``, ``--no-caps``; ``--langs en zh ko``
+Run: ``.venv/bin/python bench/browser.py`` (``--repeats 5``, ``--configs seed000``, ``--no-caps``, ``--configs``
+alone with ``--walks 3`` for the caps walk only; ``--langs en zh ko``
 runs seed 000 in each language, the app opened with ``?lang=``: issue 18's check that a language costs no more). Needs
 /usr/bin/chromium. A benchmark that prints figures, never a timed assertion.
 """
@@ -350,6 +354,8 @@ def main() -> int:
                         help="seed 000 in each of these languages (?lang=), one after the other (default: en)")
     parser.add_argument("--caps", action=argparse.BooleanOptionalAction, default=True,
                         help="also open every page at the caps after an edit (default: yes)")
+    parser.add_argument("--walks", type=int, default=1,
+                        help="caps walks, each in a fresh session; the table gives each figure's median (default: 1)")
     args = parser.parse_args()
     print(machine())
     tmp = Path(tempfile.mkdtemp(prefix="bench-browser-"))
@@ -361,7 +367,7 @@ def main() -> int:
             for key in args.configs:
                 for lang in args.langs if key == "seed000" else ["en"]:
                     results[key, lang] = measure(browser, app_url, floor_url, key, args.repeats, tmp, lang)
-            caps = at_caps(browser, app_url, tmp) if args.caps else []
+            walks = [at_caps(browser, app_url, tmp) for _ in range(args.walks)] if args.caps else []
         finally:
             browser.close()
     print("\nms, median of", args.repeats, "edits after one warm-up, from the Enter that commits the edit\n")
@@ -372,13 +378,16 @@ def main() -> int:
         print(f"| {CONFIGS[key][0]} | {lang} | {r['app']:.0f} | {r['floor']:.0f} | {r['app'] / r['floor']:.2f} "
               f"| {r['inputs_run']:.0f} | {r['floor_run']:.0f} | {r['inputs_run'] / r['floor_run']:.2f} "
               f"| {r['app_run']:.0f} |")
-    if caps:
-        print(f"\nAt the caps ({CONFIGS['caps'][0]}): one run each, in this order\n")
+    if walks:
+        print(f"\nAt the caps ({CONFIGS['caps'][0]}): median of {len(walks)} walk(s), each page once a walk, in this "
+              "order; every walk's figures in brackets\n")
         print("| action | click → run finished, charts drawn (ms) | longest main-thread task (ms) "
               "| main-thread tasks > 50 ms, total (ms) |")
         print("|---|---|---|---|")
-        for what, ms, longest, total in caps:
-            print(f"| {what} | {ms:.0f} | {longest:.0f} | {total:.0f} |")
+        for rows in zip(*walks, strict=True):
+            cells = [f"{statistics.median(r[i] for r in rows):.0f}"
+                     + (f" ({', '.join(f'{r[i]:.0f}' for r in rows)})" if len(rows) > 1 else "") for i in (1, 2, 3)]
+            print(f"| {rows[0][0]} | {' | '.join(cells)} |")
     return 0
 
 

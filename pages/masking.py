@@ -123,7 +123,7 @@ if t.fully_masked_rows:
     )
 
 st.header(_("The mask"))
-left, right = controls.pair(mask.astype(float), additive_mask(mask), queries)
+left, right = controls.pair(mask.astype(float), additive_mask(mask), queries)  # the mask's two forms: both
 with left:
     st.markdown(_("**Boolean mask** · shape {shape}").format(shape=shape))
     st.caption(_("1 = may attend; grey 0 = masked. {how}").format(how=masking_views.how_built(cfg)))
@@ -135,31 +135,47 @@ with right:
                  y_title=_("query"), x_title=_("key"))
 
 st.header(_("Scores before and after the mask"))
+BEFORE, AFTER = N_("Before the mask"), N_("After the mask")  # one of each pair at a time when drawn in blocks
+sides = controls.one_at_a_time(_("Side shown"), [BEFORE, AFTER], large=step_by_step.in_blocks(t.weights),
+                               key="masking_side_shown")
+
+
+def slots(a: np.ndarray, b: np.ndarray, extra_b: int = 0) -> list:
+    """Where a pair's two heatmaps go: side by side, or the one shown (None for the other)."""
+    if len(sides) == 2:
+        return controls.pair(a, b, queries, extra_b=extra_b)
+    return [st.container() if side in sides else None for side in (BEFORE, AFTER)]
+
+
 domain = heatmap.shared_domain(t.scaled, t.masked)
-left, right = controls.pair(t.scaled, t.masked, queries)
-with left:
-    matrix_block(_("Scaled scores (head {head})").format(head=head) if per_head else _("Scaled scores"),
-                 rf"{score} / {t.divisor:.4g}", t.scaled, queries, labels,
-                 y_title=_("query"), x_title=_("key"), domain=domain)
-with right:
-    matrix_block(_("Scaled scores + M (head {head})").format(head=head) if per_head else _("Scaled scores + M"),
-                 rf"{score} / {t.divisor:.4g} + M", t.masked, queries, labels,
-                 y_title=_("query"), x_title=_("key"), domain=domain)
+left, right = slots(t.scaled, t.masked)
+if left:
+    with left:
+        matrix_block(_("Scaled scores (head {head})").format(head=head) if per_head else _("Scaled scores"),
+                     rf"{score} / {t.divisor:.4g}", t.scaled, queries, labels,
+                     y_title=_("query"), x_title=_("key"), domain=domain)
+if right:
+    with right:
+        matrix_block(_("Scaled scores + M (head {head})").format(head=head) if per_head else _("Scaled scores + M"),
+                     rf"{score} / {t.divisor:.4g} + M", t.masked, queries, labels,
+                     y_title=_("query"), x_title=_("key"), domain=domain)
 
 st.header(_("Weights before and after the mask"))
-left, right = controls.pair(u.weights, t.weights, queries, extra_b=masking_views.ROW_SUM_WIDTH)
-with left:
-    matrix_block(_("Weights, no mask (head {head})").format(head=head) if per_head else _("Weights, no mask"),
-                 rf"\mathrm{{softmax}}({score} / s)", u.weights, queries, labels,
-                 kind="weights", y_title=_("query"), x_title=_("key"))
-with right:
-    st.markdown((_("**Weights, masked (head {head})** · shape {shape}, and each row's sum") if per_head else
-                 _("**Weights, masked** · shape {shape}, and each row's sum")).format(head=head, shape=shape))
-    st.latex(rf"\mathrm{{softmax}}({score} / s + M)")
-    st.caption(_("Grey = masked, weight exactly 0; a small weight is pale blue. Each row sums to 1, "
-                 "or to 0 when every key is masked."))
-    charts.show_chart(masking_views.weights_with_row_sums(t.weights, t.mask, queries, labels,
-                                                          precision=controls.precision()))
+left, right = slots(u.weights, t.weights, extra_b=masking_views.ROW_SUM_WIDTH)
+if left:
+    with left:
+        matrix_block(_("Weights, no mask (head {head})").format(head=head) if per_head else _("Weights, no mask"),
+                     rf"\mathrm{{softmax}}({score} / s)", u.weights, queries, labels,
+                     kind="weights", y_title=_("query"), x_title=_("key"))
+if right:
+    with right:
+        st.markdown((_("**Weights, masked (head {head})** · shape {shape}, and each row's sum") if per_head else
+                     _("**Weights, masked** · shape {shape}, and each row's sum")).format(head=head, shape=shape))
+        st.latex(rf"\mathrm{{softmax}}({score} / s + M)")
+        st.caption(_("Grey = masked, weight exactly 0; a small weight is pale blue. Each row sums to 1, "
+                     "or to 0 when every key is masked."))
+        charts.show_chart(masking_views.weights_with_row_sums(t.weights, t.mask, queries, labels,
+                                                              precision=controls.precision()))
 
 st.header(_("Why softmax subtracts the row maximum"))
 st.markdown(_(

@@ -118,27 +118,45 @@ st.header(_("Unscaled beside your scale"))
 if np.isclose(divisor, 1.0):
     st.caption(_("Your scale divides by 1, so both sides are the same: choose √d_k or a custom divisor to compare."))
 s_text = f"{divisor:.4g}"
-left, right = controls.pair(u.weights, t.weights, queries)
-with left:
-    matrix_block(_("Weights, unscaled (head {head})").format(head=head) if per_head else _("Weights, unscaled"),
-                 rf"\mathrm{{softmax}}({score})", u.weights, queries, labels,
-                 kind="weights", y_title=_("query"), x_title=_("key"), masked=masked)
-with right:
-    matrix_block((_("Weights, ÷ {s} (head {head})") if per_head else _("Weights, ÷ {s}")).format(s=s_text, head=head),
-                 rf"\mathrm{{softmax}}({score} / {divisor:.4g})",
-                 t.weights, queries, labels, kind="weights", y_title=_("query"), x_title=_("key"), masked=masked)
+UNSCALED, SCALED = N_("Unscaled"), N_("Your scale")  # the two sides, one at a time when each is drawn in blocks
+sides = controls.one_at_a_time(_("Side shown"), [UNSCALED, SCALED], large=step_by_step.in_blocks(t.weights),
+                               key="scaling_side_shown")
+
+
+def slots(a: np.ndarray, b: np.ndarray) -> list:
+    """Where the unscaled and the scaled heatmap go: side by side, or the one shown (None for the other)."""
+    if len(sides) == 2:
+        return controls.pair(a, b, queries)
+    return [st.container() if side in sides else None for side in (UNSCALED, SCALED)]
+
+
+left, right = slots(u.weights, t.weights)
+if left:
+    with left:
+        matrix_block(_("Weights, unscaled (head {head})").format(head=head) if per_head else _("Weights, unscaled"),
+                     rf"\mathrm{{softmax}}({score})", u.weights, queries, labels,
+                     kind="weights", y_title=_("query"), x_title=_("key"), masked=masked)
+if right:
+    with right:
+        matrix_block((_("Weights, ÷ {s} (head {head})") if per_head else _("Weights, ÷ {s}")).format(s=s_text,
+                                                                                                   head=head),
+                     rf"\mathrm{{softmax}}({score} / {divisor:.4g})",
+                     t.weights, queries, labels, kind="weights", y_title=_("query"), x_title=_("key"), masked=masked)
 out_domain = heatmap.shared_domain(u.output, t.output)
 dims = text.dim_labels(t.output.shape[1])
-left, right = controls.pair(u.output, t.output, queries)
-with left:
-    matrix_block(_("Output, unscaled (head {head})").format(head=head) if per_head else _("Output, unscaled"),
-                 rf"\mathrm{{softmax}}({score})\,V", u.output, queries, dims,
-                 y_title=_("query"), x_title=_("dimension"), domain=out_domain)
-with right:
-    matrix_block((_("Output, ÷ {s} (head {head})") if per_head else _("Output, ÷ {s}")).format(s=s_text, head=head),
-                 rf"\mathrm{{softmax}}({score} / {divisor:.4g})\,V",
-                 t.output, queries, dims, y_title=_("query"), x_title=_("dimension"),
-                 domain=out_domain)
+left, right = slots(u.output, t.output)
+if left:
+    with left:
+        matrix_block(_("Output, unscaled (head {head})").format(head=head) if per_head else _("Output, unscaled"),
+                     rf"\mathrm{{softmax}}({score})\,V", u.output, queries, dims,
+                     y_title=_("query"), x_title=_("dimension"), domain=out_domain)
+if right:
+    with right:
+        matrix_block((_("Output, ÷ {s} (head {head})") if per_head else _("Output, ÷ {s}")).format(s=s_text,
+                                                                                                  head=head),
+                     rf"\mathrm{{softmax}}({score} / {divisor:.4g})\,V",
+                     t.output, queries, dims, y_title=_("query"), x_title=_("dimension"),
+                     domain=out_domain)
 
 
 def metrics(pairs: list[tuple[str, float]]) -> None:

@@ -215,6 +215,10 @@ st.caption(i18n.sentences(
 ))
 precision, masked = controls.precision(), None if mask is None else ~mask
 shown = [s for s in scored.values() if s.trace is not None]
+kinds = controls.one_at_a_time(_("Score function shown"), [s.kind for s in shown], key="scores_kind_shown",
+                               large=any(step_by_step.in_blocks(s.trace.weights) for s in shown),
+                               format_func=score_views.title)
+shown = [s for s in shown if s.kind in kinds]
 places = controls.side_by_side([heatmap.heatmap_width(s.trace.weights, q_labels, precision) for s in shown])
 for place, s in zip(places, shown, strict=True):
     with place:

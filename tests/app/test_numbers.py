@@ -31,7 +31,7 @@ def test_a_matrix_with_large_values_is_written_in_scientific_notation_throughout
     assert format_numbers(values, 4) == ["1.0000e6", "2.5000e0", "−1.2500e−1", "0", "1.2346e5"]
     assert format_numbers(values, 1) == ["1.0e6", "2.5e0", "−1.2e−1", "0", "1.2e5"]
     assert format_numbers(np.array([12345.5, 1.0]), 2) == ["1.23e4", "1.00e0"]
-    assert format_numbers(np.array([9999.5, 1.0]), 2) == ["9999.5", "1.0"]  # below 10,000: fixed, unneeded decimals dropped
+    assert format_numbers(np.array([9999.5, 1.0]), 2) == ["9999.5", "1.0"]  # below 10,000: fixed
 
 
 def test_values_that_would_all_read_zero_are_written_in_scientific_notation():

@@ -91,9 +91,6 @@ _WIDE_CHARTS = ("@property --attn-fade-l { syntax: '\\3c length>'; inherits: fal
                 " mask-image: linear-gradient(to right, transparent, #000 var(--attn-fade-l),"
                 " #000 calc(100% - var(--attn-fade-r)), transparent);"
                 " animation: attn-scroll-fade linear both; animation-timeline: scroll(self inline); }"
-                # side by side with others: as before (a heatmap's legend may stand a few pixels into the gap beside it)
-                " [data-testid='stHorizontalBlock'] [data-testid='stVegaLiteChart'] {"
-                " max-width: none; overflow-x: visible; mask-image: none; animation: none; }"
                 " [data-testid='stGraphVizChart'] svg { min-width: 900px; height: auto; } }")
 #: a page link's label wraps onto a second line instead of being cut at the box's edge (a long label on a phone)
 _LINK_LABELS = "[data-testid='stPageLink-NavLink'] :is(span, p) { white-space: normal; }"

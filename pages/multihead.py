@@ -158,7 +158,7 @@ def split_offer(cfg) -> None:
         ngettext("Split into {n} head, with a W_O that mixes them", "Split into {n} heads, with a W_O that mixes them",
                  n).format(n=n) if identity else
         ngettext("Split into {n} head (your W_O kept)", "Split into {n} heads (your W_O kept)", n).format(n=n),
-        key="heads_split", type="primary", icon=":material/call_split:", on_click=split_heads, args=(n,),
+        key="heads_split", icon=":material/call_split:", on_click=split_heads, args=(n,),
     )
     box.caption(i18n.sentences(
         _("Every value of X, W_Q, W_K and W_V is kept: each head takes its own slice of their columns, d_k = {d_k} "

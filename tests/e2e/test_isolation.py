@@ -34,7 +34,7 @@ from .seed000 import X
 pytestmark = pytest.mark.e2e
 
 VALUES = {"A": 1.25, "B": 2.5, "C": -3.75}  # what each session types into X[0, 0]
-SHOWN = {"A": "1.2500", "B": "2.5000", "C": "\u22123.7500"}  # the grid drawn anew (4 decimals, "−" U+2212)
+SHOWN = {"A": "1.25", "B": "2.5", "C": "\u22123.75"}  # the grid drawn anew (the decimals its numbers need, "−" U+2212)
 
 
 @pytest.fixture

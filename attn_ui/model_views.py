@@ -41,7 +41,7 @@ VIEW_PX = 356
 LABEL_PX = 56  # room on the left for "layer l"
 #: width of the large view of one head beside the model view (pages/model.py): VIEW_PX, a gap and this fit the
 #: page's content at 1400 px (about 920 px); narrower, the large view wraps under the model view
-ONE_PX = 560
+ONE_PX = 540
 LEGEND_PX = 60  # a weights heatmap's colour key
 CANVAS_CELLS = 2_000  # more hover cells than this: drawn on a canvas (attn_ui.charts.on_canvas)
 log = logging.getLogger(__name__)
@@ -428,7 +428,7 @@ def one_px(labels: list[str], values: np.ndarray, precision: int) -> int:  # val
 
     >>> labels = [f"{i}: the" for i in range(13)]
     >>> one_px(labels, np.full((13, 13), 0.25), 2), one_px(labels, np.full((13, 13), 0.0025), 2)
-    (32, 25)
+    (30, 25)
     >>> one_px([f"{i}: the" for i in range(256)], np.full((256, 256), 1 / 256), 2)
     1
     """

@@ -111,14 +111,15 @@ with (one := side_by_side.container(width=model_views.ONE_PX)):
                           **state.bind(HEAD, state.kept(HEAD, 0, list(range(cfg_m.n_heads)))))
     weights = run.attentions[layer, head]  # [n_seq, n_seq]
     labels = text.numbered(run.tokens)
-    st.markdown(_("**Layer {layer}, head {head}**: {what}.").format(
-        layer=layer, head=head, what=text.md_escape(model_views.head_text(weights, run.tokens, run.is_pad))))
     precision = min(controls.precision(), 2)
     with st.container(horizontal=True, wrap=False):  # on a phone, narrower than the chart: it scrolls sideways
         charts.show_chart(heatmap.heatmap(
             weights, labels, labels, kind="weights", precision=precision, x_title=_("key"), y_title=_("query"),
             title=_("layer {layer}, head {head}: attention weights").format(layer=layer, head=head),
             masked=np.broadcast_to(run.is_pad, weights.shape), px=model_views.one_px(labels, weights, precision)))
+    # under the heatmap, so that the heatmap starts high enough to be whole on the first screen beside the grid
+    st.markdown(_("**Layer {layer}, head {head}**: {what}.").format(
+        layer=layer, head=head, what=text.md_escape(model_views.head_text(weights, run.tokens, run.is_pad))))
     if st.button(_("Open this head in the explorer"), key="model_open", icon=":material/open_in_new:",
                  help=_("Loads this layer into the configuration: Inputs & weights, Step by step, Scaling, Masking, "
                         "Multi-head and Share & export then work on its real numbers (this head chosen).")):

@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from playwright.sync_api import Error as PlaywrightError  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
 
-from attn_ui import heatmap, i18n, registry  # noqa: E402
+from attn_ui import i18n, registry  # noqa: E402
 from tests.e2e.helpers import (  # noqa: E402
     APP_IDLE,
     CHROMIUM,
@@ -45,11 +45,6 @@ from tests.e2e.helpers import (  # noqa: E402
 )
 
 PHONE_BELOW = 600  # px: narrower viewports are phones (is_mobile, touch; Streamlit closes the sidebar)
-
-
-#: whether the sidebar is as wide as the app sets it (arg: its width in px)
-SIDEBAR_AT_WIDTH = """w => { const s = document.querySelector('[data-testid="stSidebar"]');
-  return s && Math.abs(s.getBoundingClientRect().width - w) < 1; }"""
 
 
 def main() -> int:
@@ -95,8 +90,7 @@ def main() -> int:
                 path = args.out_dir / f"{i}_{title.split()[0].lower()}.png"
                 fit_viewport_to_content(page, width=args.width)
                 if not phone:  # the sidebar grows to its width (attn_ui.frame) with a transition: photograph it there
-                    page.wait_for_function(SIDEBAR_AT_WIDTH, arg=heatmap.SIDEBAR_PX, timeout=10_000)
-                    page.wait_for_timeout(300)
+                    page.wait_for_timeout(1500)
                 page.screenshot(path=str(path))
                 page.set_viewport_size(viewport)
                 failures += bool(note)

@@ -71,6 +71,10 @@ def main() -> int:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             context = browser.new_context(viewport=viewport, color_scheme=args.theme, is_mobile=phone, has_touch=phone)
+            warm_up = context.new_page()  # the first session of a fresh server keeps Streamlit's 300 px sidebar
+            warm_up.goto(f"{url}/?lang={args.lang}")  # (not the app's 320: attn_ui.frame); later sessions get it
+            warm_up.wait_for_selector(APP_IDLE)
+            warm_up.close()
             page = context.new_page()
             watch_runs(page)
             page.goto(f"{url}/?lang={args.lang}")

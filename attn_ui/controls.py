@@ -93,6 +93,15 @@ def one_at_a_time(label: str, options: list[str], *, large: bool, key: str,
     return [chosen]
 
 
+def pair_shown(a: np.ndarray, b: np.ndarray, rows: list[str], shown: list[str], both: tuple[str, str],
+               extra_b: int = 0) -> list[Any]:
+    """Where a pair's heatmaps go (``both``: the pair's two options of :func:`one_at_a_time`, ``shown``: what it
+    returned): side by side (:func:`pair`), or a container for the one shown and None for the other."""
+    if len(shown) == 2:
+        return pair(a, b, rows, extra_b=extra_b)
+    return [st.container() if side in shown else None for side in both]
+
+
 def pages_of(n: int, per_page: int) -> list[range]:
     """Positions 0 … n − 1 in pages of ``per_page`` (rows or keys shown a page at a time).
 

@@ -142,9 +142,7 @@ sides = controls.one_at_a_time(_("Side shown"), [BEFORE, AFTER], large=step_by_s
 
 def slots(a: np.ndarray, b: np.ndarray, extra_b: int = 0) -> list:
     """Where a pair's two heatmaps go: side by side, or the one shown (None for the other)."""
-    if len(sides) == 2:
-        return controls.pair(a, b, queries, extra_b=extra_b)
-    return [st.container() if side in sides else None for side in (BEFORE, AFTER)]
+    return controls.pair_shown(a, b, queries, sides, (BEFORE, AFTER), extra_b)
 
 
 domain = heatmap.shared_domain(t.scaled, t.masked)

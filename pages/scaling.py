@@ -125,9 +125,7 @@ sides = controls.one_at_a_time(_("Side shown"), [UNSCALED, SCALED], large=step_b
 
 def slots(a: np.ndarray, b: np.ndarray) -> list:
     """Where the unscaled and the scaled heatmap go: side by side, or the one shown (None for the other)."""
-    if len(sides) == 2:
-        return controls.pair(a, b, queries)
-    return [st.container() if side in sides else None for side in (UNSCALED, SCALED)]
+    return controls.pair_shown(a, b, queries, sides, (UNSCALED, SCALED))
 
 
 left, right = slots(u.weights, t.weights)

@@ -80,34 +80,38 @@ def cells_room(row_labels: list[str]) -> int:
     return MAIN_COLUMN_PX - max(map(label_px, row_labels), default=0) - AXIS_PX - LEGEND_PX
 
 
-def fit_width(n_cols: int, row_labels: list[str], px: int, longest_text: int) -> tuple[int, bool]:
+def fit_width(n_cols: int, row_labels: list[str], px: int, longest_text: int,
+              room: int | None = None) -> tuple[int, bool]:
     """The width of a heatmap's cells ``px`` high that hold numbers of ``longest_text`` characters (0: none), and
-    whether the numbers are written on them: never wider than the main column (:data:`MAIN_COLUMN_PX`) whatever the
-    numbers; where they would not fit at FONT px, the cells hold colour only and each number is in its tooltip.
+    whether the numbers are written on them: the cells never wider than ``room`` px (default :func:`cells_room`,
+    the main column) whatever the numbers; where they would not fit at FONT px, the cells hold colour only and each
+    number is in its tooltip.
 
     >>> fit_width(4, ["0: input1"], 44, 6), fit_width(15, ["0: [CLS]"], 42, 7), fit_width(15, ["0: [CLS]"], 42, 12)
     ((44, True), (45, True), (42, False))
     """
-    room = cells_room(row_labels)
+    room = cells_room(row_labels) if room is None else room
     width = cell_width(px, longest_text)
     if longest_text and n_cols * width > room:
         return max(2, min(px, room // n_cols)), False
     return width, longest_text > 0
 
 
-def flat_width(n_cols: int, row_labels: list[str], col_labels: list[str], width: int) -> tuple[int, bool]:
+def flat_width(n_cols: int, row_labels: list[str], col_labels: list[str], width: int,
+               room: int | None = None) -> tuple[int, bool]:
     """The width of a heatmap's columns ``width`` wide at least, and whether their labels lie flat: where they fit
-    in the cells, or in cells widened to hold them (up to 12 columns, within the main column); else turned.
+    in the cells, or in cells widened to hold them (up to 12 columns, within ``room`` px, default the main
+    column's :func:`cells_room`); else turned.
 
     >>> flat_width(3, ["0: input1"], ["0", "1", "2"], 44), flat_width(3, ["0: input1"], ["0: input1"] * 3, 44)
     ((44, True), (71, True))
-    >>> flat_width(15, ["0: [CLS]"], ["12: sentence"] * 15, 44)
-    (44, False)
+    >>> flat_width(15, ["0: [CLS]"], ["12: sentence"] * 15, 44), flat_width(3, ["0"], ["0: input1"] * 3, 44, room=150)
+    ((44, False), (44, False))
     """
     need = max(map(label_px, col_labels), default=0) + 8  # a label, with room between it and the next
     if need <= width:
         return width, True
-    if n_cols <= 12 and n_cols * need <= cells_room(row_labels):
+    if n_cols <= 12 and n_cols * need <= (cells_room(row_labels) if room is None else room):
         return need, True
     return width, False
 
@@ -385,6 +389,7 @@ def heatmap(
     masked: np.ndarray | None = None,
     name: str = "",
     most: int | None = None,
+    room: int | None = None,
 ) -> charts.Chart:  # values [r, c]
     """A heatmap with the numbers on the cells; masked (-inf) cells grey and marked −∞.
 
@@ -413,6 +418,9 @@ def heatmap(
     most : int, optional
         Blocks above this many rows or columns (instead of MAX_SIDE): for a summary redrawn on every edit, whose
         every drawn cell costs the browser on every run.
+    room : int, optional
+        The pixels the cells may take (default: the main column less the row labels and the legend,
+        :func:`cells_room`), for a heatmap in a narrower column: numbers and flat column labels only where they fit.
     """
     r, c = values.shape
     px = px or cell_px(r, c)
@@ -456,8 +464,8 @@ def heatmap(
         columns["masked"] = is_masked
     data = charts.table(columns)
 
-    width_px, show_text = fit_width(c, row_labels, px * bc, max(map(len, text)) if show_text else 0)
-    width_px, lie_flat = flat_width(c, row_labels, col_labels, width_px)
+    width_px, show_text = fit_width(c, row_labels, px * bc, max(map(len, text)) if show_text else 0, room)
+    width_px, lie_flat = flat_width(c, row_labels, col_labels, width_px, room)
     layout = HeatmapLayout(
         rows=tuple(row_labels), cols=tuple(col_labels), kind=kind, width_px=width_px, height_px=height_px * br,
         stroke=0.5 if px >= 8 else 0, font=FONT if show_text else 0,

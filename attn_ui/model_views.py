@@ -421,6 +421,11 @@ def model_view_build(layout: ModelViewLayout, data: list, domains: list) -> alt.
         width=alt.Step(p + GAP_PX), height=alt.Step(p + GAP_PX))
 
 
+def one_room(labels: list[str]) -> int:
+    """The pixels the cells of the large view's heatmap may take: ONE_PX less its row labels and colour key."""
+    return ONE_PX - max(map(heatmap.label_px, labels), default=0) - 30 - LEGEND_PX
+
+
 def one_px(labels: list[str], values: np.ndarray, precision: int) -> int:  # values [n, n]
     """The cell size of the large view's heatmap of ``values`` (n = len(labels) tokens) so that it fits ONE_PX: its
     row labels, cells and colour key. Its numbers are printed on the cells only when they fit (else the cells are
@@ -433,7 +438,7 @@ def one_px(labels: list[str], values: np.ndarray, precision: int) -> int:  # val
     1
     """
     n = max(len(labels), 1)
-    budget = ONE_PX - max(map(heatmap.label_px, labels), default=0) - 30 - LEGEND_PX
+    budget = one_room(labels)
     px = max(1, min(44, budget // n))
     if heatmap.shows_text(n, n, px):
         longest = max(map(len, format_numbers(values.ravel(), precision)))

@@ -116,7 +116,8 @@ with (one := side_by_side.container(width=model_views.ONE_PX)):
         charts.show_chart(heatmap.heatmap(
             weights, labels, labels, kind="weights", precision=precision, x_title=_("key"), y_title=_("query"),
             title=_("layer {layer}, head {head}: attention weights").format(layer=layer, head=head),
-            masked=np.broadcast_to(run.is_pad, weights.shape), px=model_views.one_px(labels, weights, precision)))
+            masked=np.broadcast_to(run.is_pad, weights.shape), px=model_views.one_px(labels, weights, precision),
+            room=model_views.one_room(labels)))
     # under the heatmap, so that the heatmap starts high enough to be whole on the first screen beside the grid
     st.markdown(_("**Layer {layer}, head {head}**: {what}.").format(
         layer=layer, head=head, what=text.md_escape(model_views.head_text(weights, run.tokens, run.is_pad))))

@@ -21,7 +21,8 @@ from .numbers import MINUS, format_number
 MAX_TERMS = 6  # products written out in q_i·k_j before "…"
 MAX_ITEMS = 6  # entries of a vector written out before "…"
 SCROLL_ROWS = 12  # drill-down tables with more keys than this scroll in a box
-KEYS_PER_PAGE = 32  # drill-down tables with more keys than this show them a page at a time
+KEYS_PER_PAGE = 16  # drill-down tables with more keys than this show them a page at a time (3 tables of 16 rows:
+# each row costs the browser on every run, ≈ 100 ms of main-thread time for 3 × 32 at the caps: bench/RESULTS.md)
 
 fmt = partial(format_number, style="short")  # 2, 0.5, 1.8639, −∞: numbers inside sentences and sums
 

@@ -116,6 +116,24 @@ def in_blocks(values: np.ndarray) -> bool:
     return max(values.shape) > heatmap.block_limit(*values.shape)
 
 
+def scaled_in_words(t: AttentionTrace, precision: int) -> str:
+    """The scaled scores of a matrix drawn in blocks, in words: their range, and why no heatmap (a signed heatmap's
+    colours run from −max|value| to +max|value|, so dividing every value by one s > 0 gives the same picture).
+
+    >>> from attn_core import scaled_dot_product_attention
+    >>> t = scaled_dot_product_attention(np.eye(2), np.eye(2), np.eye(2), scale=4.0)
+    >>> print(scaled_in_words(t, 4)[:54])
+    **Scaled scores**, shape 2 × 2: from 0 to 0.25. Drawn
+    """
+    finite = t.scaled[np.isfinite(t.scaled)]
+    lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 0.0)
+    return _("**Scaled scores**, shape {rows} × {cols}: from {lo} to {hi}. Drawn in blocks, their heatmap would be the "
+             "scores' heatmap above, colour for colour: its colours end at the largest |value|, which the division "
+             "scales too. The drill-down below gives one query's scaled scores.").format(
+        rows=t.scaled.shape[0], cols=t.scaled.shape[1], lo=format_number(lo, precision, "short"),
+        hi=format_number(hi, precision, "short"))
+
+
 def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None = None) -> None:
     """Every intermediate of one head, in order, each with its formula, shape and heatmap.
 
@@ -191,17 +209,17 @@ def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None 
     )
 
     st.header(_("3 · Scaled scores"))
-    matrix_block(
-        _("Scaled scores"), rf"\tilde S{h} = \frac{{S{h}}}{{s}}, \qquad s = {text.divisor_latex(cfg, t.divisor, p)}",
-        t.scaled, **pair,
-        note=(_("Every score is divided by the same number s = {s}, larger than 1, so the softmax is less peaked.")
-              if t.divisor > 1 else
-              _("Every score is divided by the same number s = {s}, smaller than 1, so the softmax is more peaked.")
-              if t.divisor < 1 else
-              _("Every score is divided by s = 1: the scaled scores are the scores.")).format(
-            s=f"{t.divisor:.4g}"),
-        key=f"{prefix}_scaled_chart",
-    )
+    latex = rf"\tilde S{h} = \frac{{S{h}}}{{s}}, \qquad s = {text.divisor_latex(cfg, t.divisor, p)}"
+    note = (_("Every score is divided by the same number s = {s}, larger than 1, so the softmax is less peaked.")
+            if t.divisor > 1 else
+            _("Every score is divided by the same number s = {s}, smaller than 1, so the softmax is more peaked.")
+            if t.divisor < 1 else
+            _("Every score is divided by s = 1: the scaled scores are the scores.")).format(s=f"{t.divisor:.4g}")
+    if in_blocks(t.scaled):  # in blocks, its heatmap would be the scores' again, colour for colour: its numbers instead
+        formula(latex)
+        st.markdown(i18n.sentences(note, scaled_in_words(t, p)))
+    else:
+        matrix_block(_("Scaled scores"), latex, t.scaled, **pair, note=note, key=f"{prefix}_scaled_chart")
 
     step = 4
     if t.mask is not None:

@@ -317,12 +317,12 @@ def test_large_configuration_drops_cell_text_and_keeps_one_query():
     spec = json.loads(scores_chart.proto.spec)
     assert [layer["mark"]["type"] for layer in spec.get("layer", [spec])] == ["rect"]  # 64 × 64 cells: no numbers
     t = tables(at)
-    assert len(t["a"]) == 32 and len(t["c"]) == 33  # one query's row, a page of 32 keys (+ the sum of all n)
+    assert len(t["a"]) == 16 and len(t["c"]) == 17  # one query's row, a page of 16 keys (+ the sum of all n)
     assert numbers(t["c"][-1][3]) == pytest.approx(ref["output"][0], abs=5e-5)
 
 
 def test_many_keys_are_shown_a_page_at_a_time_and_the_sums_cover_every_key():
-    """70 keys: the drill-down lists 32 at a time (the browser stays light), its Σ rows still sum all 70."""
+    """70 keys: the drill-down lists 16 at a time (the browser stays light), its Σ rows still sum all 70."""
     from attn_core import make_config
 
     rng = np.random.default_rng(11)
@@ -331,12 +331,20 @@ def test_many_keys_are_shown_a_page_at_a_time_and_the_sums_cover_every_key():
     at = steps_app(make_config([f"w{i}" for i in range(70)], x, w_q, w_k, w_v))
     ref = reference(x, w_q, w_k, w_v)
     page = at.selectbox(key="steps_keys_page")
-    assert page.options == ["keys 0–31: 0: w0 … 31: w31", "keys 32–63: 32: w32 … 63: w63",
+    assert page.options == ["keys 0–15: 0: w0 … 15: w15", "keys 16–31: 16: w16 … 31: w31",
+                            "keys 32–47: 32: w32 … 47: w47", "keys 48–63: 48: w48 … 63: w63",
                             "keys 64–69: 64: w64 … 69: w69"]
     got = tables(at)
-    assert len(got["a"]) == 32 and len(got["b"]) == 33 and len(got["c"]) == 33  # 32 keys (+ the Σ row)
+    assert len(got["a"]) == 16 and len(got["b"]) == 17 and len(got["c"]) == 17  # 16 keys (+ the Σ row)
 
-    page.set_value(2).run()
+    # 70 × 70 scores drawn in blocks: the scaled scores would be the same picture, so their range is said instead
+    assert list(charts(at)) == ["Q", "Scores QKᵀ", "Weights", "Output"]  # Q, K or V chosen above them
+    said = next(plain(m.value) for m in at.markdown if "**Scaled scores**, shape 70 × 70" in plain(m.value))
+    lo, hi = re.search(r"\*\*Scaled scores\*\*, shape 70 × 70: from (\S+) to (\S+)\.", said).groups()
+    assert float(lo.replace("−", "-")) == pytest.approx(ref["scaled"].min(), abs=5e-5)
+    assert float(hi.replace("−", "-")) == pytest.approx(ref["scaled"].max(), abs=5e-5)
+
+    page.set_value(4).run()
     assert not at.exception
     got = tables(at)
     assert [row[0] for row in got["a"]] == [f"{j}: w{j}" for j in range(64, 70)]

@@ -180,8 +180,9 @@ with w3:
     matrix_section("w_v", "W_V", "V = X W_V")
 if cfg.score != "dot":
     st.caption(_("W_O ({rows} × {cols}) is edited on the {multihead} page and in the sidebar's edit panel of the pages "
-                 "that show the steps, the {score} score function's weights on {scores}.").format(rows=cfg.w_o.shape[0], cols=cfg.d_out, multihead=_(registry.MULTIHEAD.title),
-                                     score=_(SCORE_WORDS[cfg.score]), scores=_(registry.SCORES.title)))
+                 "that show the steps, the {score} score function's weights on {scores}.").format(
+        rows=cfg.w_o.shape[0], cols=cfg.d_out, multihead=_(registry.MULTIHEAD.title),
+        score=_(SCORE_WORDS[cfg.score]), scores=_(registry.SCORES.title)))
 else:
     st.caption(_("W_O ({rows} × {cols}) is edited on the {multihead} page and in the sidebar's edit panel of the pages "
                  "that show the steps.").format(

@@ -272,7 +272,7 @@ def _normalise(name: str) -> str:
 DTYPES = {"F16": 2, "F32": 4, "F64": 8}  # safetensors dtypes read, and their bytes a number
 WORD = "embeddings.word_embeddings.weight"
 MLM = "cls.predictions."  # BertForMaskedLM's head (its encoder's names have the "bert." prefix _normalise removes)
-DECODER, MLM_BIAS = MLM + "decoder.weight", MLM + "bias"
+DECODER, DECODER_BIAS, MLM_BIAS = MLM + "decoder.weight", MLM + "decoder.bias", MLM + "bias"
 
 
 def expected_tensors(cfg: BertConfig) -> dict[str, tuple[int, ...]]:
@@ -295,14 +295,17 @@ def expected_tensors(cfg: BertConfig) -> dict[str, tuple[int, ...]]:
 
 def mlm_tensors(cfg: BertConfig, names: dict[str, str] | set[str]) -> dict[str, tuple[int, ...]]:
     """The masked-LM head's tensors and shapes when the checkpoint has one (any ``cls.predictions.`` tensor among
-    the normalised ``names``), else {}: the transform (dense, LayerNorm), the output bias (``cls.predictions.bias``,
-    or ``cls.predictions.decoder.bias`` when only that is stored) and the decoder when the file has its own (else it
-    is tied to the word embeddings)."""
+    the normalised ``names``), else {}: the transform (dense, LayerNorm), the output bias and the decoder when the
+    file has its own (else it is tied to the word embeddings).
+
+    The output bias is ``cls.predictions.decoder.bias`` when the file has it (what the decoder adds: an untied
+    BertForMaskedLM saves its own), else ``cls.predictions.bias`` (a tied one saves only this one, the same tensor).
+    """
     if not any(k.startswith(MLM) for k in names):
         return {}
     d, vocab = cfg.d_model, cfg.vocab_size
     p = MLM + "transform."
-    bias = MLM + "decoder.bias" if MLM_BIAS not in names and MLM + "decoder.bias" in names else MLM_BIAS
+    bias = DECODER_BIAS if DECODER_BIAS in names else MLM_BIAS
     shapes = {p + "dense.weight": (d, d), p + "dense.bias": (d,), p + "LayerNorm.weight": (d,),
               p + "LayerNorm.bias": (d,), bias: (vocab,)}
     if DECODER in names:
@@ -435,7 +438,7 @@ def read_weights(path: Path, cfg: BertConfig) -> tuple[Embeddings, tuple[LayerWe
             head = None
             shapes = mlm_tensors(cfg, names)
             if shapes:
-                t, bias = MLM + "transform.", MLM_BIAS if MLM_BIAS in shapes else MLM + "decoder.bias"
+                t, bias = MLM + "transform.", DECODER_BIAS if DECODER_BIAS in shapes else MLM_BIAS
                 head = MlmHead(
                     w_t=np.ascontiguousarray(get(t + "dense.weight", (d, d)).T),  # [d_model, d_model]
                     b_t=get(t + "dense.bias", (d,)), ln_g=get(t + "LayerNorm.weight", (d,)),

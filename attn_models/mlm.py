@@ -34,7 +34,7 @@ class MlmHead:
         ``cls.predictions.decoder.weight`` when the file has its own; None: tied to the word embeddings (as
         BertForMaskedLM saves it).
     bias : ndarray of shape (vocab_size,)
-        ``cls.predictions.bias``.
+        ``cls.predictions.decoder.bias`` when the file has one (an untied decoder's), else ``cls.predictions.bias``.
     """
 
     w_t: np.ndarray

@@ -254,7 +254,11 @@ class Model:
               measure: Callable[[list[np.ndarray]], float]) -> np.ndarray:
         """``measure(last hidden state of each sentence)`` with each head of ``layers`` switched off alone."""
         rows = list(range(self.n_layers)) if layers is None else list(layers)
-        Intervention(ablate={(layer, 0) for layer in rows}, how=how).check(self.n_layers, self.n_heads)
+        for layer in rows:
+            if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or not 0 <= layer < self.n_layers:
+                raise ModelError(N_("Layer {layer} does not exist: the model has layers 0 … {last}."),
+                                 layer=repr(layer)[:40], last=self.n_layers - 1)
+        Intervention(how=how)  # ModelError unless "mean" or "zero"
         clean = [self.run(enc)[0] for enc in encs]  # [n_layers + 1, n_seq, d_model] each
         effects = np.empty((len(rows), self.n_heads))  # [len(layers), n_heads]
         for r, layer in enumerate(rows):

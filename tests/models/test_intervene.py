@@ -249,6 +249,10 @@ def test_effects_refusals(tiny, masked):
         tiny.similarity_effects([tiny_bert.SENTENCE, OTHER], pair=(0, 2))
     with pytest.raises(ModelError, match="^Layer 3 does not exist"):
         tiny.similarity_effects([tiny_bert.SENTENCE, OTHER], layers=[3])
+    with pytest.raises(ModelError, match="^Layer '1' does not exist"):
+        tiny.similarity_effects([tiny_bert.SENTENCE, OTHER], layers=["1"])
+    with pytest.raises(ModelError, match="^A head is switched off by mean or zero, not 'half'."):
+        tiny.similarity_effects([tiny_bert.SENTENCE, OTHER], how="half")
     with pytest.raises(ModelError, match="^Give a list of sentences"):
         tiny.embed_sentences(tiny_bert.SENTENCE)
     with pytest.raises(ModelError, match=r"^Token id 27 is not in the vocabulary \(ids 0 … 26\)."):

@@ -11,6 +11,16 @@ turns one layer into an attn_core configuration the explorer can open. No torch,
 (6, 12, 6, 6)
 >>> cfg = model.layer_config("The cat sat.", layer=2)  # doctest: +SKIP
 >>> attn_core.run(cfg).heads[5].weights  # == out.attentions[2, 5]   # doctest: +SKIP
+
+What the model does, and what a change does to it (an :class:`Intervention`: heads switched off, a layer replaced by
+the explorer's configuration, edited or not):
+
+>>> emb = model.embed_sentences(["A cat sat.", "A dog ran."])           # doctest: +SKIP
+>>> attn_models.cosine_similarities(emb)[0, 1]                         # doctest: +SKIP
+>>> off = attn_models.Intervention(ablate={(2, 5)})                     # doctest: +SKIP
+>>> model.embed_sentences(["A cat sat.", "A dog ran."], intervention=off)   # doctest: +SKIP
+>>> model.similarity_effects(["A cat sat.", "A dog ran."], layers=[2])  # each head of layer 2 off  # doctest: +SKIP
+>>> bert.fill_mask("The cat sat on the [MASK].")[0].tokens             # a BertForMaskedLM   # doctest: +SKIP
 """
 
 from .access import DEFAULT_MODEL, Access, check_repo_id, is_folder
@@ -18,14 +28,16 @@ from .checkpoint import BertConfig, config_cells, parse_config
 from .encoder import EncoderOutput, erf, gelu, layer_norm, with_bias_column
 from .errors import ModelError, ModelUnavailableError, NotFetchedError
 from .hub import RepoPlan, check_source, in_cache, judge_repo, repo_cached
+from .intervene import Intervention, ablate_heads
 from .limits import MODEL_LIMITS, ModelLimits, resident_bytes
-from .model import Encoded, Model, fetch, load, token_label
+from .mlm import MaskFill, MlmHead
+from .model import Encoded, Model, cosine_similarities, fetch, load, pool, token_label
 from .patterns import describe_head, head_description, head_pattern
 
 __all__ = [
-    "MODEL_LIMITS", "Access", "BertConfig", "DEFAULT_MODEL", "Encoded", "EncoderOutput", "Model", "ModelError",
-    "ModelLimits", "ModelUnavailableError", "NotFetchedError", "RepoPlan", "check_repo_id", "check_source",
-    "config_cells", "describe_head", "erf", "fetch", "gelu", "head_description", "head_pattern", "in_cache",
-    "is_folder", "judge_repo", "layer_norm", "load", "parse_config", "repo_cached", "resident_bytes", "token_label",
-    "with_bias_column",
+    "MODEL_LIMITS", "Access", "BertConfig", "DEFAULT_MODEL", "Encoded", "EncoderOutput", "Intervention", "MaskFill",
+    "MlmHead", "Model", "ModelError", "ModelLimits", "ModelUnavailableError", "NotFetchedError", "RepoPlan",
+    "ablate_heads", "check_repo_id", "check_source", "config_cells", "cosine_similarities", "describe_head", "erf",
+    "fetch", "gelu", "head_description", "head_pattern", "in_cache", "is_folder", "judge_repo", "layer_norm", "load",
+    "parse_config", "pool", "repo_cached", "resident_bytes", "token_label", "with_bias_column",
 ]

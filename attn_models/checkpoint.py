@@ -19,6 +19,7 @@ from attn_core import LIMITS
 from .encoder import LayerWeights
 from .errors import N_, ModelError
 from .limits import FIELD_CAPS, MODEL_LIMITS, resident_bytes, too_large
+from .mlm import MlmHead
 
 BERT_TYPES = ("bert",)  # config.json model_type values read as BERT (same weight names, same forward pass)
 
@@ -117,9 +118,11 @@ def parse_config(doc: object, where: str = "config.json") -> BertConfig:
     return cfg
 
 
-def check_size(cfg: BertConfig, where: str = "config.json", word_itemsize: int = 4) -> None:
+def check_size(cfg: BertConfig, where: str = "config.json", word_itemsize: int = 4, *, mlm: bool = False,
+               decoder_itemsize: int = 0) -> None:
     """ModelError naming the config field over its cap (attn_models.MODEL_LIMITS), or saying how much memory the
-    whole model would take when that is over the cap.
+    whole model would take when that is over the cap (``mlm``, ``decoder_itemsize``: with a masked-LM head, see
+    :func:`attn_models.limits.resident_bytes`).
 
     >>> from dataclasses import replace
     >>> mini = parse_config({"model_type": "bert", "num_hidden_layers": 6, "num_attention_heads": 12,
@@ -138,7 +141,8 @@ def check_size(cfg: BertConfig, where: str = "config.json", word_itemsize: int =
         if value > cap:
             raise ModelError(N_("{where}: {key} {value} is over the cap of {cap} (attn_models.MODEL_LIMITS)."),
                              where=where, key=key, value=value, cap=cap)
-    size, cap = resident_bytes(cfg, word_itemsize), MODEL_LIMITS.resident_bytes
+    size = resident_bytes(cfg, word_itemsize, mlm=mlm, decoder_itemsize=decoder_itemsize)
+    cap = MODEL_LIMITS.resident_bytes
     if size > cap:
         raise ModelError(N_("{where}: this model would take {size:.0f} MB of memory once loaded; the cap is {cap:.0f} "
                             "MB (attn_models.MODEL_LIMITS)."), where=where, size=size / 1e6, cap=cap / 1e6)
@@ -267,6 +271,8 @@ def _normalise(name: str) -> str:
 
 DTYPES = {"F16": 2, "F32": 4, "F64": 8}  # safetensors dtypes read, and their bytes a number
 WORD = "embeddings.word_embeddings.weight"
+MLM = "cls.predictions."  # BertForMaskedLM's head (its encoder's names have the "bert." prefix _normalise removes)
+DECODER, DECODER_BIAS, MLM_BIAS = MLM + "decoder.weight", MLM + "decoder.bias", MLM + "bias"
 
 
 def expected_tensors(cfg: BertConfig) -> dict[str, tuple[int, ...]]:
@@ -287,10 +293,31 @@ def expected_tensors(cfg: BertConfig) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
+def mlm_tensors(cfg: BertConfig, names: dict[str, str] | set[str]) -> dict[str, tuple[int, ...]]:
+    """The masked-LM head's tensors and shapes when the checkpoint has one (any ``cls.predictions.`` tensor among
+    the normalised ``names``), else {}: the transform (dense, LayerNorm), the output bias and the decoder when the
+    file has its own (else it is tied to the word embeddings).
+
+    The output bias is ``cls.predictions.decoder.bias`` when the file has it (what the decoder adds: an untied
+    BertForMaskedLM saves its own), else ``cls.predictions.bias`` (a tied one saves only this one, the same tensor).
+    """
+    if not any(k.startswith(MLM) for k in names):
+        return {}
+    d, vocab = cfg.d_model, cfg.vocab_size
+    p = MLM + "transform."
+    bias = DECODER_BIAS if DECODER_BIAS in names else MLM_BIAS
+    shapes = {p + "dense.weight": (d, d), p + "dense.bias": (d,), p + "LayerNorm.weight": (d,),
+              p + "LayerNorm.bias": (d,), bias: (vocab,)}
+    if DECODER in names:
+        shapes[DECODER] = (vocab, d)
+    return shapes
+
+
 def read_header(path: Path, cfg: BertConfig) -> dict[str, str]:
     """Check model.safetensors' header against ``cfg`` before any tensor is read: its length (first 8 bytes, at most
     MODEL_LIMITS.header_bytes), every tensor the encoder reads there with config.json's shape, a dtype read here
-    (F16, F32, F64) and its bytes inside the file; then the memory the model takes with its word embedding's dtype.
+    (F16, F32, F64) and its bytes inside the file, likewise a masked-LM head's when it has one (:func:`mlm_tensors`);
+    then the memory the model takes with its word embedding's dtype and its head.
 
     Returns the normalised name -> the stored name of every tensor. Raises ModelError naming the file and the fault.
     """
@@ -316,26 +343,39 @@ def read_header(path: Path, cfg: BertConfig) -> dict[str, str]:
     for key, shape in expected_tensors(cfg).items():
         if key not in names:
             raise ModelError(N_("model.safetensors has no tensor {name}; is it a BERT checkpoint?"), name=key)
-        entry = header[names[key]]
-        ok = isinstance(entry, dict) and isinstance(entry.get("shape"), list) and isinstance(
-            entry.get("data_offsets"), list) and len(entry["data_offsets"]) == 2 and all(
-            isinstance(v, int) and not isinstance(v, bool) for v in [*entry["shape"], *entry["data_offsets"]])
-        if not ok:
-            raise ModelError(N_("model.safetensors: the header's entry for {name} is malformed."), name=key)
-        if tuple(entry["shape"]) != shape:
-            raise ModelError(N_("model.safetensors: {name} has shape {shape}, config.json implies {wanted}."),
-                             name=key, shape=str(tuple(entry["shape"])), wanted=str(shape))
-        if entry.get("dtype") not in DTYPES:
-            raise ModelError(N_("model.safetensors: {name} holds {dtype} numbers; only {dtypes} are read here."),
-                             name=key, dtype=str(entry.get("dtype"))[:20], dtypes=", ".join(DTYPES))
-        begin, end = entry["data_offsets"]
-        if not 0 <= begin <= end <= data_bytes or end - begin != int(np.prod(shape)) * DTYPES[entry["dtype"]]:
-            raise ModelError(N_("model.safetensors: its header puts {name} at bytes {begin} … {end} of its {size:,} "
-                                "bytes of data, where its {dtype} numbers of shape {shape} do not fit (the file is cut "
-                                "short, or its header is wrong)."), name=key, begin=begin, end=end, size=data_bytes,
-                             dtype=entry["dtype"], shape=str(shape))
-    check_size(cfg, name, DTYPES[header[names[WORD]]["dtype"]])
+        check_entry(header[names[key]], key, shape, data_bytes)
+    head = mlm_tensors(cfg, names)
+    for key, shape in head.items():
+        if key not in names:
+            raise ModelError(N_("model.safetensors has a masked-language-model head (cls.predictions) without its "
+                                "tensor {name}."), name=key)
+        check_entry(header[names[key]], key, shape, data_bytes)
+    decoder = header[names[DECODER]]["dtype"] if DECODER in head else None
+    check_size(cfg, name, DTYPES[header[names[WORD]]["dtype"]], mlm=bool(head),
+               decoder_itemsize=DTYPES[decoder] if decoder else 0)
     return names
+
+
+def check_entry(entry: object, key: str, shape: tuple[int, ...], data_bytes: int) -> None:
+    """ModelError unless the header's ``entry`` for tensor ``key`` has ``shape``, a dtype read here and its bytes
+    inside the file's ``data_bytes`` bytes of data."""
+    ok = isinstance(entry, dict) and isinstance(entry.get("shape"), list) and isinstance(
+        entry.get("data_offsets"), list) and len(entry["data_offsets"]) == 2 and all(
+        isinstance(v, int) and not isinstance(v, bool) for v in [*entry["shape"], *entry["data_offsets"]])
+    if not ok:
+        raise ModelError(N_("model.safetensors: the header's entry for {name} is malformed."), name=key)
+    if tuple(entry["shape"]) != shape:
+        raise ModelError(N_("model.safetensors: {name} has shape {shape}, config.json implies {wanted}."),
+                         name=key, shape=str(tuple(entry["shape"])), wanted=str(shape))
+    if entry.get("dtype") not in DTYPES:
+        raise ModelError(N_("model.safetensors: {name} holds {dtype} numbers; only {dtypes} are read here."),
+                         name=key, dtype=str(entry.get("dtype"))[:20], dtypes=", ".join(DTYPES))
+    begin, end = entry["data_offsets"]
+    if not 0 <= begin <= end <= data_bytes or end - begin != int(np.prod(shape)) * DTYPES[entry["dtype"]]:
+        raise ModelError(N_("model.safetensors: its header puts {name} at bytes {begin} … {end} of its {size:,} "
+                            "bytes of data, where its {dtype} numbers of shape {shape} do not fit (the file is cut "
+                            "short, or its header is wrong)."), name=key, begin=begin, end=end, size=data_bytes,
+                         dtype=entry["dtype"], shape=str(shape))
 
 
 def check_finite(name: str, t: np.ndarray, rows: int = 4096) -> None:
@@ -347,9 +387,9 @@ def check_finite(name: str, t: np.ndarray, rows: int = 4096) -> None:
                                 "infinity)."), name=name)
 
 
-def read_weights(path: Path, cfg: BertConfig) -> tuple[Embeddings, tuple[LayerWeights, ...]]:
-    """The embeddings and every layer of model.safetensors, checked against ``cfg``'s shapes (the header first, see
-    :func:`read_header`), every value finite."""
+def read_weights(path: Path, cfg: BertConfig) -> tuple[Embeddings, tuple[LayerWeights, ...], MlmHead | None]:
+    """The embeddings, every layer and the masked-LM head (None when the file has none) of model.safetensors,
+    checked against ``cfg``'s shapes (the header first, see :func:`read_header`), every value finite."""
     from safetensors import SafetensorError, safe_open
 
     names = read_header(path, cfg)
@@ -395,6 +435,17 @@ def read_weights(path: Path, cfg: BertConfig) -> tuple[Embeddings, tuple[LayerWe
                     ln2_g=get(f"{p}.output.LayerNorm.weight", (d,)),
                     ln2_b=get(f"{p}.output.LayerNorm.bias", (d,)),
                 ))
+            head = None
+            shapes = mlm_tensors(cfg, names)
+            if shapes:
+                t, bias = MLM + "transform.", DECODER_BIAS if DECODER_BIAS in shapes else MLM_BIAS
+                head = MlmHead(
+                    w_t=np.ascontiguousarray(get(t + "dense.weight", (d, d)).T),  # [d_model, d_model]
+                    b_t=get(t + "dense.bias", (d,)), ln_g=get(t + "LayerNorm.weight", (d,)),
+                    ln_b=get(t + "LayerNorm.bias", (d,)),
+                    decoder=get(DECODER, (cfg.vocab_size, d), keep_dtype=True) if DECODER in shapes else None,
+                    bias=get(bias, (cfg.vocab_size,)),
+                )
     except (OSError, SafetensorError) as err:
         raise ModelError(N_("model.safetensors could not be read: {err}"), err=str(err)[:300]) from None
-    return emb, tuple(layers)
+    return emb, tuple(layers), head

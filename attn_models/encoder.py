@@ -12,6 +12,7 @@ Shapes use the project's names: ``n_seq`` tokens, ``d_model`` (BERT's hidden_siz
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -177,15 +178,31 @@ def feed_forward_block(x: np.ndarray, w: LayerWeights, eps: float) -> np.ndarray
     return layer_norm(inner @ w.w_ff2 + w.b_ff2 + x, w.ln2_g, w.ln2_b, eps)
 
 
+#: a layer's self-attention changed (attn_models.intervene.layer_step): x [n_seq, d_model] -> (the attention output
+#: with b_O [n_seq, d_model], the residual it is added to [n_seq, d_model], weights [n_heads, n_seq, n_seq])
+Attend = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray, np.ndarray]]
+
+
 def encode(
-    embedded: np.ndarray, layers: tuple[LayerWeights, ...], n_heads: int, is_pad: np.ndarray, eps: float
+    embedded: np.ndarray, layers: tuple[LayerWeights, ...], n_heads: int, is_pad: np.ndarray, eps: float,
+    steps: Sequence[Attend | None] = (),
 ) -> tuple[np.ndarray, np.ndarray]:  # [n_seq, d_model] -> [n_layers + 1, n_seq, d_model], [n_layers, n_heads, n, n]
-    """Every layer in turn on the embeddings' output; returns (hidden_states, attentions)."""
+    """Every layer in turn on ``embedded`` (the embeddings' output, or a later layer's input); returns
+    (hidden_states, attentions).
+
+    ``steps[i]``, when given and not None, computes layer i's self-attention instead (an intervention: see
+    attn_models.intervene); then the residual, LayerNorm and feed-forward as always.
+    """
     n_seq, d_model = embedded.shape
     hidden = np.empty((len(layers) + 1, n_seq, d_model))  # [n_layers + 1, n_seq, d_model]
     attentions = np.empty((len(layers), n_heads, n_seq, n_seq))  # [n_layers, n_heads, n_seq, n_seq]
     hidden[0] = embedded
     for i, w in enumerate(layers):
-        h, attentions[i] = attention_block(hidden[i], w, n_heads, is_pad, eps)
+        step = steps[i] if i < len(steps) else None
+        if step is None:
+            h, attentions[i] = attention_block(hidden[i], w, n_heads, is_pad, eps)
+        else:
+            attn_out, residual, attentions[i] = step(hidden[i])  # [n_seq, d_model] × 2, [n_heads, n_seq, n_seq]
+            h = layer_norm(attn_out + residual, w.ln1_g, w.ln1_b, eps)
         hidden[i + 1] = feed_forward_block(h, w, eps)
     return hidden, attentions

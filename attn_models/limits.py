@@ -50,12 +50,16 @@ FIELD_CAPS = {
 }
 
 
-def resident_bytes(cfg: BertConfig, word_itemsize: int = 4) -> int:
+def resident_bytes(cfg: BertConfig, word_itemsize: int = 4, *, mlm: bool = False, decoder_itemsize: int = 0) -> int:
     """Bytes the model takes once loaded: the word embedding in its checkpoint's dtype (``word_itemsize`` bytes a
     number, float32 unless known), everything else in float64 (attn_models.checkpoint.read_weights).
 
     Per layer: W_Q, W_K, W_V [d_model + 1, d_model] (the bias as the last row), W_O [d_model, d_model], b_O,
     two LayerNorms, W_ff1 [d_model, d_ff] + b_ff1, W_ff2 [d_ff, d_model] + b_ff2.
+
+    ``mlm``: with a masked-LM head (attn_models.mlm.MlmHead): its transform [d_model, d_model] + bias, LayerNorm and
+    output bias [vocab_size] in float64, and its own decoder [vocab_size, d_model] of ``decoder_itemsize`` bytes a
+    number (0: tied to the word embedding, nothing more).
 
     >>> from attn_models.checkpoint import BertConfig
     >>> mini = BertConfig(n_layers=6, n_heads=12, d_model=384, d_ff=1536, vocab_size=30522, max_positions=512,
@@ -66,11 +70,16 @@ def resident_bytes(cfg: BertConfig, word_itemsize: int = 4) -> int:
     ...                    type_vocab_size=2, eps=1e-12)
     >>> round(resident_bytes(multi) / 1e6, 1)
     555.9
+    >>> round(resident_bytes(mini, mlm=True) / 1e6, 1)  # a masked-LM head, its decoder tied to the word embedding
+    135.1
+    >>> round(resident_bytes(mini, mlm=True, decoder_itemsize=4) / 1e6, 1)  # its own float32 decoder
+    182.0
     """
     d, ff = cfg.d_model, cfg.d_ff
     layer = 3 * (d + 1) * d + d * d + d + 2 * d + d * ff + ff + ff * d + d + 2 * d  # numbers of one layer
     embeddings = (cfg.max_positions + cfg.type_vocab_size + 2) * d  # position, token type, LayerNorm
-    return cfg.vocab_size * d * word_itemsize + (embeddings + cfg.n_layers * layer) * F64
+    head = (d * d + 3 * d + cfg.vocab_size) * F64 + cfg.vocab_size * d * decoder_itemsize if mlm else 0
+    return cfg.vocab_size * d * word_itemsize + (embeddings + cfg.n_layers * layer) * F64 + head
 
 
 def too_large(name: str, size: int, cap: int) -> ModelError:

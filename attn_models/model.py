@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +16,8 @@ from .checkpoint import BertConfig, Embeddings, check_id, read_config, read_toke
 from .encoder import EncoderOutput, LayerWeights, encode, layer_norm, with_bias_column
 from .errors import N_, ModelError, ModelUnavailableError
 from .hub import CheckpointFiles, Progress, checkpoint_files, discard, mark
+from .intervene import Intervention, layer_step, owns
+from .mlm import MASK, MaskFill, MlmHead, mlm_probs, top_words
 
 CLS, SEP, PAD = "[CLS]", "[SEP]", "[PAD]"
 
@@ -27,6 +30,8 @@ class Encoded:
     ids: np.ndarray  # int [n_seq]
     type_ids: np.ndarray  # int [n_seq]
     is_pad: np.ndarray  # bool [n_seq]
+    text: str | None = None  # the sentence, and the padding asked for (an Intervention's configuration is
+    pad_to: int = 0  # one sentence's: attn_models.intervene.owns)
 
 
 @dataclass(frozen=True, eq=False)
@@ -44,6 +49,8 @@ class Model:
         WordPiece, no truncation and no padding (the caps are checked here instead).
     load_seconds : float
         How long reading the files took.
+    mlm : MlmHead or None
+        The masked-language-model head (BertForMaskedLM's ``cls.predictions``) when the checkpoint has one.
     """
 
     name: str
@@ -52,6 +59,7 @@ class Model:
     layers: tuple[LayerWeights, ...]
     tokenizer: object
     load_seconds: float = 0.0
+    mlm: MlmHead | None = None
 
     @property
     def n_layers(self) -> int:
@@ -60,6 +68,11 @@ class Model:
     @property
     def n_heads(self) -> int:
         return self.config.n_heads
+
+    @property
+    def has_mlm(self) -> bool:
+        """Whether the checkpoint has a masked-LM head: :meth:`fill_mask` works."""
+        return self.mlm is not None
 
     # ---- tokens -------------------------------------------------------------------------------------------
 
@@ -80,7 +93,8 @@ class Model:
         for token, i in zip(tokens, ids, strict=True):  # a post-processor's ids are not in the vocabulary read at load
             check_id(token, i, self.config)
         is_pad = np.arange(len(tokens)) >= len(tokens) - n_pad
-        return Encoded(tuple(tokens), np.array(ids, dtype=np.intp), np.array(types, dtype=np.intp), is_pad)
+        return Encoded(tuple(tokens), np.array(ids, dtype=np.intp), np.array(types, dtype=np.intp), is_pad, text,
+                       int(pad_to or 0))
 
     def _id(self, token: str) -> int:
         i = self.tokenizer.token_to_id(token)
@@ -115,19 +129,161 @@ class Model:
         x = x + e.position[:n]
         return layer_norm(x, e.ln_g, e.ln_b, self.config.eps)
 
-    def run(self, enc: Encoded, layers: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """(hidden_states [k + 1, n_seq, d_model], attentions [k, n_heads, n_seq, n_seq]) of the first k layers."""
-        self.check_length(len(enc.tokens))
-        return encode(self.embed(enc), self.layers[:layers], self.n_heads, enc.is_pad, self.config.eps)
+    def run(self, enc: Encoded, layers: int | None = None, *, intervention: Intervention | None = None,
+            start: int = 0, hidden: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(hidden_states, attentions) of layers ``start`` … k − 1 (the first k = ``layers`` layers, default all).
 
-    def forward(self, text: str, pad_to: int | None = None) -> EncoderOutput:
+        Returns ``hidden_states`` [k − start + 1, n_seq, d_model] (layer ``start``'s input first) and ``attentions``
+        [k − start, n_heads, n_seq, n_seq]; with ``start`` 0, every layer's as :meth:`forward` names them.
+
+        ``intervention``: heads switched off, a layer replaced by the explorer's configuration (see
+        :class:`attn_models.Intervention`); None or ``Intervention.NONE``: the model as trained, bit for bit.
+        ``hidden``: layer ``start``'s input [n_seq, d_model] (``hidden_states[start]``) when already computed, taken
+        as it is (with whatever the intervention changed before ``start``); else it is computed here. So a change in
+        layer L reruns only layers L and after: ``run(enc, intervention=iv, start=L, hidden=clean[L])``.
+        """
+        self.check_length(len(enc.tokens))
+        iv = intervention or Intervention.NONE
+        iv.check(self.n_layers, self.n_heads)
+        end = self.n_layers if layers is None else len(self.layers[:layers])
+        if isinstance(start, bool) or not isinstance(start, (int, np.integer)) or not 0 <= start <= end:
+            raise ModelError(N_("A run starts at a layer 0 … {last}, got {start}."), last=end, start=repr(start))
+        if hidden is None:
+            hidden = self.embed(enc) if start == 0 else self.run(enc, start, intervention=iv)[0][start]
+        own = iv.config is not None and owns(iv.config, enc.text, enc.pad_to)
+        steps = [layer_step(iv, i, self.layers[i], self.n_heads, enc.is_pad, own) for i in range(start, end)]
+        return encode(hidden, self.layers[start:end], self.n_heads, enc.is_pad, self.config.eps,
+                      steps if any(steps) else ())
+
+    def forward(self, text: str, pad_to: int | None = None, *,
+                intervention: Intervention | None = None) -> EncoderOutput:
         """The whole encoder on one sentence (float64); ``attentions`` and ``hidden_states`` as transformers names them.
 
-        Raises ModelError for a sentence longer than the caps allow.
+        ``intervention``: run with heads switched off or a layer replaced (see :class:`attn_models.Intervention`);
+        None: the model as trained.
+
+        Raises ModelError for a sentence longer than the caps allow, or an intervention that does not fit.
         """
         enc = self.encode(text, pad_to)
-        hidden, attentions = self.run(enc)
+        hidden, attentions = self.run(enc, intervention=intervention)
         return EncoderOutput(enc.tokens, attentions, hidden, enc.is_pad)
+
+    # ---- what the model does: sentence embeddings, fill-in-the-blank, which heads matter ---------------------------
+
+    def embed_sentences(self, texts: Sequence[str], *, intervention: Intervention | None = None) -> np.ndarray:
+        """Sentence embeddings [n, d_model], as sentence-transformers computes them (what all-MiniLM-L6-v2 was
+        trained for): the last hidden state averaged over the sentence's tokens ([CLS] and [SEP] included, no
+        padding), then scaled to length 1. Compare them with :func:`cosine_similarities`.
+
+        ``intervention`` applies to every sentence (an explorer configuration's X to its own sentence only: see
+        :class:`attn_models.Intervention`).
+        """
+        encs = self._encode_all(texts)
+        return np.stack([pool(self.run(enc, intervention=intervention)[0][-1], enc.is_pad) for enc in encs])
+
+    def mask_probs(self, text: str, *, intervention: Intervention | None = None) -> np.ndarray:
+        """Every vocabulary word's probability at each ``[MASK]`` of ``text``, in order: [n_masks, vocab_size].
+
+        Raises ModelError when the model has no masked-LM head, or the sentence has no [MASK].
+        """
+        enc, positions = self._masks(text)
+        last = self.run(enc, intervention=intervention)[0][-1]  # [n_seq, d_model]
+        return mlm_probs(last[positions], self.mlm, self.embeddings.word, self.config.eps)
+
+    def fill_mask(self, text: str, *, top_k: int = 5, intervention: Intervention | None = None) -> tuple[MaskFill, ...]:
+        """The ``top_k`` most probable tokens at each ``[MASK]`` of ``text``, in order (BertForMaskedLM's
+        fill-in-the-blank, in float64).
+
+        Raises ModelError when the model has no masked-LM head, the sentence has no [MASK], or ``top_k`` is not a
+        whole number from 1 to the vocabulary's size.
+        """
+        vocab = self.config.vocab_size
+        if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or not 1 <= top_k <= vocab:
+            raise ModelError(N_("top_k must be a whole number from 1 to {vocab}, got {top_k}."), vocab=vocab,
+                             top_k=repr(top_k)[:40])
+        _, positions = self._masks(text)
+        fills = []
+        for position, probs in zip(positions, self.mask_probs(text, intervention=intervention), strict=True):
+            ids = top_words(probs, int(top_k))
+            fills.append(MaskFill(int(position), tuple(self.tokenizer.id_to_token(int(i)) for i in ids), probs[ids],
+                                  ids))
+        return tuple(fills)
+
+    def head_effects(self, texts: Sequence[str], measure: Callable[[np.ndarray], float], *, how: str = "mean",
+                     layers: Sequence[int] | None = None) -> np.ndarray:
+        """``measure(embeddings)`` with each head switched off alone: [len(layers), n_heads] (all layers by default,
+        rows in the order given); ``embeddings`` are :meth:`embed_sentences` of ``texts`` with that head ablated
+        (``how``: "mean" or "zero", see :class:`attn_models.Intervention`).
+
+        Each ablation in layer L reruns layers L and after only, from the model's own input to layer L.
+
+        >>> sim = model.head_effects(["A cat.", "A dog."], lambda e: float(e[0] @ e[1]))  # doctest: +SKIP
+        """
+        encs = self._encode_all(texts)
+        return self._scan(encs, how, layers, lambda last: float(measure(
+            np.stack([pool(h, enc.is_pad) for h, enc in zip(last, encs, strict=True)]))))
+
+    def similarity_effects(self, texts: Sequence[str], pair: tuple[int, int] = (0, 1), *, how: str = "mean",
+                           layers: Sequence[int] | None = None) -> np.ndarray:
+        """The cosine similarity of sentences ``pair`` with each head switched off alone: [len(layers), n_heads]
+        (see :meth:`head_effects`)."""
+        i, j = pair
+        n = len(texts)
+        if not (-n <= i < n and -n <= j < n):
+            raise ModelError(N_("The pair {pair} names a sentence that is not among the {n} given."), pair=str(pair),
+                             n=n)
+        return self.head_effects(texts, lambda e: float(e[i] @ e[j]), how=how, layers=layers)
+
+    def mask_effects(self, text: str, token_id: int, *, mask: int = 0, how: str = "mean",
+                     layers: Sequence[int] | None = None) -> np.ndarray:
+        """The probability of token ``token_id`` at ``text``'s ``mask``-th [MASK] with each head switched off alone:
+        [len(layers), n_heads] (see :meth:`head_effects`)."""
+        enc, positions = self._masks(text)
+        vocab = self.config.vocab_size
+        if isinstance(token_id, bool) or not isinstance(token_id, (int, np.integer)) or not 0 <= token_id < vocab:
+            raise ModelError(N_("Token id {id} is not in the vocabulary (ids 0 … {last})."), id=repr(token_id)[:40],
+                             last=vocab - 1)
+        if isinstance(mask, bool) or not isinstance(mask, (int, np.integer)) or not 0 <= mask < len(positions):
+            raise ModelError(N_("The sentence has {n} [MASK] tokens; there is no number {mask} (counted from 0)."),
+                             n=len(positions), mask=repr(mask)[:40])
+        at = positions[mask]
+        return self._scan([enc], how, layers, lambda last: float(
+            mlm_probs(last[0][at:at + 1], self.mlm, self.embeddings.word, self.config.eps)[0, token_id]))
+
+    def _scan(self, encs: list[Encoded], how: str, layers: Sequence[int] | None,
+              measure: Callable[[list[np.ndarray]], float]) -> np.ndarray:
+        """``measure(last hidden state of each sentence)`` with each head of ``layers`` switched off alone."""
+        rows = list(range(self.n_layers)) if layers is None else list(layers)
+        for layer in rows:
+            if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or not 0 <= layer < self.n_layers:
+                raise ModelError(N_("Layer {layer} does not exist: the model has layers 0 … {last}."),
+                                 layer=repr(layer)[:40], last=self.n_layers - 1)
+        Intervention(how=how)  # ModelError unless "mean" or "zero"
+        clean = [self.run(enc)[0] for enc in encs]  # [n_layers + 1, n_seq, d_model] each
+        effects = np.empty((len(rows), self.n_heads))  # [len(layers), n_heads]
+        for r, layer in enumerate(rows):
+            for h in range(self.n_heads):
+                iv = Intervention(ablate={(layer, h)}, how=how)
+                last = [self.run(enc, intervention=iv, start=layer, hidden=hs[layer])[0][-1]
+                        for enc, hs in zip(encs, clean, strict=True)]
+                effects[r, h] = measure(last)
+        return effects
+
+    def _encode_all(self, texts: Sequence[str]) -> list[Encoded]:
+        if isinstance(texts, str) or not isinstance(texts, Sequence) or not texts:
+            raise ModelError(N_("Give a list of sentences (at least one)."))
+        return [self.encode(t) for t in texts]
+
+    def _masks(self, text: str) -> tuple[Encoded, np.ndarray]:  # -> the sentence, int [n_masks] its [MASK] positions
+        if self.mlm is None:
+            raise ModelError(N_("{name} has no masked-language-model head (a BertForMaskedLM's cls.predictions "
+                                "weights): it cannot fill in a [MASK]. Load a BERT masked-LM checkpoint."),
+                             name=self.name)
+        enc = self.encode(text)
+        positions = np.flatnonzero(enc.ids == self._id(MASK))  # [n_masks]
+        if not len(positions):
+            raise ModelError(N_("The sentence has no [MASK]: write [MASK] where the model should fill in a word."))
+        return enc, positions
 
     # ---- one layer in the explorer -------------------------------------------------------------------------------
 
@@ -166,6 +322,30 @@ class Model:
             raise ModelError(N_("Layer {layer} does not exist: the model has layers 0 … {last}."), layer=layer,
                              last=self.n_layers - 1)
         return self.layers[layer].b_o
+
+
+def pool(last: np.ndarray, is_pad: np.ndarray) -> np.ndarray:  # [n_seq, d_model], bool [n_seq] -> [d_model]
+    """A sentence embedding as sentence-transformers makes it: the mean of the real tokens' rows, scaled to length 1
+    (a length under 1e-12 is taken as 1e-12, as torch's ``F.normalize``).
+
+    >>> pool(np.array([[3.0, 0.0], [1.0, 2.0], [9.0, 9.0]]), np.array([False, False, True])).tolist()
+    [0.8944271909999159, 0.4472135954999579]
+    """
+    real = ~np.asarray(is_pad, dtype=bool)
+    mean = last[real].sum(axis=0) / max(int(real.sum()), 1e-9)  # [d_model]
+    return mean / max(float(np.sqrt(mean @ mean)), 1e-12)
+
+
+def cosine_similarities(emb: np.ndarray) -> np.ndarray:  # [n, d] -> [n, n]
+    """The cosine similarity of every pair of rows (each row scaled to length 1 first, a length under 1e-12 taken as
+    1e-12: sentence-transformers' ``util.cos_sim``).
+
+    >>> cosine_similarities(np.array([[1.0, 0.0], [1.0, 1.0]])).round(4).tolist()
+    [[1.0, 0.7071], [0.7071, 1.0]]
+    """
+    e = np.asarray(emb, dtype=np.float64)  # [n, d]
+    unit = e / np.maximum(np.sqrt(np.einsum("ij,ij->i", e, e)), 1e-12)[:, None]
+    return unit @ unit.T
 
 
 def token_label(token: str) -> str:
@@ -221,7 +401,7 @@ def load(source: str = DEFAULT_MODEL, *, cache_dir: str | Path | None = None, pr
                              access=access, local_only=local_only)
     try:
         cfg = read_config(files.config)
-        embeddings, layers = read_weights(files.weights, cfg)
+        embeddings, layers, mlm = read_weights(files.weights, cfg)
         tokenizer = read_tokenizer(files.tokenizer, cfg)
     except ModelUnavailableError:
         raise
@@ -231,4 +411,4 @@ def load(source: str = DEFAULT_MODEL, *, cache_dir: str | Path | None = None, pr
         raise
     if files.from_hub:
         mark(files.source, cache_dir)  # its last use, for the disk budget
-    return Model(files.source, cfg, embeddings, layers, tokenizer, time.perf_counter() - start)
+    return Model(files.source, cfg, embeddings, layers, tokenizer, time.perf_counter() - start, mlm)

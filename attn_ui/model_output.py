@@ -12,7 +12,7 @@ how much switching off each head alone moves it ("which heads matter"). Results 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -86,27 +86,13 @@ class Change:
         return not self.ablate and self.edited is None
 
 
-def layer_for(model: attn_models.Model, sentence: str, edited: Config) -> Config:
-    """The edited layer as it reads ``sentence``: that sentence's own X (what the layers before compute from it) and
-    its own tokens, with the edited configuration's weights, heads, scale, score function and (causal or none) mask.
-    Edits of X, tokens or a drawn mask are the explorer's sentence's only: they are not run back."""
-    layer = int(edited.origin["layer"])
-    own = model.layer_config(sentence, layer)
-    mask_kind = edited.mask_kind if edited.mask_kind in ("none", "causal") else own.mask_kind
-    return replace(own, w_q=edited.w_q, w_k=edited.w_k, w_v=edited.w_v, w_o=edited.w_o, n_heads=edited.n_heads,
-                   scale=edited.scale, score=edited.score, w_a=edited.w_a, w_1=edited.w_1, w_2=edited.w_2,
-                   v_a=edited.v_a, mask_kind=mask_kind, custom_mask=None, origin=edited.origin)
-
-
-def intervention(model: attn_models.Model, sentence: str, change: Change) -> attn_models.Intervention | None:
-    """attn_models' intervention for one sentence (None: the model as trained)."""
+def intervention(change: Change) -> attn_models.Intervention | None:
+    """attn_models' intervention (None: the model as trained). The edited configuration runs whole (X and a drawn
+    mask too) on the sentence it was opened on, unpadded; on any other sentence its weights, heads, scale, score
+    function and causal mask run on that sentence's own X (attn_models.Intervention)."""
     if change.none:
         return None
-    if change.edited is None:
-        return attn_models.Intervention(ablate=frozenset(change.ablate), how=change.how)
-    return attn_models.Intervention(ablate=frozenset(change.ablate), how=change.how,
-                                    layer=int(change.edited.origin["layer"]),
-                                    config=layer_for(model, sentence, change.edited))
+    return attn_models.Intervention(ablate=frozenset(change.ablate), how=change.how, config=change.edited)
 
 
 @dataclass(frozen=True, eq=False)
@@ -128,14 +114,8 @@ def outcome(source: str, sentence: str, others: tuple[str, ...], change: Change)
     """The model's result on ``sentence`` (and ``others``) with ``change``. Raises attn_models.ModelError."""
     model = model_views.model(source)
     if task(model) == "mask":
-        return Outcome(fills=model.fill_mask(sentence, top_k=TOP_K, intervention=intervention(model, sentence,
-                                                                                              change)))
-    texts = (sentence, *others)
-    if change.edited is None:
-        emb = model.embed_sentences(texts, intervention=intervention(model, sentence, change))  # [n, d_model]
-    else:  # each sentence reads the edited layer with its own X
-        emb = np.concatenate([model.embed_sentences((t,), intervention=intervention(model, t, change))
-                              for t in texts])
+        return Outcome(fills=model.fill_mask(sentence, top_k=TOP_K, intervention=intervention(change)))
+    emb = model.embed_sentences((sentence, *others), intervention=intervention(change))  # [1 + n_others, d_model]
     return Outcome(similarities=attn_models.cosine_similarities(emb)[0, 1:])
 
 
@@ -146,9 +126,8 @@ def head_effects(source: str, sentence: str, other: str | None, how: How) -> np.
     minus before. Raises attn_models.ModelError."""
     model = model_views.model(source)
     if task(model) == "mask":
-        top = model.fill_mask(sentence, top_k=1)[0].ids[0]
-        return model.head_effects((sentence,), lambda probs: float(probs[0, top]), how=how, measure_on="mask")
-    return model.head_effects((sentence, other), lambda emb: float(emb[0] @ emb[1]), how=how)
+        return model.mask_effects(sentence, int(model.fill_mask(sentence, top_k=1)[0].ids[0]), how=how)
+    return model.similarity_effects((sentence, other), how=how)
 
 
 # ---- in words ------------------------------------------------------------------------------------------------

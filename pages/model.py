@@ -236,10 +236,16 @@ if origin is not None:
         st.button(_("Back to the model's weights"), key="model_back", icon=":material/restore:",
                   on_click=model_views.back_to_model)
         st.subheader(_("Your edits, run through the model"))
-        st.caption(_("Layer {layer} computed with your W_Q, W_K, W_V, W_O, heads, scale, score function and mask, "
-                     "then the rest of the model as trained, on each sentence. Each sentence brings its own X (what "
-                     "the layers before compute from it): edits of X, of the tokens or of a drawn mask are not run "
-                     "back.").format(layer=origin["layer"]))
+        if origin["pad_to"]:
+            st.caption(_("Layer {layer} computed with your W_Q, W_K, W_V, W_O, scale, score function and causal mask, "
+                         "then the rest of the model as trained. Every sentence runs here without padding and brings "
+                         "its own X (what the layers before compute from it), yours too: it was opened padded, so "
+                         "your edits of X and of a drawn mask are not run back.").format(layer=origin["layer"]))
+        else:
+            st.caption(_("Layer {layer} computed with your numbers, then the rest of the model as trained. On the "
+                         "sentence it was opened on every edit runs, X and a drawn mask too; another sentence runs "
+                         "your W_Q, W_K, W_V, W_O, scale, score function and causal mask on its own X (what the layers "
+                         "before compute from it).").format(layer=origin["layer"]))
         mine, as_trained = model_output.Change(edited=cfg), model_output.Change()
         origin_task = model_output.task(origin_model)
         compared = (others or model_output.OTHERS) if origin_task == "similarity" else ()

@@ -15,7 +15,7 @@ import threading
 
 import streamlit as st
 
-from . import address, grid_editor, heatmap, i18n, lesson_ui, registry, share_ui, state, text
+from . import address, grid_editor, heatmap, i18n, lesson_ui, model_views, registry, share_ui, state, text
 from .i18n import _
 
 
@@ -112,7 +112,10 @@ def page_language() -> None:
 
 def origin_note() -> None:
     """In the sidebar while the configuration is a pretrained model's layer: which one, and the way back to it."""
-    if note := text.origin_text(state.config().origin or {}):
+    cfg = state.config()
+    if note := text.origin_text(cfg.origin or {}):
+        if model_views.edited_if_loaded(cfg):
+            note = i18n.sentences(note, _("**Edited** since: A real model runs your edits through the model."))
         st.sidebar.caption(note)
         st.sidebar.page_link(registry.MODEL.file, label=_("Back to A real model"), icon=registry.MODEL.icon)
 

@@ -65,9 +65,23 @@ def operator_source() -> str:
     return os.environ.get(ENV_SOURCE) or attn_models.DEFAULT_MODEL
 
 
+_LOADED: set[str] = set()  # sources _model has read in this process (a cache entry may since have been dropped)
+
+
 @st.cache_resource(max_entries=2, show_spinner=False)  # the spinner is model()'s, in the learner's language
 def _model(source: str) -> attn_models.Model:
-    return attn_models.load(source, access=access(), local_only=True)  # never downloads: model() does, when asked
+    loaded = attn_models.load(source, access=access(), local_only=True)  # never downloads: model() does, when asked
+    _LOADED.add(source)
+    return loaded
+
+
+def edited_if_loaded(cfg: Config) -> bool | None:
+    """:func:`edited` when the model the configuration came from has been read in this process, else None (the
+    sidebar of every page asks: it never reads a model for that)."""
+    o = model_origin(cfg)
+    if o is None or o["model"] not in _LOADED:
+        return None
+    return edited(cfg)
 
 
 def needs_download(source: str) -> bool:

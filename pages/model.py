@@ -6,13 +6,15 @@ import streamlit as st
 
 import attn_models
 from attn_core import LIMITS
-from attn_ui import charts, controls, frame, heatmap, i18n, model_views, registry, state, text
+from attn_ui import charts, controls, frame, heatmap, i18n, model_output, model_views, registry, state, text
 from attn_ui.i18n import _
 
 frame.page_start(registry.MODEL)
 
 SENTENCE, PAD_TO, LAYER, HEAD = state.MODEL_SENTENCE, state.MODEL_PAD_TO, state.MODEL_LAYER, state.MODEL_HEAD
 OTHER, VIEW = state.MODEL_OTHER, state.MODEL_VIEW
+OTHERS, ABLATE, HOW = state.MODEL_OTHERS, state.MODEL_ABLATE, state.MODEL_ABLATE_HOW
+EFFECTS, EFFECT_ON = state.MODEL_EFFECTS, state.MODEL_EFFECT_ON
 DEFAULT_SENTENCE = "The cat sat on the mat because it was tired."  # input of an English model: not translated
 
 
@@ -140,6 +142,81 @@ else:
                   "the layer's projections ({rows} × {d_model}, their bias the last row); {heads} heads of d_k {d_k}; "
                   "W_O = its output projection; scaled by √d_k.").format(**opening))
 
+# ---- what the model does, and with heads switched off -------------------------------------------------------------
+st.header(_("What the model does"))
+task = model_output.task(model)
+others: tuple[str, ...] = ()
+if task == "similarity":
+    st.caption(_("This model was trained to turn a sentence into one vector, its **embedding**: the mean of the last "
+                 "layer's rows over the sentence's tokens, scaled to length 1. Sentences that mean much the same get "
+                 "embeddings that point the same way: their cosine similarity (the dot product of the two) is near 1."))
+    others = model_output.others_from(st.text_area(
+        _("Other sentences, one per line (at most {most})").format(most=model_output.MAX_OTHERS), max_chars=2_000,
+        height=110, **state.bind(OTHERS, state.kept(OTHERS, "\n".join(model_output.OTHERS)))))
+    if not others:
+        st.info(_("Type at least one other sentence to compare yours with."), icon=":material/info:")
+elif "[MASK]" not in enc.tokens:
+    st.info(_("This model has a masked-language-model head: put [MASK] in the sentence above (for example “The cat "
+              "sat on the [MASK].”) and it says which words fit there."), icon=":material/info:")
+can_run = bool(others) if task == "similarity" else "[MASK]" in enc.tokens
+if can_run:
+    heads = [model_output.head_name(layer, head) for layer in range(cfg_m.n_layers) for head in range(cfg_m.n_heads)]
+    st.subheader(_("Switch heads off"))
+    controls_row = st.container(horizontal=True, vertical_alignment="bottom")
+    off = controls_row.multiselect(
+        _("Heads switched off"), heads, placeholder=_("none: the model as trained"), width=420,
+        **state.bind(ABLATE, [h for h in state.kept(ABLATE, []) if h in heads]))
+    how = controls_row.segmented_control(
+        _("A head switched off gives"), list(model_output.HOW_TEXT), format_func=lambda k: _(model_output.HOW_TEXT[k]),
+        help=_("Its mean (the default): every token gets the head's average output over this sentence, so what the "
+               "head adds on average stays and only what it says about each token is gone. Zeros: the head adds "
+               "nothing, an input the next weights never saw in training, so the change is larger and partly that."),
+        **state.bind(HOW, state.kept(HOW, "mean", list(model_output.HOW_TEXT))))
+    how = how or "mean"
+    try:
+        trained = model_output.outcome(source, sentence, others, model_output.Change())
+        change = model_output.Change(tuple(sorted(map(model_output.parse_head, off))), how)
+        after = model_output.outcome(source, sentence, others, change) if off else None
+    except attn_models.ModelError as err:
+        st.error(text.md_escape(i18n.error_text(err)), icon=":material/error:")
+        st.stop()
+    switched = _("{n} head(s) off").format(n=len(off))
+    if task == "similarity":
+        if after is not None:
+            st.markdown(" ".join(model_output.similarity_words(o, b, a) for o, b, a in
+                                 zip(others, trained.similarities, after.similarities, strict=True)))
+        st.markdown(model_output.similarity_table(others, trained.similarities,
+                                                  None if after is None else after.similarities, switched))
+    else:
+        for i, fill in enumerate(trained.fills):
+            if after is not None:
+                st.markdown(model_output.fill_words(fill, after.fills[i]))
+            st.markdown(model_output.fill_table(fill, None if after is None else after.fills[i], switched))
+
+    st.subheader(_("Which heads matter"))
+    n_all = cfg_m.n_layers * cfg_m.n_heads
+    if task == "similarity":
+        measured = st.selectbox(_("Measure the similarity of your sentence with"), range(len(others)),
+                                format_func=lambda i: others[i],
+                                **state.bind(EFFECT_ON, min(int(state.kept(EFFECT_ON, 0)), len(others) - 1)))
+        what = _("the similarity of your sentence and “{other}”").format(other=text.md_escape(others[measured]))
+    else:
+        measured = None
+        what = _("the probability of “{word}” at token {position}").format(
+            word=text.md_escape(trained.fills[0].tokens[0]), position=trained.fills[0].position)
+    if st.toggle(_("Switch off each head alone, one run each ({n} runs)").format(n=n_all),
+                 **state.bind(EFFECTS, bool(state.kept(EFFECTS, False)))):
+        try:
+            effects = model_output.head_effects(source, sentence, None if measured is None else others[measured], how)
+        except attn_models.ModelError as err:
+            st.error(text.md_escape(i18n.error_text(err)), icon=":material/error:")
+            st.stop()
+        st.markdown(model_output.effects_words(effects, what))
+        charts.show_chart(heatmap.heatmap(
+            effects, [_("layer {layer}").format(layer=i) for i in range(cfg_m.n_layers)],
+            [str(h) for h in range(cfg_m.n_heads)], precision=4, x_title=_("head"),
+            title=_("Change when the head alone is switched off"), name=_("Change")))
+
 # ---- the configuration, when it came from a model --------------------------------------------------------------
 cfg = state.config()
 origin = model_views.model_origin(cfg)
@@ -158,6 +235,35 @@ if origin is not None:
         st.info(_("You have edited these numbers since: they are no longer the model's."), icon=":material/edit:")
         st.button(_("Back to the model's weights"), key="model_back", icon=":material/restore:",
                   on_click=model_views.back_to_model)
+        st.subheader(_("Your edits, run through the model"))
+        if origin["pad_to"]:
+            st.caption(_("Layer {layer} computed with your W_Q, W_K, W_V, W_O, scale, score function and causal mask, "
+                         "then the rest of the model as trained. Every sentence runs here without padding and brings "
+                         "its own X (what the layers before compute from it), yours too: it was opened padded, so "
+                         "your edits of X and of a drawn mask are not run back.").format(layer=origin["layer"]))
+        else:
+            st.caption(_("Layer {layer} computed with your numbers, then the rest of the model as trained. On the "
+                         "sentence it was opened on every edit runs, X and a drawn mask too; another sentence runs "
+                         "your W_Q, W_K, W_V, W_O, scale, score function and causal mask on its own X (what the layers "
+                         "before compute from it).").format(layer=origin["layer"]))
+        mine, as_trained = model_output.Change(edited=cfg), model_output.Change()
+        origin_task = model_output.task(origin_model)
+        compared = (others or model_output.OTHERS) if origin_task == "similarity" else ()
+        try:
+            before = model_output.outcome(origin["model"], origin["sentence"], compared, as_trained)
+            after = model_output.outcome(origin["model"], origin["sentence"], compared, mine)
+        except attn_models.ModelError as err:
+            st.warning(text.md_escape(i18n.error_text(err)), icon=":material/warning:")
+            st.stop()
+        if origin_task == "similarity":
+            st.markdown(" ".join(model_output.similarity_words(o, b, a) for o, b, a in
+                                 zip(compared, before.similarities, after.similarities, strict=True)))
+            st.markdown(model_output.similarity_table(compared, before.similarities, after.similarities,
+                                                      _("with your edits")))
+        else:
+            for fill, edited_fill in zip(before.fills, after.fills, strict=True):
+                st.markdown(model_output.fill_words(fill, edited_fill))
+                st.markdown(model_output.fill_table(fill, edited_fill, _("with your edits")))
     st.markdown(_("**b_O**, the attention output's bias · shape 1 × {size}. The explorer's output is concat · W_O; "
                   "the model adds b_O to it, then the residual (+ X without its bias column) and a LayerNorm, then "
                   "the feed-forward block: that is the next layer's X.").format(size=b_o.size))

@@ -119,15 +119,19 @@ def outcome(source: str, sentence: str, others: tuple[str, ...], change: Change)
     return Outcome(similarities=attn_models.cosine_similarities(emb)[0, 1:])
 
 
-@budget.cached("model_head_effects")  # [n_layers, n_heads] floats
-def head_effects(source: str, sentence: str, other: str | None, how: How) -> np.ndarray:  # -> [n_layers, n_heads]
-    """How much switching off each head alone moves the result: the similarity of ``sentence`` and ``other``, or
-    (a masked-language model, ``other`` None) the probability of the model's top word for the first [MASK]; after
-    minus before. Raises attn_models.ModelError."""
+@budget.cached("model_head_effects")  # [n_heads] floats
+def head_effects(source: str, sentence: str, other: str | None, how: How, layer: int) -> np.ndarray:  # -> [n_heads]
+    """How much switching off each head of ``layer`` alone moves the result: the similarity of ``sentence`` and
+    ``other``, or (a masked-language model, ``other`` None) the probability of the model's top word for the first
+    [MASK]; after minus before. One layer at a time: each head reruns the layers from its own (bench/model.py: one
+    layer of MiniLM ≈ 0.7–1.4 s at 16–64 tokens). Raises attn_models.ModelError."""
     model = model_views.model(source)
     if task(model) == "mask":
-        return model.mask_effects(sentence, int(model.fill_mask(sentence, top_k=1)[0].ids[0]), how=how)
-    return model.similarity_effects((sentence, other), how=how)
+        top = int(model.fill_mask(sentence, top_k=1)[0].ids[0])
+        after = model.mask_effects(sentence, top, how=how, layers=[layer])[0]  # [n_heads]
+        return after - model.fill_mask(sentence, top_k=1)[0].probs[0]
+    after = model.similarity_effects((sentence, other), how=how, layers=[layer])[0]  # [n_heads]
+    return after - outcome(source, sentence, (other,), Change()).similarities[0]
 
 
 # ---- in words ------------------------------------------------------------------------------------------------
@@ -180,23 +184,24 @@ def fill_words(before, after) -> str:  # attn_models.MaskFill × 2
         new=text.md_escape(after.tokens[0]), q=percent(float(after.probs[0])))
 
 
-def effects_words(effects: np.ndarray, what: str) -> str:  # effects [n_layers, n_heads]
-    """The heads that move the result most, in a sentence (``what``: the measure, in words).
+def effects_words(effects: np.ndarray, what: str, layers: list[int]) -> str:  # effects [len(layers), n_heads]
+    """The heads that move the result most, in a sentence (``what``: the measure, in words; ``layers``: the layer of
+    each row).
 
-    >>> for line in effects_words(np.array([[0.0, -0.2], [0.05, 0.0004]]), "the similarity").split(". "):
+    >>> for line in effects_words(np.array([[0.0, -0.2], [0.05, 0.0004]]), "the similarity", [0, 1]).split(". "):
     ...     print(line)
     Switched off alone, L0 · H1 moves the similarity most (by −0.2000), then L1 · H0 (+0.0500)
     2 of the 4 heads move it by less than 0.001.
     """
     order = [divmod(int(i), effects.shape[1]) for i in np.argsort(-np.abs(effects), axis=None, kind="stable")]
+    names = [head_name(layers[r], h) for r, h in order]
     small = int((np.abs(effects) < 1e-3).sum())
     if len(order) == 1:
-        most = _("Switched off, {first} moves {what} by {a}.").format(first=head_name(*order[0]), what=what,
+        most = _("Switched off, {first} moves {what} by {a}.").format(first=names[0], what=what,
                                                                      a=signed(effects[order[0]]))
     else:
         most = _("Switched off alone, {first} moves {what} most (by {a}), then {second} ({b}).").format(
-            first=head_name(*order[0]), what=what, a=signed(effects[order[0]]), second=head_name(*order[1]),
-            b=signed(effects[order[1]]))
+            first=names[0], what=what, a=signed(effects[order[0]]), second=names[1], b=signed(effects[order[1]]))
     return " ".join((most, _("{n} of the {total} heads move it by less than 0.001.").format(n=small,
                                                                                            total=effects.size)))
 

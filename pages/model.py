@@ -7,7 +7,7 @@ import streamlit as st
 import attn_models
 from attn_core import LIMITS
 from attn_ui import charts, controls, frame, heatmap, i18n, model_output, model_views, registry, state, text
-from attn_ui.i18n import _
+from attn_ui.i18n import _, ngettext
 
 frame.page_start(registry.MODEL)
 
@@ -180,7 +180,7 @@ if can_run:
     except attn_models.ModelError as err:
         st.error(text.md_escape(i18n.error_text(err)), icon=":material/error:")
         st.stop()
-    switched = _("{n} head(s) off").format(n=len(off))
+    switched = ngettext("{n} head off", "{n} heads off", len(off)).format(n=len(off))
     if task == "similarity":
         if after is not None:
             st.markdown(" ".join(model_output.similarity_words(o, b, a) for o, b, a in
@@ -204,18 +204,33 @@ if can_run:
         measured = None
         what = _("the probability of “{word}” at token {position}").format(
             word=text.md_escape(trained.fills[0].tokens[0]), position=trained.fills[0].position)
-    if st.toggle(_("Switch off each head alone, one run each ({n} runs)").format(n=n_all),
-                 **state.bind(EFFECTS, bool(state.kept(EFFECTS, False)))):
+    scans = [*range(cfg_m.n_layers), "all"]
+    scan = st.selectbox(_("Switch off each head of"), scans, placeholder=_("choose a layer: one run per head"),
+                        format_func=lambda v: _("every layer ({n} runs)").format(n=n_all) if v == "all" else
+                        _("layer {layer} ({n} runs)").format(layer=v, n=cfg_m.n_heads),
+                        **state.bind(EFFECTS, state.kept(EFFECTS, None) if state.kept(EFFECTS, None) in scans
+                                     else None))
+    if scan is not None:  # one run per head of the layers chosen
+        rows = list(range(cfg_m.n_layers)) if scan == "all" else [scan]
+        other = None if measured is None else others[measured]
+        progress = st.progress(0.0) if len(rows) > 1 else None
         try:
-            effects = model_output.head_effects(source, sentence, None if measured is None else others[measured], how)
+            effects = []  # one row [n_heads] per layer scanned
+            for i, layer_i in enumerate(rows):
+                effects.append(model_output.head_effects(source, sentence, other, how, layer_i))
+                if progress is not None:
+                    progress.progress((i + 1) / len(rows), text=_("layer {layer} of {n}").format(layer=i + 1,
+                                                                                              n=len(rows)))
         except attn_models.ModelError as err:
             st.error(text.md_escape(i18n.error_text(err)), icon=":material/error:")
             st.stop()
-        st.markdown(model_output.effects_words(effects, what))
+        if progress is not None:
+            progress.empty()
+        effects = np.stack(effects)  # [len(rows), n_heads]
+        st.markdown(model_output.effects_words(effects, what, rows))
         charts.show_chart(heatmap.heatmap(
-            effects, [_("layer {layer}").format(layer=i) for i in range(cfg_m.n_layers)],
-            [str(h) for h in range(cfg_m.n_heads)], precision=4, x_title=_("head"),
-            title=_("Change when the head alone is switched off"), name=_("Change")))
+            effects, [_("layer {layer}").format(layer=i) for i in rows], [str(h) for h in range(cfg_m.n_heads)],
+            precision=4, x_title=_("head"), title=_("Change when the head alone is switched off"), name=_("Change")))
 
 # ---- the configuration, when it came from a model --------------------------------------------------------------
 cfg = state.config()

@@ -19,7 +19,7 @@ import streamlit as st
 
 import attn_models
 
-from . import lessons, model_views, registry, share_ui, state, text
+from . import lessons, model_output, model_views, registry, share_ui, state, text
 from .i18n import N_, _, ngettext
 from .lessons import Answer, Cell, Choice, Number
 
@@ -264,12 +264,20 @@ def retry() -> None:
 
 def try_it(w: lessons.Worked) -> NoReturn:
     """Load the lesson's configuration into the explorer (Undo brings the learner's back) and open its page (a
-    model lesson's also shows its sentence and layer on A real model)."""
+    model lesson's also shows its sentence and layer on A real model, and a lesson that ran the model the other
+    sentences, the heads switched off and the layer scanned that it used)."""
     lesson = w.lesson
     message = state.set_config(w.config, what=state.change(N_("lesson “{title}” loaded"), title=lesson.title))
     if message:  # a lesson's configuration is valid (tests/core/test_lessons.py): never expected
         raise RuntimeError(message)
     model_views.follow_origin(w.config)
+    if (shown := w.solution.model_page) is not None:
+        kept = st.session_state[state.KEPT]
+        if shown.others:
+            kept[state.MODEL_OTHERS] = "\n".join(shown.others)
+            kept[state.MODEL_EFFECT_ON] = 0
+        kept.update({state.MODEL_ABLATE: [model_output.head_name(*pair) for pair in shown.ablate],
+                     state.MODEL_ABLATE_HOW: shown.how, state.MODEL_EFFECTS: shown.scan})
     st.session_state[state.PRESET] = lesson.preset
     st.session_state[state.HEAD] = 0
     if lesson.query is not None:

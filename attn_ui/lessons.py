@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 import string
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache, partial
 from typing import TYPE_CHECKING, Literal
 
@@ -148,6 +148,19 @@ class Solution:
     facts: Mapping[str, Fact]
     numbers: tuple[tuple[str, str], ...] = ()
     views: tuple[View, ...] = ()
+    model_page: ModelPage | None = None
+
+
+@dataclass(frozen=True)
+class ModelPage:
+    """What A real model shows when **Try it yourself** opens it from a lesson that ran the model: the sentences
+    compared with the lesson's (one a line there), the heads switched off ((layer, head) pairs) and how, and the
+    layer whose heads "Which heads matter" switches off one by one (None: none)."""
+
+    others: tuple[str, ...] = ()
+    ablate: tuple[tuple[int, int], ...] = ()
+    how: Literal["mean", "zero"] = "mean"
+    scan: int | None = None
 
 
 @dataclass(frozen=True)
@@ -168,8 +181,10 @@ class Lesson:
         The question (a template).
     ask : Choice, Number or Cell
         How the prediction is given.
-    solve : callable (Config, MultiHeadTrace) -> Solution
-        Computes the answer and the facts from the trace of ``build()``.
+    solve : callable (Config, MultiHeadTrace) -> Solution, or (Config, MultiHeadTrace, attn_models.Model) when
+        ``needs_model``
+        Computes the answer and the facts from the trace of ``build()`` (and, for a model lesson, from what the
+        model does: its result with heads switched off or a layer replaced).
     explanation : str
         2–5 sentences shown with the answer (a template).
     page : registry.Page
@@ -183,8 +198,9 @@ class Lesson:
     shows : tuple of str
         Matrices of the configuration shown with the setup ("x", "w_q", ...), to work with by hand.
     needs_model : bool
-        The configuration is a layer of a pretrained model: ``build`` receives the loaded model (the one A real
-        model reads), and the lesson cannot be done while no model can be read.
+        The configuration is a layer of a pretrained model: ``build`` and ``solve`` receive the loaded model (the
+        one A real model reads), and the lesson cannot be done while no model can be read, or when the model is
+        not of the kind it needs (``build`` raises attn_models.ModelError saying so).
     """
 
     key: str
@@ -193,7 +209,7 @@ class Lesson:
     setup: str
     question: str
     ask: Ask
-    solve: Callable[[Config, MultiHeadTrace], Solution]
+    solve: Callable[..., Solution]
     explanation: str
     page: registry.Page
     hint: str
@@ -401,6 +417,49 @@ MODEL_LAYER = 2  # all-MiniLM-L6-v2: every head of this layer gives [CLS] the la
 
 def _model_layer(model: Model) -> Config:
     return model.layer_config(MODEL_SENTENCE, MODEL_LAYER)
+
+
+# what a real model does: the lessons that run it with a head switched off or a layer replaced
+MODEL_OTHER = "A cat was lying on a rug."  # compared with MODEL_SENTENCE (A real model's first other sentence)
+MASKED_SENTENCE = "The cat sat on the [MASK]."
+SMALL = 0.005  # a change of the similarity smaller than this is "no change" in the options
+
+
+def _encoder(model: Model) -> Model:
+    """The model, when it is a sentence encoder (what the similarity lessons need); else ModelError saying so."""
+    from attn_models import DEFAULT_MODEL, ModelError
+
+    if model.has_mlm:
+        raise ModelError(N_("{name} is a masked-language model: it was trained to fill in a [MASK], not to compare "
+                            "sentences. This lesson needs a sentence encoder such as {encoder}."), name=model.name, encoder=DEFAULT_MODEL)
+    return model
+
+
+def _scanned(model: Model) -> tuple[int, int]:
+    """The two layers whose heads the head lesson switches off one by one: the two in the middle."""
+    return max(model.n_layers // 2 - 1, 0), model.n_layers // 2
+
+
+def _middle_layer(model: Model) -> Config:
+    """The later of the two layers scanned, on the lesson's sentence (Try it yourself opens it)."""
+    return _encoder(model).layer_config(MODEL_SENTENCE, _scanned(model)[1])
+
+
+def _query_zero(model: Model) -> Config:
+    """The middle layer on the lesson's sentence with W_Q all zeros, its bias row too: every query is 0."""
+    cfg = _encoder(model).layer_config(MODEL_SENTENCE, model.n_layers // 2)
+    return replace(cfg, w_q=np.zeros_like(cfg.w_q))
+
+
+def _masked_last_layer(model: Model) -> Config:
+    """The last layer on the masked sentence; ModelError when the model cannot fill in a [MASK]."""
+    from attn_models import ModelError
+
+    if not model.has_mlm:
+        raise ModelError(N_("{name} has no masked-language-model head (the cls.predictions weights of a "
+                            "BertForMaskedLM): it cannot fill in a [MASK]. This lesson needs a BERT checkpoint that "
+                            "has one."), name=model.name)
+    return model.layer_config(MASKED_SENTENCE, model.n_layers - 1)
 
 
 # ---- the lessons' solvers: the answer and the facts, from the trace -------------------------------------------
@@ -726,7 +785,7 @@ SINK_OPTIONS = (
 )
 
 
-def _solve_sink(cfg: Config, trace: MultiHeadTrace) -> Solution:
+def _solve_sink(cfg: Config, trace: MultiHeadTrace, model: Model) -> Solution:  # the layer alone says it
     tokens = cfg.tokens
     real = ~np.array(cfg.is_pad) if cfg.is_pad else np.ones(cfg.n_seq, dtype=bool)  # [n_seq]: not padding
     cls, sep = 0, int(np.flatnonzero(real)[-1])  # [CLS] opens the sentence, [SEP] closes it
@@ -757,6 +816,126 @@ def _solve_sink(cfg: Config, trace: MultiHeadTrace) -> Solution:
                         y_title=N_("share of the weight"), stacked=True, category_label=N_("head {category}")),
                MatrixView(N_("Head {sharpest}'s attention weights"), trace.heads[sharpest].weights, _labels(cfg),
                           _labels(cfg), "weights")),
+    )
+
+
+def _similarity(model: Model, intervention=None) -> float:  # attn_models.Intervention or None
+    """The cosine similarity of the lesson's two sentences, with ``intervention``."""
+    from attn_models import cosine_similarities
+
+    emb = model.embed_sentences((MODEL_SENTENCE, MODEL_OTHER), intervention=intervention)  # [2, d_model]
+    return float(cosine_similarities(emb)[0, 1])
+
+
+WHICH_HEAD_OPTIONS = (
+    N_("head {head_a} of layer {layer_a}"),
+    N_("head {head_b} of layer {layer_b}"),
+    N_("neither: each moves it by less than {small}"),
+)
+
+
+def _solve_which_head(cfg: Config, trace: MultiHeadTrace, model: Model) -> Solution:
+    layers = _scanned(model)
+    sim = _similarity(model)
+    after = model.similarity_effects((MODEL_SENTENCE, MODEL_OTHER), layers=list(layers))  # [2, n_heads]
+    change = after - sim  # [2, n_heads]
+    top = tuple(int(i) for i in np.unravel_index(np.argmax(np.abs(change)), change.shape))  # (row, head): moves it most
+    other = 1 - top[0]
+    least = (other, int(np.argmin(np.abs(change[other]))))  # the head of the other layer that moves it least
+    a, b = sorted([top, least])  # in layer order
+    changes = np.array([change[a], change[b]])
+    answer = 2 if np.abs(changes).max() < SMALL else int(np.argmax(np.abs(changes)))
+    o = cfg.origin or {}
+    return Solution(
+        answer=answer,
+        facts={"model": str(o.get("model", "")), "sentence": MODEL_SENTENCE, "other": MODEL_OTHER, "sim": sim,
+               "layer_a": layers[a[0]], "head_a": a[1], "layer_b": layers[b[0]], "head_b": b[1],
+               "after_a": after[a], "after_b": after[b], "change_a": changes[0], "change_b": changes[1],
+               "small": SMALL, "n_heads": model.n_heads, "n_scanned": change.size, "layer_1": layers[0],
+               "layer_2": layers[1], "layer_top": layers[top[0]], "head_top": top[1],
+               "change_top": float(change[top])},
+        numbers=((N_("the similarity, as trained"), "sim"),
+                 (N_("with head {head_a} of layer {layer_a} switched off"), "after_a"),
+                 (N_("… a change of"), "change_a"),
+                 (N_("with head {head_b} of layer {layer_b} switched off"), "after_b"),
+                 (N_("… a change of"), "change_b")),
+        views=(MatrixView(N_("Change in the similarity when each head alone is switched off"), change,
+                          tuple(map(str, layers)), tuple(map(str, range(model.n_heads))), y_title=N_("layer"),
+                          x_title=N_("head")),),
+        model_page=ModelPage(others=(MODEL_OTHER,), ablate=((layers[top[0]], top[1]),), scan=layers[top[0]]),
+    )
+
+
+MASK_OPTIONS = (
+    N_("“{top}” stays the top word, with a higher probability"),
+    N_("“{top}” stays the top word, with a lower probability"),
+    N_("another word takes the top place"),
+)
+
+
+def _solve_masked_word(cfg: Config, trace: MultiHeadTrace, model: Model) -> Solution:
+    from attn_models import Intervention
+
+    layer = model.n_layers - 1
+    before = model.mask_probs(MASKED_SENTENCE)[0]  # [vocab]: the first [MASK]
+    top = int(np.argmax(before))
+    effects = model.mask_effects(MASKED_SENTENCE, top, layers=[layer])[0] - before[top]  # [n_heads]
+    head = int(np.argmax(np.abs(effects)))  # the head of the last layer that moves the top word most
+    after = model.mask_probs(MASKED_SENTENCE, intervention=Intervention(ablate={(layer, head)}))[0]  # [vocab]
+    new_top = int(np.argmax(after))
+    answer = 2 if new_top != top else 0 if after[top] > before[top] else 1
+    word = model.tokenizer.id_to_token
+    shown = list(dict.fromkeys([*np.argsort(-before, kind="stable")[:5], *np.argsort(-after, kind="stable")[:5]]))
+    o = cfg.origin or {}
+    return Solution(
+        answer=answer,
+        facts={"model": str(o.get("model", "")), "sentence": MASKED_SENTENCE, "layer": layer, "head": head,
+               "n_heads": model.n_heads, "top": word(top), "p_top": before[top], "p_top_after": after[top],
+               "new_top": word(new_top), "p_new": after[new_top], "change": float(effects[head]),
+               "tops_before": ", ".join(word(int(i)) for i in np.argsort(-before, kind="stable")[:5]),
+               "tops_after": ", ".join(word(int(i)) for i in np.argsort(-after, kind="stable")[:5])},
+        numbers=((N_("the probability of “{top}”, as trained"), "p_top"),
+                 (N_("… with head {head} of layer {layer} switched off"), "p_top_after"),
+                 (N_("the top words, as trained"), "tops_before"),
+                 (N_("… with the head switched off"), "tops_after")),
+        views=(BarsView(N_("The words for the [MASK]"), tuple(word(int(i)) for i in shown),
+                        ((N_("as trained"), before[shown]), (N_("the head switched off"), after[shown])),
+                        N_("probability")),),
+        model_page=ModelPage(ablate=((layer, head),)),
+    )
+
+
+ZERO_OPTIONS = (
+    N_("it rises, by at least {small}"),
+    N_("it falls, by at least {small}"),
+    N_("it changes by less than {small}"),
+)
+
+
+def _solve_query_zero(cfg: Config, trace: MultiHeadTrace, model: Model) -> Solution:
+    from attn_models import Intervention
+
+    sim = _similarity(model)
+    after = _similarity(model, Intervention(config=cfg))  # the layer with W_Q = 0, the rest as trained
+    change = after - sim
+    answer = 2 if abs(change) < SMALL else 0 if change > 0 else 1
+    weights = np.stack([h.weights for h in trace.heads])  # [n_heads, n_seq, n_seq]
+    o = cfg.origin or {}
+    return Solution(
+        answer=answer,
+        facts={"model": str(o.get("model", "")), "sentence": MODEL_SENTENCE, "other": MODEL_OTHER,
+               "layer": int(o.get("layer", 0)), "n_heads": cfg.n_heads, "n_seq": cfg.n_seq, "sim": sim,
+               "sim_after": after, "change": change, "small": SMALL, "weight": 1 / cfg.n_seq,
+               "spread": Difference(float(np.abs(weights - 1 / cfg.n_seq).max())),
+               "out_spread": Difference(float(np.abs(trace.concat - trace.concat[0]).max()))},
+        numbers=((N_("the similarity, as trained"), "sim"), (N_("… with W_Q of layer {layer} all zeros"), "sim_after"),
+                 (N_("the change"), "change"), (N_("every attention weight in layer {layer}"), "weight")),
+        views=(MatrixView(N_("Head 0's attention weights with W_Q = 0"), trace.heads[0].weights, _labels(cfg),
+                          _labels(cfg), "weights"),
+               BarsView(N_("The similarity of the two sentences"), (MODEL_OTHER,),
+                        ((N_("as trained"), np.array([sim])), (N_("W_Q all zeros"), np.array([after]))),
+                        N_("cosine similarity"))),
+        model_page=ModelPage(others=(MODEL_OTHER,)),
     )
 
 
@@ -1008,6 +1187,62 @@ LESSONS: tuple[Lesson, ...] = (
         hint=N_("A real model shows every layer and head on this sentence. Type another sentence, compare the layers, "
                 "and open a head in the explorer to change its numbers."),
     ),
+    Lesson(
+        key="head-off", title=N_("A real model: which head matters"),
+        build=_middle_layer, needs_model=True, page=registry.MODEL,
+        setup=N_("{model} turns a sentence into one vector, its embedding; two sentences that mean much the same get "
+                 "embeddings whose cosine similarity is near 1. “{sentence}” and “{other}” have a similarity of {sim}. "
+                 "Switching a head off replaces its output by its mean over the sentence's tokens: what the head says "
+                 "about each token is gone, its average stays."),
+        question=N_("Which of these two heads, switched off alone, moves the similarity more?"),
+        ask=Choice(WHICH_HEAD_OPTIONS), solve=_solve_which_head,
+        explanation=N_("With head {head_a} of layer {layer_a} switched off the similarity becomes {after_a}, a change "
+                       "of {change_a}; with head {head_b} of layer {layer_b} it becomes {after_b}, a change of "
+                       "{change_b}. Of the {n_scanned} heads of layers {layer_1} and {layer_2}, the one that moves it "
+                       "most is head {head_top} of layer {layer_top}, with a change of {change_top}. Each layer adds "
+                       "its heads' output to what the layers before computed (the residual path), so switching one "
+                       "head off takes away only its own part of what the model builds, and the other heads keep "
+                       "theirs."),
+        hint=N_("A real model opens on these two sentences with head {head_top} of layer {layer_top} switched off, "
+                "and “Which heads matter” switches off each head of layer {layer_top} in turn. Switch off several "
+                "heads at once, or choose zeros instead of the mean, and watch the similarity move further."),
+    ),
+    Lesson(
+        key="masked-word", title=N_("A real model: a masked word without one head"),
+        build=_masked_last_layer, needs_model=True, page=registry.MODEL,
+        setup=N_("{model} has a masked-language-model head: for “{sentence}” it puts “{top}” in the [MASK], with a "
+                 "probability of {p_top}. Now switch off head {head} of layer {layer}, its last layer: the head's "
+                 "output is replaced by its mean over the sentence's tokens. Of that layer's {n_heads} heads, it is "
+                 "the one that moves the probability of “{top}” most."),
+        question=N_("What does the model put in the [MASK] with that head switched off?"),
+        ask=Choice(MASK_OPTIONS), solve=_solve_masked_word,
+        explanation=N_("With head {head} of layer {layer} switched off, the probability of “{top}” goes from {p_top} "
+                       "to {p_top_after}, and the most probable word is now “{new_top}”, with {p_new}. The last layer's output goes "
+                       "straight to the masked-language-model head, so what its heads say about the [MASK] token "
+                       "reaches the prediction through only W_O, the feed-forward block and that head. The mean "
+                       "keeps what the head adds on average: the change comes from what it said about each token."),
+        hint=N_("A real model opens on this sentence with head {head} of layer {layer} switched off, the top words "
+                "before and after side by side. Switch off other heads, or choose zeros instead of the mean."),
+    ),
+    Lesson(
+        key="query-zero", title=N_("A real model: W_Q set to zero"),
+        build=_query_zero, needs_model=True, page=registry.MODEL,
+        setup=N_("{model} gives “{sentence}” and “{other}” a cosine similarity of {sim}. Now set W_Q of its layer "
+                 "{layer} to zeros, its bias row too: every query is a row of zeros and every score is 0, so each of "
+                 "the layer's {n_heads} heads spreads every query's weight evenly over the sentence's tokens. The "
+                 "rest of the model stays as trained."),
+        question=N_("What happens to the similarity of the two sentences?"),
+        ask=Choice(ZERO_OPTIONS), solve=_solve_query_zero,
+        explanation=N_("The similarity goes from {sim} to {sim_after}, a change of {change}. In layer {layer} every "
+                       "weight is now {weight} for the {n_seq} tokens of “{sentence}” (the largest difference is "
+                       "{spread}), so each head's output is the plain average of its value rows, the same for every "
+                       "token (the largest difference between two tokens' outputs is {out_spread}). The layer no "
+                       "longer tells the tokens apart, and the layers after it work on what is left."),
+        hint=N_("A real model opens with this layer in the explorer, its W_Q at zero: “Your edits, run through the "
+                "model” compares the similarities with the model as trained. Press Back to the model's weights, "
+                "then change only a few cells of W_Q on Inputs & weights and come back to see how far the "
+                "similarity moves."),
+    ),
 )
 
 _BY_KEY = {lesson.key: lesson for lesson in LESSONS}
@@ -1046,4 +1281,5 @@ def solved(key: str, model: Model | None = None) -> Worked:
     lesson = _BY_KEY[key]
     cfg = configuration(lesson, model)
     trace = run(cfg)
-    return Worked(lesson, cfg, trace, lesson.solve(cfg, trace))
+    solution = lesson.solve(cfg, trace, model) if lesson.needs_model else lesson.solve(cfg, trace)
+    return Worked(lesson, cfg, trace, solution)

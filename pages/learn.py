@@ -1,6 +1,8 @@
 """Learn: guided lessons. Each sets up a configuration and asks a question; the learner commits a prediction, then
 the app computes the answer on the lesson's numbers, shows them, explains, and offers to try it in the explorer."""
 
+import contextlib
+
 import streamlit as st
 
 import attn_models
@@ -48,13 +50,21 @@ st.selectbox(_("Lesson"), list(range(n_lessons)), width=520, format_func=titles.
              **state.bind(PICK, at, lambda: lesson_ui.open_lesson(lessons.LESSONS[st.session_state[PICK]].key)))
 lesson_ui.lesson_list(titles)
 lesson_ui.keep_in_address_bar(lesson)
+model = None
 try:
-    w = lesson_ui.worked(lesson)  # the configuration, its attention trace and the answer, computed by attn_core
-except attn_models.ModelError as err:  # a model lesson without its model (no network and no cached copy)
-    st.header(f"{at + 1}. {_(lesson.title)}")
-    st.warning(text.md_escape(i18n.error_text(err)), icon=":material/cloud_off:")
-    st.info(_("This lesson looks inside a pretrained model, and its weights cannot be read here. Skip it: the other "
-              "lessons need nothing but this app."), icon=":material/info:")
+    model = lesson_ui.model_for(lesson)  # None, or the model a model lesson reads
+    with st.spinner(_("Running the model for this lesson …"), show_time=True) if model else contextlib.nullcontext():
+        w = lessons.solved(lesson.key, model)  # the configuration, its attention trace and the answer (attn_core)
+except attn_models.ModelError as err:  # a model lesson without its model (no network and no cached copy), or with
+    st.header(f"{at + 1}. {_(lesson.title)}")  # one of another kind than it needs (a masked-LM, a sentence encoder)
+    st.warning(text.md_escape(i18n.error_text(err)), icon=":material/cloud_off:" if model is None else
+               ":material/swap_horiz:")
+    if model is None:
+        st.info(_("This lesson looks inside a pretrained model, and its weights cannot be read here. Skip it: the "
+                  "other lessons need nothing but this app."), icon=":material/info:")
+    else:
+        st.info(_("Name such a model on A real model and come back, or skip this lesson: the other lessons need "
+                  "nothing but this app."), icon=":material/info:")
     st.divider()
     lesson_ui.move_on(lesson)
     st.stop()

@@ -8,7 +8,10 @@
   concatenated): zeros, or the head's mean over the sentence's real tokens, on every real token;
 - the same with layer EDIT_LAYER's query weight changed as EDITS says (the explorer's W_Q edit, run back);
 - fill-in-the-blank: BertForMaskedLM's probabilities at every [MASK] of tests/tiny_bert.MASKED on the tiny random
-  masked-LM checkpoints tests/tiny_bert.write_mlm writes (decoder tied, and its own), with and without ablations.
+  masked-LM checkpoints tests/tiny_bert.write_mlm writes (decoder tied, and its own), with and without ablations;
+- for Learn's model lessons (tests/core/test_lessons.py): the similarity of LESSON_PAIR with each head of MiniLM
+  switched off alone (mean), and with each layer's query weight and bias set to zero; the tiny masked-LM's
+  probabilities at tests/tiny_bert.MASKED[0]'s [MASK] with each of its heads switched off alone (mean).
 
 Run once, when the cases or the tiny checkpoint change (the test suite itself needs neither torch nor
 transformers)::
@@ -43,6 +46,8 @@ EDIT_LAYER = 3
 #: (input feature, output feature, added): W_Q[row, column] += added in the explorer's layout (row 384 is the bias
 #: row); transformers' query.weight[column, row] (query.bias[column] for row 384)
 EDITS = ((7, 40, 0.5), (100, 45, -0.75), (384, 41, 0.3))
+#: Learn's sentence and the one it is compared with (attn_ui.lessons.MODEL_SENTENCE, MODEL_OTHER)
+LESSON_PAIR = ("The cat sat on the mat.", "A cat was lying on a rug.")
 
 
 def minilm_dir() -> Path:
@@ -123,6 +128,50 @@ def minilm_arrays() -> dict[str, np.ndarray]:
             else:
                 query.weight[col, row] += add
     arrays["minilm_edited"] = embeddings()
+    return arrays | lesson_arrays(folder)
+
+
+def lesson_arrays(folder: Path) -> dict[str, np.ndarray]:
+    """LESSON_PAIR on MiniLM (a fresh copy of the weights): its embeddings as trained, its similarity with each head
+    switched off alone (mean) [n_layers, n_heads], and with each layer's W_Q (query weight and bias) zero [n_layers]."""
+    import torch
+    import transformers
+
+    model = transformers.BertModel.from_pretrained(folder, attn_implementation="eager", add_pooling_layer=False)
+    model = model.to(torch.float64).eval()
+    ids, mask = batch(folder, LESSON_PAIR)
+    n_layers, n_heads = model.config.num_hidden_layers, model.config.num_attention_heads
+
+    def embeddings() -> np.ndarray:
+        with torch.no_grad():
+            last = model(input_ids=ids, attention_mask=mask, token_type_ids=torch.zeros_like(ids)).last_hidden_state
+        m = mask[..., None].to(torch.float64)
+        pooled = (last * m).sum(1) / torch.clamp(m.sum(1), min=1e-9)
+        return torch.nn.functional.normalize(pooled, p=2, dim=1).numpy()
+
+    arrays = {"minilm_lesson_embeddings": embeddings()}
+    heads = np.empty((n_layers, n_heads))
+    for layer in range(n_layers):
+        for h in range(n_heads):
+            handles = ablation_hooks(model.encoder.layer, ((layer, h),), "mean", mask, n_heads)
+            e = embeddings()
+            heads[layer, h] = e[0] @ e[1]
+            for handle in handles:
+                handle.remove()
+    arrays["minilm_lesson_heads"] = heads
+    zeroed = np.empty(n_layers)
+    for layer in range(n_layers):
+        query = model.encoder.layer[layer].attention.self.query
+        kept = query.weight.detach().clone(), query.bias.detach().clone()
+        with torch.no_grad():
+            query.weight.zero_()
+            query.bias.zero_()
+        e = embeddings()
+        zeroed[layer] = e[0] @ e[1]
+        with torch.no_grad():
+            query.weight.copy_(kept[0])
+            query.bias.copy_(kept[1])
+    arrays["minilm_lesson_query_zero"] = zeroed
     return arrays
 
 
@@ -153,6 +202,12 @@ def mlm_arrays() -> dict[str, np.ndarray]:
                     return torch.softmax(logits[0, at], dim=-1).numpy()
 
                 arrays[f"mlm_{kind}_{s}"] = probs()
+                if kind == "tied" and s == 0:  # Learn's masked-word lesson: each head alone switched off
+                    config = model.config
+                    arrays["mlm_tied_lesson_heads"] = np.stack([
+                        np.stack([with_hooks(model, ((layer, h),), mask, probs)[0]
+                                  for h in range(config.num_attention_heads)])
+                        for layer in range(config.num_hidden_layers)])  # [n_layers, n_heads, vocab]
                 if kind == "tied":
                     for name, (pairs, how) in MLM_ABLATIONS.items():
                         handles = ablation_hooks(model.bert.encoder.layer, pairs, how, mask,
@@ -161,6 +216,16 @@ def mlm_arrays() -> dict[str, np.ndarray]:
                         for handle in handles:
                             handle.remove()
     return arrays
+
+
+def with_hooks(model, pairs, mask, probs) -> np.ndarray:
+    """``probs()`` of a BertForMaskedLM with the heads ``pairs`` switched off (mean)."""
+    handles = ablation_hooks(model.bert.encoder.layer, pairs, "mean", mask, model.config.num_attention_heads)
+    try:
+        return probs()
+    finally:
+        for handle in handles:
+            handle.remove()
 
 
 def main() -> None:

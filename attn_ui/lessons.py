@@ -431,7 +431,8 @@ def _encoder(model: Model) -> Model:
 
     if model.has_mlm:
         raise ModelError(N_("{name} is a masked-language model: it was trained to fill in a [MASK], not to compare "
-                            "sentences. This lesson needs a sentence encoder such as {encoder}."), name=model.name, encoder=DEFAULT_MODEL)
+                            "sentences. This lesson needs a sentence encoder such as {encoder}."),
+                         name=model.name, encoder=DEFAULT_MODEL)
     return model
 
 
@@ -1217,10 +1218,11 @@ LESSONS: tuple[Lesson, ...] = (
         question=N_("What does the model put in the [MASK] with that head switched off?"),
         ask=Choice(MASK_OPTIONS), solve=_solve_masked_word,
         explanation=N_("With head {head} of layer {layer} switched off, the probability of “{top}” goes from {p_top} "
-                       "to {p_top_after}, and the most probable word is now “{new_top}”, with {p_new}. The last layer's output goes "
-                       "straight to the masked-language-model head, so what its heads say about the [MASK] token "
-                       "reaches the prediction through only W_O, the feed-forward block and that head. The mean "
-                       "keeps what the head adds on average: the change comes from what it said about each token."),
+                       "to {p_top_after}, and the most probable word is now “{new_top}”, with {p_new}. The last "
+                       "layer's output goes straight to the masked-language-model head: what its heads say about the "
+                       "[MASK] token passes only W_O, the feed-forward block and that head (with their LayerNorms) "
+                       "on its way to the prediction. The mean keeps what the head adds on average, so the change "
+                       "comes from what it said about each token."),
         hint=N_("A real model opens on this sentence with head {head} of layer {layer} switched off, the top words "
                 "before and after side by side. Switch off other heads, or choose zeros instead of the mean."),
     ),

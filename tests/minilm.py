@@ -40,3 +40,27 @@ def reference_attentions(text: str) -> tuple[list[str], np.ndarray]:
             if int(ref[f"pad_to_{i}"]) == 0:
                 return ref[f"tokens_{i}"].tolist(), ref[f"attentions_{i}"]
     raise KeyError(f"{text!r} is not in {REFERENCE.name}: add it to make_reference.py's sentences")
+
+
+#: Learn's lessons that fill in a [MASK]: the tests read them on tests/tiny_bert's tiny masked-language model
+#: (all-MiniLM-L6-v2 has no masked-LM head)
+MASKED_LM_LESSONS = frozenset({"masked-word"})
+
+
+def lesson_source(key: str) -> str:
+    """The checkpoint folder a model lesson reads in the tests."""
+    from tests import tiny_bert
+
+    return str(tiny_bert.mlm_folder() if key in MASKED_LM_LESSONS else folder())
+
+
+@cache
+def _loaded(source: str) -> attn_models.Model:
+    return attn_models.load(source)
+
+
+def lesson_model(lesson) -> attn_models.Model | None:  # an attn_ui.lessons.Lesson
+    """The model a lesson reads in the tests: None for a lesson that needs none."""
+    if not lesson.needs_model:
+        return None
+    return model() if lesson.key not in MASKED_LM_LESSONS else _loaded(lesson_source(lesson.key))

@@ -9,8 +9,11 @@ fill-in-the-blank; the tokenizer keeps ``[MASK]`` whole (a special token, as in 
 
 from __future__ import annotations
 
+import atexit
 import json
 import shutil
+import tempfile
+from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -110,6 +113,15 @@ def write_mlm(folder: Path, *, own_decoder: bool = False) -> Path:
     weights, ``cls.predictions`` for the head (its decoder tied to the word embeddings unless ``own_decoder``)."""
     config = {**CONFIG, "architectures": ["BertForMaskedLM"], "tie_word_embeddings": not own_decoder}
     return build(folder, config=config, prefix="bert.", extra=mlm_weights(config, own_decoder=own_decoder))
+
+
+@cache
+def mlm_folder() -> Path:
+    """:func:`write_mlm`'s checkpoint (decoder tied), written once per test process in a folder removed at its end:
+    the masked-language model Learn's masked-word lesson reads in the tests."""
+    folder = Path(tempfile.mkdtemp(prefix="tiny_mlm_"))
+    atexit.register(shutil.rmtree, folder, True)
+    return write_mlm(folder / "mlm")
 
 
 def fake_hub_cache(cache: Path, repo_id: str, folder: Path, commit: str = "0123456789abcdef" * 2 + "01234567") -> Path:

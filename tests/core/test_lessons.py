@@ -7,10 +7,12 @@ or numbers a learner might guess wrongly). The rest checks the lessons as data: 
 
 from __future__ import annotations
 
+import hashlib
 import re
 import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,14 +21,19 @@ from attn_core import MATRICES, PRESETS, Config, configs_equal, load_preset, val
 from attn_ui import lessons, registry
 from attn_ui.lessons import Cell, Choice, Number
 from attn_ui.numbers import format_number
-from tests import minilm
+from tests import minilm, tiny_bert
+from tests.models import make_output_reference as cases
 
 TRY_PAGES = {registry.STEPS, registry.SCALING, registry.MASKING, registry.MULTIHEAD, registry.MODEL}
+#: what the models do, by transformers + PyTorch in float64 (tests/models/make_output_reference.py): the model
+#: lessons' answers are computed from these, not with attn_models
+OUTPUTS = np.load(Path(__file__).resolve().parents[1] / "models" / "reference_outputs.npz")
 
 
 def model_of(lesson: lessons.Lesson):
-    """The model a model lesson reads: all-MiniLM-L6-v2's real weights (tests/minilm.py); None for the others."""
-    return minilm.model() if lesson.needs_model else None
+    """The model a model lesson reads: all-MiniLM-L6-v2's real weights (tests/minilm.py), or the tiny masked-language
+    model of tests/tiny_bert for a lesson that fills in a [MASK]; None for the others."""
+    return minilm.lesson_model(lesson)
 
 # ---- attention written out ------------------------------------------------------------------------------------
 
@@ -194,11 +201,81 @@ def real_model(cfg):
     return int(np.argmax(counts)), []
 
 
+# ---- the lessons that run a model: from transformers' numbers (tests/models/reference_outputs.npz) ----------------
+
+SMALL = 0.005  # the options' "less than 0.005"
+
+
+def similarity_pair(cfg) -> tuple[float, int]:
+    """The lesson pair's similarity as trained, by transformers (sentence-transformers' pipeline), and the model's
+    number of layers; the lesson's sentences are the reference's."""
+    assert (lessons.MODEL_SENTENCE, lessons.MODEL_OTHER) == cases.LESSON_PAIR
+    assert cfg.origin["sentence"] == lessons.MODEL_SENTENCE and cfg.origin["pad_to"] == 0
+    emb = OUTPUTS["minilm_lesson_embeddings"]  # [2, 384], each of length 1
+    return float(emb[0] @ emb[1]), OUTPUTS["minilm_lesson_heads"].shape[0]
+
+
+def head_off_numbers(cfg):
+    """The middle two layers' heads, each switched off alone (mean): the one that moves the similarity most, and the
+    one of the other layer that moves it least, in layer order: ((layer, head, similarity after, change) × 2, the
+    most's (layer, head, change), the layers)."""
+    sim, n_layers = similarity_pair(cfg)
+    layers = [n_layers // 2 - 1, n_layers // 2]
+    change = OUTPUTS["minilm_lesson_heads"][layers] - sim  # [2, n_heads]
+    row, head = np.unravel_index(np.argmax(np.abs(change)), change.shape)
+    other = 1 - row
+    least = int(np.argmin(np.abs(change[other])))
+    picked = sorted([(layers[row], int(head)), (layers[other], least)])
+    rows = [(lay, h, sim + change[layers.index(lay), h], change[layers.index(lay), h]) for lay, h in picked]
+    return rows, (layers[row], int(head), change[row, head]), layers, sim
+
+
+def head_off(cfg):
+    (a, b), *_ = head_off_numbers(cfg)
+    changes = [abs(a[3]), abs(b[3])]
+    return (2 if max(changes) < SMALL else int(np.argmax(changes))), []
+
+
+def masked_numbers(cfg):
+    """The tiny masked-LM (decoder tied) at tiny_bert.MASKED[0]'s [MASK]: probabilities as trained [vocab], with the
+    last layer's head that moves the top word's probability most switched off (mean) [vocab], that head, the top."""
+    assert lessons.MASKED_SENTENCE == tiny_bert.MASKED[0] == cfg.origin["sentence"]
+    digest = hashlib.sha256((tiny_bert.mlm_folder() / "model.safetensors").read_bytes()).hexdigest()
+    assert digest == str(OUTPUTS["mlm_tied_sha256"]), "the lesson's model is the reference's"
+    before = OUTPUTS["mlm_tied_0"][0]  # [vocab]
+    heads = OUTPUTS["mlm_tied_lesson_heads"]  # [n_layers, n_heads, vocab]
+    last = heads.shape[0] - 1
+    assert cfg.origin["layer"] == last
+    top = int(np.argmax(before))
+    head = int(np.argmax(np.abs(heads[last, :, top] - before[top])))
+    return before, heads[last, head], last, head, top
+
+
+def masked_word(cfg):
+    before, after, _, _, top = masked_numbers(cfg)
+    if int(np.argmax(after)) != top:
+        return 2, []
+    return (0 if after[top] > before[top] else 1), []
+
+
+def query_zero_numbers(cfg):
+    """(similarity as trained, with W_Q of the lesson's layer zero (weight and bias), by transformers)."""
+    sim, n_layers = similarity_pair(cfg)
+    assert cfg.origin["layer"] == n_layers // 2 and not cfg.w_q.any()  # W_Q all zeros, its bias row too
+    return sim, float(OUTPUTS["minilm_lesson_query_zero"][n_layers // 2])
+
+
+def query_zero(cfg):
+    sim, after = query_zero_numbers(cfg)
+    return (2 if abs(after - sim) < SMALL else 0 if after > sim else 1), []
+
+
 EXPECTED: dict[str, Callable[[Config], tuple[object, list[float]]]] = {
     "best-match": best_match, "match-weight": match_weight, "uniform": uniform, "lookup": lookup,
     "largest-cell": largest_cell, "temperature": temperature, "sqrt-dk": sqrt_dk, "stable-softmax": stable_softmax,
     "causal": causal, "padding": padding, "permutation": permutation, "positions": positions, "heads": heads,
-    "value-width": value_width, "real-model": real_model,
+    "value-width": value_width, "real-model": real_model, "head-off": head_off, "masked-word": masked_word,
+    "query-zero": query_zero,
 }
 
 ids = [lesson.key for lesson in lessons.LESSONS]
@@ -493,12 +570,64 @@ def said_real_model(cfg):
             ("and all the words together ", share[:, 1:n - 1].sum(axis=1).mean())]
 
 
+def said_head_off(cfg):
+    (a, b), top, layers, sim = head_off_numbers(cfg)
+    n_heads = OUTPUTS["minilm_lesson_heads"].shape[1]
+    return [f"“{lessons.MODEL_SENTENCE}” and “{lessons.MODEL_OTHER}” have a similarity of {fmt(sim)}",
+            f"head {a[1]} of layer {a[0]}", f"head {b[1]} of layer {b[0]}",
+            "neither: each moves it by less than 0.005",
+            f"With head {a[1]} of layer {a[0]} switched off the similarity becomes {fmt(a[2])}, a change of "
+            f"{fmt(a[3])}; with head {b[1]} of layer {b[0]} it becomes {fmt(b[2])}, a change of {fmt(b[3])}",
+            f"Of the {2 * n_heads} heads of layers {layers[0]} and {layers[1]}, the one that moves it most is head "
+            f"{top[1]} of layer {top[0]}, with a change of {fmt(top[2])}",
+            f"with head {top[1]} of layer {top[0]} switched off, and “Which heads matter” switches off each head of "
+            f"layer {top[0]}"]
+
+
+def said_masked_word(cfg):
+    before, after, layer, head, top = masked_numbers(cfg)
+    word = tiny_bert.VOCAB
+    facts = lessons.solved("masked-word", minilm.lesson_model(lessons.by_key("masked-word"))).solution.facts
+    for name, probs in (("tops_before", before), ("tops_after", after)):  # the reveal's rows of top words
+        assert facts[name] == ", ".join(word[i] for i in np.argsort(-probs, kind="stable")[:5])
+    n_heads = OUTPUTS["mlm_tied_lesson_heads"].shape[1]
+    new = int(np.argmax(after))
+    return [f"for “{lessons.MASKED_SENTENCE}” it puts “{word[top]}” in the [MASK], with a probability of "
+            f"{fmt(before[top])}", f"switch off head {head} of layer {layer}, its last layer",
+            f"Of that layer's {n_heads} heads, it is the one that moves the probability of “{word[top]}” most",
+            f"the probability of “{word[top]}” goes from {fmt(before[top])} to {fmt(after[top])}, and the most "
+            f"probable word is now “{word[new]}”, with {fmt(after[new])}"]
+
+
+def said_query_zero(cfg):
+    sim, after = query_zero_numbers(cfg)
+    n_heads, n = cfg.n_heads, cfg.x.shape[0]
+    d_k = cfg.w_q.shape[1] // n_heads
+    outs, weights = [], []
+    for h in range(n_heads):  # every head of the layer with W_Q = 0, written out
+        cols = slice(h * d_k, (h + 1) * d_k)
+        q, _, _, s, w, out = attend(cfg.x, cfg.w_q[:, cols], cfg.w_k[:, cols], cfg.w_v[:, cols], np.sqrt(d_k))
+        assert not q.any() and not s.any()  # "every query is a row of zeros and every score is 0"
+        outs.append(out)
+        weights.append(w)
+    concat, weights = np.hstack(outs), np.stack(weights)
+    layer = cfg.origin["layer"]
+    return [f"a cosine similarity of {fmt(sim)}. Now set W_Q of its layer {layer} to zeros",
+            f"each of the layer's {n_heads} heads spreads", "it changes by less than 0.005",
+            f"The similarity goes from {fmt(sim)} to {fmt(after)}, a change of {fmt(after - sim)}",
+            f"every weight is now {fmt(1 / n)} for the {n} tokens of “{lessons.MODEL_SENTENCE}” (the largest "
+            f"difference is {difference(np.abs(weights - 1 / n).max())})",
+            f"(the largest difference between two tokens' outputs is {difference(np.abs(concat - concat[0]).max())})",
+            f"with W_Q of layer {layer} all zeros", f"every attention weight in layer {layer}"]
+
+
 SAID: dict[str, Callable[[Config], list]] = {
     "best-match": said_best_match, "match-weight": said_match_weight, "uniform": said_uniform, "lookup": said_lookup,
     "largest-cell": said_largest_cell, "temperature": said_temperature, "sqrt-dk": said_sqrt_dk,
     "stable-softmax": said_stable_softmax, "causal": said_causal, "padding": said_padding,
     "permutation": said_permutation, "positions": said_positions, "heads": said_heads,
-    "value-width": said_value_width, "real-model": said_real_model,
+    "value-width": said_value_width, "real-model": said_real_model, "head-off": said_head_off,
+    "masked-word": said_masked_word, "query-zero": said_query_zero,
 }
 
 
@@ -514,6 +643,38 @@ def test_every_number_a_lesson_states_is_the_one_numpy_gives(lesson: lessons.Les
             assert abs(float(shown.group(1)) - value) < 1e-4, (words, shown.group(1), value)
         else:
             assert said in text, f"{lesson.key}: {said!r} not in\n{text}"
+
+
+def test_a_lesson_on_a_model_of_another_kind_says_which_kind_it_needs():
+    """The masked-word lesson on all-MiniLM-L6-v2 (no masked-LM head), the similarity lessons on a masked-language
+    model: a ModelError the page shows (and the lesson can be skipped), never a wrong lesson."""
+    import attn_models
+
+    masked_lm = minilm.lesson_model(lessons.by_key("masked-word"))
+    for key, model, said in [("masked-word", minilm.model(), "has no masked-language-model head"),
+                             ("head-off", masked_lm, "needs a sentence encoder"),
+                             ("query-zero", masked_lm, "needs a sentence encoder")]:
+        with pytest.raises(attn_models.ModelError, match=said):
+            lessons.solved(key, model)
+
+
+def test_try_it_yourself_on_a_model_lesson_says_what_a_real_model_shows():
+    """What A real model opens with: the lesson's other sentence, the head that moves the result most switched off
+    (mean), and for W_Q = 0 no head off (the edited layer is what changes)."""
+    for key in ("head-off", "masked-word", "query-zero"):
+        lesson = lessons.by_key(key)
+        page = lessons.solved(key, model_of(lesson)).solution.model_page
+        cfg = lessons.configuration(lesson, model_of(lesson))
+        if key == "head-off":
+            _, top, _, _ = head_off_numbers(cfg)
+            assert page.others == (lessons.MODEL_OTHER,) and page.ablate == (top[:2],) and page.scan == top[0]
+        elif key == "masked-word":
+            _, _, layer, head, _ = masked_numbers(cfg)
+            assert page.others == () and page.ablate == ((layer, head),) and page.scan is None
+        else:
+            assert page.others == (lessons.MODEL_OTHER,) and page.ablate == () and page.scan is None
+        assert page.how == "mean"
+    assert lessons.solved("real-model", minilm.model()).solution.model_page is None
 
 
 @pytest.mark.parametrize("lesson", lessons.LESSONS, ids=ids)

@@ -26,16 +26,18 @@ def folders_allowed(monkeypatch):
 
 
 def model_of(lesson: lessons.Lesson):
-    """The model a model lesson reads: all-MiniLM-L6-v2's real weights (tests/minilm.py); None for the others."""
-    return minilm.model() if lesson.needs_model else None
+    """The model a model lesson reads: all-MiniLM-L6-v2's real weights, or the tiny masked-language model for a lesson
+    that fills in a [MASK] (tests/minilm.py); None for the others."""
+    return minilm.lesson_model(lesson)
 
 
 def open_lesson(key: str) -> AppTest:
-    """A fresh session opened by the link ?lesson=<key> (a model lesson's reading all-MiniLM-L6-v2 from its folder)."""
-    at = AppTest.from_file(APP, default_timeout=60)
+    """A fresh session opened by the link ?lesson=<key> (a model lesson's reading its model from its folder:
+    all-MiniLM-L6-v2, or the tiny masked-language model)."""
+    at = AppTest.from_file(APP, default_timeout=120)
     at.query_params[lesson_ui.PARAM] = key
     if lessons.by_key(key).needs_model:
-        at.session_state[state.MODEL_SOURCE] = str(minilm.folder())
+        at.session_state[state.MODEL_SOURCE] = minilm.lesson_source(key)
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.title[0].value == registry.LEARN.page_heading
@@ -125,6 +127,18 @@ def test_lesson_wrong_then_right_then_try_it(key: str):
         assert at.text_input(key=state.MODEL_SENTENCE).value == origin["sentence"]
         assert at.selectbox(key=state.MODEL_LAYER).value == origin["layer"]
         assert "In the explorer now" in [h.value for h in at.header]
+    if (page := sol.model_page) is not None:  # the lesson's other sentence, heads off and scan, on A real model
+        if page.others:
+            assert at.text_area(key=state.MODEL_OTHERS).value == "\n".join(page.others)
+        assert at.multiselect(key=state.MODEL_ABLATE).value == [f"L{lay} · H{h}" for lay, h in page.ablate]
+        assert at.segmented_control(key=state.MODEL_ABLATE_HOW).value == page.how
+        assert at.selectbox(key=state.MODEL_EFFECTS).value == page.scan
+        shown = texts(at)
+        if page.ablate:  # before and after side by side
+            assert "Switch heads off" in [h.value for h in at.subheader] and "1 head off" in shown
+        else:  # W_Q set to zero: the edited layer run back, the similarity with the model as trained
+            assert "Your edits, run through the model" in [h.value for h in at.subheader]
+            assert f"{lessons.show(sol.facts['sim'], 4)}" in shown and lessons.show(sol.facts["sim_after"], 4) in shown
 
 
 def test_a_model_lesson_without_its_model_says_so_and_can_be_skipped(monkeypatch):
@@ -143,6 +157,27 @@ def test_a_model_lesson_without_its_model_says_so_and_can_be_skipped(monkeypatch
         assert "last lesson" in texts(at)
     at.button(key="learn_previous").click().run()
     assert not at.exception and at.header[0].value.startswith(f"{lessons.index_of(key)}.")
+
+
+@pytest.mark.parametrize("key, source, said", [
+    ("masked-word", "minilm", "has no masked-language-model head"),
+    ("query-zero", "masked-lm", "needs a sentence encoder"),
+])
+def test_a_model_lesson_on_a_model_of_another_kind_says_so_and_can_be_skipped(key: str, source: str, said: str):
+    """The masked-word lesson on all-MiniLM-L6-v2 (no masked-LM head), a similarity lesson on a masked-language
+    model: the page says which kind the lesson needs and where to name one, and the lesson can be skipped."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params[lesson_ui.PARAM] = key
+    at.session_state[state.MODEL_SOURCE] = minilm.lesson_source("masked-word" if source == "masked-lm" else "")
+    at.run()
+    assert not at.exception
+    assert said in plain(at.warning[0].value) and "Name such a model on A real model" in at.info[0].value
+    assert "The numbers" not in texts(at) and not at.radio  # no question asked of the wrong model
+    if lessons.index_of(key) + 1 < len(lessons.LESSONS):
+        at.button(key="learn_skip").click().run()
+        assert not at.exception and at.header[0].value.startswith(f"{lessons.index_of(key) + 2}.")
+    else:
+        assert "last lesson" in texts(at)
 
 
 def test_the_overview_links_to_learn_second_in_the_sidebar(app: AppTest):

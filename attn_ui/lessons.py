@@ -446,9 +446,10 @@ def _middle_layer(model: Model) -> Config:
     return _encoder(model).layer_config(MODEL_SENTENCE, _scanned(model)[1])
 
 
-def _query_zero(model: Model) -> Config:
-    """The middle layer on the lesson's sentence with W_Q all zeros, its bias row too: every query is 0."""
-    cfg = _encoder(model).layer_config(MODEL_SENTENCE, model.n_layers // 2)
+def _query_zero(model: Model, layer: int | None = None) -> Config:
+    """Layer ``layer`` (the middle one by default) on the lesson's sentence with W_Q all zeros, its bias row too:
+    every query is 0."""
+    cfg = _encoder(model).layer_config(MODEL_SENTENCE, model.n_layers // 2 if layer is None else layer)
     return replace(cfg, w_q=np.zeros_like(cfg.w_q))
 
 
@@ -917,7 +918,10 @@ def _solve_query_zero(cfg: Config, trace: MultiHeadTrace, model: Model) -> Solut
     from attn_models import Intervention
 
     sim = _similarity(model)
-    after = _similarity(model, Intervention(config=cfg))  # the layer with W_Q = 0, the rest as trained
+    layer = int((cfg.origin or {}).get("layer", 0))
+    every = np.array([_similarity(model, Intervention(config=cfg if i == layer else _query_zero(model, i)))
+                      for i in range(model.n_layers)])  # [n_layers]: W_Q = 0 in that layer, the rest as trained
+    after = float(every[layer])
     change = after - sim
     answer = 2 if abs(change) < SMALL else 0 if change > 0 else 1
     weights = np.stack([h.weights for h in trace.heads])  # [n_heads, n_seq, n_seq]
@@ -925,17 +929,20 @@ def _solve_query_zero(cfg: Config, trace: MultiHeadTrace, model: Model) -> Solut
     return Solution(
         answer=answer,
         facts={"model": str(o.get("model", "")), "sentence": MODEL_SENTENCE, "other": MODEL_OTHER,
-               "layer": int(o.get("layer", 0)), "n_heads": cfg.n_heads, "n_seq": cfg.n_seq, "sim": sim,
+               "layer": layer, "n_heads": cfg.n_heads, "n_seq": cfg.n_seq, "sim": sim, "every": every,
+               "sim_low": float(every.min()), "layer_low": int(np.argmin(every)), "sim_high": float(every.max()),
+               "layer_high": int(np.argmax(every)),
                "sim_after": after, "change": change, "small": SMALL, "weight": 1 / cfg.n_seq,
                "spread": Difference(float(np.abs(weights - 1 / cfg.n_seq).max())),
                "out_spread": Difference(float(np.abs(trace.concat - trace.concat[0]).max()))},
         numbers=((N_("the similarity, as trained"), "sim"), (N_("… with W_Q of layer {layer} all zeros"), "sim_after"),
-                 (N_("the change"), "change"), (N_("every attention weight in layer {layer}"), "weight")),
+                 (N_("the change"), "change"), (N_("every attention weight in layer {layer}"), "weight"),
+                 (N_("the similarity with W_Q all zeros in layer 0, 1, … in turn"), "every")),
         views=(MatrixView(N_("Head 0's attention weights with W_Q = 0"), trace.heads[0].weights, _labels(cfg),
                           _labels(cfg), "weights"),
-               BarsView(N_("The similarity of the two sentences"), (MODEL_OTHER,),
-                        ((N_("as trained"), np.array([sim])), (N_("W_Q all zeros"), np.array([after]))),
-                        N_("cosine similarity"))),
+               BarsView(N_("The similarity with W_Q all zeros in one layer"), tuple(map(str, range(model.n_layers))),
+                        ((N_("as trained"), np.full(model.n_layers, sim)), (N_("W_Q all zeros"), every)),
+                        N_("cosine similarity"), category_label=N_("layer {category}"))),
         model_page=ModelPage(others=(MODEL_OTHER,)),
     )
 
@@ -1239,7 +1246,9 @@ LESSONS: tuple[Lesson, ...] = (
                        "weight is now {weight} for the {n_seq} tokens of “{sentence}” (the largest difference is "
                        "{spread}), so each head's output is the plain average of its value rows, the same for every "
                        "token (the largest difference between two tokens' outputs is {out_spread}). The layer no "
-                       "longer tells the tokens apart, and the layers after it work on what is left."),
+                       "longer tells the tokens apart, and the layers after it work on what is left. Set to zero in "
+                       "each layer in turn, W_Q gives similarities from {sim_low} (layer {layer_low}) to {sim_high} "
+                       "(layer {layer_high}): what a layer's attention adds depends on the layer."),
         hint=N_("A real model opens with this layer in the explorer, its W_Q at zero: “Your edits, run through the "
                 "model” compares the similarities with the model as trained. Press Back to the model's weights, "
                 "then change only a few cells of W_Q on Inputs & weights and come back to see how far the "

@@ -612,13 +612,18 @@ def said_query_zero(cfg):
         weights.append(w)
     concat, weights = np.hstack(outs), np.stack(weights)
     layer = cfg.origin["layer"]
+    every = OUTPUTS["minilm_lesson_query_zero"]  # [n_layers]: W_Q zero in each layer in turn, by transformers
+    facts = lessons.solved("query-zero", minilm.model()).solution.facts
+    np.testing.assert_allclose(facts["every"], every, rtol=0, atol=1e-12)  # the reveal's row and bars
     return [f"a cosine similarity of {fmt(sim)}. Now set W_Q of its layer {layer} to zeros",
             f"each of the layer's {n_heads} heads spreads", "it changes by less than 0.005",
             f"The similarity goes from {fmt(sim)} to {fmt(after)}, a change of {fmt(after - sim)}",
             f"every weight is now {fmt(1 / n)} for the {n} tokens of “{lessons.MODEL_SENTENCE}” (the largest "
             f"difference is {difference(np.abs(weights - 1 / n).max())})",
             f"(the largest difference between two tokens' outputs is {difference(np.abs(concat - concat[0]).max())})",
-            f"with W_Q of layer {layer} all zeros", f"every attention weight in layer {layer}"]
+            f"with W_Q of layer {layer} all zeros", f"every attention weight in layer {layer}",
+            f"W_Q gives similarities from {fmt(every.min())} (layer {np.argmin(every)}) to {fmt(every.max())} (layer "
+            f"{np.argmax(every)})"]
 
 
 SAID: dict[str, Callable[[Config], list]] = {

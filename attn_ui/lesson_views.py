@@ -58,7 +58,7 @@ def bars(
         "value": values,
         "text": format_numbers(values, precision, "short"),
     })
-    bar_px = max(BAR_PX, 6 * max(map(len, data.column("text").to_pylist())) + 6)  # room for its number
+    bar_px = max(BAR_PX, 7 * max(map(len, data.column("text").to_pylist())) + 10)  # room for its number (12 px)
     group_px = max(BAR_PX + 16 if stacked else len(names) * bar_px + 16, 7 * max(map(len, categories)) + 16)
     tips = (_("of"), _("series"), _("value"))  # the tooltip's field titles
     return charts.Chart(bars_build, (title, categories, names, y_title, group_px, stacked, tips), (data,))

@@ -53,7 +53,8 @@ lesson_ui.keep_in_address_bar(lesson)
 model = None
 try:
     model = lesson_ui.model_for(lesson)  # None, or the model a model lesson reads
-    with st.spinner(_("Running the model for this lesson …"), show_time=True) if model else contextlib.nullcontext():
+    with st.spinner(_("Running the model for this lesson …"), show_time=True) if model is not None else (
+            contextlib.nullcontext()):
         w = lessons.solved(lesson.key, model)  # the configuration, its attention trace and the answer (attn_core)
 except attn_models.ModelError as err:  # a model lesson without its model (no network and no cached copy), or with
     st.header(f"{at + 1}. {_(lesson.title)}")  # one of another kind than it needs (a masked-LM, a sentence encoder)

@@ -8,7 +8,10 @@
   concatenated): zeros, or the head's mean over the sentence's real tokens, on every real token;
 - the same with layer EDIT_LAYER's query weight changed as EDITS says (the explorer's W_Q edit, run back);
 - fill-in-the-blank: BertForMaskedLM's probabilities at every [MASK] of tests/tiny_bert.MASKED on the tiny random
-  masked-LM checkpoints tests/tiny_bert.write_mlm writes (decoder tied, and its own), with and without ablations.
+  masked-LM checkpoints tests/tiny_bert.write_mlm writes (decoder tied, and its own), with and without ablations;
+- "which heads matter" (tests/app/test_model_output.py): every head of every layer switched off alone (mean, and
+  zero), the similarity of SENTENCES[0] and SENTENCES[1] (``minilm_effects_{how}`` [n_layers, n_heads]), and the
+  tiny tied MLM's probability at the first [MASK] of MASKED[0] of its unablated top word (``mlm_tied_0_effects_{how}``).
 
 Run once, when the cases or the tiny checkpoint change (the test suite itself needs neither torch nor
 transformers)::
@@ -115,6 +118,17 @@ def minilm_arrays() -> dict[str, np.ndarray]:
         arrays[f"minilm_{name}"] = embeddings()
         for handle in handles:
             handle.remove()
+    cfg = model.config
+    for how in ("mean", "zero"):  # each head alone: the similarity of the first two sentences
+        effects = np.zeros((cfg.num_hidden_layers, cfg.num_attention_heads))
+        for layer in range(cfg.num_hidden_layers):
+            for head in range(cfg.num_attention_heads):
+                handles = ablation_hooks(model.encoder.layer, ((layer, head),), how, mask, cfg.num_attention_heads)
+                emb = embeddings()
+                effects[layer, head] = emb[0] @ emb[1]
+                for handle in handles:
+                    handle.remove()
+        arrays[f"minilm_effects_{how}"] = effects
     query = model.encoder.layer[EDIT_LAYER].attention.self.query
     with torch.no_grad():
         for row, col, add in EDITS:
@@ -160,6 +174,19 @@ def mlm_arrays() -> dict[str, np.ndarray]:
                         arrays[f"mlm_{kind}_{s}_{name}"] = probs()
                         for handle in handles:
                             handle.remove()
+                if kind == "tied" and s == 0:  # each head alone: the first [MASK]'s top word's probability
+                    top = int(np.argmax(arrays[f"mlm_{kind}_{s}"][0]))
+                    n_layers, n_heads = model.config.num_hidden_layers, model.config.num_attention_heads
+                    for how in ("mean", "zero"):
+                        effects = np.zeros((n_layers, n_heads))
+                        for layer in range(n_layers):
+                            for head in range(n_heads):
+                                handles = ablation_hooks(model.bert.encoder.layer, ((layer, head),), how, mask,
+                                                         n_heads)
+                                effects[layer, head] = probs()[0, top]
+                                for handle in handles:
+                                    handle.remove()
+                        arrays[f"mlm_{kind}_{s}_effects_{how}"] = effects
     return arrays
 
 

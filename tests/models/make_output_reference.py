@@ -11,7 +11,10 @@
   masked-LM checkpoints tests/tiny_bert.write_mlm writes (decoder tied, and its own), with and without ablations;
 - "which heads matter" (tests/app/test_model_output.py): every head of every layer switched off alone (mean, and
   zero), the similarity of SENTENCES[0] and SENTENCES[1] (``minilm_effects_{how}`` [n_layers, n_heads]), and the
-  tiny tied MLM's probability at the first [MASK] of MASKED[0] of its unablated top word (``mlm_tied_0_effects_{how}``).
+  tiny tied MLM's probability at the first [MASK] of MASKED[0] of its unablated top word (``mlm_tied_0_effects_{how}``);
+- the tiny random BertModel of tests/tiny_bert.build: TINY_SENTENCES' embeddings, as trained and with layer
+  TINY_EDIT_LAYER's query weight changed as TINY_EDITS says (``tiny_embeddings``, ``tiny_edited``), for the explorer's
+  grid edit of W_Q run back (tests/app/test_model_output.py: MiniLM's W_Q is too large for the grid).
 
 Run once, when the cases or the tiny checkpoint change (the test suite itself needs neither torch nor
 transformers)::
@@ -46,6 +49,9 @@ EDIT_LAYER = 3
 #: (input feature, output feature, added): W_Q[row, column] += added in the explorer's layout (row 384 is the bias
 #: row); transformers' query.weight[column, row] (query.bias[column] for row 384)
 EDITS = ((7, 40, 0.5), (100, 45, -0.75), (384, 41, 0.3))
+TINY_SENTENCES = ("The cat sat on the mat.", "A dog was tired.", "It was the cat!")
+TINY_EDIT_LAYER = 1
+TINY_EDITS = ((2, 1, 2.0), (16, 0, -1.5))  # as EDITS, on the tiny model's W_Q [17, 16] (row 16: the bias row)
 
 
 def minilm_dir() -> Path:
@@ -140,6 +146,40 @@ def minilm_arrays() -> dict[str, np.ndarray]:
     return arrays
 
 
+def tiny_arrays() -> dict[str, np.ndarray]:
+    import torch
+    import transformers
+
+    sys.path.insert(0, str(HERE.parents[1]))
+    from tests import tiny_bert
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = tiny_bert.build(Path(tmp) / "tiny")
+        arrays = {"tiny_sha256": np.array(hashlib.sha256((folder / "model.safetensors").read_bytes()).hexdigest())}
+        model, info = transformers.BertModel.from_pretrained(folder, attn_implementation="eager",
+                                                             add_pooling_layer=False, output_loading_info=True)
+        assert not info["missing_keys"], info
+        model = model.to(torch.float64).eval()
+        ids, mask = batch(folder, TINY_SENTENCES)
+
+    def embeddings() -> np.ndarray:  # as minilm_arrays'
+        with torch.no_grad():
+            last = model(input_ids=ids, attention_mask=mask, token_type_ids=torch.zeros_like(ids)).last_hidden_state
+        m = mask[..., None].to(torch.float64)
+        return torch.nn.functional.normalize((last * m).sum(1) / m.sum(1), p=2, dim=1).numpy()
+
+    arrays["tiny_embeddings"] = embeddings()
+    query = model.encoder.layer[TINY_EDIT_LAYER].attention.self.query
+    with torch.no_grad():
+        for row, col, add in TINY_EDITS:
+            if row == query.weight.shape[1]:
+                query.bias[col] += add
+            else:
+                query.weight[col, row] += add
+    arrays["tiny_edited"] = embeddings()
+    return arrays
+
+
 def mlm_arrays() -> dict[str, np.ndarray]:
     import torch
     import transformers
@@ -196,7 +236,7 @@ def main() -> None:
 
     transformers.logging.set_verbosity_error()
     torch.manual_seed(0)
-    arrays = minilm_arrays() | mlm_arrays()
+    arrays = minilm_arrays() | mlm_arrays() | tiny_arrays()
     arrays["versions"] = np.array(f"transformers {transformers.__version__}, torch {torch.__version__}")
     np.savez_compressed(OUT, **arrays)
     print(f"wrote {OUT} ({OUT.stat().st_size:,} bytes), {len(arrays)} arrays", file=sys.stderr)

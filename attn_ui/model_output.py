@@ -158,6 +158,8 @@ def similarity_words(other: str, before: float, after: float) -> str:
     'The similarity of your sentence and “A dog” stayed 0.71 (0.7123 → 0.7149).'
     >>> similarity_words("A dog", -0.0994, -0.0930)
     'The similarity of your sentence and “A dog” rose from −0.10 to −0.09.'
+    >>> similarity_words("A dog", -0.0024, -0.0071)
+    'The similarity of your sentence and “A dog” fell from 0.00 to −0.01.'
     """
     a, b = fixed(before, 2), fixed(after, 2)
     quoted = text.md_escape(other)
@@ -218,12 +220,13 @@ def signed(value: float) -> str:
 
 
 def fixed(value: float, decimals: int = 4) -> str:
-    """A similarity as the page writes it, with the minus the app prints.
+    """A similarity as the page writes it, with the minus the app prints (none on a value that rounds to 0).
 
-    >>> fixed(-0.09936), fixed(0.7123, 2)
-    ('−0.0994', '0.71')
+    >>> fixed(-0.09936), fixed(0.7123, 2), fixed(-0.0024, 2)
+    ('−0.0994', '0.71', '0.00')
     """
-    return f"{value:.{decimals}f}".replace("-", numbers.MINUS)
+    written = f"{value:.{decimals}f}"
+    return written.lstrip("-") if float(written) == 0 else written.replace("-", numbers.MINUS)
 
 
 def similarity_table(others: tuple[str, ...], before: np.ndarray, after: np.ndarray | None,

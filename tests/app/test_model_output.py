@@ -85,7 +85,7 @@ def pct(p: float) -> str:
 
 def said(other: str, before: float, after: float) -> str:
     """The page's sentence about one similarity's change: in 2 decimals, or 4 when the 2 are the same."""
-    a, b = f"{before:.2f}".replace("-", MINUS), f"{after:.2f}".replace("-", MINUS)
+    a, b = (("0.00" if f"{x:.2f}" == "-0.00" else f"{x:.2f}").replace("-", MINUS) for x in (before, after))
     start = f"The similarity of your sentence and “{other}” "
     if a == b:
         return start + f"stayed {a} ({four(before)} → {four(after)})."

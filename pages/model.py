@@ -213,14 +213,14 @@ if can_run:
     if scan is not None:  # one run per head of the layers chosen
         rows = list(range(cfg_m.n_layers)) if scan == "all" else [scan]
         other = None if measured is None else others[measured]
-        progress = st.progress(0.0) if len(rows) > 1 else None
+        done = _("{done} of {n} layers done")  # layers are numbered from 0: "layer 6 of 6" would name none
+        progress = st.progress(0.0, text=done.format(done=0, n=len(rows))) if len(rows) > 1 else None
         try:
             effects = []  # one row [n_heads] per layer scanned
             for i, layer_i in enumerate(rows):
                 effects.append(model_output.head_effects(source, sentence, other, how, layer_i))
                 if progress is not None:
-                    progress.progress((i + 1) / len(rows), text=_("layer {layer} of {n}").format(layer=i + 1,
-                                                                                              n=len(rows)))
+                    progress.progress((i + 1) / len(rows), text=done.format(done=i + 1, n=len(rows)))
         except attn_models.ModelError as err:
             st.error(text.md_escape(i18n.error_text(err)), icon=":material/error:")
             st.stop()

@@ -149,16 +149,18 @@ def hover_layer(spec: dict) -> dict:
     return next(layer for layer in spec["layer"] if layer["mark"]["type"] == "rect" and "transform" in layer)
 
 
-def test_thumbnail_cells_name_their_query_and_key_tokens_and_weight():
-    """Each thumbnail cell's tooltip: layer, head, "query → key" in text.numbered's labels (a right-to-left label
-    isolated), the weight, what the head mostly does; one hover cell per weight, over the image's pixel."""
+def test_thumbnail_rows_name_their_query_and_the_key_it_weighs_most():
+    """Each thumbnail row's tooltip: layer, head, "query → key with the most weight" in text.numbered's labels (a
+    right-to-left label isolated), that weight, what the head mostly does; one hover band per row of the image."""
     tokens = ("[CLS]", "שלום", "cat", "a\u202eb", "[SEP]")
     att = np.random.default_rng(0).dirichlet(np.ones(5), size=(2, 3, 5))  # [2 layers, 3 heads, 5, 5]
     chart = model_views.model_view(att, tokens)
     spec = chart.to_dict()
     hover = hover_layer(spec)
     assert [(t["field"], t["title"]) for t in hover["encoding"]["tooltip"]] == [
-        ("layer", "layer"), ("head", "head"), ("pair", "query → key"), ("weight", "weight"), ("what", "mostly")]
+        ("layer", "layer"), ("head", "head"), ("pair", "query → key with the most weight"), ("weight", "weight"),
+        ("what", "mostly")]
+    assert "xOffset" not in hover["encoding"] and hover["encoding"]["yOffset"]["field"] == "q"  # a band per row
     names = ["0: [CLS]", "1: \u2068שלום\u2069", "2: cat", "3: \u2068a\u202eb\u2069", "4: [SEP]"]
     assert list(chart.layout.cells) == names
     assert pair_expression(spec) == f"{json.dumps(names)}[datum.q] + ' → ' + {json.dumps(names)}[datum.k]"
@@ -166,14 +168,15 @@ def test_thumbnail_cells_name_their_query_and_key_tokens_and_weight():
     assert (calc["layer"], calc["head"]) == ("floor(datum.panel / 3)", "datum.panel % 3")
     cells = chart.data[1].to_pydict()
     panel, q, k = (np.array(cells[c]) for c in ("panel", "q", "k"))
-    assert sorted(zip(panel.tolist(), q.tolist(), k.tolist(), strict=True)) == [
-        (p, i, j) for p in range(6) for i in range(5) for j in range(5)]
-    np.testing.assert_allclose(cells["weight"], att[panel // 3, panel % 3, q, k], rtol=1e-6)
+    assert sorted(zip(panel.tolist(), q.tolist(), strict=True)) == [(p, i) for p in range(6) for i in range(5)]
+    weights = att.reshape(6, 5, 5)[panel, q]  # [30, 5]: each row's weights, written out
+    np.testing.assert_array_equal(k, [int(np.argmax(row)) for row in weights])
+    np.testing.assert_allclose(cells["weight"], weights.max(axis=1), rtol=1e-6)
     pick = spec["params"][0]
-    assert pick["name"] == model_views.PICK and pick["views"] == [hover["name"]]  # a click on a cell picks its head
+    assert pick["name"] == model_views.PICK and pick["views"] == [hover["name"]]  # a click on a band picks its head
 
 
-def test_thumbnails_above_16_tokens_are_block_means_and_their_cells_name_the_block():
+def test_thumbnails_above_16_tokens_are_block_means_and_their_rows_name_the_block():
     tokens = tuple(f"t{i}" for i in range(40))  # 40 tokens: blocks of ⌈40/16⌉ = 3, 14 a side (the last: 1 token)
     att = np.random.default_rng(1).dirichlet(np.ones(40), size=(1, 2, 40))
     chart = model_views.model_view(att, tokens)
@@ -183,7 +186,8 @@ def test_thumbnails_above_16_tokens_are_block_means_and_their_cells_name_the_blo
                        for h in range(2)]])  # [1, 2, 14, 14]
     cells = chart.data[1].to_pydict()
     panel, q, k = (np.array(cells[c]) for c in ("panel", "q", "k"))
-    np.testing.assert_allclose(cells["weight"], means[0, panel, q, k], rtol=1e-6)
+    np.testing.assert_array_equal(k, means[0, panel, q].argmax(axis=1))
+    np.testing.assert_allclose(cells["weight"], means[0, panel, q].max(axis=1), rtol=1e-6)
     for h, url in enumerate(chart.data[0].column("url").to_pylist()):
         pixels = png_pixels(base64.b64decode(url.removeprefix("data:image/png;base64,")))
         np.testing.assert_array_equal(pixels, model_views.blues(means[0, h]))

@@ -113,10 +113,12 @@ def test_a_thumbnail_names_its_tokens_and_a_click_shows_its_head_on_the_same_scr
     page.get_by_role("heading", name="Every layer and head").evaluate("e => e.scrollIntoView({block: 'start'})")
     grid = page.locator(f"{MAIN} {CHART}").first  # the model view, read where a learner left it
     panel = LAYER * n_heads + HEAD
-    cell = grid.locator("g.mark-rect").first.locator("path").nth((panel * n + 2) * n + 0)  # query 2, key 0
-    assert tooltip_of(page, cell) == {
-        "layer": str(LAYER), "head": str(HEAD), "query → key": "2: ##ize → 0: [CLS]",
-        "weight": f"{out.attentions[LAYER, HEAD, 2, 0]:.3f}",
+    row = grid.locator("g.mark-rect").first.locator("path").nth(panel * n + 2)  # query 2's row of the thumbnail
+    top = int(np.argmax(out.attentions[LAYER, HEAD, 2]))
+    assert tooltip_of(page, row) == {
+        "layer": str(LAYER), "head": str(HEAD),
+        "query → key with the most weight": f"2: ##ize → {top}: {out.tokens[top]}",
+        "weight": f"{out.attentions[LAYER, HEAD, 2, top]:.3f}",
         "mostly": attn_models.describe_head(out.attentions[LAYER, HEAD], out.tokens)}
 
     thumb = grid.locator("g.mark-image image").nth(panel).bounding_box()

@@ -9,6 +9,12 @@
 - the same with layer EDIT_LAYER's query weight changed as EDITS says (the explorer's W_Q edit, run back);
 - fill-in-the-blank: BertForMaskedLM's probabilities at every [MASK] of tests/tiny_bert.MASKED on the tiny random
   masked-LM checkpoints tests/tiny_bert.write_mlm writes (decoder tied, and its own), with and without ablations;
+- "which heads matter" (tests/app/test_model_output.py): every head of every layer switched off alone (mean, and
+  zero), the similarity of SENTENCES[0] and SENTENCES[1] (``minilm_effects_{how}`` [n_layers, n_heads]), and the
+  tiny tied MLM's probability at the first [MASK] of MASKED[0] of its unablated top word (``mlm_tied_0_effects_{how}``);
+- the tiny random BertModel of tests/tiny_bert.build: TINY_SENTENCES' embeddings, as trained and with layer
+  TINY_EDIT_LAYER's query weight changed as TINY_EDITS says (``tiny_embeddings``, ``tiny_edited``), for the explorer's
+  grid edit of W_Q run back (tests/app/test_model_output.py: MiniLM's W_Q is too large for the grid);
 - for Learn's model lessons (tests/core/test_lessons.py): the similarity of LESSON_PAIR with each head of MiniLM
   switched off alone (mean), and with each layer's query weight and bias set to zero; the tiny masked-LM's
   probabilities at tests/tiny_bert.MASKED[0]'s [MASK] with each of its heads switched off alone (mean).
@@ -46,6 +52,9 @@ EDIT_LAYER = 3
 #: (input feature, output feature, added): W_Q[row, column] += added in the explorer's layout (row 384 is the bias
 #: row); transformers' query.weight[column, row] (query.bias[column] for row 384)
 EDITS = ((7, 40, 0.5), (100, 45, -0.75), (384, 41, 0.3))
+TINY_SENTENCES = ("The cat sat on the mat.", "A dog was tired.", "It was the cat!")
+TINY_EDIT_LAYER = 1
+TINY_EDITS = ((2, 1, 2.0), (16, 0, -1.5))  # as EDITS, on the tiny model's W_Q [17, 16] (row 16: the bias row)
 #: Learn's sentence and the one it is compared with (attn_ui.lessons.MODEL_SENTENCE, MODEL_OTHER)
 LESSON_PAIR = ("The cat sat on the mat.", "A cat was lying on a rug.")
 
@@ -120,6 +129,17 @@ def minilm_arrays() -> dict[str, np.ndarray]:
         arrays[f"minilm_{name}"] = embeddings()
         for handle in handles:
             handle.remove()
+    cfg = model.config
+    for how in ("mean", "zero"):  # each head alone: the similarity of the first two sentences
+        effects = np.zeros((cfg.num_hidden_layers, cfg.num_attention_heads))
+        for layer in range(cfg.num_hidden_layers):
+            for head in range(cfg.num_attention_heads):
+                handles = ablation_hooks(model.encoder.layer, ((layer, head),), how, mask, cfg.num_attention_heads)
+                emb = embeddings()
+                effects[layer, head] = emb[0] @ emb[1]
+                for handle in handles:
+                    handle.remove()
+        arrays[f"minilm_effects_{how}"] = effects
     query = model.encoder.layer[EDIT_LAYER].attention.self.query
     with torch.no_grad():
         for row, col, add in EDITS:
@@ -175,6 +195,40 @@ def lesson_arrays(folder: Path) -> dict[str, np.ndarray]:
     return arrays
 
 
+def tiny_arrays() -> dict[str, np.ndarray]:
+    import torch
+    import transformers
+
+    sys.path.insert(0, str(HERE.parents[1]))
+    from tests import tiny_bert
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = tiny_bert.build(Path(tmp) / "tiny")
+        arrays = {"tiny_sha256": np.array(hashlib.sha256((folder / "model.safetensors").read_bytes()).hexdigest())}
+        model, info = transformers.BertModel.from_pretrained(folder, attn_implementation="eager",
+                                                             add_pooling_layer=False, output_loading_info=True)
+        assert not info["missing_keys"], info
+        model = model.to(torch.float64).eval()
+        ids, mask = batch(folder, TINY_SENTENCES)
+
+    def embeddings() -> np.ndarray:  # as minilm_arrays'
+        with torch.no_grad():
+            last = model(input_ids=ids, attention_mask=mask, token_type_ids=torch.zeros_like(ids)).last_hidden_state
+        m = mask[..., None].to(torch.float64)
+        return torch.nn.functional.normalize((last * m).sum(1) / m.sum(1), p=2, dim=1).numpy()
+
+    arrays["tiny_embeddings"] = embeddings()
+    query = model.encoder.layer[TINY_EDIT_LAYER].attention.self.query
+    with torch.no_grad():
+        for row, col, add in TINY_EDITS:
+            if row == query.weight.shape[1]:
+                query.bias[col] += add
+            else:
+                query.weight[col, row] += add
+    arrays["tiny_edited"] = embeddings()
+    return arrays
+
+
 def mlm_arrays() -> dict[str, np.ndarray]:
     import torch
     import transformers
@@ -215,6 +269,19 @@ def mlm_arrays() -> dict[str, np.ndarray]:
                         arrays[f"mlm_{kind}_{s}_{name}"] = probs()
                         for handle in handles:
                             handle.remove()
+                if kind == "tied" and s == 0:  # each head alone: the first [MASK]'s top word's probability
+                    top = int(np.argmax(arrays[f"mlm_{kind}_{s}"][0]))
+                    n_layers, n_heads = model.config.num_hidden_layers, model.config.num_attention_heads
+                    for how in ("mean", "zero"):
+                        effects = np.zeros((n_layers, n_heads))
+                        for layer in range(n_layers):
+                            for head in range(n_heads):
+                                handles = ablation_hooks(model.bert.encoder.layer, ((layer, head),), how, mask,
+                                                         n_heads)
+                                effects[layer, head] = probs()[0, top]
+                                for handle in handles:
+                                    handle.remove()
+                        arrays[f"mlm_{kind}_{s}_effects_{how}"] = effects
     return arrays
 
 
@@ -234,7 +301,7 @@ def main() -> None:
 
     transformers.logging.set_verbosity_error()
     torch.manual_seed(0)
-    arrays = minilm_arrays() | mlm_arrays()
+    arrays = minilm_arrays() | mlm_arrays() | tiny_arrays()
     arrays["versions"] = np.array(f"transformers {transformers.__version__}, torch {torch.__version__}")
     np.savez_compressed(OUT, **arrays)
     print(f"wrote {OUT} ({OUT.stat().st_size:,} bytes), {len(arrays)} arrays", file=sys.stderr)

@@ -279,10 +279,11 @@ def matrix_editor(name: str, *, height: int | str = "auto", compact: bool = Fals
     current = cfg.matrix(name)
     if current.size > MAX_EDITABLE_CELLS and name not in st.session_state[state.DRAFTS]:
         st.caption(_(
-            "{matrix} has {cells} cells, too many to edit one by one here (up to {most}); randomise it, or import "
-            "a JSON file on {page}."
+            "{matrix} has {cells} cells, too many for a grid here (up to {most}): change one cell at a time below, "
+            "randomise it, or import a JSON file on {page}."
         ).format(matrix=MATRIX_NAMES[name], cells=f"{current.size:,}", most=f"{MAX_EDITABLE_CELLS:,}",
                  page=_(registry.SHARE.title)))
+        one_cell(name)
         return
     key = f"{name}_editor_{st.session_state[state.EDITOR_VERSION]}"
     bases = st.session_state[state.EDITOR_BASE]
@@ -307,6 +308,45 @@ def matrix_editor(name: str, *, height: int | str = "auto", compact: bool = Fals
                 message=text.md_escape(errors()[name])),
             icon=":material/warning:",
         )
+
+
+def one_cell(name: str) -> None:
+    """One cell of a matrix too large for a grid: its row and column, its value exactly (as Python writes the
+    float64), and a new value typed, which **Set** stores (a value that is not a number is refused, named by matrix
+    and cell, and the matrix keeps its values)."""
+    cfg, version = state.config(), st.session_state[state.EDITOR_VERSION]
+    m = cfg.matrix(name)  # [r, c]
+    row = st.container(horizontal=True, vertical_alignment="bottom")
+    i = int(row.number_input(_("Row"), min_value=0, max_value=m.shape[0] - 1, step=1, width=110,
+                             key=state.CELL_ROW.format(name=name)))
+    j = int(row.number_input(_("Column"), min_value=0, max_value=m.shape[1] - 1, step=1, width=110,
+                             key=state.CELL_COL.format(name=name)))
+    value_key = state.CELL_VALUE.format(name=name, i=i, j=j, version=version)
+    row.text_input(_("Value"), value=repr(float(m[i, j])), key=value_key, width=220)
+    row.button(_("Set"), key=f"{value_key}_set", on_click=set_cell, args=(name, i, j, value_key))
+    if message := st.session_state.setdefault(state.CELL_REFUSED, {}).get(name):
+        st.error(text.md_escape(message), icon=":material/warning:")
+
+
+def set_cell(name: str, i: int, j: int, value_key: str) -> None:
+    """on_click of :func:`one_cell`'s Set: the value typed into cell (i, j) of matrix ``name``, or a message."""
+    refused = st.session_state.setdefault(state.CELL_REFUSED, {})
+    cfg, typed = state.config(), str(st.session_state.get(value_key, ""))
+    where = cell_label(name, (i, j), row_tokens(cfg, name))
+    try:
+        value = parse_number(typed)
+    except ValueError:
+        refused[name] = _("{matrix}, {cell}: {typed!r} is not a number; the matrix keeps its values.").format(
+            matrix=MATRIX_NAMES[name], cell=where, typed=typed[:40])
+        return
+    m = cfg.matrix(name).copy()
+    m[i, j] = value
+    what = state.change(N_("{matrix}, {cell} set to {value}"), matrix=MATRIX_NAMES[name], cell=where,
+                        value=repr(value))
+    if message := state.set_config(replace(cfg, **{name: m}), what=what):
+        refused[name] = message
+    else:
+        refused.pop(name, None)
 
 
 def token_editor(field: str = "tokens") -> None:

@@ -43,6 +43,9 @@ EDITOR_VERSION = "editor_version"  # int; bump to reset every matrix editor to t
 EDITOR_BASE = "editor_base"  # {matrix name: (values the grid started from, its decimals, the matrix it holds as valid)}
 DRAFTS = "drafts"  # {matrix name: object array with the learner's rejected values}
 ERRORS = "errors"  # {matrix name: (AttentionInputError, the grid's row tokens)} of the input that was rejected
+CELL_REFUSED = "cell_refused"  # {matrix name: message}: a value the one-cell editor (too large for a grid) refused
+#: the one-cell editor's widgets of matrix ``name``: row, column, the value typed (attn_ui.grid_editor.one_cell)
+CELL_ROW, CELL_COL, CELL_VALUE = "{name}_cell_row", "{name}_cell_col", "{name}_cell_value_{i}_{j}_{version}"
 PRECISION = "precision"  # decimals shown in heatmaps and tables
 QUERY = "query"  # index of the query token in the drill-downs
 QUERY_PICKS = "query_picks"  # int: times the query was chosen in a selectbox (names the clickable heatmaps afresh)

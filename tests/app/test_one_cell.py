@@ -1,0 +1,63 @@
+"""A matrix too large for a grid (a real model's W_Q: 385 × 384) is edited one cell at a time: row, column, the
+value exactly, a new value set; a value that is not a number is refused by matrix and cell, and nothing changes."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from attn_core import load_preset, validate_config
+from attn_ui import grid_editor, registry
+
+from .apptools import new_app, plain
+
+
+def big_config():
+    cfg = load_preset("seed000")
+    rng = np.random.default_rng(3)
+    d = 150  # W_Q 150 × 150 = 22,500 cells: more than a grid takes
+    return replace(cfg, x=rng.standard_normal((3, d)), w_q=rng.standard_normal((d, 150)),
+                   w_k=rng.standard_normal((d, 150)), w_v=rng.standard_normal((d, cfg.w_o.shape[0])))
+
+
+def inputs_app(cfg):
+    validate_config(cfg)
+    at = new_app()
+    at.session_state["config"] = cfg
+    at.run()
+    at.switch_page(registry.INPUTS.file).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_a_cell_of_a_matrix_too_large_for_a_grid_is_set_exactly_and_only_it():
+    cfg = big_config()
+    assert cfg.w_q.size > grid_editor.MAX_EDITABLE_CELLS
+    at = inputs_app(cfg)
+    at.number_input(key="w_q_cell_row").set_value(7).run()
+    at.number_input(key="w_q_cell_col").set_value(42).run()
+    box = next(t for t in at.text_input if t.key.startswith("w_q_cell_value_7_42_"))
+    assert box.value == repr(float(cfg.w_q[7, 42]))  # its value, every digit
+    box.set_value("1e-3").run()
+    next(b for b in at.button if b.key == f"{box.key}_set").click().run()
+    assert not at.exception
+    w_q = at.session_state["config"].w_q
+    expected = cfg.w_q.copy()
+    expected[7, 42] = 0.001
+    np.testing.assert_array_equal(w_q, expected)
+    assert next(t for t in at.text_input if t.key.startswith("w_q_cell_value_7_42_")).value == "0.001"
+    assert any("W_Q, row 7, column 42 set to 0.001" in b.label for b in at.button if b.key == "frame_undo")
+
+
+def test_a_value_that_is_not_a_number_is_refused_by_matrix_and_cell():
+    cfg = big_config()
+    at = inputs_app(cfg)
+    at.number_input(key="w_q_cell_row").set_value(2).run()
+    box = next(t for t in at.text_input if t.key.startswith("w_q_cell_value_2_0_"))
+    box.set_value("1,5").run()
+    next(b for b in at.button if b.key == f"{box.key}_set").click().run()
+    assert not at.exception
+    np.testing.assert_array_equal(at.session_state["config"].w_q, cfg.w_q)
+    said = [plain(e.value) for e in at.error]
+    assert "W_Q, row 2, column 0: '1,5' is not a number; the matrix keeps its values." in said

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -200,7 +201,7 @@ def page_interventions(page, n_tokens: int, repeats: int) -> None:
     off = page.get_by_label("Heads switched off")
     times = []
     for k in range(repeats + 1):
-        name = f"L{k % 6} · H{(3 * k + n_tokens) % 12}"
+        name = f"L{(0 if n_tokens <= 16 else 3) + k % 3} · H{k}"  # heads not yet off (16 and 64 tokens: apart)
         off.click()
         page.keyboard.type(name)
         option = page.get_by_role("option", name=name, exact=True)
@@ -208,21 +209,27 @@ def page_interventions(page, n_tokens: int, repeats: int) -> None:
         with expect_rerun(page):
             option.click()
         times.append(time.perf_counter() - start)
-        expect(page.get_by_text(f"{k + 1} heads off" if k else "1 head off").first).to_be_visible()
+        expect(page.get_by_text(re.compile(r"^\d+ heads? off$")).first).to_be_visible()  # the table beside
     page.keyboard.press("Escape")
     print(f"page, {n_tokens} tokens: one more head switched off → the result beside the model's drawn: median "
           f"{statistics.median(times[1:]):.2f} s (min {min(times[1:]):.2f}, max {max(times[1:]):.2f})")
     scan = page.get_by_label("Switch off each head of")
     times = []
-    for layer in range(min(repeats, 5) + 1):
+    layers = list(range(min(repeats, 5) + 1))  # at 16 tokens (first); at 64, from the last layer down, skipping the
+    if n_tokens > 16:  # one chosen last at 16 tokens (choosing it again would not rerun)
+        layers = [layer for layer in range(5, -1, -1) if layer != len(layers) - 1][:len(layers)]
+    for layer in layers:
+        page.keyboard.press("Escape")
+        scan.scroll_into_view_if_needed()
         scan.click()
+        expect(page.get_by_role("option", name=f"layer {layer} (12 runs)")).to_be_visible()
         start = time.perf_counter()
         with expect_rerun(page, timeout_ms=120_000):
             page.get_by_role("option", name=f"layer {layer} (12 runs)").click()
         times.append(time.perf_counter() - start)
     print(f"page, {n_tokens} tokens: which heads matter, one layer (12 runs) → its heatmap drawn: median "
-          f"{statistics.median(times[1:]):.2f} s (min {min(times[1:]):.2f}, max {max(times[1:]):.2f}; layer 0 "
-          f"{times[0]:.2f} s)")
+          f"{statistics.median(times[1:]):.2f} s (min {min(times[1:]):.2f}, max {max(times[1:]):.2f}; the first, "
+          f"layer {layers[0]}: {times[0]:.2f} s)")
 
 
 def main() -> int:

@@ -30,6 +30,10 @@ How = Literal["mean", "zero"]
 OTHERS = ("A cat was lying on a rug.", "The dog was too tired to play.", "Prices rose again this year.")
 MAX_OTHERS = 8  # other sentences compared at once (each one more forward pass per result)
 TOP_K = 5  # words shown for a [MASK]
+#: "which heads matter" over every layer at once only for sentences up to this many tokens: about 8 s for
+#: all-MiniLM-L6-v2's 72 heads at 64 tokens (bench/RESULTS.md), and one visitor's scan holds one of the server's
+#: computing slots (attn_ui.budget) that long; longer sentences are scanned one layer at a time
+SCAN_ALL_TOKENS = 64
 
 HOW_TEXT = {
     "mean": N_("its mean over the sentence's tokens"),

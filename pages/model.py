@@ -153,6 +153,12 @@ if task == "similarity":
     others = model_output.others_from(st.text_area(
         _("Other sentences, one per line (at most {most})").format(most=model_output.MAX_OTHERS), max_chars=2_000,
         height=110, **state.bind(OTHERS, state.kept(OTHERS, "\n".join(model_output.OTHERS)))))
+    for i, other in enumerate(others):  # one too long for the model is left out, named (the others still compare)
+        if (n_other := len(model.encode(other).tokens)) > cfg_m.max_tokens:
+            st.warning(_("Other sentence {i} is {n} WordPiece tokens; the model reads at most {most}: it is left out "
+                         "until you shorten it.").format(i=i + 1, n=n_other, most=cfg_m.max_tokens),
+                       icon=":material/warning:")
+    others = tuple(o for o in others if len(model.encode(o).tokens) <= cfg_m.max_tokens)
     if not others:
         st.info(_("Type at least one other sentence to compare yours with."), icon=":material/info:")
 elif "[MASK]" not in enc.tokens:
@@ -204,7 +210,11 @@ if can_run:
         measured = None
         what = _("the probability of “{word}” at token {position}").format(
             word=text.md_escape(trained.fills[0].tokens[0]), position=trained.fills[0].position)
-    scans = [*range(cfg_m.n_layers), "all"]
+    longest = max(len(model.encode(t).tokens) for t in (sentence, *(() if measured is None else (others[measured],))))
+    scans = [*range(cfg_m.n_layers), *(["all"] if longest <= model_output.SCAN_ALL_TOKENS else [])]
+    if longest > model_output.SCAN_ALL_TOKENS:  # a public server's two cores: every layer would take many seconds
+        st.caption(_("Sentences of more than {most} tokens are scanned one layer at a time.").format(
+            most=model_output.SCAN_ALL_TOKENS))
     scan = st.selectbox(_("Switch off each head of"), scans, placeholder=_("choose a layer: one run per head"),
                         format_func=lambda v: _("every layer ({n} runs)").format(n=n_all) if v == "all" else
                         _("layer {layer} ({n} runs)").format(layer=v, n=cfg_m.n_heads),

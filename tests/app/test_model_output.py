@@ -186,6 +186,26 @@ def test_no_other_sentence_says_so_and_offers_nothing_to_switch_off(minilm_dir):
     assert not at.exception
 
 
+def test_an_other_sentence_too_long_for_the_model_is_named_and_left_out(minilm_dir):
+    """A sentence beyond the model's 256 tokens: a warning names it, the others are still compared (no error)."""
+    long = " ".join(["word"] * 300)  # 302 WordPiece tokens with [CLS] and [SEP]
+    at = model_app(minilm_dir, YOURS, (OTHERS[0], long, OTHERS[1]))
+    assert [w.value for w in at.warning] == [
+        "Other sentence 2 is 302 WordPiece tokens; the model reads at most 256: it is left out until you shorten it."]
+    (table,) = tables(at)
+    expected = sims_of(REFERENCE["minilm_embeddings"])[:2]
+    assert [row[1] for row in table[1:]] == [four(v) for v in expected]
+    assert not at.exception and not at.error
+
+
+def test_every_layer_at_once_only_for_sentences_of_at_most_64_tokens(minilm_dir):
+    at = model_app(minilm_dir, YOURS, OTHERS)
+    assert at.selectbox(key="model_effects").options[-1] == "every layer (72 runs)"
+    at = model_app(minilm_dir, " ".join(["word"] * 70), OTHERS)  # 72 tokens
+    assert at.selectbox(key="model_effects").options == [f"layer {i} (12 runs)" for i in range(6)]
+    assert "Sentences of more than 64 tokens are scanned one layer at a time." in [c.value for c in at.caption]
+
+
 # ---- Switch heads off ---------------------------------------------------------------------------------------------
 
 

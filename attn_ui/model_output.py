@@ -131,9 +131,9 @@ def head_effects(source: str, sentence: str, other: str | None, how: How, layer:
     layer of MiniLM ≈ 0.7–1.4 s at 16–64 tokens). Raises attn_models.ModelError."""
     model = model_views.model(source)
     if task(model) == "mask":
-        top = int(model.fill_mask(sentence, top_k=1)[0].ids[0])
-        after = model.mask_effects(sentence, top, how=how, layers=[layer])[0]  # [n_heads]
-        return after - model.fill_mask(sentence, top_k=1)[0].probs[0]
+        top = model.fill_mask(sentence, top_k=1)[0]  # the first [MASK]'s top word, as trained
+        after = model.mask_effects(sentence, int(top.ids[0]), how=how, layers=[layer])[0]  # [n_heads]
+        return after - top.probs[0]
     after = model.similarity_effects((sentence, other), how=how, layers=[layer])[0]  # [n_heads]
     return after - outcome(source, sentence, (other,), Change()).similarities[0]
 

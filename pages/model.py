@@ -153,12 +153,13 @@ if task == "similarity":
     others = model_output.others_from(st.text_area(
         _("Other sentences, one per line (at most {most})").format(most=model_output.MAX_OTHERS), max_chars=2_000,
         height=110, **state.bind(OTHERS, state.kept(OTHERS, "\n".join(model_output.OTHERS)))))
-    for i, other in enumerate(others):  # one too long for the model is left out, named (the others still compare)
-        if (n_other := len(model.encode(other).tokens)) > cfg_m.max_tokens:
+    lengths = [len(model.encode(other).tokens) for other in others]  # with [CLS] and [SEP]
+    for i, n_other in enumerate(lengths):  # one too long for the model is left out, named (the others still compare)
+        if n_other > cfg_m.max_tokens:
             st.warning(_("Other sentence {i} is {n} WordPiece tokens; the model reads at most {most}: it is left out "
                          "until you shorten it.").format(i=i + 1, n=n_other, most=cfg_m.max_tokens),
                        icon=":material/warning:")
-    others = tuple(o for o in others if len(model.encode(o).tokens) <= cfg_m.max_tokens)
+    others = tuple(o for o, n_other in zip(others, lengths, strict=True) if n_other <= cfg_m.max_tokens)
     if not others:
         st.info(_("Type at least one other sentence to compare yours with."), icon=":material/info:")
 elif "[MASK]" not in enc.tokens:
@@ -210,7 +211,7 @@ if can_run:
         measured = None
         what = _("the probability of “{word}” at token {position}").format(
             word=text.md_escape(trained.fills[0].tokens[0]), position=trained.fills[0].position)
-    longest = max(len(model.encode(t).tokens) for t in (sentence, *(() if measured is None else (others[measured],))))
+    longest = max(int((~enc.is_pad).sum()), 0 if measured is None else len(model.encode(others[measured]).tokens))
     scans = [*range(cfg_m.n_layers), *(["all"] if longest <= model_output.SCAN_ALL_TOKENS else [])]
     if longest > model_output.SCAN_ALL_TOKENS:  # a public server's two cores: every layer would take many seconds
         st.caption(_("Sentences of more than {most} tokens are scanned one layer at a time.").format(

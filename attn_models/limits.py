@@ -36,6 +36,8 @@ class ModelLimits:
     max_positions: int = 8_192  # max_position_embeddings (BERT has 512)
     type_vocab_size: int = 16  # type_vocab_size (BERT has 2)
     resident_bytes: int = 300_000_000  # the loaded model, as resident_bytes() counts it
+    relative_buckets: int = 256  # T5's relative_attention_num_buckets (attn_models.t5; t5-small has 32)
+    relative_distance: int = 8_192  # T5's relative_attention_max_distance (attn_models.t5; t5-small has 128)
 
 
 MODEL_LIMITS = ModelLimits()

@@ -57,6 +57,7 @@ from .model import token_label
 
 T5_TYPES = ("t5",)
 FF_KINDS = ("relu", "gated-gelu")
+T5_MODEL = "google-t5/t5-small"  # the translator a page offers unless the operator names another
 PREFIX = "translate English to French: "  # t5-small's task prefix (transformers' translation_en_to_fr pipeline)
 MAX_NEW = 64  # the most tokens a translation may generate
 
@@ -531,23 +532,42 @@ class Translation:
     probs: np.ndarray
 
 
-def cross_step(intervention: Intervention | None, n_heads: int, n_layers: int) -> CrossStep | None:
-    """The decoder's cross-attention heads switched off by ``intervention`` (its (layer, head) pairs name decoder
-    layers and their cross-attention heads), or None when it changes nothing.
+def cross_step(intervention: Intervention | None, n_heads: int, d_model: int, n_layers: int) -> CrossStep | None:
+    """The decoder's cross-attention as ``intervention`` changes it, or None when it changes nothing.
 
-    A head switched off gives, at every decoder position, zeros (``how="zero"``) or the mean of its value rows over
-    the source tokens (``how="mean"``: what it would give attending evenly to the whole source; a mean over the
-    decoder positions would let a position see the ones after it). The ablated outputs then go through W_O.
+    Its (layer, head) pairs name decoder layers and their cross-attention heads. A head switched off gives, at every
+    decoder position, zeros (``how="zero"``) or the mean of its value rows over the source tokens (``how="mean"``:
+    what it would give attending evenly to the whole source; a mean over the decoder positions would let a position
+    see the ones after it). The heads' outputs then go through W_O.
+
+    Its ``config`` (an explorer configuration of decoder layer ``layer``'s cross-attention, as
+    :meth:`Translator.cross_config` makes it, edited or not) replaces that layer's W_Q, W_K, W_V, W_O, scale and
+    score function; its queries and keys still come from this run (Y the decoder's states, X the encoder's output,
+    which change with every generated token), so edits of the weights run back, edits of X and Y do not.
     """
     iv = intervention or Intervention.NONE
-    if iv.config is not None:
-        raise ModelError(N_("The translator takes heads to switch off, not a replaced layer."))
     iv.check(n_layers, n_heads)
+    cfg = iv.config
+    if cfg is not None:
+        if not cfg.cross:
+            raise ModelError(N_("The configuration is self-attention; a decoder layer's cross-attention takes queries "
+                                "from Y. Open the layer's cross-attention again."))
+        if cfg.d_model != d_model or cfg.w_q.shape[0] != d_model or cfg.d_out != d_model:
+            raise ModelError(N_("X, Y and W_O must keep the model's width {d_model} (d_model) to run back through "
+                                "the decoder. Open the layer again."), d_model=d_model)
+        if cfg.n_heads != n_heads:
+            raise ModelError(N_("The configuration has {heads} heads; the model's layers have {n_heads} (every layer's "
+                                "attention is stored head by head). Set the heads back to {n_heads}."),
+                             heads=cfg.n_heads, n_heads=n_heads)
     if iv.is_none:
         return None
 
     def step(layer: int, y: np.ndarray, x: np.ndarray, w: T5Attention) -> tuple[MultiHeadTrace, np.ndarray]:
-        trace = multi_head_cross_attention(y, x, *w.matrices(), n_heads, scale="none")
+        if cfg is not None and iv.layer == layer:
+            trace = multi_head_cross_attention(y, x, cfg.w_q, cfg.w_k, cfg.w_v, cfg.w_o, n_heads, scale=cfg.scale,
+                                               score=cfg.score_function())
+        else:
+            trace = multi_head_cross_attention(y, x, *w.matrices(), n_heads, scale="none")
         heads = iv.heads_in(layer)
         if not heads:
             return trace, trace.output
@@ -629,7 +649,7 @@ class Translator:
         """The decoder stack on ``target_ids`` (its inputs: the start token first) reading ``enc``; logits of every
         position, or of the last only (``last_only``: one row)."""
         c, w = self.config, self.weights
-        step = cross_step(intervention, c.n_heads, c.n_decoder_layers)
+        step = cross_step(intervention, c.n_heads, c.d_model, c.n_decoder_layers)
         g = self.embed(target_ids)  # [n_t, d_model]
         n_t, n_src = len(g), len(enc.output)
         bias = position_bias(w.decoder_bias, n_t, n_t, False, c.num_buckets, c.max_distance)  # [n_heads, n_t, n_t]
@@ -685,8 +705,8 @@ class Translator:
                   intervention: Intervention | None = None) -> Translation:
         """Greedy decoding of ``prefix + text``, as transformers' ``generate(do_sample=False, num_beams=1,
         max_new_tokens=max_new)``: at each step the most probable token (the first on a tie), until ``</s>`` or
-        ``max_new`` tokens. ``intervention``: cross-attention heads switched off at every step (see
-        :func:`cross_step`)."""
+        ``max_new`` tokens. ``intervention``: cross-attention heads switched off, or a decoder layer's
+        cross-attention replaced by an explorer configuration, at every step (see :func:`cross_step`)."""
         if isinstance(max_new, bool) or not isinstance(max_new, (int, np.integer)) or not 1 <= max_new <= MAX_NEW:
             raise ModelError(N_("max_new must be a whole number from 1 to {cap}, got {value}."), cap=MAX_NEW,
                              value=repr(max_new)[:40])
@@ -761,7 +781,7 @@ def t5_files(source: str, **kwargs: object):
     return checkpoint_files(source, check_config=read_t5_config, **kwargs)
 
 
-def load_translator(source: str, *, cache_dir: str | Path | None = None, progress: Progress | None = None,
+def load_translator(source: str = T5_MODEL, *, cache_dir: str | Path | None = None, progress: Progress | None = None,
                     access: Access | None = None, local_only: bool = False) -> Translator:
     """Read a T5 checkpoint (config.json, model.safetensors, tokenizer.json) from a folder or the Hub cache, as
     :func:`attn_models.load` reads a BERT (same caps, same judging before a download, same errors)."""

@@ -158,6 +158,24 @@ def test_cross_config_runs_to_the_translations_cross_attentions_bit_for_bit(relu
         assert np.array_equal(trace.heads[h].weights, t.cross[layer, h])
 
 
+def test_a_cross_config_runs_back_through_the_decoder(relu):
+    from dataclasses import replace
+
+    text = tiny_t5.SENTENCES[0]
+    plain = relu.translate(text, max_new=6)
+    cfg = relu.cross_config(text, plain.output_ids[:-1], 1)
+    same = relu.translate(text, max_new=6, intervention=Intervention(config=cfg))
+    assert same.output_ids.tolist() == plain.output_ids.tolist() and np.array_equal(same.cross, plain.cross)
+    # W_Q set to zero: every score 0, so every query of layer 1 attends evenly to the n_src source tokens
+    flat = relu.translate(text, max_new=6, intervention=Intervention(config=replace(cfg, w_q=np.zeros_like(cfg.w_q))))
+    n_src = len(plain.source_ids)
+    assert np.abs(flat.cross[1] - 1 / n_src).max() < 1e-15
+    assert np.array_equal(flat.cross[0, :, :1], plain.cross[0, :, :1])  # layer 0 at the first position: unchanged
+    assert np.abs(flat.probs[0] - plain.probs[0]) > 1e-6
+    with pytest.raises(ModelError, match="The configuration has 2 heads"):
+        relu.translate(text, intervention=Intervention(config=replace(cfg, n_heads=2)))
+
+
 def test_cross_config_refuses_a_layer_that_does_not_exist(relu):
     with pytest.raises(ModelError, match="Layer 2 does not exist"):
         relu.cross_config("The cat.", [], 2)

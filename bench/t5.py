@@ -29,6 +29,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # see bench/model.py: torch's idle threads spin otherwise
+# one BLAS thread unless told (bench/core.py): on this shared 2-core machine OpenBLAS's threads made the encoder
+# 10 × slower (2.4 s against 0.27 s at 16 tokens, load average 11); torch gets as many threads
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
@@ -70,6 +73,7 @@ def main() -> None:
     after = rss_mb()
     load = min([tr.load_seconds] + [load_translator(str(folder)).load_seconds for _ in range(2)])
     c = tr.config
+    print(f"BLAS threads: {os.environ['OPENBLAS_NUM_THREADS']}; load average {os.getloadavg()[0]:.1f}")
     print(f"checkpoint: {folder} ({size / 1e6:.0f} MB model.safetensors), {c.n_layers}+{c.n_decoder_layers} layers, "
           f"d_model {c.d_model}, {c.n_heads} heads × {c.d_kv}, d_ff {c.d_ff}, vocab {c.vocab_size}")
     print(f"load: {load:.2f} s (best of 3); RSS {before:.0f} → {after:.0f} MB (+{after - before:.0f}); "
@@ -81,6 +85,7 @@ def main() -> None:
         from transformers import T5ForConditionalGeneration
 
         torch.set_grad_enabled(False)
+        torch.set_num_threads(int(os.environ["OPENBLAS_NUM_THREADS"]))
         torch_model = T5ForConditionalGeneration.from_pretrained(folder, attn_implementation="eager").double().eval()
     except ImportError:
         print("(torch or transformers not installed: no torch column)")
@@ -89,7 +94,7 @@ def main() -> None:
         mine = best(lambda ids=ids: tr.run_encoder(ids), args.repeats)
         line = f"encoder, {n} tokens: {mine * 1e3:.1f} ms"
         if torch_model is not None:
-            t_ids = torch.tensor([ids])
+            t_ids = torch.tensor(np.array([ids]))
             theirs = best(lambda t_ids=t_ids: torch_model.encoder(input_ids=t_ids, output_attentions=True),
                           args.repeats)
             line += f" (transformers float64: {theirs * 1e3:.1f} ms)"

@@ -43,9 +43,10 @@ T5_SMALL = {**tiny_t5.CONFIG, "d_model": 512, "d_kv": 64, "d_ff": 2048, "num_lay
             "vocab_size": 32128}
 
 
-def rss_mb() -> float:
+def rss_mb(field: str = "VmRSS") -> float:
+    """The process's resident set (VmRSS), or its peak so far (VmHWM), in MB."""
     for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(field + ":"):
             return int(line.split()[1]) / 1024
     return float("nan")
 
@@ -71,6 +72,9 @@ def main() -> None:
     before = rss_mb()
     tr = load_translator(str(folder))
     after = rss_mb()
+    text = "The cat sat on the mat."
+    tr.translate(text, max_new=args.new)
+    peak, held = rss_mb("VmHWM"), rss_mb()
     load = min([tr.load_seconds] + [load_translator(str(folder)).load_seconds for _ in range(2)])
     c = tr.config
     print(f"BLAS threads: {os.environ['OPENBLAS_NUM_THREADS']}; load average {os.getloadavg()[0]:.1f}")
@@ -78,6 +82,7 @@ def main() -> None:
           f"d_model {c.d_model}, {c.n_heads} heads × {c.d_kv}, d_ff {c.d_ff}, vocab {c.vocab_size}")
     print(f"load: {load:.2f} s (best of 3); RSS {before:.0f} → {after:.0f} MB (+{after - before:.0f}); "
           f"t5_resident_bytes {t5_resident_bytes(c, tr.weights.shared.itemsize) / 1e6:.0f} MB")
+    print(f"one translation of {args.new} tokens after the load: peak RSS {peak:.0f} MB, {held:.0f} MB held after it")
     rng = np.random.default_rng(0)
     torch_model = None
     try:
@@ -99,14 +104,13 @@ def main() -> None:
                           args.repeats)
             line += f" (transformers float64: {theirs * 1e3:.1f} ms)"
         print(line)
-    text = "The cat sat on the mat."
     n_src = len(tr.encode(tiny_t5.PREFIX + text)[1])
     mine = best(lambda: tr.translate(text, max_new=args.new), args.repeats)
     n_out = len(tr.translate(text, max_new=args.new).output_ids)
     line = (f"translation, {n_src} source tokens, {n_out} generated: {mine:.2f} s, {mine / n_out * 1e3:.0f} ms a token "
             f"(RSS now {rss_mb():.0f} MB)")
     if torch_model is not None:
-        src = torch.tensor([tr.encode(tiny_t5.PREFIX + text)[1]])
+        src = torch.tensor(np.array([tr.encode(tiny_t5.PREFIX + text)[1]]))
         theirs = best(lambda: torch_model.generate(src, do_sample=False, num_beams=1, max_new_tokens=args.new),
                       args.repeats)
         line += f"; transformers float64 generate: {theirs:.2f} s, {theirs / n_out * 1e3:.0f} ms a token"

@@ -121,3 +121,95 @@ def test_multi_head_bias_errors_name_the_head():
 def test_a_bias_that_overflows_the_scores_is_named():
     with pytest.raises(AttentionInputError, match=r"scaled scores \+ bias: cell \(0, 0\) is \+inf"):
         scaled_dot_product_attention([[1e308]], [[1.0]], [[1.0]], scale="none", bias=[[1.7e308]])
+
+
+# ---- in a configuration: validated, run, saved, exported, resized ------------------------------------------------
+
+def _biased_preset(seed: int = 0):
+    from dataclasses import replace
+
+    from attn_core import load_preset, validate_config
+    cfg = load_preset("seed000")
+    bias = np.random.default_rng(seed).normal(size=(cfg.n_heads, cfg.n_q, cfg.n_seq))
+    return validate_config(replace(cfg, score_bias=bias)), bias
+
+
+def test_a_configuration_runs_its_score_bias():
+    from attn_core import run
+    cfg, bias = _biased_preset()
+    t = run(cfg)
+    x = cfg.x
+    w, out = reference(x @ cfg.w_q, x @ cfg.w_k, x @ cfg.w_v, bias[0], np.sqrt(cfg.d_k))
+    np.testing.assert_allclose(t.heads[0].weights, w, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(t.output, out @ cfg.w_o, rtol=0, atol=1e-13)
+
+
+def test_a_score_bias_is_saved_and_read_back_exactly_and_exported_as_code():
+    import subprocess
+    import sys
+
+    from attn_core import codegen, configs_equal, run, share
+    cfg, _ = _biased_preset(1)
+    back, _ = share.config_from_dict(share.config_to_dict(cfg))
+    assert configs_equal(back, cfg)
+    assert back.score_bias.tobytes() == cfg.score_bias.tobytes()
+    printed = codegen.parse_output(subprocess.run([sys.executable, "-c", codegen.numpy_script(cfg)],
+                                                  capture_output=True, text=True, check=True).stdout)
+    trace = run(cfg)
+    assert printed["head0_biased"].tobytes() == trace.heads[0].biased.tobytes()
+    assert printed["output"].tobytes() == trace.output.tobytes()
+
+
+def test_a_configuration_without_a_bias_is_not_equal_to_one_with_it():
+    from attn_core import configs_equal, load_preset
+    cfg, _ = _biased_preset()
+    assert not configs_equal(cfg, load_preset("seed000"))
+
+
+@pytest.mark.parametrize(("bias", "words"), [
+    (np.zeros((2, 3, 3)), "score bias: shape 2 × 3 × 3 does not fit; it needs one 3 × 3 matrix per head (1)."),
+    (np.zeros((3, 3)), "score bias: shape 3 × 3 does not fit; it needs one 3 × 3 matrix per head (1)."),
+    (np.full((1, 3, 3), np.nan), "score bias (head 0): cell (0, 0) is NaN"),
+])
+def test_a_configuration_names_a_bias_that_does_not_fit(bias, words):
+    from dataclasses import replace
+
+    from attn_core import load_preset, validate_config
+    with pytest.raises(AttentionInputError) as err:
+        validate_config(replace(load_preset("seed000"), score_bias=bias))
+    assert words in str(err.value)
+
+
+@pytest.mark.parametrize(("value", "words"), [
+    ([], "score bias: expected a list of 1 to 16 matrices (one per head), got 0."),
+    ("no", "score bias: expected a list of 1 to 16 matrices (one per head), got a string."),
+    ([[[0.0, 0.0, 0.0]] * 3, [[0.0, 0.0]] * 3], "score bias: the heads' matrices differ in shape"),
+    ([[[0.0] * 300]], "score bias: 1 × 300 is over the cap of 256 × 256."),
+])
+def test_a_file_with_a_bad_score_bias_is_refused_by_name(value, words):
+    from attn_core import load_preset, share
+    doc = share.config_to_dict(load_preset("seed000")) | {"score_bias": value}
+    with pytest.raises(AttentionInputError) as err:
+        share.config_from_dict(doc)
+    assert words in str(err.value)
+
+
+def test_the_bias_follows_the_tokens_and_is_dropped_with_another_head_count():
+    from attn_core import with_dimensions
+    cfg, bias = _biased_preset()
+    grown = with_dimensions(cfg, n_seq=5, d_model=cfg.d_model, d_qk=cfg.w_q.shape[1], d_v=cfg.w_v.shape[1])
+    assert grown.score_bias.shape == (1, 5, 5)
+    np.testing.assert_array_equal(grown.score_bias[0, :3, :3], bias[0])
+    assert not grown.score_bias[0, 3:].any() and not grown.score_bias[0, :, 3:].any()
+
+
+def test_the_bias_counts_toward_the_cap_on_cells():
+    from dataclasses import replace
+
+    from attn_core import LIMITS, make_config, validate_config
+    n, d, w = 256, 512, 32  # 16 heads of width 2: the matrices alone are 181,248 cells
+    cfg = make_config([f"t{i}" for i in range(n)], np.zeros((n, d)), np.zeros((d, w)), np.zeros((d, w)),
+                      np.zeros((d, w)), np.zeros((w, w)), n_heads=16)
+    assert n * d + 3 * d * w + w * w + 16 * n * n > LIMITS.total_cells  # with one bias per head: 1,229,824
+    with pytest.raises(AttentionInputError, match="1,229,824 cells in X, the weights and the score bias together"):
+        validate_config(replace(cfg, score_bias=np.zeros((16, n, n))))

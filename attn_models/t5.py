@@ -61,6 +61,9 @@ FF_KINDS = ("relu", "gated-gelu")
 T5_MODEL = "google-t5/t5-small"  # the translator a page offers unless the operator names another
 PREFIX = "translate English to French: "  # t5-small's task prefix (transformers' translation_en_to_fr pipeline)
 MAX_NEW = 64  # the most tokens a translation may generate
+#: the attentions of a T5 layer, as a message names them (marked for the app's catalogs)
+SIDE_WORDS = {"encoder": N_("encoder self-attention"), "decoder": N_("decoder self-attention"),
+              "cross": N_("decoder cross-attention")}
 
 
 # ---- config --------------------------------------------------------------------------------------------------------
@@ -486,10 +489,12 @@ CrossStep = Callable[[int, np.ndarray, np.ndarray, "T5Attention"], tuple[MultiHe
 @dataclass(frozen=True, eq=False)
 class EncoderRun:
     """The encoder on one source: ``output`` [n_src, d_model] (after the final norm: the keys' and values' input of
-    every cross-attention), ``attentions`` [n_layers, n_heads, n_src, n_src]."""
+    every cross-attention), ``attentions`` [n_layers, n_heads, n_src, n_src], ``self_inputs`` [n_layers, n_src,
+    d_model] (each layer's self-attention input: its normed hidden states)."""
 
     output: np.ndarray
     attentions: np.ndarray
+    self_inputs: np.ndarray
 
 
 @dataclass(frozen=True, eq=False)
@@ -501,6 +506,7 @@ class DecoderOutput:
     cross_attentions : [n_decoder_layers, n_heads, n_t, n_src]
     encoder_attentions : [n_layers, n_heads, n_src, n_src]
     encoder_output : [n_src, d_model]; cross_inputs : [n_decoder_layers, n_t, d_model] (each layer's queries' input Y)
+    self_inputs : [n_decoder_layers, n_t, d_model] (each layer's self-attention input)
     """
 
     logits: np.ndarray
@@ -509,6 +515,7 @@ class DecoderOutput:
     encoder_attentions: np.ndarray
     encoder_output: np.ndarray
     cross_inputs: np.ndarray
+    self_inputs: np.ndarray
 
 
 @dataclass(frozen=True, eq=False)
@@ -637,13 +644,14 @@ class Translator:
         n = len(h)
         bias = position_bias(w.encoder_bias, n, n, True, c.num_buckets, c.max_distance)  # [n_heads, n_src, n_src]
         attentions = np.empty((c.n_layers, c.n_heads, n, n))
+        xs = np.empty((c.n_layers, n, c.d_model))
         for i, b in enumerate(w.encoder):
-            trace = multi_head_attention(rms_norm(h, b.ln_self, c.eps), *b.self_attn.matrices(), c.n_heads,
-                                         scale="none", bias=bias)
+            xs[i] = x = rms_norm(h, b.ln_self, c.eps)  # [n_src, d_model]
+            trace = multi_head_attention(x, *b.self_attn.matrices(), c.n_heads, scale="none", bias=bias)
             attentions[i] = [t.weights for t in trace.heads]
             h = h + trace.output
             h = h + feed_forward(rms_norm(h, b.ln_ff, c.eps), b, c.ff)
-        return EncoderRun(rms_norm(h, w.encoder_norm, c.eps), attentions)
+        return EncoderRun(rms_norm(h, w.encoder_norm, c.eps), attentions, xs)
 
     def run_decoder(self, enc: EncoderRun, target_ids: np.ndarray, *, intervention: Intervention | None = None,
                     last_only: bool = False) -> DecoderOutput:
@@ -658,9 +666,10 @@ class Translator:
         selfs = np.empty((c.n_decoder_layers, c.n_heads, n_t, n_t))
         crosses = np.empty((c.n_decoder_layers, c.n_heads, n_t, n_src))
         ys = np.empty((c.n_decoder_layers, n_t, c.d_model))
+        xs = np.empty((c.n_decoder_layers, n_t, c.d_model))
         for i, b in enumerate(w.decoder):
-            trace = multi_head_attention(rms_norm(g, b.ln_self, c.eps), *b.self_attn.matrices(), c.n_heads,
-                                         scale="none", mask=mask, bias=bias)
+            xs[i] = x = rms_norm(g, b.ln_self, c.eps)  # [n_t, d_model]
+            trace = multi_head_attention(x, *b.self_attn.matrices(), c.n_heads, scale="none", mask=mask, bias=bias)
             selfs[i] = [t.weights for t in trace.heads]
             g = g + trace.output
             ys[i] = y = rms_norm(g, b.ln_cross, c.eps)  # [n_t, d_model]: the queries' input
@@ -673,7 +682,7 @@ class Translator:
             g = g + out
             g = g + feed_forward(rms_norm(g, b.ln_ff, c.eps), b, c.ff)
         final = rms_norm(g[-1:] if last_only else g, w.decoder_norm, c.eps)  # [n_t or 1, d_model]
-        return DecoderOutput(self.lm_logits(final), selfs, crosses, enc.attentions, enc.output, ys)
+        return DecoderOutput(self.lm_logits(final), selfs, crosses, enc.attentions, enc.output, ys, xs)
 
     def lm_logits(self, h: np.ndarray) -> np.ndarray:  # [n, d_model] -> [n, vocab_size]
         """The LM head: h · d_model^-½ @ Eᵀ when tied (as transformers scales it), else h @ lm_headᵀ; float64, a few
@@ -756,25 +765,68 @@ class Translator:
         W_Q, W_K, W_V, W_O the layer's (float64), scale "none". ``run(cfg)`` equals the decoder's cross attentions
         (and :attr:`Translation.cross` when ``output_prefix_ids`` is the translation's ids but the last) bit for bit.
         """
-        c = self.config
-        if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or not 0 <= layer < c.n_decoder_layers:
-            raise ModelError(N_("Layer {layer} does not exist: the model has layers 0 … {last}."),
-                             layer=repr(layer)[:40], last=c.n_decoder_layers - 1)
-        out_ids = np.asarray(output_prefix_ids if output_prefix_ids is not None else [], dtype=np.intp).reshape(-1)
-        tokens, src = self.encode(prefix + text)
-        tgt = self._ids(np.concatenate([[c.start_id], out_ids]).astype(np.intp), "output_prefix_ids")
+        self._check_layer(layer, self.config.n_decoder_layers)
+        tokens, src, tgt, out_ids = self._sides(text, output_prefix_ids, prefix)
         run = self.run_decoder(self.run_encoder(src), tgt)
         w = self.weights.decoder[layer].cross_attn
+        return self._config(
+            layer, "cross", tokens, run.encoder_output, w, y=run.cross_inputs[layer],
+            y_tokens=tuple(self.label(i) for i in tgt),
+            origin={"model": self.name, "layer": int(layer), "sentence": text, "prefix": prefix, "head": int(head),
+                    "side": "cross", "target": " ".join(str(int(i)) for i in out_ids)})
+
+    def self_config(self, text: str, layer: int, *, head: int = 0, side: str = "encoder",
+                    output_prefix_ids: object = None, prefix: str = PREFIX) -> Config:
+        """A self-attention layer as an explorer configuration: ``side`` "encoder" (X the layer's normed input on
+        ``prefix + text``, the bidirectional position bias) or "decoder" (X the decoder's normed states on the start
+        token and ``output_prefix_ids``, the causal mask and the causal position bias); W_Q, W_K, W_V, W_O the
+        layer's, scale "none", the bias as the configuration's score bias [n_heads, n, n]. ``run(cfg)`` equals the
+        model's attentions of that layer bit for bit."""
+        if side not in ("encoder", "decoder"):
+            raise ModelError(N_("side must be {sides}, got {side}."), sides="encoder or decoder",
+                             side=repr(side)[:40])
+        c = self.config
+        self._check_layer(layer, c.n_layers if side == "encoder" else c.n_decoder_layers)
+        tokens, src, tgt, out_ids = self._sides(text, output_prefix_ids, prefix)
+        enc = self.run_encoder(src)
+        origin = {"model": self.name, "layer": int(layer), "sentence": text, "prefix": prefix, "head": int(head),
+                  "side": side}
+        if side == "encoder":
+            bias = position_bias(self.weights.encoder_bias, len(src), len(src), True, c.num_buckets, c.max_distance)
+            return self._config(layer, side, tokens, enc.self_inputs[layer], self.weights.encoder[layer].self_attn,
+                                score_bias=bias, origin=origin)
+        run = self.run_decoder(enc, tgt)
+        bias = position_bias(self.weights.decoder_bias, len(tgt), len(tgt), False, c.num_buckets, c.max_distance)
+        return self._config(layer, side, tuple(self.label(i) for i in tgt), run.self_inputs[layer],
+                            self.weights.decoder[layer].self_attn, score_bias=bias, mask_kind="causal",
+                            origin={**origin, "target": " ".join(str(int(i)) for i in out_ids)})
+
+    def _check_layer(self, layer: object, n_layers: int) -> None:
+        if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or not 0 <= layer < n_layers:
+            raise ModelError(N_("Layer {layer} does not exist: the model has layers 0 … {last}."),
+                             layer=repr(layer)[:40], last=n_layers - 1)
+
+    def _sides(self, text: str, output_prefix_ids: object,
+               prefix: str) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray]:
+        """(source labels, source ids, decoder inputs: the start token and ``output_prefix_ids``, those ids)."""
         try:
-            return make_config(
-                tokens, run.encoder_output, *w.matrices(), n_heads=c.n_heads, scale="none",
-                y=run.cross_inputs[layer], y_tokens=tuple(self.label(i) for i in tgt),
-                origin={"model": self.name, "layer": int(layer), "sentence": text, "prefix": prefix,
-                        "head": int(head), "side": "cross", "target": " ".join(str(int(i)) for i in out_ids)},
-            )
-        except AttentionInputError as err:  # over attn_core.LIMITS: total cells for a long sentence
-            raise ModelError(N_("Decoder layer {layer}'s cross-attention does not open in the explorer: {err}"),
-                             layer=int(layer), err=str(err)) from None
+            out_ids = np.asarray([] if output_prefix_ids is None else output_prefix_ids, dtype=np.intp).reshape(-1)
+        except (TypeError, ValueError):
+            raise ModelError(N_("{name} must be 1 … {cap} token ids from 0 to {last}."), name="output_prefix_ids",
+                             cap=LIMITS.n_seq, last=self.config.vocab_size - 1) from None
+        tokens, src = self.encode(prefix + text)
+        tgt = self._ids(np.concatenate([[self.config.start_id], out_ids]).astype(np.intp), "output_prefix_ids")
+        return tokens, src, tgt, out_ids
+
+    def _config(self, layer: int, side: str, tokens: tuple[str, ...], x: np.ndarray, w: T5Attention,
+                **options: object) -> Config:
+        """The explorer configuration of one attention (scale "none"), or ModelError when it is over attn_core.LIMITS
+        (total cells, for a long sentence)."""
+        try:
+            return make_config(tokens, x, *w.matrices(), n_heads=self.config.n_heads, scale="none", **options)
+        except AttentionInputError as err:
+            raise ModelError(N_("Layer {layer}'s {side} does not open in the explorer: {err}"), layer=int(layer),
+                             side=SIDE_WORDS[side], err=str(err)) from None
 
 
 def t5_files(source: str, **kwargs: object):

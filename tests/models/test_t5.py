@@ -158,6 +158,34 @@ def test_cross_config_runs_to_the_translations_cross_attentions_bit_for_bit(relu
         assert np.array_equal(trace.heads[h].weights, t.cross[layer, h])
 
 
+@pytest.mark.parametrize("side", ["encoder", "decoder"])
+@pytest.mark.parametrize("layer", [0, 1])
+def test_self_config_runs_to_the_models_self_attentions_bit_for_bit(relu, side, layer):
+    text, target = tiny_t5.SENTENCES[0], [21, 22, 4]
+    cfg = relu.self_config(text, layer, head=1, side=side, output_prefix_ids=target)
+    _, ids = relu.encode(tiny_t5.PREFIX + text)
+    out = relu.decode_step(ids, [0, *target])
+    attentions = out.encoder_attentions if side == "encoder" else out.self_attentions
+    n = attentions.shape[-1]
+    assert cfg.scale == "none" and not cfg.cross and cfg.n_seq == n and cfg.score_bias.shape == (4, n, n)
+    assert cfg.mask_kind == ("none" if side == "encoder" else "causal") and cfg.origin["side"] == side
+    trace = run(cfg)
+    for h in range(4):
+        assert np.array_equal(trace.heads[h].weights, attentions[layer, h])
+    # the bias is the stack's table at each relative position's bucket (the buckets checked against transformers)
+    table = relu.weights.encoder_bias if side == "encoder" else relu.weights.decoder_bias
+    rel = np.arange(n)[None, :] - np.arange(n)[:, None]
+    buckets = relative_position_bucket(rel, side == "encoder", 8, 16)
+    assert np.array_equal(cfg.score_bias[2], table[buckets, 2].astype(np.float64))
+
+
+def test_self_config_refuses_a_side_or_layer_that_does_not_exist(relu):
+    with pytest.raises(ModelError, match="side must be encoder or decoder"):
+        relu.self_config("The cat.", 0, side="cross")
+    with pytest.raises(ModelError, match="Layer 5 does not exist"):
+        relu.self_config("The cat.", 5)
+
+
 def test_a_cross_config_runs_back_through_the_decoder(relu):
     from dataclasses import replace
 

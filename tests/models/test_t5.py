@@ -287,6 +287,16 @@ def test_an_oversized_or_broken_file_is_named(tmp_path):
         load_translator(str(folder))
 
 
+def test_a_tokenizer_without_the_post_processor_still_ends_the_source_with_eos(tmp_path, relu):
+    folder = tiny_t5.build(tmp_path / "t5")
+    doc = json.loads((folder / "tokenizer.json").read_text())
+    doc["post_processor"] = None
+    (folder / "tokenizer.json").write_text(json.dumps(doc))
+    tokens, ids = load_translator(str(folder)).encode("The cat sat.")
+    assert (tokens, ids.tolist()) == (("▁The", "▁cat", "▁sat", ".", "</s>"), [8, 10, 11, 17, 1])
+    assert relu.encode("The cat sat.")[1].tolist() == [8, 10, 11, 17, 1]
+
+
 def test_bad_requests_are_named(relu):
     with pytest.raises(ModelError, match="max_new must be a whole number from 1 to 64"):
         relu.translate("The cat.", max_new=0)

@@ -23,7 +23,7 @@ the explorer's configuration, edited or not):
 >>> bert.fill_mask("The cat sat on the [MASK].")[0].tokens             # a BertForMaskedLM   # doctest: +SKIP
 """
 
-from .access import DEFAULT_MODEL, Access, check_repo_id, is_folder
+from .access import DEFAULT_MODEL, MULTILINGUAL_MODEL, Access, check_repo_id, default_model, is_folder
 from .checkpoint import BertConfig, config_cells, parse_config
 from .encoder import EncoderOutput, erf, gelu, layer_norm, with_bias_column
 from .errors import ModelError, ModelUnavailableError, NotFetchedError
@@ -36,8 +36,8 @@ from .patterns import describe_head, head_description, head_pattern
 
 __all__ = [
     "MODEL_LIMITS", "Access", "BertConfig", "DEFAULT_MODEL", "Encoded", "EncoderOutput", "Intervention", "MaskFill",
-    "MlmHead", "Model", "ModelError", "ModelLimits", "ModelUnavailableError", "NotFetchedError", "RepoPlan",
-    "ablate_heads", "check_repo_id", "check_source", "config_cells", "cosine_similarities", "describe_head", "erf",
+    "MULTILINGUAL_MODEL", "MlmHead", "Model", "ModelError", "ModelLimits", "ModelUnavailableError", "NotFetchedError", "RepoPlan",
+    "ablate_heads", "check_repo_id", "check_source", "config_cells", "cosine_similarities", "default_model", "describe_head", "erf",
     "fetch", "gelu", "head_description", "head_pattern", "in_cache", "is_folder", "judge_repo", "layer_norm", "load",
     "parse_config", "pool", "repo_cached", "resident_bytes", "token_label", "with_bias_column",
 ]

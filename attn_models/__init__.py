@@ -36,8 +36,10 @@ from .patterns import describe_head, head_description, head_pattern
 
 __all__ = [
     "MODEL_LIMITS", "Access", "BertConfig", "DEFAULT_MODEL", "Encoded", "EncoderOutput", "Intervention", "MaskFill",
-    "MULTILINGUAL_MODEL", "MlmHead", "Model", "ModelError", "ModelLimits", "ModelUnavailableError", "NotFetchedError", "RepoPlan",
-    "ablate_heads", "check_repo_id", "check_source", "config_cells", "cosine_similarities", "default_model", "describe_head", "erf",
-    "fetch", "gelu", "head_description", "head_pattern", "in_cache", "is_folder", "judge_repo", "layer_norm", "load",
-    "parse_config", "pool", "repo_cached", "resident_bytes", "token_label", "with_bias_column",
+    "MULTILINGUAL_MODEL", "MlmHead", "Model", "ModelError", "ModelLimits", "ModelUnavailableError", "NotFetchedError",
+    "RepoPlan",
+    "ablate_heads", "check_repo_id", "check_source", "config_cells", "cosine_similarities", "default_model",
+    "describe_head", "erf", "fetch", "gelu", "head_description", "head_pattern", "in_cache", "is_folder",
+    "judge_repo", "layer_norm", "load", "parse_config", "pool", "repo_cached", "resident_bytes", "token_label",
+    "with_bias_column",
 ]

@@ -308,7 +308,8 @@ class Embeddings:
 
 
 def _normalise(name: str) -> str:
-    """Weight names as all-MiniLM-L6-v2 has them: no "bert." (or "roberta.") prefix, LayerNorm weight/bias (not gamma/beta)."""
+    """Weight names as all-MiniLM-L6-v2 has them: no "bert." (or "roberta.") prefix, LayerNorm weight/bias (not
+    gamma/beta)."""
     name = name.removeprefix("bert.").removeprefix("roberta.")
     if ".LayerNorm." in name:
         name = name.replace(".gamma", ".weight").replace(".beta", ".bias")

@@ -61,7 +61,7 @@ with st.expander(_("Use another model"), icon=":material/swap_horiz:", expanded=
     else:
         label = _("A Hugging Face repo id (owner/name)")
         caps = i18n.sentences(caps, _("Folders on the server cannot be named here."))
-    st.text_input(label, placeholder=attn_models.DEFAULT_MODEL, help=caps,
+    st.text_input(label, placeholder=attn_models.default_model(i18n.language()), help=caps,
                   **state.bind(OTHER, state.kept(OTHER, ""), use_other_model))
 if model is None:
     st.stop()

@@ -73,3 +73,16 @@ def test_the_operators_xlm_roberta_reads_the_sentence_in_real_pieces(tmp_path, m
     cfg = at.session_state["config"]
     assert list(cfg.tokens) == pieces
     assert np.array_equal(cfg.x[:, :-1], out.hidden_states[0])
+
+
+def test_the_page_says_tokens_and_the_families_specials_not_wordpiece(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATTN_MODEL", str(tiny_xlmr.build(tmp_path / "xlmr")))
+    at = page("en", "注意力很重要")
+    text = shown(at)
+    assert "WordPiece" not in text and "[CLS]" not in text
+    assert "**6 tokens** (with <s> and </s>; at most 40) · <s> · ▁注意 · 力 · 很 · 重要 · </s>" in text
+    assert "vocabulary 41 sentencepiece tokens" in text
+    assert at.number_input(key="model_pad_to").help.startswith("Append <pad> tokens up to this length")
+    at.text_area(key="model_others").input("注意" * 45).run()  # 47 tokens: named and left out
+    assert "Other sentence 1 is 47 tokens; the model reads at most 40: it is left out until you shorten it." in \
+        shown(at)

@@ -30,7 +30,7 @@ A T5 translator (attn_models.t5): the translation, and each output token's cross
 >>> attn_core.run(t5.cross_config("The cat sat on the mat.", t.output_ids[:-1], layer=5))  # doctest: +SKIP
 """
 
-from .access import DEFAULT_MODEL, Access, check_repo_id, is_folder
+from .access import DEFAULT_MODEL, MULTILINGUAL_MODEL, Access, check_repo_id, default_model, is_folder
 from .checkpoint import BertConfig, config_cells, parse_config
 from .encoder import EncoderOutput, erf, gelu, layer_norm, with_bias_column
 from .errors import ModelError, ModelUnavailableError, NotFetchedError
@@ -44,10 +44,12 @@ from .t5 import DecoderOutput, T5Config, Translation, Translator, load_translato
 
 __all__ = [
     "MODEL_LIMITS", "Access", "BertConfig", "DEFAULT_MODEL", "Encoded", "EncoderOutput", "Intervention", "MaskFill",
-    "MlmHead", "Model", "ModelError", "ModelLimits", "ModelUnavailableError", "NotFetchedError", "RepoPlan",
-    "ablate_heads", "check_repo_id", "check_source", "config_cells", "cosine_similarities", "describe_head", "erf",
-    "fetch", "gelu", "head_description", "head_pattern", "in_cache", "is_folder", "judge_repo", "layer_norm", "load",
-    "parse_config", "pool", "repo_cached", "resident_bytes", "token_label", "with_bias_column",
+    "MULTILINGUAL_MODEL", "MlmHead", "Model", "ModelError", "ModelLimits", "ModelUnavailableError", "NotFetchedError",
+    "RepoPlan",
+    "ablate_heads", "check_repo_id", "check_source", "config_cells", "cosine_similarities", "default_model",
+    "describe_head", "erf", "fetch", "gelu", "head_description", "head_pattern", "in_cache", "is_folder",
+    "judge_repo", "layer_norm", "load", "parse_config", "pool", "repo_cached", "resident_bytes", "token_label",
+    "with_bias_column",
     # T5 (attn_models.t5): an encoder-decoder translator
     "DecoderOutput", "T5Config", "Translation", "Translator", "load_translator", "parse_t5_config",
 ]

@@ -1,12 +1,13 @@
 """Which checkpoints a server lets its visitors load: the operator decides, in environment variables.
 
 - ``ATTN_MODEL``: the model the page reads unless the visitor names another (a repo id, or a folder on the server:
-  the operator's choice is always allowed). Unset: :data:`attn_models.DEFAULT_MODEL`.
-- ``ATTN_MODELS``: unset or ``*``: any Hub repo id that fits the caps; ``default``: only the default model (and
+  the operator's choice is always allowed), in every language. Unset: :func:`default_model` of the learner's
+  language: :data:`DEFAULT_MODEL` (English), :data:`MULTILINGUAL_MODEL` in Chinese and Korean.
+- ``ATTN_MODELS``: unset or ``*``: any Hub repo id that fits the caps; ``default``: only the two default models (and
   ATTN_MODEL); otherwise a comma-separated list of repo ids.
 - ``ATTN_ALLOW_FOLDERS=1``: visitors may name folders on the server (off unless set).
 - ``ATTN_DOWNLOAD_MB`` (default 1000): the most megabytes of the Hub cache the models visitors chose may take; the
-  least recently used of them is removed to make room (never the default, never ATTN_MODEL).
+  least recently used of them is removed to make room (never a default, never ATTN_MODEL).
 """
 
 from __future__ import annotations
@@ -18,7 +19,11 @@ from pathlib import Path
 
 from .errors import N_, ModelError
 
-DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"  # English (its WordPiece turns Korean into jamo)
+#: the default in Chinese and Korean: XLM-RoBERTa's sentencepiece reads them (12 layers, hidden 384, 470.6 MB)
+MULTILINGUAL_MODEL = "sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2"
+DEFAULTS = (DEFAULT_MODEL, MULTILINGUAL_MODEL)
+MULTILINGUAL_LANGUAGES = ("zh", "ko")  # the app's languages the English default does not read
 ENV_MODEL, ENV_MODELS, ENV_FOLDERS, ENV_DOWNLOAD = "ATTN_MODEL", "ATTN_MODELS", "ATTN_ALLOW_FOLDERS", "ATTN_DOWNLOAD_MB"
 DOWNLOAD_MB = 1000  # ATTN_DOWNLOAD_MB's default
 _REPO_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.-]{0,95}")
@@ -34,7 +39,7 @@ class Access:
 
     repos: frozenset[str] | None = None
     folders: bool = True
-    operator: tuple[str, ...] = (DEFAULT_MODEL,)
+    operator: tuple[str, ...] = DEFAULTS
     download_bytes: int | None = None
 
     @classmethod
@@ -42,13 +47,16 @@ class Access:
         """The operator's choices in ``env`` (see the module's text).
 
         >>> a = Access.from_env({"ATTN_MODELS": "default", "ATTN_MODEL": "/srv/bert"})
-        >>> sorted(a.repos), a.folders, a.download_bytes
-        (['/srv/bert', 'sentence-transformers/all-MiniLM-L6-v2'], False, 1000000000)
-        >>> sorted(Access.from_env({"ATTN_MODELS": " a/b, c/d ,"}).repos), Access.from_env({"ATTN_MODELS": "*"}).repos
-        (['a/b', 'c/d', 'sentence-transformers/all-MiniLM-L6-v2'], None)
+        >>> sorted(a.repos), a.folders, a.download_bytes  # doctest: +NORMALIZE_WHITESPACE
+        (['/srv/bert', 'sentence-transformers/all-MiniLM-L6-v2',
+          'sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2'], False, 1000000000)
+        >>> sorted(Access.from_env({"ATTN_MODELS": " a/b, c/d ,"}).repos)[:3]
+        ['a/b', 'c/d', 'sentence-transformers/all-MiniLM-L6-v2']
+        >>> Access.from_env({"ATTN_MODELS": "*"}).repos is None
+        True
         """
         chosen = env.get(ENV_MODEL, "").strip()
-        operator = (DEFAULT_MODEL, chosen) if chosen and chosen != DEFAULT_MODEL else (DEFAULT_MODEL,)
+        operator = (*DEFAULTS, chosen) if chosen and chosen not in DEFAULTS else DEFAULTS
         listed = env.get(ENV_MODELS, "*").strip() or "*"
         if listed == "*":
             repos = None
@@ -100,6 +108,21 @@ class Access:
             raise ModelError(N_("{repo_id} is not one of the models this server offers: {models}."),
                              repo_id=repr(source), models=", ".join(sorted(self.repos)))
         return source
+
+
+def default_model(language: str, env: Mapping[str, str] | None = None) -> str:
+    """The model read unless the learner names another: the operator's ``ATTN_MODEL`` in ``env`` when set, else the
+    language's default (:data:`MULTILINGUAL_MODEL` for "zh" and "ko", :data:`DEFAULT_MODEL` otherwise).
+
+    >>> default_model("en"), default_model("ko")
+    ('sentence-transformers/all-MiniLM-L6-v2', 'sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2')
+    >>> default_model("zh", {"ATTN_MODEL": " /srv/bert "})
+    '/srv/bert'
+    """
+    chosen = (env or {}).get(ENV_MODEL, "").strip()
+    if chosen:
+        return chosen
+    return MULTILINGUAL_MODEL if language in MULTILINGUAL_LANGUAGES else DEFAULT_MODEL
 
 
 def check_repo_id(repo_id: str) -> None:

@@ -22,6 +22,11 @@ from .limits import FIELD_CAPS, MODEL_LIMITS, resident_bytes, too_large
 from .mlm import MlmHead
 
 BERT_TYPES = ("bert",)  # config.json model_type values read as BERT (same weight names, same forward pass)
+#: model_type values read as RoBERTa: BERT's layers and names (under "roberta." or no prefix), positions offset past
+#: the padding id (transformers' create_position_ids_from_input_ids), one token type, <s> </s> <pad> as specials
+ROBERTA_TYPES = ("xlm-roberta", "roberta")
+#: each family's special tokens: the sentence's first and last, the padding
+SPECIALS = {"bert": ("[CLS]", "[SEP]", "[PAD]"), "roberta": ("<s>", "</s>", "<pad>")}
 
 
 @dataclass(frozen=True)
@@ -35,6 +40,11 @@ class BertConfig:
     vocab_size, max_positions, type_vocab_size : int
     eps : float
         layer_norm_eps.
+    family : str
+        "bert", or "roberta" (model_type xlm-roberta or roberta): which special tokens, which positions.
+    pad_id : int
+        pad_token_id (RoBERTa: the padding's id, and the position of every padding token; real tokens' positions
+        start at pad_id + 1). BERT's padding is the tokenizer's [PAD].
     """
 
     n_layers: int
@@ -45,15 +55,27 @@ class BertConfig:
     max_positions: int
     type_vocab_size: int
     eps: float
+    family: str = "bert"
+    pad_id: int = 0
 
     @property
     def d_k(self) -> int:
         return self.d_model // self.n_heads
 
     @property
+    def position_offset(self) -> int:
+        """The first real token's position: 0 (BERT), pad_id + 1 (RoBERTa)."""
+        return self.pad_id + 1 if self.family == "roberta" else 0
+
+    @property
     def max_tokens(self) -> int:
-        """The longest input: the app's n_seq cap, or the model's positions if fewer."""
-        return min(LIMITS.n_seq, self.max_positions)
+        """The longest input: the app's n_seq cap, or the model's positions if fewer (RoBERTa's past its offset)."""
+        return min(LIMITS.n_seq, self.max_positions - self.position_offset)
+
+    @property
+    def specials(self) -> tuple[str, str, str]:
+        """The family's first, last and padding tokens: ("[CLS]", "[SEP]", "[PAD]") or ("<s>", "</s>", "<pad>")."""
+        return SPECIALS[self.family]
 
 
 def config_cells(d_model: int, n_seq: int) -> int:
@@ -83,10 +105,11 @@ def parse_config(doc: object, where: str = "config.json") -> BertConfig:
     if not isinstance(doc, dict):
         raise ModelError(N_("{where}: not a JSON object."), where=where)
     kind = doc.get("model_type")
-    if kind not in BERT_TYPES:
+    if kind not in BERT_TYPES + ROBERTA_TYPES:
         raise ModelError(N_("{where}: model_type {kind} is not BERT-family; this app runs BERT encoders "
                             "(model_type {types})."), where=where, kind=repr(str(kind)[:40]),
-                         types=", ".join(BERT_TYPES))
+                         types=", ".join(BERT_TYPES + ROBERTA_TYPES))
+    family = "roberta" if kind in ROBERTA_TYPES else "bert"
     act = doc.get("hidden_act", "gelu")
     if act != "gelu":
         raise ModelError(N_("{where}: hidden_act {act}: only the exact (erf) GELU, 'gelu', is run here."),
@@ -111,15 +134,37 @@ def parse_config(doc: object, where: str = "config.json") -> BertConfig:
         n_layers=whole("num_hidden_layers"), n_heads=whole("num_attention_heads"), d_model=whole("hidden_size"),
         d_ff=whole("intermediate_size"), vocab_size=whole("vocab_size"),
         max_positions=whole("max_position_embeddings", 512), type_vocab_size=whole("type_vocab_size", 2),
-        eps=float(eps),
+        eps=float(eps), family=family, pad_id=pad_id(doc, family, where),
     )
     check_caps(cfg, where)
     check_size(cfg, where)
     return cfg
 
 
+def pad_id(doc: dict, family: str, where: str = "config.json") -> int:
+    """config.json's pad_token_id for RoBERTa (1 if absent): a whole number below vocab_size that leaves at least
+    one position for a real token (they start at pad_token_id + 1), else ModelError naming the field. BERT: 0 (its
+    padding is the tokenizer's [PAD]; the field is not read).
+
+    >>> pad_id({"vocab_size": 100, "max_position_embeddings": 10, "pad_token_id": 9}, "roberta")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attn_models.errors.ModelError: config.json: pad_token_id 9 must be a whole number from 0 to 8: ...
+    """
+    if family != "roberta":
+        return 0
+    value = doc.get("pad_token_id", 1)
+    vocab, positions = doc.get("vocab_size"), doc.get("max_position_embeddings", 512)
+    last = min(vocab, positions - 1) - 1 if isinstance(vocab, int) and isinstance(positions, int) else -1
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= last:
+        raise ModelError(N_("{where}: pad_token_id {value} must be a whole number from 0 to {last}: a padding "
+                            "token's id below vocab_size, and RoBERTa's positions start after it (at pad_token_id + "
+                            "1, of max_position_embeddings)."), where=where, value=str(value)[:40], last=max(last, 0))
+    return value
+
+
 def check_size(cfg: BertConfig, where: str = "config.json", word_itemsize: int = 4, *, mlm: bool = False,
-               decoder_itemsize: int = 0) -> None:
+               decoder_itemsize: int = 0, word_mapped: bool = True) -> None:
     """ModelError naming the config field over its cap (attn_models.MODEL_LIMITS), or saying how much memory the
     whole model would take when that is over the cap (``mlm``, ``decoder_itemsize``: with a masked-LM head, see
     :func:`attn_models.limits.resident_bytes`).
@@ -134,14 +179,14 @@ def check_size(cfg: BertConfig, where: str = "config.json", word_itemsize: int =
     >>> check_size(replace(mini, n_layers=24, d_ff=4096))  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    attn_models.errors.ModelError: config.json: this model would take 767 MB of memory once loaded; the cap is 300 MB...
+    attn_models.errors.ModelError: config.json: this model would take 720 MB of memory once loaded; the cap is 300 MB...
     """
     for key, (field, cap_name) in FIELD_CAPS.items():
         value, cap = getattr(cfg, field), getattr(MODEL_LIMITS, cap_name)
         if value > cap:
             raise ModelError(N_("{where}: {key} {value} is over the cap of {cap} (attn_models.MODEL_LIMITS)."),
                              where=where, key=key, value=value, cap=cap)
-    size = resident_bytes(cfg, word_itemsize, mlm=mlm, decoder_itemsize=decoder_itemsize)
+    size = resident_bytes(cfg, word_itemsize, mlm=mlm, decoder_itemsize=decoder_itemsize, word_mapped=word_mapped)
     cap = MODEL_LIMITS.resident_bytes
     if size > cap:
         raise ModelError(N_("{where}: this model would take {size:.0f} MB of memory once loaded; the cap is {cap:.0f} "
@@ -248,7 +293,8 @@ def check_id(token: str, token_id: int, cfg: BertConfig) -> None:
 
 @dataclass(frozen=True, eq=False)
 class Embeddings:
-    """The embedding tables. ``word`` keeps the checkpoint's dtype (rows become float64 when looked up: exact).
+    """The embedding tables. ``word`` keeps the checkpoint's dtype, memory-mapped from model.safetensors (an
+    np.memmap: rows become float64 when looked up, exactly; the table is never copied).
 
     word [vocab_size, d_model], position [max_positions, d_model], token_type [type_vocab_size, d_model],
     ln_g, ln_b [d_model].
@@ -262,8 +308,9 @@ class Embeddings:
 
 
 def _normalise(name: str) -> str:
-    """Weight names as all-MiniLM-L6-v2 has them: no "bert." prefix, LayerNorm weight/bias (not gamma/beta)."""
-    name = name.removeprefix("bert.")
+    """Weight names as all-MiniLM-L6-v2 has them: no "bert." (or "roberta.") prefix, LayerNorm weight/bias (not
+    gamma/beta)."""
+    name = name.removeprefix("bert.").removeprefix("roberta.")
     if ".LayerNorm." in name:
         name = name.replace(".gamma", ".weight").replace(".beta", ".bias")
     return name
@@ -378,6 +425,31 @@ def check_entry(entry: object, key: str, shape: tuple[int, ...], data_bytes: int
                          dtype=entry["dtype"], shape=str(shape))
 
 
+def map_tensor(path: Path, stored: str) -> np.memmap:
+    """Tensor ``stored`` of model.safetensors memory-mapped read-only, in its own dtype (little-endian, as the format
+    stores it): no private copy; a row is read from the file (the page cache) when it is looked up. Its header entry
+    was checked by :func:`read_header` (shape, dtype, bytes inside the file)."""
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        entry = json.loads(f.read(n).decode("utf-8"))[stored]
+    begin = entry["data_offsets"][0]
+    dtype = np.dtype({"F16": "<f2", "F32": "<f4", "F64": "<f8"}[entry["dtype"]])
+    return np.memmap(path, dtype=dtype, mode="r", offset=8 + n + begin, shape=tuple(entry["shape"]))
+
+
+def check_finite_file(name: str, t: np.memmap, rows: int = 4096) -> None:
+    """:func:`check_finite` for a memory-mapped tensor, read from its file a chunk at a time (``rows`` rows into a
+    private buffer) so the check does not leave the whole table's pages in the process's resident memory."""
+    row_bytes = t.dtype.itemsize * int(np.prod(t.shape[1:], dtype=np.int64))
+    with open(t.filename, "rb") as f:
+        f.seek(t.offset)
+        for i in range(0, max(len(t), 1), rows):
+            chunk = np.fromfile(f, dtype=t.dtype, count=min(rows, len(t) - i) * row_bytes // t.dtype.itemsize)
+            if not np.isfinite(chunk).all():
+                raise ModelError(N_("model.safetensors: {name} holds a value that is not a finite number (NaN or "
+                                    "infinity)."), name=name)
+
+
 def check_finite(name: str, t: np.ndarray, rows: int = 4096) -> None:
     """ModelError when a tensor holds NaN or ±inf; checked ``rows`` rows at a time (no float64 copy of a large
     float32 table)."""
@@ -406,8 +478,10 @@ def read_weights(path: Path, cfg: BertConfig) -> tuple[Embeddings, tuple[LayerWe
                 return t if keep_dtype else t.astype(np.float64)
 
             d, ff = cfg.d_model, cfg.d_ff
+            word = map_tensor(path, names[WORD])  # [vocab_size, d_model], its dtype, not copied (resident_bytes)
+            check_finite_file(WORD, word)
             emb = Embeddings(
-                word=get(WORD, (cfg.vocab_size, d), keep_dtype=True),
+                word=word,
                 position=get("embeddings.position_embeddings.weight", (cfg.max_positions, d)),
                 token_type=get("embeddings.token_type_embeddings.weight", (cfg.type_vocab_size, d)),
                 ln_g=get("embeddings.LayerNorm.weight", (d,)),

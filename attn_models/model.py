@@ -19,7 +19,7 @@ from .hub import CheckpointFiles, Progress, checkpoint_files, discard, mark
 from .intervene import Intervention, layer_step, owns
 from .mlm import MASK, MaskFill, MlmHead, mlm_probs, top_words
 
-CLS, SEP, PAD = "[CLS]", "[SEP]", "[PAD]"
+CLS, SEP, PAD = "[CLS]", "[SEP]", "[PAD]"  # BERT's; a model's own are its config's specials (RoBERTa: <s> </s> <pad>)
 
 
 @dataclass(frozen=True, eq=False)
@@ -77,19 +77,31 @@ class Model:
     # ---- tokens -------------------------------------------------------------------------------------------
 
     def encode(self, text: str, pad_to: int | None = None) -> Encoded:
-        """The sentence's WordPiece tokens with ``[CLS]`` and ``[SEP]``, then ``[PAD]`` up to ``pad_to`` tokens.
+        """The sentence's tokens with the family's first and last tokens (BERT: WordPiece, ``[CLS]`` and ``[SEP]``;
+        XLM-RoBERTa: sentencepiece, ``<s>`` and ``</s>``), then padding (``[PAD]``, ``<pad>``) up to ``pad_to`` tokens.
+        RoBERTa's token types are all 0 (it has one).
 
         No length check here (:meth:`forward` checks): a page can show how long a sentence is.
         """
         if not isinstance(text, str):
             raise ModelError(N_("The sentence must be text, got {kind}."), kind=type(text).__name__)
+        cls, sep, pad = self.config.specials
         enc = self.tokenizer.encode(text)
         tokens, ids, types = list(enc.tokens), list(enc.ids), list(enc.type_ids)
-        if not tokens or tokens[0] != CLS:  # a tokenizer.json without BERT's post-processor
-            tokens, ids, types = [CLS, *tokens, SEP], [self._id(CLS), *ids, self._id(SEP)], [0, *types, 0]
+        if not tokens or tokens[0] != cls:  # a tokenizer.json without the family's post-processor
+            tokens, ids, types = [cls, *tokens, sep], [self._id(cls), *ids, self._id(sep)], [0, *types, 0]
+        if self.config.family == "roberta":
+            types = [0] * len(tokens)
+            # the vocabulary's piece for each id: sentencepiece's unknown character shows as <unk> (what the model
+            # reads), not as the character itself
+            tokens = [self.tokenizer.id_to_token(i) or t for t, i in zip(tokens, ids, strict=True)]
+            pad_id = self.config.pad_id  # config.json's pad_token_id: what transformers' positions are counted from
+            pad = self.tokenizer.id_to_token(pad_id) or pad
+        else:
+            pad_id = self._id(pad)
         n_pad = max(0, (pad_to or 0) - len(tokens))
         if n_pad:
-            tokens, ids, types = tokens + [PAD] * n_pad, ids + [self._id(PAD)] * n_pad, types + [0] * n_pad
+            tokens, ids, types = tokens + [pad] * n_pad, ids + [pad_id] * n_pad, types + [0] * n_pad
         for token, i in zip(tokens, ids, strict=True):  # a post-processor's ids are not in the vocabulary read at load
             check_id(token, i, self.config)
         is_pad = np.arange(len(tokens)) >= len(tokens) - n_pad
@@ -103,15 +115,22 @@ class Model:
         return i
 
     def tokenize(self, text: str, pad_to: int | None = None) -> list[str]:
-        """The WordPiece tokens the model reads: ``[CLS]``, the sentence (``##`` pieces, ``[UNK]``), ``[SEP]``.
+        """The tokens the model reads: BERT's WordPiece ``[CLS]``, the sentence (``##`` pieces, ``[UNK]``), ``[SEP]``;
+        XLM-RoBERTa's ``<s>``, sentencepiece pieces (``▁`` starts a word), ``</s>``.
 
-        ``pad_to``: append ``[PAD]`` tokens up to that many tokens.
+        ``pad_to``: append padding tokens up to that many tokens.
         """
         return list(self.encode(text, pad_to).tokens)
 
     def check_length(self, n_seq: int) -> None:
         """ModelError when ``n_seq`` tokens are more than the app (n_seq cap) or the model's positions allow."""
         cap = self.config.max_tokens
+        if self.config.family != "bert" and n_seq > cap:
+            first, last, _ = self.config.specials
+            raise ModelError(N_("The sentence is {n} tokens with {first} and {last}; at most {cap} fit (the cap of "
+                                "{most} (n_seq), and the model's {positions} positions). Shorten it."), n=n_seq,
+                             first=first, last=last, cap=cap, most=LIMITS.n_seq,
+                             positions=self.config.max_positions)
         if n_seq > cap and cap == LIMITS.n_seq:
             raise ModelError(N_("The sentence is {n} WordPiece tokens with [CLS] and [SEP]; the cap of {most} (n_seq) "
                                 "allows {cap}. Shorten it."), n=n_seq, most=LIMITS.n_seq, cap=cap)
@@ -123,11 +142,20 @@ class Model:
     # ---- the forward pass ------------------------------------------------------------------------------------
 
     def embed(self, enc: Encoded) -> np.ndarray:  # -> [n_seq, d_model]
-        """LayerNorm(word + token type + position embeddings), in float64."""
-        e, n = self.embeddings, len(enc.tokens)
-        x = e.word[enc.ids].astype(np.float64) + e.token_type[enc.type_ids]  # [n_seq, d_model]
-        x = x + e.position[:n]
+        """LayerNorm(word + token type + position embeddings), in float64: only the sentence's rows of the word
+        embedding are read (its table stays memory-mapped in the checkpoint's dtype)."""
+        e = self.embeddings
+        x = np.asarray(e.word[enc.ids], dtype=np.float64) + e.token_type[enc.type_ids]  # [n_seq, d_model]
+        x = x + e.position[self.positions(enc.ids)]
         return layer_norm(x, e.ln_g, e.ln_b, self.config.eps)
+
+    def positions(self, ids: np.ndarray) -> np.ndarray:  # int [n_seq] -> int [n_seq]
+        """Each token's position id. BERT: 0, 1, 2, … RoBERTa: as transformers' create_position_ids_from_input_ids,
+        pad_id + 1, pad_id + 2, … for every token whose id is not pad_id (counting those only), pad_id for those."""
+        if self.config.family != "roberta":
+            return np.arange(len(ids))
+        real = (np.asarray(ids) != self.config.pad_id).astype(np.intp)
+        return np.cumsum(real) * real + self.config.pad_id
 
     def run(self, enc: Encoded, layers: int | None = None, *, intervention: Intervention | None = None,
             start: int = 0, hidden: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:

@@ -61,8 +61,9 @@ def source() -> str:
 
 
 def operator_source() -> str:
-    """The operator's checkpoint: $ATTN_MODEL, else the default."""
-    return os.environ.get(ENV_SOURCE) or attn_models.DEFAULT_MODEL
+    """The operator's checkpoint: $ATTN_MODEL, else the default of the learner's language (attn_models.default_model:
+    the multilingual MiniLM in Chinese and Korean, all-MiniLM-L6-v2 in English)."""
+    return attn_models.default_model(i18n.language(), os.environ)
 
 
 _LOADED: set[str] = set()  # sources _model has read in this process (a cache entry may since have been dropped)

@@ -61,7 +61,7 @@ with st.expander(_("Use another model"), icon=":material/swap_horiz:", expanded=
     else:
         label = _("A Hugging Face repo id (owner/name)")
         caps = i18n.sentences(caps, _("Folders on the server cannot be named here."))
-    st.text_input(label, placeholder=attn_models.DEFAULT_MODEL, help=caps,
+    st.text_input(label, placeholder=attn_models.default_model(i18n.language()), help=caps,
                   **state.bind(OTHER, state.kept(OTHER, ""), use_other_model))
 if model is None:
     st.stop()
@@ -69,8 +69,12 @@ if (came_from := model_views.model_origin(state.config())) is not None and came_
     st.info(_("The configuration in the explorer came from another model, {model}: see **In the explorer now** at "
               "the end of this page.").format(model=text.md_escape(came_from["model"])), icon=":material/info:")
 cfg_m = model.config
-st.caption(_("**{name}** · {layers} layers × {heads} heads · d_model {d_model} · d_k {d_k} per head · feed-forward "
-             "{d_ff} · vocabulary {vocab:,} WordPiece tokens").format(
+wordpiece = cfg_m.family == "bert"  # else XLM-RoBERTa's sentencepiece, <s> </s> <pad> (attn_models.BertConfig.specials)
+first_token, last_token, pad_token = cfg_m.specials
+st.caption((_("**{name}** · {layers} layers × {heads} heads · d_model {d_model} · d_k {d_k} per head · feed-forward "
+              "{d_ff} · vocabulary {vocab:,} WordPiece tokens") if wordpiece else
+            _("**{name}** · {layers} layers × {heads} heads · d_model {d_model} · d_k {d_k} per head · feed-forward "
+              "{d_ff} · vocabulary {vocab:,} sentencepiece tokens")).format(
     name=text.md_escape(model.name), layers=cfg_m.n_layers, heads=cfg_m.n_heads, d_model=cfg_m.d_model, d_k=cfg_m.d_k,
     d_ff=cfg_m.d_ff, vocab=cfg_m.vocab_size))
 
@@ -80,12 +84,18 @@ sentence = left.text_input(_("Sentence"), max_chars=4_000,
                            **state.bind(SENTENCE, state.kept(SENTENCE, DEFAULT_SENTENCE)))
 pad_to = int(right.number_input(
     _("Pad to (tokens)"), min_value=0, max_value=cfg_m.max_tokens, step=1,
-    help=_("Append [PAD] tokens up to this length; the padding mask keeps every query from attending to them. "
-           "0: no padding."), **state.bind(PAD_TO, min(int(state.kept(PAD_TO, 0)), cfg_m.max_tokens))))
+    help=(_("Append [PAD] tokens up to this length; the padding mask keeps every query from attending to them. "
+            "0: no padding.") if wordpiece else
+          _("Append {pad} tokens up to this length; the padding mask keeps every query from attending to them. "
+            "0: no padding.").format(pad=pad_token)),
+    **state.bind(PAD_TO, min(int(state.kept(PAD_TO, 0)), cfg_m.max_tokens))))
 enc = model.encode(sentence, pad_to or None)
 n_seq = len(enc.tokens)
-tokens_line = _("**{n} WordPiece tokens** (with [CLS] and [SEP]; at most {most})").format(n=n_seq,
-                                                                                          most=cfg_m.max_tokens)
+tokens_line = (_("**{n} WordPiece tokens** (with [CLS] and [SEP]; at most {most})").format(n=n_seq,
+                                                                                           most=cfg_m.max_tokens)
+               if wordpiece else
+               _("**{n} tokens** (with {first} and {last}; at most {most})").format(
+                   n=n_seq, first=text.md_escape(first_token), last=text.md_escape(last_token), most=cfg_m.max_tokens))
 st.markdown(tokens_line + " · " + " · ".join(text.md_escape(t) for t in enc.tokens[:cfg_m.max_tokens + 1]))
 try:
     model.check_length(n_seq)
@@ -153,11 +163,13 @@ if task == "similarity":
     others = model_output.others_from(st.text_area(
         _("Other sentences, one per line (at most {most})").format(most=model_output.MAX_OTHERS), max_chars=2_000,
         height=110, **state.bind(OTHERS, state.kept(OTHERS, "\n".join(model_output.OTHERS)))))
-    lengths = [len(model.encode(other).tokens) for other in others]  # with [CLS] and [SEP]
+    lengths = [len(model.encode(other).tokens) for other in others]  # with [CLS] and [SEP] (<s> and </s>)
     for i, n_other in enumerate(lengths):  # one too long for the model is left out, named (the others still compare)
         if n_other > cfg_m.max_tokens:
-            st.warning(_("Other sentence {i} is {n} WordPiece tokens; the model reads at most {most}: it is left out "
-                         "until you shorten it.").format(i=i + 1, n=n_other, most=cfg_m.max_tokens),
+            st.warning((_("Other sentence {i} is {n} WordPiece tokens; the model reads at most {most}: it is left "
+                          "out until you shorten it.") if wordpiece else
+                        _("Other sentence {i} is {n} tokens; the model reads at most {most}: it is left out until you "
+                          "shorten it.")).format(i=i + 1, n=n_other, most=cfg_m.max_tokens),
                        icon=":material/warning:")
     others = tuple(o for o, n_other in zip(others, lengths, strict=True) if n_other <= cfg_m.max_tokens)
     if not others:

@@ -13,6 +13,8 @@ is a link to it.
 
 from __future__ import annotations
 
+import os
+
 from typing import NoReturn
 
 import streamlit as st
@@ -111,12 +113,13 @@ def model_for(lesson: lessons.Lesson) -> attn_models.Model | None:
     if not lesson.needs_model:
         return None
     try:
-        return model_views.model(model_views.source())
+        return model_views.model(model_views.lesson_source())
     except attn_models.ModelError as err:
-        if model_views.source() == model_views.operator_source():
+        english = attn_models.default_model("en", os.environ)  # the operator's English encoder
+        if model_views.lesson_source() == english:
             raise
         try:
-            return model_views.model(model_views.operator_source())
+            return model_views.model(english)
         except attn_models.ModelError:
             raise err from None  # why the learner's cannot be read: what A real model says too
 

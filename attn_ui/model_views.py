@@ -60,6 +60,12 @@ def source() -> str:
     return st.session_state.get(state.MODEL_SOURCE) or operator_source()
 
 
+def lesson_source() -> str:
+    """The checkpoint Learn's model lessons read: the learner's choice, else the operator's English encoder ($ATTN_MODEL,
+    else attn_models.DEFAULT_MODEL) in every language: the lessons' sentences, tokens and numbers are English."""
+    return st.session_state.get(state.MODEL_SOURCE) or attn_models.default_model("en", os.environ)
+
+
 def operator_source() -> str:
     """The operator's checkpoint: $ATTN_MODEL, else the default of the learner's language (attn_models.default_model:
     the multilingual MiniLM in Chinese and Korean, all-MiniLM-L6-v2 in English)."""

@@ -1,0 +1,227 @@
+"""A model that writes: a GPT-2-family decoder reads your prompt with causal attention, says which token comes next
+(at a temperature), writes on token by token, and opens any of its heads in the explorer with its causal mask."""
+
+import numpy as np
+import streamlit as st
+
+import attn_models
+from attn_core import causal_mask, softmax
+from attn_ui import (
+    charts,
+    controls,
+    frame,
+    generate_views,
+    heatmap,
+    i18n,
+    lesson_views,
+    model_output,
+    model_views,
+    registry,
+    state,
+    text,
+)
+from attn_ui.generate_views import shown
+from attn_ui.i18n import _, ngettext
+
+frame.page_start(registry.GENERATE)
+
+PROMPT, TEMPERATURE, N_NEW, MODE, SEED = (state.GEN_PROMPT, state.GEN_TEMPERATURE, state.GEN_N_NEW, state.GEN_MODE,
+                                          state.GEN_SEED)
+LAYER, HEAD, VIEW, OTHER = state.GEN_LAYER, state.GEN_HEAD, state.GEN_VIEW, state.GEN_OTHER
+ABLATE, HOW = state.GEN_ABLATE, state.GEN_ABLATE_HOW
+
+
+def use_other_model() -> None:
+    """on_change: read another causal checkpoint; an empty box goes back to the operator's."""
+    st.session_state[state.GEN_SOURCE] = st.session_state[OTHER].strip() or None
+    st.session_state[state.KEPT][OTHER] = st.session_state[OTHER]
+
+
+def pick_from_view() -> None:
+    """on_select of the model view: the clicked small heatmap becomes the head drawn large."""
+    if (choice := model_views.picked(st.session_state[VIEW]["selection"])) is not None:
+        st.session_state[state.KEPT][LAYER], st.session_state[state.KEPT][HEAD] = choice
+
+
+st.markdown(_(
+    "A **decoder** (the GPT-2 family) writes text one token at a time. Each token's query may attend only to itself "
+    "and the tokens before it, the **causal mask** of the Masking page, so the last position has read the whole "
+    "prompt and nothing after it; its output becomes a probability for every token of the vocabulary: the next "
+    "token. Every attention here is computed by this app's core, on the model's real weights."
+))
+
+# ---- the model ---------------------------------------------------------------------------------------------
+source = st.session_state.get(state.GEN_SOURCE) or generate_views.operator_source()
+try:
+    model = model_views.model_or_offer(source, key="gen_download")
+except attn_models.ModelUnavailableError as err:
+    st.warning(text.md_escape(i18n.error_text(err)), icon=":material/cloud_off:")
+    model = None
+except attn_models.ModelError as err:
+    st.error(text.md_escape(i18n.error_text(err)), icon=":material/error:")
+    model = None
+if model is not None and not isinstance(model, attn_models.CausalLM):
+    st.error(_("{name} is not a causal language model (GPT-2 family): it does not write. An encoder is read on "
+               "{page}.").format(name=text.md_escape(model.name), page=_(registry.MODEL.title)),
+             icon=":material/error:")
+    model = None
+with st.expander(_("Use another model"), icon=":material/swap_horiz:", expanded=model is None):
+    st.text_input(_("A Hugging Face repo id (owner/name) of the GPT-2 family, or a folder on this machine"),
+                  placeholder=generate_views.operator_source(),
+                  help=_("config.json (model_type gpt2), tokenizer.json and model.safetensors. Empty: this server's "
+                         "causal model."),
+                  **state.bind(OTHER, state.kept(OTHER, ""), use_other_model))
+if model is None:
+    st.stop()
+cfg_m = model.config
+st.caption(_("**{name}** · {layers} layers × {heads} heads · d_model {d_model} · d_k {d_k} per head · vocabulary "
+             "{vocab:,} tokens · at most {most} tokens of text").format(
+    name=text.md_escape(model.name), layers=cfg_m.n_layers, heads=cfg_m.n_heads, d_model=cfg_m.d_model,
+    d_k=cfg_m.d_k, vocab=cfg_m.vocab_size, most=cfg_m.max_tokens))
+
+# ---- the prompt ------------------------------------------------------------------------------------------------
+prompt = st.text_input(_("Prompt"), max_chars=2_000,
+                       **state.bind(PROMPT, state.kept(PROMPT, generate_views.DEFAULT_PROMPT)))
+if not prompt.strip():
+    st.info(_("Type a prompt: the model says which token comes next."), icon=":material/info:")
+    st.stop()
+try:
+    run = generate_views.forward(source, prompt)
+except attn_models.ModelError as err:
+    st.error(text.md_escape(i18n.error_text(err)), icon=":material/error:")
+    st.stop()
+tokens = list(run.tokens)
+st.markdown(ngettext("**{n} token**", "**{n} tokens**", len(tokens)).format(n=len(tokens)) + " · "
+            + " · ".join(shown(t) for t in tokens))
+st.caption(_("· marks a space: GPT-2's tokens carry the space before a word."))
+
+# ---- the next token ------------------------------------------------------------------------------------------
+st.header(_("The next token"))
+temperature = st.slider(_("Temperature T"), *generate_views.TEMPERATURES, step=0.1,
+                        help=_("The logits are divided by T before the softmax, as Scaling divides the scores."),
+                        **state.bind(TEMPERATURE, state.kept(TEMPERATURE, 1.0)))
+nxt = generate_views.next_token(source, prompt, float(temperature))
+logits = run.logits[-1]  # [vocab]: the last position's
+probs, probs_1 = softmax(logits / temperature), softmax(logits)  # [vocab] each
+st.markdown(_("After “{last}”, the model's {k} most probable next tokens:").format(
+    last=shown(tokens[-1]), k=generate_views.TOP_K))
+charts.show_chart(lesson_views.bars(
+    _("Next token at T = {t}").format(t=f"{temperature:g}"), tuple(shown(t) for t in nxt.tokens),
+    ((_("probability"), nxt.probs),), y_title=_("probability"), precision=3))
+st.markdown(generate_views.temperature_words(float(temperature), float(probs.max()), float(probs_1.max()),
+                                             generate_views.entropy_bits(probs),
+                                             generate_views.entropy_bits(probs_1)))
+
+# ---- every layer and head on the prompt --------------------------------------------------------------------------
+st.header(_("Every layer and head"))
+st.caption(_("One small heatmap per head on your prompt: row = query token, column = key token, darker = more "
+             "weight. Above the diagonal is empty in every head: the causal mask. Click a head to see it large."))
+labels = text.numbered(tuple(shown(t) for t in tokens))
+side_by_side = st.container(horizontal=True, gap="medium")
+with side_by_side.container(width="content"):
+    charts.show_chart(model_views.model_view(run.attentions, tuple(shown(t) for t in tokens)), key=VIEW,
+                      on_select=pick_from_view, selection_mode=model_views.PICK)
+with side_by_side.container(width=model_views.ONE_PX):
+    st.subheader(_("One head"))
+    pick = st.container(horizontal=True)
+    v_layer = pick.selectbox(_("Layer"), list(range(cfg_m.n_layers)), width=120,
+                             **state.bind(LAYER, state.kept(LAYER, 0, list(range(cfg_m.n_layers)))))
+    v_head = pick.selectbox(_("Head"), list(range(cfg_m.n_heads)), width=120,
+                            **state.bind(HEAD, state.kept(HEAD, 0, list(range(cfg_m.n_heads)))))
+    weights = run.attentions[v_layer, v_head]  # [n, n]
+    precision = min(controls.precision(), 2)
+    with st.container(horizontal=True, wrap=False):
+        charts.show_chart(heatmap.heatmap(
+            weights, labels, labels, kind="weights", precision=precision, x_title=_("key"), y_title=_("query"),
+            title=_("layer {layer}, head {head}: attention weights").format(layer=v_layer, head=v_head),
+            masked=~causal_mask(len(tokens)), px=model_views.one_px(labels, weights, precision),
+            room=model_views.one_room(labels)))
+    st.markdown(_("**Layer {layer}, head {head}**: {what}.").format(
+        layer=v_layer, head=v_head, what=text.md_escape(model_views.head_text(weights, tokens))))
+    if st.button(_("Open this head in the explorer"), key="gen_open", icon=":material/open_in_new:",
+                 help=_("Loads this head into the configuration, with its causal mask: Step by step, Scaling, "
+                        "Masking and Share & export then work on its real numbers.")):
+        if message := model_views.open_layer(source, prompt, 0, v_layer, v_head):
+            st.error(text.md_escape(message), icon=":material/error:")
+        else:
+            st.switch_page(registry.STEPS.file)
+
+# ---- writing on, token by token -----------------------------------------------------------------------------------
+st.header(_("Write on, token by token"))
+row = st.container(horizontal=True, vertical_alignment="bottom")
+n_new = int(row.number_input(_("Tokens to write"), min_value=1, max_value=generate_views.MAX_NEW, step=1, width=160,
+                             **state.bind(N_NEW, int(state.kept(N_NEW, 8)))))
+mode = row.segmented_control(_("Each next token is"), list(generate_views.MODES),
+                             format_func=lambda k: _(generate_views.MODES[k]),
+                             **state.bind(MODE, state.kept(MODE, "greedy", list(generate_views.MODES)))) or "greedy"
+seed = int(row.number_input(_("Seed"), min_value=0, max_value=2**31 - 1, step=1, width=120,
+                            disabled=mode != "sample", help=_("The same seed draws the same tokens."),
+                            **state.bind(SEED, int(state.kept(SEED, 0)))))
+asked = (source, prompt, n_new, mode == "sample", float(temperature), seed)
+if row.button(_("Write"), key="gen_write", icon=":material/edit_note:", type="primary"):
+    st.session_state[state.GEN_WRITTEN] = asked
+written = st.session_state.get(state.GEN_WRITTEN)
+if written is not None and written[:2] == (source, prompt):
+    live = st.empty()  # the text so far, redrawn as each token comes (the first time; later runs read the kept one)
+
+    def draw(i: int, step) -> None:
+        live.markdown(_("Writing token {i} of {n}: “{token}” ({p})").format(
+            i=i + 1, n=written[2], token=shown(step.token), p=model_output.percent(step.prob)))
+
+    try:
+        gen = generate_views.generation(*written, _on_step=draw)
+    except attn_models.ModelError as err:
+        live.empty()
+        st.error(text.md_escape(i18n.error_text(err)), icon=":material/error:")
+        st.stop()
+    live.empty()
+    new = [step.token for step in gen.steps]
+    st.markdown(text.md_escape(prompt) + " **" + text.md_escape("".join(new)) + "**")
+    how_written = (_("greedy: each time the most probable token") if not written[3] else
+                   _("sampled at T = {t} with seed {seed}").format(t=f"{written[4]:g}", seed=written[5]))
+    st.caption(ngettext("{n} token written, {how}.", "{n} tokens written, {how}.", len(new)).format(
+        n=len(new), how=how_written))
+    if new:
+        layer, head = v_layer, v_head  # the head chosen above
+        context = [*tokens, *new[:-1]]  # every token a step could read: the prompt and what was written before
+        rows = np.zeros((len(new), len(context)))  # [n_new, n_ctx]: row i = the query that chose token i
+        for i, step in enumerate(gen.steps):
+            rows[i, :step.attention.shape[-1]] = step.attention[layer, head]
+        unseen = np.arange(len(context))[None, :] >= (len(tokens) + np.arange(len(new)))[:, None]  # not read yet
+        st.markdown(_("**Which earlier tokens each new token came from** · layer {layer}, head {head}: row i is the "
+                      "attention of the position that chose the new token i, over the tokens before it (grey: not "
+                      "written yet). Choose the head above.").format(layer=layer, head=head))
+        charts.show_chart(heatmap.heatmap(
+            rows, [f"{i}: {shown(t)}" for i, t in enumerate(new)], text.numbered(tuple(shown(t) for t in context)),
+            kind="weights", precision=min(controls.precision(), 2), masked=unseen, x_title=_("earlier token"),
+            y_title=_("new token"), title=_("attention of each new token's query")))
+
+# ---- heads switched off ------------------------------------------------------------------------------------------
+st.header(_("Switch heads off"))
+heads = [model_output.head_name(la, h) for la in range(cfg_m.n_layers) for h in range(cfg_m.n_heads)]
+controls_row = st.container(horizontal=True, vertical_alignment="bottom")
+off = controls_row.multiselect(_("Heads switched off"), heads, placeholder=_("none: the model as trained"), width=420,
+                               **state.bind(ABLATE, [h for h in state.kept(ABLATE, []) if h in heads]))
+how = controls_row.segmented_control(
+    _("A head switched off gives"), list(model_output.HOW_TEXT), format_func=lambda k: _(model_output.HOW_TEXT[k]),
+    help=_("Its mean (the default): every token gets the head's average output over this prompt. Zeros: the head "
+           "adds nothing."), **state.bind(HOW, state.kept(HOW, "mean", list(model_output.HOW_TEXT)))) or "mean"
+if off:
+    change = generate_views.Change(tuple(sorted(map(model_output.parse_head, off))), how)
+    try:
+        after = generate_views.next_token(source, prompt, float(temperature), change)
+        after_probs = softmax(generate_views.forward(source, prompt, change).logits[-1] / temperature)  # [vocab]
+    except attn_models.ModelError as err:
+        st.error(text.md_escape(i18n.error_text(err)), icon=":material/error:")
+        st.stop()
+    st.markdown(generate_views.ablation_words(nxt, after, float(probs[after.ids[0]]),
+                                              float(after_probs[nxt.ids[0]]), len(off)))
+    names = dict(zip(nxt.ids.tolist(), nxt.tokens, strict=True)) | dict(zip(after.ids.tolist(), after.tokens,
+                                                                            strict=True))
+    ids = list(dict.fromkeys([*nxt.ids.tolist(), *after.ids.tolist()]))[:generate_views.TOP_K]  # both tops, in order
+    charts.show_chart(lesson_views.bars(
+        _("Next token at T = {t}, as trained and with heads off").format(t=f"{temperature:g}"),
+        tuple(shown(names[i]) for i in ids), ((_("as trained"), probs[ids]), (_("heads off"), after_probs[ids])),
+        y_title=_("probability"), precision=3))
+else:
+    st.caption(_("Choose heads to switch off: the next token's probabilities are computed again without them."))

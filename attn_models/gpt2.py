@@ -534,10 +534,12 @@ class CausalLM:
         if n_seq < 1:
             raise ModelError(N_("The prompt is empty: type a few words for the model to continue."))
         cap = self.config.max_tokens
+        if n_seq > cap and cap == LIMITS.n_seq:
+            raise ModelError(N_("The text is {n} tokens; the cap of {most} (n_seq) allows {cap}. Shorten it."),
+                             n=n_seq, most=LIMITS.n_seq, cap=cap)
         if n_seq > cap:
-            raise ModelError(N_("The text is {n} tokens; this model reads at most {cap} (the cap of {most} tokens, "
-                                "n_seq, or its {positions} positions). Shorten it."), n=n_seq, cap=cap,
-                             most=LIMITS.n_seq, positions=self.config.max_positions)
+            raise ModelError(N_("The text is {n} tokens; the model's {positions} positions allow {cap}. Shorten it."),
+                             n=n_seq, positions=self.config.max_positions, cap=cap)
 
     # ---- the forward pass ------------------------------------------------------------------------------------------
 

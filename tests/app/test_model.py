@@ -341,5 +341,5 @@ def test_another_model_from_the_hub_asks_before_downloading(tmp_path, hub_small)
 def test_a_hostile_repo_is_refused_with_its_message_and_leaves_nothing(tmp_path, tiny_dir, hub_small):
     hub_small.add_folder("someone/huge", tiny_dir, claimed={"model.safetensors": 700_000_000})
     at = model_app("someone/huge")
-    assert "model.safetensors is 700.0 MB; the cap is 300.0 MB" in texts(at)
+    assert "model.safetensors is 700.0 MB; the cap is 360.0 MB" in texts(at)
     assert not hub_small.fetched("model.safetensors") and not list((tmp_path / "hub").glob("models--*"))

@@ -174,6 +174,9 @@ def bench(n_layers: int, repeats: int) -> None:
     top, _ = peak_during(lambda: step(lm32, ids[256]))
     print(f"RSS during a forward pass at 256 tokens: {before / 1e6:.0f} MB before, highest {top / 1e6:.0f} MB "
           f"(+{(top - before) / 1e6:.0f} MB while it runs)")
+    cast = best(lambda: ([b.f64() for b in w32.blocks], [w32.wte[i:i + 4096].astype(np.float64)
+                                                         for i in range(0, len(w32.wte), 4096)]), repeats)
+    print(f"casting every block and wte to float64 (what each forward pass does with float32 weights): {cast:.3f} s")
     model = torch_model(cfg, w32)
     print("tokens | run + last logits (a generation step) | transformers float64 (no cache)")
     for n, i in ids.items():
@@ -236,8 +239,14 @@ def main() -> None:
           f"{os.cpu_count()} cores")
     print(f"attn_core.LIMITS: d_model {attn_core.LIMITS.d_model}, width {attn_core.LIMITS.width}, total cells "
           f"{attn_core.LIMITS.total_cells:,}; MODEL_LIMITS.weights_bytes {MODEL_LIMITS.weights_bytes / 1e6:.0f} MB")
-    for n in args.layers:
-        bench(n, args.repeats)
+    if len(args.layers) > 1:  # one process per model: the RSS figures of one do not hold the other's freed memory
+        import subprocess
+
+        for n in args.layers:
+            subprocess.run([sys.executable, __file__, "--layers", str(n), "--repeats", str(args.repeats), "--threads",
+                            args.threads], check=True)
+        return
+    bench(args.layers[0], args.repeats)
 
 
 if __name__ == "__main__":

@@ -58,7 +58,7 @@ from .checkpoint import DTYPES, check_entry, check_finite, parse_json, read_capp
 from .encoder import layer_norm, with_bias_column
 from .errors import N_, ModelError, ModelUnavailableError
 from .hub import Progress, checkpoint_files, discard, mark
-from .intervene import Intervention, ablate_heads, check_runs_back
+from .intervene import Intervention, ablate_heads, check_runs_back, owns
 from .limits import GPT2_FIELD_CAPS, MODEL_LIMITS, gpt2_resident_bytes
 from .mlm import CHUNK, top_words
 
@@ -582,13 +582,13 @@ class CausalLM:
         cfg = iv.config if iv.layer == layer else None
         mask = causal_mask(n)
         parts = []  # per head: (its output [n_seq, d_v], its W_O rows [d_v, d_model], its weights [n, n])
-        if cfg is not None and cfg.n_heads == n_heads and "of_heads" not in (cfg.origin or {}):
+        if cfg is not None and "of_heads" not in (cfg.origin or {}):  # a whole layer's configuration
             check_runs_back(cfg, d, n_heads, n, own)
             trace = run(cfg) if own else _rerun(cfg, x1, cfg.n_heads)
             rows = trace.w_o.shape[0] // n_heads
             parts = [(t.output, trace.w_o[head_slice(h, rows)], t.weights) for h, t in enumerate(trace.heads)]
-        else:
-            traces = attend(x1, w, n_heads, mask, True)  # head by head: one head can be swapped for the explorer's
+        else:  # head by head: one head can be swapped for the explorer's (a one-head configuration)
+            traces = attend(x1, w, n_heads, mask, True)
             parts = [(t.heads[0].output, t.w_o, t.heads[0].weights) for t in traces]
             if cfg is not None:
                 h = _check_head(cfg, d, n_heads, n, own)
@@ -606,7 +606,7 @@ class CausalLM:
     def forward(self, prompt: str, *, intervention: Intervention | None = None) -> CausalOutput:
         """The whole model on ``prompt`` (float64): logits, every attention, hidden states (see CausalOutput)."""
         enc = self.encode(prompt)
-        stream, attentions = self.run(enc.ids, intervention=intervention, own=True)
+        stream, attentions = self.run(enc.ids, intervention=intervention, own=_own(intervention, prompt))
         w = self.weights
         last = layer_norm(stream[-1], w.ln_f_g.astype(np.float64), w.ln_f_b.astype(np.float64), self.config.eps)
         hidden = np.concatenate([stream[:-1], last[None]])
@@ -625,13 +625,13 @@ class CausalLM:
         temperature). Temperature above 1 flattens the distribution, below 1 sharpens it."""
         self._check_sampling(temperature, top_k)
         enc = self.encode(prompt)
-        stream, _ = self.run(enc.ids, intervention=intervention, own=True)
+        stream, _ = self.run(enc.ids, intervention=intervention, own=_own(intervention, prompt))
         return self._top(self._last_logits(stream[-1]), temperature, top_k)[0]
 
     def probs(self, prompt: str, *, temperature: float = 1.0, intervention: Intervention | None = None) -> np.ndarray:
         """softmax(last logits / temperature) over the whole vocabulary [vocab_size]."""
         self._check_sampling(temperature, 1)
-        stream, _ = self.run(self.encode(prompt).ids, intervention=intervention, own=True)
+        stream, _ = self.run(self.encode(prompt).ids, intervention=intervention, own=_own(intervention, prompt))
         return temperature_probs(self._last_logits(stream[-1]), temperature)
 
     def _top(self, logits: np.ndarray, temperature: float, top_k: int) -> tuple[NextToken, np.ndarray]:
@@ -673,7 +673,8 @@ class CausalLM:
             if len(ids) >= self.config.max_tokens:
                 stopped = "cap"
                 break
-            stream, attentions = self.run(np.array(ids, dtype=np.intp), intervention=intervention, own=step == 0)
+            own = step == 0 and _own(intervention, prompt)
+            stream, attentions = self.run(np.array(ids, dtype=np.intp), intervention=intervention, own=own)
             top, probs = self._top(self._last_logits(stream[-1]), temperature, top_k)
             new = int(rng.choice(len(probs), p=probs)) if sample else int(np.argmax(probs))
             piece = self.piece(new)
@@ -730,11 +731,11 @@ class CausalLM:
             raise ModelError(N_("Head {head} of layer {layer} does not exist: each layer has heads 0 … {last}."),
                              head=repr(head)[:40], layer=layer, last=self.n_heads - 1)
         enc = self.encode(prompt)
+        self.check_length(len(enc.ids))
         stream = self.run(enc.ids)[0] if layer else None
         w = self.weights.blocks[layer].f64()
         h_in = stream[layer] if stream is not None else (
             self.weights.wte[enc.ids].astype(np.float64) + self.weights.wpe[:len(enc.ids)])
-        self.check_length(len(enc.ids))
         x1 = with_bias_column(layer_norm(h_in, w.ln1_g, w.ln1_b, self.config.eps))
         origin = {"model": self.name, "family": "gpt2", "layer": int(layer), "sentence": prompt, "head": int(head),
                   "bias_column": self.config.d_model}
@@ -760,6 +761,11 @@ def temperature_probs(logits: np.ndarray, temperature: float) -> np.ndarray:  # 
     [0.25, 0.75]
     """
     return attn_softmax(logits / temperature)
+
+
+def _own(iv: Intervention | None, prompt: str) -> bool:
+    """Whether ``iv``'s configuration (if any) was opened on ``prompt``: its X and mask are this prompt's."""
+    return iv is None or iv.config is None or owns(iv.config, prompt, 0)
 
 
 def _rerun(cfg: Config, x1: np.ndarray, n_heads: int) -> MultiHeadTrace:

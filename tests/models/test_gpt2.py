@@ -129,6 +129,25 @@ def test_an_edited_layer_runs_back_as_transformers_with_the_edit(lm, i):
     assert np.abs(out.logits - REF[f"p{i}_edited_logits"]).max() <= TOL
 
 
+def test_a_layer_opened_on_one_prompt_applies_its_weights_to_another(lm):
+    """X belongs to the prompt it was opened on; on another prompt the edited weights meet that prompt's own X."""
+    cfg = lm.layer_config(PROMPTS[0], EDIT_LAYER)
+    assert np.abs(lm.forward(PROMPTS[1], intervention=Intervention(config=cfg)).logits
+                  - REF["p1_logits"]).max() <= 1e-12
+    out = lm.forward(PROMPTS[1], intervention=Intervention(config=edited(cfg)))
+    assert np.abs(out.logits - REF["p1_edited_logits"]).max() <= TOL
+    nxt = lm.next_token(PROMPTS[1], intervention=Intervention(config=edited(cfg)), top_k=1)
+    assert abs(nxt.probs[0] - softmax(REF["p1_edited_logits"][-1]).max()) <= TOL
+
+
+def test_a_layer_whose_heads_were_changed_in_the_explorer_is_refused_by_name(lm):
+    cfg = lm.layer_config(PROMPTS[0], 1)
+    one = attn_core.make_config(list(cfg.tokens), cfg.x, cfg.w_q, cfg.w_k, cfg.w_v, cfg.w_o, n_heads=1,
+                                mask_kind="causal", origin=cfg.origin)
+    with pytest.raises(ModelError, match="The configuration has 1 heads; the model's layers have 4"):
+        lm.forward(PROMPTS[0], intervention=Intervention(config=one))
+
+
 def test_an_edited_layer_applies_its_weights_to_the_generated_context(lm):
     """Step 0 reads the prompt the configuration was opened on; later steps a longer context with its weights."""
     cfg = edited(lm.layer_config(PROMPTS[0], EDIT_LAYER))

@@ -12,6 +12,7 @@ from .attention import (
     SCORE_WORDS,
     AttentionTrace,
     ScoreFunction,
+    add_bias,
     additive_features,
     additive_scores,
     apply_mask,
@@ -46,6 +47,7 @@ from .limits import LIMITS, Limits
 from .masks import additive_mask, causal_mask, padding_mask
 from .multihead import (
     MultiHeadTrace,
+    head_biases,
     head_score,
     head_slice,
     merge_heads,
@@ -59,8 +61,9 @@ from .tokens import embed, positional_encoding, tokenize
 from .validation import as_matrix, divisor_for
 
 __all__ = [
-    "ALL_MATRICES", "SCORE_FUNCTIONS", "SCORE_MATRICES", "ScoreFunction", "additive_features", "additive_scores",
-    "cross_attention", "general_scores", "head_score", "multi_head_cross_attention",
+    "ALL_MATRICES", "SCORE_FUNCTIONS", "SCORE_MATRICES", "ScoreFunction", "add_bias", "additive_features",
+    "additive_scores",
+    "cross_attention", "general_scores", "head_biases", "head_score", "multi_head_cross_attention",
     "AttentionInputError", "AttentionTrace", "Config", "MASK_KINDS", "MATRICES", "MATRIX_NAMES", "DEFAULT_PRESET",
     "INITIALIZERS", "LIMITS", "Limits", "MultiHeadTrace", "PRESETS", "Preset", "additive_mask", "analysis",
     "apply_mask", "as_matrix", "codegen", "causal_mask", "config_mask", "configs_equal", "divisor_for", "embed",

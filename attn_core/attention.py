@@ -172,6 +172,27 @@ def scale_scores(s: np.ndarray, divisor: float, *, out: np.ndarray | None = None
     return np.divide(s, divisor, out=out)
 
 
+def add_bias(s: np.ndarray, bias: np.ndarray | None, *, out: np.ndarray | None = None) -> np.ndarray:  # -> [n_q, n_k]
+    """Add the score bias to the scaled scores: ``s + bias`` (``s`` itself when there is no bias).
+
+    A bias is the mask's finite sibling: where a mask adds -inf (a key is never attended to), a bias adds a finite
+    number (a key is favoured or penalised): T5's learned relative positions, ALiBi's distance penalty.
+    ``out``, if given, is an [n_q, n_k] array to write the sum into (it may be ``s`` itself).
+
+    Examples
+    --------
+    >>> add_bias(np.array([[1.0, 2.0]]), np.array([[0.5, -2.0]])).tolist()
+    [[1.5, 0.0]]
+    """
+    if bias is None:
+        if out is None or out is s:
+            return s
+        np.copyto(out, s)
+        return out
+    with np.errstate(over="ignore"):  # a sum beyond float64 is named by the caller (check_finite)
+        return np.add(s, bias, out=out)
+
+
 def apply_mask(
     s: np.ndarray, mask: np.ndarray | None, *, out: np.ndarray | None = None
 ) -> np.ndarray:  # [n_q, n_k], bool [n_q, n_k] -> [n_q, n_k]
@@ -253,8 +274,10 @@ class AttentionTrace:
         ``q @ k.T``.
     scaled : ndarray of shape (n_q, n_k)
         ``scores / divisor`` (computed on first use, then kept).
+    biased : ndarray of shape (n_q, n_k)
+        ``scaled + bias`` (``scaled`` itself without a bias; computed on first use, then kept).
     masked : ndarray of shape (n_q, n_k)
-        ``scaled`` with disallowed cells at -inf (the same array as ``scaled`` without a mask;
+        ``biased`` with disallowed cells at -inf (the same array as ``biased`` without a mask;
         computed on first use, then kept).
     weights : ndarray of shape (n_q, n_k)
         Row-wise softmax of ``masked``.
@@ -274,6 +297,9 @@ class AttentionTrace:
         "additive": ``q @ w_1`` and ``k @ w_2``.
     v_a : ndarray of shape (d_a,) or None
         "additive": the vector that weighs the tanh features into a score.
+    bias : ndarray of shape (n_q, n_k) or None
+        The additive score bias: a finite number added to each scaled score before the mask (T5's relative
+        positions, ALiBi); the mask is its infinite sibling, adding -inf.
     """
 
     q: np.ndarray
@@ -290,6 +316,7 @@ class AttentionTrace:
     q_1: np.ndarray | None = None
     k_2: np.ndarray | None = None
     v_a: np.ndarray | None = None
+    bias: np.ndarray | None = None
 
     # scaled and masked are rebuilt from scores on first use (bit for bit what the weights came from):
     # holding one [n_q, n_k] array per head fewer (two with a mask) keeps a full trace near bare numpy (bench/core.py).
@@ -299,9 +326,14 @@ class AttentionTrace:
         return scale_scores(self.scores, self.divisor)
 
     @cached_property
+    def biased(self) -> np.ndarray:  # [n_q, n_k]
+        """``scaled + bias`` (``scaled`` without a bias)."""
+        return self.scaled if self.bias is None else add_bias(self.scaled, self.bias)
+
+    @cached_property
     def masked(self) -> np.ndarray:  # [n_q, n_k]
-        """``scaled`` with the disallowed cells at -inf."""
-        return apply_mask(self.scaled, self.mask)
+        """``biased`` with the disallowed cells at -inf."""
+        return apply_mask(self.biased, self.mask)
 
     def contributions(self, i: int) -> np.ndarray:  # -> [n_k, d_v]
         """The weighted value rows ``weights[i, j] * v[j]`` for query ``i``; they sum to ``output[i]``.
@@ -334,11 +366,12 @@ class AttentionTrace:
             return np.tanh(self.q_1[i] + self.k_2)  # [d_a] + [n_k, d_a] -> [n_k, d_a]
 
 
-def _attend(q, k, v, scale, mask, names, out=None, score: ScoreFunction = DOT) -> AttentionTrace:
+def _attend(q, k, v, scale, mask, names, out=None, score: ScoreFunction = DOT, bias=None) -> AttentionTrace:
     """The shared pipeline once the inputs are valid float64 matrices: one line per stage a learner sees.
 
     ``names``: what the learner calls q, k and v ("Q", or "Q (head 0)" in multi-head).
     ``score``: the score function and its weights (valid float64, checked against q and k here).
+    ``bias``: None or a finite float64 [n_q, n_k] added to the scaled scores (checked here against the shape).
     ``out``: optional (scores, weights) [n_q, n_k] buffers to fill; multi-head passes slices of one
     [n_heads, n_q, n_k] block per kind, so large traces come from two allocations instead of 2·n_heads.
     ``scaled``, ``masked`` and ``weights`` are one buffer, each stage written over the one before; the trace
@@ -351,6 +384,8 @@ def _attend(q, k, v, scale, mask, names, out=None, score: ScoreFunction = DOT) -
     n_q, n_k, d_k = q.shape[0], k.shape[0], k.shape[1]
     divisor = divisor_for(scale, d_k)
     mask = None if mask is None else as_mask(mask, n_q, n_k)  # bool [n_q, n_k] or None
+    if bias is not None:
+        check_bias_shape(bias, n_q, n_k, q_name, k_name)
     s_buf, w_buf = (None, None) if out is None else out  # [n_q, n_k] each, or None: new arrays
     q_a = q_1 = k_2 = None
 
@@ -368,12 +403,26 @@ def _attend(q, k, v, scale, mask, names, out=None, score: ScoreFunction = DOT) -
     scaled = scale_scores(s, divisor, out=w_buf)  # [n_q, n_k]: scores / divisor
     if divisor < 1:  # finite scores divided by 1 or more stay finite
         check_finite(N_("scaled scores"), scaled, hint=N_("it overflowed float64 (beyond ±1.8e308): raise the divisor"))
+    if bias is not None:
+        add_bias(scaled, bias, out=scaled)  # [n_q, n_k]: + the score bias, in place
+        check_finite(N_("scaled scores + bias"), scaled, hint=N_("it overflowed float64 (beyond ±1.8e308)"))
     masked = apply_mask(scaled, mask, out=scaled)  # [n_q, n_k]: -inf where a key is not allowed, in place
     weights = softmax(masked, out=masked)  # [n_q, n_k]: rows sum to 1 (0 if fully masked), in place
     output = weighted_sum(weights, v)  # [n_q, d_v]
     check_overflow(N_("output"), output, v_name)
     fully = () if mask is None else tuple(int(i) for i in np.flatnonzero(~mask.any(axis=1)))
-    return AttentionTrace(q, k, v, s, weights, output, divisor, mask, fully, score.kind, q_a, q_1, k_2, score.v_a)
+    return AttentionTrace(q, k, v, s, weights, output, divisor, mask, fully, score.kind, q_a, q_1, k_2, score.v_a,
+                          bias)
+
+
+def check_bias_shape(bias: np.ndarray, n_q: int, n_k: int, q_name: str = "Q", k_name: str = "K") -> None:
+    """Raise AttentionInputError unless the score bias is [n_q, n_k]: a number per query (rows of ``q_name``) and key
+    (rows of ``k_name``)."""
+    if bias.shape != (n_q, n_k):
+        raise AttentionInputError(
+            N_("score bias: shape {shape} does not fit the scores, which are {n_q} × {n_k} (rows of {q_name} × rows "
+               "of {k_name})."), shape=" × ".join(str(n) for n in bias.shape), n_q=n_q, n_k=n_k, q_name=q_name,
+            k_name=k_name, matrix="score bias")
 
 
 #: the scores of each score function, as a message names them (marked for the catalogs)
@@ -409,9 +458,10 @@ def _check_score_shapes(score: ScoreFunction, q: np.ndarray, k: np.ndarray, q_na
 
 def scaled_dot_product_attention(
     q: object, k: object, v: object, *, scale: Scale = "sqrt_dk", mask: object = None,
-    score: ScoreFunction | None = None,
+    score: ScoreFunction | None = None, bias: object = None,
 ) -> AttentionTrace:  # [n_q, d_k], [n_k, d_k], [n_k, d_v] -> trace with output [n_q, d_v]
-    """softmax(mask(Q Kᵀ / s)) V, keeping every intermediate (another score function than Q Kᵀ if given).
+    """softmax(mask(Q Kᵀ / s + B)) V, keeping every intermediate (another score function than Q Kᵀ if given; B = 0
+    without a bias).
 
     Parameters
     ----------
@@ -424,6 +474,9 @@ def scaled_dot_product_attention(
         True = may attend.
     score : ScoreFunction, optional
         How a query and a key make a score; the dot product by default. "additive" allows d_q ≠ d_k.
+    bias : array_like of shape (n_q, n_k), optional
+        A finite number added to each scaled score before the mask (the mask's finite sibling: T5's relative
+        positions, ALiBi).
 
     Returns
     -------
@@ -439,14 +492,18 @@ def scaled_dot_product_attention(
     >>> t = scaled_dot_product_attention([[1.0, 0.0]], [[1.0, 0.0], [0.0, 1.0]], [[1.0], [3.0]], scale="none")
     >>> np.round(t.weights, 4).tolist()
     [[0.7311, 0.2689]]
+    >>> b = scaled_dot_product_attention([[1.0, 0.0]], [[1.0, 0.0], [0.0, 1.0]], [[1.0], [3.0]], scale="none",
+    ...                                  bias=[[-1.0, 0.0]])   # the first key's score 1 - 1 = 0 ties the second's
+    >>> b.biased.tolist(), np.round(b.weights, 4).tolist()
+    ([[0.0, 0.0]], [[0.5, 0.5]])
     """
     q, k, v = as_matrix("Q", q), as_matrix("K", k), as_matrix("V", v)
-    return _attend(q, k, v, scale, mask, ("Q", "K", "V"), score=as_score(score))
+    return _attend(q, k, v, scale, mask, ("Q", "K", "V"), score=as_score(score), bias=as_bias(bias))
 
 
 def self_attention(
     x: object, w_q: object, w_k: object, w_v: object, *, scale: Scale = "sqrt_dk", mask: object = None,
-    score: ScoreFunction | None = None,
+    score: ScoreFunction | None = None, bias: object = None,
 ) -> AttentionTrace:  # [n_seq, d_model], [d_model, d_k] x2, [d_model, d_v] -> trace with output [n_seq, d_v]
     """Self-attention of the rows of ``x``: Q = X W_Q, K = X W_K, V = X W_V, then attention.
 
@@ -455,7 +512,7 @@ def self_attention(
     x : array_like of shape (n_seq, d_model)
     w_q, w_k : array_like of shape (d_model, d_k)
     w_v : array_like of shape (d_model, d_v)
-    scale, mask, score
+    scale, mask, score, bias
         As in :func:`scaled_dot_product_attention`.
 
     Returns
@@ -473,12 +530,12 @@ def self_attention(
     >>> np.round(self_attention(x, w_q, w_k, w_v).output[0], 4).tolist()
     [1.8639, 6.3194, 1.7042]
     """
-    return cross_attention(x, x, w_q, w_k, w_v, scale=scale, mask=mask, score=score)
+    return cross_attention(x, x, w_q, w_k, w_v, scale=scale, mask=mask, score=score, bias=bias)
 
 
 def cross_attention(
     y: object, x: object, w_q: object, w_k: object, w_v: object, *, scale: Scale = "sqrt_dk", mask: object = None,
-    score: ScoreFunction | None = None,
+    score: ScoreFunction | None = None, bias: object = None,
 ) -> AttentionTrace:  # [n_y, d_model], [n_x, d_model], weights -> trace with weights [n_y, n_x], output [n_y, d_v]
     """Cross-attention: the queries come from ``y``, the keys and values from ``x``: Q = Y W_Q, K = X W_K,
     V = X W_V, then attention. Self-attention is the case y = x (:func:`self_attention`).
@@ -493,8 +550,8 @@ def cross_attention(
     w_k : array_like of shape (d_model, d_k)
         d_q = d_k, except with an additive score.
     w_v : array_like of shape (d_model, d_v)
-    scale, mask, score
-        As in :func:`scaled_dot_product_attention`; the mask is [n_y, n_x].
+    scale, mask, score, bias
+        As in :func:`scaled_dot_product_attention`; the mask and the bias are [n_y, n_x].
 
     Returns
     -------
@@ -508,7 +565,12 @@ def cross_attention(
     """
     score = as_score(score)
     q, k, v = project_all(y, x, w_q, w_k, w_v, same=y is x, same_width=score.kind == "dot")
-    return _attend(q, k, v, scale, mask, ("Q", "K", "V"), score=score)
+    return _attend(q, k, v, scale, mask, ("Q", "K", "V"), score=score, bias=as_bias(bias))
+
+
+def as_bias(bias: object) -> np.ndarray | None:
+    """The score bias as a finite float64 matrix (None stays None), or AttentionInputError naming the cell."""
+    return None if bias is None else as_matrix("score bias", bias)
 
 
 def project_all(y: object, x: object, w_q: object, w_k: object, w_v: object, *, same: bool,

@@ -64,11 +64,12 @@ for h in range(n_heads):
     v = V[:, h * d_v:(h + 1) * d_v]  # [n_seq, d_v]
 {score_lines}
     scaled = scores / divisor  # [n_q, n_seq]
-    masked = scaled if mask is None else np.where(mask, scaled, -np.inf)  # [n_q, n_seq]
+{bias_line}
+    masked = biased if mask is None else np.where(mask, biased, -np.inf)  # [n_q, n_seq]
     weights = softmax(masked)  # [n_q, n_seq]
     output = weights @ v  # [n_q, d_v]
     for name, m in (("q", q), ("k", k), ("v", v), {score_shown}("scores", scores), ("scaled", scaled),
-                    ("masked", masked), ("weights", weights), ("output", output)):
+                    {bias_shown}("masked", masked), ("weights", weights), ("output", output)):
         show(f"head{{h}}_{{name}}", m)
     head_outputs.append(output)
 
@@ -124,9 +125,15 @@ def numpy_script(cfg: Config, file_name: str = "attention.py") -> str:
         divisor = "1.0  # not scaled"
     else:
         divisor = f"{float(cfg.scale)!r}  # a chosen divisor"
+    if cfg.score_bias is not None:
+        lines[-1:-1] = [f"B = np.array({cfg.score_bias.tolist()!r})  # score bias [n_heads, n_q, n_seq]"]
+        bias_line, bias_shown = "    biased = scaled + B[h]  # [n_q, n_seq]: + the score bias", '("biased", biased), '
+    else:
+        bias_line, bias_shown = "    biased = scaled  # no score bias", ""
     score_lines, score_shown = SCORE_CODE[cfg.score]
     return _HEADER.format(file_name=file_name) + "\n".join(lines) + _BODY.format(
-        divisor=divisor, score_lines=score_lines, score_shown=score_shown)
+        divisor=divisor, score_lines=score_lines, score_shown=score_shown, bias_line=bias_line,
+        bias_shown=bias_shown)
 
 
 def _array(m: np.ndarray, dtype: str = "") -> str:  # [r, c] -> "np.array([\n    [...],\n])"

@@ -67,6 +67,10 @@ class Config:
     y : ndarray of shape (n_y, d_model), present for cross-attention
         The sequence whose rows make the queries (Q = Y W_Q); X makes the keys and values. The masks are then
         [n_y, n_seq]: padding marks X's tokens; causal needs self-attention.
+    score_bias : ndarray of shape (n_heads, n_q, n_seq), optional
+        A finite number per head, query and key added to the scaled scores before the mask (attn_core.add_bias: the
+        mask's finite sibling). A T5 layer's learned relative positions arrive as one; no grid edits it. Its cells
+        count toward the cap on cells.
     """
 
     tokens: tuple[str, ...]
@@ -88,6 +92,7 @@ class Config:
     v_a: np.ndarray | None = None
     y_tokens: tuple[str, ...] | None = None
     y: np.ndarray | None = None
+    score_bias: np.ndarray | None = None
 
     @property
     def n_seq(self) -> int:
@@ -215,14 +220,17 @@ def validate_config(cfg: Config) -> Config:
     for name in SCORE_MATRICES[score]:
         _cap(N_("columns of {name}: {value} is over the cap of {cap}."), mats[name].shape[1], LIMITS.width,
              name=MATRIX_NAMES[name])
-    cells = sum(m.size for m in mats.values())
-    if cells > LIMITS.total_cells:
-        raise AttentionInputError(
-            N_("configuration: {cells:,} cells in X and the weights together; the cap is {cap:,}."), cells=cells,
-            cap=LIMITS.total_cells,
-        )
     n_heads = check_heads(cfg.n_heads, w_q.shape[1], w_v.shape[1], w_k.shape[1])
     _cap(N_("n_heads: {value} is over the cap of {cap}."), n_heads, LIMITS.n_heads)
+    n_q = n_seq if "y" not in mats else mats["y"].shape[0]
+    bias = None if cfg.score_bias is None else _score_bias(cfg.score_bias, n_heads, n_q, n_seq)
+    cells = sum(m.size for m in mats.values()) + (0 if bias is None else bias.size)
+    if cells > LIMITS.total_cells:
+        raise AttentionInputError(
+            N_("configuration: {cells:,} cells in X and the weights together; the cap is {cap:,}.") if bias is None
+            else N_("configuration: {cells:,} cells in X, the weights and the score bias together; the cap is "
+                    "{cap:,}."), cells=cells, cap=LIMITS.total_cells,
+        )
     extra = {name: mats.get(name) for name in ("w_a", "w_1", "w_2", "v_a")}
     v_a = extra["v_a"]
     if v_a is not None and v_a.shape[0] != 1:
@@ -234,7 +242,6 @@ def validate_config(cfg: Config) -> Config:
     scale = cfg.scale if isinstance(cfg.scale, str) else divisor
     tokens = _check_tokens(cfg.tokens, n_seq)
     y_tokens = _check_tokens(cfg.y_tokens, mats["y"].shape[0], "y_tokens", "Y") if "y" in mats else None
-    n_q = n_seq if y_tokens is None else len(y_tokens)
     if not isinstance(cfg.mask_kind, str) or cfg.mask_kind not in MASK_KINDS:
         raise AttentionInputError(N_("mask: kind {kind!r} is not one of {kinds}."), kind=cfg.mask_kind,
                                   kinds=", ".join(MASK_KINDS), matrix="mask")
@@ -256,7 +263,17 @@ def validate_config(cfg: Config) -> Config:
         )
     return Config(tokens, x, w_q, w_k, w_v, w_o, n_heads, scale, cfg.mask_kind,
                   tuple(bool(p) for p in is_pad), custom.copy(), _check_origin(cfg.origin), score,
-                  extra["w_a"], extra["w_1"], extra["w_2"], v_a, y_tokens, mats.get("y"))
+                  extra["w_a"], extra["w_1"], extra["w_2"], v_a, y_tokens, mats.get("y"), bias)
+
+
+def _score_bias(bias: object, n_heads: int, n_q: int, n_seq: int) -> np.ndarray:  # -> [n_heads, n_q, n_seq]
+    """The score bias as float64 [n_heads, n_q, n_seq], or AttentionInputError naming the head and cell."""
+    arr = np.asarray(bias) if isinstance(bias, np.ndarray) else np.array(bias, dtype=object)
+    if arr.ndim != 3 or arr.shape != (n_heads, n_q, n_seq):
+        raise AttentionInputError(
+            N_("score bias: shape {shape} does not fit; it needs one {n_q} × {n_seq} matrix per head ({n_heads})."),
+            shape=" × ".join(str(n) for n in arr.shape), n_q=n_q, n_seq=n_seq, n_heads=n_heads, matrix="score bias")
+    return np.stack([as_matrix(f"score bias (head {h})", arr[h]) for h in range(n_heads)])
 
 
 def _required(cfg: Config, name: str, score: str) -> np.ndarray:
@@ -336,7 +353,7 @@ def run(cfg: Config) -> MultiHeadTrace:
     when cross, with the configuration's score function."""
     return multi_head_cross_attention(
         cfg.x if cfg.y is None else cfg.y, cfg.x, cfg.w_q, cfg.w_k, cfg.w_v, cfg.w_o, cfg.n_heads, scale=cfg.scale,
-        mask=config_mask(cfg), score=cfg.score_function(),
+        mask=config_mask(cfg), score=cfg.score_function(), bias=cfg.score_bias,
     )
 
 
@@ -351,6 +368,8 @@ def with_dimensions(
     A square W_O stays square (new cells from the identity); a rectangular one keeps d_out.
     New tokens are labelled t1, t2, ...; new tokens are not padding and may attend everywhere.
     Y keeps its rows and follows d_model; W_a, W_1 and W_2 follow the widths of the queries and keys.
+    A score bias follows the tokens (new cells 0) while the head count stays; it is dropped when the head count
+    changes (it was one matrix per head).
     """
     d_k = d_qk if d_k is None else d_k
     def grow(a: np.ndarray, shape: tuple[int, int], salt: int) -> np.ndarray:
@@ -372,6 +391,9 @@ def with_dimensions(
     if cfg.w_1 is not None:
         extra["w_1"] = grow(cfg.w_1, (d_qk // n_heads, cfg.w_1.shape[1]), 7)
         extra["w_2"] = grow(cfg.w_2, (d_k // n_heads, cfg.w_2.shape[1]), 8)
+    if cfg.score_bias is not None:
+        extra["score_bias"] = None if n_heads != cfg.n_heads else np.stack(
+            [resize(b, (n_q, n_seq), np.zeros((n_q, n_seq))) for b in cfg.score_bias])
     return validate_config(replace(
         cfg,
         tokens=tokens,
@@ -401,8 +423,10 @@ def with_query_rows(cfg: Config, n_y: int, *, init: str = "xavier_uniform", seed
     new_rows = initialize(init, (n_y, cfg.d_model), seed=seed + 5)
     tokens = tuple(cfg.y_tokens[:n_y]) + tuple(f"q{i + 1}" for i in range(cfg.n_q, n_y))
     custom = resize(cfg.custom_mask.astype(float), (n_y, cfg.n_seq), np.ones((n_y, cfg.n_seq))).astype(bool)
+    bias = None if cfg.score_bias is None else np.stack(
+        [resize(b, (n_y, cfg.n_seq), np.zeros((n_y, cfg.n_seq))) for b in cfg.score_bias])
     return validate_config(replace(cfg, y=resize(cfg.y, (n_y, cfg.d_model), new_rows), y_tokens=tokens,
-                                   custom_mask=custom))
+                                   custom_mask=custom, score_bias=bias))
 
 
 def configs_equal(a: Config, b: Config) -> bool:
@@ -411,12 +435,16 @@ def configs_equal(a: Config, b: Config) -> bool:
         m1.shape == m2.shape and m1.dtype == m2.dtype and m1.tobytes() == m2.tobytes()
         for m1, m2 in ((a.matrix(n), b.matrix(n)) for n in a.matrix_names())
     )
+    ba, bb = a.score_bias, b.score_bias
+    same_bias = (ba is None and bb is None) or (
+        ba is not None and bb is not None and ba.shape == bb.shape and ba.tobytes() == bb.tobytes())
     ca, cb = a.custom_mask, b.custom_mask
     same_mask = (ca is None and cb is None) or (
         ca is not None and cb is not None and ca.shape == cb.shape and bool((ca == cb).all())
     )
     return (
         same_arrays
+        and same_bias
         and same_mask
         and a.tokens == b.tokens
         and a.n_heads == b.n_heads

@@ -112,6 +112,27 @@ def head_score(score: ScoreFunction, h: int, n_heads: int) -> ScoreFunction:
     return DOT
 
 
+def head_biases(bias: object, n_heads: int, n_q: int, n_k: int) -> list[np.ndarray | None]:
+    """Each head's score bias [n_q, n_k] (or None) from one bias for all heads [n_q, n_k] or one per head
+    [n_heads, n_q, n_k]; AttentionInputError naming the head and cell for a cell that is not a finite number.
+
+    >>> [b.tolist() for b in head_biases(np.array([[[1.0]], [[2.0]]]), 2, 1, 1)]
+    [[[1.0]], [[2.0]]]
+    >>> head_biases(None, 2, 1, 1)
+    [None, None]
+    """
+    if bias is None:
+        return [None] * n_heads
+    arr = np.asarray(bias) if isinstance(bias, np.ndarray) else np.array(bias, dtype=object)
+    if arr.ndim == 3:
+        if arr.shape[0] != n_heads:
+            raise AttentionInputError(N_("score bias: {got} matrices for {n_heads} heads; give one per head, or one "
+                                         "for every head."), got=arr.shape[0], n_heads=n_heads, matrix="score bias")
+        return [as_matrix(f"score bias (head {h})", arr[h]) for h in range(n_heads)]
+    one = as_matrix("score bias", arr)
+    return [one] * n_heads
+
+
 def check_score_heads(score: ScoreFunction, n_heads: int, d_q: int, d_k: int) -> None:
     """Raise AttentionInputError unless the score function's weights fit ``n_heads`` heads of widths d_q, d_k."""
     if score.kind == "general":
@@ -148,6 +169,7 @@ def multi_head_attention(
     scale: Scale = "sqrt_dk",
     mask: object = None,
     score: ScoreFunction | None = None,
+    bias: object = None,
 ) -> MultiHeadTrace:  # [n_seq, d_model], ..., [n_heads·d_v, d_out] -> output [n_seq, d_out]
     """Attention per head on column slices of the projections, heads concatenated, then ``@ w_o``.
 
@@ -163,6 +185,9 @@ def multi_head_attention(
         As in :func:`scaled_dot_product_attention`; applied to every head (√d_k is the per-head width).
     score : ScoreFunction, optional
         The score function; its weights hold one column slice per head (see the module's layout).
+    bias : array_like of shape (n_heads, n_seq, n_seq) or (n_seq, n_seq), optional
+        The additive score bias, one matrix per head or one for every head (T5's relative positions: a learned
+        number per head and distance); added to each head's scaled scores before the mask.
 
     Returns
     -------
@@ -175,7 +200,8 @@ def multi_head_attention(
     >>> t.concat.shape, t.output.shape
     ((2, 2), (2, 2))
     """
-    return multi_head_cross_attention(x, x, w_q, w_k, w_v, w_o, n_heads, scale=scale, mask=mask, score=score)
+    return multi_head_cross_attention(x, x, w_q, w_k, w_v, w_o, n_heads, scale=scale, mask=mask, score=score,
+                                      bias=bias)
 
 
 def multi_head_cross_attention(
@@ -190,9 +216,11 @@ def multi_head_cross_attention(
     scale: Scale = "sqrt_dk",
     mask: object = None,
     score: ScoreFunction | None = None,
+    bias: object = None,
 ) -> MultiHeadTrace:  # [n_y, d_model], [n_x, d_model], ..., [n_heads·d_v, d_out] -> output [n_y, d_out]
     """Multi-head cross-attention: queries from ``y``, keys and values from ``x``; otherwise as
-    :func:`multi_head_attention` (which is the case y = x). The mask is [n_y, n_x].
+    :func:`multi_head_attention` (which is the case y = x). The mask is [n_y, n_x], the bias [n_heads, n_y, n_x]
+    or [n_y, n_x].
 
     Examples
     --------
@@ -210,11 +238,12 @@ def multi_head_cross_attention(
     check_score_heads(score, n_heads, q.shape[1] // n_heads, k.shape[1] // n_heads)
     q_h, k_h, v_h = split_heads(q, n_heads), split_heads(k, n_heads), split_heads(v, n_heads)
     n_q, n_k = q.shape[0], k.shape[0]
+    biases = head_biases(bias, n_heads, n_q, n_k)  # n_heads × ([n_q, n_k] or None)
     # every head's scores and weights live in one block each (large blocks get huge pages: far fewer page faults)
     s_all, w_all = np.empty((n_heads, n_q, n_k)), np.empty((n_heads, n_q, n_k))  # [n_heads, n_q, n_k]
     heads = tuple(
         _attend(q_h[h], k_h[h], v_h[h], scale, mask, (f"Q (head {h})", f"K (head {h})", f"V (head {h})"),
-                out=(s_all[h], w_all[h]), score=head_score(score, h, n_heads))
+                out=(s_all[h], w_all[h]), score=head_score(score, h, n_heads), bias=biases[h])
         for h in range(n_heads)
     )  # each: q [n_q, d_q], output [n_q, d_v]
     concat = merge_heads([t.output for t in heads])  # [n_q, n_heads·d_v]

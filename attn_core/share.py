@@ -51,7 +51,7 @@ from .multihead import MultiHeadTrace
 FORMAT = "self-attention-explorer"
 VERSION = 1
 FIELDS = ("tokens", "n_heads", "scale", "mask_kind", "is_pad", "custom_mask", *MATRICES)
-OPTIONAL_FIELDS = ("page", "origin", "score", "y_tokens", "y", "w_a", "w_1", "w_2", "v_a")
+OPTIONAL_FIELDS = ("page", "origin", "score", "y_tokens", "y", "w_a", "w_1", "w_2", "v_a", "score_bias")
 STAGES = ("q", "k", "v", "scores", "scaled", "masked", "weights", "output")  # per head, as in AttentionTrace
 
 _PAGE = re.compile(r"[a-z][a-z0-9_]{0,31}")
@@ -68,6 +68,7 @@ _SHAPE_CAPS = {  # matrix -> (most rows, most columns), before validate_config c
     "w_1": (LIMITS.width, LIMITS.width),
     "w_2": (LIMITS.width, LIMITS.width),
     "v_a": (1, LIMITS.width),
+    "score_bias": (LIMITS.n_seq, LIMITS.n_seq),  # one head's
 }
 
 
@@ -104,6 +105,8 @@ def config_to_dict(cfg: Config, page: str | None = None) -> dict:
         doc |= {name: cfg.matrix(name).tolist() for name in SCORE_MATRICES[cfg.score]}
     if cfg.cross:
         doc |= {"y_tokens": list(cfg.y_tokens), "y": cfg.y.tolist()}
+    if cfg.score_bias is not None:
+        doc["score_bias"] = cfg.score_bias.tolist()  # [n_heads][n_q][n_seq]
     return doc
 
 
@@ -160,6 +163,7 @@ def config_from_dict(doc: object) -> tuple[Config, str | None]:
         origin=doc.get("origin"),  # checked by validate_config
         score=doc.get("score", "dot") if _is_short_text(doc.get("score", "dot")) else _short(doc["score"]),
         y_tokens=_tokens(doc["y_tokens"], "y_tokens") if "y_tokens" in doc else None,
+        score_bias=_score_bias(doc["score_bias"]) if "score_bias" in doc else None,
         **mats,
     )
     return validate_config(cfg), page
@@ -188,9 +192,22 @@ def _json_type(v: object) -> str:
     return names.get(type(v), N_("a number"))
 
 
+def _score_bias(heads: object) -> np.ndarray:  # [n_heads][n_q][n_seq] lists -> [n_heads, n_q, n_seq] float64
+    """A score bias from JSON: a list of one matrix per head, each checked against the caps before it is built."""
+    if type(heads) is not list or not heads or len(heads) > LIMITS.n_heads:
+        raise AttentionInputError(N_("score bias: expected a list of 1 to {most} matrices (one per head), got {got}."),
+                                  most=LIMITS.n_heads, got=_json_type(heads) if type(heads) is not list else len(heads),
+                                  matrix="score bias")
+    mats = [_matrix("score_bias", rows) for rows in heads]
+    if len({m.shape for m in mats}) > 1:
+        raise AttentionInputError(N_("score bias: the heads' matrices differ in shape; each is n_q × n_seq."),
+                                  matrix="score bias")
+    return np.stack(mats)
+
+
 def _matrix(name: str, rows: object) -> np.ndarray:  # list of rows -> [n_rows, n_cols] float64
     """A JSON list of rows of numbers as float64, checked against the caps before any array is built."""
-    label = MATRIX_NAMES[name]
+    label = MATRIX_NAMES.get(name, "score bias")
     max_rows, max_cols = _SHAPE_CAPS[name]
     if type(rows) is not list or not rows or type(rows[0]) is not list:
         raise AttentionInputError(

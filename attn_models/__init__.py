@@ -26,6 +26,13 @@ A GPT-2-family causal language model (attn_models.gpt2): the next token, generat
 
 >>> lm = attn_models.load_causal_lm("distilgpt2")                        # doctest: +SKIP
 >>> lm.next_token("The cat sat on the", temperature=0.7).tokens          # doctest: +SKIP
+
+A T5 translator (attn_models.t5): the translation, and each output token's cross-attention over the source:
+
+>>> t5 = attn_models.load_translator("google-t5/t5-small")                 # doctest: +SKIP
+>>> t = t5.translate("The cat sat on the mat.")                           # doctest: +SKIP
+>>> t.text, t.cross.shape           # [decoder layers, heads, output tokens, source tokens]   # doctest: +SKIP
+>>> attn_core.run(t5.cross_config("The cat sat on the mat.", t.output_ids[:-1], layer=5))  # doctest: +SKIP
 """
 
 from .access import DEFAULT_MODEL, Access, check_repo_id, is_folder
@@ -50,6 +57,7 @@ from .limits import MODEL_LIMITS, ModelLimits, gpt2_resident_bytes, resident_byt
 from .mlm import MaskFill, MlmHead
 from .model import Encoded, Model, cosine_similarities, fetch, load, pool, token_label
 from .patterns import describe_head, head_description, head_pattern
+from .t5 import DecoderOutput, T5Config, Translation, Translator, load_translator, parse_t5_config
 
 __all__ = [
     "DEFAULT_CAUSAL_MODEL", "CausalEncoded", "CausalLM", "CausalOutput", "GenStep", "Generation", "Gpt2Config",
@@ -59,4 +67,6 @@ __all__ = [
     "ablate_heads", "check_repo_id", "check_source", "config_cells", "cosine_similarities", "describe_head", "erf",
     "fetch", "gelu", "head_description", "head_pattern", "in_cache", "is_folder", "judge_repo", "layer_norm", "load",
     "parse_config", "pool", "repo_cached", "resident_bytes", "token_label", "with_bias_column",
+    # T5 (attn_models.t5): an encoder-decoder translator
+    "DecoderOutput", "T5Config", "Translation", "Translator", "load_translator", "parse_t5_config",
 ]

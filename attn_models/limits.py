@@ -40,6 +40,8 @@ class ModelLimits:
     resident_bytes: int = 300_000_000  # the loaded model, as resident_bytes() counts it
     causal_resident_bytes: int = 340_000_000  # a loaded GPT-2 (gpt2_resident_bytes): distilgpt2 kept in float32
     # takes 327.7 MB (GPT-2 small: 497.8 MB, over it); see bench/gpt2.py and bench/RESULTS.md
+    relative_buckets: int = 256  # T5's relative_attention_num_buckets (attn_models.t5; t5-small has 32)
+    relative_distance: int = 8_192  # T5's relative_attention_max_distance (attn_models.t5; t5-small has 128)
 
 
 MODEL_LIMITS = ModelLimits()

@@ -22,17 +22,18 @@ from .i18n import _
 def _multi_head(
     y: np.ndarray | None, x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, w_o: np.ndarray,
     n_heads: int, scale: str | float, mask: np.ndarray | None, score: str, score_weights: tuple,
+    bias: np.ndarray | None = None,
 ) -> MultiHeadTrace:
     return multi_head_cross_attention(x if y is None else y, x, w_q, w_k, w_v, w_o, n_heads, scale=scale, mask=mask,
-                                      score=ScoreFunction(score, *score_weights))
+                                      score=ScoreFunction(score, *score_weights), bias=bias)
 
 
 def trace(cfg: Config) -> MultiHeadTrace:
-    """attn_core.run(cfg), computed once per distinct configuration (every matrix, Y and the score function's
-    weights included, are the key). Raises AttentionInputError."""
+    """attn_core.run(cfg), computed once per distinct configuration (every matrix, Y, the score function's weights
+    and the score bias included, are the key). Raises AttentionInputError."""
     sf = cfg.score_function()
     return _multi_head(cfg.y, cfg.x, cfg.w_q, cfg.w_k, cfg.w_v, cfg.w_o, cfg.n_heads, cfg.scale, config_mask(cfg),
-                       sf.kind, (sf.w_a, sf.w_1, sf.w_2, sf.v_a))
+                       sf.kind, (sf.w_a, sf.w_1, sf.w_2, sf.v_a), cfg.score_bias)
 
 
 def current_trace() -> MultiHeadTrace:

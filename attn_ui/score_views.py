@@ -88,14 +88,15 @@ def start_text(*names: str) -> str:
 
 def compare(
     q: np.ndarray, k: np.ndarray, v: np.ndarray, functions: dict[str, tuple[ScoreFunction, str]], *,
-    h: int, n_heads: int, scale: str | float, mask: np.ndarray | None,
-) -> dict[str, Scored]:  # q [n_q, d_q], k [n_k, d_k], v [n_k, d_v], mask bool [n_q, n_k]
+    h: int, n_heads: int, scale: str | float, mask: np.ndarray | None, bias: np.ndarray | None = None,
+) -> dict[str, Scored]:  # q [n_q, d_q], k [n_k, d_k], v [n_k, d_v], mask bool [n_q, n_k], bias [n_q, n_k]
     """Attention on one head's q, k, v with each score function (weights for every head, with where they came from);
-    head ``h`` uses its column slice of them. The scale and mask are the same for all."""
+    head ``h`` uses its column slice of them. The scale, the mask and the head's score bias are the same for all."""
     out = {}
     for kind, (fn, source) in functions.items():
         try:
-            trace = scaled_dot_product_attention(q, k, v, scale=scale, mask=mask, score=head_score(fn, h, n_heads))
+            trace = scaled_dot_product_attention(q, k, v, scale=scale, mask=mask, score=head_score(fn, h, n_heads),
+                                                 bias=bias)
         except AttentionInputError as err:
             out[kind] = Scored(kind, None, source, error_text(err))
             continue

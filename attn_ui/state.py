@@ -193,7 +193,9 @@ def with_heads(cfg: Config, n_heads: int) -> dict:
     """The changes that give ``cfg`` ``n_heads`` heads: with a general or additive score, W_a (or W_1, W_2, v_a)
     follow the new per-head widths (d_q rows per head; each head d_a columns), keeping every value that still fits;
     new cells start as a new score function does (attn_ui.default_score_weights)."""
-    new, changes = replace(cfg, n_heads=n_heads), {"n_heads": n_heads}
+    new, changes = replace(cfg, n_heads=n_heads, score_bias=None), {"n_heads": n_heads}
+    if cfg.score_bias is not None and n_heads != cfg.n_heads:
+        changes["score_bias"] = None  # one matrix per head: it does not split or merge
     if cfg.score == "general":
         fresh = default_score_weights(new, "general")
     elif cfg.score == "additive":
@@ -222,21 +224,22 @@ def set_score(kind: str, d_a: int | None = None) -> str | None:
 def set_cross(on: bool) -> str | None:
     """Queries from a second sequence Y (cross-attention) or from X again. Y starts as a copy of X and its tokens
     (self-attention's numbers), or comes back from where it was set aside when it still fits. A causal mask,
-    meaningless across two sequences, becomes no mask; a custom mask starts over. Returns None, or why not."""
+    meaningless across two sequences, becomes no mask; a custom mask starts over; a score bias (made for the other
+    queries) is dropped. Returns None, or why not."""
     cfg, aside = config(), st.session_state[SET_ASIDE]
     if on == cfg.cross:
         return None
     if cfg.cross:
         aside.update(y=cfg.y, y_tokens=cfg.y_tokens)
         return set_config(replace(cfg, y=None, y_tokens=None, custom_mask=np.ones((cfg.n_seq, cfg.n_seq), bool),
-                                  mask_kind="none" if cfg.mask_kind == "custom" else cfg.mask_kind))
+                                  mask_kind="none" if cfg.mask_kind == "custom" else cfg.mask_kind, score_bias=None))
     y, y_tokens = aside.get("y"), aside.get("y_tokens")
     if y is None or y.shape[1] != cfg.d_model:
         y, y_tokens = cfg.x.copy(), cfg.tokens
     n_y = y.shape[0]
     mask_kind = "none" if cfg.mask_kind in ("causal", "custom") else cfg.mask_kind
     return set_config(replace(cfg, y=y, y_tokens=y_tokens, mask_kind=mask_kind,
-                              custom_mask=np.ones((n_y, cfg.n_seq), bool)))
+                              custom_mask=np.ones((n_y, cfg.n_seq), bool), score_bias=None))
 
 
 #: what a change was, for the Undo button: English templates (marked with N_) and their values, put into words

@@ -222,6 +222,16 @@ def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None 
         matrix_block(_("Scaled scores"), latex, t.scaled, **pair, note=note, key=f"{prefix}_scaled_chart")
 
     step = 4
+    if t.bias is not None:
+        st.header(_("{step} · Score bias added").format(step=step))
+        st.markdown(_("This configuration adds a number to each scaled score before the mask: B, one matrix per head "
+                      "(a T5 layer's learned relative positions: one number per head and distance between query and "
+                      "key). It is the mask's finite sibling: where a mask adds −∞ and rules a key out, a bias favours "
+                      "or penalises a key and never rules it out."))
+        matrix_block(_("Score bias B"), rf"B{h}", t.bias, **pair, key=f"{prefix}_bias_chart")
+        matrix_block(_("Scaled scores + B"), rf"\tilde S{h} \leftarrow \tilde S{h} + B{h}", t.biased, **pair,
+                     key=f"{prefix}_biased_chart")
+        step += 1
     if t.mask is not None:
         st.header(_("{step} · Masked scores").format(step=step))
         matrix_block(

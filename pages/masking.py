@@ -134,6 +134,17 @@ with right:
     matrix_block(_("Additive mask M"), m_formula, additive_mask(mask), queries, labels,
                  y_title=_("query"), x_title=_("key"))
 
+if t.bias is not None:
+    st.header(_("The score bias: the mask's finite sibling"))
+    st.markdown(_(
+        "This configuration adds a score bias B to the scaled scores before the mask (a T5 layer's learned relative "
+        "positions: one number per head and distance between query and key). The mask adds −∞ where a key is ruled "
+        "out; the bias adds a finite number, from {lo} to {hi} in this head: it favours or penalises a key and never "
+        "rules it out. Below, the scores before the mask already include B.").format(
+        lo=f"{float(t.bias.min()):.4g}", hi=f"{float(t.bias.max()):.4g}"))
+    matrix_block(_("Score bias B (head {head})").format(head=head) if per_head else _("Score bias B"),
+                 "B", t.bias, queries, labels, y_title=_("query"), x_title=_("key"))
+
 st.header(_("Scores before and after the mask"))
 BEFORE, AFTER = N_("Before the mask"), N_("After the mask")  # one of each pair at a time when drawn in blocks
 sides = controls.one_at_a_time(_("Side shown"), [BEFORE, AFTER], large=step_by_step.in_blocks(t.weights),
@@ -145,31 +156,36 @@ def slots(a: np.ndarray, b: np.ndarray, extra_b: int = 0) -> list:
     return controls.pair_shown(a, b, queries, sides, (BEFORE, AFTER), extra_b)
 
 
-domain = heatmap.shared_domain(t.scaled, t.masked)
-left, right = slots(t.scaled, t.masked)
+plus_b = "" if t.bias is None else " + B"  # the bias, when there is one, is part of the scores the mask meets
+if t.bias is None:
+    before_title = _("Scaled scores (head {head})") if per_head else _("Scaled scores")
+    after_title = _("Scaled scores + M (head {head})") if per_head else _("Scaled scores + M")
+else:
+    before_title = _("Scaled scores + B (head {head})") if per_head else _("Scaled scores + B")
+    after_title = _("Scaled scores + B + M (head {head})") if per_head else _("Scaled scores + B + M")
+domain = heatmap.shared_domain(t.biased, t.masked)
+left, right = slots(t.biased, t.masked)
 if left:
     with left:
-        matrix_block(_("Scaled scores (head {head})").format(head=head) if per_head else _("Scaled scores"),
-                     rf"{score} / {t.divisor:.4g}", t.scaled, queries, labels,
+        matrix_block(before_title.format(head=head), rf"{score} / {t.divisor:.4g}{plus_b}", t.biased, queries, labels,
                      y_title=_("query"), x_title=_("key"), domain=domain)
 if right:
     with right:
-        matrix_block(_("Scaled scores + M (head {head})").format(head=head) if per_head else _("Scaled scores + M"),
-                     rf"{score} / {t.divisor:.4g} + M", t.masked, queries, labels,
-                     y_title=_("query"), x_title=_("key"), domain=domain)
+        matrix_block(after_title.format(head=head), rf"{score} / {t.divisor:.4g}{plus_b} + M", t.masked, queries,
+                     labels, y_title=_("query"), x_title=_("key"), domain=domain)
 
 st.header(_("Weights before and after the mask"))
 left, right = slots(u.weights, t.weights, extra_b=masking_views.ROW_SUM_WIDTH)
 if left:
     with left:
         matrix_block(_("Weights, no mask (head {head})").format(head=head) if per_head else _("Weights, no mask"),
-                     rf"\mathrm{{softmax}}({score} / s)", u.weights, queries, labels,
+                     rf"\mathrm{{softmax}}({score} / s{plus_b})", u.weights, queries, labels,
                      kind="weights", y_title=_("query"), x_title=_("key"))
 if right:
     with right:
         st.markdown((_("**Weights, masked (head {head})** · shape {shape}, and each row's sum") if per_head else
                      _("**Weights, masked** · shape {shape}, and each row's sum")).format(head=head, shape=shape))
-        st.latex(rf"\mathrm{{softmax}}({score} / s + M)")
+        st.latex(rf"\mathrm{{softmax}}({score} / s{plus_b} + M)")
         st.caption(_("Grey = masked, weight exactly 0; a small weight is pale blue. Each row sums to 1, "
                      "or to 0 when every key is masked."))
         charts.show_chart(masking_views.weights_with_row_sums(t.weights, t.mask, queries, labels,

@@ -114,6 +114,14 @@ if cfg.score != "dot":
                  "the keys' width per head.").format(scores=step_by_step.SCORE_TEXT[cfg.score],
                                                       name=_(step_by_step.SCORE_NAMES[cfg.score])))
 
+if t.bias is not None:
+    st.info(_(
+        "**This configuration adds a score bias B after the division** (a T5 layer's learned relative positions; "
+        "the Masking page draws it). T5 does not divide by √d_k at all: its scale is *none*, because its training "
+        "folded the scale into W_Q's initial values. Both sides below include B: a divisor shrinks the scores, "
+        "not the bias, so dividing a T5 layer by √d_k = {root} gives B more say than it was trained to have."
+    ).format(root=f"{np.sqrt(cfg.d_k):.4g}"), icon=":material/info:")
+
 st.header(_("Unscaled beside your scale"))
 if np.isclose(divisor, 1.0):
     st.caption(_("Your scale divides by 1, so both sides are the same: choose √d_k or a custom divisor to compare."))

@@ -50,9 +50,10 @@ SCORE_LATEX = {  # one query row q and one key row k (row vectors, as everywhere
 
 @budget.cached("score_comparison")
 def comparison(q: np.ndarray, k: np.ndarray, v: np.ndarray, functions: dict, h: int, n_heads: int,
-               scale: str | float, mask: np.ndarray | None, lang: str) -> dict[str, score_views.Scored]:
+               scale: str | float, mask: np.ndarray | None, lang: str,
+               bias: np.ndarray | None = None) -> dict[str, score_views.Scored]:
     """score_views.compare; ``lang``: the language of its messages (Scored.why), so each has its own entries."""
-    return score_views.compare(q, k, v, functions, h=h, n_heads=n_heads, scale=scale, mask=mask)
+    return score_views.compare(q, k, v, functions, h=h, n_heads=n_heads, scale=scale, mask=mask, bias=bias)
 
 
 def pick_kind() -> None:
@@ -201,7 +202,8 @@ q, k, v = t_head.q, t_head.k, t_head.v
 mask = config_mask(cfg)
 defaults = state.default_score_weights(cfg, "general") | state.default_score_weights(cfg, "additive")
 functions = score_views.functions(cfg, defaults)
-scored = comparison(q, k, v, functions, head, cfg.n_heads, cfg.scale, mask, i18n.language())
+scored = comparison(q, k, v, functions, head, cfg.n_heads, cfg.scale, mask, i18n.language(),
+                    None if cfg.score_bias is None else cfg.score_bias[head])
 q_labels, k_labels = text.query_labels(cfg), text.token_labels(cfg)
 several = cfg.n_heads > 1
 rows_of = _("rows of Y W_Q") if cfg.cross else _("rows of Q = X W_Q")

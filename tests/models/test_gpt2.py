@@ -232,6 +232,18 @@ def test_sampling_is_reproducible_by_seed(lm):
     assert abs(a.steps[0].prob - probs[a.steps[0].id]) <= TOL and a.steps[0].top.temperature == 3.0
 
 
+def test_generation_stops_after_endoftext(tmp_path):
+    """ln_f's weight 0: every position's last state is ln_f's bias b; wte[<|endoftext|>] = 100 b wins every step."""
+    t = tensors()
+    eot = len(t["wte.weight"]) - 1
+    t["ln_f.weight"] = np.zeros(16, np.float32)
+    t["wte.weight"][eot] = 100 * t["ln_f.bias"]
+    model = attn_models.load_causal_lm(str(tiny_gpt2.build(tmp_path / "m", tensors=t)))
+    gen = model.generate(PROMPTS[0], 5)
+    assert gen.stopped == "eot" and gen.ids.tolist() == [eot] and gen.steps[0].token == tiny_gpt2.EOT
+    assert gen.text == PROMPTS[0] + tiny_gpt2.EOT
+
+
 def test_generation_stops_when_the_context_is_full(lm):
     prompt = " ".join(["the cat"] * 19)  # 38 tokens; the model has 40 positions
     n = len(lm.encode(prompt).ids)

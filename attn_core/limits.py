@@ -8,8 +8,8 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Limits:
     n_seq: int = 256  # tokens
-    d_model: int = 512  # width of X
-    width: int = 512  # columns of W_Q, W_K, W_V (n_heads · d_k or n_heads · d_v) and of W_O
+    d_model: int = 769  # width of X (GPT-2's one head: its 768 features + the bias column; attn_models.gpt2)
+    width: int = 768  # columns of W_Q, W_K, W_V (n_heads · d_k or n_heads · d_v) and of W_O (a GPT-2 head's: 768)
     n_heads: int = 16
     total_cells: int = 1_200_000  # X + W_Q + W_K + W_V + W_O together
     token_chars: int = 40  # longest token label

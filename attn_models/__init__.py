@@ -22,6 +22,11 @@ the explorer's configuration, edited or not):
 >>> model.similarity_effects(["A cat sat.", "A dog ran."], layers=[2])  # each head of layer 2 off  # doctest: +SKIP
 >>> bert.fill_mask("The cat sat on the [MASK].")[0].tokens             # a BertForMaskedLM   # doctest: +SKIP
 
+A GPT-2-family causal language model (attn_models.gpt2): the next token, generation, every attention causal:
+
+>>> lm = attn_models.load_causal_lm("distilgpt2")                        # doctest: +SKIP
+>>> lm.next_token("The cat sat on the", temperature=0.7).tokens          # doctest: +SKIP
+
 A T5 translator (attn_models.t5): the translation, and each output token's cross-attention over the source:
 
 >>> t5 = attn_models.load_translator("google-t5/t5-small")                 # doctest: +SKIP
@@ -34,15 +39,29 @@ from .access import DEFAULT_MODEL, MULTILINGUAL_MODEL, Access, check_repo_id, de
 from .checkpoint import BertConfig, config_cells, parse_config
 from .encoder import EncoderOutput, erf, gelu, layer_norm, with_bias_column
 from .errors import ModelError, ModelUnavailableError, NotFetchedError
+from .gpt2 import (
+    DEFAULT_CAUSAL_MODEL,
+    CausalEncoded,
+    CausalLM,
+    CausalOutput,
+    Generation,
+    GenStep,
+    Gpt2Config,
+    NextToken,
+    load_causal_lm,
+    parse_gpt2_config,
+)
 from .hub import RepoPlan, check_source, in_cache, judge_repo, repo_cached
 from .intervene import Intervention, ablate_heads
-from .limits import MODEL_LIMITS, ModelLimits, resident_bytes
+from .limits import MODEL_LIMITS, ModelLimits, gpt2_resident_bytes, resident_bytes
 from .mlm import MaskFill, MlmHead
 from .model import Encoded, Model, cosine_similarities, fetch, load, pool, token_label
 from .patterns import describe_head, head_description, head_pattern
 from .t5 import DecoderOutput, T5Config, Translation, Translator, load_translator, parse_t5_config
 
 __all__ = [
+    "DEFAULT_CAUSAL_MODEL", "CausalEncoded", "CausalLM", "CausalOutput", "GenStep", "Generation", "Gpt2Config",
+    "NextToken", "gpt2_resident_bytes", "load_causal_lm", "parse_gpt2_config",
     "MODEL_LIMITS", "Access", "BertConfig", "DEFAULT_MODEL", "Encoded", "EncoderOutput", "Intervention", "MaskFill",
     "MULTILINGUAL_MODEL", "MlmHead", "Model", "ModelError", "ModelLimits", "ModelUnavailableError", "NotFetchedError",
     "RepoPlan",

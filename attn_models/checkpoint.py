@@ -96,11 +96,11 @@ def parse_config(doc: object, where: str = "config.json") -> BertConfig:
     ...                   "hidden_size": 384, "intermediate_size": 1536, "vocab_size": 30522})
     >>> c.d_k, c.max_tokens, c.eps
     (32, 256, 1e-12)
-    >>> parse_config({"model_type": "bert", "num_hidden_layers": 12, "num_attention_heads": 12,
-    ...               "hidden_size": 768, "intermediate_size": 3072, "vocab_size": 30522})  # doctest: +ELLIPSIS
+    >>> parse_config({"model_type": "bert", "num_hidden_layers": 12, "num_attention_heads": 16,
+    ...               "hidden_size": 1024, "intermediate_size": 3072, "vocab_size": 30522})  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    attn_models.errors.ModelError: config.json: hidden_size 768 + 1 (the bias column) = 769 ... cap of 512 (d_model)...
+    attn_models.errors.ModelError: config.json: hidden_size 1024 + 1 (the bias column) = 1025 ... (d_model)...
     """
     if not isinstance(doc, dict):
         raise ModelError(N_("{where}: not a JSON object."), where=where)

@@ -20,6 +20,7 @@ from .errors import N_, ModelError
 
 if TYPE_CHECKING:
     from .checkpoint import BertConfig
+    from .gpt2 import Gpt2Config
 
 F64 = 8  # bytes of a float64: every weight but the word embedding is held in float64
 
@@ -31,7 +32,7 @@ class ModelLimits:
     config_bytes: int = 1_000_000  # config.json (a BERT's is under 1 kB)
     tokenizer_bytes: int = 20_000_000  # tokenizer.json (all-MiniLM-L6-v2's: 0.7 MB; the multilingual one's: 9 MB)
     # model.safetensors (all-MiniLM-L6-v2's: 90 MB; paraphrase-multilingual-MiniLM-L12-v2's, the zh and ko default:
-    # 470.6 MB, 384 MB of it the memory-mapped word embedding)
+    # 470.6 MB, 384 MB of it the memory-mapped word embedding; distilgpt2's: 353 MB; GPT-2 small's: 548 MB, over it)
     weights_bytes: int = 500_000_000
     header_bytes: int = 10_000_000  # the safetensors header (its format allows 100 MB; a BERT's is about 20 kB)
     n_layers: int = 24  # num_hidden_layers
@@ -40,6 +41,8 @@ class ModelLimits:
     max_positions: int = 8_192  # max_position_embeddings (BERT has 512)
     type_vocab_size: int = 16  # type_vocab_size (BERT has 2)
     resident_bytes: int = 300_000_000  # the loaded model, as resident_bytes() counts it
+    causal_resident_bytes: int = 340_000_000  # a loaded GPT-2 (gpt2_resident_bytes): distilgpt2 kept in float32
+    # takes 327.7 MB (GPT-2 small: 497.8 MB, over it); see bench/gpt2.py and bench/RESULTS.md
     relative_buckets: int = 256  # T5's relative_attention_num_buckets (attn_models.t5; t5-small has 32)
     relative_distance: int = 8_192  # T5's relative_attention_max_distance (attn_models.t5; t5-small has 128)
 
@@ -90,6 +93,35 @@ def resident_bytes(cfg: BertConfig, word_itemsize: int = 4, *, mlm: bool = False
     head = (d * d + 3 * d + cfg.vocab_size) * F64 + cfg.vocab_size * d * decoder_itemsize if mlm else 0
     word = 0 if word_mapped else cfg.vocab_size * d * word_itemsize
     return word + (embeddings + cfg.n_layers * layer) * F64 + head
+
+
+#: config.json field -> (the Gpt2Config attribute, the ModelLimits cap) of a GPT-2 (attn_models.gpt2)
+GPT2_FIELD_CAPS = {
+    "n_layer": ("n_layers", "n_layers"),
+    "vocab_size": ("vocab_size", "vocab_size"),
+    "n_inner": ("d_inner", "d_ff"),
+    "n_positions": ("max_positions", "max_positions"),
+}
+
+
+def gpt2_resident_bytes(cfg: Gpt2Config, itemsize: int = 4) -> int:
+    """Bytes a GPT-2 (attn_models.gpt2.CausalLM) takes once loaded: every weight in its checkpoint's dtype
+    (``itemsize`` bytes a number; float32 for every published GPT-2), cast to float64 one block at a time when it runs.
+
+    wte [vocab, d], wpe [positions, d], ln_f; per block: ln_1, c_attn [d + 1, 3d] (its bias as the last row), c_proj
+    [d, d] + bias, ln_2, c_fc [d, d_ff] + bias, the MLP's c_proj [d_ff, d] + bias.
+
+    >>> from attn_models.gpt2 import Gpt2Config
+    >>> distil = Gpt2Config(n_layers=6, n_heads=12, d_model=768, vocab_size=50257, max_positions=1024, eps=1e-5)
+    >>> round(gpt2_resident_bytes(distil) / 1e6, 1), round(gpt2_resident_bytes(distil, 8) / 1e6, 1)
+    (327.7, 655.3)
+    >>> from dataclasses import replace
+    >>> round(gpt2_resident_bytes(replace(distil, n_layers=12)) / 1e6, 1)  # GPT-2 small
+    497.8
+    """
+    d, ff = cfg.d_model, cfg.d_inner
+    block = 2 * d + (d + 1) * 3 * d + d * d + d + 2 * d + d * ff + ff + ff * d + d
+    return ((cfg.vocab_size + cfg.max_positions) * d + 2 * d + cfg.n_layers * block) * itemsize
 
 
 def too_large(name: str, size: int, cap: int) -> ModelError:

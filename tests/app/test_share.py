@@ -230,7 +230,7 @@ def bad_files() -> dict[str, bytes]:
         "unknown version": json.dumps(doc | {"version": 7}).encode(),
         "wrong shapes": json.dumps(doc | {"w_q": [[1.0, 0.0, 1.0]] * 3}).encode(),
         "NaN": json.dumps(doc).replace("1.0", "NaN", 1).encode(),
-        "dimensions over the caps": json.dumps(doc | {"x": [[0.0] * 600] * 3}).encode(),
+        "dimensions over the caps": json.dumps(doc | {"x": [[0.0] * (LIMITS.d_model + 88)] * 3}).encode(),
         "oversized": b" " * (LIMITS.file_bytes + 1),
     }
 
@@ -246,7 +246,7 @@ def test_a_bad_json_file_gets_a_message_and_leaves_the_configuration_untouched(n
     assert len(at.error) == 1 and plain(at.error[0].value).startswith(f"{name}.json was not loaded: ")
     expected = {"not JSON": "not valid JSON", "not UTF-8": "not UTF-8", "wrong schema": "not a Self-Attention",
                 "unknown version": "version 7", "wrong shapes": "W_Q: has 3 rows but X has 4 columns",
-                "NaN": "X: cell (0, 0) is NaN", "dimensions over the caps": "over the cap of 256 × 512",
+                "NaN": "X: cell (0, 0) is NaN", "dimensions over the caps": f"over the cap of 256 × {LIMITS.d_model}",
                 "oversized": "40,000,001 bytes is over the cap"}[name]
     assert expected in plain(at.error[0].value)
 

@@ -119,7 +119,7 @@ def test_a_capped_link_is_the_same_link_or_a_refusal(key):
 
 def test_a_capped_link_of_the_largest_configuration_is_refused_early():
     rng = np.random.default_rng(0)
-    n, d, w = LIMITS.n_seq, LIMITS.d_model, LIMITS.width
+    n, d, w = LIMITS.n_seq, 512, 512  # the largest square one within the total cells (1,179,648)
     cfg = make_config([f"t{i}" for i in range(n)], rng.standard_normal((n, d)),
                       *(rng.standard_normal((d, w)) for _ in range(3)), w_o=rng.standard_normal((w, w)))
     with pytest.raises(AttentionInputError, match="needs more than 8,192 characters; share a JSON file instead"):
@@ -221,9 +221,9 @@ def test_a_zip_bomb_of_100_mb_of_zeros_is_refused_without_inflating_it():
 def test_huge_dimensions_are_rejected_before_any_array_is_built():
     wide = [[0.0] * 100_000]
     msg = rejected(seed_doc(x=wide, tokens=["a"], is_pad=[False], custom_mask=[[1]]))
-    assert msg == "X: 1 × 100000 is over the cap of 256 × 512."
+    assert msg == f"X: 1 × 100000 is over the cap of 256 × {LIMITS.d_model}."
     tall = [[0.0]] * 300
-    assert "X: 300 × 1 is over the cap of 256 × 512." == rejected(seed_doc(x=tall))
+    assert f"X: 300 × 1 is over the cap of 256 × {LIMITS.d_model}." == rejected(seed_doc(x=tall))
     assert rejected(seed_doc(n_heads=17, w_q=[[0.0] * 17] * 4, w_k=[[0.0] * 17] * 4, w_v=[[0.0] * 17] * 4,
                              w_o=[[0.0]] * 17)) == "n_heads: 17 is over the cap of 16."
 

@@ -203,7 +203,7 @@ def test_a_hand_written_document_with_the_new_fields_opens_as_written():
         ({"score": 3}, "score function: '3' is not one of"),
         ({"score": "general", "w_a": [[1, 0], [0, 1]]}, "W_a: has 2 rows but each head's queries are 3 wide"),
         ({"score": "additive", "w_1": [[1.0]] * 3, "w_2": [[1.0]] * 3, "v_a": [[1.0], [2.0]]},
-         "v_a: 2 × 1 is over the cap of 1 × 512."),
+         f"v_a: 2 × 1 is over the cap of 1 × {LIMITS.width}."),
         ({"score": "additive", "w_1": [[1.0]] * 3, "w_2": [[1.0]] * 3, "v_a": [1.0]},
          "v_a: expected a non-empty list of rows of numbers, got a list."),
         ({"custom_mask": [[1, 1, 1]] * 2, "y_tokens": ["a", "b", "c"], "y": [[1, 0, 1, 0]] * 3},

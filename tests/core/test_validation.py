@@ -424,12 +424,15 @@ def test_validate_config_caps(what, build, cap):
     assert str(err).startswith(f"{what}: {cap + 1} is over the cap of {cap}")
 
 
-def test_the_largest_configuration_within_the_caps_validates():
-    n, d = LIMITS.n_seq, LIMITS.d_model
-    w = LIMITS.width
+@pytest.mark.parametrize("d, w, d_out", [
+    (512, 512, 512),  # the largest square configuration within the total cells (1,179,648)
+    (LIMITS.d_model, 64 * LIMITS.n_heads // 4, LIMITS.width),  # every cap of a dimension, as a GPT-2 layer's head
+])
+def test_the_largest_configuration_within_the_caps_validates(d, w, d_out):
+    n = LIMITS.n_seq
     cfg = make_config([f"t{i}" for i in range(n)], np.zeros((n, d)), np.zeros((d, w)), np.zeros((d, w)),
-                      np.zeros((d, w)), n_heads=LIMITS.n_heads)
-    assert (cfg.n_seq, cfg.d_model, cfg.n_heads) == (n, d, LIMITS.n_heads)
+                      np.zeros((d, w)), np.zeros((w, d_out)), n_heads=LIMITS.n_heads)
+    assert (cfg.n_seq, cfg.d_model, cfg.n_heads, cfg.d_out) == (n, d, LIMITS.n_heads, d_out)
 
 
 def test_total_cells_cap(monkeypatch):

@@ -333,7 +333,8 @@ def test_old_names_and_no_prefix_are_read_as_the_same_head(tmp_path):
 
 
 @pytest.mark.parametrize("name, message", [
-    ("model.safetensors", "model.safetensors is 700.0 MB; the cap is 500.0 MB (attn_models.MODEL_LIMITS)."),
+    ("model.safetensors", f"model.safetensors is 700.0 MB; the cap is {MODEL_LIMITS.weights_bytes / 1e6:.1f} MB "
+                          "(attn_models.MODEL_LIMITS)."),
     ("config.json", "config.json is 700.0 MB; the cap is 1.0 MB (attn_models.MODEL_LIMITS)."),
     ("tokenizer.json", "tokenizer.json is 700.0 MB; the cap is 20.0 MB (attn_models.MODEL_LIMITS)."),
 ])
@@ -351,7 +352,8 @@ def test_a_file_whose_metadata_lies_is_stopped_at_its_cap(tmp_path, tiny_dir, fa
     fake.add_folder("someone/liar", tiny_dir, length={"model.safetensors": BIG})
     with pytest.raises(attn_models.ModelError) as err:
         attn_models.load("someone/liar", cache_dir=tmp_path)
-    assert str(err.value) == "model.safetensors is 700.0 MB; the cap is 500.0 MB (attn_models.MODEL_LIMITS)."
+    assert str(err.value) == (f"model.safetensors is 700.0 MB; the cap is {MODEL_LIMITS.weights_bytes / 1e6:.1f} MB "
+                              "(attn_models.MODEL_LIMITS).")
     assert repos_in(tmp_path) == []
 
 
@@ -359,7 +361,7 @@ def test_a_file_whose_metadata_lies_is_stopped_at_its_cap(tmp_path, tiny_dir, fa
     ({"num_hidden_layers": 100}, "config.json: num_hidden_layers 100 is over the cap of 24"),
     ({"vocab_size": 250002, "num_hidden_layers": 24, "intermediate_size": 4096, "hidden_size": 480,
       "num_attention_heads": 16}, "config.json: this model would take 934 MB of memory once loaded"),
-    ({"hidden_size": 768, "num_attention_heads": 12}, "config.json: hidden_size 768 + 1 (the bias column)"),
+    ({"hidden_size": 1024, "num_attention_heads": 16}, "config.json: hidden_size 1024 + 1 (the bias column)"),
 ])
 def test_a_config_over_the_caps_stops_before_the_weights(tmp_path, tiny_dir, fake, change, message):
     fake.add("someone/huge", {"config.json": config(**change), "tokenizer.json": b"{}", "model.safetensors": b"x"})

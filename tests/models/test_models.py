@@ -216,7 +216,7 @@ def test_a_pickle_only_checkpoint_is_refused_never_unpickled(tmp_path, tiny_dir)
 
 
 @pytest.mark.parametrize("change, cap", [
-    ({"hidden_size": 768, "num_attention_heads": 12}, f"over the cap of {LIMITS.d_model} (d_model)"),
+    ({"hidden_size": 1024, "num_attention_heads": 16}, f"over the cap of {LIMITS.d_model} (d_model)"),
     ({"hidden_size": 64, "num_attention_heads": 32}, f"over the cap of {LIMITS.n_heads} (heads)"),
     ({"model_type": "gpt2"}, "not BERT-family"),
     ({"hidden_act": "gelu_new"}, "exact"),

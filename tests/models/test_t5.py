@@ -230,7 +230,7 @@ def test_t5_small_fits_the_memory_cap_in_float32_not_in_float64():
     ({"relative_attention_num_buckets": 10**5}, "relative_attention_num_buckets 100000 is over the cap"),
     ({"relative_attention_max_distance": 10**7}, "relative_attention_max_distance 10000000 is over the cap"),
     ({"relative_attention_max_distance": 4}, "relative_attention_max_distance 4 must be more than half"),
-    ({"d_model": 1024}, "d_model 1024 columns of X is over the cap of 512"),
+    ({"d_model": 1024}, "d_model 1024 columns of X is over the cap of 769"),
     ({"d_kv": 256}, "num_heads × d_kv = 1024 columns of W_Q is over the cap"),
     ({"num_heads": 32, "d_kv": 1}, "num_heads 32 is over the cap of 16"),
     ({"num_heads": "4"}, "num_heads must be a whole number"),

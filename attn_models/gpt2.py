@@ -1,0 +1,829 @@
+"""A GPT-2-family causal language model in float64 numpy: every attention through attn_core with the causal mask.
+
+picoGPT's pass, stage by stage (transformers' names: wte, wpe, h.L.ln_1, attn.c_attn, attn.c_proj, ln_2, mlp.c_fc,
+mlp.c_proj, ln_f; the LM head tied to wte)::
+
+    h = wte[ids] + wpe[:n]                                   # [n_seq, d_model]
+    for each block:
+        x = ln_1(h)                                          # [n_seq, d_model]
+        h = h + MHA(X₁ = [x, 1], W_Q, W_K, W_V, W_O, causal) + b_O      (attn_core.multi_head_attention)
+        h = h + gelu_new(ln_2(h) W_fc + b_fc) W_proj + b_proj
+    logits = ln_f(h) @ wteᵀ                                  # [n_seq, vocab]
+
+c_attn's fused [d_model, 3·d_model] weight (Conv1D: already [in, out]) is split into W_Q, W_K, W_V columns, each
+with its bias as the last row, meeting X's constant-1 column (attn_models.encoder.with_bias_column), as for BERT.
+
+Weights stay in the checkpoint's dtype (float32 for every published GPT-2): each block is cast to float64 when it
+runs, and wte a chunk at a time for the logits. A float32 → float64 cast is exact, so the numbers are the ones a
+float64 copy would give, in half the memory (bench/gpt2.py measures both).
+
+A layer opens in the explorer whole when one layer's configuration fits attn_core.LIMITS (the tiny test model), else
+one head at a time (GPT-2 small: X [n_seq, 769], that head's W_Q, W_K, W_V columns [769, 64], its W_O rows [64, 768]);
+the forward pass computes attention in the same pieces, so ``run(layer_config(...))`` is the forward pass's own
+numbers, bit for bit.
+
+Token labels: GPT-2's byte-level pieces ("Ġcat") are shown as the text they stand for (" cat"); a piece that is only
+white space shows it (" " → "␣", a newline → "↵", a tab → "⇥"), and a piece that is part of a character's UTF-8 bytes
+shows them (``\\xe4``). :attr:`CausalEncoded.pieces` holds the exact text of each piece.
+
+>>> lm = load_causal_lm("distilgpt2")                         # doctest: +SKIP
+>>> out = lm.forward("The cat sat on the")                    # doctest: +SKIP
+>>> out.attentions.shape, out.logits.shape                    # doctest: +SKIP
+((6, 12, 5, 5), (5, 50257))
+>>> lm.next_token("The cat sat on the", temperature=0.7).tokens[:3]   # doctest: +SKIP
+>>> lm.generate("The cat sat on the", 8).text                 # doctest: +SKIP
+>>> cfg = lm.layer_config("The cat sat on the", layer=2, head=5)      # one head: d_model 768 # doctest: +SKIP
+>>> attn_core.run(cfg).heads[0].weights  # == out.attentions[2, 5]    # doctest: +SKIP
+>>> lm.next_token("The cat sat on the", intervention=Intervention(ablate={(2, 5)}))   # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import struct
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+
+from attn_core import LIMITS, Config, MultiHeadTrace, causal_mask, head_slice, make_config, multi_head_attention, run
+from attn_core import softmax as attn_softmax
+
+from .access import Access
+from .checkpoint import DTYPES, check_entry, check_finite, parse_json, read_capped, read_tokenizer
+from .encoder import layer_norm, with_bias_column
+from .errors import N_, ModelError, ModelUnavailableError
+from .hub import Progress, checkpoint_files, discard, mark
+from .intervene import Intervention, ablate_heads, check_runs_back, owns
+from .limits import GPT2_FIELD_CAPS, MODEL_LIMITS, gpt2_resident_bytes
+from .mlm import CHUNK, top_words
+
+GPT2_TYPES = ("gpt2",)  # config.json model_type values read as GPT-2
+GELU_TANH = ("gelu_new", "gelu_pytorch_tanh")  # GPT-2's activation_function: the tanh approximation (same formula)
+EOT = "<|endoftext|>"
+DEFAULT_CAUSAL_MODEL = "distilgpt2"  # 6 layers: its weights fit MODEL_LIMITS (bench/gpt2.py; GPT-2 small does not)
+
+
+# ---- config.json -----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Gpt2Config:
+    """The hyper-parameters of a GPT-2-family model (config.json's n_layer, n_head, n_embd, n_inner, vocab_size,
+    n_positions, layer_norm_epsilon)."""
+
+    n_layers: int
+    n_heads: int
+    d_model: int
+    vocab_size: int
+    max_positions: int
+    eps: float
+    d_ff: int = 0  # n_inner (0: 4 · d_model, GPT-2's default)
+
+    @property
+    def d_k(self) -> int:
+        return self.d_model // self.n_heads
+
+    @property
+    def d_inner(self) -> int:
+        return self.d_ff or 4 * self.d_model
+
+    @property
+    def max_tokens(self) -> int:
+        """The longest context: the app's n_seq cap, or the model's positions if fewer."""
+        return min(LIMITS.n_seq, self.max_positions)
+
+    @property
+    def head_only(self) -> bool:
+        """Whether a layer opens in the explorer one head at a time: a whole layer's configuration (X [n, d + 1],
+        W_Q, W_K, W_V [d + 1, d], W_O [d, d]) at :attr:`max_tokens` tokens is over attn_core.LIMITS."""
+        d, n = self.d_model, self.max_tokens
+        return d > LIMITS.width or n * (d + 1) + 3 * (d + 1) * d + d * d > LIMITS.total_cells
+
+
+def head_cells(d_model: int, d_k: int, n_seq: int) -> int:
+    """Cells of one head's explorer configuration: X [n_seq, d+1], W_Q, W_K, W_V [d+1, d_k], W_O [d_k, d].
+
+    >>> head_cells(768, 64, 256)
+    393664
+    """
+    return n_seq * (d_model + 1) + 3 * (d_model + 1) * d_k + d_k * d_model
+
+
+def parse_gpt2_config(doc: object, where: str = "config.json") -> Gpt2Config:
+    """A :class:`Gpt2Config` from config.json's dict, or ModelError naming the field: not GPT-2, an activation or
+    attention variant not run here, or over the caps (attn_models.MODEL_LIMITS, attn_core.LIMITS).
+
+    >>> c = parse_gpt2_config({"model_type": "gpt2", "n_layer": 6, "n_head": 12, "n_embd": 768,
+    ...                        "vocab_size": 50257, "n_positions": 1024})
+    >>> c.d_k, c.max_tokens, c.eps, c.head_only
+    (64, 256, 1e-05, True)
+    >>> parse_gpt2_config({"model_type": "bert"})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attn_models.errors.ModelError: config.json: model_type 'bert' is not GPT-2; this runs GPT-2 models ...
+    """
+    if not isinstance(doc, dict):
+        raise ModelError(N_("{where}: not a JSON object."), where=where)
+    kind = doc.get("model_type")
+    if kind not in GPT2_TYPES:
+        raise ModelError(N_("{where}: model_type {kind} is not GPT-2; this runs GPT-2 models (model_type {types})."),
+                         where=where, kind=repr(str(kind)[:40]), types=", ".join(GPT2_TYPES))
+    act = doc.get("activation_function", "gelu_new")
+    if act not in GELU_TANH:
+        raise ModelError(N_("{where}: activation_function {act}: only GPT-2's tanh GELU, 'gelu_new', is run here."),
+                         where=where, act=repr(str(act)[:40]))
+    if doc.get("scale_attn_weights", True) is not True:
+        raise ModelError(N_("{where}: scale_attn_weights is not true; only attention scaled by √d_k is run here."),
+                         where=where)
+    for key in ("scale_attn_by_inverse_layer_idx", "reorder_and_upcast_attn", "add_cross_attention"):
+        if doc.get(key):
+            raise ModelError(N_("{where}: {key} is true; this GPT-2 variant is not run here."), where=where, key=key)
+
+    def whole(key: str, default: int | None = None) -> int:
+        value = doc.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ModelError(N_("{where}: {key} must be a whole number of at least 1, got {value}."), where=where,
+                             key=key, value=str(value)[:40])
+        return value
+
+    eps = doc.get("layer_norm_epsilon", 1e-5)
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not 0 <= eps < 1:
+        raise ModelError(N_("{where}: layer_norm_epsilon must be a small number, got {value}."), where=where,
+                         value=str(eps)[:40])
+    cfg = Gpt2Config(n_layers=whole("n_layer"), n_heads=whole("n_head"), d_model=whole("n_embd"),
+                     vocab_size=whole("vocab_size"), max_positions=whole("n_positions", 1024), eps=float(eps),
+                     d_ff=0 if doc.get("n_inner") is None else whole("n_inner"))
+    check_gpt2_caps(cfg, where)
+    return cfg
+
+
+def check_gpt2_caps(cfg: Gpt2Config, where: str = "config.json", itemsize: int = 4) -> None:
+    """ModelError naming the config field over its cap, or the memory the model would take (weights of
+    ``itemsize`` bytes a number), or the attn_core.LIMITS cap a layer's (or a head's) configuration would exceed."""
+    for key, (field, cap_name) in GPT2_FIELD_CAPS.items():
+        value, cap = getattr(cfg, field), getattr(MODEL_LIMITS, cap_name)
+        if value > cap:
+            raise ModelError(N_("{where}: {key} {value} is over the cap of {cap} (attn_models.MODEL_LIMITS)."),
+                             where=where, key=key, value=value, cap=cap)
+    d = cfg.d_model
+    if d % cfg.n_heads:
+        raise ModelError(N_("{where}: n_embd {d} is not a multiple of n_head {heads}."), where=where, d=d,
+                         heads=cfg.n_heads)
+    if cfg.n_heads > LIMITS.n_heads:
+        raise ModelError(N_("{where}: n_head {heads} is over the cap of {cap} (heads)."), where=where,
+                         heads=cfg.n_heads, cap=LIMITS.n_heads)
+    if d + 1 > LIMITS.d_model:
+        raise ModelError(N_("{where}: n_embd {d} + 1 (the bias column) = {columns} columns of X is over the cap of "
+                            "{cap} (d_model)."), where=where, d=d, columns=d + 1, cap=LIMITS.d_model)
+    if d > LIMITS.width:
+        raise ModelError(N_("{where}: n_embd {d} columns of W_O is over the cap of {cap} (widths)."), where=where,
+                         d=d, cap=LIMITS.width)
+    cells = head_cells(d, cfg.d_k, cfg.max_tokens)
+    if cells > LIMITS.total_cells:
+        raise ModelError(N_("{where}: one head at {n} tokens is {cells:,} cells; the cap is {cap:,} (total cells)."),
+                         where=where, n=cfg.max_tokens, cells=cells, cap=LIMITS.total_cells)
+    size, cap = gpt2_resident_bytes(cfg, itemsize), MODEL_LIMITS.causal_resident_bytes
+    if size > cap:
+        raise ModelError(N_("{where}: this model would take {size:.0f} MB of memory once loaded; the cap is {cap:.0f} "
+                            "MB (attn_models.MODEL_LIMITS)."), where=where, size=size / 1e6, cap=cap / 1e6)
+
+
+def read_gpt2_config(path: Path) -> Gpt2Config:
+    """config.json (at most MODEL_LIMITS.config_bytes) as a :class:`Gpt2Config`, or ModelError."""
+    return parse_gpt2_config(parse_json(read_capped(path, "config.json", MODEL_LIMITS.config_bytes), "config.json"))
+
+
+# ---- model.safetensors -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class Block:
+    """One GPT-2 block, in the checkpoint's dtype (cast to float64 when it runs: :meth:`f64`), laid out for ``x @ w``.
+
+    w_q, w_k, w_v [d_model + 1, d_model] (c_attn's columns, the bias as the last row); w_o [d_model, d_model] and
+    b_o (attn.c_proj); ln1_g, ln1_b, ln2_g, ln2_b [d_model]; w_fc [d_model, d_ff], b_fc; w_proj [d_ff, d_model],
+    b_proj (the MLP).
+    """
+
+    ln1_g: np.ndarray
+    ln1_b: np.ndarray
+    w_q: np.ndarray
+    w_k: np.ndarray
+    w_v: np.ndarray
+    w_o: np.ndarray
+    b_o: np.ndarray
+    ln2_g: np.ndarray
+    ln2_b: np.ndarray
+    w_fc: np.ndarray
+    b_fc: np.ndarray
+    w_proj: np.ndarray
+    b_proj: np.ndarray
+
+    def f64(self) -> Block:
+        """The same block in float64 (exact: every float32 and float16 is a float64)."""
+        return Block(**{k: np.asarray(v, dtype=np.float64) for k, v in vars(self).items()})
+
+    @property
+    def nbytes(self) -> int:
+        return sum(v.nbytes for v in vars(self).values())
+
+
+@dataclass(frozen=True, eq=False)
+class Gpt2Weights:
+    """wte [vocab_size, d_model], wpe [max_positions, d_model], the blocks, ln_f_g, ln_f_b [d_model]."""
+
+    wte: np.ndarray
+    wpe: np.ndarray
+    blocks: tuple[Block, ...]
+    ln_f_g: np.ndarray
+    ln_f_b: np.ndarray
+
+    @property
+    def nbytes(self) -> int:
+        return (self.wte.nbytes + self.wpe.nbytes + self.ln_f_g.nbytes + self.ln_f_b.nbytes
+                + sum(b.nbytes for b in self.blocks))
+
+
+SKIPPED = (".attn.bias", ".attn.masked_bias")  # causal-mask buffers older checkpoints carry: not weights
+
+
+def gpt2_tensors(cfg: Gpt2Config) -> dict[str, tuple[int, ...]]:
+    """Every tensor the model reads (GPT2Model's names, no "transformer." prefix) and its shape as stored (Conv1D:
+    [in, out])."""
+    d, ff = cfg.d_model, cfg.d_inner
+    shapes = {"wte.weight": (cfg.vocab_size, d), "wpe.weight": (cfg.max_positions, d), "ln_f.weight": (d,),
+              "ln_f.bias": (d,)}
+    for i in range(cfg.n_layers):
+        p = f"h.{i}."
+        for name, shape in (("ln_1", None), ("attn.c_attn", (d, 3 * d)), ("attn.c_proj", (d, d)), ("ln_2", None),
+                            ("mlp.c_fc", (d, ff)), ("mlp.c_proj", (ff, d))):
+            shapes[p + name + ".weight"] = shape or (d,)
+            shapes[p + name + ".bias"] = ((shape or (d,))[-1],)
+    return shapes
+
+
+def _gpt2_name(name: str) -> str:
+    """A stored name as GPT2Model has it: GPT2LMHeadModel saves "transformer." before each."""
+    return name.removeprefix("transformer.")
+
+
+def read_gpt2_header(path: Path, cfg: Gpt2Config) -> dict[str, str]:
+    """model.safetensors' header checked against ``cfg`` before any tensor is read (its length, every tensor the model
+    reads with config.json's shape, a dtype read here, its bytes inside the file; then the memory the model takes
+    with its weights' dtype). Returns GPT2Model's name -> the stored name of every tensor; ModelError otherwise."""
+    name = "model.safetensors"
+    try:
+        size = os.path.getsize(path)
+        with open(path, "rb") as f:
+            head = f.read(8)
+            n = struct.unpack("<Q", head)[0] if len(head) == 8 else -1
+            if n < 0 or n > size - 8:
+                raise ModelError(N_("model.safetensors is cut short: its {n:,}-byte header does not fit in its "
+                                    "{size:,} bytes."), n=max(n, 0), size=size)
+            if n > MODEL_LIMITS.header_bytes:
+                raise ModelError(N_("model.safetensors: its header is {n:,} bytes; the cap is {cap:,} "
+                                    "(attn_models.MODEL_LIMITS)."), n=n, cap=MODEL_LIMITS.header_bytes)
+            header = parse_json(f.read(n), name)
+    except OSError as err:
+        raise ModelError(N_("model.safetensors could not be read: {err}"), err=str(err)) from None
+    if not isinstance(header, dict):
+        raise ModelError(N_("{where}: not a JSON object."), where=name + " (header)")
+    names = {_gpt2_name(k): k for k in header if k != "__metadata__" and not k.endswith(SKIPPED)}
+    for key, shape in gpt2_tensors(cfg).items():
+        if key not in names:
+            raise ModelError(N_("model.safetensors has no tensor {name}; is it a GPT-2 checkpoint?"), name=key)
+        check_entry(header[names[key]], key, shape, size - 8 - n)
+    check_gpt2_caps(cfg, name, max(DTYPES[header[names[k]]["dtype"]] for k in gpt2_tensors(cfg)))
+    return names
+
+
+def read_gpt2_weights(path: Path, cfg: Gpt2Config) -> Gpt2Weights:
+    """Every weight of model.safetensors in its dtype (checked first: :func:`read_gpt2_header`), every value finite;
+    c_attn split into W_Q, W_K, W_V with their biases as the last row."""
+    from safetensors import SafetensorError, safe_open
+
+    names = read_gpt2_header(path, cfg)
+    d = cfg.d_model
+    try:
+        with safe_open(str(path), framework="numpy") as f:
+
+            def get(name: str) -> np.ndarray:
+                try:
+                    t = f.get_tensor(names[name])
+                except (TypeError, ValueError) as err:  # e.g. bfloat16, which numpy has no type for
+                    raise ModelError(N_("model.safetensors: {name} could not be read as numbers ({err})."),
+                                     name=name, err=str(err)) from None
+                check_finite(name, t)
+                return t
+
+            blocks = []
+            for i in range(cfg.n_layers):
+                p = f"h.{i}."
+                w_attn = np.vstack([get(p + "attn.c_attn.weight"), get(p + "attn.c_attn.bias")])  # [d + 1, 3d]
+                blocks.append(Block(
+                    ln1_g=get(p + "ln_1.weight"), ln1_b=get(p + "ln_1.bias"),
+                    w_q=np.ascontiguousarray(w_attn[:, :d]), w_k=np.ascontiguousarray(w_attn[:, d:2 * d]),
+                    w_v=np.ascontiguousarray(w_attn[:, 2 * d:]),  # [d_model + 1, d_model] each
+                    w_o=get(p + "attn.c_proj.weight"), b_o=get(p + "attn.c_proj.bias"),
+                    ln2_g=get(p + "ln_2.weight"), ln2_b=get(p + "ln_2.bias"),
+                    w_fc=get(p + "mlp.c_fc.weight"), b_fc=get(p + "mlp.c_fc.bias"),
+                    w_proj=get(p + "mlp.c_proj.weight"), b_proj=get(p + "mlp.c_proj.bias")))
+            weights = Gpt2Weights(get("wte.weight"), get("wpe.weight"), tuple(blocks), get("ln_f.weight"),
+                                  get("ln_f.bias"))
+    except (OSError, SafetensorError) as err:
+        raise ModelError(N_("model.safetensors could not be read: {err}"), err=str(err)[:300]) from None
+    return weights
+
+
+# ---- the forward pass --------------------------------------------------------------------------------------------
+
+
+def gelu_new(x: np.ndarray) -> np.ndarray:  # [...] -> [...]
+    """GPT-2's GELU, the tanh approximation: ½ x (1 + tanh(√(2/π) (x + 0.044715 x³))) (transformers' NewGELU).
+
+    >>> gelu_new(np.array([-1.0, 0.0, 1.0])).round(6).tolist()
+    [-0.158808, 0.0, 0.841192]
+    """
+    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * np.power(x, 3.0))))
+
+
+def attend(x1: np.ndarray, w: Block, n_heads: int, mask: np.ndarray, head_only: bool) -> list[MultiHeadTrace]:
+    """Causal self-attention of ``x1`` = [ln_1(h), 1] [n_seq, d_model + 1] through attn_core: one
+    multi_head_attention of every head, or (``head_only``) one per head on that head's columns and W_O rows, the
+    pieces :meth:`CausalLM.layer_config` opens. Returns the traces (one, or one per head)."""
+    if not head_only:
+        return [multi_head_attention(x1, w.w_q, w.w_k, w.w_v, w.w_o, n_heads, mask=mask)]
+    return [multi_head_attention(x1, *head_weights(w, h, n_heads), 1, mask=mask) for h in range(n_heads)]
+
+
+def head_weights(w: Block, h: int, n_heads: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Head ``h``'s W_Q, W_K, W_V columns [d_model + 1, d_k] and W_O rows [d_k, d_model] (contiguous copies)."""
+    cols = head_slice(h, w.w_q.shape[1] // n_heads)
+    return (np.ascontiguousarray(w.w_q[:, cols]), np.ascontiguousarray(w.w_k[:, cols]),
+            np.ascontiguousarray(w.w_v[:, cols]), np.ascontiguousarray(w.w_o[cols]))
+
+
+def merge(traces: list[MultiHeadTrace]) -> tuple[np.ndarray, np.ndarray]:  # -> [n_seq, d_model], [n_heads, n, n]
+    """The attention output (concat @ W_O) and every head's weights of :func:`attend`'s traces."""
+    out = traces[0].output if len(traces) == 1 else np.sum([t.output for t in traces], axis=0)
+    return out, np.stack([t.weights for tr in traces for t in tr.heads])
+
+
+def mlp(h: np.ndarray, w: Block, eps: float) -> np.ndarray:  # [n_seq, d_model] -> [n_seq, d_model]
+    """gelu_new(ln_2(h) W_fc + b_fc) W_proj + b_proj."""
+    return gelu_new(layer_norm(h, w.ln2_g, w.ln2_b, eps) @ w.w_fc + w.b_fc) @ w.w_proj + w.b_proj
+
+
+def lm_logits(h: np.ndarray, wte: np.ndarray) -> np.ndarray:  # [n, d_model] (after ln_f), [vocab, d] -> [n, vocab]
+    """h @ wteᵀ, wte made float64 a chunk of rows at a time (GPT-2 small's whole wte in float64 is 309 MB)."""
+    logits = np.empty((len(h), len(wte)))
+    for i in range(0, len(wte), CHUNK):
+        logits[:, i:i + CHUNK] = h @ wte[i:i + CHUNK].astype(np.float64).T
+    return logits
+
+
+# ---- what the API returns ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class CausalEncoded:
+    """A prompt as the model reads it: ``tokens`` (labels, see the module's doc), ``pieces`` (each token's exact text),
+    ``ids`` int [n_seq]."""
+
+    tokens: tuple[str, ...]
+    pieces: tuple[str, ...]
+    ids: np.ndarray
+    text: str | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class CausalOutput:
+    """:meth:`CausalLM.forward`'s result, named as transformers' GPT2LMHeadModel names it.
+
+    tokens (labels), ids int [n_seq], logits [n_seq, vocab_size] (row i: the next token after token i),
+    attentions [n_layers, n_heads, n_seq, n_seq] (row = query; causal: zero above the diagonal), hidden_states
+    [n_layers + 1, n_seq, d_model] (each block's input, then ln_f of the last block's output, as transformers).
+    """
+
+    tokens: tuple[str, ...]
+    ids: np.ndarray
+    logits: np.ndarray
+    attentions: np.ndarray
+    hidden_states: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
+class NextToken:
+    """The ``top_k`` most probable next tokens: labels, ids int [k], probs [k] (of softmax(logits / temperature) over
+    the whole vocabulary; most probable first, a tie: the smaller id first)."""
+
+    tokens: tuple[str, ...]
+    ids: np.ndarray
+    probs: np.ndarray
+    temperature: float
+
+
+@dataclass(frozen=True, eq=False)
+class GenStep:
+    """One generated token: its label, id, probability (under the temperature), the step's top tokens, and
+    ``attention`` [n_layers, n_heads, n_ctx]: the attention row of the query that predicted it (the last position)
+    over the n_ctx tokens before it."""
+
+    token: str
+    id: int
+    prob: float
+    top: NextToken
+    attention: np.ndarray
+    piece: str = ""
+
+
+@dataclass(frozen=True, eq=False)
+class Generation:
+    """:meth:`CausalLM.generate`'s result: the prompt's tokens and the steps; ``stopped``: "length" (n_new tokens),
+    "eot" (the model wrote <|endoftext|>, the last step) or "cap" (the context reached max_tokens)."""
+
+    prompt_tokens: tuple[str, ...]
+    steps: tuple[GenStep, ...]
+    text: str
+    stopped: str
+
+    @property
+    def ids(self) -> np.ndarray:
+        return np.array([s.id for s in self.steps], dtype=np.intp)
+
+
+def piece_label(piece: str) -> str:
+    """A token's text as an explorer label: white space alone made visible, at most LIMITS.token_chars characters.
+
+    >>> piece_label(" cat"), piece_label(" "), piece_label("\\n\\n"), piece_label("\\\\xe4")
+    (' cat', '␣', '↵↵', '\\\\xe4')
+    """
+    label = piece if piece.strip() else piece.replace(" ", "␣").replace("\n", "↵").replace("\t", "⇥").replace(
+        "\r", "⏎")
+    if not label.strip():  # other white space (a no-break space, …): its code point
+        label = "".join(f"U+{ord(c):04X}" for c in label)
+    cap = LIMITS.token_chars
+    return label if len(label) <= cap else label[: cap - 1] + "…"
+
+
+# ---- the model -----------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class CausalLM:
+    """A GPT-2-family causal language model (see :func:`load_causal_lm`).
+
+    name (the source), config, weights (the checkpoint's dtype), tokenizer (tokenizers.Tokenizer: byte-level BPE,
+    no truncation, no padding), load_seconds.
+    """
+
+    name: str
+    config: Gpt2Config
+    weights: Gpt2Weights
+    tokenizer: object
+    load_seconds: float = 0.0
+
+    @property
+    def n_layers(self) -> int:
+        return self.config.n_layers
+
+    @property
+    def n_heads(self) -> int:
+        return self.config.n_heads
+
+    @property
+    def eot_id(self) -> int | None:
+        """The id of <|endoftext|> (None: the tokenizer has none)."""
+        return self.tokenizer.token_to_id(EOT)
+
+    # ---- tokens ---------------------------------------------------------------------------------------------------
+
+    def piece(self, token_id: int) -> str:
+        """The exact text of one token (bytes that are not a whole UTF-8 character: as ``\\xe4``)."""
+        token = self.tokenizer.id_to_token(int(token_id))
+        if token is None:
+            return ""
+        table = _byte_decoder()
+        if all(c in table for c in token):
+            return bytes(table[c] for c in token).decode("utf-8", errors="backslashreplace")
+        return token
+
+    def encode(self, prompt: str) -> CausalEncoded:
+        """The prompt's byte-level BPE tokens (no length check here: :meth:`forward` checks)."""
+        if not isinstance(prompt, str):
+            raise ModelError(N_("The prompt must be text, got {kind}."), kind=type(prompt).__name__)
+        ids = list(self.tokenizer.encode(prompt).ids)
+        return self._encoded(ids, prompt)
+
+    def _encoded(self, ids: Sequence[int], text: str | None = None) -> CausalEncoded:
+        for i in ids:
+            if not 0 <= i < self.config.vocab_size:
+                raise ModelError(N_("tokenizer.json gives the token {token} the id {id}; config.json's vocab_size "
+                                    "{vocab} has ids 0 … {last} only."), token=repr(self.piece(i)[:40]), id=i,
+                                 vocab=self.config.vocab_size, last=self.config.vocab_size - 1)
+        pieces = tuple(self.piece(i) for i in ids)
+        return CausalEncoded(tuple(piece_label(p) for p in pieces), pieces, np.array(ids, dtype=np.intp), text)
+
+    def check_length(self, n_seq: int) -> None:
+        """ModelError for an empty prompt, or more tokens than the app (n_seq cap) or the model's positions allow."""
+        if n_seq < 1:
+            raise ModelError(N_("The prompt is empty: type a few words for the model to continue."))
+        cap = self.config.max_tokens
+        if n_seq > cap and cap == LIMITS.n_seq:
+            raise ModelError(N_("The text is {n} tokens; the cap of {most} (n_seq) allows {cap}. Shorten it."),
+                             n=n_seq, most=LIMITS.n_seq, cap=cap)
+        if n_seq > cap:
+            raise ModelError(N_("The text is {n} tokens; the model's {positions} positions allow {cap}. Shorten it."),
+                             n=n_seq, positions=self.config.max_positions, cap=cap)
+
+    # ---- the forward pass ------------------------------------------------------------------------------------------
+
+    def run(self, ids: np.ndarray, *, intervention: Intervention | None = None, own: bool = True, start: int = 0,
+            hidden: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The blocks ``start`` … on token ids ``ids``: (residual stream [n_layers − start + 1, n_seq, d_model]: each
+        block's input, then the last block's output (before ln_f); attentions [n_layers − start, n_heads, n, n]).
+
+        ``intervention``: heads switched off, a layer replaced by an explorer configuration (attn_models.Intervention;
+        ``own``: these ids are the prompt it was opened on). ``hidden``: block ``start``'s input when known.
+        """
+        n = len(ids)
+        self.check_length(n)
+        iv = intervention or Intervention.NONE
+        iv.check(self.n_layers, self.n_heads)
+        cfg, eps, mask = self.config, self.config.eps, causal_mask(n)
+        if hidden is None:
+            hidden = self.run(ids, intervention=iv, own=own)[0][start] if start else (
+                self.weights.wte[ids].astype(np.float64) + self.weights.wpe[:n])  # [n_seq, d_model]
+        stream = np.empty((cfg.n_layers - start + 1, n, cfg.d_model))
+        attentions = np.empty((cfg.n_layers - start, cfg.n_heads, n, n))
+        stream[0] = hidden
+        for i, layer in enumerate(range(start, cfg.n_layers)):
+            w = self.weights.blocks[layer].f64()
+            h = stream[i]
+            x1 = with_bias_column(layer_norm(h, w.ln1_g, w.ln1_b, eps))  # [n_seq, d_model + 1]
+            if iv.is_none or layer not in iv.layers:
+                out, attentions[i] = merge(attend(x1, w, cfg.n_heads, mask, cfg.head_only))
+            else:
+                out, attentions[i] = self._changed(iv, layer, w, x1, own)
+            h = h + (out + w.b_o)  # transformers adds c_proj's bias to the product, then the residual
+            stream[i + 1] = h + mlp(h, w, eps)
+        return stream, attentions
+
+    def _changed(self, iv: Intervention, layer: int, w: Block, x1: np.ndarray,
+                 own: bool) -> tuple[np.ndarray, np.ndarray]:  # -> [n_seq, d_model], [n_heads, n_seq, n_seq]
+        """Layer ``layer``'s attention output (concat @ W_O) and weights with ``iv``: its configuration in place of the
+        layer (a whole layer's) or of one head (a head's: origin "of_heads"), then its heads switched off."""
+        n_heads, n, d = self.n_heads, len(x1), self.config.d_model
+        cfg = iv.config if iv.layer == layer else None
+        mask = causal_mask(n)
+        parts = []  # per head: (its output [n_seq, d_v], its W_O rows [d_v, d_model], its weights [n, n])
+        if cfg is not None and "of_heads" not in (cfg.origin or {}):  # a whole layer's configuration
+            check_runs_back(cfg, d, n_heads, n, own)
+            trace = run(cfg) if own else _rerun(cfg, x1, cfg.n_heads)
+            rows = trace.w_o.shape[0] // n_heads
+            parts = [(t.output, trace.w_o[head_slice(h, rows)], t.weights) for h, t in enumerate(trace.heads)]
+        else:  # head by head: one head can be swapped for the explorer's (a one-head configuration)
+            traces = attend(x1, w, n_heads, mask, True)
+            parts = [(t.heads[0].output, t.w_o, t.heads[0].weights) for t in traces]
+            if cfg is not None:
+                h = _check_head(cfg, d, n_heads, n, own)
+                t = run(cfg) if own else _rerun(cfg, x1, 1)
+                parts[h] = (t.heads[0].output, t.w_o, t.heads[0].weights)
+        concat = np.concatenate([p[0] for p in parts], axis=1)  # [n_seq, Σ d_v]
+        heads = iv.heads_in(layer)
+        if heads:
+            widths = {p[0].shape[1] for p in parts}
+            if len(widths) != 1:
+                raise ModelError(N_("A head is switched off only when every head of the layer has the same d_v."))
+            concat = ablate_heads(concat, n_heads, heads, iv.how, np.ones(n, dtype=bool))
+        return concat @ np.vstack([p[1] for p in parts]), np.stack([p[2] for p in parts])
+
+    def forward(self, prompt: str, *, intervention: Intervention | None = None) -> CausalOutput:
+        """The whole model on ``prompt`` (float64): logits, every attention, hidden states (see CausalOutput)."""
+        enc = self.encode(prompt)
+        stream, attentions = self.run(enc.ids, intervention=intervention, own=_own(intervention, prompt))
+        w = self.weights
+        last = layer_norm(stream[-1], w.ln_f_g.astype(np.float64), w.ln_f_b.astype(np.float64), self.config.eps)
+        hidden = np.concatenate([stream[:-1], last[None]])
+        return CausalOutput(enc.tokens, enc.ids, lm_logits(last, w.wte), attentions, hidden)
+
+    def _last_logits(self, stream_last: np.ndarray) -> np.ndarray:  # [n_seq, d_model] -> [vocab]
+        w = self.weights
+        h = layer_norm(stream_last[-1:], w.ln_f_g.astype(np.float64), w.ln_f_b.astype(np.float64), self.config.eps)
+        return lm_logits(h, w.wte)[0]
+
+    # ---- the next token, and generation --------------------------------------------------------------------------
+
+    def next_token(self, prompt: str, *, temperature: float = 1.0, top_k: int = 10,
+                   intervention: Intervention | None = None) -> NextToken:
+        """The ``top_k`` most probable next tokens after ``prompt``: softmax(logits of the last position /
+        temperature). Temperature above 1 flattens the distribution, below 1 sharpens it."""
+        self._check_sampling(temperature, top_k)
+        enc = self.encode(prompt)
+        stream, _ = self.run(enc.ids, intervention=intervention, own=_own(intervention, prompt))
+        return self._top(self._last_logits(stream[-1]), temperature, top_k)[0]
+
+    def probs(self, prompt: str, *, temperature: float = 1.0, intervention: Intervention | None = None) -> np.ndarray:
+        """softmax(last logits / temperature) over the whole vocabulary [vocab_size]."""
+        self._check_sampling(temperature, 1)
+        stream, _ = self.run(self.encode(prompt).ids, intervention=intervention, own=_own(intervention, prompt))
+        return temperature_probs(self._last_logits(stream[-1]), temperature)
+
+    def _top(self, logits: np.ndarray, temperature: float, top_k: int) -> tuple[NextToken, np.ndarray]:
+        probs = temperature_probs(logits, temperature)  # [vocab]
+        ids = top_words(probs, int(top_k))
+        return NextToken(tuple(piece_label(self.piece(i)) for i in ids), ids, probs[ids], float(temperature)), probs
+
+    def _check_sampling(self, temperature: float, top_k: int) -> None:
+        if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not (
+                math.isfinite(temperature) and temperature > 0):
+            raise ModelError(N_("The temperature must be a number above 0, got {value}."), value=repr(temperature)[:40])
+        vocab = self.config.vocab_size
+        if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or not 1 <= top_k <= vocab:
+            raise ModelError(N_("top_k must be a whole number from 1 to {vocab}, got {top_k}."), vocab=vocab,
+                             top_k=repr(top_k)[:40])
+
+    def generate(self, prompt: str, n_new: int, *, sample: bool = False, temperature: float = 1.0, seed: int = 0,
+                 top_k: int = 10, intervention: Intervention | None = None) -> Generation:
+        """Up to ``n_new`` tokens after ``prompt``, one at a time: the most probable (``sample`` False: greedy, as
+        transformers' ``do_sample=False``), or drawn from softmax(logits / temperature) with numpy's
+        ``default_rng(seed)`` (the same seed, the same tokens). Stops after <|endoftext|> or when the context is
+        full (max_tokens). Each step reruns the whole forward pass on the context (no key/value cache: exact, and
+        bench/gpt2.py measures what it costs).
+
+        ``intervention`` applies at every step; an explorer configuration's X belongs to the prompt (the first step),
+        its weights apply to the longer context after (see attn_models.Intervention).
+        """
+        self._check_sampling(temperature, top_k)
+        if isinstance(n_new, bool) or not isinstance(n_new, (int, np.integer)) or not 1 <= n_new <= LIMITS.n_seq:
+            raise ModelError(N_("The number of tokens to generate must be a whole number from 1 to {most}, got "
+                                "{value}."), most=LIMITS.n_seq, value=repr(n_new)[:40])
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise ModelError(N_("The seed must be a whole number of at least 0, got {value}."), value=repr(seed)[:40])
+        enc = self.encode(prompt)
+        self.check_length(len(enc.ids))
+        rng = np.random.default_rng(int(seed))
+        ids, steps, stopped = list(enc.ids), [], "length"
+        for step in range(int(n_new)):
+            if len(ids) >= self.config.max_tokens:
+                stopped = "cap"
+                break
+            own = step == 0 and _own(intervention, prompt)
+            stream, attentions = self.run(np.array(ids, dtype=np.intp), intervention=intervention, own=own)
+            top, probs = self._top(self._last_logits(stream[-1]), temperature, top_k)
+            new = int(rng.choice(len(probs), p=probs)) if sample else int(np.argmax(probs))
+            piece = self.piece(new)
+            steps.append(GenStep(piece_label(piece), new, float(probs[new]), top, attentions[:, :, -1, :].copy(),
+                                 piece))
+            ids.append(new)
+            if new == self.eot_id:
+                stopped = "eot"
+                break
+        text = self.tokenizer.decode([int(i) for i in ids], skip_special_tokens=False)
+        return Generation(enc.tokens, tuple(steps), text, stopped)
+
+    # ---- which heads matter, and one layer in the explorer -------------------------------------------------------
+
+    def head_effects(self, prompt: str, token_id: int, *, how: str = "mean",
+                     layers: Sequence[int] | None = None) -> np.ndarray:
+        """The next-token probability of ``token_id`` (temperature 1) with each head switched off alone:
+        [len(layers), n_heads] (every layer by default, rows in the order given). Each ablation in layer L reruns
+        layers L and after only, from the model's own input to layer L."""
+        vocab = self.config.vocab_size
+        if isinstance(token_id, bool) or not isinstance(token_id, (int, np.integer)) or not 0 <= token_id < vocab:
+            raise ModelError(N_("Token id {id} is not in the vocabulary (ids 0 … {last})."), id=repr(token_id)[:40],
+                             last=vocab - 1)
+        rows = list(range(self.n_layers)) if layers is None else list(layers)
+        for layer in rows:
+            self._check_layer(layer)
+        Intervention(how=how)  # ModelError unless "mean" or "zero"
+        ids = self.encode(prompt).ids
+        clean = self.run(ids)[0]  # [n_layers + 1, n_seq, d_model]
+        effects = np.empty((len(rows), self.n_heads))
+        for r, layer in enumerate(rows):
+            for h in range(self.n_heads):
+                iv = Intervention(ablate={(layer, h)}, how=how)
+                stream = self.run(ids, intervention=iv, start=layer, hidden=clean[layer])[0]
+                effects[r, h] = temperature_probs(self._last_logits(stream[-1]), 1.0)[token_id]
+        return effects
+
+    def _check_layer(self, layer: object) -> None:
+        if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or not 0 <= layer < self.n_layers:
+            raise ModelError(N_("Layer {layer} does not exist: the model has layers 0 … {last}."),
+                             layer=repr(layer)[:40], last=self.n_layers - 1)
+
+    def layer_config(self, prompt: str, layer: int, *, head: int = 0) -> Config:
+        """Layer ``layer``'s causal self-attention on ``prompt`` as an attn_core configuration.
+
+        X is ln_1 of the layer's input with a constant-1 column; W_Q, W_K, W_V are c_attn's columns with their bias as
+        the last row; W_O is c_proj's weight (its bias b_O is added after attention); the causal mask
+        (``mask_kind="causal"``); scaled by √d_k. The whole layer (n_heads heads) when it fits attn_core.LIMITS, else
+        head ``head`` alone (its columns of W_Q, W_K, W_V, its rows of W_O; origin "of_heads" says how many the layer
+        has). ``run(cfg)`` gives the layer's (or that head's) attention weights bit for bit as :meth:`forward`.
+        """
+        self._check_layer(layer)
+        if isinstance(head, bool) or not isinstance(head, (int, np.integer)) or not 0 <= head < self.n_heads:
+            raise ModelError(N_("Head {head} of layer {layer} does not exist: each layer has heads 0 … {last}."),
+                             head=repr(head)[:40], layer=layer, last=self.n_heads - 1)
+        enc = self.encode(prompt)
+        self.check_length(len(enc.ids))
+        stream = self.run(enc.ids)[0] if layer else None
+        w = self.weights.blocks[layer].f64()
+        h_in = stream[layer] if stream is not None else (
+            self.weights.wte[enc.ids].astype(np.float64) + self.weights.wpe[:len(enc.ids)])
+        x1 = with_bias_column(layer_norm(h_in, w.ln1_g, w.ln1_b, self.config.eps))
+        origin = {"model": self.name, "family": "gpt2", "layer": int(layer), "sentence": prompt, "head": int(head),
+                  "bias_column": self.config.d_model}
+        if self.config.head_only:
+            w_q, w_k, w_v, w_o = head_weights(w, int(head), self.n_heads)
+            origin["of_heads"] = self.n_heads
+            n_heads = 1
+        else:
+            w_q, w_k, w_v, w_o, n_heads = w.w_q, w.w_k, w.w_v, w.w_o, self.n_heads
+        return make_config(list(enc.tokens), x1, w_q, w_k, w_v, w_o, n_heads=n_heads, scale="sqrt_dk",
+                           mask_kind="causal", origin=origin)
+
+    def output_bias(self, layer: int) -> np.ndarray:  # -> [d_model]
+        """b_O of layer ``layer`` (float64): the layer's attention output is ``concat @ W_O + b_O``."""
+        self._check_layer(layer)
+        return self.weights.blocks[layer].b_o.astype(np.float64)
+
+
+def temperature_probs(logits: np.ndarray, temperature: float) -> np.ndarray:  # [vocab] -> [vocab]
+    """softmax(logits / temperature) (attn_core.softmax: the largest subtracted first).
+
+    >>> temperature_probs(np.array([0.0, np.log(3.0)]), 1.0).round(6).tolist()
+    [0.25, 0.75]
+    """
+    return attn_softmax(logits / temperature)
+
+
+def _own(iv: Intervention | None, prompt: str) -> bool:
+    """Whether ``iv``'s configuration (if any) was opened on ``prompt``: its X and mask are this prompt's."""
+    return iv is None or iv.config is None or owns(iv.config, prompt, 0)
+
+
+def _rerun(cfg: Config, x1: np.ndarray, n_heads: int) -> MultiHeadTrace:
+    """``cfg``'s weights, scale and score on another text's X₁ (its own causal mask; no mask if ``cfg`` has none)."""
+    mask = None if cfg.mask_kind == "none" else causal_mask(len(x1))
+    return multi_head_attention(x1, cfg.w_q, cfg.w_k, cfg.w_v, cfg.w_o, n_heads, scale=cfg.scale, mask=mask,
+                                score=cfg.score_function())
+
+
+def _check_head(cfg: Config, d_model: int, n_heads: int, n_seq: int, own: bool) -> int:
+    """The head a one-head configuration replaces (its origin's "head"), or ModelError saying what does not fit."""
+    head = (cfg.origin or {}).get("head")
+    if cfg.n_heads != 1 or not isinstance(head, int) or not 0 <= head < n_heads:
+        raise ModelError(N_("The configuration has {heads} heads; the model's layers have {n_heads}. Open the layer "
+                            "again."), heads=cfg.n_heads, n_heads=n_heads)
+    if cfg.y is not None or cfg.d_model != d_model + 1 or cfg.d_out != d_model or (own and cfg.n_seq != n_seq):
+        check_runs_back(cfg, d_model, 1, n_seq, own)
+    return head
+
+
+@cache
+def _byte_decoder() -> dict[str, int]:
+    """GPT-2's byte-level symbol → byte (the printable bytes stand for themselves; the others are shifted to
+    U+0100 …, as GPT-2's ``bytes_to_unicode``)."""
+    keep = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    table, shifted = {}, 0
+    for b in range(256):
+        if b in keep:
+            table[chr(b)] = b
+        else:
+            table[chr(256 + shifted)] = b
+            shifted += 1
+    return table
+
+
+# ---- loading -------------------------------------------------------------------------------------------------------
+
+
+def load_causal_lm(source: str = DEFAULT_CAUSAL_MODEL, *, cache_dir: str | Path | None = None,
+                   progress: Progress | None = None, access: Access | None = None,
+                   local_only: bool = False) -> CausalLM:
+    """Read a GPT-2-family checkpoint (config.json, model.safetensors, tokenizer.json) from a folder or the Hugging
+    Face Hub (judged from its metadata and config.json before the weights are downloaded), as attn_models.load
+    does for BERT; raises the same errors (ModelError naming the file or field, ModelUnavailableError,
+    NotFetchedError)."""
+    start = time.perf_counter()
+    files = checkpoint_files(source, cache_dir=cache_dir, progress=progress, check_config=read_gpt2_config,
+                             access=access, local_only=local_only)
+    try:
+        cfg = read_gpt2_config(files.config)
+        weights = read_gpt2_weights(files.weights, cfg)
+        tokenizer = read_tokenizer(files.tokenizer, cfg)
+    except ModelUnavailableError:
+        raise
+    except ModelError:
+        if files.from_hub:
+            discard(files.source, cache_dir)
+        raise
+    if files.from_hub:
+        mark(files.source, cache_dir)
+    return CausalLM(files.source, cfg, weights, tokenizer, time.perf_counter() - start)

@@ -14,7 +14,6 @@ is a link to it.
 from __future__ import annotations
 
 import os
-
 from typing import NoReturn
 
 import streamlit as st

@@ -61,8 +61,8 @@ def source() -> str:
 
 
 def lesson_source() -> str:
-    """The checkpoint Learn's model lessons read: the learner's choice, else the operator's English encoder ($ATTN_MODEL,
-    else attn_models.DEFAULT_MODEL) in every language: the lessons' sentences, tokens and numbers are English."""
+    """The checkpoint Learn's model lessons read: the learner's choice, else the operator's English encoder
+    ($ATTN_MODEL, else attn_models.DEFAULT_MODEL) in every language: the lessons' sentences and numbers are English."""
     return st.session_state.get(state.MODEL_SOURCE) or attn_models.default_model("en", os.environ)
 
 

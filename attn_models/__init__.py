@@ -55,11 +55,12 @@ from .hub import RepoPlan, check_source, in_cache, judge_repo, repo_cached
 from .intervene import Intervention, ablate_heads
 from .limits import MODEL_LIMITS, ModelLimits, gpt2_resident_bytes, resident_bytes
 from .mlm import MaskFill, MlmHead
-from .model import Encoded, Model, cosine_similarities, fetch, load, pool, token_label
+from .model import FAMILIES, Encoded, Model, cosine_similarities, fetch, load, model_family, pool, token_label
 from .patterns import describe_head, head_description, head_pattern
 from .t5 import DecoderOutput, T5Config, Translation, Translator, load_translator, parse_t5_config
 
 __all__ = [
+    "FAMILIES", "model_family",
     "DEFAULT_CAUSAL_MODEL", "CausalEncoded", "CausalLM", "CausalOutput", "GenStep", "Generation", "Gpt2Config",
     "NextToken", "gpt2_resident_bytes", "load_causal_lm", "parse_gpt2_config",
     "MODEL_LIMITS", "Access", "BertConfig", "DEFAULT_MODEL", "Encoded", "EncoderOutput", "Intervention", "MaskFill",

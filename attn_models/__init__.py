@@ -35,7 +35,18 @@ A T5 translator (attn_models.t5): the translation, and each output token's cross
 >>> attn_core.run(t5.cross_config("The cat sat on the mat.", t.output_ids[:-1], layer=5))  # doctest: +SKIP
 """
 
-from .access import DEFAULT_MODEL, MULTILINGUAL_MODEL, Access, check_repo_id, default_model, is_folder
+from .access import (
+    CAUSAL_MODEL,
+    DEFAULT_MODEL,
+    MULTILINGUAL_MODEL,
+    TRANSLATOR_MODEL,
+    Access,
+    causal_model,
+    check_repo_id,
+    default_model,
+    is_folder,
+    translator_model,
+)
 from .checkpoint import BertConfig, config_cells, parse_config
 from .encoder import EncoderOutput, erf, gelu, layer_norm, with_bias_column
 from .errors import ModelError, ModelUnavailableError, NotFetchedError
@@ -60,7 +71,7 @@ from .patterns import describe_head, head_description, head_pattern
 from .t5 import DecoderOutput, T5Config, Translation, Translator, load_translator, parse_t5_config
 
 __all__ = [
-    "FAMILIES", "model_family",
+    "FAMILIES", "model_family", "CAUSAL_MODEL", "TRANSLATOR_MODEL", "causal_model", "translator_model",
     "DEFAULT_CAUSAL_MODEL", "CausalEncoded", "CausalLM", "CausalOutput", "GenStep", "Generation", "Gpt2Config",
     "NextToken", "gpt2_resident_bytes", "load_causal_lm", "parse_gpt2_config",
     "MODEL_LIMITS", "Access", "BertConfig", "DEFAULT_MODEL", "Encoded", "EncoderOutput", "Intervention", "MaskFill",

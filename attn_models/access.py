@@ -3,8 +3,10 @@
 - ``ATTN_MODEL``: the model the page reads unless the visitor names another (a repo id, or a folder on the server:
   the operator's choice is always allowed), in every language. Unset: :func:`default_model` of the learner's
   language: :data:`DEFAULT_MODEL` (English), :data:`MULTILINGUAL_MODEL` in Chinese and Korean.
-- ``ATTN_MODELS``: unset or ``*``: any Hub repo id that fits the caps; ``default``: only the two default models (and
-  ATTN_MODEL); otherwise a comma-separated list of repo ids.
+- ``ATTN_CAUSAL_MODEL``, ``ATTN_TRANSLATOR_MODEL``: likewise for A model that writes (a GPT-2; unset:
+  :data:`CAUSAL_MODEL`) and A model that translates (a T5; unset: :data:`TRANSLATOR_MODEL`).
+- ``ATTN_MODELS``: unset or ``*``: any Hub repo id that fits the caps; ``default``: only the default models (and the
+  operator's choices above); otherwise a comma-separated list of repo ids.
 - ``ATTN_ALLOW_FOLDERS=1``: visitors may name folders on the server (off unless set).
 - ``ATTN_DOWNLOAD_MB`` (default 1000): the most megabytes of the Hub cache the models visitors chose may take; the
   least recently used of them is removed to make room (never a default, never ATTN_MODEL).
@@ -22,9 +24,13 @@ from .errors import N_, ModelError
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"  # English (its WordPiece turns Korean into jamo)
 #: the default in Chinese and Korean: XLM-RoBERTa's sentencepiece reads them (12 layers, hidden 384, 470.6 MB)
 MULTILINGUAL_MODEL = "sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2"
-DEFAULTS = (DEFAULT_MODEL, MULTILINGUAL_MODEL)
+#: the model A model that writes reads: the one published GPT-2 within the caps (6 layers, 353 MB; bench/gpt2.py)
+CAUSAL_MODEL = "distilbert/distilgpt2"
+TRANSLATOR_MODEL = "google-t5/t5-small"  # A model that translates: English to French, German, Romanian (242 MB)
+DEFAULTS = (DEFAULT_MODEL, MULTILINGUAL_MODEL, CAUSAL_MODEL, TRANSLATOR_MODEL)
 MULTILINGUAL_LANGUAGES = ("zh", "ko")  # the app's languages the English default does not read
 ENV_MODEL, ENV_MODELS, ENV_FOLDERS, ENV_DOWNLOAD = "ATTN_MODEL", "ATTN_MODELS", "ATTN_ALLOW_FOLDERS", "ATTN_DOWNLOAD_MB"
+ENV_CAUSAL, ENV_TRANSLATOR = "ATTN_CAUSAL_MODEL", "ATTN_TRANSLATOR_MODEL"
 DOWNLOAD_MB = 1000  # ATTN_DOWNLOAD_MB's default
 _REPO_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.-]{0,95}")
 
@@ -46,17 +52,18 @@ class Access:
     def from_env(cls, env: Mapping[str, str]) -> Access:
         """The operator's choices in ``env`` (see the module's text).
 
-        >>> a = Access.from_env({"ATTN_MODELS": "default", "ATTN_MODEL": "/srv/bert"})
+        >>> a = Access.from_env({"ATTN_MODELS": "default", "ATTN_MODEL": "/srv/bert", "ATTN_CAUSAL_MODEL": "me/gpt"})
         >>> sorted(a.repos), a.folders, a.download_bytes  # doctest: +NORMALIZE_WHITESPACE
-        (['/srv/bert', 'sentence-transformers/all-MiniLM-L6-v2',
-          'sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2'], False, 1000000000)
+        (['/srv/bert', 'distilbert/distilgpt2', 'google-t5/t5-small', 'me/gpt',
+          'sentence-transformers/all-MiniLM-L6-v2', 'sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2'],
+          False, 1000000000)
         >>> sorted(Access.from_env({"ATTN_MODELS": " a/b, c/d ,"}).repos)[:3]
-        ['a/b', 'c/d', 'sentence-transformers/all-MiniLM-L6-v2']
+        ['a/b', 'c/d', 'distilbert/distilgpt2']
         >>> Access.from_env({"ATTN_MODELS": "*"}).repos is None
         True
         """
-        chosen = env.get(ENV_MODEL, "").strip()
-        operator = (*DEFAULTS, chosen) if chosen and chosen not in DEFAULTS else DEFAULTS
+        chosen = [c for c in (env.get(name, "").strip() for name in (ENV_MODEL, ENV_CAUSAL, ENV_TRANSLATOR)) if c]
+        operator = tuple(dict.fromkeys([*DEFAULTS, *chosen]))
         listed = env.get(ENV_MODELS, "*").strip() or "*"
         if listed == "*":
             repos = None
@@ -108,6 +115,18 @@ class Access:
             raise ModelError(N_("{repo_id} is not one of the models this server offers: {models}."),
                              repo_id=repr(source), models=", ".join(sorted(self.repos)))
         return source
+
+
+def causal_model(env: Mapping[str, str] | None = None) -> str:
+    """The GPT-2 A model that writes reads unless the learner names another: $ATTN_CAUSAL_MODEL, else
+    :data:`CAUSAL_MODEL`."""
+    return (env or {}).get(ENV_CAUSAL, "").strip() or CAUSAL_MODEL
+
+
+def translator_model(env: Mapping[str, str] | None = None) -> str:
+    """The T5 A model that translates reads unless the learner names another: $ATTN_TRANSLATOR_MODEL, else
+    :data:`TRANSLATOR_MODEL`."""
+    return (env or {}).get(ENV_TRANSLATOR, "").strip() or TRANSLATOR_MODEL
 
 
 def default_model(language: str, env: Mapping[str, str] | None = None) -> str:

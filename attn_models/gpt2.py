@@ -53,7 +53,7 @@ import numpy as np
 from attn_core import LIMITS, Config, MultiHeadTrace, causal_mask, head_slice, make_config, multi_head_attention, run
 from attn_core import softmax as attn_softmax
 
-from .access import Access
+from .access import CAUSAL_MODEL, Access
 from .checkpoint import DTYPES, check_entry, check_finite, parse_json, read_capped, read_tokenizer
 from .encoder import layer_norm, with_bias_column
 from .errors import N_, ModelError, ModelUnavailableError
@@ -65,7 +65,7 @@ from .mlm import CHUNK, top_words
 GPT2_TYPES = ("gpt2",)  # config.json model_type values read as GPT-2
 GELU_TANH = ("gelu_new", "gelu_pytorch_tanh")  # GPT-2's activation_function: the tanh approximation (same formula)
 EOT = "<|endoftext|>"
-DEFAULT_CAUSAL_MODEL = "distilgpt2"  # 6 layers: its weights fit MODEL_LIMITS (bench/gpt2.py; GPT-2 small does not)
+DEFAULT_CAUSAL_MODEL = CAUSAL_MODEL  # distilgpt2 (6 layers) fits MODEL_LIMITS; GPT-2 small does not (bench/gpt2.py)
 
 
 # ---- config.json -----------------------------------------------------------------------------------------------

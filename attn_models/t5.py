@@ -48,7 +48,7 @@ from attn_core import (
     softmax,
 )
 
-from .access import Access
+from .access import TRANSLATOR_MODEL, Access
 from .checkpoint import DTYPES, check_entry, check_finite, parse_json, read_capped
 from .errors import N_, ModelError, ModelUnavailableError
 from .hub import Progress, checkpoint_files, discard, mark
@@ -58,7 +58,7 @@ from .model import token_label
 
 T5_TYPES = ("t5",)
 FF_KINDS = ("relu", "gated-gelu")
-T5_MODEL = "google-t5/t5-small"  # the translator a page offers unless the operator names another
+T5_MODEL = TRANSLATOR_MODEL  # google-t5/t5-small: the translator a page offers unless the operator names another
 PREFIX = "translate English to French: "  # t5-small's task prefix (transformers' translation_en_to_fr pipeline)
 MAX_NEW = 64  # the most tokens a translation may generate
 #: the attentions of a T5 layer, as a message names them (marked for the app's catalogs)

@@ -21,7 +21,6 @@ from .i18n import N_, _, ngettext
 from .model_output import percent
 from .numbers import format_number
 
-ENV_SOURCE = "ATTN_CAUSAL_MODEL"  # the operator's causal language model (a repo id or a folder on the server)
 DEFAULT_PROMPT = "The cat sat on the"  # input of an English model: not translated
 TOP_K = 10  # the most probable next tokens shown
 MAX_NEW = 20  # the most tokens one click writes (each is a forward pass over the whole text so far)
@@ -30,8 +29,8 @@ MODES = {"greedy": N_("the most probable (greedy)"), "sample": N_("drawn at rand
 
 
 def operator_source() -> str:
-    """The operator's causal model: $ATTN_CAUSAL_MODEL, else attn_models.DEFAULT_CAUSAL_MODEL."""
-    return os.environ.get(ENV_SOURCE) or attn_models.DEFAULT_CAUSAL_MODEL
+    """The operator's causal model: $ATTN_CAUSAL_MODEL, else attn_models.CAUSAL_MODEL (distilgpt2)."""
+    return attn_models.causal_model(os.environ)
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ import math
 import os
 import struct
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -649,7 +649,8 @@ class CausalLM:
                              top_k=repr(top_k)[:40])
 
     def generate(self, prompt: str, n_new: int, *, sample: bool = False, temperature: float = 1.0, seed: int = 0,
-                 top_k: int = 10, intervention: Intervention | None = None) -> Generation:
+                 top_k: int = 10, intervention: Intervention | None = None,
+                 on_step: Callable[[int, GenStep], None] | None = None) -> Generation:
         """Up to ``n_new`` tokens after ``prompt``, one at a time: the most probable (``sample`` False: greedy, as
         transformers' ``do_sample=False``), or drawn from softmax(logits / temperature) with numpy's
         ``default_rng(seed)`` (the same seed, the same tokens). Stops after <|endoftext|> or when the context is
@@ -657,7 +658,8 @@ class CausalLM:
         bench/gpt2.py measures what it costs).
 
         ``intervention`` applies at every step; an explorer configuration's X belongs to the prompt (the first step),
-        its weights apply to the longer context after (see attn_models.Intervention).
+        its weights apply to the longer context after (see attn_models.Intervention). ``on_step(i, step)``, if given,
+        is called as step i is chosen (a page draws it as it comes).
         """
         self._check_sampling(temperature, top_k)
         if isinstance(n_new, bool) or not isinstance(n_new, (int, np.integer)) or not 1 <= n_new <= LIMITS.n_seq:
@@ -680,6 +682,8 @@ class CausalLM:
             piece = self.piece(new)
             steps.append(GenStep(piece_label(piece), new, float(probs[new]), top, attentions[:, :, -1, :].copy(),
                                  piece))
+            if on_step is not None:
+                on_step(step, steps[-1])
             ids.append(new)
             if new == self.eot_id:
                 stopped = "eot"
@@ -737,8 +741,8 @@ class CausalLM:
         h_in = stream[layer] if stream is not None else (
             self.weights.wte[enc.ids].astype(np.float64) + self.weights.wpe[:len(enc.ids)])
         x1 = with_bias_column(layer_norm(h_in, w.ln1_g, w.ln1_b, self.config.eps))
-        origin = {"model": self.name, "family": "gpt2", "layer": int(layer), "sentence": prompt, "head": int(head),
-                  "bias_column": self.config.d_model}
+        origin = {"model": self.name, "family": "gpt2", "layer": int(layer), "sentence": prompt, "pad_to": 0,
+                  "head": int(head), "bias_column": self.config.d_model}
         if self.config.head_only:
             w_q, w_k, w_v, w_o = head_weights(w, int(head), self.n_heads)
             origin["of_heads"] = self.n_heads

@@ -410,7 +410,9 @@ def model_family(path: Path) -> str:
     """The family of the checkpoint whose config.json is ``path`` (a value of :data:`FAMILIES`), or ModelError naming
     its model_type and the ones this app runs."""
     doc = parse_json(read_capped(path, "config.json", MODEL_LIMITS.config_bytes), "config.json")
-    kind = doc.get("model_type") if isinstance(doc, dict) else None
+    if not isinstance(doc, dict):
+        raise ModelError(N_("{where}: not a JSON object."), where="config.json")
+    kind = doc.get("model_type")
     if not isinstance(kind, str) or kind not in FAMILIES:
         raise ModelError(N_("config.json: model_type {kind} is not one this app runs ({types})."),
                          kind=repr(str(kind)[:40]), types=", ".join(FAMILIES))

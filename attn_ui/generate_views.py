@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -18,31 +17,19 @@ import attn_models
 
 from . import budget, model_views, text
 from .i18n import N_, _, ngettext
-from .model_output import percent
+from .model_output import Change, intervention, percent
 from .numbers import format_number
 
 DEFAULT_PROMPT = "The cat sat on the"  # input of an English model: not translated
 TOP_K = 10  # the most probable next tokens shown
 MAX_NEW = 20  # the most tokens one click writes (each is a forward pass over the whole text so far)
 TEMPERATURES = (0.1, 2.0)  # the slider's ends
-MODES = {"greedy": N_("the most probable (greedy)"), "sample": N_("drawn at random (sampled)")}
+MODES = {"greedy": N_("greedy"), "sample": N_("sampled")}  # each next token: the most probable, or drawn at random
 
 
 def operator_source() -> str:
     """The operator's causal model: $ATTN_CAUSAL_MODEL, else attn_models.CAUSAL_MODEL (distilgpt2)."""
     return attn_models.causal_model(os.environ)
-
-
-@dataclass(frozen=True)
-class Change:
-    """Heads switched off ((layer, head) pairs) and how ("mean" over the text's tokens, or "zero")."""
-
-    ablate: tuple[tuple[int, int], ...] = ()
-    how: str = "mean"
-
-
-def intervention(change: Change) -> attn_models.Intervention | None:
-    return attn_models.Intervention(ablate=frozenset(change.ablate), how=change.how) if change.ablate else None
 
 
 @budget.cached("causal_forward")  # [n_layers, n_heads, n, n] attentions and the hidden states: as model_forward
@@ -110,6 +97,16 @@ def ablation_words(before, after, after_top_before: float, before_top_after: flo
     NextToken of the model as trained and with the heads off; ``after_top_before`` is the probability the trained
     model gives to the new top token, ``before_top_after`` the one the changed model gives to the old top token."""
     off = ngettext("With {n} head off", "With {n} heads off", n_off).format(n=n_off)
+    return change_words(off, before, after, after_top_before, before_top_after)
+
+
+def edit_words(before, after, after_top_before: float, before_top_after: float) -> str:
+    """:func:`ablation_words` for the learner's edits of a layer run back."""
+    return change_words(_("With your edits"), before, after, after_top_before, before_top_after)
+
+
+def change_words(off: str, before, after, after_top_before: float, before_top_after: float) -> str:
+    """“{off}, the most probable next token is still …” or “… changes from … to …”, on the numbers shown."""
     if int(before.ids[0]) == int(after.ids[0]):
         return _("{off}, the most probable next token is still “{token}”: {p_before} as trained, {p_after} "
                  "now.").format(off=off, token=shown(before.tokens[0]), p_before=percent(float(before.probs[0])),

@@ -75,7 +75,9 @@ def operator_source() -> str:
 _LOADED: set[str] = set()  # sources _model has read in this process (a cache entry may since have been dropped)
 
 
-@st.cache_resource(max_entries=2, show_spinner=False)  # the spinner is model()'s, in the learner's language
+# one model per page that reads one (an encoder, a GPT-2, a T5): their defaults stay loaded side by side (≈ 134 + 328 +
+# 242 MB, bench/RESULTS.md); a visitor's own choice takes the place of the one used least recently
+@st.cache_resource(max_entries=3, show_spinner=False)  # the spinner is model()'s, in the learner's language
 def _model(source: str) -> attn_models.Model:
     loaded = attn_models.load(source, access=access(), local_only=True)  # never downloads: model() does, when asked
     _LOADED.add(source)
@@ -211,9 +213,13 @@ def forward(source: str, sentence: str, pad_to: int) -> Run:
 
 @budget.cached("model_layer")
 def layer_config(source: str, sentence: str, pad_to: int, layer: int, head: int) -> Config:
-    """Layer ``layer`` as an explorer configuration (attn_models.Model.layer_config), once per its arguments."""
+    """Layer ``layer`` as an explorer configuration (attn_models.Model.layer_config, or a GPT-2's: its causal mask
+    with it, one head when the whole layer is over the caps), once per its arguments."""
+    model = _model(source)
+    if isinstance(model, attn_models.CausalLM):
+        return model.layer_config(sentence, layer, head=head)
     run = forward(source, sentence, pad_to)
-    return _model(source).layer_config(sentence, layer, pad_to or None, head=head, hidden=run.hidden_states[layer])
+    return model.layer_config(sentence, layer, pad_to or None, head=head, hidden=run.hidden_states[layer])
 
 
 def model_origin(cfg: Config) -> dict | None:
@@ -237,7 +243,7 @@ def open_layer(source: str, sentence: str, pad_to: int, layer: int, head: int) -
     if message := state.set_config(cfg, what=what):
         return message
     st.session_state[state.PRESET] = None
-    st.session_state[state.HEAD] = head
+    st.session_state[state.HEAD] = head if cfg.n_heads > 1 else 0  # a head opened alone is the configuration's head 0
     return None
 
 

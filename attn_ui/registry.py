@@ -58,10 +58,12 @@ MULTIHEAD = Page("multihead", N_("Multi-head"), ":material/view_column:", headin
 SCORES = Page("scores", N_("Score functions"), ":material/functions:",
               heading=N_("Score functions and cross-attention"))
 MODEL = Page("model", N_("A real model"), ":material/psychology:")
+GENERATE = Page("generate", N_("A model that writes"), ":material/edit_note:")
 SHARE = Page("share", N_("Share & export"), ":material/share:")
 
 #: every page, in sidebar order; the first is the default page (the app's root address)
-PAGES: tuple[Page, ...] = (OVERVIEW, LEARN, INPUTS, STEPS, SCALING, MASKING, MULTIHEAD, SCORES, MODEL, SHARE)
+PAGES: tuple[Page, ...] = (OVERVIEW, LEARN, INPUTS, STEPS, SCALING, MASKING, MULTIHEAD, SCORES, MODEL, GENERATE,
+                           SHARE)
 DEFAULT = PAGES[0]
 
 

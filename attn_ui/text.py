@@ -154,6 +154,16 @@ def origin_text(origin: dict) -> str:
         out = _("From **{model}**, layer {layer}, on “{sentence}”.").format(model=model, layer=layer, sentence=shown)
     else:
         out = _("From **{model}**, layer {layer}.").format(model=model, layer=layer)
+    if isinstance(origin.get("of_heads"), int):  # a GPT-2's head, alone: the whole layer is over the caps
+        out = sentences(out, _("Head {head} alone, of the layer's {n} heads: the whole layer is over the app's "
+                               "caps.").format(head=origin.get("head"), n=origin["of_heads"]))
+    side = origin.get("side")  # a T5's layer
+    if side == "cross":
+        out = sentences(out, _("The decoder's cross-attention: the queries come from the translation being written "
+                               "(Y), the keys and values from the encoder's output on the source (X)."))
+    elif side in ("encoder", "decoder"):
+        out = sentences(out, _("The {side}'s self-attention, with T5's learned relative positions as the score bias "
+                               "B, and no scaling.").format(side=_("encoder") if side == "encoder" else _("decoder")))
     if isinstance(bias, int):
         out = sentences(out, _("X's column {bias} is a constant 1 (the bias feature): the last row of W_Q, W_K and "
                                "W_V is their bias.").format(bias=bias))

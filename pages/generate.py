@@ -153,6 +153,8 @@ n_new = int(row.number_input(_("Tokens to write"), min_value=1, max_value=genera
                              **state.bind(N_NEW, int(state.kept(N_NEW, 8)))))
 mode = row.segmented_control(_("Each next token is"), list(generate_views.MODES),
                              format_func=lambda k: _(generate_views.MODES[k]),
+                             help=_("Greedy: always the most probable token (the temperature does not matter). "
+                                    "Sampled: drawn at random with the probabilities at temperature T."),
                              **state.bind(MODE, state.kept(MODE, "greedy", list(generate_views.MODES)))) or "greedy"
 seed = int(row.number_input(_("Seed"), min_value=0, max_value=2**31 - 1, step=1, width=120,
                             disabled=mode != "sample", help=_("The same seed draws the same tokens."),
@@ -225,3 +227,37 @@ if off:
         y_title=_("probability"), precision=3))
 else:
     st.caption(_("Choose heads to switch off: the next token's probabilities are computed again without them."))
+
+# ---- the configuration, when it came from this model ---------------------------------------------------------------
+cfg = state.config()
+origin = model_views.model_origin(cfg)
+if origin is not None and origin.get("family") == "gpt2" and origin["model"] == source:
+    st.header(_("In the explorer now"))
+    st.markdown(text.origin_text(origin))
+    if model_views.edited(cfg):
+        st.info(_("You have edited these numbers since: they are no longer the model's."), icon=":material/edit:")
+        st.button(_("Back to the model's weights"), key="gen_back", icon=":material/restore:",
+                  on_click=model_views.back_to_model)
+        st.subheader(_("Your edits, run through the model"))
+        st.caption(_("Layer {layer} computed with your numbers, then the rest of the model as trained. On the prompt "
+                     "it was opened on, every edit runs, X too; on another prompt your weights, scale, score function "
+                     "and mask run on that prompt's own X.").format(layer=origin["layer"]))
+        try:
+            mine = generate_views.next_token(source, prompt, float(temperature), model_output.Change(edited=cfg))
+            mine_probs = softmax(generate_views.forward(source, prompt, model_output.Change(edited=cfg)).logits[-1]
+                                 / temperature)  # [vocab]
+        except attn_models.ModelError as err:
+            st.warning(text.md_escape(i18n.error_text(err)), icon=":material/warning:")
+            st.stop()
+        st.markdown(generate_views.edit_words(nxt, mine, float(probs[mine.ids[0]]), float(mine_probs[nxt.ids[0]])))
+        names = dict(zip(nxt.ids.tolist(), nxt.tokens, strict=True)) | dict(zip(mine.ids.tolist(), mine.tokens,
+                                                                                strict=True))
+        ids = list(dict.fromkeys([*nxt.ids.tolist(), *mine.ids.tolist()]))[:generate_views.TOP_K]
+        charts.show_chart(lesson_views.bars(
+            _("Next token at T = {t}, as trained and with your edits").format(t=f"{temperature:g}"),
+            tuple(shown(names[i]) for i in ids),
+            ((_("as trained"), probs[ids]), (_("with your edits"), mine_probs[ids])), y_title=_("probability"),
+            precision=3))
+    else:
+        st.caption(_("Edit it on Inputs & weights or Step by step: this section then shows what your edits do to the "
+                     "next token."))

@@ -65,7 +65,8 @@ with st.expander(_("Use another model"), icon=":material/swap_horiz:", expanded=
                   **state.bind(OTHER, state.kept(OTHER, ""), use_other_model))
 if model is None:
     st.stop()
-if (came_from := model_views.model_origin(state.config())) is not None and came_from["model"] != source:
+if ((came_from := model_views.model_origin(state.config())) is not None and came_from["model"] != source
+        and came_from.get("family") != "gpt2"):
     st.info(_("The configuration in the explorer came from another model, {model}: see **In the explorer now** at "
               "the end of this page.").format(model=text.md_escape(came_from["model"])), icon=":material/info:")
 cfg_m = model.config
@@ -258,6 +259,13 @@ if can_run:
 # ---- the configuration, when it came from a model --------------------------------------------------------------
 cfg = state.config()
 origin = model_views.model_origin(cfg)
+if origin is not None and origin.get("family") == "gpt2":  # a GPT-2's head: its page runs its edits back
+    st.header(_("In the explorer now"))
+    st.info(_("The configuration in the explorer is a head of {model}, a model that writes: {page} runs your edits "
+              "of it back through that model.").format(model=text.md_escape(origin["model"]),
+                                                      page=_(registry.GENERATE.title)), icon=":material/info:")
+    st.page_link(registry.GENERATE.file, label=_(registry.GENERATE.title), icon=registry.GENERATE.icon)
+    origin = None
 if origin is not None:
     st.header(_("In the explorer now"))
     opened = _("Opened with head {head} chosen.").format(head=origin["head"])

@@ -59,11 +59,12 @@ SCORES = Page("scores", N_("Score functions"), ":material/functions:",
               heading=N_("Score functions and cross-attention"))
 MODEL = Page("model", N_("A real model"), ":material/psychology:")
 GENERATE = Page("generate", N_("A model that writes"), ":material/edit_note:")
+TRANSLATE = Page("translate", N_("A model that translates"), ":material/translate:")
 SHARE = Page("share", N_("Share & export"), ":material/share:")
 
 #: every page, in sidebar order; the first is the default page (the app's root address)
 PAGES: tuple[Page, ...] = (OVERVIEW, LEARN, INPUTS, STEPS, SCALING, MASKING, MULTIHEAD, SCORES, MODEL, GENERATE,
-                           SHARE)
+                           TRANSLATE, SHARE)
 DEFAULT = PAGES[0]
 
 

@@ -85,6 +85,14 @@ GEN_LAYER, GEN_HEAD = "gen_layer", "gen_head"  # selectboxes: the head whose att
 GEN_VIEW = "gen_view"  # the model view chart (its click selection)
 GEN_ABLATE = "gen_ablate"  # multiselect: the heads switched off ("L2 · H5" names)
 GEN_ABLATE_HOW = "gen_ablate_how"  # segmented control: "mean" or "zero"
+# A model that translates (pages/translate.py): a T5's checkpoint and the page's widgets
+TRANS_SOURCE = "trans_source"  # str or None: the translator the page reads (repo id or folder; tests set it)
+TRANS_OTHER = "trans_other"  # text_input: another T5 checkpoint
+TRANS_SENTENCE = "trans_sentence"  # text_input: the English sentence
+TRANS_LAYER, TRANS_HEAD = "trans_layer", "trans_head"  # selectboxes: the decoder layer and cross-attention head drawn
+TRANS_ENC_LAYER = "trans_enc_layer"  # selectbox: the encoder layer whose self-attention head opens
+TRANS_ABLATE = "trans_ablate"  # multiselect: the cross-attention heads switched off ("L2 · H5" names)
+TRANS_ABLATE_HOW = "trans_ablate_how"  # segmented control: "mean" or "zero"
 # Learn (attn_ui.lesson_ui): the lesson open, the learner's answers, and the ?lesson= link read once
 LESSON = "lesson"  # key of the lesson open on Learn (attn_ui.lessons); None: the first
 LESSON_ANSWERS = "lesson_answers"  # {lesson key: [(prediction, right?)]}: every answer committed, oldest first

@@ -1,0 +1,206 @@
+"""A model that translates: a T5 encoder-decoder writes your English sentence in French; each French token's
+cross-attention over the English is drawn, heads open in the explorer (a cross-attention head, or an encoder head
+with its relative-position bias), and heads switched off or your edits change the translation."""
+
+import streamlit as st
+
+import attn_models
+from attn_core import configs_equal
+from attn_ui import (
+    charts,
+    controls,
+    frame,
+    heatmap,
+    i18n,
+    model_output,
+    model_views,
+    registry,
+    state,
+    text,
+    translate_views,
+)
+from attn_ui.i18n import _, ngettext
+
+frame.page_start(registry.TRANSLATE)
+
+SENTENCE, LAYER, HEAD, ENC_LAYER = state.TRANS_SENTENCE, state.TRANS_LAYER, state.TRANS_HEAD, state.TRANS_ENC_LAYER
+OTHER, ABLATE, HOW = state.TRANS_OTHER, state.TRANS_ABLATE, state.TRANS_ABLATE_HOW
+
+
+def use_other_model() -> None:
+    """on_change: read another T5 checkpoint; an empty box goes back to the operator's."""
+    st.session_state[state.TRANS_SOURCE] = st.session_state[OTHER].strip() or None
+    st.session_state[state.KEPT][OTHER] = st.session_state[OTHER]
+
+
+def open_config(cfg, what: str) -> None:
+    """Put a layer of the translator into the explorer, then go to the page that shows it."""
+    if message := state.set_config(cfg, what=state.change(what, layer=cfg.origin["layer"])):
+        st.error(text.md_escape(message), icon=":material/error:")
+        return
+    st.session_state[state.PRESET] = None
+    st.session_state[state.HEAD] = cfg.origin["head"]
+    st.switch_page(registry.SCORES.file if cfg.cross else registry.MASKING.file)
+
+
+st.markdown(_(
+    "An **encoder-decoder** (T5) translates. The encoder reads the English with self-attention, every token seeing "
+    "every other; the decoder writes the French one token at a time with causal self-attention, and its "
+    "**cross-attention** lets each French token's query read the encoder's output: queries from the French (Y), keys "
+    "and values from the English (X), as on the Score functions page. This is the encoder-decoder the additive score "
+    "function was invented for; T5 uses dot products, no √d_k, and adds a learned bias for relative positions."
+))
+
+# ---- the model ---------------------------------------------------------------------------------------------
+source = st.session_state.get(state.TRANS_SOURCE) or translate_views.operator_source()
+try:
+    model = model_views.model_or_offer(source, key="trans_download")
+except attn_models.ModelUnavailableError as err:
+    st.warning(text.md_escape(i18n.error_text(err)), icon=":material/cloud_off:")
+    model = None
+except attn_models.ModelError as err:
+    st.error(text.md_escape(i18n.error_text(err)), icon=":material/error:")
+    model = None
+if model is not None and not isinstance(model, attn_models.Translator):
+    st.error(_("{name} is not an encoder-decoder translator (T5): it does not translate.").format(
+        name=text.md_escape(model.name)), icon=":material/error:")
+    model = None
+with st.expander(_("Use another model"), icon=":material/swap_horiz:", expanded=model is None):
+    st.text_input(_("A Hugging Face repo id (owner/name) of a T5, or a folder on this machine"),
+                  placeholder=translate_views.operator_source(),
+                  help=_("config.json (model_type t5), tokenizer.json and model.safetensors. Empty: this server's "
+                         "translator."),
+                  **state.bind(OTHER, state.kept(OTHER, ""), use_other_model))
+if model is None:
+    st.stop()
+cfg_m = model.config
+st.caption(_("**{name}** · encoder {layers} layers, decoder {dec} layers, {heads} heads each · d_model {d_model} · "
+             "d_k {d_k} per head · vocabulary {vocab:,} sentencepiece tokens").format(
+    name=text.md_escape(model.name), layers=cfg_m.n_layers, dec=cfg_m.n_decoder_layers, heads=cfg_m.n_heads,
+    d_model=cfg_m.d_model, d_k=cfg_m.d_kv, vocab=cfg_m.vocab_size))
+
+# ---- the sentence and its translation ------------------------------------------------------------------------
+sentence = st.text_input(_("English sentence"), max_chars=1_000,
+                         **state.bind(SENTENCE, state.kept(SENTENCE, translate_views.DEFAULT_SENTENCE)))
+if not sentence.strip():
+    st.info(_("Type an English sentence: the model translates it into French."), icon=":material/info:")
+    st.stop()
+try:
+    trained = translate_views.translation(source, sentence)
+except attn_models.ModelError as err:
+    st.error(text.md_escape(i18n.error_text(err)), icon=":material/error:")
+    st.stop()
+src, out = trained.source_tokens, trained.output_tokens
+st.caption(_("The model reads “{prefix}” before your sentence (T5's task prefix, as the tutorial's pipeline writes "
+             "it): {n} tokens · {tokens}").format(prefix=text.md_escape(attn_models.t5.PREFIX.strip()), n=len(src),
+                                                  tokens=" · ".join(text.md_escape(t) for t in src)))
+st.header(_("The translation"))
+st.markdown("> " + (text.md_escape(trained.text) or "∅"))
+st.caption(_("Written greedily, one token at a time: each time the most probable one, until </s> or {most} tokens. "
+             "▁ marks the start of a word.").format(most=translate_views.MAX_NEW))
+with st.expander(_("Each token written, and its probability when it was chosen"), icon=":material/list:"):
+    st.markdown(text.md_table([_("token"), _("its probability when chosen")],
+                              [[text.md_escape(t), model_output.percent(float(p))]
+                               for t, p in zip(out, trained.probs, strict=True)]))
+
+# ---- cross-attention: where each output token looked ----------------------------------------------------------------
+st.header(_("Where each French token looked"))
+pick = st.container(horizontal=True)
+n_dec = cfg_m.n_decoder_layers
+layer = pick.selectbox(_("Decoder layer"), list(range(n_dec)), width=140,
+                       **state.bind(LAYER, state.kept(LAYER, n_dec - 1, list(range(n_dec)))))
+head = pick.selectbox(_("Head"), list(range(cfg_m.n_heads)), width=120,
+                      **state.bind(HEAD, state.kept(HEAD, 0, list(range(cfg_m.n_heads)))))
+cross = trained.cross[layer, head]  # [n_out, n_src]
+st.markdown(_("**Cross-attention** · decoder layer {layer}, head {head}: row = the query that chose each output "
+              "token, column = a source token: which source words each output token read.").format(
+    layer=layer, head=head))
+precision = min(controls.precision(), 2)
+src_labels, out_labels = text.numbered(src), text.numbered(out)
+with st.container(horizontal=True, wrap=False):
+    charts.show_chart(heatmap.heatmap(cross, out_labels, src_labels, kind="weights", precision=precision,
+                                      x_title=_("source token (key)"), y_title=_("output token (query)"),
+                                      title=_("cross-attention weights")))
+st.markdown(translate_views.alignment_words(cross, out, src))
+if st.button(_("Open this cross-attention head in the explorer"), key="trans_open", icon=":material/open_in_new:",
+             help=_("Loads decoder layer {layer}'s cross-attention into the configuration: Y = the decoder's states "
+                    "(one row per token written before), X = the encoder's output, W_Q, W_K, W_V, W_O the layer's, "
+                    "no scaling.").format(layer=layer)):
+    try:
+        cfg = translate_views.cross_config(source, sentence, tuple(int(i) for i in trained.output_ids[:-1]), layer,
+                                           head)
+    except attn_models.ModelError as err:
+        st.error(text.md_escape(i18n.error_text(err)), icon=":material/error:")
+    else:
+        open_config(cfg, _("decoder layer {layer}'s cross-attention opened"))
+
+# ---- the encoder's self-attention, with T5's position bias --------------------------------------------------------
+st.header(_("The encoder's self-attention and its position bias"))
+st.markdown(_("T5 adds a learned number to every score, one per head and relative distance between the query and "
+              "the key (bucketed: exact near, logarithmic far): the **score bias**, the mask's finite sibling. Open an "
+              "encoder head: Masking draws its bias, Scaling says why T5 does not divide by √d_k."))
+enc_row = st.container(horizontal=True, vertical_alignment="bottom")
+enc_layer = enc_row.selectbox(_("Encoder layer"), list(range(cfg_m.n_layers)), width=140,
+                              **state.bind(ENC_LAYER, state.kept(ENC_LAYER, 0, list(range(cfg_m.n_layers)))))
+if enc_row.button(_("Open encoder head {head} in the explorer").format(head=head), key="trans_open_encoder",
+                  icon=":material/open_in_new:"):
+    try:
+        cfg = translate_views.encoder_config(source, sentence, enc_layer, head)
+    except attn_models.ModelError as err:
+        st.error(text.md_escape(i18n.error_text(err)), icon=":material/error:")
+    else:
+        open_config(cfg, _("encoder layer {layer} of the translator opened"))
+
+# ---- cross-attention heads switched off -----------------------------------------------------------------------------
+st.header(_("Switch cross-attention heads off"))
+heads = [model_output.head_name(la, h) for la in range(n_dec) for h in range(cfg_m.n_heads)]
+controls_row = st.container(horizontal=True, vertical_alignment="bottom")
+off = controls_row.multiselect(_("Cross-attention heads switched off"), heads, width=420,
+                               placeholder=_("none: the model as trained"),
+                               **state.bind(ABLATE, [h for h in state.kept(ABLATE, []) if h in heads]))
+how = controls_row.segmented_control(
+    _("A head switched off gives"), ["mean", "zero"],
+    format_func=lambda k: _("the mean of its values") if k == "mean" else _("zeros"),
+    help=_("The mean of its values: what the head would give attending evenly to the whole source. Zeros: the head "
+           "adds nothing."), **state.bind(HOW, state.kept(HOW, "mean", ["mean", "zero"]))) or "mean"
+if off:
+    change = model_output.Change(tuple(sorted(map(model_output.parse_head, off))), how)
+    try:
+        after = translate_views.translation(source, sentence, change)
+    except attn_models.ModelError as err:
+        st.error(text.md_escape(i18n.error_text(err)), icon=":material/error:")
+        st.stop()
+    st.markdown("> " + (text.md_escape(after.text) or "∅"))
+    st.markdown(translate_views.change_words(trained, after, ngettext(
+        "With {n} head off", "With {n} heads off", len(off)).format(n=len(off))))
+else:
+    st.caption(_("Choose cross-attention heads to switch off: the sentence is translated again without them."))
+
+# ---- the configuration, when it is this translator's cross-attention -------------------------------------------------
+cfg = state.config()
+origin = cfg.origin or {}
+if origin.get("model") == source and origin.get("side") == "cross":
+    st.header(_("In the explorer now"))
+    st.markdown(text.origin_text(origin))
+    try:
+        target = tuple(int(i) for i in str(origin.get("target", "")).split())
+        as_opened = translate_views.cross_config(source, origin["sentence"], target, origin["layer"], origin["head"])
+    except (attn_models.ModelError, ValueError) as err:
+        st.warning(text.md_escape(str(err)), icon=":material/warning:")
+        st.stop()
+    if not configs_equal(cfg, as_opened):
+        st.subheader(_("Your edits, run through the translator"))
+        st.caption(_("Decoder layer {layer}'s cross-attention computed with your W_Q, W_K, W_V, W_O, scale and score "
+                     "function at every step; its queries and keys still come from the run (they change with every "
+                     "token written), so edits of X and Y are not run back.").format(layer=origin["layer"]))
+        try:
+            mine = translate_views.translation(source, origin["sentence"], model_output.Change(edited=cfg))
+            before = translate_views.translation(source, origin["sentence"])
+        except attn_models.ModelError as err:
+            st.warning(text.md_escape(i18n.error_text(err)), icon=":material/warning:")
+            st.stop()
+        st.markdown("> " + (text.md_escape(mine.text) or "∅"))
+        st.markdown(translate_views.change_words(before, mine, _("With your edits")))
+    else:
+        st.caption(_("Edit its W_Q, W_K, W_V or W_O on Inputs & weights: this section then translates with your "
+                     "numbers."))

@@ -50,6 +50,7 @@ from .access import (
 from .checkpoint import BertConfig, config_cells, parse_config
 from .encoder import EncoderOutput, erf, gelu, layer_norm, with_bias_column
 from .errors import ModelError, ModelUnavailableError, NotFetchedError
+from .families import FAMILIES, fetch, load, model_family
 from .gpt2 import (
     DEFAULT_CAUSAL_MODEL,
     CausalEncoded,
@@ -66,12 +67,12 @@ from .hub import RepoPlan, check_source, in_cache, judge_repo, repo_cached
 from .intervene import Intervention, ablate_heads
 from .limits import MODEL_LIMITS, ModelLimits, gpt2_resident_bytes, resident_bytes
 from .mlm import MaskFill, MlmHead
-from .model import FAMILIES, Encoded, Model, cosine_similarities, fetch, load, model_family, pool, token_label
+from .model import Encoded, Model, cosine_similarities, load_encoder, pool, token_label
 from .patterns import describe_head, head_description, head_pattern
 from .t5 import DecoderOutput, T5Config, Translation, Translator, load_translator, parse_t5_config
 
 __all__ = [
-    "FAMILIES", "model_family", "CAUSAL_MODEL", "TRANSLATOR_MODEL", "causal_model", "translator_model",
+    "FAMILIES", "load_encoder", "model_family", "CAUSAL_MODEL", "TRANSLATOR_MODEL", "causal_model", "translator_model",
     "DEFAULT_CAUSAL_MODEL", "CausalEncoded", "CausalLM", "CausalOutput", "GenStep", "Generation", "Gpt2Config",
     "NextToken", "gpt2_resident_bytes", "load_causal_lm", "parse_gpt2_config",
     "MODEL_LIMITS", "Access", "BertConfig", "DEFAULT_MODEL", "Encoded", "EncoderOutput", "Intervention", "MaskFill",

@@ -6,7 +6,6 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -17,22 +16,15 @@ from .checkpoint import (
     BertConfig,
     Embeddings,
     check_id,
-    parse_json,
-    read_capped,
     read_config,
     read_tokenizer,
     read_weights,
 )
 from .encoder import EncoderOutput, LayerWeights, encode, layer_norm, with_bias_column
 from .errors import N_, ModelError, ModelUnavailableError
-from .hub import CheckpointFiles, Progress, checkpoint_files, discard, mark
+from .hub import Progress, checkpoint_files, discard, mark
 from .intervene import Intervention, layer_step, owns
-from .limits import MODEL_LIMITS
 from .mlm import MASK, MaskFill, MlmHead, mlm_probs, top_words
-
-if TYPE_CHECKING:
-    from .gpt2 import CausalLM
-    from .t5 import Translator
 
 CLS, SEP, PAD = "[CLS]", "[SEP]", "[PAD]"  # BERT's; a model's own are its config's specials (RoBERTa: <s> </s> <pad>)
 
@@ -401,47 +393,10 @@ def token_label(token: str) -> str:
     return token if len(token) <= cap else token[: cap - 1] + "…"
 
 
-#: config.json's model_type -> the family it is read as: an encoder (:class:`Model`), a causal language model
-#: (attn_models.gpt2.CausalLM) or a translator (attn_models.t5.Translator)
-FAMILIES = {"bert": "encoder", "roberta": "encoder", "xlm-roberta": "encoder", "gpt2": "causal", "t5": "translator"}
-
-
-def model_family(path: Path) -> str:
-    """The family of the checkpoint whose config.json is ``path`` (a value of :data:`FAMILIES`), or ModelError naming
-    its model_type and the ones this app runs."""
-    doc = parse_json(read_capped(path, "config.json", MODEL_LIMITS.config_bytes), "config.json")
-    if not isinstance(doc, dict):
-        raise ModelError(N_("{where}: not a JSON object."), where="config.json")
-    kind = doc.get("model_type")
-    if not isinstance(kind, str) or kind not in FAMILIES:
-        raise ModelError(N_("config.json: model_type {kind} is not one this app runs ({types})."),
-                         kind=repr(str(kind)[:40]), types=", ".join(FAMILIES))
-    return FAMILIES[kind]
-
-
-def read_any_config(path: Path) -> object:
-    """config.json read by its family's rules (caps included): BertConfig, Gpt2Config or T5Config; or ModelError."""
-    from .gpt2 import read_gpt2_config  # the families import this module: imported when first used
-    from .t5 import read_t5_config
-
-    return {"encoder": read_config, "causal": read_gpt2_config, "translator": read_t5_config}[model_family(path)](path)
-
-
-def fetch(source: str = DEFAULT_MODEL, *, cache_dir: str | Path | None = None, progress: Progress | None = None,
-          access: Access | None = None) -> CheckpointFiles:
-    """The checkpoint's files on this machine, downloaded into the Hub cache if need be (judged from the Hub's
-    metadata, then config.json first: a model over the caps is refused before its weights are downloaded, and what
-    was downloaded of it is removed). :func:`load` calls it; a page may call it first, with ``progress``, to show a
-    download. Raises as :func:`load`."""
-    return checkpoint_files(source, cache_dir=cache_dir, progress=progress, check_config=read_any_config,
-                            access=access)
-
-
-def load(source: str = DEFAULT_MODEL, *, cache_dir: str | Path | None = None, progress: Progress | None = None,
-         access: Access | None = None, local_only: bool = False) -> Model | CausalLM | Translator:
-    """Read a checkpoint (``config.json``, ``model.safetensors``, ``tokenizer.json``) of the family its config.json
-    names (:data:`FAMILIES`): a BERT-family encoder as a :class:`Model`, a GPT-2 as an attn_models.CausalLM, a T5 as
-    an attn_models.Translator.
+def load_encoder(source: str = DEFAULT_MODEL, *, cache_dir: str | Path | None = None,
+                 progress: Progress | None = None, access: Access | None = None, local_only: bool = False) -> Model:
+    """Read a BERT-family encoder (``config.json``, ``model.safetensors``, ``tokenizer.json``): BERT, RoBERTa,
+    XLM-RoBERTa. :func:`attn_models.load` reads any family the app runs.
 
     Parameters
     ----------
@@ -469,15 +424,8 @@ def load(source: str = DEFAULT_MODEL, *, cache_dir: str | Path | None = None, pr
         the cache.
     """
     start = time.perf_counter()
-    files = checkpoint_files(source, cache_dir=cache_dir, progress=progress, check_config=read_any_config,
+    files = checkpoint_files(source, cache_dir=cache_dir, progress=progress, check_config=read_config,
                              access=access, local_only=local_only)
-    family = model_family(files.config)
-    if family != "encoder":  # its own loader reads the files now on this machine (judged and checked above)
-        from .gpt2 import load_causal_lm
-        from .t5 import load_translator
-
-        loader = load_causal_lm if family == "causal" else load_translator
-        return loader(files.source, cache_dir=cache_dir, access=access, local_only=True)
     try:
         cfg = read_config(files.config)
         embeddings, layers, mlm = read_weights(files.weights, cfg)

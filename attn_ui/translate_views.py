@@ -43,12 +43,18 @@ def encoder_config(source: str, sentence: str, layer: int, head: int) -> Config:
     return model_views.model(source).self_config(sentence, layer, head=head, side="encoder")
 
 
+SAID = 16  # the most output tokens whose source token the page names in words (the heatmap has them all)
+
+
 def alignment_words(cross: np.ndarray, out_tokens: tuple[str, ...], src_tokens: tuple[str, ...]) -> str:
     """For each output token, the source token its query weighs most (``cross`` [n_out, n_src], one head's), in one
-    sentence computed on the numbers shown."""
+    sentence computed on the numbers shown (the first SAID output tokens)."""
     pairs = [_("“{out}” ← “{src}” ({w})").format(out=text.md_escape(o), src=text.md_escape(src_tokens[j]),
                                                  w=percent(float(row[j])))
-             for o, row in zip(out_tokens, cross, strict=True) for j in [int(np.argmax(row))]]
+             for o, row in zip(out_tokens[:SAID], cross[:SAID], strict=True) for j in [int(np.argmax(row))]]
+    if len(out_tokens) > SAID:
+        return _("The first {n} of the {total} output tokens, and the source token each one's query weighs most: "
+                 "{pairs}.").format(n=SAID, total=len(out_tokens), pairs="; ".join(pairs))
     return _("Each output token, and the source token its query weighs most: {pairs}.").format(pairs="; ".join(pairs))
 
 

@@ -97,18 +97,19 @@ def start_server(log_path: Path, *, port: int | None = None, timeout_s: float = 
 
 
 @contextmanager
-def model_server(model_dir: Path, log_path: Path) -> Iterator[str]:
+def model_server(model_dir: Path, log_path: Path, env: str = "ATTN_MODEL") -> Iterator[str]:
     """A server of its own whose A real model page (and Learn's model lesson) reads the checkpoint in ``model_dir``
-    ($ATTN_MODEL, set for the server process only); yields its base URL."""
-    env_before = os.environ.get("ATTN_MODEL")
-    os.environ["ATTN_MODEL"] = str(model_dir)  # inherited by the server process
+    ($ATTN_MODEL, set for the server process only; ``env`` another operator variable, e.g. ATTN_CAUSAL_MODEL for A
+    model that writes); yields its base URL."""
+    env_before = os.environ.get(env)
+    os.environ[env] = str(model_dir)  # inherited by the server process
     try:
         proc, url = start_server(log_path)
     finally:
         if env_before is None:
-            del os.environ["ATTN_MODEL"]
+            del os.environ[env]
         else:
-            os.environ["ATTN_MODEL"] = env_before
+            os.environ[env] = env_before
     try:
         yield url
     finally:

@@ -22,6 +22,7 @@ from .make_gpt2_reference import ABLATIONS, EDIT_LAYER, EDITS, N_NEW, TEMPERATUR
 REF = np.load(Path(__file__).with_name("reference_gpt2.npz"))
 PROMPTS = tiny_gpt2.PROMPTS
 TOL = 1e-9
+CAP_MB = attn_models.MODEL_LIMITS.weights_bytes / 1e6  # model.safetensors's cap, in MB
 
 
 @pytest.fixture(scope="module")
@@ -382,7 +383,7 @@ def test_a_hub_repo_is_downloaded_into_the_cache_and_loaded(tmp_path, folder, hu
 
 def test_a_hub_repo_over_the_caps_is_refused_before_its_weights_are_fetched(tmp_path, folder, hub):
     hub.add_folder("someone/huge", folder, claimed={"model.safetensors": 700_000_000})
-    with pytest.raises(ModelError, match=f"model.safetensors is 700.0 MB; the cap is {attn_models.MODEL_LIMITS.weights_bytes / 1e6:.1f} MB"):
+    with pytest.raises(ModelError, match=f"model.safetensors is 700.0 MB; the cap is {CAP_MB:.1f} MB"):
         attn_models.load_causal_lm("someone/huge", cache_dir=tmp_path)
     assert not hub.fetched("model.safetensors") and not hub.fetched("config.json")  # judged from the metadata
     deep = change_config(tiny_gpt2.build(tmp_path / "deep"), n_layer=25)

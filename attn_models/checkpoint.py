@@ -193,6 +193,19 @@ def check_size(cfg: BertConfig, where: str = "config.json", word_itemsize: int =
                             "MB (attn_models.MODEL_LIMITS)."), where=where, size=size / 1e6, cap=cap / 1e6)
 
 
+def largest_hidden(n_seq: int = LIMITS.n_seq) -> int:
+    """The largest hidden_size whose layer opens whole in the explorer at ``n_seq`` tokens: X with its bias column
+    within LIMITS.d_model, W_Q within LIMITS.width, the layer's cells within LIMITS.total_cells.
+
+    >>> largest_hidden(), largest_hidden(64)
+    (516, 539)
+    """
+    d = min(LIMITS.d_model - 1, LIMITS.width)
+    while d > 1 and config_cells(d, n_seq) > LIMITS.total_cells:
+        d -= 1
+    return d
+
+
 def check_caps(cfg: BertConfig, where: str = "config.json") -> None:
     """ModelError naming the cap (attn_core.LIMITS) that one layer's explorer configuration would exceed."""
     d = cfg.d_model
@@ -202,7 +215,7 @@ def check_caps(cfg: BertConfig, where: str = "config.json") -> None:
     if d + 1 > LIMITS.d_model:
         raise ModelError(N_("{where}: hidden_size {d} + 1 (the bias column) = {columns} columns of X is over the cap "
                             "of {cap} (d_model). This app's caps fit models up to hidden_size {most}."),
-                         where=where, d=d, columns=d + 1, cap=LIMITS.d_model, most=LIMITS.d_model - 1)
+                         where=where, d=d, columns=d + 1, cap=LIMITS.d_model, most=largest_hidden(cfg.max_tokens))
     if d > LIMITS.width:
         raise ModelError(N_("{where}: hidden_size {d} columns of W_Q is over the cap of {cap} (widths)."),
                          where=where, d=d, cap=LIMITS.width)

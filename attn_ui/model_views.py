@@ -75,9 +75,10 @@ def operator_source() -> str:
 _LOADED: set[str] = set()  # sources _model has read in this process (a cache entry may since have been dropped)
 
 
-# one model per page that reads one (an encoder, a GPT-2, a T5): their defaults stay loaded side by side (≈ 134 + 328 +
-# 242 MB, bench/RESULTS.md); a visitor's own choice takes the place of the one used least recently
-@st.cache_resource(max_entries=3, show_spinner=False)  # the spinner is model()'s, in the learner's language
+# two models at most (Community Cloud gives an app about 1 GB): the GPT-2 and the T5 defaults together are ≈ 570 MB
+# (bench/RESULTS.md); a third page's model takes the place of the one used least recently, read again from the disk
+# cache when its page comes back (0.3–1.6 s)
+@st.cache_resource(max_entries=2, show_spinner=False)  # the spinner is model()'s, in the learner's language
 def _model(source: str) -> attn_models.Model:
     loaded = attn_models.load(source, access=access(), local_only=True)  # never downloads: model() does, when asked
     _LOADED.add(source)

@@ -51,9 +51,9 @@ except attn_models.ModelError as err:
 offered = model_views.access()
 with st.expander(_("Use another model"), icon=":material/swap_horiz:", expanded=model is None):
     caps = _("A BERT-family encoder with config.json, tokenizer.json and model.safetensors whose widths fit the app's "
-             "caps (hidden size up to {most}, so that X with its bias column is at most {d_model} wide; at most "
-             "{heads} heads). Empty: the default model.").format(most=LIMITS.d_model - 1, d_model=LIMITS.d_model,
-                                                                 heads=LIMITS.n_heads)
+             "caps: hidden size up to {most}, so that one layer at {n} tokens (X with its bias column, W_Q, W_K, W_V, "
+             "W_O) is within {cells:,} cells; at most {heads} heads. Empty: the default model.").format(
+        most=attn_models.checkpoint.largest_hidden(), n=LIMITS.n_seq, cells=LIMITS.total_cells, heads=LIMITS.n_heads)
     if offered.repos is not None:
         caps = i18n.sentences(caps, _("This server offers: {models}.").format(models=", ".join(sorted(offered.repos))))
     if offered.folders:

@@ -85,6 +85,7 @@ GEN_LAYER, GEN_HEAD = "gen_layer", "gen_head"  # selectboxes: the head whose att
 GEN_VIEW = "gen_view"  # the model view chart (its click selection)
 GEN_ABLATE = "gen_ablate"  # multiselect: the heads switched off ("L2 · H5" names)
 GEN_ABLATE_HOW = "gen_ablate_how"  # segmented control: "mean" or "zero"
+TRANS_SOURCE = "trans_source"  # str or None: the translator A model that translates reads (repo id or folder)
 # Learn (attn_ui.lesson_ui): the lesson open, the learner's answers, and the ?lesson= link read once
 LESSON = "lesson"  # key of the lesson open on Learn (attn_ui.lessons); None: the first
 LESSON_ANSWERS = "lesson_answers"  # {lesson key: [(prediction, right?)]}: every answer committed, oldest first

@@ -1106,11 +1106,9 @@ def _solve_source_word(cfg: Config, trace: MultiHeadTrace, model) -> Solution:
                  (N_("each head's largest weight for “{out}”, layer {layer}"), "head_max"),
                  (N_("the weights averaged over the heads"), "w_mean"),
                  (N_("the probability the model gave “{out}”"), "p_out")),
-        views=(BarsView(N_("“{out}”'s weights over the English tokens"), labels,
-                        ((N_("this head"), row), (N_("mean of the heads"), mean)), N_("weight")),
-               MatrixView(N_("Every head of layer {layer}: the weights for “{out}”"), rows,
+        views=(MatrixView(N_("Every head of layer {layer}: the weights for “{out}”"), rows,
                           tuple(map(str, range(cfg.n_heads))), labels, "weights", y_title=N_("head"),
-                          x_title=N_("English token"))),
+                          x_title=N_("English token")),),  # bars of 2 × n_src tokens would not fit a phone
         follow=(head, 0),
     )
 

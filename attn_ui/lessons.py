@@ -1065,7 +1065,7 @@ def readable_sentence(model) -> str:
                 TRANSLATE_SENTENCES[-1])
 
 
-@lru_cache(maxsize=4)
+@lru_cache(maxsize=1)  # build, then solve, on the same model (solved() keeps the result)
 def _translated(model):  # attn_models.Translator -> (sentence, attn_models.Translation)
     """The lesson's sentence and its greedy translation (once per model: build and solve both read it)."""
     sentence = readable_sentence(_translator(model))

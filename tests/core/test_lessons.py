@@ -842,3 +842,4 @@ def test_try_it_yourself_follows_the_head_and_query_of_a_lesson_that_generates()
         else:
             _, head, *_ = source_word_numbers(cfg)
             assert worked.solution.follow == (head, 0) and cfg.cross and cfg.y_tokens[0] == "<pad>"
+            assert cfg.mask_kind == "none"  # "No mask hides any of them"

@@ -343,7 +343,7 @@ def answer_text(w: Worked, guess: Answer, precision: int, translate: Callable[[s
         return translate(N_("query {query}, key {key}")).format(query=md_escape(w.config.tokens[row]),
                                                                 key=md_escape(w.config.tokens[col]))
     if isinstance(ask, Token):
-        return translate(N_("“{token}”")).format(token=md_escape(token_choices(w.config)[int(guess)]))
+        return translate(N_("“{token}”")).format(token=md_escape(token_choices(w.config)[int(guess)].strip()))
     return format_number(float(guess), precision, "short")
 
 

@@ -22,7 +22,7 @@ import attn_models
 
 from . import lessons, model_output, model_views, registry, share_ui, state, text
 from .i18n import N_, _, ngettext
-from .lessons import Answer, Cell, Choice, Number
+from .lessons import Answer, Cell, Choice, Number, Token
 
 PARAM = "lesson"  # the query parameter that names a lesson: ?lesson=<lessons.Lesson.key>
 CHECK = "learn_check"  # widget key of "Check my answer"
@@ -105,22 +105,36 @@ def skip() -> None:
     step(1)
 
 
-def model_for(lesson: lessons.Lesson) -> attn_models.Model | None:
-    """The model a model lesson reads: A real model's (downloaded with a progress bar the first time), or the
-    operator's when the learner named one there that cannot be read (refused, or not on this server); None for the
-    other lessons. Raises attn_models.ModelError (the learner's model's) when neither can be read."""
+def sources(lesson: lessons.Lesson) -> tuple[str, str]:
+    """(the checkpoint a model lesson reads first, the operator's of its family): an encoder lesson A real model's
+    (model_views.lesson_source: the learner's choice, else the operator's English encoder), a causal one A model
+    that writes' (state.GEN_SOURCE, else $ATTN_CAUSAL_MODEL or distilgpt2), a translator one A model that
+    translates' (state.TRANS_SOURCE, else $ATTN_TRANSLATOR_MODEL or t5-small)."""
+    if lesson.family == "causal":
+        operator = attn_models.causal_model(os.environ)
+        return st.session_state.get(state.GEN_SOURCE) or operator, operator
+    if lesson.family == "translator":
+        operator = attn_models.translator_model(os.environ)
+        return st.session_state.get(state.TRANS_SOURCE) or operator, operator
+    return model_views.lesson_source(), attn_models.default_model("en", os.environ)  # the lessons' words are English
+
+
+def model_for(lesson: lessons.Lesson):  # -> attn_models.Model, CausalLM or Translator, or None
+    """The model a model lesson reads: its family's page's (downloaded with a progress bar the first time), or the
+    operator's of that family when the learner named one there that cannot be read (refused, or not on this server);
+    None for the other lessons. Raises attn_models.ModelError (the learner's model's) when neither can be read."""
     if not lesson.needs_model:
         return None
+    source, operator = sources(lesson)
     try:
-        return model_views.model(model_views.lesson_source())
+        return model_views.model(source)
     except attn_models.ModelError as err:
-        english = attn_models.default_model("en", os.environ)  # the operator's English encoder
-        if model_views.lesson_source() == english:
+        if source == operator:
             raise
         try:
-            return model_views.model(english)
+            return model_views.model(operator)
         except attn_models.ModelError:
-            raise err from None  # why the learner's cannot be read: what A real model says too
+            raise err from None  # why the learner's cannot be read: what its page says too
 
 
 def worked(lesson: lessons.Lesson) -> lessons.Worked:
@@ -208,7 +222,8 @@ def _guess(lesson: lessons.Lesson) -> Answer | None:
 
 
 def prediction(w: lessons.Worked, precision: int) -> None:
-    """The prediction's widgets (a choice, a number, or a query and a key) and **Check my answer**, in one form.
+    """The prediction's widgets (a choice, a number, a query and a key, or a token) and **Check my answer**, in one
+    form.
 
     In a form, the browser sends what the widgets hold with the click on the button: a number typed and not yet
     committed (Streamlit commits a number_input when it loses focus, which the click itself causes) is checked by
@@ -227,6 +242,10 @@ def prediction(w: lessons.Worked, precision: int) -> None:
         elif isinstance(ask, Number):
             st.number_input(_("Your prediction"), min_value=ask.low, max_value=ask.high, step=ask.step, value=None,
                             format="%g", placeholder=_("Type a number"), width=240, **kept[0])
+        elif isinstance(ask, Token):
+            tokens = [text.md_escape(t) for t in lessons.token_choices(w.config)]
+            st.radio(_("Your prediction"), list(range(len(tokens))), index=None, horizontal=True,
+                     format_func=tokens.__getitem__, **kept[0])
         else:
             tokens = w.config.tokens
             for label, bound in zip((_("Query (row)"), _("Key (column)")), kept, strict=True):
@@ -272,18 +291,25 @@ def try_it(w: lessons.Worked) -> NoReturn:
     message = state.set_config(w.config, what=state.change(N_("lesson “{title}” loaded"), title=lesson.title))
     if message:  # a lesson's configuration is valid (tests/core/test_lessons.py): never expected
         raise RuntimeError(message)
-    model_views.follow_origin(w.config)
+    kept = st.session_state[state.KEPT]
+    if lesson.family == "causal":  # A model that writes on the lesson's model, prompt, layer and head
+        o = w.config.origin or {}
+        if sources(lesson)[0] != o["model"]:  # the learner's could not be read: the lesson read the operator's
+            st.session_state[state.GEN_SOURCE] = o["model"]
+        kept.update({state.GEN_PROMPT: o["sentence"], state.GEN_LAYER: o["layer"], state.GEN_HEAD: o["head"]})
+    elif lesson.family != "translator":
+        model_views.follow_origin(w.config)
     if (shown := w.solution.model_page) is not None:
-        kept = st.session_state[state.KEPT]
         if shown.others:
             kept[state.MODEL_OTHERS] = "\n".join(shown.others)
             kept[state.MODEL_EFFECT_ON] = 0
         kept.update({state.MODEL_ABLATE: [model_output.head_name(*pair) for pair in shown.ablate],
                      state.MODEL_ABLATE_HOW: shown.how, state.MODEL_EFFECTS: shown.scan})
     st.session_state[state.PRESET] = lesson.preset
-    st.session_state[state.HEAD] = 0
-    if lesson.query is not None:
-        st.session_state[state.QUERY] = lesson.query
+    head, query = w.solution.follow or (0, lesson.query)
+    st.session_state[state.HEAD] = head
+    if query is not None:
+        st.session_state[state.QUERY] = query
     st.switch_page(lesson.page.file)
 
 

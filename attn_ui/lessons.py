@@ -58,6 +58,7 @@ class Difference:
 
 
 Fact = float | int | str | np.ndarray | tuple[int, ...] | Difference
+Family = Literal["encoder", "causal", "translator"]  # the kinds of pretrained model a lesson reads
 Answer = int | float | tuple[int, int]  # a choice's index, a number, or a (row, column) cell
 
 
@@ -87,7 +88,12 @@ class Cell:
     """Pick the cell (query row, key column) of the attention weights that is largest."""
 
 
-Ask = Choice | Number | Cell
+@dataclass(frozen=True)
+class Token:
+    """Pick one of the configuration's tokens (X's: the keys), as many as the model's tokenizer made."""
+
+
+Ask = Choice | Number | Cell | Token
 
 
 @dataclass(frozen=True, eq=False)
@@ -135,13 +141,18 @@ class Solution:
     Attributes
     ----------
     answer : int, float or (int, int)
-        The right answer: a choice's index, a number, or a (query, key) cell.
+        The right answer: a choice's index, a number, a (query, key) cell, or a token's index.
     facts : mapping of str to number, array or text
         The named numbers the texts use (``{name}``).
     numbers : tuple of (str, str)
         The rows of "The numbers" shown with the answer: (what, a marked text; fact name).
     views : tuple of MatrixView or BarsView
         The charts shown with the answer.
+    model_page : ModelPage or None
+        What A real model shows when **Try it yourself** opens it.
+    follow : (int, int) or None
+        The head and the query (a row of the configuration) the explorer follows when **Try it yourself** loads the
+        configuration (None: head 0, and the lesson's ``query``).
     """
 
     answer: Answer
@@ -149,6 +160,7 @@ class Solution:
     numbers: tuple[tuple[str, str], ...] = ()
     views: tuple[View, ...] = ()
     model_page: ModelPage | None = None
+    follow: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -173,16 +185,16 @@ class Lesson:
         Its name in a link (``?lesson=<key>``): lower-case letters and hyphens.
     title : str
         (Every text of a lesson is English marked with :func:`N_`, translated where it is shown.)
-    build : callable () -> Config, or (attn_models.Model) -> Config when ``needs_model``
+    build : callable () -> Config, or (model) -> Config when the lesson has a ``family``
         The lesson's configuration.
     setup : str
         2–4 sentences (a template).
     question : str
         The question (a template).
-    ask : Choice, Number or Cell
+    ask : Choice, Number, Cell or Token
         How the prediction is given.
-    solve : callable (Config, MultiHeadTrace) -> Solution, or (Config, MultiHeadTrace, attn_models.Model) when
-        ``needs_model``
+    solve : callable (Config, MultiHeadTrace) -> Solution, or (Config, MultiHeadTrace, model) when the lesson has a
+        ``family``
         Computes the answer and the facts from the trace of ``build()`` (and, for a model lesson, from what the
         model does: its result with heads switched off or a layer replaced).
     explanation : str
@@ -197,10 +209,11 @@ class Lesson:
         The query token the explorer follows when the lesson opens it.
     shows : tuple of str
         Matrices of the configuration shown with the setup ("x", "w_q", ...), to work with by hand.
-    needs_model : bool
-        The configuration is a layer of a pretrained model: ``build`` and ``solve`` receive the loaded model (the
-        one A real model reads), and the lesson cannot be done while no model can be read, or when the model is
-        not of the kind it needs (``build`` raises attn_models.ModelError saying so).
+    family : "encoder", "causal", "translator" or None
+        The kind of pretrained model whose layer the configuration is (None: no model): ``build`` and ``solve``
+        receive the loaded model of that family (an encoder: the one A real model reads; "causal": a GPT-2, the one
+        A model that writes reads; "translator": a T5), and the lesson cannot be done while no model can be read,
+        or when the model is not of the kind it needs (``build`` raises attn_models.ModelError saying so).
     """
 
     key: str
@@ -216,7 +229,12 @@ class Lesson:
     preset: str | None = None
     query: int | None = None
     shows: tuple[str, ...] = ()
-    needs_model: bool = False
+    family: Family | None = None
+
+    @property
+    def needs_model(self) -> bool:
+        """Whether the configuration is a layer of a pretrained model (see ``family``)."""
+        return self.family is not None
 
 
 @dataclass(frozen=True, eq=False)
@@ -324,7 +342,19 @@ def answer_text(w: Worked, guess: Answer, precision: int, translate: Callable[[s
         row, col = guess
         return translate(N_("query {query}, key {key}")).format(query=md_escape(w.config.tokens[row]),
                                                                 key=md_escape(w.config.tokens[col]))
+    if isinstance(ask, Token):
+        return translate(N_("“{token}”")).format(token=md_escape(token_choices(w.config)[int(guess)].strip()))
     return format_number(float(guess), precision, "short")
+
+
+def token_choices(cfg: Config) -> tuple[str, ...]:
+    """The tokens a :class:`Token` prediction picks from (X's): as they are, or each with its position ("3: the")
+    when a token occurs twice.
+
+    >>> token_choices(make_config(("a", "b", "a"), np.eye(3), np.eye(3), np.eye(3), np.eye(3)))
+    ('0: a', '1: b', '2: a')
+    """
+    return _labels(cfg)
 
 
 def sentences(text: str) -> int:
@@ -947,6 +977,142 @@ def _solve_query_zero(cfg: Config, trace: MultiHeadTrace, model: Model) -> Solut
     )
 
 
+# ---- the models that generate: a GPT-2 writes the next word, a T5 translates --------------------------------------
+
+WRITE_PROMPT = "The cat sat on the"  # English, as the model reads it (also tests/tiny_gpt2.PROMPTS[0], the reference's)
+#: the sentence the translation lesson reads: the Korean tutorial's (its transformers pipeline translates it to
+#: French), else, for a model whose vocabulary lacks its words (a tiny test checkpoint), a plainer one
+TRANSLATE_SENTENCES = ("It is easy to translate languages with transformers", "The cat sat on the mat.")
+TRANSLATE_MAX = 24  # the most tokens of the translation the lesson writes (the tutorial's is about 15 in t5-small)
+
+
+def _word(label: str) -> str:
+    """A token label as a word in a sentence: without the space or ▁ that marks a word's start (GPT-2, T5)."""
+    return label.replace("▁", " ").strip() or label
+
+
+def _most_concentrated(rows: np.ndarray) -> int:  # [n_heads, n_k] -> a head
+    """The head whose row puts the largest weight on a single key (the first such head on a tie)."""
+    return int(np.argmax(rows.max(axis=1)))
+
+
+def _causal_lm(model):  # -> attn_models.CausalLM
+    """The model, when it writes (a GPT-2-family causal language model); else ModelError saying so."""
+    from attn_models import CAUSAL_MODEL, CausalLM, ModelError
+
+    if not isinstance(model, CausalLM):
+        raise ModelError(N_("{name} is not a causal language model: it does not write the next word. This lesson "
+                            "needs one of the GPT-2 family, such as {causal}."), name=model.name, causal=CAUSAL_MODEL)
+    return model
+
+
+def _writing_head(model) -> Config:
+    """On WRITE_PROMPT, the head of the last layer whose last query (the position that predicts the next word) puts
+    the largest weight on a single token, with its causal mask."""
+    lm = _causal_lm(model)
+    last = lm.forward(WRITE_PROMPT).attentions[-1, :, -1, :]  # [n_heads, n_seq]: each head's last row
+    return lm.layer_config(WRITE_PROMPT, lm.n_layers - 1, head=_most_concentrated(last))
+
+
+def _solve_next_word(cfg: Config, trace: MultiHeadTrace, model) -> Solution:
+    lm = _causal_lm(model)
+    o = cfg.origin or {}
+    layer, head = int(o["layer"]), int(o["head"])
+    out = lm.forward(WRITE_PROMPT)  # the logits, and every head's last row for the rule
+    t = trace.heads[head if cfg.n_heads > 1 else 0]  # the whole layer, or the head alone (a wide model)
+    row = t.weights[-1]  # [n_seq]: the last query's weights
+    top, second = (int(j) for j in np.argsort(-row, kind="stable")[:2])
+    probs = softmax(out.logits[-1])  # [vocab]: the next token, at temperature 1
+    nxt = int(np.argmax(probs))
+    hidden = t.weights[~t.mask]  # the weights of the cells the causal mask hides (above the diagonal)
+    labels = token_choices(cfg)
+    return Solution(
+        answer=top,
+        facts={"model": str(o.get("model", "")), "prompt": WRITE_PROMPT, "n_seq": cfg.n_seq, "layer": layer,
+               "head": head, "n_heads": lm.n_heads, "last": _word(cfg.tokens[-1]), "top": _word(cfg.tokens[top]),
+               "w_top": row[top], "second": _word(cfg.tokens[second]), "w_second": row[second], "w_row": row,
+               "n_masked": int(hidden.size), "masked_max": Difference(float(np.abs(hidden).max())),
+               "w_first": t.weights[0, 0], "next": _word(lm.piece(nxt)), "p_next": probs[nxt],
+               "head_max": out.attentions[layer, :, -1, :].max(axis=1)},
+        numbers=((N_("the last position's weights, token by token"), "w_row"), (N_("the largest"), "w_top"),
+                 (N_("each head's largest weight in the last row, layer {layer}"), "head_max"),
+                 (N_("the largest weight above the diagonal (masked)"), "masked_max"),
+                 (N_("the probability of the next word, “{next}”"), "p_next")),
+        views=(MatrixView(N_("Head {head} of layer {layer}: attention weights"), t.weights, labels, labels, "weights",
+                          masked=~t.mask),
+               BarsView(N_("The last position's weights"), labels, ((N_("weight"), row),), N_("weight"))),
+        follow=(head if cfg.n_heads > 1 else 0, cfg.n_seq - 1),
+    )
+
+
+def _translator(model):  # -> attn_models.Translator
+    """The model, when it translates (a T5 encoder-decoder); else ModelError saying so."""
+    from attn_models import TRANSLATOR_MODEL, ModelError, Translator
+
+    if not isinstance(model, Translator):
+        raise ModelError(N_("{name} is not a translator: it has no decoder that writes French. This lesson needs an "
+                            "encoder-decoder of the T5 family, such as {t5}."), name=model.name, t5=TRANSLATOR_MODEL)
+    return model
+
+
+def readable_sentence(model) -> str:
+    """The first of TRANSLATE_SENTENCES the model's tokenizer reads without an unknown token (<unk>), with the task's
+    prefix; the last when none is."""
+    from attn_models.t5 import PREFIX
+
+    unk = model.tokenizer.token_to_id("<unk>")
+    return next((s for s in TRANSLATE_SENTENCES if unk is None or unk not in model.encode(PREFIX + s)[1]),
+                TRANSLATE_SENTENCES[-1])
+
+
+@lru_cache(maxsize=1)  # build, then solve, on the same model (solved() keeps the result)
+def _translated(model):  # attn_models.Translator -> (sentence, attn_models.Translation)
+    """The lesson's sentence and its greedy translation (once per model: build and solve both read it)."""
+    sentence = readable_sentence(_translator(model))
+    return sentence, model.translate(sentence, max_new=TRANSLATE_MAX)
+
+
+def _translation_head(model) -> Config:
+    """The last decoder layer's cross-attention on the lesson's sentence, one query row per output token, with the
+    head whose row for the first output token puts the largest weight on a single source token."""
+    sentence, t = _translated(_translator(model))
+    layer = model.config.n_decoder_layers - 1
+    return model.cross_config(sentence, t.output_ids[:-1], layer, head=_most_concentrated(t.cross[layer, :, 0, :]))
+
+
+def _solve_source_word(cfg: Config, trace: MultiHeadTrace, model) -> Solution:
+    sentence, t = _translated(_translator(model))
+    o = cfg.origin or {}
+    layer, head = int(o["layer"]), int(o["head"])
+    rows = np.stack([h.weights[0] for h in trace.heads])  # [n_heads, n_src]: each head's row for output token 0
+    row, mean = rows[head], rows.mean(axis=0)  # [n_src] each
+    top, second = (int(j) for j in np.argsort(-row, kind="stable")[:2])
+    top_mean = int(np.argmax(mean))
+    out = _word(t.output_tokens[0])
+    labels = token_choices(cfg)
+    which = (N_("It is the sentence the Korean tutorial translates with a transformers pipeline.")
+             if sentence == TRANSLATE_SENTENCES[0] else
+             N_("The Korean tutorial's sentence has words this model's vocabulary does not know, so the lesson "
+                "reads a plainer one."))
+    return Solution(
+        answer=top,
+        facts={"model": str(o.get("model", "")), "source": str(o.get("prefix", "")) + sentence,
+               "n_src": cfg.n_seq, "translation": t.text, "which": which, "out": out, "p_out": t.probs[0],
+               "layer": layer, "head": head, "n_heads": cfg.n_heads, "top": _word(cfg.tokens[top]),
+               "w_top": row[top], "second": _word(cfg.tokens[second]), "w_second": row[second],
+               "row_sum": float(row.sum()), "top_mean": _word(cfg.tokens[top_mean]), "w_top_mean": mean[top_mean],
+               "w_row": row, "w_mean": mean, "head_max": rows.max(axis=1), "start": cfg.y_tokens[0]},
+        numbers=((N_("“{out}”'s weights over the English tokens"), "w_row"), (N_("the largest"), "w_top"),
+                 (N_("each head's largest weight for “{out}”, layer {layer}"), "head_max"),
+                 (N_("the weights averaged over the heads"), "w_mean"),
+                 (N_("the probability the model gave “{out}”"), "p_out")),
+        views=(MatrixView(N_("Every head of layer {layer}: the weights for “{out}”"), rows,
+                          tuple(map(str, range(cfg.n_heads))), labels, "weights", y_title=N_("head"),
+                          x_title=N_("English token")),),  # bars of 2 × n_src tokens would not fit a phone
+        follow=(head, 0),
+    )
+
+
 # ---- the course ------------------------------------------------------------------------------------------------
 
 LESSONS: tuple[Lesson, ...] = (
@@ -1178,7 +1344,7 @@ LESSONS: tuple[Lesson, ...] = (
     ),
     Lesson(
         key="real-model", title=N_("A real model: where the heads look"),
-        build=_model_layer, needs_model=True, page=registry.MODEL,
+        build=_model_layer, family="encoder", page=registry.MODEL,
         setup=N_("The model that A real model reads, {model}, is a pretrained transformer encoder. Its "
                  "tokenizer cuts “{sentence}” into {tokens}: it adds [CLS] before the sentence and [SEP] after it. "
                  "This lesson looks at its layer {layer}, whose {n_heads} heads this app computes on the model's real "
@@ -1197,7 +1363,7 @@ LESSONS: tuple[Lesson, ...] = (
     ),
     Lesson(
         key="head-off", title=N_("A real model: which head matters"),
-        build=_middle_layer, needs_model=True, page=registry.MODEL,
+        build=_middle_layer, family="encoder", page=registry.MODEL,
         setup=N_("{model} turns a sentence into one vector, its embedding; two sentences that mean much the same get "
                  "embeddings whose cosine similarity is near 1. “{sentence}” and “{other}” have a similarity of {sim}. "
                  "Switching a head off replaces its output by its mean over the sentence's tokens: what the head says "
@@ -1217,7 +1383,7 @@ LESSONS: tuple[Lesson, ...] = (
     ),
     Lesson(
         key="masked-word", title=N_("A real model: a masked word without one head"),
-        build=_masked_last_layer, needs_model=True, page=registry.MODEL,
+        build=_masked_last_layer, family="encoder", page=registry.MODEL,
         setup=N_("{model} has a masked-language-model head: for “{sentence}” it puts “{top}” in the [MASK], with a "
                  "probability of {p_top}. Now switch off head {head} of layer {layer}, its last layer: the head's "
                  "output is replaced by its mean over the sentence's tokens. Of that layer's {n_heads} heads, it is "
@@ -1235,7 +1401,7 @@ LESSONS: tuple[Lesson, ...] = (
     ),
     Lesson(
         key="query-zero", title=N_("A real model: W_Q set to zero"),
-        build=_query_zero, needs_model=True, page=registry.MODEL,
+        build=_query_zero, family="encoder", page=registry.MODEL,
         setup=N_("{model} gives “{sentence}” and “{other}” a cosine similarity of {sim}. Now set W_Q of its layer "
                  "{layer} to zeros, its bias row too: every query is a row of zeros and every score is 0, so each of "
                  "the layer's {n_heads} heads spreads every query's weight evenly over the sentence's tokens. The "
@@ -1253,6 +1419,47 @@ LESSONS: tuple[Lesson, ...] = (
                 "model” compares the similarities with the model as trained. Press Back to the model's weights, "
                 "then change only a few cells of W_Q on Inputs & weights and come back to see how far the "
                 "similarity moves."),
+    ),
+    Lesson(
+        key="next-word", title=N_("Which earlier token does the next word look at?"),
+        build=_writing_head, family="causal", page=registry.GENERATE,
+        setup=N_("{model} is a decoder of the GPT-2 family: it reads “{prompt}” as {n_seq} tokens and writes what "
+                 "comes next, one token at a time. The last position, “{last}”, is the one whose output predicts the "
+                 "next word. This lesson looks at head {head} of layer {layer}, the last layer: of its {n_heads} "
+                 "heads, it is the one whose last query puts the largest weight on a single token."),
+        question=N_("Which token does the last position's query weigh most in this head?"),
+        ask=Token(), solve=_solve_next_word,
+        explanation=N_("Head {head} of layer {layer} gives “{top}” {w_top} of the last position's weight, and the "
+                       "runner-up, “{second}”, {w_second}. The causal mask lets each position read itself and the "
+                       "tokens before it, never a later one: the largest of the {n_masked} weights above the diagonal "
+                       "is {masked_max}, and the first token, which sees only itself, gives itself {w_first}. Only "
+                       "the last position has read the whole prompt, so its output is the one the model turns into "
+                       "the next word: “{next}”, with a probability of {p_next}."),
+        hint=N_("A model that writes opens on this prompt with head {head} of layer {layer} drawn large, and the "
+                "explorer holds this head with its causal mask. Type another prompt and see where the last row's "
+                "weight goes, or write on and watch each new token's row."),
+    ),
+    Lesson(
+        key="source-word", title=N_("Which English word does this French word come from?"),
+        build=_translation_head, family="translator", page=registry.STEPS,
+        setup=N_("{model} is an encoder-decoder that translates: its encoder reads “{source}” ({n_src} tokens with "
+                 "the task's prefix and the end token), and its decoder writes “{translation}” one token at a time. "
+                 "{which} This lesson follows the first token the decoder writes, “{out}”, in head {head} of layer "
+                 "{layer}, the last decoder layer: of its {n_heads} heads, the one whose weights for that token put "
+                 "the most on a single English token."),
+        question=N_("Which English token does “{out}” give the most weight in this head?"),
+        ask=Token(), solve=_solve_source_word,
+        explanation=N_("Head {head} of layer {layer} gives “{top}” {w_top} of the weight of “{out}”, and the "
+                       "runner-up, “{second}”, {w_second}. This is cross-attention: the queries come from the French "
+                       "being written (the decoder's position that chose “{out}”), the keys and values from the "
+                       "English the encoder read, so the row of weights is spread over the {n_src} English tokens "
+                       "and sums to {row_sum}. No mask hides any of them: the whole English sentence is there before "
+                       "the first French word is written. Averaged over the layer's {n_heads} heads, “{top_mean}” "
+                       "takes the most, {w_top_mean}."),
+        hint=N_("Step by step opens this cross-attention on head {head}, following Y's first row, {start}: the "
+                "decoder's start, whose output chose “{out}”. The queries are the rows of Y (the French being "
+                "written), the keys and values the rows of X (the English); change a row of X and watch the weights "
+                "move."),
     ),
 )
 

@@ -7,6 +7,9 @@ The reference numbers of transformers + PyTorch on these weights are in tests/mo
 
 from __future__ import annotations
 
+import atexit
+import shutil
+import tempfile
 from functools import cache
 from pathlib import Path
 
@@ -47,15 +50,38 @@ def reference_attentions(text: str) -> tuple[list[str], np.ndarray]:
 MASKED_LM_LESSONS = frozenset({"masked-word"})
 
 
+@cache
+def tiny_folder(family: str) -> Path:
+    """The tiny random checkpoint of a family that generates ("causal": tests/tiny_gpt2, "translator":
+    tests/tiny_t5), written once per test process in a folder removed at its end: what Learn's lessons of that family
+    read in the tests (the references tests/models/reference_gpt2.npz and reference_t5.npz are of these)."""
+    from tests import tiny_gpt2, tiny_t5
+
+    folder = Path(tempfile.mkdtemp(prefix=f"tiny_{family}_"))
+    atexit.register(shutil.rmtree, folder, True)
+    return tiny_gpt2.build(folder / "gpt2") if family == "causal" else tiny_t5.build(folder / "t5")
+
+
 def lesson_source(key: str) -> str:
     """The checkpoint folder a model lesson reads in the tests."""
+    from attn_ui import lessons
     from tests import tiny_bert
 
+    family = getattr(lessons.by_key(key), "family", None)  # "": all-MiniLM-L6-v2's folder
+    if family in ("causal", "translator"):
+        return str(tiny_folder(family))
     return str(tiny_bert.mlm_folder() if key in MASKED_LM_LESSONS else folder())
 
 
+def source_key(lesson) -> str:  # an attn_ui.lessons.Lesson
+    """The session-state key naming the learner's model of the lesson's family (the page of that family sets it)."""
+    from attn_ui import state
+
+    return {"causal": state.GEN_SOURCE, "translator": state.TRANS_SOURCE}.get(lesson.family, state.MODEL_SOURCE)
+
+
 @cache
-def _loaded(source: str) -> attn_models.Model:
+def _loaded(source: str):  # attn_models.Model, CausalLM or Translator
     return attn_models.load(source)
 
 
@@ -63,4 +89,6 @@ def lesson_model(lesson) -> attn_models.Model | None:  # an attn_ui.lessons.Less
     """The model a lesson reads in the tests: None for a lesson that needs none."""
     if not lesson.needs_model:
         return None
-    return model() if lesson.key not in MASKED_LM_LESSONS else _loaded(lesson_source(lesson.key))
+    if lesson.family == "encoder" and lesson.key not in MASKED_LM_LESSONS:
+        return model()
+    return _loaded(lesson_source(lesson.key))

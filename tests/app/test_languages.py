@@ -153,8 +153,8 @@ def test_every_lesson_speaks_the_language(lang: str):
     bad = {}
     for lesson in lessons.LESSONS:
         at.session_state[state.LESSON] = lesson.key
-        if lesson.needs_model:  # all-MiniLM-L6-v2, or the tiny masked-language model for a lesson with a [MASK]
-            at.session_state[state.MODEL_SOURCE] = minilm.lesson_source(lesson.key)
+        if lesson.needs_model:  # all-MiniLM-L6-v2, the tiny masked-language model for a lesson with a [MASK], or
+            at.session_state[minilm.source_key(lesson)] = minilm.lesson_source(lesson.key)  # a tiny GPT-2 or T5
         at.run()
         assert not at.exception, (lesson.key, [e.value for e in at.exception])
         title = i18n.catalog(lang).gettext(lesson.title)

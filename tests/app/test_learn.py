@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from attn_core import configs_equal, load_preset
 from attn_ui import lesson_ui, lessons, registry, state
-from attn_ui.lessons import Cell, Choice
+from attn_ui.lessons import Cell, Choice, Token
 from tests import minilm
 
 from .apptools import APP, new_app, plain
@@ -36,8 +36,8 @@ def open_lesson(key: str) -> AppTest:
     all-MiniLM-L6-v2, or the tiny masked-language model)."""
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params[lesson_ui.PARAM] = key
-    if lessons.by_key(key).needs_model:
-        at.session_state[state.MODEL_SOURCE] = minilm.lesson_source(key)
+    if (lesson := lessons.by_key(key)).needs_model:  # the learner's choice on the page of the lesson's family
+        at.session_state[minilm.source_key(lesson)] = minilm.lesson_source(key)
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.title[0].value == registry.LEARN.page_heading
@@ -50,7 +50,7 @@ def predict(at: AppTest, lesson: lessons.Lesson, guess) -> AppTest:
     if isinstance(lesson.ask, Cell):
         at.radio(key=f"learn_{lesson.key}_row").set_value(guess[0])
         at.radio(key=f"learn_{lesson.key}_col").set_value(guess[1])
-    elif isinstance(lesson.ask, Choice):
+    elif isinstance(lesson.ask, (Choice, Token)):
         at.radio(key=f"learn_{lesson.key}_guess").set_value(guess)
     else:
         at.number_input(key=f"learn_{lesson.key}_guess").set_value(guess)
@@ -61,9 +61,9 @@ def wrong_guess(lesson: lessons.Lesson, answer):
     ask = lesson.ask
     if isinstance(ask, Choice):
         return (answer + 1) % len(ask.options)
-    if isinstance(ask, Cell):
+    if isinstance(ask, (Cell, Token)):
         n = lessons.solved(lesson.key, model_of(lesson)).config.n_seq
-        return answer[0], (answer[1] + 1) % n
+        return (answer + 1) % n if isinstance(ask, Token) else (answer[0], (answer[1] + 1) % n)
     off = 3 * ask.tolerance * (abs(answer) if ask.relative else 1.0)
     return answer + off if ask.high is None or answer + off <= ask.high else answer - off
 
@@ -120,10 +120,17 @@ def test_lesson_wrong_then_right_then_try_it(key: str):
     assert at.title[0].value.startswith(lesson.page.page_heading)
     assert configs_equal(at.session_state["config"], lessons.configuration(lesson, model_of(lesson)))
     assert at.session_state["preset"] == lesson.preset
-    if lesson.query is not None:
-        assert at.session_state["query"] == lesson.query
-    if lesson.needs_model:  # A real model shows the lesson's sentence and layer, and what the explorer now holds
-        origin = worked.config.origin
+    head, query = sol.follow or (0, lesson.query)  # the head and query the explorer follows
+    assert at.session_state["head"] == head
+    if query is not None:
+        assert at.session_state["query"] == query
+    origin = worked.config.origin
+    if lesson.family == "causal":  # A model that writes on the lesson's prompt, its head drawn large
+        assert at.text_input(key=state.GEN_PROMPT).value == origin["sentence"] == lessons.WRITE_PROMPT
+        assert (at.selectbox(key=state.GEN_LAYER).value, at.selectbox(key=state.GEN_HEAD).value) == (
+            origin["layer"], origin["head"])
+        assert "In the explorer now" in [h.value for h in at.header]
+    if lesson.family == "encoder":  # A real model shows the lesson's sentence and layer, and what the explorer holds
         assert at.text_input(key=state.MODEL_SENTENCE).value == origin["sentence"]
         assert at.selectbox(key=state.MODEL_LAYER).value == origin["layer"]
         assert "In the explorer now" in [h.value for h in at.header]
@@ -384,3 +391,85 @@ def test_a_row_of_the_lesson_list_opens_its_lesson(app: AppTest, lang: str):
     assert at.session_state[lesson_ui.LIST] is False  # the list closes over the lesson it opened
     assert at.expander(key=lesson_ui.LIST).button[at_causal].proto.icon == ":material/arrow_right:"
     assert at.selectbox(key="learn_pick").value == at_causal
+
+
+# ---- the lessons on the models that generate (a GPT-2, a T5): each reads its family's model ------------------------
+
+GENERATING = [lesson.key for lesson in lessons.LESSONS if lesson.family in ("causal", "translator")]
+OPERATOR_ENV = {"causal": "ATTN_CAUSAL_MODEL", "translator": "ATTN_TRANSLATOR_MODEL"}
+
+
+def test_two_lessons_generate():
+    assert {lessons.by_key(key).family for key in GENERATING} == {"causal", "translator"}
+
+
+@pytest.mark.parametrize("key", GENERATING)
+@pytest.mark.parametrize("source", [None, "a/b..c", "/proc/self/cwd"])
+def test_a_lesson_that_generates_reads_the_operators_model_of_its_family(key: str, source, monkeypatch):
+    """With no model named on its family's page, or one that cannot be read there, the lesson reads the operator's
+    ($ATTN_CAUSAL_MODEL, $ATTN_TRANSLATOR_MODEL: the tiny checkpoints here); Try it yourself opens the page on it."""
+    lesson = lessons.by_key(key)
+    monkeypatch.setenv(OPERATOR_ENV[lesson.family], minilm.lesson_source(key))
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params[lesson_ui.PARAM] = key
+    if source is not None:
+        at.session_state[minilm.source_key(lesson)] = source
+    at.run()
+    assert not at.exception and not at.warning, [w.value for w in at.warning]
+    sol = lessons.solved(key, model_of(lesson)).solution
+    assert plain(lessons.fill(lesson.setup, sol.facts, 4)) in texts(at)
+    predict(at, lesson, sol.answer)
+    assert len(at.success) == 1
+    at.button(key="learn_try").click().run()
+    assert not at.exception and at.title[0].value.startswith(lesson.page.page_heading)
+    assert configs_equal(at.session_state["config"], lessons.configuration(lesson, model_of(lesson)))
+    if lesson.family == "causal":  # the page reads the model the lesson read
+        assert not at.error and "In the explorer now" in [h.value for h in at.header]
+
+
+@pytest.mark.parametrize("key, other, said", [
+    ("next-word", "translator", "is not a causal language model"),
+    ("source-word", "causal", "is not a translator"),
+])
+def test_a_lesson_that_generates_on_a_model_of_another_kind_says_so_and_can_be_skipped(key: str, other: str,
+                                                                                       said: str):
+    """A T5 named for the GPT-2 lesson, a GPT-2 for the T5 one: the page says which kind the lesson needs, asks
+    nothing, and the lesson can be skipped."""
+    lesson = lessons.by_key(key)
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params[lesson_ui.PARAM] = key
+    at.session_state[minilm.source_key(lesson)] = str(minilm.tiny_folder(other))
+    at.run()
+    assert not at.exception
+    assert said in plain(at.warning[0].value)
+    assert "The numbers" not in texts(at) and not at.radio
+    if lessons.index_of(key) + 1 < len(lessons.LESSONS):
+        at.button(key="learn_skip").click().run()
+        assert not at.exception and at.header[0].value.startswith(f"{lessons.index_of(key) + 2}.")
+        assert listed(at)[f"{lessons.index_of(key) + 1}. {lesson.title}"] == "skipped"
+    else:
+        assert "last lesson" in texts(at)
+
+
+@pytest.mark.parametrize("lang", ["zh", "ko"])
+def test_the_lessons_that_generate_open_and_answer_in_every_language(lang: str):
+    """Both lessons in Chinese and Korean: the question, a wrong then a right answer, the reveal's charts, and the
+    progress counting them."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state[state.LANG] = lang
+    for n, key in enumerate(GENERATING, start=1):
+        lesson = lessons.by_key(key)
+        worked = lessons.solved(key, model_of(lesson))
+        at.session_state[state.LESSON] = key
+        at.session_state[minilm.source_key(lesson)] = minilm.lesson_source(key)
+        at.switch_page(registry.LEARN.file).run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert len(at.radio(key=f"learn_{key}_guess").options) == worked.config.n_seq  # one option per token
+        predict(at, lesson, wrong_guess(lesson, worked.solution.answer))
+        assert not at.exception and len(at.error) == 1
+        assert len(at.get("vega_lite_chart")) == len(worked.solution.views)
+        at.button(key="learn_retry").click().run()
+        predict(at, lesson, worked.solution.answer)
+        assert not at.exception and len(at.success) == 1
+        answered = at.get("progress")[0].proto.text
+        assert f"{n}" in answered and f"{len(lessons.LESSONS)}" in answered

@@ -19,15 +19,19 @@ import pytest
 
 from attn_core import MATRICES, PRESETS, Config, configs_equal, load_preset, validate_config
 from attn_ui import lessons, registry
-from attn_ui.lessons import Cell, Choice, Number
+from attn_ui.lessons import Cell, Choice, Number, Token
 from attn_ui.numbers import format_number
-from tests import minilm, tiny_bert
+from tests import minilm, tiny_bert, tiny_gpt2, tiny_t5
 from tests.models import make_output_reference as cases
 
-TRY_PAGES = {registry.STEPS, registry.SCALING, registry.MASKING, registry.MULTIHEAD, registry.MODEL}
+TRY_PAGES = {registry.STEPS, registry.SCALING, registry.MASKING, registry.MULTIHEAD, registry.MODEL, registry.GENERATE}
 #: what the models do, by transformers + PyTorch in float64 (tests/models/make_output_reference.py): the model
 #: lessons' answers are computed from these, not with attn_models
 OUTPUTS = np.load(Path(__file__).resolve().parents[1] / "models" / "reference_outputs.npz")
+#: the tiny random GPT-2 and T5 (tests/tiny_gpt2.py, tests/tiny_t5.py) run by transformers in float64
+#: (tests/models/make_gpt2_reference.py, make_t5_reference.py): the lessons on the models that generate
+GPT2 = np.load(Path(__file__).resolve().parents[1] / "models" / "reference_gpt2.npz")
+T5 = np.load(Path(__file__).resolve().parents[1] / "models" / "reference_t5.npz")
 
 
 def model_of(lesson: lessons.Lesson):
@@ -270,12 +274,85 @@ def query_zero(cfg):
     return (2 if abs(after - sim) < SMALL else 0 if after > sim else 1), []
 
 
+# ---- the lessons on the models that generate: from transformers' numbers (reference_gpt2.npz, reference_t5.npz) --
+
+
+def probabilities(logits: np.ndarray) -> np.ndarray:  # [vocab] -> [vocab]
+    e = np.exp(logits - logits.max())
+    return e / e.sum()
+
+
+def first_two(row: np.ndarray) -> tuple[int, int]:
+    """The two largest entries' indices, checked apart by more than the two implementations' difference."""
+    top, second = np.argsort(-row, kind="stable")[:2]
+    assert row[top] - row[second] > 1e-6
+    return int(top), int(second)
+
+
+def next_word_numbers(cfg):
+    """transformers' GPT-2 on the lesson's prompt (tiny_gpt2.PROMPTS[0]): the last layer, the head whose last row
+    has the largest weight, that head's weights [n, n], every head's last row [n_heads, n], the next token, its
+    probability, and the tokens as words (decoded one by one, spaces stripped)."""
+    assert lessons.WRITE_PROMPT == tiny_gpt2.PROMPTS[0] == cfg.origin["sentence"]
+    att = GPT2["p0_attentions"]  # [n_layers, n_heads, n, n]
+    layer = att.shape[0] - 1
+    last = att[layer, :, -1, :]  # [n_heads, n]
+    ranked = np.sort(last.max(axis=1))
+    assert ranked[-1] - ranked[-2] > 1e-6, "one head is the most concentrated"
+    head = int(np.argmax(last.max(axis=1)))
+    assert (cfg.origin["layer"], cfg.origin["head"]) == (layer, head)
+    tok = tiny_gpt2.tokenizer()
+    words = [tok.decode([int(i)]).strip() for i in GPT2["p0_ids"]]
+    assert len(words) == len(cfg.tokens)
+    probs = probabilities(GPT2["p0_logits"][-1])
+    nxt = int(np.argmax(probs))
+    return layer, head, att[layer, head], last, nxt, probs[nxt], words, tok.decode([nxt]).strip()
+
+
+def next_word(cfg):
+    _, _, weights, *_ = next_word_numbers(cfg)
+    return first_two(weights[-1])[0], []
+
+
+def source_word_numbers(cfg):
+    """transformers' T5 (the tied relu checkpoint) on tiny_t5.SENTENCES[0]: the tutorial's sentence has a word the
+    tiny vocabulary cannot spell (an <unk>), so the lesson reads this one. Row 0 of the cross-attention is the
+    decoder's first position, which reads only the start token: the same for any decoder input (the reference's
+    TARGET, the lesson's translation). Returns each head's row 0 of the last decoder layer [n_heads, n_src], the head
+    with the largest weight, the first output token, its probability, the source tokens as words, the layer."""
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_str(tiny_t5.tokenizer_json())
+    assert 2 in tok.encode(tiny_t5.PREFIX + lessons.TRANSLATE_SENTENCES[0]).ids  # <unk>: a letter it has not
+    assert cfg.origin["sentence"] == tiny_t5.SENTENCES[0] == lessons.TRANSLATE_SENTENCES[1]
+    digest = hashlib.sha256((Path(minilm.lesson_source("source-word")) / "model.safetensors").read_bytes())
+    assert digest.hexdigest() == str(T5["relu_sha256"]), "the lesson's model is the reference's"
+    words = [tiny_t5.VOCAB[i].replace("▁", " ").strip() or tiny_t5.VOCAB[i] for i in T5["relu_0_ids"]]
+    assert [tiny_t5.VOCAB[i] for i in T5["relu_0_ids"]] == list(cfg.tokens)
+    cross = T5["relu_0_cross"]  # [n_decoder_layers, n_heads, n_t, n_src]
+    layer = cross.shape[0] - 1
+    rows = cross[layer, :, 0, :]  # [n_heads, n_src]
+    ranked = np.sort(rows.max(axis=1))
+    assert ranked[-1] - ranked[-2] > 1e-6, "one head is the most concentrated"
+    head = int(np.argmax(rows.max(axis=1)))
+    assert (cfg.origin["layer"], cfg.origin["head"]) == (layer, head)
+    first = int(T5["relu_0_generated"][1])  # after the start token
+    probs = probabilities(T5["relu_0_logits"][0])
+    assert int(np.argmax(probs)) == first
+    return rows, head, first, probs[first], words, layer
+
+
+def source_word(cfg):
+    rows, head, *_ = source_word_numbers(cfg)
+    return first_two(rows[head])[0], []
+
+
 EXPECTED: dict[str, Callable[[Config], tuple[object, list[float]]]] = {
     "best-match": best_match, "match-weight": match_weight, "uniform": uniform, "lookup": lookup,
     "largest-cell": largest_cell, "temperature": temperature, "sqrt-dk": sqrt_dk, "stable-softmax": stable_softmax,
     "causal": causal, "padding": padding, "permutation": permutation, "positions": positions, "heads": heads,
     "value-width": value_width, "real-model": real_model, "head-off": head_off, "masked-word": masked_word,
-    "query-zero": query_zero,
+    "query-zero": query_zero, "next-word": next_word, "source-word": source_word,
 }
 
 ids = [lesson.key for lesson in lessons.LESSONS]
@@ -301,6 +378,9 @@ def test_the_answer_marked_right_is_the_one_the_numbers_give(lesson: lessons.Les
         assert sol.answer == expected
         assert judge(expected)
         assert not any(judge(i) for i in range(len(lesson.ask.options)) if i != expected)
+    elif isinstance(lesson.ask, Token):
+        assert sol.answer == expected
+        assert [i for i in range(cfg.x.shape[0]) if judge(i)] == [expected]
     else:
         assert sol.answer == expected
         n = cfg.x.shape[0]
@@ -315,7 +395,7 @@ def test_a_course_of_at_least_ten_lessons_with_unique_link_names():
     assert len(set(ids)) == len(ids)
     assert all(re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", key) for key in ids)
     assert [lessons.by_key(key) for key in ids] == list(lessons.LESSONS)
-    assert {type(lesson.ask) for lesson in lessons.LESSONS} == {Choice, Number, Cell}  # every kind of question
+    assert {type(lesson.ask) for lesson in lessons.LESSONS} == {Choice, Number, Cell, Token}  # every kind of question
 
 
 @pytest.mark.parametrize("lesson", lessons.LESSONS, ids=ids)
@@ -626,13 +706,61 @@ def said_query_zero(cfg):
             f"{np.argmax(every)})"]
 
 
+def said_next_word(cfg):
+    layer, head, weights, last, nxt, p, words, next_word_ = next_word_numbers(cfg)
+    n = len(words)
+    row = weights[-1]
+    top, second = first_two(row)
+    facts = lessons.solved("next-word", minilm.lesson_model(lessons.by_key("next-word"))).solution.facts
+    np.testing.assert_allclose(facts["head_max"], last.max(axis=1), rtol=0, atol=1e-9)  # the reveal's row
+    np.testing.assert_allclose(facts["w_row"], row, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(facts["p_next"], p, rtol=0, atol=1e-9)
+    above = weights[np.triu_indices(n, 1)]
+    return [f"it reads “{lessons.WRITE_PROMPT}” as {n} tokens", f"The last position, “{words[-1]}”,",
+            f"head {head} of layer {layer}, the last layer: of its {last.shape[0]} heads",
+            f"Head {head} of layer {layer} gives “{words[top]}” {fmt(row[top])} of the last position's weight, and "
+            f"the runner-up, “{words[second]}”, {fmt(row[second])}",
+            f"the largest of the {above.size} weights above the diagonal is {difference(np.abs(above).max())}",
+            f"which sees only itself, gives itself {fmt(weights[0, 0])}",
+            f"the next word: “{next_word_}”, with a probability of {fmt(p)}",
+            f"the probability of the next word, “{next_word_}”", f"each head's largest weight in the last row, layer "
+            f"{layer}", f"A model that writes opens on this prompt with head {head} of layer {layer}"]
+
+
+def said_source_word(cfg):
+    rows, head, first, p, words, layer = source_word_numbers(cfg)
+    row, mean = rows[head], rows.mean(axis=0)
+    top, second = first_two(row)
+    top_mean = first_two(mean)[0]
+    out = tiny_t5.VOCAB[first].replace("▁", " ").strip()
+    n_heads, n_src = rows.shape
+    facts = lessons.solved("source-word", minilm.lesson_model(lessons.by_key("source-word"))).solution.facts
+    np.testing.assert_allclose(facts["head_max"], rows.max(axis=1), rtol=0, atol=1e-9)  # the reveal's rows
+    np.testing.assert_allclose(facts["w_mean"], mean, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(facts["p_out"], p, rtol=0, atol=1e-9)
+    greedy = [tiny_t5.VOCAB[i].replace("▁", "") for i in T5["relu_0_generated"][1:]]  # transformers' first tokens
+    assert facts["translation"].split()[:len(greedy)] == greedy
+    return [f"its encoder reads “{tiny_t5.PREFIX}{tiny_t5.SENTENCES[0]}” ({n_src} tokens with the task's prefix",
+            f"its decoder writes “{facts['translation']}” one token at a time",
+            "The Korean tutorial's sentence has words this model's vocabulary does not know",
+            f"the first token the decoder writes, “{out}”, in head {head} of layer {layer}, the last decoder layer: "
+            f"of its {n_heads} heads",
+            f"Head {head} of layer {layer} gives “{words[top]}” {fmt(row[top])} of the weight of “{out}”, and the "
+            f"runner-up, “{words[second]}”, {fmt(row[second])}",
+            f"spread over the {n_src} English tokens and sums to {fmt(row.sum())}",
+            f"Averaged over the layer's {n_heads} heads, “{words[top_mean]}” takes the most, {fmt(mean[top_mean])}",
+            f"Which English token does “{out}” give the most weight in this head?",
+            f"each head's largest weight for “{out}”, layer {layer}"]
+
+
 SAID: dict[str, Callable[[Config], list]] = {
     "best-match": said_best_match, "match-weight": said_match_weight, "uniform": said_uniform, "lookup": said_lookup,
     "largest-cell": said_largest_cell, "temperature": said_temperature, "sqrt-dk": said_sqrt_dk,
     "stable-softmax": said_stable_softmax, "causal": said_causal, "padding": said_padding,
     "permutation": said_permutation, "positions": said_positions, "heads": said_heads,
     "value-width": said_value_width, "real-model": said_real_model, "head-off": said_head_off,
-    "masked-word": said_masked_word, "query-zero": said_query_zero,
+    "masked-word": said_masked_word, "query-zero": said_query_zero, "next-word": said_next_word,
+    "source-word": said_source_word,
 }
 
 
@@ -656,9 +784,14 @@ def test_a_lesson_on_a_model_of_another_kind_says_which_kind_it_needs():
     import attn_models
 
     masked_lm = minilm.lesson_model(lessons.by_key("masked-word"))
+    gpt2, t5 = (minilm.lesson_model(lessons.by_key(key)) for key in ("next-word", "source-word"))
     for key, model, said in [("masked-word", minilm.model(), "has no masked-language-model head"),
                              ("head-off", masked_lm, "needs a sentence encoder"),
-                             ("query-zero", masked_lm, "needs a sentence encoder")]:
+                             ("query-zero", masked_lm, "needs a sentence encoder"),
+                             ("next-word", minilm.model(), "is not a causal language model"),
+                             ("next-word", t5, "needs one of the GPT-2 family"),
+                             ("source-word", gpt2, "is not a translator"),
+                             ("source-word", masked_lm, "needs an encoder-decoder of the T5 family")]:
         with pytest.raises(attn_models.ModelError, match=said):
             lessons.solved(key, model)
 
@@ -692,3 +825,21 @@ def test_no_number_is_typed_in_a_lessons_sentences_and_none_reads_at_most_0(less
         assert not re.search(r"(?<![\w.^√{])\d{2,}|\d+\.\d+", template), template
         assert not re.search(r"\b(three|four|five|six|seven|eight|nine|ten)\b", template, re.IGNORECASE), template
     assert not re.search(r"(at most|within|by) 0\b", shown_text(lesson))
+
+
+def test_try_it_yourself_follows_the_head_and_query_of_a_lesson_that_generates():
+    """The GPT-2 lesson opens A model that writes, the explorer on its head and its last query (the position that
+    predicts the next word); the T5 lesson opens its cross-attention on Step by step, on its head and the first query
+    (the decoder's start, whose output is the first French token)."""
+    for key, page in (("next-word", registry.GENERATE), ("source-word", registry.STEPS)):
+        lesson = lessons.by_key(key)
+        worked = lessons.solved(key, model_of(lesson))
+        cfg = worked.config
+        assert lesson.page == page
+        if key == "next-word":
+            _, head, *_ = next_word_numbers(cfg)
+            assert worked.solution.follow == (head, cfg.n_seq - 1) and cfg.mask_kind == "causal"
+        else:
+            _, head, *_ = source_word_numbers(cfg)
+            assert worked.solution.follow == (head, 0) and cfg.cross and cfg.y_tokens[0] == "<pad>"
+            assert cfg.mask_kind == "none"  # "No mask hides any of them"

@@ -24,12 +24,15 @@ from .helpers import (
     chart_after,
     charts,
     expect_rerun,
+    fit_viewport_to_content,
     goto_page,
     heatmap_values,
     model_server,
     nav_link,
     open_app,
     screenshot,
+    start_server,
+    stop_server,
 )
 from .seed000 import W_K, W_Q, X, attention
 
@@ -228,3 +231,59 @@ def test_the_lesson_list_opens_a_lesson_by_click_and_by_keyboard(page: Page, app
     expect(page.locator("h2").filter(has_text="7. ")).to_be_visible()
     assert f"lesson={lessons.LESSONS[6].key}" in page.url
     expect(main).not_to_contain_text("Traceback")
+
+
+@pytest.fixture(scope="module")
+def generating_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A server of its own whose causal and translator models are the tiny GPT-2 and T5 (the operator's:
+    $ATTN_CAUSAL_MODEL, $ATTN_TRANSLATOR_MODEL, set for the server process only)."""
+    env = {"ATTN_CAUSAL_MODEL": minilm.lesson_source("next-word"),
+           "ATTN_TRANSLATOR_MODEL": minilm.lesson_source("source-word")}
+    before = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)  # inherited by the server process
+    try:
+        proc, url = start_server(tmp_path_factory.mktemp("streamlit") / "streamlit.log")
+    finally:
+        for k, v in before.items():
+            if v is None:
+                del os.environ[k]
+            else:
+                os.environ[k] = v
+    try:
+        yield url
+    finally:
+        stop_server(proc)
+
+
+@pytest.mark.parametrize("key, page_title", [("next-word", "A model that writes"), ("source-word", "Step by step")])
+def test_a_lesson_that_generates_then_its_page(page: Page, generating_server: str, shots: Path, key: str,
+                                               page_title: str) -> None:
+    """The GPT-2 and T5 lessons: pick a token, check, read the reveal (wide and at a phone's width), try it."""
+    lesson = lessons.by_key(key)
+    worked = lessons.solved(key, minilm.lesson_model(lesson))
+    facts, answer = worked.solution.facts, worked.solution.answer
+    open_app(page, f"{generating_server}/?lesson={key}")
+    main = page.locator(MAIN)
+    expect(page.get_by_role("heading", name=f"{lessons.index_of(key) + 1}. {lesson.title}")).to_be_visible(
+        timeout=60_000)
+    options = page.get_by_role("radiogroup", name="Your prediction").locator('[data-testid="stRadioOption"]')
+    expect(options).to_have_count(worked.config.n_seq)  # one per token of the configuration
+    screenshot(page, shots / f"learn_{key}_question.png")
+    options.nth(answer).click()
+    press(page, "Check my answer")
+    expect(main).to_contain_text("Right.")
+    expect(main).to_contain_text(f"Head {facts['head']} of layer {facts['layer']} gives “{facts['top']}” "
+                                 f"{lessons.show(facts['w_top'], 4)}")
+    expect(charts(page)).to_have_count(len(worked.solution.views))
+    screenshot(page, shots / f"learn_{key}_right.png")
+    assert_charts_readable(page)
+    page.set_viewport_size({"width": 390, "height": 900})
+    page.wait_for_timeout(500)
+    fit_viewport_to_content(page, width=390)
+    page.screenshot(path=str(shots / f"learn_{key}_right_390.png"))
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.wait_for_timeout(300)
+    press(page, f"Try it yourself on {page_title}")
+    expect(nav_link(page, page_title)).to_have_attribute("aria-current", "page")
+    expect(page.locator('[data-testid="stException"]')).to_have_count(0)
+    screenshot(page, shots / f"learn_{key}_try.png")

@@ -297,7 +297,12 @@ def try_it(w: lessons.Worked) -> NoReturn:
         if sources(lesson)[0] != o["model"]:  # the learner's could not be read: the lesson read the operator's
             st.session_state[state.GEN_SOURCE] = o["model"]
         kept.update({state.GEN_PROMPT: o["sentence"], state.GEN_LAYER: o["layer"], state.GEN_HEAD: o["head"]})
-    elif lesson.family != "translator":
+    elif lesson.family == "translator":  # A model that translates on the lesson's sentence, layer and head
+        o = w.config.origin or {}
+        if sources(lesson)[0] != o["model"]:
+            st.session_state[state.TRANS_SOURCE] = o["model"]
+        kept.update({state.TRANS_SENTENCE: o["sentence"], state.TRANS_LAYER: o["layer"], state.TRANS_HEAD: o["head"]})
+    else:
         model_views.follow_origin(w.config)
     if (shown := w.solution.model_page) is not None:
         if shown.others:

@@ -1441,7 +1441,7 @@ LESSONS: tuple[Lesson, ...] = (
     ),
     Lesson(
         key="source-word", title=N_("Which English word does this French word come from?"),
-        build=_translation_head, family="translator", page=registry.STEPS,
+        build=_translation_head, family="translator", page=registry.TRANSLATE,
         setup=N_("{model} is an encoder-decoder that translates: its encoder reads “{source}” ({n_src} tokens with "
                  "the task's prefix and the end token), and its decoder writes “{translation}” one token at a time. "
                  "{which} This lesson follows the first token the decoder writes, “{out}”, in head {head} of layer "

@@ -24,7 +24,8 @@ from attn_ui.numbers import format_number
 from tests import minilm, tiny_bert, tiny_gpt2, tiny_t5
 from tests.models import make_output_reference as cases
 
-TRY_PAGES = {registry.STEPS, registry.SCALING, registry.MASKING, registry.MULTIHEAD, registry.MODEL, registry.GENERATE}
+TRY_PAGES = {registry.STEPS, registry.SCALING, registry.MASKING, registry.MULTIHEAD, registry.MODEL, registry.GENERATE,
+             registry.TRANSLATE}
 #: what the models do, by transformers + PyTorch in float64 (tests/models/make_output_reference.py): the model
 #: lessons' answers are computed from these, not with attn_models
 OUTPUTS = np.load(Path(__file__).resolve().parents[1] / "models" / "reference_outputs.npz")
@@ -829,9 +830,9 @@ def test_no_number_is_typed_in_a_lessons_sentences_and_none_reads_at_most_0(less
 
 def test_try_it_yourself_follows_the_head_and_query_of_a_lesson_that_generates():
     """The GPT-2 lesson opens A model that writes, the explorer on its head and its last query (the position that
-    predicts the next word); the T5 lesson opens its cross-attention on Step by step, on its head and the first query
-    (the decoder's start, whose output is the first French token)."""
-    for key, page in (("next-word", registry.GENERATE), ("source-word", registry.STEPS)):
+    predicts the next word); the T5 lesson opens A model that translates, its cross-attention in the explorer on its
+    head and the first query (the decoder's start, whose output is the first French token)."""
+    for key, page in (("next-word", registry.GENERATE), ("source-word", registry.TRANSLATE)):
         lesson = lessons.by_key(key)
         worked = lessons.solved(key, model_of(lesson))
         cfg = worked.config

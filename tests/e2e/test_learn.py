@@ -255,7 +255,8 @@ def generating_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]
         stop_server(proc)
 
 
-@pytest.mark.parametrize("key, page_title", [("next-word", "A model that writes"), ("source-word", "Step by step")])
+@pytest.mark.parametrize("key, page_title", [("next-word", "A model that writes"),
+                                             ("source-word", "A model that translates")])
 def test_a_lesson_that_generates_then_its_page(page: Page, generating_server: str, shots: Path, key: str,
                                                page_title: str) -> None:
     """The GPT-2 and T5 lessons: pick a token, check, read the reveal (wide and at a phone's width), try it."""

@@ -378,7 +378,8 @@ def checkpoint_files(source: str, *, cache_dir: str | Path | None = None, progre
         return files
     if not repo_cached(source, cache_dir):
         if local_only:
-            raise NotFetchedError(N_("{repo_id} is not on this server yet: A real model offers to download it."),
+            raise NotFetchedError(N_("{repo_id} is not on this server yet: its model page offers to download "
+                                     "it."),
                                   repo_id=source)
         return _fetch_repo(source, cache_dir=cache_dir, progress=progress, check_config=check_config, access=access)
     files = CheckpointFiles(source, *(cached_file(source, n, cache_dir) for n in (CONFIG, TOKENIZER, WEIGHTS)),

@@ -114,8 +114,8 @@ def model(source: str, *, download: bool = False) -> attn_models.Model:
     try:
         if needs_download(source):
             if not (download or access().is_operators(source)):
-                raise attn_models.NotFetchedError(N_("{repo_id} is not on this server yet: A real model offers to "
-                                                     "download it."), repo_id=source.strip())
+                raise attn_models.NotFetchedError(N_("{repo_id} is not on this server yet: its model page offers "
+                                                     "to download it."), repo_id=source.strip())
             _download(source.strip())
         with st.spinner(_("Reading the model's weights …")):
             return _model(access().check(source))

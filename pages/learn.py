@@ -64,8 +64,9 @@ except attn_models.ModelError as err:  # a model lesson without its model (no ne
         st.info(_("This lesson looks inside a pretrained model, and its weights cannot be read here. Skip it: the "
                   "other lessons need nothing but this app."), icon=":material/info:")
     else:
-        st.info(_("Name such a model on A real model and come back, or skip this lesson: the other lessons need "
-                  "nothing but this app."), icon=":material/info:")
+        where = {"causal": registry.GENERATE, "translator": registry.TRANSLATE}.get(lesson.family, registry.MODEL)
+        st.info(_("Name such a model on {page} and come back, or skip this lesson: the other lessons need nothing but "
+                  "this app.").format(page=_(where.title)), icon=":material/info:")
     st.divider()
     lesson_ui.move_on(lesson)
     st.stop()

@@ -290,7 +290,7 @@ def test_a_model_lesson_reads_the_operators_model_when_the_learners_cannot_be_re
 
 @pytest.mark.parametrize("source, said", [
     ("a/b..c", "'a/b..c' is not a valid Hugging Face repo id"),
-    ("someone/elsewhere", "someone/elsewhere is not on this server yet: A real model offers to download it."),
+    ("someone/elsewhere", "someone/elsewhere is not on this server yet: its model page offers to download it."),
 ])
 def test_a_model_lesson_with_no_model_it_can_read_says_so_then_works_again(tmp_path, monkeypatch, source, said):
     """When the operator's model cannot be read either (offline, not in the cache), the lesson says why the

@@ -506,5 +506,5 @@ def test_a_link_or_lesson_never_downloads(tmp_path, tiny_dir, fake):
     fake.add_folder("someone/tiny", tiny_dir)
     with pytest.raises(attn_models.NotFetchedError) as err:
         attn_models.load("someone/tiny", cache_dir=tmp_path, local_only=True)
-    assert str(err.value) == "someone/tiny is not on this server yet: A real model offers to download it."
+    assert str(err.value) == "someone/tiny is not on this server yet: its model page offers to download it."
     assert fake.requests == []

@@ -113,11 +113,15 @@ def page_language() -> None:
 def origin_note() -> None:
     """In the sidebar while the configuration is a pretrained model's layer: which one, and the way back to it."""
     cfg = state.config()
-    if note := text.origin_text(cfg.origin or {}):
+    origin = cfg.origin or {}
+    if note := text.origin_text(origin):
+        page = (registry.GENERATE if origin.get("family") == "gpt2" else
+                registry.TRANSLATE if origin.get("side") in ("cross", "encoder", "decoder") else registry.MODEL)
         if model_views.edited_if_loaded(cfg):
-            note = i18n.sentences(note, _("**Edited** since: A real model runs your edits through the model."))
+            note = i18n.sentences(note, _("**Edited** since: {page} runs your edits through the model.").format(
+                page=_(page.title)))
         st.sidebar.caption(note)
-        st.sidebar.page_link(registry.MODEL.file, label=_("Back to A real model"), icon=registry.MODEL.icon)
+        st.sidebar.page_link(page.file, label=_("Back to {page}").format(page=_(page.title)), icon=page.icon)
 
 
 def undo_button() -> None:

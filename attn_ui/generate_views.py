@@ -64,14 +64,19 @@ def entropy_bits(probs: np.ndarray) -> float:  # [vocab] -> bits
     return float(-(p * np.log2(p)).sum())
 
 
-def shown(token: str) -> str:
-    """A token as a person reads it in a sentence or a table: its leading space made visible (“·cat”), Markdown
-    escaped. GPT-2 tokens carry the space before a word.
+def label(token: str) -> str:
+    """A token as a chart names it: its spaces made visible (“␣cat”: GPT-2's tokens carry the space before a word),
+    a line break as ↵.
 
-    >>> shown(" cat"), shown("\\n")
-    ('·cat', '↵')
+    >>> label(" cat"), label("\\n"), label("")
+    ('␣cat', '↵', '∅')
     """
-    return text.md_escape(token.replace(" ", "·").replace("\n", "↵") or "∅")
+    return token.replace(" ", "␣").replace("\n", "↵") or "∅"
+
+
+def shown(token: str) -> str:
+    """:func:`label`, Markdown escaped: a token in a sentence or a table on the page."""
+    return text.md_escape(label(token))
 
 
 def temperature_words(temperature: float, top: float, top_at_1: float, bits: float, bits_at_1: float) -> str:

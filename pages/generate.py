@@ -20,7 +20,7 @@ from attn_ui import (
     state,
     text,
 )
-from attn_ui.generate_views import shown
+from attn_ui.generate_views import label, shown
 from attn_ui.i18n import _, ngettext
 
 frame.page_start(registry.GENERATE)
@@ -93,7 +93,7 @@ except attn_models.ModelError as err:
 tokens = list(run.tokens)
 st.markdown(ngettext("**{n} token**", "**{n} tokens**", len(tokens)).format(n=len(tokens)) + " · "
             + " · ".join(shown(t) for t in tokens))
-st.caption(_("· marks a space: GPT-2's tokens carry the space before a word."))
+st.caption(_("␣ marks a space: GPT-2's tokens carry the space before a word."))
 
 # ---- the next token ------------------------------------------------------------------------------------------
 st.header(_("The next token"))
@@ -106,7 +106,7 @@ probs, probs_1 = softmax(logits / temperature), softmax(logits)  # [vocab] each
 st.markdown(_("After “{last}”, the model's {k} most probable next tokens:").format(
     last=shown(tokens[-1]), k=generate_views.TOP_K))
 charts.show_chart(lesson_views.bars(
-    _("Next token at T = {t}").format(t=f"{temperature:g}"), tuple(shown(t) for t in nxt.tokens),
+    _("Next token at T = {t}").format(t=f"{temperature:g}"), tuple(label(t) for t in nxt.tokens),
     ((_("probability"), nxt.probs),), y_title=_("probability"), precision=3))
 st.markdown(generate_views.temperature_words(float(temperature), float(probs.max()), float(probs_1.max()),
                                              generate_views.entropy_bits(probs),
@@ -116,10 +116,10 @@ st.markdown(generate_views.temperature_words(float(temperature), float(probs.max
 st.header(_("Every layer and head"))
 st.caption(_("One small heatmap per head on your prompt: row = query token, column = key token, darker = more "
              "weight. Above the diagonal is empty in every head: the causal mask. Click a head to see it large."))
-labels = text.numbered(tuple(shown(t) for t in tokens))
+labels = text.numbered(tuple(label(t) for t in tokens))
 side_by_side = st.container(horizontal=True, gap="medium")
 with side_by_side.container(width="content"):
-    charts.show_chart(model_views.model_view(run.attentions, tuple(shown(t) for t in tokens)), key=VIEW,
+    charts.show_chart(model_views.model_view(run.attentions, tuple(label(t) for t in tokens)), key=VIEW,
                       on_select=pick_from_view, selection_mode=model_views.PICK)
 with side_by_side.container(width=model_views.ONE_PX):
     st.subheader(_("One head"))
@@ -194,7 +194,7 @@ if written is not None and written[:2] == (source, prompt):
                       "attention of the position that chose the new token i, over the tokens before it (grey: not "
                       "written yet). Choose the head above.").format(layer=layer, head=head))
         charts.show_chart(heatmap.heatmap(
-            rows, [f"{i}: {shown(t)}" for i, t in enumerate(new)], text.numbered(tuple(shown(t) for t in context)),
+            rows, [f"{i}: {label(t)}" for i, t in enumerate(new)], text.numbered(tuple(label(t) for t in context)),
             kind="weights", precision=min(controls.precision(), 2), masked=unseen, x_title=_("earlier token"),
             y_title=_("new token"), title=_("attention of each new token's query")))
 
@@ -223,7 +223,7 @@ if off:
     ids = list(dict.fromkeys([*nxt.ids.tolist(), *after.ids.tolist()]))[:generate_views.TOP_K]  # both tops, in order
     charts.show_chart(lesson_views.bars(
         _("Next token at T = {t}, as trained and with heads off").format(t=f"{temperature:g}"),
-        tuple(shown(names[i]) for i in ids), ((_("as trained"), probs[ids]), (_("heads off"), after_probs[ids])),
+        tuple(label(names[i]) for i in ids), ((_("as trained"), probs[ids]), (_("heads off"), after_probs[ids])),
         y_title=_("probability"), precision=3))
 else:
     st.caption(_("Choose heads to switch off: the next token's probabilities are computed again without them."))
@@ -255,7 +255,7 @@ if origin is not None and origin.get("family") == "gpt2" and origin["model"] == 
         ids = list(dict.fromkeys([*nxt.ids.tolist(), *mine.ids.tolist()]))[:generate_views.TOP_K]
         charts.show_chart(lesson_views.bars(
             _("Next token at T = {t}, as trained and with your edits").format(t=f"{temperature:g}"),
-            tuple(shown(names[i]) for i in ids),
+            tuple(label(names[i]) for i in ids),
             ((_("as trained"), probs[ids]), (_("with your edits"), mine_probs[ids])), y_title=_("probability"),
             precision=3))
     else:

@@ -47,8 +47,9 @@ st.markdown(_(
     "An **encoder-decoder** (T5) translates. The encoder reads the English with self-attention, every token seeing "
     "every other; the decoder writes the French one token at a time with causal self-attention, and its "
     "**cross-attention** lets each French token's query read the encoder's output: queries from the French (Y), keys "
-    "and values from the English (X), as on the Score functions page. This is the encoder-decoder the additive score "
-    "function was invented for; T5 uses dot products, no √d_k, and adds a learned bias for relative positions."
+    "and values from the English (X), as on the Score functions page. Translation is the task the additive score "
+    "function was invented for (in an RNN encoder-decoder); T5 uses dot products, no √d_k, and adds a learned bias "
+    "for relative positions."
 ))
 
 # ---- the model ---------------------------------------------------------------------------------------------

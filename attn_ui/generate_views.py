@@ -22,6 +22,7 @@ from .numbers import format_number
 
 DEFAULT_PROMPT = "The cat sat on the"  # input of an English model: not translated
 TOP_K = 10  # the most probable next tokens shown
+COMPARED = 8  # tokens in a chart of two distributions side by side (two bars each: 8 groups fit the main column)
 MAX_NEW = 20  # the most tokens one click writes (each is a forward pass over the whole text so far)
 TEMPERATURES = (0.1, 2.0)  # the slider's ends
 MODES = {"greedy": N_("greedy"), "sample": N_("sampled")}  # each next token: the most probable, or drawn at random
@@ -52,6 +53,18 @@ def generation(source: str, prompt: str, n_new: int, sample: bool, temperature: 
     comes (the page draws it), the first time only: later runs read the kept result."""
     return model_views.model(source).generate(prompt, n_new, sample=sample, temperature=temperature, seed=seed,
                                               intervention=intervention(change), on_step=_on_step)
+
+
+def compared_ids(before: np.ndarray, after: np.ndarray, n: int = COMPARED) -> list[int]:  # int [k] each -> n ids
+    """The tokens a chart of two distributions shows: the top half of each one's most probable tokens (both top
+    tokens, whatever they are), then the rest of each, in order, without repeats, at most ``n``.
+
+    >>> compared_ids(np.array([1, 2, 3, 4]), np.array([9, 1, 8, 7]), 4)
+    [1, 2, 9, 3]
+    """
+    half = n // 2
+    order = [*before[:half].tolist(), *after[:half].tolist(), *before[half:].tolist(), *after[half:].tolist()]
+    return list(dict.fromkeys(int(i) for i in order))[:n]
 
 
 def entropy_bits(probs: np.ndarray) -> float:  # [vocab] -> bits

@@ -91,6 +91,7 @@ TRANS_OTHER = "trans_other"  # text_input: another T5 checkpoint
 TRANS_SENTENCE = "trans_sentence"  # text_input: the English sentence
 TRANS_LAYER, TRANS_HEAD = "trans_layer", "trans_head"  # selectboxes: the decoder layer and cross-attention head drawn
 TRANS_ENC_LAYER = "trans_enc_layer"  # selectbox: the encoder layer whose self-attention head opens
+TRANS_ENC_HEAD = "trans_enc_head"  # selectbox: that head
 TRANS_ABLATE = "trans_ablate"  # multiselect: the cross-attention heads switched off ("L2 · H5" names)
 TRANS_ABLATE_HOW = "trans_ablate_how"  # segmented control: "mean" or "zero"
 # Learn (attn_ui.lesson_ui): the lesson open, the learner's answers, and the ?lesson= link read once

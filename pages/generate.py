@@ -61,9 +61,9 @@ except attn_models.ModelError as err:
     st.error(text.md_escape(i18n.error_text(err)), icon=":material/error:")
     model = None
 if model is not None and not isinstance(model, attn_models.CausalLM):
-    st.error(_("{name} is not a causal language model (GPT-2 family): it does not write. An encoder is read on "
-               "{page}.").format(name=text.md_escape(model.name), page=_(registry.MODEL.title)),
-             icon=":material/error:")
+    where = registry.TRANSLATE if isinstance(model, attn_models.Translator) else registry.MODEL
+    st.error(_("{name} is not a causal language model (GPT-2 family): it does not write. It is read on "
+               "{page}.").format(name=text.md_escape(model.name), page=_(where.title)), icon=":material/error:")
     model = None
 with st.expander(_("Use another model"), icon=":material/swap_horiz:", expanded=model is None):
     st.text_input(_("A Hugging Face repo id (owner/name) of the GPT-2 family, or a folder on this machine"),
@@ -181,8 +181,12 @@ if written is not None and written[:2] == (source, prompt):
     st.markdown(text.md_escape(prompt) + " **" + text.md_escape("".join(new)) + "**")
     how_written = (_("greedy: each time the most probable token") if not written[3] else
                    _("sampled at T = {t} with seed {seed}").format(t=f"{written[4]:g}", seed=written[5]))
-    st.caption(ngettext("{n} token written, {how}.", "{n} tokens written, {how}.", len(new)).format(
-        n=len(new), how=how_written))
+    st.caption(i18n.sentences(
+        ngettext("{n} token written, {how}.", "{n} tokens written, {how}.", len(new)).format(n=len(new),
+                                                                                           how=how_written),
+        _("It stopped at the end-of-text token <|endoftext|>, which the model chose.") if gen.stopped == "eot" else
+        _("It stopped because the text reached the most tokens the model reads ({most}).").format(
+            most=cfg_m.max_tokens) if gen.stopped == "cap" else ""))
     if new:
         layer, head = v_layer, v_head  # the head chosen above
         context = [*tokens, *new[:-1]]  # every token a step could read: the prompt and what was written before
@@ -220,7 +224,7 @@ if off:
                                               float(after_probs[nxt.ids[0]]), len(off)))
     names = dict(zip(nxt.ids.tolist(), nxt.tokens, strict=True)) | dict(zip(after.ids.tolist(), after.tokens,
                                                                             strict=True))
-    ids = list(dict.fromkeys([*nxt.ids.tolist(), *after.ids.tolist()]))[:generate_views.TOP_K]  # both tops, in order
+    ids = generate_views.compared_ids(nxt.ids, after.ids)  # both top tokens among them
     charts.show_chart(lesson_views.bars(
         _("Next token at T = {t}, as trained and with heads off").format(t=f"{temperature:g}"),
         tuple(label(names[i]) for i in ids), ((_("as trained"), probs[ids]), (_("heads off"), after_probs[ids])),
@@ -252,7 +256,7 @@ if origin is not None and origin.get("family") == "gpt2" and origin["model"] == 
         st.markdown(generate_views.edit_words(nxt, mine, float(probs[mine.ids[0]]), float(mine_probs[nxt.ids[0]])))
         names = dict(zip(nxt.ids.tolist(), nxt.tokens, strict=True)) | dict(zip(mine.ids.tolist(), mine.tokens,
                                                                                 strict=True))
-        ids = list(dict.fromkeys([*nxt.ids.tolist(), *mine.ids.tolist()]))[:generate_views.TOP_K]
+        ids = generate_views.compared_ids(nxt.ids, mine.ids)
         charts.show_chart(lesson_views.bars(
             _("Next token at T = {t}, as trained and with your edits").format(t=f"{temperature:g}"),
             tuple(label(names[i]) for i in ids),

@@ -63,8 +63,9 @@ except attn_models.ModelError as err:
     st.error(text.md_escape(i18n.error_text(err)), icon=":material/error:")
     model = None
 if model is not None and not isinstance(model, attn_models.Translator):
-    st.error(_("{name} is not an encoder-decoder translator (T5): it does not translate.").format(
-        name=text.md_escape(model.name)), icon=":material/error:")
+    where = registry.GENERATE if isinstance(model, attn_models.CausalLM) else registry.MODEL
+    st.error(_("{name} is not an encoder-decoder translator (T5): it does not translate. It is read on {page}.").format(
+        name=text.md_escape(model.name), page=_(where.title)), icon=":material/error:")
     model = None
 with st.expander(_("Use another model"), icon=":material/swap_horiz:", expanded=model is None):
     st.text_input(_("A Hugging Face repo id (owner/name) of a T5, or a folder on this machine"),
@@ -143,10 +144,13 @@ st.markdown(_("T5 adds a learned number to every score, one per head and relativ
 enc_row = st.container(horizontal=True, vertical_alignment="bottom")
 enc_layer = enc_row.selectbox(_("Encoder layer"), list(range(cfg_m.n_layers)), width=140,
                               **state.bind(ENC_LAYER, state.kept(ENC_LAYER, 0, list(range(cfg_m.n_layers)))))
-if enc_row.button(_("Open encoder head {head} in the explorer").format(head=head), key="trans_open_encoder",
+enc_head = enc_row.selectbox(_("Head"), list(range(cfg_m.n_heads)), width=120,
+                             **state.bind(state.TRANS_ENC_HEAD, state.kept(state.TRANS_ENC_HEAD, 0,
+                                                                           list(range(cfg_m.n_heads)))))
+if enc_row.button(_("Open this encoder head in the explorer"), key="trans_open_encoder",
                   icon=":material/open_in_new:"):
     try:
-        cfg = translate_views.encoder_config(source, sentence, enc_layer, head)
+        cfg = translate_views.encoder_config(source, sentence, enc_layer, enc_head)
     except attn_models.ModelError as err:
         st.error(text.md_escape(i18n.error_text(err)), icon=":material/error:")
     else:
@@ -192,8 +196,9 @@ if origin.get("model") == source and origin.get("side") == "cross":
     if not configs_equal(cfg, as_opened):
         st.subheader(_("Your edits, run through the translator"))
         st.caption(_("Decoder layer {layer}'s cross-attention computed with your W_Q, W_K, W_V, W_O, scale and score "
-                     "function at every step; its queries and keys still come from the run (they change with every "
-                     "token written), so edits of X and Y are not run back.").format(layer=origin["layer"]))
+                     "function at every step. Its X (the encoder's output) and Y (the decoder's states) still come "
+                     "from the run, as they change with every token written: edits of X and Y are not run back."
+                     ).format(layer=origin["layer"]))
         try:
             mine = translate_views.translation(source, origin["sentence"], model_output.Change(edited=cfg))
             before = translate_views.translation(source, origin["sentence"])

@@ -42,6 +42,13 @@ def softmax(z: np.ndarray) -> np.ndarray:
     return e / e.sum()
 
 
+def top_of_both(p: np.ndarray, q: np.ndarray) -> list[int]:
+    """The 8 tokens a chart of two distributions shows: the top 4 of each, then the rest of each one's top 8."""
+    top_p, top_q = np.argsort(-p, kind="stable")[:8], np.argsort(-q, kind="stable")[:8]
+    order = [*top_p[:4], *top_q[:4], *top_p[4:], *top_q[4:]]
+    return list(dict.fromkeys(int(i) for i in order))[:8]
+
+
 def bar_charts(at: AppTest) -> dict[str, dict[str, np.ndarray]]:
     """Each bar chart's values by its title, then by series: {title: {series: values in category order}}."""
     found = {}
@@ -102,10 +109,11 @@ def test_a_head_switched_off_moves_the_next_token_as_transformers_says():
     assert not at.exception and not at.error
     trained, off = softmax(REFERENCE["p0_logits"][-1]), softmax(REFERENCE["p0_ablate_one_mean_logits"][-1])
     bars = bar_charts(at)["Next token at T = 1, as trained and with heads off"]
-    ids = np.argsort(-trained, kind="stable")[:10]  # the trained model's top 10 come first, so they fill the chart
+    ids = top_of_both(trained, off)
     np.testing.assert_allclose(bars["as trained"], trained[ids], rtol=0, atol=1e-12)
     np.testing.assert_allclose(bars["heads off"], off[ids], rtol=0, atol=1e-12)
     top_off = int(np.argmax(off))
+    assert top_off in ids
     words = "is still" if top_off == ids[0] else "changes from"
     assert f"With 1 head off, the most probable next token {words}" in text_of(at)
 
@@ -145,7 +153,7 @@ def test_an_edited_head_runs_back_and_changes_the_next_token_as_transformers_say
     assert not at.exception and not at.error, [e.value for e in at.error]
     trained, edited = softmax(REFERENCE["p0_logits"][-1]), softmax(REFERENCE["p0_edited_logits"][-1])
     bars = bar_charts(at)["Next token at T = 1, as trained and with your edits"]
-    ids = np.argsort(-trained, kind="stable")[:10]
+    ids = top_of_both(trained, edited)
     np.testing.assert_allclose(bars["with your edits"], edited[ids], rtol=0, atol=1e-12)
     assert "With your edits, the most probable next token" in text_of(at)
     assert "Back to the model's weights" in [b.label for b in at.button]

@@ -115,11 +115,12 @@ def test_a_cross_attention_head_opens_and_its_edits_run_back():
 def test_an_encoder_head_opens_with_its_position_bias():
     at = page()
     at.selectbox(key="trans_enc_layer").set_value(1).run()
+    at.selectbox(key="trans_enc_head").set_value(2).run()
     at.button(key="trans_open_encoder").click().run()
     assert not at.exception
     cfg = at.session_state["config"]
-    assert cfg.score_bias is not None and cfg.scale == "none"
-    np.testing.assert_allclose(run(cfg).heads[0].weights, REFERENCE["relu_0_encoder"][1, 0], rtol=0, atol=1e-12)
+    assert cfg.score_bias is not None and cfg.scale == "none" and at.session_state["head"] == 2
+    np.testing.assert_allclose(run(cfg).heads[2].weights, REFERENCE["relu_0_encoder"][1, 2], rtol=0, atol=1e-12)
 
 
 def test_a_model_of_another_family_is_named(monkeypatch, tmp_path):

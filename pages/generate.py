@@ -228,7 +228,7 @@ if off:
     charts.show_chart(lesson_views.bars(
         _("Next token at T = {t}, as trained and with heads off").format(t=f"{temperature:g}"),
         tuple(label(names[i]) for i in ids), ((_("as trained"), probs[ids]), (_("heads off"), after_probs[ids])),
-        y_title=_("probability"), precision=3))
+        y_title=_("probability"), precision=2))
 else:
     st.caption(_("Choose heads to switch off: the next token's probabilities are computed again without them."))
 
@@ -261,7 +261,7 @@ if origin is not None and origin.get("family") == "gpt2" and origin["model"] == 
             _("Next token at T = {t}, as trained and with your edits").format(t=f"{temperature:g}"),
             tuple(label(names[i]) for i in ids),
             ((_("as trained"), probs[ids]), (_("with your edits"), mine_probs[ids])), y_title=_("probability"),
-            precision=3))
+            precision=2))
     else:
         st.caption(_("Edit it on Inputs & weights or Step by step: this section then shows what your edits do to the "
                      "next token."))

@@ -373,14 +373,10 @@ def mlm_tensors(cfg: BertConfig, names: dict[str, str] | set[str]) -> dict[str, 
     return shapes
 
 
-def read_header(path: Path, cfg: BertConfig) -> dict[str, str]:
-    """Check model.safetensors' header against ``cfg`` before any tensor is read: its length (first 8 bytes, at most
-    MODEL_LIMITS.header_bytes), every tensor the encoder reads there with config.json's shape, a dtype read here
-    (F16, F32, F64) and its bytes inside the file, likewise a masked-LM head's when it has one (:func:`mlm_tensors`);
-    then the memory the model takes with its word embedding's dtype and its head.
-
-    Returns the normalised name -> the stored name of every tensor. Raises ModelError naming the file and the fault.
-    """
+def safetensors_header(path: Path) -> tuple[dict, int]:
+    """model.safetensors' JSON header (its length checked against the file and MODEL_LIMITS.header_bytes, before it
+    is read) and the bytes of tensor data after it; ModelError naming the file and the fault otherwise. Every family's
+    reader checks its own tensors in it (:func:`check_entry`)."""
     name = "model.safetensors"
     try:
         size = os.path.getsize(path)
@@ -398,8 +394,20 @@ def read_header(path: Path, cfg: BertConfig) -> dict[str, str]:
         raise ModelError(N_("model.safetensors could not be read: {err}"), err=str(err)) from None
     if not isinstance(header, dict):
         raise ModelError(N_("{where}: not a JSON object."), where=name + " (header)")
+    return header, size - 8 - n
+
+
+def read_header(path: Path, cfg: BertConfig) -> dict[str, str]:
+    """Check model.safetensors' header against ``cfg`` before any tensor is read: its length (first 8 bytes, at most
+    MODEL_LIMITS.header_bytes), every tensor the encoder reads there with config.json's shape, a dtype read here
+    (F16, F32, F64) and its bytes inside the file, likewise a masked-LM head's when it has one (:func:`mlm_tensors`);
+    then the memory the model takes with its word embedding's dtype and its head.
+
+    Returns the normalised name -> the stored name of every tensor. Raises ModelError naming the file and the fault.
+    """
+    name = "model.safetensors"
+    header, data_bytes = safetensors_header(path)
     names = {_normalise(k): k for k in header if k != "__metadata__"}
-    data_bytes = size - 8 - n
     for key, shape in expected_tensors(cfg).items():
         if key not in names:
             raise ModelError(N_("model.safetensors has no tensor {name}; is it a BERT checkpoint?"), name=key)

@@ -40,8 +40,6 @@ shows them (``\\xe4``). :attr:`CausalEncoded.pieces` holds the exact text of eac
 from __future__ import annotations
 
 import math
-import os
-import struct
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -54,7 +52,7 @@ from attn_core import LIMITS, Config, MultiHeadTrace, causal_mask, head_slice, m
 from attn_core import softmax as attn_softmax
 
 from .access import CAUSAL_MODEL, Access
-from .checkpoint import DTYPES, check_entry, check_finite, parse_json, read_capped, read_tokenizer
+from .checkpoint import DTYPES, check_entry, check_finite, parse_json, read_capped, read_tokenizer, safetensors_header
 from .encoder import layer_norm, with_bias_column
 from .errors import N_, ModelError, ModelUnavailableError
 from .hub import Progress, checkpoint_files, discard, mark
@@ -277,27 +275,12 @@ def read_gpt2_header(path: Path, cfg: Gpt2Config) -> dict[str, str]:
     reads with config.json's shape, a dtype read here, its bytes inside the file; then the memory the model takes
     with its weights' dtype). Returns GPT2Model's name -> the stored name of every tensor; ModelError otherwise."""
     name = "model.safetensors"
-    try:
-        size = os.path.getsize(path)
-        with open(path, "rb") as f:
-            head = f.read(8)
-            n = struct.unpack("<Q", head)[0] if len(head) == 8 else -1
-            if n < 0 or n > size - 8:
-                raise ModelError(N_("model.safetensors is cut short: its {n:,}-byte header does not fit in its "
-                                    "{size:,} bytes."), n=max(n, 0), size=size)
-            if n > MODEL_LIMITS.header_bytes:
-                raise ModelError(N_("model.safetensors: its header is {n:,} bytes; the cap is {cap:,} "
-                                    "(attn_models.MODEL_LIMITS)."), n=n, cap=MODEL_LIMITS.header_bytes)
-            header = parse_json(f.read(n), name)
-    except OSError as err:
-        raise ModelError(N_("model.safetensors could not be read: {err}"), err=str(err)) from None
-    if not isinstance(header, dict):
-        raise ModelError(N_("{where}: not a JSON object."), where=name + " (header)")
+    header, data_bytes = safetensors_header(path)
     names = {_gpt2_name(k): k for k in header if k != "__metadata__" and not k.endswith(SKIPPED)}
     for key, shape in gpt2_tensors(cfg).items():
         if key not in names:
             raise ModelError(N_("model.safetensors has no tensor {name}; is it a GPT-2 checkpoint?"), name=key)
-        check_entry(header[names[key]], key, shape, size - 8 - n)
+        check_entry(header[names[key]], key, shape, data_bytes)
     check_gpt2_caps(cfg, name, max(DTYPES[header[names[k]]["dtype"]] for k in gpt2_tensors(cfg)))
     return names
 

@@ -49,7 +49,7 @@ from attn_core import (
 )
 
 from .access import TRANSLATOR_MODEL, Access
-from .checkpoint import DTYPES, check_entry, check_finite, parse_json, read_capped
+from .checkpoint import DTYPES, check_entry, check_finite, parse_json, read_capped, safetensors_header
 from .errors import N_, ModelError, ModelUnavailableError
 from .hub import Progress, checkpoint_files, discard, mark
 from .intervene import Intervention, ablate_heads
@@ -360,27 +360,9 @@ def t5_tensors(cfg: T5Config) -> dict[str, tuple[int, ...]]:
 def read_t5_header(path: Path, cfg: T5Config) -> dict[str, str]:
     """Check model.safetensors' header against ``cfg`` before any tensor is read (every tensor there, its shape,
     dtype and bytes; then the memory with the real dtype). Returns what :func:`read_t5_weights` reads -> stored name."""
-    import os
-    import struct
 
     name = "model.safetensors"
-    try:
-        size = os.path.getsize(path)
-        with open(path, "rb") as f:
-            head = f.read(8)
-            n = struct.unpack("<Q", head)[0] if len(head) == 8 else -1
-            if n < 0 or n > size - 8:
-                raise ModelError(N_("model.safetensors is cut short: its {n:,}-byte header does not fit in its "
-                                    "{size:,} bytes."), n=max(n, 0), size=size)
-            if n > MODEL_LIMITS.header_bytes:
-                raise ModelError(N_("model.safetensors: its header is {n:,} bytes; the cap is {cap:,} "
-                                    "(attn_models.MODEL_LIMITS)."), n=n, cap=MODEL_LIMITS.header_bytes)
-            header = parse_json(f.read(n), name)
-    except OSError as err:
-        raise ModelError(N_("model.safetensors could not be read: {err}"), err=str(err)) from None
-    if not isinstance(header, dict):
-        raise ModelError(N_("{where}: not a JSON object."), where=name + " (header)")
-    data_bytes = size - 8 - n
+    header, data_bytes = safetensors_header(path)
     shared = next((k for k in SHARED_ALIASES if k in header), None)
     if shared is None:
         raise ModelError(N_("model.safetensors has no tensor {name}; is it a T5 checkpoint?"), name=SHARED)

@@ -24,7 +24,7 @@ import streamlit as st
 import attn_models
 from attn_core import Config, configs_equal
 
-from . import budget, charts, heatmap, i18n, state, text
+from . import budget, charts, heatmap, i18n, registry, state, text
 from .i18n import N_, _
 from .numbers import format_numbers
 
@@ -125,6 +125,32 @@ def model(source: str, *, download: bool = False) -> attn_models.Model:
         log.exception("loading %r", source)
         raise attn_models.ModelError(N_("The model could not be loaded ({err})."),
                                      err=f"{type(err).__name__}: {str(err)[:200]}") from None
+
+
+def family_page(model: object) -> registry.Page:
+    """The page that reads a model of this family: A model that writes (GPT-2), A model that translates (T5), else A
+    real model (an encoder)."""
+    return (registry.GENERATE if isinstance(model, attn_models.CausalLM) else
+            registry.TRANSLATE if isinstance(model, attn_models.Translator) else registry.MODEL)
+
+
+def page_model(source: str, key: str, kind: type, not_it: str) -> object | None:
+    """The model a model page reads, or None after saying why not: not on this server and no network (a warning), a
+    refused or unreadable checkpoint (an error), or a model of another family than ``kind`` (``not_it``, a translated
+    template with {name} and {page}: the page that reads it). A repo not yet here is offered for download first."""
+    try:
+        model = model_or_offer(source, key=key)
+    except attn_models.ModelUnavailableError as err:
+        st.warning(text.md_escape(i18n.error_text(err)), icon=":material/cloud_off:")
+        return None
+    except attn_models.ModelError as err:
+        st.error(text.md_escape(i18n.error_text(err)), icon=":material/error:")
+        return None
+    if model is not None and not isinstance(model, kind):
+        st.error(not_it.format(name=text.md_escape(model.name), page=_(family_page(model).title)),
+                 icon=":material/error:")
+        return None
+    return model
 
 
 @st.cache_data(ttl=300, max_entries=32, show_spinner=False)

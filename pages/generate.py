@@ -52,19 +52,8 @@ st.markdown(_(
 
 # ---- the model ---------------------------------------------------------------------------------------------
 source = st.session_state.get(state.GEN_SOURCE) or generate_views.operator_source()
-try:
-    model = model_views.model_or_offer(source, key="gen_download")
-except attn_models.ModelUnavailableError as err:
-    st.warning(text.md_escape(i18n.error_text(err)), icon=":material/cloud_off:")
-    model = None
-except attn_models.ModelError as err:
-    st.error(text.md_escape(i18n.error_text(err)), icon=":material/error:")
-    model = None
-if model is not None and not isinstance(model, attn_models.CausalLM):
-    where = registry.TRANSLATE if isinstance(model, attn_models.Translator) else registry.MODEL
-    st.error(_("{name} is not a causal language model (GPT-2 family): it does not write. It is read on "
-               "{page}.").format(name=text.md_escape(model.name), page=_(where.title)), icon=":material/error:")
-    model = None
+model = model_views.page_model(source, "gen_download", attn_models.CausalLM, _(
+    "{name} is not a causal language model (GPT-2 family): it does not write. It is read on {page}."))
 with st.expander(_("Use another model"), icon=":material/swap_horiz:", expanded=model is None):
     st.text_input(_("A Hugging Face repo id (owner/name) of the GPT-2 family, or a folder on this machine"),
                   placeholder=generate_views.operator_source(),

@@ -54,19 +54,8 @@ st.markdown(_(
 
 # ---- the model ---------------------------------------------------------------------------------------------
 source = st.session_state.get(state.TRANS_SOURCE) or translate_views.operator_source()
-try:
-    model = model_views.model_or_offer(source, key="trans_download")
-except attn_models.ModelUnavailableError as err:
-    st.warning(text.md_escape(i18n.error_text(err)), icon=":material/cloud_off:")
-    model = None
-except attn_models.ModelError as err:
-    st.error(text.md_escape(i18n.error_text(err)), icon=":material/error:")
-    model = None
-if model is not None and not isinstance(model, attn_models.Translator):
-    where = registry.GENERATE if isinstance(model, attn_models.CausalLM) else registry.MODEL
-    st.error(_("{name} is not an encoder-decoder translator (T5): it does not translate. It is read on {page}.").format(
-        name=text.md_escape(model.name), page=_(where.title)), icon=":material/error:")
-    model = None
+model = model_views.page_model(source, "trans_download", attn_models.Translator, _(
+    "{name} is not an encoder-decoder translator (T5): it does not translate. It is read on {page}."))
 with st.expander(_("Use another model"), icon=":material/swap_horiz:", expanded=model is None):
     st.text_input(_("A Hugging Face repo id (owner/name) of a T5, or a folder on this machine"),
                   placeholder=translate_views.operator_source(),

@@ -153,11 +153,18 @@ if row.button(_("Write"), key="gen_write", icon=":material/edit_note:", type="pr
     st.session_state[state.GEN_WRITTEN] = asked
 written = st.session_state.get(state.GEN_WRITTEN)
 if written is not None and written[:2] == (source, prompt):
-    live = st.empty()  # the text so far, redrawn as each token comes (the first time; later runs read the kept one)
+    live = st.empty()  # each token as it comes, with its query's attention in the head chosen above (the first time;
+    so_far = [*tokens]  # later runs read the kept result): the tokens it could read
 
     def draw(i: int, step) -> None:
-        live.markdown(_("Writing token {i} of {n}: “{token}” ({p})").format(
-            i=i + 1, n=written[2], token=shown(step.token), p=model_output.percent(step.prob)))
+        with live.container():
+            st.markdown(_("Writing token {i} of {n}: “{token}” ({p})").format(
+                i=i + 1, n=written[2], token=shown(step.token), p=model_output.percent(step.prob)))
+            charts.show_chart(heatmap.heatmap(
+                step.attention[v_layer, v_head][None, :], [label(step.token)],
+                text.numbered(tuple(label(t) for t in so_far)), kind="weights", precision=2,
+                x_title=_("earlier token"), y_title=_("new token"), title=_("attention of each new token's query")))
+        so_far.append(step.token)
 
     try:
         gen = generate_views.generation(*written, _on_step=draw)

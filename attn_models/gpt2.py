@@ -54,8 +54,8 @@ from attn_core import softmax as attn_softmax
 from .access import CAUSAL_MODEL, Access
 from .checkpoint import DTYPES, check_entry, check_finite, parse_json, read_capped, read_tokenizer, safetensors_header
 from .encoder import layer_norm, with_bias_column
-from .errors import N_, ModelError, ModelUnavailableError
-from .hub import Progress, checkpoint_files, discard, mark
+from .errors import N_, ModelError
+from .hub import Progress, checkpoint_files, reading
 from .intervene import Intervention, ablate_heads, check_runs_back, owns
 from .limits import GPT2_FIELD_CAPS, MODEL_LIMITS, gpt2_resident_bytes
 from .mlm import CHUNK, top_words
@@ -801,16 +801,8 @@ def load_causal_lm(source: str = DEFAULT_CAUSAL_MODEL, *, cache_dir: str | Path 
     start = time.perf_counter()
     files = checkpoint_files(source, cache_dir=cache_dir, progress=progress, check_config=read_gpt2_config,
                              access=access, local_only=local_only)
-    try:
+    with reading(files, cache_dir):  # a refused download is removed, a read one marked as used
         cfg = read_gpt2_config(files.config)
         weights = read_gpt2_weights(files.weights, cfg)
         tokenizer = read_tokenizer(files.tokenizer, cfg)
-    except ModelUnavailableError:
-        raise
-    except ModelError:
-        if files.from_hub:
-            discard(files.source, cache_dir)
-        raise
-    if files.from_hub:
-        mark(files.source, cache_dir)
     return CausalLM(files.source, cfg, weights, tokenizer, time.perf_counter() - start)

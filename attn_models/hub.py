@@ -19,7 +19,8 @@ import os
 import shutil
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -357,6 +358,23 @@ def make_room(repo_id: str, needed: int, access: Access, cache_dir: str | Path |
         shutil.rmtree(p, ignore_errors=True)
         shutil.rmtree(root / ".locks" / p.name, ignore_errors=True)
         total -= b
+
+
+@contextmanager
+def reading(files: CheckpointFiles, cache_dir: str | Path | None = None) -> Iterator[None]:
+    """Around reading a checkpoint's files: a repo the app downloaded is removed from the cache when they are refused
+    (ModelError, not ModelUnavailableError), and marked as used (its last use, for the disk budget) when they are
+    read."""
+    try:
+        yield
+    except ModelUnavailableError:
+        raise
+    except ModelError:
+        if files.from_hub:
+            discard(files.source, cache_dir)
+        raise
+    if files.from_hub:
+        mark(files.source, cache_dir)
 
 
 def checkpoint_files(source: str, *, cache_dir: str | Path | None = None, progress: Progress | None = None,

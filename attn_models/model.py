@@ -21,8 +21,8 @@ from .checkpoint import (
     read_weights,
 )
 from .encoder import EncoderOutput, LayerWeights, encode, layer_norm, with_bias_column
-from .errors import N_, ModelError, ModelUnavailableError
-from .hub import Progress, checkpoint_files, discard, mark
+from .errors import N_, ModelError
+from .hub import Progress, checkpoint_files, reading
 from .intervene import Intervention, layer_step, owns
 from .mlm import MASK, MaskFill, MlmHead, mlm_probs, top_words
 
@@ -426,16 +426,8 @@ def load_encoder(source: str = DEFAULT_MODEL, *, cache_dir: str | Path | None = 
     start = time.perf_counter()
     files = checkpoint_files(source, cache_dir=cache_dir, progress=progress, check_config=read_config,
                              access=access, local_only=local_only)
-    try:
+    with reading(files, cache_dir):  # a refused download is removed, a read one marked as used
         cfg = read_config(files.config)
         embeddings, layers, mlm = read_weights(files.weights, cfg)
         tokenizer = read_tokenizer(files.tokenizer, cfg)
-    except ModelUnavailableError:
-        raise
-    except ModelError:
-        if files.from_hub:
-            discard(files.source, cache_dir)
-        raise
-    if files.from_hub:
-        mark(files.source, cache_dir)  # its last use, for the disk budget
     return Model(files.source, cfg, embeddings, layers, tokenizer, time.perf_counter() - start, mlm)

@@ -50,8 +50,8 @@ from attn_core import (
 
 from .access import TRANSLATOR_MODEL, Access
 from .checkpoint import DTYPES, check_entry, check_finite, parse_json, read_capped, safetensors_header
-from .errors import N_, ModelError, ModelUnavailableError
-from .hub import Progress, checkpoint_files, discard, mark
+from .errors import N_, ModelError
+from .hub import Progress, checkpoint_files, reading
 from .intervene import Intervention, ablate_heads
 from .limits import MODEL_LIMITS
 from .model import token_label
@@ -822,16 +822,8 @@ def load_translator(source: str = T5_MODEL, *, cache_dir: str | Path | None = No
     :func:`attn_models.load` reads a BERT (same caps, same judging before a download, same errors)."""
     start = time.perf_counter()
     files = t5_files(source, cache_dir=cache_dir, progress=progress, access=access, local_only=local_only)
-    try:
+    with reading(files, cache_dir):  # a refused download is removed, a read one marked as used
         cfg = read_t5_config(files.config)
         weights = read_t5_weights(files.weights, cfg)
         tokenizer = read_t5_tokenizer(files.tokenizer, cfg)
-    except ModelUnavailableError:
-        raise
-    except ModelError:
-        if files.from_hub:
-            discard(files.source, cache_dir)
-        raise
-    if files.from_hub:
-        mark(files.source, cache_dir)
     return Translator(files.source, cfg, weights, tokenizer, time.perf_counter() - start)

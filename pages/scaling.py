@@ -114,6 +114,7 @@ if cfg.score != "dot":
                  "the keys' width per head.").format(scores=step_by_step.SCORE_TEXT[cfg.score],
                                                       name=_(step_by_step.SCORE_NAMES[cfg.score])))
 
+plus_b = "" if t.bias is None else " + B"  # the score bias, when there is one, in every softmax below
 if t.bias is not None:
     st.info(_(
         "**This configuration adds a score bias B after the division** (a T5 layer's learned relative positions; "
@@ -140,13 +141,13 @@ left, right = slots(u.weights, t.weights)
 if left:
     with left:
         matrix_block(_("Weights, unscaled (head {head})").format(head=head) if per_head else _("Weights, unscaled"),
-                     rf"\mathrm{{softmax}}({score})", u.weights, queries, labels,
+                     rf"\mathrm{{softmax}}({score}{plus_b})", u.weights, queries, labels,
                      kind="weights", y_title=_("query"), x_title=_("key"), masked=masked)
 if right:
     with right:
         matrix_block((_("Weights, ÷ {s} (head {head})") if per_head else _("Weights, ÷ {s}")).format(s=s_text,
                                                                                                    head=head),
-                     rf"\mathrm{{softmax}}({score} / {divisor:.4g})",
+                     rf"\mathrm{{softmax}}({score} / {divisor:.4g}{plus_b})",
                      t.weights, queries, labels, kind="weights", y_title=_("query"), x_title=_("key"), masked=masked)
 out_domain = heatmap.shared_domain(u.output, t.output)
 dims = text.dim_labels(t.output.shape[1])
@@ -154,13 +155,13 @@ left, right = slots(u.output, t.output)
 if left:
     with left:
         matrix_block(_("Output, unscaled (head {head})").format(head=head) if per_head else _("Output, unscaled"),
-                     rf"\mathrm{{softmax}}({score})\,V", u.output, queries, dims,
+                     rf"\mathrm{{softmax}}({score}{plus_b})\,V", u.output, queries, dims,
                      y_title=_("query"), x_title=_("dimension"), domain=out_domain)
 if right:
     with right:
         matrix_block((_("Output, ÷ {s} (head {head})") if per_head else _("Output, ÷ {s}")).format(s=s_text,
                                                                                                   head=head),
-                     rf"\mathrm{{softmax}}({score} / {divisor:.4g})\,V",
+                     rf"\mathrm{{softmax}}({score} / {divisor:.4g}{plus_b})\,V",
                      t.output, queries, dims, y_title=_("query"), x_title=_("dimension"),
                      domain=out_domain)
 

@@ -41,7 +41,7 @@ from .config import (
     with_dimensions,
     with_query_rows,
 )
-from .errors import N_, AttentionInputError, Words
+from .errors import N_, AttentionInputError, Phrase, Words
 from .initializers import INITIALIZERS, SCORE_STARTS, initialize, initialize_heads, resize, score_weights
 from .limits import LIMITS, Limits
 from .masks import additive_mask, causal_mask, padding_mask
@@ -75,5 +75,5 @@ __all__ = [
     "weighted_sum", "with_dimensions", "with_query_rows",
     # texts marked for the app's catalogs (an error's hint, a preset's note, a score function's name): the app
     # translates them, attn_core (numpy only) never does
-    "N_", "SCORE_WORDS", "Words",
+    "N_", "SCORE_WORDS", "Words", "Phrase",
 ]

@@ -17,6 +17,21 @@ class Words(str):
     __slots__ = ()
 
 
+class Phrase(Words):
+    """A marked template with its values, used as a value of another message (a reason inside a sentence): the app
+    translates the template and fills it, as it does an error's (``template``, ``params``).
+
+    >>> p = Phrase(N_("{field} is missing"), field="layer")
+    >>> p, p.template, p.params
+    ('layer is missing', '{field} is missing', {'field': 'layer'})
+    """
+
+    def __new__(cls, template: str, **params: object) -> Phrase:
+        made = super().__new__(cls, template.format(**params) if params else template)
+        made.template, made.params = template, params
+        return made
+
+
 def N_(message: str) -> Words:  # noqa: N802 (gettext's name for it)
     """Mark ``message`` for the app's catalogs without translating it (attn_core is numpy only: the app translates).
 

@@ -68,6 +68,7 @@ from .intervene import Intervention, ablate_heads
 from .limits import MODEL_LIMITS, ModelLimits, gpt2_resident_bytes, resident_bytes
 from .mlm import MaskFill, MlmHead
 from .model import Encoded, Model, cosine_similarities, load_encoder, pool, token_label
+from .origin import ROLE_WORDS, KindError, Origin, OriginError, Role, expect_role, parse_origin, shown_name
 from .patterns import describe_head, head_description, head_pattern
 from .t5 import DecoderOutput, T5Config, Translation, Translator, load_translator, parse_t5_config
 
@@ -82,6 +83,8 @@ __all__ = [
     "describe_head", "erf", "fetch", "gelu", "head_description", "head_pattern", "in_cache", "is_folder",
     "judge_repo", "layer_norm", "load", "parse_config", "pool", "repo_cached", "resident_bytes", "token_label",
     "with_bias_column",
+    # where an explorer configuration came from (attn_models.origin), and what kind of model a family is
+    "ROLE_WORDS", "KindError", "Origin", "OriginError", "Role", "expect_role", "parse_origin", "shown_name",
     # T5 (attn_models.t5): an encoder-decoder translator
     "DecoderOutput", "T5Config", "Translation", "Translator", "load_translator", "parse_t5_config",
 ]

@@ -45,6 +45,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
@@ -56,9 +57,10 @@ from .checkpoint import DTYPES, check_entry, check_finite, parse_json, read_capp
 from .encoder import layer_norm, with_bias_column
 from .errors import N_, ModelError
 from .hub import Progress, checkpoint_files, reading
-from .intervene import Intervention, ablate_heads, check_runs_back, owns
+from .intervene import Intervention, ablate_heads, check_runs_back, edits_refused, owns
 from .limits import GPT2_FIELD_CAPS, MODEL_LIMITS, gpt2_resident_bytes
 from .mlm import CHUNK, top_words
+from .origin import Origin, Role, expect_role
 
 GPT2_TYPES = ("gpt2",)  # config.json model_type values read as GPT-2
 GELU_TANH = ("gelu_new", "gelu_pytorch_tanh")  # GPT-2's activation_function: the tanh approximation (same formula)
@@ -470,6 +472,7 @@ class CausalLM:
     weights: Gpt2Weights
     tokenizer: object
     load_seconds: float = 0.0
+    role: ClassVar[Role] = "causal"  # what it does (attn_models.origin.Role): A model that writes reads it
 
     @property
     def n_layers(self) -> int:
@@ -545,16 +548,17 @@ class CausalLM:
         stream = np.empty((cfg.n_layers - start + 1, n, cfg.d_model))
         attentions = np.empty((cfg.n_layers - start, cfg.n_heads, n, n))
         stream[0] = hidden
-        for i, layer in enumerate(range(start, cfg.n_layers)):
-            w = self.weights.blocks[layer].f64()
-            h = stream[i]
-            x1 = with_bias_column(layer_norm(h, w.ln1_g, w.ln1_b, eps))  # [n_seq, d_model + 1]
-            if iv.is_none or layer not in iv.layers:
-                out, attentions[i] = merge(attend(x1, w, cfg.n_heads, mask, cfg.head_only))
-            else:
-                out, attentions[i] = self._changed(iv, layer, w, x1, own)
-            h = h + (out + w.b_o)  # transformers adds c_proj's bias to the product, then the residual
-            stream[i + 1] = h + mlp(h, w, eps)
+        with edits_refused(iv):
+            for i, layer in enumerate(range(start, cfg.n_layers)):
+                w = self.weights.blocks[layer].f64()
+                h = stream[i]
+                x1 = with_bias_column(layer_norm(h, w.ln1_g, w.ln1_b, eps))  # [n_seq, d_model + 1]
+                if iv.is_none or layer not in iv.layers:
+                    out, attentions[i] = merge(attend(x1, w, cfg.n_heads, mask, cfg.head_only))
+                else:
+                    out, attentions[i] = self._changed(iv, layer, w, x1, own)
+                h = h + (out + w.b_o)  # transformers adds c_proj's bias to the product, then the residual
+                stream[i + 1] = h + mlp(h, w, eps)
         return stream, attentions
 
     def _changed(self, iv: Intervention, layer: int, w: Block, x1: np.ndarray,
@@ -724,16 +728,21 @@ class CausalLM:
         h_in = stream[layer] if stream is not None else (
             self.weights.wte[enc.ids].astype(np.float64) + self.weights.wpe[:len(enc.ids)])
         x1 = with_bias_column(layer_norm(h_in, w.ln1_g, w.ln1_b, self.config.eps))
-        origin = {"model": self.name, "family": "gpt2", "layer": int(layer), "sentence": prompt, "pad_to": 0,
-                  "head": int(head), "bias_column": self.config.d_model}
+        origin = Origin("causal", self.name, int(layer), int(head), prompt, bias_column=self.config.d_model,
+                        of_heads=self.n_heads if self.config.head_only else None)
         if self.config.head_only:
             w_q, w_k, w_v, w_o = head_weights(w, int(head), self.n_heads)
-            origin["of_heads"] = self.n_heads
             n_heads = 1
         else:
             w_q, w_k, w_v, w_o, n_heads = w.w_q, w.w_k, w.w_v, w.w_o, self.n_heads
         return make_config(list(enc.tokens), x1, w_q, w_k, w_v, w_o, n_heads=n_heads, scale="sqrt_dk",
-                           mask_kind="causal", origin=origin)
+                           mask_kind="causal", origin=origin.as_dict())
+
+    def config_for(self, origin: Origin) -> Config:
+        """The configuration ``origin`` names (:meth:`layer_config` on its prompt, layer and head), as the model
+        computes it; ModelError when it is another family's."""
+        expect_role(self, origin.role)
+        return self.layer_config(origin.sentence, origin.layer, head=origin.head)
 
     def output_bias(self, layer: int) -> np.ndarray:  # -> [d_model]
         """b_O of layer ``layer`` (float64): the layer's attention output is ``concat @ W_O + b_O``."""

@@ -15,6 +15,7 @@ app downloaded carries a mark in its cache folder (:data:`MARK`, its time the la
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import socket
@@ -30,6 +31,9 @@ from attn_core import Words
 from .access import DEFAULT_MODEL, Access, is_folder
 from .errors import N_, ModelError, ModelUnavailableError, NotFetchedError
 from .limits import MODEL_LIMITS, too_large
+from .origin import shown_name
+
+log = logging.getLogger(__name__)
 
 __all__ = ["DEFAULT_MODEL", "is_folder"]  # re-exported from .access for the package's users
 
@@ -89,7 +93,7 @@ def folder_files(folder: str) -> CheckpointFiles:
     for name in (CONFIG, TOKENIZER):
         if name not in found:
             raise ModelError(N_("{folder} has no {name}; a checkpoint folder needs config.json, tokenizer.json and "
-                                "model.safetensors."), folder=folder, name=name)
+                                "model.safetensors."), folder=shown_name(folder), name=name)
     return CheckpointFiles(folder, found[CONFIG], found[TOKENIZER], found[WEIGHTS], from_hub=False)
 
 
@@ -98,8 +102,9 @@ def _no_safetensors(folder: str, pickles: list[str]) -> ModelError:
     if pickles:
         return ModelError(N_("{folder} has no model.safetensors. It has {pickles}: a pickle, which this app never "
                              "unpickles (it can run code). Only safetensors checkpoints are read."),
-                          folder=folder, pickles=", ".join(pickles))
-    return ModelError(N_("{folder} has no model.safetensors. Only safetensors checkpoints are read."), folder=folder)
+                          folder=shown_name(folder), pickles=", ".join(pickles))
+    return ModelError(N_("{folder} has no model.safetensors. Only safetensors checkpoints are read."),
+                      folder=shown_name(folder))
 
 
 def cached_file(repo_id: str, name: str, cache_dir: str | Path | None = None) -> Path | None:
@@ -202,21 +207,23 @@ def _unavailable(repo_id: str, name: str, why: str, cache_dir: str | Path | None
     ``unreachable`` = (host, why) when the Hub's address cannot be reached."""
     from huggingface_hub import constants
 
-    cache = str(cache_dir or constants.HF_HUB_CACHE)
+    # the cache's path is the operator's business, not a visitor's: in the server's log, not in the message
+    log.warning("%s: %s is not in the Hugging Face cache %s and could not be downloaded (%s)", repo_id, name,
+                cache_dir or constants.HF_HUB_CACHE, why or unreachable)
     if unreachable is not None:
         host, reason = unreachable
         return ModelUnavailableError(
-            N_("The model {repo_id} could not be loaded: its {name} is not in the Hugging Face cache ({cache}) and "
+            N_("The model {repo_id} could not be loaded: its {name} is not in the server's Hugging Face cache and "
                "could not be downloaded ({host} cannot be reached: {reason}). Without a network, copy the model's "
                "folder (config.json, tokenizer.json, model.safetensors) to this machine and give that folder's path "
                "instead, or fill the cache on a machine with a network (hf download {repo_id}) and set "
-               "HF_HUB_OFFLINE=1."), repo_id=repo_id, name=name, cache=cache, host=host, reason=reason)
+               "HF_HUB_OFFLINE=1."), repo_id=repo_id, name=name, host=host, reason=reason)
     return ModelUnavailableError(
-        N_("The model {repo_id} could not be loaded: its {name} is not in the Hugging Face cache ({cache}) and could "
+        N_("The model {repo_id} could not be loaded: its {name} is not in the server's Hugging Face cache and could "
            "not be downloaded ({why}). Without a network, copy the model's folder (config.json, tokenizer.json, "
            "model.safetensors) to this machine and give that folder's path instead, or fill the cache on a machine "
            "with a network (hf download {repo_id}) and set HF_HUB_OFFLINE=1."),
-        repo_id=repo_id, name=name, cache=cache, why=why)
+        repo_id=repo_id, name=name, why=why)
 
 
 def _capped_bar(progress: Progress | None, name: str, cap: int | None) -> type:

@@ -11,12 +11,24 @@ changes the model (ablating a head, "which heads matter", an edited layer run ba
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Literal
 
 import numpy as np
 
-from attn_core import Config, MultiHeadTrace, causal_mask, head_slice, multi_head_attention, padding_mask, run
+from attn_core import (
+    AttentionInputError,
+    Config,
+    MultiHeadTrace,
+    Phrase,
+    causal_mask,
+    head_slice,
+    multi_head_attention,
+    padding_mask,
+    run,
+)
 
 from .encoder import LayerWeights, with_bias_column
 from .errors import N_, ModelError
@@ -172,6 +184,30 @@ class Intervention:
 
 Intervention.NONE = Intervention()
 
+
+
+@contextmanager
+def edits_refused(intervention: Intervention | None) -> Iterator[None]:
+    """Run a model with ``intervention``: when its configuration (the learner's numbers for one layer) cannot be
+    computed, attn_core's refusal (a score that overflowed float64; a NaN or ±inf it sent on to a later layer) becomes
+    a ModelError naming the layer, as every other refusal of the model's. The model as trained never meets one (its
+    weights are checked finite at load), so there the error goes on as it is.
+
+    >>> from attn_core import N_
+    >>> with edits_refused(Intervention(layer=2, config=object())):  # doctest: +ELLIPSIS
+    ...     raise AttentionInputError(N_("scores QKᵀ: cell ({i}, {j}) is +inf."), i=0, j=0)
+    Traceback (most recent call last):
+    ...
+    attn_models.errors.ModelError: Your numbers for layer 2 do not run through the model: scores QKᵀ: cell (0, 0) is...
+    """
+    try:
+        yield
+    except AttentionInputError as err:
+        if intervention is None or intervention.config is None:
+            raise
+        raise ModelError(N_("Your numbers for layer {layer} do not run through the model: {why} Change them on the "
+                            "explorer's pages, or go back to the model's weights."), layer=intervention.layer,
+                         why=Phrase(err.template, **err.params)) from None
 
 
 def owns(cfg: Config, text: str | None, pad_to: int) -> bool:

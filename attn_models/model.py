@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
@@ -23,8 +24,9 @@ from .checkpoint import (
 from .encoder import EncoderOutput, LayerWeights, encode, layer_norm, with_bias_column
 from .errors import N_, ModelError
 from .hub import Progress, checkpoint_files, reading
-from .intervene import Intervention, layer_step, owns
+from .intervene import Intervention, edits_refused, layer_step, owns
 from .mlm import MASK, MaskFill, MlmHead, mlm_probs, top_words
+from .origin import Origin, Role, expect_role
 
 CLS, SEP, PAD = "[CLS]", "[SEP]", "[PAD]"  # BERT's; a model's own are its config's specials (RoBERTa: <s> </s> <pad>)
 
@@ -67,6 +69,7 @@ class Model:
     tokenizer: object
     load_seconds: float = 0.0
     mlm: MlmHead | None = None
+    role: ClassVar[Role] = "encoder"  # what it does (attn_models.origin.Role): A real model reads it
 
     @property
     def n_layers(self) -> int:
@@ -187,8 +190,9 @@ class Model:
             hidden = self.embed(enc) if start == 0 else self.run(enc, start, intervention=iv)[0][start]
         own = iv.config is not None and owns(iv.config, enc.text, enc.pad_to)
         steps = [layer_step(iv, i, self.layers[i], self.n_heads, enc.is_pad, own) for i in range(start, end)]
-        return encode(hidden, self.layers[start:end], self.n_heads, enc.is_pad, self.config.eps,
-                      steps if any(steps) else ())
+        with edits_refused(iv):
+            return encode(hidden, self.layers[start:end], self.n_heads, enc.is_pad, self.config.eps,
+                          steps if any(steps) else ())
 
     def forward(self, text: str, pad_to: int | None = None, *,
                 intervention: Intervention | None = None) -> EncoderOutput:
@@ -347,9 +351,15 @@ class Model:
             [token_label(t) for t in enc.tokens], with_bias_column(hidden), w.w_q, w.w_k, w.w_v, w.w_o,
             n_heads=self.n_heads, scale="sqrt_dk", mask_kind="padding" if padded else "none",
             is_pad=tuple(bool(p) for p in enc.is_pad),
-            origin={"model": self.name, "layer": int(layer), "sentence": text, "pad_to": int(pad_to or 0),
-                    "head": int(head), "bias_column": self.config.d_model},
+            origin=Origin("encoder", self.name, int(layer), int(head), text, pad_to=int(pad_to or 0),
+                          bias_column=self.config.d_model).as_dict(),
         )
+
+    def config_for(self, origin: Origin) -> Config:
+        """The configuration ``origin`` names (:meth:`layer_config` on its sentence, padding, layer and head), as the
+        model computes it; ModelError when it is another family's."""
+        expect_role(self, origin.role)
+        return self.layer_config(origin.sentence, origin.layer, origin.pad_to or None, head=origin.head)
 
     def output_bias(self, layer: int) -> np.ndarray:  # -> [d_model]
         """b_O of layer ``layer``: the model's attention output is ``concat @ W_O + b_O``."""

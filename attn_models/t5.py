@@ -31,8 +31,9 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
@@ -52,9 +53,10 @@ from .access import TRANSLATOR_MODEL, Access
 from .checkpoint import DTYPES, check_entry, check_finite, parse_json, read_capped, safetensors_header
 from .errors import N_, ModelError
 from .hub import Progress, checkpoint_files, reading
-from .intervene import Intervention, ablate_heads
+from .intervene import Intervention, ablate_heads, edits_refused
 from .limits import MODEL_LIMITS
 from .model import token_label
+from .origin import Origin, Role, expect_role
 
 T5_TYPES = ("t5",)
 FF_KINDS = ("relu", "gated-gelu")
@@ -585,6 +587,7 @@ class Translator:
     weights: T5Weights
     tokenizer: object
     load_seconds: float = 0.0
+    role: ClassVar[Role] = "translator"  # what it does (attn_models.origin.Role): A model that translates reads it
 
     @property
     def n_heads(self) -> int:
@@ -649,20 +652,21 @@ class Translator:
         crosses = np.empty((c.n_decoder_layers, c.n_heads, n_t, n_src))
         ys = np.empty((c.n_decoder_layers, n_t, c.d_model))
         xs = np.empty((c.n_decoder_layers, n_t, c.d_model))
-        for i, b in enumerate(w.decoder):
-            xs[i] = x = rms_norm(g, b.ln_self, c.eps)  # [n_t, d_model]
-            trace = multi_head_attention(x, *b.self_attn.matrices(), c.n_heads, scale="none", mask=mask, bias=bias)
-            selfs[i] = [t.weights for t in trace.heads]
-            g = g + trace.output
-            ys[i] = y = rms_norm(g, b.ln_cross, c.eps)  # [n_t, d_model]: the queries' input
-            if step is None:
-                cross = multi_head_cross_attention(y, enc.output, *b.cross_attn.matrices(), c.n_heads, scale="none")
-                out = cross.output
-            else:
-                cross, out = step(i, y, enc.output, b.cross_attn)
-            crosses[i] = [t.weights for t in cross.heads]
-            g = g + out
-            g = g + feed_forward(rms_norm(g, b.ln_ff, c.eps), b, c.ff)
+        with edits_refused(intervention):
+            for i, b in enumerate(w.decoder):
+                xs[i] = x = rms_norm(g, b.ln_self, c.eps)  # [n_t, d_model]
+                trace = multi_head_attention(x, *b.self_attn.matrices(), c.n_heads, scale="none", mask=mask, bias=bias)
+                selfs[i] = [t.weights for t in trace.heads]
+                g = g + trace.output
+                ys[i] = y = rms_norm(g, b.ln_cross, c.eps)  # [n_t, d_model]: the queries' input
+                if step is None:
+                    cross = multi_head_cross_attention(y, enc.output, *b.cross_attn.matrices(), c.n_heads, scale="none")
+                    out = cross.output
+                else:
+                    cross, out = step(i, y, enc.output, b.cross_attn)
+                crosses[i] = [t.weights for t in cross.heads]
+                g = g + out
+                g = g + feed_forward(rms_norm(g, b.ln_ff, c.eps), b, c.ff)
         final = rms_norm(g[-1:] if last_only else g, w.decoder_norm, c.eps)  # [n_t or 1, d_model]
         return DecoderOutput(self.lm_logits(final), selfs, crosses, enc.attentions, enc.output, ys, xs)
 
@@ -754,8 +758,8 @@ class Translator:
         return self._config(
             layer, "cross", tokens, run.encoder_output, w, y=run.cross_inputs[layer],
             y_tokens=tuple(self.label(i) for i in tgt),
-            origin={"model": self.name, "layer": int(layer), "sentence": text, "prefix": prefix, "head": int(head),
-                    "side": "cross", "target": " ".join(str(int(i)) for i in out_ids)})
+            origin=Origin("translator", self.name, int(layer), int(head), text, side="cross", prefix=prefix,
+                          target=tuple(int(i) for i in out_ids)).as_dict())
 
     def self_config(self, text: str, layer: int, *, head: int = 0, side: str = "encoder",
                     output_prefix_ids: object = None, prefix: str = PREFIX) -> Config:
@@ -771,17 +775,27 @@ class Translator:
         self._check_layer(layer, c.n_layers if side == "encoder" else c.n_decoder_layers)
         tokens, src, tgt, out_ids = self._sides(text, output_prefix_ids, prefix)
         enc = self.run_encoder(src)
-        origin = {"model": self.name, "layer": int(layer), "sentence": text, "prefix": prefix, "head": int(head),
-                  "side": side}
+        origin = Origin("translator", self.name, int(layer), int(head), text, side=side, prefix=prefix)
         if side == "encoder":
             bias = position_bias(self.weights.encoder_bias, len(src), len(src), True, c.num_buckets, c.max_distance)
             return self._config(layer, side, tokens, enc.self_inputs[layer], self.weights.encoder[layer].self_attn,
-                                score_bias=bias, origin=origin)
+                                score_bias=bias, origin=origin.as_dict())
         run = self.run_decoder(enc, tgt)
         bias = position_bias(self.weights.decoder_bias, len(tgt), len(tgt), False, c.num_buckets, c.max_distance)
         return self._config(layer, side, tuple(self.label(i) for i in tgt), run.self_inputs[layer],
                             self.weights.decoder[layer].self_attn, score_bias=bias, mask_kind="causal",
-                            origin={**origin, "target": " ".join(str(int(i)) for i in out_ids)})
+                            origin=replace(origin, target=tuple(int(i) for i in out_ids)).as_dict())
+
+    def config_for(self, origin: Origin) -> Config:
+        """The configuration ``origin`` names (a decoder layer's cross-attention: :meth:`cross_config`; an encoder's
+        or decoder's self-attention: :meth:`self_config`), as the model computes it; ModelError when it is another
+        family's."""
+        expect_role(self, origin.role)
+        if origin.side == "cross":
+            return self.cross_config(origin.sentence, origin.target, origin.layer, head=origin.head,
+                                     prefix=origin.prefix)
+        return self.self_config(origin.sentence, origin.layer, head=origin.head, side=str(origin.side),
+                                output_prefix_ids=origin.target, prefix=origin.prefix)
 
     def _check_layer(self, layer: object, n_layers: int) -> None:
         if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or not 0 <= layer < n_layers:

@@ -20,7 +20,7 @@ import streamlit as st
 
 from attn_core import LIMITS, MATRICES, AttentionInputError, Config, share
 
-from . import budget, i18n, registry, st_internals, state
+from . import budget, i18n, origins, registry, st_internals, state
 from .i18n import _, error_text
 
 LINK, STORE_KEY = "c", "s"  # the query parameters: the permalink's value, or a key of STORE
@@ -74,6 +74,9 @@ def restore(pg: st.Page) -> None:
                          "the server instead. {why}"))
             state.notify(message.format(why=error_text(err)), icon=":material/link_off:")
         else:
+            cfg, why = origins.admitted(cfg)  # its origin (a model's layer) checked whole before any page reads it
+            if why:
+                state.notify(why, icon=":material/link_off:")
             state.load_shared(cfg, undoable=False)  # already validated by decode_link
             target = registry.by_name(page) if page else None
             if target is not None and target.linkable and target.name != (pg.url_path or registry.DEFAULT.name):

@@ -11,12 +11,30 @@ run reruns at once so that the page runs through the router (see :func:`page_sta
 from __future__ import annotations
 
 import json
+import logging
 import threading
 
 import streamlit as st
 
-from . import address, grid_editor, heatmap, i18n, lesson_ui, model_views, registry, share_ui, state, text
+from . import address, grid_editor, heatmap, i18n, lesson_ui, model_views, origins, registry, share_ui, state, text
 from .i18n import _
+
+log = logging.getLogger(__name__)
+CRASHED = "page_crashed"  # the key of the message a page's unforeseen error leaves (tests look for it)
+
+
+def run(pg: st.Page) -> None:
+    """Run the page. An error no page foresaw (a bug) is logged with its traceback, for the operator, and the page
+    shows a message instead of Streamlit's exception box, whose traceback would show the server's file paths: the
+    learner's numbers stay as they were. Every error a learner can cause has its own message on its page; this is
+    the last line."""
+    try:
+        pg.run()
+    except Exception:  # noqa: BLE001 - st.stop, st.rerun and st.switch_page are BaseExceptions: they pass
+        log.exception("the page %r stopped on an error", pg.url_path)
+        st.container(key=CRASHED).error(_(
+            "Something went wrong on this page. It was logged for the app's developers; your numbers are kept. Try "
+            "another page, or Undo the last change."), icon=":material/error:")
 
 
 def navigation() -> st.Page:
@@ -113,10 +131,9 @@ def page_language() -> None:
 def origin_note() -> None:
     """In the sidebar while the configuration is a pretrained model's layer: which one, and the way back to it."""
     cfg = state.config()
-    origin = cfg.origin or {}
-    if note := text.origin_text(origin):
-        page = (registry.GENERATE if origin.get("family") == "gpt2" else
-                registry.TRANSLATE if origin.get("side") in ("cross", "encoder", "decoder") else registry.MODEL)
+    origin = origins.origin_of(cfg)
+    if note := origins.origin_text(origin):
+        page = origins.page_of(origin.role)
         if model_views.edited_if_loaded(cfg):
             note = i18n.sentences(note, _("**Edited** since: {page} runs your edits through the model.").format(
                 page=_(page.title)))

@@ -28,7 +28,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from attn_core import N_, Words  # N_: the one marker (its texts are Words: filled() translates them as values)
+from attn_core import N_, Phrase, Words  # N_: the one marker (its texts are Words: filled() translates them as values)
 
 __all__ = ["N_", "LANGUAGES", "error_text", "filled", "language", "ngettext", "option_labels", "sentences",
            "translator"]
@@ -137,7 +137,9 @@ def error_text(err: Exception) -> str:
 
 def filled(template: str, values: Mapping[str, object]) -> str:
     """An English template (marked with ``N_``) and its values, in the learner's language: the template and every
-    value marked for the catalogs (:class:`attn_core.Words`) are translated; the learner's own text stays."""
+    value marked for the catalogs (:class:`attn_core.Words`) are translated (a :class:`attn_core.Phrase`, a template
+    with values of its own, filled likewise); the learner's own text stays."""
     if not values:  # as the errors do: a template without values is the message itself (braces and all)
         return _(template)
-    return _(template).format(**{k: _(v) if isinstance(v, Words) else v for k, v in values.items()})
+    return _(template).format(**{k: filled(v.template, v.params) if isinstance(v, Phrase) else
+                                 _(v) if isinstance(v, Words) else v for k, v in values.items()})

@@ -121,20 +121,26 @@ def sources(lesson: lessons.Lesson) -> tuple[str, str]:
 
 def model_for(lesson: lessons.Lesson):  # -> attn_models.Model, CausalLM or Translator, or None
     """The model a model lesson reads: its family's page's (downloaded with a progress bar the first time), or the
-    operator's of that family when the learner named one there that cannot be read (refused, or not on this server);
-    None for the other lessons. Raises attn_models.ModelError (the learner's model's) when neither can be read."""
+    operator's of that family when the learner named one there that cannot be read (refused, not on this server, or
+    of another kind than the lesson's); None for the other lessons. Raises attn_models.ModelError (the learner's
+    model's) when neither can be read."""
     if not lesson.needs_model:
         return None
     source, operator = sources(lesson)
     try:
-        return model_views.model(source)
+        return _of_kind(model_views.model(source), lesson.family)
     except attn_models.ModelError as err:
         if source == operator:
             raise
         try:
-            return model_views.model(operator)
+            return _of_kind(model_views.model(operator), lesson.family)
         except attn_models.ModelError:
             raise err from None  # why the learner's cannot be read: what its page says too
+
+
+def _of_kind(model, role: attn_models.Role):  # -> the model, else ModelError
+    attn_models.expect_role(model, role)
+    return model
 
 
 def worked(lesson: lessons.Lesson) -> lessons.Worked:

@@ -457,12 +457,15 @@ SMALL = 0.005  # a change of the similarity smaller than this is "no change" in 
 
 def _encoder(model: Model) -> Model:
     """The model, when it is a sentence encoder (what the similarity lessons need); else ModelError saying so."""
-    from attn_models import DEFAULT_MODEL, ModelError
+    from attn_models import DEFAULT_MODEL, ROLE_WORDS, ModelError, shown_name
 
+    if model.role != "encoder":
+        raise ModelError(N_("{name} is {kind}. This lesson needs a sentence encoder such as {encoder}."),
+                         name=shown_name(model.name), kind=ROLE_WORDS[model.role], encoder=DEFAULT_MODEL)
     if model.has_mlm:
         raise ModelError(N_("{name} is a masked-language model: it was trained to fill in a [MASK], not to compare "
                             "sentences. This lesson needs a sentence encoder such as {encoder}."),
-                         name=model.name, encoder=DEFAULT_MODEL)
+                         name=shown_name(model.name), encoder=DEFAULT_MODEL)
     return model
 
 
@@ -485,12 +488,12 @@ def _query_zero(model: Model, layer: int | None = None) -> Config:
 
 def _masked_last_layer(model: Model) -> Config:
     """The last layer on the masked sentence; ModelError when the model cannot fill in a [MASK]."""
-    from attn_models import ModelError
+    from attn_models import ModelError, shown_name
 
-    if not model.has_mlm:
+    if model.role != "encoder" or not model.has_mlm:
         raise ModelError(N_("{name} has no masked-language-model head (the cls.predictions weights of a "
                             "BertForMaskedLM): it cannot fill in a [MASK]. This lesson needs a BERT checkpoint that "
-                            "has one."), name=model.name)
+                            "has one."), name=shown_name(model.name))
     return model.layer_config(MASKED_SENTENCE, model.n_layers - 1)
 
 
@@ -833,7 +836,7 @@ def _solve_sink(cfg: Config, trace: MultiHeadTrace, model: Model) -> Solution:  
     sharpest = int(np.argmax(groups[best]))  # the head that gives the answer's token(s) the most
     return Solution(
         answer=best,
-        facts={"model": str(o.get("model", "")), "sentence": str(o.get("sentence", "")),
+        facts={"model": _model_name(o), "sentence": str(o.get("sentence", "")),
                "layer": int(o.get("layer", 0)), "n_heads": cfg.n_heads, "tokens": " ".join(map(isolate, tokens)),
                "words": ", ".join(isolate(tokens[j]) for j in words), "n_best": counts[best], "best": names[best],
                "n_cls": counts[0], "n_sep": counts[1], "n_words": counts[2], "share_cls": float(groups[0].mean()),
@@ -880,7 +883,7 @@ def _solve_which_head(cfg: Config, trace: MultiHeadTrace, model: Model) -> Solut
     o = cfg.origin or {}
     return Solution(
         answer=answer,
-        facts={"model": str(o.get("model", "")), "sentence": MODEL_SENTENCE, "other": MODEL_OTHER, "sim": sim,
+        facts={"model": _model_name(o), "sentence": MODEL_SENTENCE, "other": MODEL_OTHER, "sim": sim,
                "layer_a": layers[a[0]], "head_a": a[1], "layer_b": layers[b[0]], "head_b": b[1],
                "after_a": after[a], "after_b": after[b], "change_a": changes[0], "change_b": changes[1],
                "small": SMALL, "n_heads": model.n_heads, "n_scanned": change.size, "layer_1": layers[0],
@@ -921,7 +924,7 @@ def _solve_masked_word(cfg: Config, trace: MultiHeadTrace, model: Model) -> Solu
     o = cfg.origin or {}
     return Solution(
         answer=answer,
-        facts={"model": str(o.get("model", "")), "sentence": MASKED_SENTENCE, "layer": layer, "head": head,
+        facts={"model": _model_name(o), "sentence": MASKED_SENTENCE, "layer": layer, "head": head,
                "n_heads": model.n_heads, "top": word(top), "p_top": before[top], "p_top_after": after[top],
                "new_top": word(new_top), "p_new": after[new_top], "change": float(effects[head]),
                "tops_before": ", ".join(word(int(i)) for i in np.argsort(-before, kind="stable")[:5]),
@@ -958,7 +961,7 @@ def _solve_query_zero(cfg: Config, trace: MultiHeadTrace, model: Model) -> Solut
     o = cfg.origin or {}
     return Solution(
         answer=answer,
-        facts={"model": str(o.get("model", "")), "sentence": MODEL_SENTENCE, "other": MODEL_OTHER,
+        facts={"model": _model_name(o), "sentence": MODEL_SENTENCE, "other": MODEL_OTHER,
                "layer": layer, "n_heads": cfg.n_heads, "n_seq": cfg.n_seq, "sim": sim, "every": every,
                "sim_low": float(every.min()), "layer_low": int(np.argmin(every)), "sim_high": float(every.max()),
                "layer_high": int(np.argmax(every)),
@@ -986,6 +989,13 @@ TRANSLATE_SENTENCES = ("It is easy to translate languages with transformers", "T
 TRANSLATE_MAX = 24  # the most tokens of the translation the lesson writes (the tutorial's is about 15 in t5-small)
 
 
+def _model_name(origin: dict) -> str:
+    """The model a lesson's configuration came from, as a page names it (a folder on the server by its name only)."""
+    from attn_models import shown_name
+
+    return shown_name(str(origin.get("model", "")))
+
+
 def _word(label: str) -> str:
     """A token label as a word in a sentence: without the space or ▁ that marks a word's start (GPT-2, T5)."""
     return label.replace("▁", " ").strip() or label
@@ -998,11 +1008,12 @@ def _most_concentrated(rows: np.ndarray) -> int:  # [n_heads, n_k] -> a head
 
 def _causal_lm(model):  # -> attn_models.CausalLM
     """The model, when it writes (a GPT-2-family causal language model); else ModelError saying so."""
-    from attn_models import CAUSAL_MODEL, CausalLM, ModelError
+    from attn_models import CAUSAL_MODEL, ModelError, shown_name
 
-    if not isinstance(model, CausalLM):
+    if model.role != "causal":
         raise ModelError(N_("{name} is not a causal language model: it does not write the next word. This lesson "
-                            "needs one of the GPT-2 family, such as {causal}."), name=model.name, causal=CAUSAL_MODEL)
+                            "needs one of the GPT-2 family, such as {causal}."), name=shown_name(model.name),
+                         causal=CAUSAL_MODEL)
     return model
 
 
@@ -1028,7 +1039,7 @@ def _solve_next_word(cfg: Config, trace: MultiHeadTrace, model) -> Solution:
     labels = token_choices(cfg)
     return Solution(
         answer=top,
-        facts={"model": str(o.get("model", "")), "prompt": WRITE_PROMPT, "n_seq": cfg.n_seq, "layer": layer,
+        facts={"model": _model_name(o), "prompt": WRITE_PROMPT, "n_seq": cfg.n_seq, "layer": layer,
                "head": head, "n_heads": lm.n_heads, "last": _word(cfg.tokens[-1]), "top": _word(cfg.tokens[top]),
                "w_top": row[top], "second": _word(cfg.tokens[second]), "w_second": row[second], "w_row": row,
                "n_masked": int(hidden.size), "masked_max": Difference(float(np.abs(hidden).max())),
@@ -1047,11 +1058,12 @@ def _solve_next_word(cfg: Config, trace: MultiHeadTrace, model) -> Solution:
 
 def _translator(model):  # -> attn_models.Translator
     """The model, when it translates (a T5 encoder-decoder); else ModelError saying so."""
-    from attn_models import TRANSLATOR_MODEL, ModelError, Translator
+    from attn_models import TRANSLATOR_MODEL, ModelError, shown_name
 
-    if not isinstance(model, Translator):
+    if model.role != "translator":
         raise ModelError(N_("{name} is not a translator: it has no decoder that writes French. This lesson needs an "
-                            "encoder-decoder of the T5 family, such as {t5}."), name=model.name, t5=TRANSLATOR_MODEL)
+                            "encoder-decoder of the T5 family, such as {t5}."), name=shown_name(model.name),
+                         t5=TRANSLATOR_MODEL)
     return model
 
 
@@ -1096,7 +1108,7 @@ def _solve_source_word(cfg: Config, trace: MultiHeadTrace, model) -> Solution:
                 "reads a plainer one."))
     return Solution(
         answer=top,
-        facts={"model": str(o.get("model", "")), "source": str(o.get("prefix", "")) + sentence,
+        facts={"model": _model_name(o), "source": str(o.get("prefix", "")) + sentence,
                "n_src": cfg.n_seq, "translation": t.text, "which": which, "out": out, "p_out": t.probs[0],
                "layer": layer, "head": head, "n_heads": cfg.n_heads, "top": _word(cfg.tokens[top]),
                "w_top": row[top], "second": _word(cfg.tokens[second]), "w_second": row[second],
@@ -1456,10 +1468,11 @@ LESSONS: tuple[Lesson, ...] = (
                        "and sums to {row_sum}. No mask hides any of them: the whole English sentence is there before "
                        "the first French word is written. Averaged over the layer's {n_heads} heads, “{top_mean}” "
                        "takes the most, {w_top_mean}."),
-        hint=N_("Step by step opens this cross-attention on head {head}, following Y's first row, {start}: the "
-                "decoder's start, whose output chose “{out}”. The queries are the rows of Y (the French being "
-                "written), the keys and values the rows of X (the English); change a row of X and watch the weights "
-                "move."),
+        hint=N_("Try it yourself opens A model that translates on this sentence, decoder layer {layer} and head "
+                "{head}; there, Open this cross-attention head in the explorer puts it on Score functions. Y's first "
+                "row, {start}, is the decoder's start, whose output chose “{out}”: the queries are the rows of Y (the "
+                "French being written), the keys and values the rows of X (the English); change a row of X and watch "
+                "the weights move."),
     ),
 )
 

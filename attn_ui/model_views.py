@@ -24,7 +24,7 @@ import streamlit as st
 import attn_models
 from attn_core import Config, configs_equal
 
-from . import budget, charts, heatmap, i18n, registry, state, text
+from . import budget, charts, heatmap, i18n, origins, state, text
 from .i18n import N_, _
 from .numbers import format_numbers
 
@@ -88,8 +88,8 @@ def _model(source: str) -> attn_models.Model:
 def edited_if_loaded(cfg: Config) -> bool | None:
     """:func:`edited` when the model the configuration came from has been read in this process, else None (the
     sidebar of every page asks: it never reads a model for that)."""
-    o = model_origin(cfg)
-    if o is None or o["model"] not in _LOADED:
+    o = origins.origin_of(cfg)
+    if o is None or o.model not in _LOADED:
         return None
     return edited(cfg)
 
@@ -127,28 +127,24 @@ def model(source: str, *, download: bool = False) -> attn_models.Model:
                                      err=f"{type(err).__name__}: {str(err)[:200]}") from None
 
 
-def family_page(model: object) -> registry.Page:
-    """The page that reads a model of this family: A model that writes (GPT-2), A model that translates (T5), else A
-    real model (an encoder)."""
-    return (registry.GENERATE if isinstance(model, attn_models.CausalLM) else
-            registry.TRANSLATE if isinstance(model, attn_models.Translator) else registry.MODEL)
-
-
-def page_model(source: str, key: str, kind: type, not_it: str) -> object | None:
+def page_model(source: str, key: str, role: attn_models.Role, not_it: str) -> object | None:
     """The model a model page reads, or None after saying why not: not on this server and no network (a warning), a
-    refused or unreadable checkpoint (an error), or a model of another family than ``kind`` (``not_it``, a translated
+    refused or unreadable checkpoint (an error), or a model of another kind than ``role`` (``not_it``, a translated
     template with {name} and {page}: the page that reads it). A repo not yet here is offered for download first."""
     try:
         model = model_or_offer(source, key=key)
     except attn_models.ModelUnavailableError as err:
         st.warning(text.md_escape(i18n.error_text(err)), icon=":material/cloud_off:")
+        st.info(_("The other pages keep working with your own numbers."), icon=":material/info:")
         return None
     except attn_models.ModelError as err:
         st.error(text.md_escape(i18n.error_text(err)), icon=":material/error:")
         return None
-    if model is not None and not isinstance(model, kind):
-        st.error(not_it.format(name=text.md_escape(model.name), page=_(family_page(model).title)),
+    if model is not None and model.role != role:
+        page = origins.page_of(model.role)
+        st.error(not_it.format(name=text.md_escape(attn_models.shown_name(model.name)), page=_(page.title)),
                  icon=":material/error:")
+        st.page_link(page.file, label=_(page.title), icon=page.icon)
         return None
     return model
 
@@ -238,35 +234,30 @@ def forward(source: str, sentence: str, pad_to: int) -> Run:
     return Run(out.tokens, out.attentions, out.hidden_states, out.is_pad)
 
 
-@budget.cached("model_layer")
-def layer_config(source: str, sentence: str, pad_to: int, layer: int, head: int) -> Config:
-    """Layer ``layer`` as an explorer configuration (attn_models.Model.layer_config, or a GPT-2's: its causal mask
-    with it, one head when the whole layer is over the caps), once per its arguments."""
-    model = _model(source)
-    if isinstance(model, attn_models.CausalLM):
-        return model.layer_config(sentence, layer, head=head)
-    run = forward(source, sentence, pad_to)
-    return model.layer_config(sentence, layer, pad_to or None, head=head, hidden=run.hidden_states[layer])
-
-
-def model_origin(cfg: Config) -> dict | None:
-    """The configuration's origin when it is a model's layer (attn_models.Model.layer_config), else None."""
-    o = cfg.origin
-    keys = {"model": str, "layer": int, "sentence": str, "pad_to": int, "head": int}
-    return o if o and all(isinstance(o.get(k), t) for k, t in keys.items()) else None
+@budget.cached("model_opened")
+def opened(origin: attn_models.Origin) -> Config:
+    """The configuration ``origin`` names, as its model computes it (the family's ``config_for``), once per origin."""
+    return _model(origin.model).config_for(origin)
 
 
 def original(cfg: Config) -> Config:
-    """The configuration its origin names, as the model computes it (raises attn_models.ModelError)."""
-    o = model_origin(cfg)
-    model(o["model"])
-    return layer_config(o["model"], o["sentence"], o["pad_to"], o["layer"], o["head"])
+    """The configuration its origin names, as the model computes it (raises attn_models.ModelError; an
+    attn_models.OriginError when ``cfg`` came from no model)."""
+    o = attn_models.parse_origin(cfg.origin)
+    if o is None:
+        raise attn_models.OriginError(N_("The configuration did not come from a model."))
+    model(o.model)  # read (or refused) with the page's messages
+    return opened(o)
 
 
 def open_layer(source: str, sentence: str, pad_to: int, layer: int, head: int) -> str | None:
-    """Load layer ``layer`` into the configuration, head ``head`` chosen; None, or why it could not be."""
-    cfg = layer_config(source, sentence, pad_to, layer, head)
-    what = state.change(N_("layer {layer} of {model} opened"), layer=layer, model=source.rsplit("/", 1)[-1])
+    """Load layer ``layer`` of ``source``'s model (an encoder's or a GPT-2's) into the configuration, head ``head``
+    chosen; None, or why it could not be."""
+    try:
+        cfg = opened(attn_models.Origin(model(source).role, source, layer, head, sentence, pad_to=pad_to))
+    except attn_models.ModelError as err:
+        return i18n.error_text(err)
+    what = state.change(N_("layer {layer} of {model} opened"), layer=layer, model=attn_models.shown_name(source))
     if message := state.set_config(cfg, what=what):
         return message
     st.session_state[state.PRESET] = None
@@ -277,9 +268,9 @@ def open_layer(source: str, sentence: str, pad_to: int, layer: int, head: int) -
 def follow_origin(cfg: Config) -> None:
     """Set A real model's sentence, padding, layer and head to the ones a model layer's configuration came from,
     so the page shows what the explorer holds (Learn's Try it yourself on a model lesson)."""
-    if (o := model_origin(cfg)) is not None:
-        st.session_state[state.KEPT].update({state.MODEL_SENTENCE: o["sentence"], state.MODEL_PAD_TO: o["pad_to"],
-                                             state.MODEL_LAYER: o["layer"], state.MODEL_HEAD: o["head"]})
+    if (o := origins.origin_of(cfg)) is not None and o.role == "encoder":
+        st.session_state[state.KEPT].update({state.MODEL_SENTENCE: o.sentence, state.MODEL_PAD_TO: o.pad_to,
+                                             state.MODEL_LAYER: o.layer, state.MODEL_HEAD: o.head})
 
 
 def back_to_model() -> None:

@@ -26,7 +26,7 @@ from attn_core import (
     share,
 )
 
-from . import address, grid_editor, i18n, registry, st_internals, state, text
+from . import address, grid_editor, i18n, origins, registry, st_internals, state, text
 from .i18n import N_, _
 
 PARAM = "c"  # the permalink's numbers: ?c=<attn_core.share.encode_link value>; its language: ?lang= (address.LANG)
@@ -134,6 +134,7 @@ def import_file() -> None:
         st.session_state[state.IMPORT_RESULT] = (False, _("{file} was not loaded: {error}").format(
             file=text.isolate(uploaded.name), error=i18n.error_text(err)))
         return
+    cfg, why = origins.admitted(cfg)  # its origin (a model's layer) checked whole before any page reads it
     state.load_shared(cfg)
     values = {"file": text.isolate(uploaded.name), "n": cfg.n_seq, "n_q": cfg.n_q, "d_model": cfg.d_model,
               "heads": cfg.n_heads, "score": _(SCORE_WORDS[cfg.score])}
@@ -145,7 +146,7 @@ def import_file() -> None:
         loaded = _("Loaded {file}: {n} tokens, d_model {d_model}, {heads} head(s), {score} scores.")
     else:
         loaded = _("Loaded {file}: {n} tokens, d_model {d_model}, {heads} head(s).")
-    st.session_state[state.IMPORT_RESULT] = (True, loaded.format(**values))
+    st.session_state[state.IMPORT_RESULT] = (True, i18n.sentences(loaded.format(**values), why or ""))
 
 
 def forget_upload(uploaded: object) -> None:

@@ -20,7 +20,7 @@ import numpy as np
 
 from attn_core import Config
 
-from .i18n import _, sentences
+from .i18n import _
 from .numbers import format_number
 
 
@@ -130,44 +130,30 @@ def _escape_chars(text: str) -> str:
     return "".join("\\" + ch if ch in _PUNCTUATION else " " if ch.isspace() else ch for ch in text)
 
 
+def bold_tail(head: str, tail: str) -> str:
+    r"""Markdown: ``head``, then ``tail`` in bold, each shown as the characters it is (:func:`md_escape`).
+
+    CommonMark opens ``**`` only before a character that is not a space and, right after a letter, not before
+    punctuation (GPT-2's tokens start with their space: " sat", ", and"): the tail's spaces stand outside the markers,
+    and a zero-width space before a tail that starts with punctuation. A blank tail gets no markers.
+
+    >>> bold_tail("The cat", " sat down "), bold_tail("The cat", ", and"), bold_tail("a", "")
+    ('The cat **sat down** ', 'The cat**\u200b\\, and**', 'a')
+    """
+    body = tail.strip()
+    if not body:
+        return md_escape(head + tail)
+    lead, trail = tail[:len(tail) - len(tail.lstrip())], tail[len(tail.rstrip()):]
+    start = "\u200b" if unicodedata.category(body[0])[0] in "PS" else ""
+    return md_escape(head + lead) + "**" + start + md_escape(body) + "**" + md_escape(trail)
+
+
 def _code_span(text: str) -> str:
     """``text`` as a Markdown code span: fenced by more backticks than any run inside, spaced when it starts or ends
     with one (CommonMark strips one space on each side)."""
     fence = "`" * (max(map(len, re.findall("`+", text)), default=0) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{fence}{pad}{text}{pad}{fence}"
-
-
-def origin_text(origin: dict) -> str:
-    """Markdown: where a configuration came from, when attn_models made it from a model's layer (else "").
-
-    >>> print(origin_text({"model": "org/m", "layer": 2, "sentence": "Hi *you*", "head": 1, "bias_column": 4}))
-    ... # doctest: +ELLIPSIS
-    From **org\\/m**, layer 2, on “Hi \\*you\\*”. X's column 4 is a constant 1 (the bias feature): ...
-    """
-    if not isinstance(origin.get("model"), str) or not isinstance(origin.get("layer"), int):
-        return ""
-    sentence, bias = origin.get("sentence"), origin.get("bias_column")
-    model, layer = md_escape(origin["model"]), origin["layer"]
-    if isinstance(sentence, str):
-        shown = md_escape(sentence[:200]) + "…" * (len(sentence) > 200)
-        out = _("From **{model}**, layer {layer}, on “{sentence}”.").format(model=model, layer=layer, sentence=shown)
-    else:
-        out = _("From **{model}**, layer {layer}.").format(model=model, layer=layer)
-    if isinstance(origin.get("of_heads"), int):  # a GPT-2's head, alone: the whole layer is over the caps
-        out = sentences(out, _("Head {head} alone, of the layer's {n} heads: the whole layer is over the app's "
-                               "caps.").format(head=origin.get("head"), n=origin["of_heads"]))
-    side = origin.get("side")  # a T5's layer
-    if side == "cross":
-        out = sentences(out, _("The decoder's cross-attention: the queries come from the translation being written "
-                               "(Y), the keys and values from the encoder's output on the source (X)."))
-    elif side in ("encoder", "decoder"):
-        out = sentences(out, _("The {side}'s self-attention, with T5's learned relative positions as the score bias "
-                               "B, and no scaling.").format(side=_("encoder") if side == "encoder" else _("decoder")))
-    if isinstance(bias, int):
-        out = sentences(out, _("X's column {bias} is a constant 1 (the bias feature): the last row of W_Q, W_K and "
-                               "W_V is their bias.").format(bias=bias))
-    return out
 
 
 def md_table(header: list[str], rows: list[list[str]]) -> str:

@@ -16,6 +16,7 @@ from attn_ui import (
     lesson_views,
     model_output,
     model_views,
+    origins,
     registry,
     state,
     text,
@@ -52,7 +53,7 @@ st.markdown(_(
 
 # ---- the model ---------------------------------------------------------------------------------------------
 source = st.session_state.get(state.GEN_SOURCE) or generate_views.operator_source()
-model = model_views.page_model(source, "gen_download", attn_models.CausalLM, _(
+model = model_views.page_model(source, "gen_download", "causal", _(
     "{name} is not a causal language model (GPT-2 family): it does not write. It is read on {page}."))
 with st.expander(_("Use another model"), icon=":material/swap_horiz:", expanded=model is None):
     st.text_input(_("A Hugging Face repo id (owner/name) of the GPT-2 family, or a folder on this machine"),
@@ -65,8 +66,8 @@ if model is None:
 cfg_m = model.config
 st.caption(_("**{name}** · {layers} layers × {heads} heads · d_model {d_model} · d_k {d_k} per head · vocabulary "
              "{vocab:,} tokens · at most {most} tokens of text").format(
-    name=text.md_escape(model.name), layers=cfg_m.n_layers, heads=cfg_m.n_heads, d_model=cfg_m.d_model,
-    d_k=cfg_m.d_k, vocab=cfg_m.vocab_size, most=cfg_m.max_tokens))
+    name=text.md_escape(attn_models.shown_name(model.name)), layers=cfg_m.n_layers, heads=cfg_m.n_heads,
+    d_model=cfg_m.d_model, d_k=cfg_m.d_k, vocab=cfg_m.vocab_size, most=cfg_m.max_tokens))
 
 # ---- the prompt ------------------------------------------------------------------------------------------------
 prompt = st.text_input(_("Prompt"), max_chars=2_000,
@@ -149,10 +150,14 @@ seed = int(row.number_input(_("Seed"), min_value=0, max_value=2**31 - 1, step=1,
                             disabled=mode != "sample", help=_("The same seed draws the same tokens."),
                             **state.bind(SEED, int(state.kept(SEED, 0)))))
 asked = (source, prompt, n_new, mode == "sample", float(temperature), seed)
-if row.button(_("Write"), key="gen_write", icon=":material/edit_note:", type="primary"):
+full = len(tokens) >= cfg_m.max_tokens  # the prompt fills every position the model reads: no token can follow
+if row.button(_("Write"), key="gen_write", icon=":material/edit_note:", type="primary", disabled=full):
     st.session_state[state.GEN_WRITTEN] = asked
+if full:
+    st.caption(_("The prompt fills all {most} positions the model reads: shorten it to write on.").format(
+        most=cfg_m.max_tokens))
 written = st.session_state.get(state.GEN_WRITTEN)
-if written is not None and written[:2] == (source, prompt):
+if written is not None and written[:2] == (source, prompt) and not full:
     live = st.empty()  # each token as it comes, with its query's attention in the head chosen above (the first time;
     so_far = [*tokens]  # later runs read the kept result): the tokens it could read
 
@@ -174,7 +179,7 @@ if written is not None and written[:2] == (source, prompt):
         st.stop()
     live.empty()
     new = [step.token for step in gen.steps]
-    st.markdown(text.md_escape(prompt) + " **" + text.md_escape("".join(new)) + "**")
+    st.markdown(text.bold_tail(prompt, "".join(new)))
     how_written = (_("greedy: each time the most probable token") if not written[3] else
                    _("sampled at T = {t} with seed {seed}").format(t=f"{written[4]:g}", seed=written[5]))
     st.caption(i18n.sentences(
@@ -230,10 +235,10 @@ else:
 
 # ---- the configuration, when it came from this model ---------------------------------------------------------------
 cfg = state.config()
-origin = model_views.model_origin(cfg)
-if origin is not None and origin.get("family") == "gpt2" and origin["model"] == source:
+origin = origins.origin_of(cfg)
+if origin is not None and origin.role == "causal" and origin.model == source:
     st.header(_("In the explorer now"))
-    st.markdown(text.origin_text(origin))
+    st.markdown(origins.origin_text(origin))
     if model_views.edited(cfg):
         st.info(_("You have edited these numbers since: they are no longer the model's."), icon=":material/edit:")
         st.button(_("Back to the model's weights"), key="gen_back", icon=":material/restore:",
@@ -241,7 +246,7 @@ if origin is not None and origin.get("family") == "gpt2" and origin["model"] == 
         st.subheader(_("Your edits, run through the model"))
         st.caption(_("Layer {layer} computed with your numbers, then the rest of the model as trained. On the prompt "
                      "it was opened on, every edit runs, X too; on another prompt your weights, scale, score function "
-                     "and mask run on that prompt's own X.").format(layer=origin["layer"]))
+                     "and mask run on that prompt's own X.").format(layer=origin.layer))
         try:
             mine = generate_views.next_token(source, prompt, float(temperature), model_output.Change(edited=cfg))
             mine_probs = softmax(generate_views.forward(source, prompt, model_output.Change(edited=cfg)).logits[-1]

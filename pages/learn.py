@@ -58,9 +58,10 @@ try:
         w = lessons.solved(lesson.key, model)  # the configuration, its attention trace and the answer (attn_core)
 except attn_models.ModelError as err:  # a model lesson without its model (no network and no cached copy), or with
     st.header(f"{at + 1}. {_(lesson.title)}")  # one of another kind than it needs (a masked-LM, a sentence encoder)
-    st.warning(text.md_escape(i18n.error_text(err)), icon=":material/cloud_off:" if model is None else
+    unread = model is None and not isinstance(err, attn_models.KindError)  # else: read, of another kind
+    st.warning(text.md_escape(i18n.error_text(err)), icon=":material/cloud_off:" if unread else
                ":material/swap_horiz:")
-    if model is None:
+    if unread:
         st.info(_("This lesson looks inside a pretrained model, and its weights cannot be read here. Skip it: the "
                   "other lessons need nothing but this app."), icon=":material/info:")
     else:

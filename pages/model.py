@@ -6,7 +6,7 @@ import streamlit as st
 
 import attn_models
 from attn_core import LIMITS
-from attn_ui import charts, controls, frame, heatmap, i18n, model_output, model_views, registry, state, text
+from attn_ui import charts, controls, frame, heatmap, i18n, model_output, model_views, origins, registry, state, text
 from attn_ui.i18n import _, ngettext
 
 frame.page_start(registry.MODEL)
@@ -39,15 +39,8 @@ st.markdown(_(
 
 # ---- the model ---------------------------------------------------------------------------------------------
 source = model_views.source()
-try:
-    model = model_views.model_or_offer(source, key="model_download")  # a repo not on this server: a button first
-except attn_models.ModelUnavailableError as err:
-    st.warning(text.md_escape(i18n.error_text(err)), icon=":material/cloud_off:")
-    st.info(_("The other pages keep working with your own numbers."), icon=":material/info:")
-    model = None
-except attn_models.ModelError as err:
-    st.error(text.md_escape(i18n.error_text(err)), icon=":material/error:")
-    model = None
+model = model_views.page_model(source, "model_download", "encoder", _(  # a repo not on this server: a button first
+    "{name} is not an encoder (BERT family): it is read on {page}."))
 offered = model_views.access()
 with st.expander(_("Use another model"), icon=":material/swap_horiz:", expanded=model is None):
     caps = _("A BERT-family encoder with config.json, tokenizer.json and model.safetensors whose widths fit the app's "
@@ -65,10 +58,10 @@ with st.expander(_("Use another model"), icon=":material/swap_horiz:", expanded=
                   **state.bind(OTHER, state.kept(OTHER, ""), use_other_model))
 if model is None:
     st.stop()
-if ((came_from := model_views.model_origin(state.config())) is not None and came_from["model"] != source
-        and came_from.get("family") != "gpt2"):
+if (came_from := origins.origin_of(state.config())) is not None and came_from.model != source:
     st.info(_("The configuration in the explorer came from another model, {model}: see **In the explorer now** at "
-              "the end of this page.").format(model=text.md_escape(came_from["model"])), icon=":material/info:")
+              "the end of this page.").format(model=text.md_escape(attn_models.shown_name(came_from.model))),
+            icon=":material/info:")
 cfg_m = model.config
 wordpiece = cfg_m.family == "bert"  # else XLM-RoBERTa's sentencepiece, <s> </s> <pad> (attn_models.BertConfig.specials)
 first_token, last_token, pad_token = cfg_m.specials
@@ -76,8 +69,8 @@ st.caption((_("**{name}** · {layers} layers × {heads} heads · d_model {d_mode
               "{d_ff} · vocabulary {vocab:,} WordPiece tokens") if wordpiece else
             _("**{name}** · {layers} layers × {heads} heads · d_model {d_model} · d_k {d_k} per head · feed-forward "
               "{d_ff} · vocabulary {vocab:,} sentencepiece tokens")).format(
-    name=text.md_escape(model.name), layers=cfg_m.n_layers, heads=cfg_m.n_heads, d_model=cfg_m.d_model, d_k=cfg_m.d_k,
-    d_ff=cfg_m.d_ff, vocab=cfg_m.vocab_size))
+    name=text.md_escape(attn_models.shown_name(model.name)), layers=cfg_m.n_layers, heads=cfg_m.n_heads,
+    d_model=cfg_m.d_model, d_k=cfg_m.d_k, d_ff=cfg_m.d_ff, vocab=cfg_m.vocab_size))
 
 # ---- the sentence ----------------------------------------------------------------------------------------------
 left, right = st.columns([4, 1], vertical_alignment="bottom")
@@ -258,22 +251,24 @@ if can_run:
 
 # ---- the configuration, when it came from a model --------------------------------------------------------------
 cfg = state.config()
-origin = model_views.model_origin(cfg)
-if origin is not None and origin.get("family") == "gpt2":  # a GPT-2's head: its page runs its edits back
+origin = origins.origin_of(cfg)
+if origin is not None and origin.role != "encoder":  # another kind of model's: its page runs its edits back
     st.header(_("In the explorer now"))
-    st.info(_("The configuration in the explorer is a head of {model}, a model that writes: {page} runs your edits "
-              "of it back through that model.").format(model=text.md_escape(origin["model"]),
-                                                      page=_(registry.GENERATE.title)), icon=":material/info:")
-    st.page_link(registry.GENERATE.file, label=_(registry.GENERATE.title), icon=registry.GENERATE.icon)
+    page = origins.page_of(origin.role)
+    st.info(_("The configuration in the explorer is from {model}, which is not an encoder: {page} runs your edits of "
+              "it back through that model.").format(model=text.md_escape(attn_models.shown_name(origin.model)),
+                                                   page=_(page.title)), icon=":material/info:")
+    st.page_link(page.file, label=_(page.title), icon=page.icon)
     origin = None
 if origin is not None:
     st.header(_("In the explorer now"))
-    opened = _("Opened with head {head} chosen.").format(head=origin["head"])
-    st.markdown(i18n.sentences(text.origin_text(origin), opened))
+    opened = _("Opened with head {head} chosen.").format(head=origin.head)
+    st.markdown(i18n.sentences(origins.origin_text(origin), opened))
     try:
-        if (origin_model := model_views.model_or_offer(origin["model"], key="model_origin_download")) is None:
+        if (origin_model := model_views.model_or_offer(origin.model, key="model_origin_download")) is None:
             st.stop()  # not on this server: the button above downloads it
-        is_edited, b_o = model_views.edited(cfg), origin_model.output_bias(origin["layer"])
+        attn_models.expect_role(origin_model, origin.role)
+        is_edited, b_o = model_views.edited(cfg), origin_model.output_bias(origin.layer)
     except attn_models.ModelError as err:
         st.warning(text.md_escape(i18n.error_text(err)), icon=":material/warning:")
         st.stop()
@@ -282,22 +277,22 @@ if origin is not None:
         st.button(_("Back to the model's weights"), key="model_back", icon=":material/restore:",
                   on_click=model_views.back_to_model)
         st.subheader(_("Your edits, run through the model"))
-        if origin["pad_to"]:
+        if origin.pad_to:
             st.caption(_("Layer {layer} computed with your W_Q, W_K, W_V, W_O, scale, score function and causal mask, "
                          "then the rest of the model as trained. Every sentence runs here without padding and brings "
                          "its own X (what the layers before compute from it), yours too: it was opened padded, so "
-                         "your edits of X and of a drawn mask are not run back.").format(layer=origin["layer"]))
+                         "your edits of X and of a drawn mask are not run back.").format(layer=origin.layer))
         else:
             st.caption(_("Layer {layer} computed with your numbers, then the rest of the model as trained. On the "
                          "sentence it was opened on every edit runs, X and a drawn mask too; another sentence runs "
                          "your W_Q, W_K, W_V, W_O, scale, score function and causal mask on its own X (what the layers "
-                         "before compute from it).").format(layer=origin["layer"]))
+                         "before compute from it).").format(layer=origin.layer))
         mine, as_trained = model_output.Change(edited=cfg), model_output.Change()
         origin_task = model_output.task(origin_model)
         compared = (others or model_output.OTHERS) if origin_task == "similarity" else ()
         try:
-            before = model_output.outcome(origin["model"], origin["sentence"], compared, as_trained)
-            after = model_output.outcome(origin["model"], origin["sentence"], compared, mine)
+            before = model_output.outcome(origin.model, origin.sentence, compared, as_trained)
+            after = model_output.outcome(origin.model, origin.sentence, compared, mine)
         except attn_models.ModelError as err:
             st.warning(text.md_escape(i18n.error_text(err)), icon=":material/warning:")
             st.stop()

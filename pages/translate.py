@@ -14,6 +14,7 @@ from attn_ui import (
     i18n,
     model_output,
     model_views,
+    origins,
     registry,
     state,
     text,
@@ -35,11 +36,12 @@ def use_other_model() -> None:
 
 def open_config(cfg, what: str) -> None:
     """Put a layer of the translator into the explorer, then go to the page that shows it."""
-    if message := state.set_config(cfg, what=state.change(what, layer=cfg.origin["layer"])):
+    origin = origins.origin_of(cfg)  # the translator's own: never None here
+    if message := state.set_config(cfg, what=state.change(what, layer=origin.layer)):
         st.error(text.md_escape(message), icon=":material/error:")
         return
     st.session_state[state.PRESET] = None
-    st.session_state[state.HEAD] = cfg.origin["head"]
+    st.session_state[state.HEAD] = origin.head
     st.switch_page(registry.SCORES.file if cfg.cross else registry.MASKING.file)
 
 
@@ -54,7 +56,7 @@ st.markdown(_(
 
 # ---- the model ---------------------------------------------------------------------------------------------
 source = st.session_state.get(state.TRANS_SOURCE) or translate_views.operator_source()
-model = model_views.page_model(source, "trans_download", attn_models.Translator, _(
+model = model_views.page_model(source, "trans_download", "translator", _(
     "{name} is not an encoder-decoder translator (T5): it does not translate. It is read on {page}."))
 with st.expander(_("Use another model"), icon=":material/swap_horiz:", expanded=model is None):
     st.text_input(_("A Hugging Face repo id (owner/name) of a T5, or a folder on this machine"),
@@ -67,8 +69,8 @@ if model is None:
 cfg_m = model.config
 st.caption(_("**{name}** · encoder {layers} layers, decoder {dec} layers, {heads} heads each · d_model {d_model} · "
              "d_k {d_k} per head · vocabulary {vocab:,} sentencepiece tokens").format(
-    name=text.md_escape(model.name), layers=cfg_m.n_layers, dec=cfg_m.n_decoder_layers, heads=cfg_m.n_heads,
-    d_model=cfg_m.d_model, d_k=cfg_m.d_kv, vocab=cfg_m.vocab_size))
+    name=text.md_escape(attn_models.shown_name(model.name)), layers=cfg_m.n_layers, dec=cfg_m.n_decoder_layers,
+    heads=cfg_m.n_heads, d_model=cfg_m.d_model, d_k=cfg_m.d_kv, vocab=cfg_m.vocab_size))
 
 # ---- the sentence and its translation ------------------------------------------------------------------------
 sentence = st.text_input(_("English sentence"), max_chars=1_000,
@@ -172,25 +174,24 @@ else:
 
 # ---- the configuration, when it is this translator's cross-attention -------------------------------------------------
 cfg = state.config()
-origin = cfg.origin or {}
-if origin.get("model") == source and origin.get("side") == "cross":
+origin = origins.origin_of(cfg)
+if origin is not None and origin.role == "translator" and origin.side == "cross" and origin.model == source:
     st.header(_("In the explorer now"))
-    st.markdown(text.origin_text(origin))
+    st.markdown(origins.origin_text(origin))
     try:
-        target = tuple(int(i) for i in str(origin.get("target", "")).split())
-        as_opened = translate_views.cross_config(source, origin["sentence"], target, origin["layer"], origin["head"])
-    except (attn_models.ModelError, ValueError) as err:
-        st.warning(text.md_escape(str(err)), icon=":material/warning:")
+        as_opened = model_views.original(cfg)
+    except attn_models.ModelError as err:
+        st.warning(text.md_escape(i18n.error_text(err)), icon=":material/warning:")
         st.stop()
     if not configs_equal(cfg, as_opened):
         st.subheader(_("Your edits, run through the translator"))
         st.caption(_("Decoder layer {layer}'s cross-attention computed with your W_Q, W_K, W_V, W_O, scale and score "
                      "function at every step. Its X (the encoder's output) and Y (the decoder's states) still come "
                      "from the run, as they change with every token written: edits of X and Y are not run back."
-                     ).format(layer=origin["layer"]))
+                     ).format(layer=origin.layer))
         try:
-            mine = translate_views.translation(source, origin["sentence"], model_output.Change(edited=cfg))
-            before = translate_views.translation(source, origin["sentence"])
+            mine = translate_views.translation(source, origin.sentence, model_output.Change(edited=cfg))
+            before = translate_views.translation(source, origin.sentence)
         except attn_models.ModelError as err:
             st.warning(text.md_escape(i18n.error_text(err)), icon=":material/warning:")
             st.stop()

@@ -428,8 +428,8 @@ def test_a_lesson_that_generates_reads_the_operators_model_of_its_family(key: st
 
 
 @pytest.mark.parametrize("key, other, said", [
-    ("next-word", "translator", "is not a causal language model"),
-    ("source-word", "causal", "is not a translator"),
+    ("next-word", "translator", "is an encoder-decoder translator (T5), not a causal language model"),
+    ("source-word", "causal", "is a causal language model (GPT-2 family), not an encoder-decoder translator"),
 ])
 def test_a_lesson_that_generates_on_a_model_of_another_kind_says_so_and_can_be_skipped(key: str, other: str,
                                                                                        said: str):
@@ -442,6 +442,7 @@ def test_a_lesson_that_generates_on_a_model_of_another_kind_says_so_and_can_be_s
     at.run()
     assert not at.exception
     assert said in plain(at.warning[0].value)
+    assert "Name such a model on A model that" in at.info[0].value  # read, but of another kind: where to name one
     assert "The numbers" not in texts(at) and not at.radio
     if lessons.index_of(key) + 1 < len(lessons.LESSONS):
         at.button(key="learn_skip").click().run()

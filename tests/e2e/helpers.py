@@ -35,6 +35,7 @@ from playwright.sync_api import Locator, Page, WebSocket, expect
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from attn_ui import registry
+from attn_ui.frame import CRASHED
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
@@ -131,10 +132,13 @@ def stop_server(proc: subprocess.Popen) -> None:
 
 
 def assert_no_exception(page: Page) -> None:
-    """Fail with Streamlit's own message if any exception box is on the page."""
+    """Fail with Streamlit's own message if any exception box is on the page, or with the router's message for an
+    error no page foresaw (attn_ui.frame.run: the server's log has its traceback)."""
     boxes = page.locator(EXCEPTION)
     if boxes.count():
         raise AssertionError(f"Streamlit exception on {page.url}:\n" + "\n---\n".join(boxes.all_inner_texts()))
+    if page.locator(f".st-key-{CRASHED}").count():
+        raise AssertionError(f"A page stopped on an unforeseen error on {page.url}: see the server's log")
 
 
 def wait_for_app(page: Page, *, timeout_ms: float = 20_000) -> None:

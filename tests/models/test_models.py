@@ -168,7 +168,7 @@ def test_hub_cache_offline(tmp_path, tiny_dir, tiny, monkeypatch):
     model = attn_models.load("someone/tiny-bert", cache_dir=tmp_path / "hub")
     assert model.name == "someone/tiny-bert"
     np.testing.assert_array_equal(model.forward("the cat").attentions, tiny.forward("the cat").attentions)
-    with pytest.raises(attn_models.ModelUnavailableError, match="not in the Hugging Face cache.*give that folder"):
+    with pytest.raises(attn_models.ModelUnavailableError, match="server's Hugging Face cache.*give that folder"):
         attn_models.load("someone/missing", cache_dir=tmp_path / "hub")
 
 

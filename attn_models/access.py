@@ -6,14 +6,25 @@
 - ``ATTN_CAUSAL_MODEL``, ``ATTN_TRANSLATOR_MODEL``: likewise for A model that writes (a GPT-2; unset:
   :data:`CAUSAL_MODEL`) and A model that translates (a T5; unset: :data:`TRANSLATOR_MODEL`).
 - ``ATTN_MODELS``: unset or ``*``: any Hub repo id that fits the caps; ``default``: only the default models (and the
-  operator's choices above); otherwise a comma-separated list of repo ids.
-- ``ATTN_ALLOW_FOLDERS=1``: visitors may name folders on the server (off unless set).
-- ``ATTN_DOWNLOAD_MB`` (default 1000): the most megabytes of the Hub cache the models visitors chose may take; the
-  least recently used of them is removed to make room (never a default, never ATTN_MODEL).
+  operator's choices above); otherwise a comma-separated list of repo ids (a folder in it stays in the list, but a
+  visitor is never shown it).
+- ``ATTN_ALLOW_FOLDERS=1`` (or true, yes, on): visitors may name folders on the server (off unless set).
+- ``ATTN_DOWNLOAD_MB`` (default 1000, a number from 0 to :data:`DOWNLOAD_MOST`): the most megabytes of the Hub cache
+  the models visitors chose may take; the least recently used of them is removed to make room (never a default,
+  never ATTN_MODEL).
+
+No value raises. A value that is not understood is logged once (a WARNING of this module's logger, naming the
+variable, the value and what is done instead) by :meth:`Access.from_env`: a number out of range or not a number
+(``inf``, ``nan``, ``1e400``, ``abc``) gives the default; an entry of ``ATTN_MODELS`` that is neither a valid repo id
+nor a folder is left out; an ``ATTN_ALLOW_FOLDERS`` not understood leaves folders off. An operator's model that is
+neither a folder nor a valid repo id is logged too, and refused when a page reads it with the message a visitor's
+name gets (:meth:`Access.check`), never with huggingface_hub's traceback.
 """
 
 from __future__ import annotations
 
+import logging
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -32,25 +43,66 @@ MULTILINGUAL_LANGUAGES = ("zh", "ko")  # the app's languages the English default
 ENV_MODEL, ENV_MODELS, ENV_FOLDERS, ENV_DOWNLOAD = "ATTN_MODEL", "ATTN_MODELS", "ATTN_ALLOW_FOLDERS", "ATTN_DOWNLOAD_MB"
 ENV_CAUSAL, ENV_TRANSLATOR = "ATTN_CAUSAL_MODEL", "ATTN_TRANSLATOR_MODEL"
 DOWNLOAD_MB = 1000  # ATTN_DOWNLOAD_MB's default
+DOWNLOAD_MOST = 10_000_000  # ATTN_DOWNLOAD_MB's largest value (10 TB)
+ON, OFF = ("1", "true", "yes", "on"), ("0", "false", "no", "off")  # ATTN_ALLOW_FOLDERS, in any case
 _REPO_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.-]{0,95}")
+log = logging.getLogger(__name__)
+
+
+def shown(value: str, most: int = 80) -> str:
+    """An operator's value as a log line shows it: its repr, cut to ``most`` characters.
+
+    >>> shown("inf"), shown("x" * 100)[-3:]
+    ("'inf'", "x'…")
+    """
+    return repr(value[:most]) + ("…" if len(value) > most else "")
+
+
+def megabytes(env: Mapping[str, str], name: str, default: int, least: int, most: int) -> tuple[float, str | None]:
+    """The number of megabytes ``env[name]`` says, and None; or, when it is not a finite number from ``least`` to
+    ``most``, ``default`` and the problem (one line for the log, naming the variable, the value and the default).
+    Unset or blank: ``default``, no problem. Never raises.
+
+    >>> megabytes({"X": " 64 "}, "X", 256, 1, 1000), megabytes({}, "X", 256, 1, 1000)
+    ((64.0, None), (256.0, None))
+    >>> megabytes({"X": "1e400"}, "X", 256, 1, 1000)
+    (256.0, "X='1e400' is not a finite number of megabytes from 1 to 1000: using 256.")
+    >>> [megabytes({"X": v}, "X", 256, 1, 1000)[0] for v in ("inf", "nan", "-5", "0", "abc", "1001")]
+    [256.0, 256.0, 256.0, 256.0, 256.0, 256.0]
+    """
+    text = env.get(name) or ""
+    if not text.strip():
+        return float(default), None
+    try:
+        mb = float(text)
+    except ValueError:
+        mb = math.nan
+    if math.isfinite(mb) and least <= mb <= most:
+        return mb, None
+    return float(default), (f"{name}={shown(text)} is not a finite number of megabytes from {least} to {most}: "
+                            f"using {default}.")
 
 
 @dataclass(frozen=True)
 class Access:
     """What may be loaded: the repos (None: any), whether folders may be named, the operator's own sources (always
-    allowed, downloaded without asking, never evicted) and the disk the visitors' repos may take (None: no cap).
+    allowed, downloaded without asking, never evicted), the disk the visitors' repos may take (None: no cap) and the
+    names in ``repos`` a visitor is never shown (the operator's folders: :attr:`offered`).
 
-    ``Access()`` allows everything (a program using attn_models); the app uses ``Access.from_env(os.environ)``.
+    ``Access()`` allows everything (a program using attn_models); the app reads ``Access.from_env(os.environ)``
+    (through attn_ui.settings, once).
     """
 
     repos: frozenset[str] | None = None
     folders: bool = True
     operator: tuple[str, ...] = DEFAULTS
     download_bytes: int | None = None
+    hidden: frozenset[str] = frozenset()
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Access:
-        """The operator's choices in ``env`` (see the module's text).
+        """The operator's choices in ``env`` (see the module's text); each value not understood is logged (a
+        WARNING: :meth:`parse`'s problems).
 
         >>> a = Access.from_env({"ATTN_MODELS": "default", "ATTN_MODEL": "/srv/bert", "ATTN_CAUSAL_MODEL": "me/gpt"})
         >>> sorted(a.repos), a.folders, a.download_bytes  # doctest: +NORMALIZE_WHITESPACE
@@ -62,21 +114,75 @@ class Access:
         >>> Access.from_env({"ATTN_MODELS": "*"}).repos is None
         True
         """
-        chosen = [c for c in (env.get(name, "").strip() for name in (ENV_MODEL, ENV_CAUSAL, ENV_TRANSLATOR)) if c]
+        access, problems = cls.parse(env)
+        for problem in problems:
+            log.warning(problem)
+        return access
+
+    @classmethod
+    def parse(cls, env: Mapping[str, str]) -> tuple[Access, list[str]]:
+        """The operator's choices in ``env``, and what was not understood in it (one line each, for the log: the
+        variable, its value, what is done instead). Never raises.
+
+        >>> a, problems = Access.parse({"ATTN_MODELS": "a/b, ../x, c/d..e", "ATTN_DOWNLOAD_MB": "inf",
+        ...                             "ATTN_ALLOW_FOLDERS": "ture"})
+        >>> sorted(a.repos)[:1], a.download_bytes, a.folders
+        (['a/b'], 1000000000, False)
+        >>> for p in problems: print(p)
+        ATTN_MODELS lists '../x', neither a valid Hugging Face repo id nor a folder on this machine: left out.
+        ATTN_MODELS lists 'c/d..e', neither a valid Hugging Face repo id nor a folder on this machine: left out.
+        ATTN_ALLOW_FOLDERS='ture' is not one of 1, true, yes, on (allowed) or 0, false, no, off: folders stay off.
+        ATTN_DOWNLOAD_MB='inf' is not a finite number of megabytes from 0 to 10000000: using 1000.
+        """
+        problems: list[str] = []
+        chosen, folders_named = [], set()
+        for name in (ENV_MODEL, ENV_CAUSAL, ENV_TRANSLATOR):
+            if not (value := (env.get(name) or "").strip()):
+                continue
+            chosen.append(value)
+            if is_folder(value):
+                folders_named.add(value)
+            elif not is_repo_id(value):
+                problems.append(f"{name}={shown(value)} is neither a folder on this machine nor a valid Hugging Face "
+                                "repo id: the page that reads it refuses it with a message.")
         operator = tuple(dict.fromkeys([*DEFAULTS, *chosen]))
-        listed = env.get(ENV_MODELS, "*").strip() or "*"
+        listed = (env.get(ENV_MODELS) or "").strip() or "*"
         if listed == "*":
             repos = None
         elif listed == "default":
             repos = frozenset(operator)
         else:
-            repos = frozenset(operator) | {r.strip() for r in listed.split(",") if r.strip()}
-        try:
-            mb = float(env.get(ENV_DOWNLOAD, DOWNLOAD_MB))
-        except ValueError:
-            mb = DOWNLOAD_MB
-        folders = env.get(ENV_FOLDERS, "").strip().lower() in {"1", "true", "yes", "on"}
-        return cls(repos, folders, operator, max(0, int(mb * 1e6)))
+            kept = set()
+            for entry in dict.fromkeys(r.strip() for r in listed.split(",") if r.strip()):
+                if is_folder(entry):  # kept in the list, never shown to a visitor
+                    kept.add(entry)
+                    folders_named.add(entry)
+                elif is_repo_id(entry):
+                    kept.add(entry)
+                else:
+                    problems.append(f"{ENV_MODELS} lists {shown(entry)}, neither a valid Hugging Face repo id nor a "
+                                    "folder on this machine: left out.")
+            repos = frozenset(operator) | kept
+        flag = (env.get(ENV_FOLDERS) or "").strip()
+        folders = flag.lower() in ON
+        if flag and not folders and flag.lower() not in OFF:
+            problems.append(f"{ENV_FOLDERS}={shown(flag)} is not one of {', '.join(ON)} (allowed) or {', '.join(OFF)}: "
+                            "folders stay off.")
+        mb, problem = megabytes(env, ENV_DOWNLOAD, DOWNLOAD_MB, 0, DOWNLOAD_MOST)
+        problems += [problem] if problem else []
+        return cls(repos, folders, operator, round(mb * 1e6), frozenset(folders_named)), problems
+
+    @property
+    def offered(self) -> tuple[str, ...] | None:
+        """The models a visitor may pick, as a visitor may be told them: the valid repo ids of :attr:`repos`, sorted
+        (never a folder, never a name that is no repo id); None: any repo id.
+
+        >>> Access(repos=frozenset({"a/b", "/srv/bert", "a/b..c"})).offered
+        ('a/b',)
+        """
+        if self.repos is None:
+            return None
+        return tuple(sorted(r for r in self.repos if r not in self.hidden and is_repo_id(r)))
 
     def is_operators(self, source: str) -> bool:
         """Whether the operator chose ``source`` (the default model, or ATTN_MODEL)."""
@@ -84,7 +190,9 @@ class Access:
 
     def check(self, source: object) -> str:
         """``source`` stripped when it may be loaded, else ModelError (one message for every name that is not a repo
-        id when folders are off: nothing on disk is looked at, nothing of the name is echoed).
+        id when folders are off: nothing on disk is looked at, nothing of the name is echoed). The operator's own
+        sources are allowed when they are a folder or a valid repo id; another is refused as a visitor's name is, so
+        no malformed id ever reaches huggingface_hub. The refusal of a repo not offered names :attr:`offered` only.
 
         >>> Access(folders=False).check("/etc")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
@@ -94,12 +202,16 @@ class Access:
         Traceback (most recent call last):
         ...
         attn_models.errors.ModelError: 'c/d' is not one of the models this server offers: a/b.
+        >>> Access(operator=("a/b..c",)).check("a/b..c")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        attn_models.errors.ModelError: 'a/b..c' is not a valid Hugging Face repo id: ...
         """
         if not isinstance(source, str) or not source.strip():
             raise ModelError(N_("Name a model: a Hugging Face repo id (owner/name) or a folder on this machine."))
         source = source.strip()
-        if self.is_operators(source):
-            return source
+        if self.is_operators(source) and (is_repo_id(source) or is_folder(source)):
+            return source  # else the operator's name is judged as a visitor's (a malformed id: invalid_repo_id)
         if self.folders and is_folder(source):
             return source
         if not _REPO_ID.fullmatch(source):
@@ -113,7 +225,7 @@ class Access:
         check_repo_id(source)
         if self.repos is not None and source not in self.repos:
             raise ModelError(N_("{repo_id} is not one of the models this server offers: {models}."),
-                             repo_id=repr(source), models=", ".join(sorted(self.repos)))
+                             repo_id=repr(source), models=", ".join(self.offered or ()))
         return source
 
 
@@ -153,16 +265,27 @@ def check_repo_id(repo_id: str) -> None:
     ...
     attn_models.errors.ModelError: 'a/b..c' is not a valid Hugging Face repo id: ...
     """
+    if not is_repo_id(repo_id):
+        raise invalid_repo_id(repo_id)
+
+
+def is_repo_id(source: str) -> bool:
+    """Whether ``source`` is a Hub repo id huggingface_hub takes (owner/name, by its text alone: nothing on disk or
+    on the network is looked at).
+
+    >>> [is_repo_id(s) for s in ("a/b", "a/b..c", "a--b/c", "a/b.git", "a/b.", "/srv/bert", "a", "用户/模型")]
+    [True, False, False, False, False, False, False, False]
+    """
+    if not _REPO_ID.fullmatch(source):
+        return False
     from huggingface_hub.errors import HFValidationError
     from huggingface_hub.utils import validate_repo_id
 
     try:
-        validate_repo_id(repo_id)
-        ok = not any(part.endswith((".", "-")) for part in repo_id.split("/"))
+        validate_repo_id(source)
     except HFValidationError:
-        ok = False
-    if not ok:
-        raise invalid_repo_id(repo_id)
+        return False
+    return not any(part.endswith((".", "-")) for part in source.split("/"))
 
 
 def looks_like_repo_id(source: str) -> bool:

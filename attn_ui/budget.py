@@ -9,8 +9,10 @@ caches of the process. A new entry evicts the least recently used ones, of any c
 larger than the whole budget is returned but not kept.
 
 The budget is ``ATTN_CACHE_MB`` megabytes (10⁶ bytes; default :data:`DEFAULT_MB`, sized for Streamlit Community
-Cloud's ≈ 1 GB: bench/RESULTS.md), read when the process starts. Sizes are counted, not estimated: every numpy
-array reachable from a value (through dataclasses, tuples, lists and dicts), each buffer once, plus strings.
+Cloud's ≈ 1 GB: bench/RESULTS.md), as attn_ui.settings parses it: once, again only if the variable changes, and a
+value that is not a finite number from 1 to 1,000,000 is logged and gives the default. Sizes are counted, not
+estimated: every numpy array reachable from a value (through dataclasses, tuples, lists and dicts), each buffer once,
+plus strings.
 
 An evicted value is often still held by garbage that only Python's cyclic collector frees: the namespace of a
 page's finished run (its functions and globals refer to each other) keeps the value the page read, and Streamlit's
@@ -46,7 +48,6 @@ import functools
 import gc
 import hashlib
 import inspect
-import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator
@@ -55,12 +56,11 @@ from typing import Any, TypeVar
 import numpy as np
 import pandas as pd
 
-from . import memory
+from . import memory, settings
 from .st_internals import session_id
 
 COMPUTE_SLOTS = threading.BoundedSemaphore(2)  # results computed at once, by all sessions (the machine's 2 cores)
-ENV = "ATTN_CACHE_MB"
-DEFAULT_MB = 256
+ENV, DEFAULT_MB = settings.ENV_CACHE, settings.CACHE_MB  # ATTN_CACHE_MB and its default, 256
 ENDED_KEPT = 4096  # ended sessions remembered (their ids), so that a run still going keeps nothing for them
 COLLECT_AFTER = 64_000_000  # bytes dropped from the budget after which Python's cyclic collector runs
 MISSING = object()  # what Budget.get returns for a key it does not hold
@@ -132,19 +132,25 @@ def freeze(value: object) -> object:
 
 
 class Budget:
-    """Values by key, the least recently used evicted first so that their sizes add up to at most ``limit`` bytes.
+    """Values by key, the least recently used evicted first so that their sizes add up to at most ``limit`` bytes
+    (None: the operator's ``ATTN_CACHE_MB``, :func:`attn_ui.settings.settings`, read at each :meth:`put`).
 
     Thread-safe (Streamlit runs each session's script in a thread of its own). A key is ``(cache name, ...)``.
     """
 
-    def __init__(self, limit: int) -> None:
-        self.limit = int(limit)
+    def __init__(self, limit: int | None = None) -> None:
+        self._limit = None if limit is None else int(limit)
         self._items: OrderedDict[Hashable, tuple[object, int]] = OrderedDict()
         self._users: dict[Hashable, set[str]] = {}  # key -> the sessions that used it (keys put with a user only)
         self._ended: OrderedDict[str, None] = OrderedDict()  # sessions released lately: nothing is kept for them
         self._bytes = 0
         self._dropped = 0  # bytes dropped since the last gc.collect()
         self._lock = threading.Lock()
+
+    @property
+    def limit(self) -> int:
+        """The most bytes held: the limit given, else the server's settings' (ATTN_CACHE_MB)."""
+        return settings.settings().cache_bytes if self._limit is None else self._limit
 
     @property
     def bytes(self) -> int:
@@ -166,12 +172,12 @@ class Budget:
         """Keep ``value`` (``size`` bytes, counted by :func:`nbytes` if not given), evicting the least recently used
         entries until everything fits; ``user``: the session it is kept for (None: no session, see the module).
         Returns False, keeping nothing, when ``value`` alone is over the limit."""
-        size = nbytes(value) if size is None else int(size)
+        size, limit = nbytes(value) if size is None else int(size), self.limit
         with self._lock:
             self._drop(key)
-            if size > self.limit or user in self._ended:  # a run that outlived its session keeps nothing
+            if size > limit or user in self._ended:  # a run that outlived its session keeps nothing
                 return False
-            while self._items and self._bytes + size > self.limit:
+            while self._items and self._bytes + size > limit:
                 self._drop(next(iter(self._items)))
             self._items[key] = (value, size)
             self._bytes += size
@@ -239,20 +245,19 @@ class Budget:
 
 
 def limit_from_env(environ: dict[str, str] | None = None) -> int:
-    """The budget in bytes: ``ATTN_CACHE_MB`` megabytes if it is a positive number, else :data:`DEFAULT_MB`.
+    """The budget in bytes: ``ATTN_CACHE_MB`` megabytes if it is a finite number from 1 to 1,000,000, else
+    :data:`DEFAULT_MB` (attn_ui.settings.cache_bytes); ``environ`` None: the server's settings (a value not understood
+    is logged there, once).
 
     >>> limit_from_env({}), limit_from_env({"ATTN_CACHE_MB": "64"}), limit_from_env({"ATTN_CACHE_MB": "lots"})
     (256000000, 64000000, 256000000)
+    >>> limit_from_env({"ATTN_CACHE_MB": "inf"}), limit_from_env({"ATTN_CACHE_MB": "1e400"})
+    (256000000, 256000000)
     """
-    text = (os.environ if environ is None else environ).get(ENV, "")
-    try:
-        mb = float(text)
-    except ValueError:
-        mb = DEFAULT_MB
-    return int((mb if mb > 0 else DEFAULT_MB) * 1e6)
+    return settings.settings().cache_bytes if environ is None else settings.cache_bytes(environ)[0]
 
 
-BUDGET = Budget(limit_from_env())  # the one budget of this process
+BUDGET = Budget()  # the one budget of this process: ATTN_CACHE_MB (attn_ui.settings)
 
 
 def fingerprint(value: object) -> Hashable:

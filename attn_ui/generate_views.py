@@ -8,14 +8,11 @@ pages/generate.py.
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable
 
 import numpy as np
 
-import attn_models
-
-from . import budget, model_views, text
+from . import budget, model_views, settings, text
 from .i18n import N_, _, ngettext
 from .model_output import Change, intervention, percent
 from .numbers import format_number
@@ -30,7 +27,7 @@ MODES = {"greedy": N_("greedy"), "sample": N_("sampled")}  # each next token: th
 
 def operator_source() -> str:
     """The operator's causal model: $ATTN_CAUSAL_MODEL, else attn_models.CAUSAL_MODEL (distilgpt2)."""
-    return attn_models.causal_model(os.environ)
+    return settings.settings().causal_model
 
 
 @budget.cached("causal_forward")  # [n_layers, n_heads, n, n] attentions and the hidden states: as model_forward

@@ -13,14 +13,13 @@ is a link to it.
 
 from __future__ import annotations
 
-import os
 from typing import NoReturn
 
 import streamlit as st
 
 import attn_models
 
-from . import lessons, model_output, model_views, registry, share_ui, state, text
+from . import lessons, model_output, model_views, registry, settings, share_ui, state, text
 from .i18n import N_, _, ngettext
 from .lessons import Answer, Cell, Choice, Number, Token
 
@@ -111,12 +110,12 @@ def sources(lesson: lessons.Lesson) -> tuple[str, str]:
     that writes' (state.GEN_SOURCE, else $ATTN_CAUSAL_MODEL or distilgpt2), a translator one A model that
     translates' (state.TRANS_SOURCE, else $ATTN_TRANSLATOR_MODEL or t5-small)."""
     if lesson.family == "causal":
-        operator = attn_models.causal_model(os.environ)
+        operator = settings.settings().causal_model
         return st.session_state.get(state.GEN_SOURCE) or operator, operator
     if lesson.family == "translator":
-        operator = attn_models.translator_model(os.environ)
+        operator = settings.settings().translator_model
         return st.session_state.get(state.TRANS_SOURCE) or operator, operator
-    return model_views.lesson_source(), attn_models.default_model("en", os.environ)  # the lessons' words are English
+    return model_views.lesson_source(), settings.settings().default_model("en")  # the lessons' words are English
 
 
 def model_for(lesson: lessons.Lesson):  # -> attn_models.Model, CausalLM or Translator, or None

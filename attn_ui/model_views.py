@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 import json
 import logging
-import os
 import struct
 import threading
 import zlib
@@ -24,7 +23,7 @@ import streamlit as st
 import attn_models
 from attn_core import Config, configs_equal
 
-from . import budget, charts, heatmap, i18n, origins, state, text
+from . import budget, charts, heatmap, i18n, origins, settings, state, text
 from .i18n import N_, _
 from .numbers import format_numbers
 
@@ -51,8 +50,9 @@ log = logging.getLogger(__name__)
 
 
 def access() -> attn_models.Access:
-    """What the operator lets visitors load (ATTN_MODELS, ATTN_ALLOW_FOLDERS, ATTN_MODEL, ATTN_DOWNLOAD_MB)."""
-    return attn_models.Access.from_env(os.environ)
+    """What the operator lets visitors load (ATTN_MODELS, ATTN_ALLOW_FOLDERS, ATTN_MODEL, ATTN_DOWNLOAD_MB): the
+    server's settings' (attn_ui.settings, parsed once)."""
+    return settings.settings().access
 
 
 def source() -> str:
@@ -63,13 +63,13 @@ def source() -> str:
 def lesson_source() -> str:
     """The checkpoint Learn's model lessons read: the learner's choice, else the operator's English encoder
     ($ATTN_MODEL, else attn_models.DEFAULT_MODEL) in every language: the lessons' sentences and numbers are English."""
-    return st.session_state.get(state.MODEL_SOURCE) or attn_models.default_model("en", os.environ)
+    return st.session_state.get(state.MODEL_SOURCE) or settings.settings().default_model("en")
 
 
 def operator_source() -> str:
     """The operator's checkpoint: $ATTN_MODEL, else the default of the learner's language (attn_models.default_model:
     the multilingual MiniLM in Chinese and Korean, all-MiniLM-L6-v2 in English)."""
-    return attn_models.default_model(i18n.language(), os.environ)
+    return settings.settings().default_model(i18n.language())
 
 
 _LOADED: set[str] = set()  # sources _model has read in this process (a cache entry may since have been dropped)

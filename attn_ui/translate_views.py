@@ -4,14 +4,11 @@ one decoder layer run back: cached computations and their words, for pages/trans
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
-import attn_models
 from attn_core import Config
 
-from . import budget, model_views, text
+from . import budget, model_views, settings, text
 from .i18n import _, ngettext
 from .model_output import Change, intervention, percent
 
@@ -21,7 +18,7 @@ MAX_NEW = 40  # the longest translation written, in tokens (as the tutorial's ma
 
 def operator_source() -> str:
     """The operator's translator: $ATTN_TRANSLATOR_MODEL, else attn_models.TRANSLATOR_MODEL (t5-small)."""
-    return attn_models.translator_model(os.environ)
+    return settings.settings().translator_model
 
 
 @budget.cached("translation")  # the cross-attentions [L, H, n_out, n_src]: ≈ 6 · 8 · 40 · 40 · 8 bytes = 0.6 MB

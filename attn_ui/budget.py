@@ -31,12 +31,13 @@ Computing is bounded too, and fair (issue 40): a cached result is computed while
 So at most 2 model computations and 2 explorer computations run at once in the process, whatever the number of
 learners: the intermediates held at once are bounded by 2 × ≈ 100 MB + 2 × ≈ 17 MB, and the explorer's cheap work never
 queues behind a model's. Each pool is a :class:`FairSlots`, served first come first served; a long computation made
-of steps (a text written token by token, a translation) gives its slot back between two steps and queues again
-(:func:`taking_turns`), so it holds a pool for one step's work at a time, not for the whole write (while it waits
-it holds the steps done, not a step's intermediates: attn_models frees them first); between steps it also stops if
-its learner's browser has gone. A result being computed is computed once: another session asking for it
-meanwhile waits for it (holding no slot) instead of computing it again. The server's numpy runs one BLAS thread per
-computation (:func:`one_blas_thread`): many learners share the machine's cores.
+of steps (a text written token by token, a translation) gives its slot back between two steps, once it has held it
+:data:`QUANTUM` (1 s), and queues again (:func:`taking_turns`): it holds a pool for about a second or one step's work
+at a time, whichever is longer, not for the whole write (while it waits it holds the steps done, not a step's
+intermediates: attn_models frees them first); between steps it also stops if its learner's browser has gone. A
+result being computed is computed once: another session asking for it meanwhile waits for it (holding no slot)
+instead of computing it again. The server's numpy runs one BLAS thread per computation (:func:`one_blas_thread`):
+many learners share the machine's cores.
 
 Examples
 --------
@@ -61,6 +62,7 @@ import hashlib
 import inspect
 import os
 import threading
+import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Hashable, Iterator
 from typing import Any, TypeVar
@@ -376,6 +378,7 @@ class FairSlots:
 
 MODEL_SLOTS = FairSlots(2, "model")  # a model's passes, its writing and translating (≈ 100 MB of intermediates each)
 EXPLORER_SLOTS = FairSlots(2, "explorer")  # the explorer's attention traces, grid texts, chart data (≤ ≈ 17 MB each)
+QUANTUM = 1.0  # s: a computation made of steps holds its slot at least this long before it lends it (lent_slot)
 _held = threading.local()  # .depth: cached computations this thread is in; .slots: the pool of the slot it holds
 _inflight: dict[tuple[int, Hashable], threading.Event] = {}  # (id(budget), key) -> set when its computation ends
 _inflight_lock = threading.Lock()
@@ -401,7 +404,7 @@ def compute_slot(slots: FairSlots | None = None) -> Iterator[None]:
         return
     slots = slots or MODEL_SLOTS
     slots.acquire()
-    _held.depth, _held.slots = 1, slots
+    _held.depth, _held.slots, _held.since = 1, slots, time.monotonic()
     try:
         yield
     finally:
@@ -412,26 +415,34 @@ def compute_slot(slots: FairSlots | None = None) -> Iterator[None]:
 
 @contextlib.contextmanager
 def lent_slot() -> Iterator[None]:
-    """Inside a cached computation: give this thread's slot back for the block, then queue for one again (behind
-    whoever asked meanwhile). Nothing is lent by a computation called from another (its caller's intermediates are
-    alive) or outside one. If the block raises, the slot is not taken again: the computation is ending."""
+    """Inside a cached computation that has held its slot :data:`QUANTUM` seconds or more: give the slot back for
+    the block, then queue for one again (behind whoever asked meanwhile). Nothing is lent sooner, nor by a
+    computation called from another (its caller's intermediates are alive), nor outside one. If the block raises,
+    the slot is not taken again: the computation is ending.
+
+    Why a quantum, not every step: steps differ 10-fold in cost (a token of t5-small ≈ 0.1 s, one of distilgpt2 after
+    150 tokens ≈ 1.3 s). Lending after every step, a translation beside two writes got one cheap token per writer's
+    expensive token, and took as long as the writes (bench/RESULTS.md, "Fair compute"); with turns of about a second
+    each computation gets about equal time, and others wait at most about a second or one step.
+    """
     slots = getattr(_held, "slots", None)
-    if getattr(_held, "depth", 0) != 1 or slots is None:
+    if getattr(_held, "depth", 0) != 1 or slots is None or time.monotonic() - _held.since < QUANTUM:
         yield
         return
     slots.release()
     _held.depth, _held.slots = 0, None  # a cached call in the block takes a slot of its own, as any other
     yield
     slots.acquire()
-    _held.depth, _held.slots = 1, slots
+    _held.depth, _held.slots, _held.since = 1, slots, time.monotonic()
 
 
 def taking_turns(on_step: Callable[..., None] | None = None) -> Callable[..., None]:
     """An ``on_step`` callback for a computation made of steps, run by a cached function (attn_models'
-    CausalLM.generate, Translator.translate): after each step it gives the slot back (:func:`lent_slot`), so the
-    computation holds its pool for one step's work at a time; stops the script run if the session's browser is gone
-    (st_internals.session_connected; st.stop(): an exception, so nothing is kept of the half-finished result); calls
-    ``on_step`` with the step (a page drawing it, which needs no slot); then queues for a slot again."""
+    CausalLM.generate, Translator.translate): after each step it gives the slot back (:func:`lent_slot`: once held
+    QUANTUM s), so the computation holds its pool about a second or one step at a time; stops the script run if the
+    session's browser is gone (st_internals.session_connected; st.stop(): an exception, so nothing is kept of the
+    half-finished result); calls ``on_step`` with the step (a page drawing it, which needs no slot held); then
+    queues for a slot again if it gave it back."""
 
     def turn(*args: Any) -> None:
         with lent_slot():

@@ -309,9 +309,10 @@ def one_blas_thread() -> None:
     Many learners share the server's 2 cores: each computation is one thread already, and OpenBLAS's own threads
     (one per core by default) spin waiting for work, fighting the other computations for the cores (bench/RESULTS.md:
     a T5 encoder 0.27 s with one thread, 2.4 s with two on a loaded machine). OPENBLAS_NUM_THREADS and its kin are
-    read only when the library loads, and numpy may be imported before the app's first line runs (by Streamlit, by
-    an extension): threadpoolctl sets the loaded library's own setting, whenever it is called. Called when this
-    module is imported, before any result is computed. (OpenBLAS built with pthreads, as numpy's wheels, has one
+    read only when the library loads: Streamlit 1.67's server does not import numpy before the app's script, but any
+    import of numpy before ours (another release, an extension, a test) would leave them unread, silently;
+    threadpoolctl sets the loaded library's own setting, whenever it is called. Called when this module is imported,
+    before any result is computed. (OpenBLAS built with pthreads, as numpy's wheels, has one
     setting for the process; tests/app/test_fair.py checks it from another thread, as a script run's.)
     """
     threadpoolctl.threadpool_limits(limits=BLAS_THREADS)

@@ -646,7 +646,8 @@ class CausalLM:
 
         ``intervention`` applies at every step; an explorer configuration's X belongs to the prompt (the first step),
         its weights apply to the longer context after (see attn_models.Intervention). ``on_step(i, step)``, if given,
-        is called as step i is chosen (a page draws it as it comes).
+        is called as step i is chosen (a page draws it as it comes; a server lets others compute meanwhile), with
+        the step's forward pass already freed; an exception it raises stops the generation.
         """
         self._check_sampling(temperature, top_k)
         if isinstance(n_new, bool) or not isinstance(n_new, (int, np.integer)) or not 1 <= n_new <= LIMITS.n_seq:
@@ -669,6 +670,7 @@ class CausalLM:
             piece = self.piece(new)
             steps.append(GenStep(piece_label(piece), new, float(probs[new]), top, attentions[:, :, -1, :].copy(),
                                  piece))
+            del stream, attentions  # [n_layers + 1, n, d_model], [n_layers, n_heads, n, n]: not held in on_step
             if on_step is not None:
                 on_step(step, steps[-1])
             ids.append(new)

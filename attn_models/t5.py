@@ -698,11 +698,14 @@ class Translator:
         return arr.astype(np.intp)
 
     def translate(self, text: str, *, prefix: str = PREFIX, max_new: int = 40,
-                  intervention: Intervention | None = None) -> Translation:
+                  intervention: Intervention | None = None,
+                  on_step: Callable[[int, int], None] | None = None) -> Translation:
         """Greedy decoding of ``prefix + text``, as transformers' ``generate(do_sample=False, num_beams=1,
         max_new_tokens=max_new)``: at each step the most probable token (the first on a tie), until ``</s>`` or
         ``max_new`` tokens. ``intervention``: cross-attention heads switched off, or a decoder layer's
-        cross-attention replaced by an explorer configuration, at every step (see :func:`cross_step`)."""
+        cross-attention replaced by an explorer configuration, at every step (see :func:`cross_step`).
+        ``on_step(i, token_id)``, if given, is called as output token i is chosen (a server lets others compute
+        between two tokens); an exception it raises stops the translation."""
         if isinstance(max_new, bool) or not isinstance(max_new, (int, np.integer)) or not 1 <= max_new <= MAX_NEW:
             raise ModelError(N_("max_new must be a whole number from 1 to {cap}, got {value}."), cap=MAX_NEW,
                              value=repr(max_new)[:40])
@@ -719,6 +722,8 @@ class Translator:
             token = int(np.argmax(last.logits[0]))
             out.append(token)
             probs.append(float(p[token]))
+            if on_step is not None:
+                on_step(len(out) - 1, token)
             if token == c.eos_id:
                 break
         ids = np.array(out, dtype=np.intp)

@@ -27,6 +27,20 @@ sessions used an entry; when a session ends (attn_ui.sessions), :meth:`Budget.re
 session used, so a closed tab's results do not outlive it. An entry kept without a session (put outside a script
 run) stays until it is evicted.
 
+Computing is bounded too, and fair (issue 40): a cached result is computed while holding a slot of one of two pools,
+:data:`MODEL_SLOTS` (a model's forward passes, its writing and translating: up to ≈ 100 MB of intermediates each) and
+:data:`EXPLORER_SLOTS` (the explorer's attention traces, grid texts and chart data: ≈ 17 MB at the caps), 2 slots each.
+So at most 2 model computations and 2 explorer computations run at once in the process, whatever the number of
+learners: the intermediates held at once are bounded by 2 × ≈ 100 MB + 2 × ≈ 17 MB, and the explorer's cheap work never
+queues behind a model's. Each pool is a :class:`FairSlots`, served first come first served; a long computation made
+of steps (a text written token by token, a translation) gives its slot back between two steps, once it has held it
+:data:`QUANTUM` (1 s), and queues again (:func:`taking_turns`): it holds a pool for about a second or one step's work
+at a time, whichever is longer, not for the whole write (while it waits it holds the steps done, not a step's
+intermediates: attn_models frees them first); between steps it also stops if its learner's browser has gone. A
+result being computed is computed once: another session asking for it meanwhile waits for it (holding no slot)
+instead of computing it again. The server's numpy runs one BLAS thread per computation (:func:`one_blas_thread`):
+many learners share the machine's cores.
+
 Examples
 --------
 >>> b = Budget(1000)
@@ -49,17 +63,20 @@ import gc
 import hashlib
 import inspect
 import threading
-from collections import OrderedDict
+import time
+from collections import OrderedDict, deque
 from collections.abc import Callable, Hashable, Iterator
 from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
+import streamlit as st
+import threadpoolctl
+from streamlit.logger import get_logger
 
-from . import memory, settings
+from . import memory, settings, st_internals
 from .st_internals import session_id
 
-COMPUTE_SLOTS = threading.BoundedSemaphore(2)  # results computed at once, by all sessions (the machine's 2 cores)
 ENV, DEFAULT_MB = settings.ENV_CACHE, settings.CACHE_MB  # ATTN_CACHE_MB and its default, 256
 ENDED_KEPT = 4096  # ended sessions remembered (their ids), so that a run still going keeps nothing for them
 COLLECT_AFTER = 64_000_000  # bytes dropped from the budget after which Python's cyclic collector runs
@@ -285,18 +302,104 @@ def fingerprint(value: object) -> Hashable:
     raise TypeError(f"budget.cached cannot key an argument of type {type(value).__name__}")
 
 
-_held = threading.local()  # .depth: compute slots this thread holds (a cached function may call another)
+# ---- computing: fair slots, one BLAS thread ---------------------------------------------------------------------
+
+BLAS_THREADS = 1  # per computation: with OpenBLAS's default (one per core) numpy ran ≈ 10× slower on a loaded server
+_LOG = get_logger(__name__)  # Streamlit's: printed at its log level (info by default) in the server's log
+
+
+def one_blas_thread() -> None:
+    """Limit numpy's BLAS (and any OpenMP pool loaded) to :data:`BLAS_THREADS` thread, in the whole process.
+
+    Many learners share the server's 2 cores: each computation is one thread already, and OpenBLAS's own threads
+    (one per core by default) spin waiting for work, fighting the other computations for the cores (bench/RESULTS.md:
+    a T5 encoder 0.27 s with one thread, 2.4 s with two on a loaded machine). OPENBLAS_NUM_THREADS and its kin are
+    read only when the library loads: Streamlit 1.67's server does not import numpy before the app's script, but any
+    import of numpy before ours (another release, an extension, a test) would leave them unread, silently;
+    threadpoolctl sets the loaded library's own setting, whenever it is called. Called when this module is imported,
+    before any result is computed. (OpenBLAS built with pthreads, as numpy's wheels, has one
+    setting for the process; tests/app/test_fair.py checks it from another thread, as a script run's.)
+    """
+    threadpoolctl.threadpool_limits(limits=BLAS_THREADS)
+
+
+one_blas_thread()
+
+
+class FairSlots:
+    """At most ``n`` holders at a time, served in the order they asked (a ticket queue).
+
+    Not threading.Semaphore, which is not fair: a thread that releases it and acquires it again at once usually gets
+    it again (it never slept, the woken waiter has not run yet), so a text written token by token would keep its
+    slot to the end. Here a thread that gives its slot back and asks again queues behind everyone already waiting.
+
+    >>> slots = FairSlots(2, "demo")
+    >>> slots.acquire(); (slots.held, slots.waiting)
+    (1, 0)
+    >>> slots.release(); slots.held
+    0
+    """
+
+    def __init__(self, n: int, name: str) -> None:
+        if n < 1:
+            raise ValueError(f"{name}: at least one slot, got {n}")
+        self.n, self.name = int(n), name
+        self._held = 0
+        self._queue: deque[object] = deque()  # one ticket per waiting thread, first come first
+        self._cond = threading.Condition()
+
+    @property
+    def held(self) -> int:
+        """The slots taken now."""
+        return self._held
+
+    @property
+    def waiting(self) -> int:
+        """The threads queued for a slot now."""
+        return len(self._queue)
+
+    def acquire(self) -> None:
+        """Wait until every thread that asked before has a slot and one is free; take it."""
+        with self._cond:
+            ticket = object()
+            self._queue.append(ticket)
+            try:
+                while self._queue[0] is not ticket or self._held >= self.n:
+                    self._cond.wait()
+            except BaseException:  # interrupted while waiting: leave the queue, let the next one in
+                self._queue.remove(ticket)
+                self._cond.notify_all()
+                raise
+            self._queue.popleft()
+            self._held += 1
+            self._cond.notify_all()  # the next in line may find a slot free too
+
+    def release(self) -> None:
+        with self._cond:
+            if self._held <= 0:
+                raise ValueError(f"{self.name}: released more often than taken")
+            self._held -= 1
+            self._cond.notify_all()
+
+
+MODEL_SLOTS = FairSlots(2, "model")  # a model's passes, its writing and translating (≈ 100 MB of intermediates each)
+EXPLORER_SLOTS = FairSlots(2, "explorer")  # the explorer's attention traces, grid texts, chart data (≤ ≈ 17 MB each)
+QUANTUM = 1.0  # s: a computation made of steps holds its slot at least this long before it lends it (lent_slot)
+_held = threading.local()  # .depth: cached computations this thread is in; .slots: the pool of the slot it holds
+_inflight: dict[tuple[int, Hashable], threading.Event] = {}  # (id(budget), key) -> set when its computation ends
+_inflight_lock = threading.Lock()
 
 
 @contextlib.contextmanager
-def compute_slot() -> Iterator[None]:
-    """Hold one of the COMPUTE_SLOTS while computing; a thread that holds one already (a cached function calling
-    another, as layer_config calls forward) does not take a second, so two sessions never wait on each other.
+def compute_slot(slots: FairSlots | None = None) -> Iterator[None]:
+    """Hold one of ``slots`` (default :data:`MODEL_SLOTS`) while computing; a thread that holds one already (a cached
+    function calling another, as layer_config calls forward) does not take a second, of either pool, so two sessions
+    never wait on each other.
 
-    >>> with compute_slot(), compute_slot():  # nested: one slot
-    ...     held = COMPUTE_SLOTS._value
-    >>> held, COMPUTE_SLOTS._value
-    (1, 2)
+    >>> with compute_slot(MODEL_SLOTS), compute_slot(EXPLORER_SLOTS):  # nested: one slot, the outer one's
+    ...     held = MODEL_SLOTS.held, EXPLORER_SLOTS.held
+    >>> held, MODEL_SLOTS.held
+    ((1, 0), 0)
     """
     if getattr(_held, "depth", 0):
         _held.depth += 1
@@ -305,21 +408,69 @@ def compute_slot() -> Iterator[None]:
         finally:
             _held.depth -= 1
         return
-    with COMPUTE_SLOTS:
-        _held.depth = 1
-        try:
-            yield
-        finally:
-            _held.depth = 0
+    slots = slots or MODEL_SLOTS
+    slots.acquire()
+    _held.depth, _held.slots, _held.since = 1, slots, time.monotonic()
+    try:
+        yield
+    finally:
+        if _held.slots is not None:  # None: lent (lent_slot) when the computation stopped
+            _held.slots.release()
+        _held.depth, _held.slots = 0, None
 
 
-def cached(name: str, *, budget: Budget | None = None, copy: Callable[[Any], Any] | None = None) -> Callable[[F], F]:
+@contextlib.contextmanager
+def lent_slot() -> Iterator[None]:
+    """Inside a cached computation that has held its slot :data:`QUANTUM` seconds or more: give the slot back for
+    the block, then queue for one again (behind whoever asked meanwhile). Nothing is lent sooner, nor by a
+    computation called from another (its caller's intermediates are alive), nor outside one. If the block raises,
+    the slot is not taken again: the computation is ending.
+
+    Why a quantum, not every step: steps differ 10-fold in cost (a token of t5-small ≈ 0.1 s, one of distilgpt2 after
+    150 tokens ≈ 1.3 s). Lending after every step, a translation beside two writes got one cheap token per writer's
+    expensive token, and took as long as the writes (bench/RESULTS.md, "Fair compute"); with turns of about a second
+    each computation gets about equal time, and others wait at most about a second or one step.
+    """
+    slots = getattr(_held, "slots", None)
+    if getattr(_held, "depth", 0) != 1 or slots is None or time.monotonic() - _held.since < QUANTUM:
+        yield
+        return
+    slots.release()
+    _held.depth, _held.slots = 0, None  # a cached call in the block takes a slot of its own, as any other
+    yield
+    slots.acquire()
+    _held.depth, _held.slots, _held.since = 1, slots, time.monotonic()
+
+
+def taking_turns(on_step: Callable[..., None] | None = None) -> Callable[..., None]:
+    """An ``on_step`` callback for a computation made of steps, run by a cached function (attn_models'
+    CausalLM.generate, Translator.translate): after each step it gives the slot back (:func:`lent_slot`: once held
+    QUANTUM s), so the computation holds its pool about a second or one step at a time; stops the script run if the
+    session's browser is gone (st_internals.session_connected; st.stop(): an exception, so nothing is kept of the
+    half-finished result); calls ``on_step`` with the step (a page drawing it, which needs no slot held); then
+    queues for a slot again if it gave it back."""
+
+    def turn(*args: Any) -> None:
+        with lent_slot():
+            if not st_internals.session_connected():
+                _LOG.info("session %s: its browser has gone, its computation stops between two steps", session_id())
+                st.stop()
+            if on_step is not None:
+                on_step(*args)
+
+    return turn
+
+
+def cached(name: str, *, budget: Budget | None = None, copy: Callable[[Any], Any] | None = None,
+           slots: FairSlots | None = None) -> Callable[[F], F]:
     """Decorator: keep the function's results in the process's :class:`Budget` (``budget``, default :data:`BUDGET`)
     under ``(name, its arguments)``. Parameters whose names start with ``_`` are not part of the key (as in
-    st.cache_data). An exception is not kept. At most :data:`COMPUTE_SLOTS` results are computed at once in the
-    process (the others wait, then find theirs if it was the same), so many learners never hold many intermediates.
-    Results are frozen (:func:`freeze`); ``copy``, if given, is applied to what is returned (for a value that cannot
-    be frozen, such as a DataFrame a widget might change).
+    st.cache_data). An exception is not kept. A result is computed holding a slot of ``slots`` (default
+    :data:`MODEL_SLOTS`; :data:`EXPLORER_SLOTS` for the explorer's cheap work), so many learners never hold many
+    intermediates (see the module). A result another session is computing now is waited for, not computed again
+    (a waiting call holds no slot; a call from inside another computation does not wait: it computes). Results are
+    frozen (:func:`freeze`); ``copy``, if given, is applied to what is returned (for a value that cannot be frozen,
+    such as a DataFrame a widget might change).
     """
 
     def decorate(fn: F) -> F:
@@ -332,12 +483,27 @@ def cached(name: str, *, budget: Budget | None = None, copy: Callable[[Any], Any
             bound.apply_defaults()
             key = (name, tuple((k, fingerprint(v)) for k, v in bound.arguments.items() if not k.startswith("_")))
             value = store.get(key, user)
-            if value is MISSING:
-                with compute_slot():  # a few at a time: each holds its intermediates (a forward pass: ≈ 100 MB)
-                    value = store.get(key, user)  # computed by another session while this one waited?
-                    if value is MISSING:
-                        value = freeze(fn(*args, **kwargs))
-                        store.put(key, value, user=user)
+            while value is MISSING:
+                with _inflight_lock:
+                    running = _inflight.get((id(store), key))
+                    if running is None:
+                        _inflight[(id(store), key)] = done = threading.Event()
+                if running is not None and not getattr(_held, "depth", 0):
+                    running.wait()  # another session computes it; if it fails or stops, this one computes it
+                    value = store.get(key, user)
+                    continue
+                try:
+                    with compute_slot(slots):  # a few at a time: each holds its intermediates (a forward pass ≈ 100 MB)
+                        value = store.get(key, user)  # computed by another session while this one waited?
+                        if value is MISSING:
+                            value = freeze(fn(*args, **kwargs))
+                            store.put(key, value, user=user)
+                finally:
+                    if running is None:
+                        with _inflight_lock:
+                            del _inflight[(id(store), key)]
+                        done.set()
+                break
             return copy(value) if copy is not None else value
 
         return wrapper  # type: ignore[return-value]

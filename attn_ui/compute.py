@@ -18,7 +18,7 @@ from . import budget, i18n, registry, state, text
 from .i18n import _
 
 
-@budget.cached("trace")  # a trace at the caps is ≈ 17 MB (bench/RESULTS.md)
+@budget.cached("trace", slots=budget.EXPLORER_SLOTS)  # a trace at the caps is ≈ 17 MB (bench/RESULTS.md)
 def _multi_head(
     y: np.ndarray | None, x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, w_o: np.ndarray,
     n_heads: int, scale: str | float, mask: np.ndarray | None, score: str, score_weights: tuple,

@@ -47,9 +47,10 @@ def next_token(source: str, prompt: str, temperature: float, change: Change = Ch
 def generation(source: str, prompt: str, n_new: int, sample: bool, temperature: float, seed: int,
                change: Change = Change(), _on_step: Callable | None = None):  # noqa: B008
     """``n_new`` tokens written after the prompt (attn_models.Generation); ``_on_step(i, step)`` is called as each
-    comes (the page draws it), the first time only: later runs read the kept result."""
+    comes (the page draws it), the first time only: later runs read the kept result. Between two tokens the write
+    gives its computing slot back and stops if the learner's browser has gone (budget.taking_turns)."""
     return model_views.model(source).generate(prompt, n_new, sample=sample, temperature=temperature, seed=seed,
-                                              intervention=intervention(change), on_step=_on_step)
+                                              intervention=intervention(change), on_step=budget.taking_turns(_on_step))
 
 
 def compared_ids(before: np.ndarray, after: np.ndarray, n: int = COMPARED) -> list[int]:  # int [k] each -> n ids

@@ -223,7 +223,7 @@ def _frame(values: np.ndarray, rows: list[str], precision: int) -> pd.DataFrame:
     return pd.DataFrame(_texts(values, precision), index=rows, columns=[str(j) for j in range(values.shape[1])])
 
 
-@budget.cached("grid_texts", copy=pd.DataFrame.copy)  # the grid gets its own copy to edit
+@budget.cached("grid_texts", copy=pd.DataFrame.copy, slots=budget.EXPLORER_SLOTS)  # the grid gets its own copy to edit
 def _number_frame(values: np.ndarray, rows: tuple[str, ...], precision: int) -> pd.DataFrame:  # [r, c] -> text
     """The grid's texts of a float matrix, built once per matrix (an edit of X leaves W_Q's grid as it was)."""
     return pd.DataFrame(_texts(values, precision), index=list(rows), columns=[str(j) for j in range(values.shape[1])])

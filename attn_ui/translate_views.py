@@ -23,8 +23,10 @@ def operator_source() -> str:
 
 @budget.cached("translation")  # the cross-attentions [L, H, n_out, n_src]: ≈ 6 · 8 · 40 · 40 · 8 bytes = 0.6 MB
 def translation(source: str, sentence: str, change: Change = Change()):  # noqa: B008 - a frozen value
-    """The greedy translation (attn_models.Translation), once per (model, sentence, change)."""
-    return model_views.model(source).translate(sentence, max_new=MAX_NEW, intervention=intervention(change))
+    """The greedy translation (attn_models.Translation), once per (model, sentence, change). Between two tokens it
+    gives its computing slot back and stops if the learner's browser has gone (budget.taking_turns)."""
+    return model_views.model(source).translate(sentence, max_new=MAX_NEW, intervention=intervention(change),
+                                               on_step=budget.taking_turns())
 
 
 @budget.cached("translation_layer")

@@ -37,12 +37,22 @@ edit and switch pages for that long; each session starts over in a new context e
 come and go); prints the RSS at start, every minute and at the end, with that minute's latency and where the
 memory is (:func:`anon_split`: main heap, glibc's other malloc arenas, other anonymous mappings, files).
 
+``--writers N`` (issue 40): N sessions write ``--write-tokens`` tokens on A model that writes after prompts of about
+``--prompt-tokens`` tokens, with a random GPT-2 of distilgpt2's shape (6 layers × d_model 768, 12 heads, vocabulary
+50,257; made once with tests/tiny_gpt2.py's helpers in $TMPDIR/attn-bench-models) as the server's causal model, while
+one more session edits X[0, 0] on Inputs & weights at seed 000: its edit times idle (``--edits`` of them, before
+the writes) and while the writes last, the ratio of the medians, the writes' times; ``--translator`` adds a session
+translating a new sentence on A model that translates (a random T5 of t5-small's shape) idle and 5 s into the writes.
+``--app-dir`` serves another checkout (the code before a change, in a second worktree) with this benchmark.
+
 Run::
 
     .venv/bin/python bench/load.py                                   # seed000 at 1 5 10 20, caps at 1 2 4
     .venv/bin/python bench/load.py --sizes seed000 --sessions 1 5 --edits 5
     .venv/bin/python bench/load.py --soak 1800 --sessions 4 --sizes seed000 mid
     .venv/bin/python bench/load.py --soak 600 --sessions 4 --sizes caps seed000 --server-env MALLOC_ARENA_MAX=2
+    .venv/bin/python bench/load.py --writers 2 --translator                   # fair compute (issue 40)
+    .venv/bin/python bench/load.py --writers 2 --translator --app-dir /tmp/attn-before
 
 Needs /usr/bin/chromium. Prints figures, never asserts a time.
 """
@@ -685,6 +695,181 @@ async def run_pad_sweep(args) -> None:
     print("after the tab closed: " + ", ".join(f"+{t:.0f} s {mb:.0f}" for t, mb in after))
 
 
+# ---- fair compute (issue 40): long writes beside a learner's edits ---------------------------------------------
+
+DISTILGPT2_SHAPE = {"n_layer": 6, "n_head": 12, "n_embd": 768, "n_positions": 1024, "n_ctx": 1024,
+                    "vocab_size": 50_257}  # distilgpt2's config.json, with random weights
+T5_SMALL_SHAPE = {"d_model": 512, "d_kv": 64, "d_ff": 2048, "num_layers": 6, "num_decoder_layers": 6, "num_heads": 8,
+                  "relative_attention_num_buckets": 32, "relative_attention_max_distance": 128,
+                  "vocab_size": 32_128}  # t5-small's
+SENTENCES = ("The dog is tired.", "The cat sat on the mat.", "The dog sat on the mat.")  # translated, one per measure
+
+
+def model_folders(cache: Path) -> tuple[Path, Path]:
+    """A random GPT-2 of distilgpt2's shape and a random T5 of t5-small's, made with tests/tiny_gpt2.py's and
+    tests/tiny_t5.py's helpers (their tokenizers: ids past them are written as nothing), kept in ``cache``."""
+    import json
+
+    from tests import tiny_gpt2, tiny_t5
+
+    gpt2_dir, t5_dir = cache / "gpt2-distilgpt2-shape", cache / "t5-small-shape"
+    if not (gpt2_dir / "model.safetensors").exists():
+        from safetensors.numpy import save_file
+
+        gpt2_dir.mkdir(parents=True, exist_ok=True)
+        tok = tiny_gpt2.tokenizer()
+        cfg = {**tiny_gpt2.config(DISTILGPT2_SHAPE["vocab_size"]), **DISTILGPT2_SHAPE}
+        (gpt2_dir / "config.json").write_text(json.dumps(cfg, indent=2))
+        (gpt2_dir / "tokenizer.json").write_text(tok.to_str())
+        save_file({"transformer." + k: v for k, v in tiny_gpt2.weights(cfg).items()},
+                  str(gpt2_dir / "model.safetensors.part"))
+        (gpt2_dir / "model.safetensors.part").rename(gpt2_dir / "model.safetensors")
+    if not (t5_dir / "done").exists():
+        tiny_t5.build(t5_dir, config={**tiny_t5.CONFIG, **T5_SMALL_SHAPE})
+        (t5_dir / "done").write_text("")
+    return gpt2_dir, t5_dir
+
+
+def long_prompt(n_tokens: int) -> tuple[str, int]:
+    """The words of tests/tiny_gpt2.py's corpus, over and over, as many as make at most ``n_tokens`` tokens of its
+    tokenizer; (the prompt, its tokens)."""
+    from tests import tiny_gpt2
+
+    tok, text = tiny_gpt2.tokenizer(), ""
+    words = [w for k in range(10_000) for w in tiny_gpt2.CORPUS[k % len(tiny_gpt2.CORPUS)].split()]
+    for w in words:
+        longer = (text + " " + w).strip()
+        if len(tok.encode(longer).ids) > n_tokens:
+            break
+        text = longer
+    return text, len(tok.encode(text).ids)
+
+
+async def run_until_finished(page: Page, action) -> float:
+    """Seconds from ``action`` to the next run the server reports finished (the page's count, polled every 50 ms);
+    then waits until the app is idle."""
+    before = await runs(page)
+    t0 = time.perf_counter()
+    await action()
+    await page.wait_for_function(f"() => window.__load.runs > {before}", timeout=TIMEOUT_MS, polling=50)
+    took = time.perf_counter() - t0
+    await wait_idle(page)
+    return took
+
+
+async def enter(page: Page, key: str, text: str) -> None:
+    """Type ``text`` into the input of the widget with Streamlit key ``key`` and press Enter (the page reruns)."""
+    box = page.locator(f".st-key-{key} input").first
+    await box.fill(text)
+    await box.press("Enter")
+
+
+async def run_writers(args) -> None:
+    """``--writers N``: N sessions each write ``--write-tokens`` tokens on A model that writes, after prompts of
+    ``--prompt-tokens`` tokens, with a random GPT-2 of distilgpt2's shape as the server's causal model; meanwhile one
+    session makes seed-000 edits of X on Inputs & weights (``--edits`` before the writes: idle; then as many as fit
+    while the writes last), and with ``--translator`` one session translates a new sentence on A model that
+    translates (a random T5 of t5-small's shape) once idle and once 5 s into the writes."""
+    tmp = Path(tempfile.mkdtemp(prefix="bench-writers-"))
+    cache = Path(tempfile.gettempdir()) / "attn-bench-models"
+    t = time.monotonic()
+    gpt2_dir, t5_dir = model_folders(cache)
+    print(f"models: {gpt2_dir}, {t5_dir} (made or found in {time.monotonic() - t:.0f} s)", flush=True)
+    prompts = [long_prompt(args.prompt_tokens[i % len(args.prompt_tokens)]) for i in range(args.writers)]
+    env = {"ATTN_CAUSAL_MODEL": str(gpt2_dir), "ATTN_TRANSLATOR_MODEL": str(t5_dir), **args.server_env}
+    if args.app_dir:
+        e2e.REPO_ROOT = Path(args.app_dir).resolve()  # start_server runs streamlit there
+    proc, url = start_server(tmp / "server-writers.log", env)
+    print(f"server: {e2e.REPO_ROOT} ({proc.pid}); log {tmp / 'server-writers.log'}", flush=True)
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=e2e.CHROMIUM, args=e2e.CHROMIUM_ARGS)
+        try:
+            editor = Session(browser, url, "seed000", None, "edit-0", args.think)
+            writers = [Session(browser, url, "seed000", None, f"write-{i}", 0.0) for i in range(args.writers)]
+            translator = Session(browser, url, "seed000", None, "translate-0", 0.0) if args.translator else None
+            for s in [editor, *writers, *([translator] if translator else [])]:
+                await s.open()
+            for s, (prompt, _n) in zip(writers, prompts, strict=True):  # the model read, the prompt's pass done
+                await goto_page(s.page, "A model that writes")
+                await run_until_finished(s.page, lambda s=s, prompt=prompt: enter(s.page, "gen_prompt", prompt))
+                await run_until_finished(s.page, lambda s=s: enter(s.page, "gen_n_new", str(args.write_tokens)))
+            if translator:
+                await goto_page(translator.page, "A model that translates")  # the model read, its default sentence
+            await editor.step(args.switch_to, record=False)  # warm-up, not counted
+            print(f"ready in {time.monotonic() - t:.0f} s; load average {loadavg()}", flush=True)
+
+            idle: list[float] = []
+            for _ in range(args.edits):
+                await editor.pause()
+                idle.append(await editor.edit())
+            translate_idle = None
+            if translator:
+                translate_idle = await run_until_finished(
+                    translator.page, lambda: enter(translator.page, "trans_sentence", SENTENCES[0]))
+
+            load_before, cpu0 = loadavg(), cpu_s(proc.pid)
+            active = [0]
+            written: list[tuple[float, str]] = []
+
+            async def write(s: Session) -> None:
+                active[0] += 1
+                try:
+                    took = await run_until_finished(s.page, s.page.locator(".st-key-gen_write button").click)
+                    said = [c for c in await s.page.locator('[data-testid="stCaptionContainer"]').all_inner_texts()
+                            if "written" in c]
+                    written.append((took, said[0].split(".")[0] if said else "no caption"))
+                finally:
+                    active[0] -= 1
+
+            async def translate() -> float:
+                await asyncio.sleep(5.0)
+                return await run_until_finished(translator.page,
+                                                lambda: enter(translator.page, "trans_sentence", SENTENCES[1]))
+
+            t1 = time.monotonic()
+            tasks = [asyncio.get_running_loop().create_task(write(s)) for s in writers]
+            side = asyncio.get_running_loop().create_task(translate()) if translator else None
+            await asyncio.sleep(0.5)  # the writes have started
+            loaded: list[tuple[float, int]] = []  # (ms, writers still writing when the edit began)
+            while active[0] > 0:
+                await editor.pause()
+                if active[0] == 0:
+                    break
+                at_start = active[0]
+                loaded.append((await editor.edit(), at_start))
+            await asyncio.gather(*tasks)
+            translate_loaded = await side if side else None
+            wall = time.monotonic() - t1
+            cpu = (cpu_s(proc.pid) - cpu0) / wall
+            load_after = loadavg()
+        finally:
+            await browser.close()
+            e2e.stop_server(proc)
+
+    full = [ms for ms, n in loaded if n == args.writers]
+    print(f"\n{args.writers} writers × {args.write_tokens} tokens after prompts of "
+          f"{', '.join(str(n) for _p, n in prompts)} tokens; edits of X[0, 0] (seed 000) on Inputs & weights, think "
+          f"{args.think} s (± 50 %); server {e2e.REPO_ROOT}; load average {load_before} → {load_after}; "
+          f"server CPU {cpu:.0%} of one core during the writes ({wall:.0f} s)\n")
+    print("| | edits | median ms | p95 ms | median / idle median |")
+    print("|---|---:|---:|---:|---:|")
+    base = median(idle)
+    print(f"| idle | {len(idle)} | {base:.0f} | {pct(idle, 0.95):.0f} | 1.00 |")
+    print(f"| while all {args.writers} write | {len(full)} | {median(full):.0f} | {pct(full, 0.95):.0f} "
+          f"| {median(full) / base:.2f} |")
+    every = [ms for ms, _n in loaded]
+    print(f"| while any writes | {len(every)} | {median(every):.0f} | {pct(every, 0.95):.0f} "
+          f"| {median(every) / base:.2f} |")
+    print("\nwrites (click → run finished): " + "; ".join(f"{s:.1f} s ({what})" for s, what in written))
+    if translator:
+        print(f"a new sentence translated on A model that translates: idle {translate_idle:.1f} s, "
+              f"5 s into the writes {translate_loaded:.1f} s")
+    print("edits while writing (ms, writers at its start): " + ", ".join(f"{ms:.0f} ({n})" for ms, n in loaded))
+    for s in [editor, *writers, *([translator] if translator else [])]:
+        for e in s.stats.errors[:5]:
+            print("error:", e)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", nargs="+", choices=list(CONFIGS), default=["seed000", "caps"])
@@ -710,6 +895,15 @@ def main() -> int:
     parser.add_argument("--server-env", action="append", default=[], metavar="KEY=VALUE",
                         help="set this in the server's environment (not the browser's); repeatable, e.g. "
                              "--server-env MALLOC_ARENA_MAX=2")
+    parser.add_argument("--writers", type=int, default=0, metavar="N",
+                        help="instead: N sessions write on A model that writes (a random GPT-2 of distilgpt2's shape) "
+                             "while one session edits on Inputs & weights; its edit time idle and under the writes")
+    parser.add_argument("--write-tokens", type=int, default=20, help="writers: tokens each write (default 20)")
+    parser.add_argument("--prompt-tokens", type=int, nargs="+", default=[105, 150],
+                        help="writers: about this many tokens of prompt, a value per writer in turn (default 105 150)")
+    parser.add_argument("--translator", action="store_true",
+                        help="writers: one more session translates a sentence idle and under the writes")
+    parser.add_argument("--app-dir", help="serve the app from this checkout (e.g. a worktree of an older commit)")
     args = parser.parse_args()
     try:
         args.server_env = dict(kv.split("=", 1) for kv in args.server_env)
@@ -717,7 +911,9 @@ def main() -> int:
         parser.error("--server-env takes KEY=VALUE")
     print(machine())
     print(f"{time.strftime('%Y-%m-%d %H:%M:%S %Z')}; load average {loadavg()}", flush=True)
-    asyncio.run(run_pad_sweep(args) if args.pad_sweep else run_soak(args) if args.soak else run_load(args))
+    scenario = (run_writers if args.writers else run_pad_sweep if args.pad_sweep else run_soak if args.soak
+                else run_load)
+    asyncio.run(scenario(args))
     return 0
 
 

@@ -42,7 +42,7 @@ def variance_sweep(d_ks: tuple[int, ...], n_samples: int, seed: int) -> analysis
     return analysis.variance_sweep(d_ks, n_samples=n_samples, seed=seed)
 
 
-@budget.cached("scaling_saturation")
+@budget.cached("scaling_saturation", slots=budget.EXPLORER_SLOTS)
 def saturation(scores: np.ndarray, divisors: np.ndarray, mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     return analysis.saturation(scores, divisors, mask)
 

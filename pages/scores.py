@@ -48,7 +48,7 @@ SCORE_LATEX = {  # one query row q and one key row k (row vectors, as everywhere
 }
 
 
-@budget.cached("score_comparison")
+@budget.cached("score_comparison", slots=budget.EXPLORER_SLOTS)
 def comparison(q: np.ndarray, k: np.ndarray, v: np.ndarray, functions: dict, h: int, n_heads: int,
                scale: str | float, mask: np.ndarray | None, lang: str,
                bias: np.ndarray | None = None) -> dict[str, score_views.Scored]:

@@ -82,7 +82,7 @@ def test_no_streamlit_internals():
     """Only Streamlit's public API (``streamlit`` and ``streamlit.testing``/``components`` in tests): an internal
     module (``streamlit.runtime…``, ``streamlit.web…``) may change in any release. attn_ui/sessions.py is the one
     exceptions: sessions.py replaces the session storage, and st_internals.py reads the running session's id and
-    frees an uploaded file; Streamlit has no public API for either."""
+    whether its browser is still connected, and frees an uploaded file; Streamlit has no public API for these."""
     allowed = {"attn_ui/sessions.py", "attn_ui/st_internals.py"}
     offenders = []
     for path in [*ROOT.glob("attn_*/*.py"), *ROOT.glob("pages/*.py"), ROOT / "streamlit_app.py"]:

@@ -1,7 +1,7 @@
 """The one exception attn_core raises for input a learner can get wrong, and the gettext marker ``N_``.
 
 An error carries an English template and its values (``err.template``, ``err.params``); ``str(err)`` is the
-template filled in. The app shows it in the learner's language (``attn_ui.i18n.error_text``): the template is
+template filled in. The app shows it in the learner's language (``attn_ui.app.i18n.error_text``): the template is
 translated, and so is every value that is itself a text marked with :func:`N_` (:class:`Words`: a hint, a score
 function's name).
 Matrix names, numbers and the learner's own values pass through as they are.

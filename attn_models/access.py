@@ -90,7 +90,7 @@ class Access:
     names in ``repos`` a visitor is never shown (the operator's folders: :attr:`offered`).
 
     ``Access()`` allows everything (a program using attn_models); the app reads ``Access.from_env(os.environ)``
-    (through attn_ui.settings, once).
+    (through attn_ui.infra.settings, once).
     """
 
     repos: frozenset[str] | None = None

@@ -1,7 +1,7 @@
 """The errors of attn_models: every message says what is wrong and what to do, for a learner to read.
 
 An error carries an English template and its values (``err.template``, ``err.params``); ``str(err)`` is the
-template filled in. The app shows it in the learner's language (``attn_ui.i18n.error_text``): the template is
+template filled in. The app shows it in the learner's language (``attn_ui.app.i18n.error_text``): the template is
 translated, and so is every value that is itself a text marked with :func:`N_` (an :class:`attn_core.Words`).
 """
 

@@ -44,7 +44,7 @@ CAPS = {CONFIG: MODEL_LIMITS.config_bytes, TOKENIZER: MODEL_LIMITS.tokenizer_byt
         WEIGHTS: MODEL_LIMITS.weights_bytes}  # the most bytes of each file
 
 #: the system's usual reasons why an address cannot be reached, marked for the app's catalogs: a reason that is one
-#: of them is shown in the learner's language (attn_ui.i18n.error_text translates the values of an error)
+#: of them is shown in the learner's language (attn_ui.app.i18n.error_text translates the values of an error)
 UNREACHABLE_REASONS = (
     N_("Name or service not known"), N_("Temporary failure in name resolution"), N_("Network is unreachable"),
     N_("No route to host"), N_("Connection refused"), N_("Connection timed out"), N_("TimeoutError"),

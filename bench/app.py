@@ -47,12 +47,13 @@ from streamlit.runtime.pages_manager import PagesManager  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from attn_core import LIMITS, initialize, load_preset, make_config  # noqa: E402
-from attn_ui import i18n, registry, state  # noqa: E402
+from attn_ui.app import i18n, registry, state  # noqa: E402
 
 APP = str(ROOT / "streamlit_app.py")
 FLOOR_APP = str(ROOT / "bench" / "floor_app.py")
 PAGES = {p.name: p.title for p in registry.PAGES}  # name -> sidebar title, in sidebar order
-GRID_CELLS = 20_000  # attn_ui.grid_editor.MAX_EDITABLE_CELLS: X larger than this has no grid on Inputs & weights
+# attn_ui.widgets.grid_editor.MAX_EDITABLE_CELLS: X larger than this has no grid on Inputs & weights
+GRID_CELLS = 20_000
 CHART_TYPES = {"vega_lite_chart"}
 FRAME_TYPES = {"dataframe", "table"}
 

@@ -26,7 +26,7 @@ every 100 ms, and the helper's checks (run finished, charts drawn, the cell's va
 The three are edited in turn, each in its own browser session, so load from other processes hits them alike;
 median of ``--repeats`` after one warm-up edit. Configurations: seed 000 (the app's default) and n_seq 64,
 d_model 64, 8 heads (bench/app.py's, loaded through Share & export's JSON import: too large for a ?c= link).
-``--caps`` (default) then loads the caps, randomises X and opens every page of attn_ui.registry.PAGES (Inputs &
+``--caps`` (default) then loads the caps, randomises X and opens every page of attn_ui.app.registry.PAGES (Inputs &
 weights is the page of the randomise): click → run finished and every chart drawn, and the main thread's long tasks
 meanwhile (the browser's responsiveness); ``--walks N`` does that N times, each in a fresh session, and gives
 medians. A real model opens with whatever model the server can read (without one it says so, and its row times
@@ -58,7 +58,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: E402
 
 import tests.e2e.helpers as e2e  # noqa: E402
 from attn_core import config_mask, run, self_attention, share  # noqa: E402
-from attn_ui import i18n, registry  # noqa: E402
+from attn_ui.app import i18n, registry  # noqa: E402
 from bench.app import CONFIGS, machine  # noqa: E402  (the same configurations as bench/app.py)
 
 TIMEOUT_MS = 60_000

@@ -7,7 +7,7 @@ configuration, goes to Inputs & weights, makes one warm-up edit (not counted), t
 
 - **edit**: at seed 000 (and ``mid``), type a new number into X[0, 0] on Inputs & weights (select the cell, open its
   editor, fill, Enter, as tests/e2e/helpers.edit_grid_cell does). At the caps X has 131,072 cells, more than a grid
-  edits (attn_ui.grid_editor.MAX_EDITABLE_CELLS), and so has every matrix: the edit is X's *Randomise* popover,
+  edits (attn_ui.widgets.grid_editor.MAX_EDITABLE_CELLS), and so has every matrix: the edit is X's *Randomise* popover,
   a new seed, *Fill* (every number of X changes);
 - **page switch**: click ``--switch-to`` (default Step by step) in the sidebar, then Inputs & weights again.
 
@@ -78,7 +78,7 @@ from playwright.async_api import TimeoutError as PlaywrightTimeout  # noqa: E402
 
 import tests.e2e.helpers as e2e  # noqa: E402
 from attn_core import share  # noqa: E402
-from attn_ui import registry  # noqa: E402
+from attn_ui.app import registry  # noqa: E402
 from bench.app import CONFIGS, machine  # noqa: E402
 from bench.browser import RUN_ENDED_JS  # noqa: E402
 

@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from playwright.sync_api import Error as PlaywrightError  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
 
-from attn_ui import i18n, registry  # noqa: E402
+from attn_ui.app import i18n, registry
 from tests.e2e.helpers import (  # noqa: E402
     APP_IDLE,
     CHROMIUM,
@@ -72,7 +72,7 @@ def main() -> int:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             context = browser.new_context(viewport=viewport, color_scheme=args.theme, is_mobile=phone, has_touch=phone)
             warm_up = context.new_page()  # the first session of a fresh server keeps Streamlit's 300 px sidebar
-            warm_up.goto(f"{url}/?lang={args.lang}")  # (not the app's 320: attn_ui.frame); later sessions get it
+            warm_up.goto(f"{url}/?lang={args.lang}")  # (not the app's 320: attn_ui.shell.frame); later sessions get it
             warm_up.wait_for_selector(APP_IDLE)
             warm_up.close()
             page = context.new_page()
@@ -93,7 +93,8 @@ def main() -> int:
                     note = "  FAILED: " + " | ".join(str(err).splitlines()[:3])
                 path = args.out_dir / f"{i}_{title.split()[0].lower()}.png"
                 fit_viewport_to_content(page, width=args.width)
-                if not phone:  # the sidebar grows to its width (attn_ui.frame) with a transition: photograph it there
+                # the sidebar grows to its width (attn_ui.shell.frame) with a transition: photograph it there
+                if not phone:
                     page.wait_for_timeout(1500)
                 page.screenshot(path=str(path))
                 page.set_viewport_size(viewport)

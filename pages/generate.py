@@ -6,23 +6,13 @@ import streamlit as st
 
 import attn_models
 from attn_core import causal_mask, softmax
-from attn_ui import (
-    charts,
-    controls,
-    frame,
-    generate_views,
-    heatmap,
-    i18n,
-    lesson_views,
-    model_output,
-    model_views,
-    origins,
-    registry,
-    state,
-    text,
-)
-from attn_ui.generate_views import label, shown
-from attn_ui.i18n import _, ngettext
+from attn_ui.app import i18n, origins, registry, state
+from attn_ui.app.i18n import _, ngettext
+from attn_ui.lessons import lesson_views
+from attn_ui.shell import frame
+from attn_ui.views import generate_views, model_output, model_views
+from attn_ui.views.generate_views import label, shown
+from attn_ui.widgets import charts, controls, heatmap, text
 
 frame.page_start(registry.GENERATE)
 
@@ -238,7 +228,7 @@ cfg = state.config()
 origin = origins.origin_of(cfg)
 if origin is not None and origin.role == "causal" and origin.model == source:
     st.header(_("In the explorer now"))
-    st.markdown(origins.origin_text(origin))
+    st.markdown(model_views.origin_text(origin))
     if model_views.edited(cfg):
         st.info(_("You have edited these numbers since: they are no longer the model's."), icon=":material/edit:")
         st.button(_("Back to the model's weights"), key="gen_back", icon=":material/restore:",

@@ -17,8 +17,11 @@ from attn_core import (
     with_dimensions,
     with_query_rows,
 )
-from attn_ui import compute, frame, grid_editor, i18n, randomise, registry, state, step_by_step
-from attn_ui.i18n import N_, _
+from attn_ui.app import i18n, registry, state
+from attn_ui.app.i18n import N_, _
+from attn_ui.shell import frame
+from attn_ui.views import compute, step_by_step
+from attn_ui.widgets import grid_editor, randomise
 
 frame.page_start(registry.INPUTS)
 

@@ -7,22 +7,14 @@ import streamlit as st
 
 import attn_models
 from attn_core import MATRIX_NAMES
-from attn_ui import (
-    charts,
-    controls,
-    frame,
-    head_views,
-    heatmap,
-    i18n,
-    lesson_ui,
-    lesson_views,
-    lessons,
-    registry,
-    state,
-    text,
-)
-from attn_ui.i18n import _
-from attn_ui.matrix_display import matrix_block
+from attn_ui import lessons
+from attn_ui.app import i18n, registry, state
+from attn_ui.app.i18n import _
+from attn_ui.lessons import lesson_ui, lesson_views
+from attn_ui.shell import frame
+from attn_ui.views import head_views
+from attn_ui.widgets import charts, controls, heatmap, text
+from attn_ui.widgets.matrix_display import matrix_block
 
 frame.page_start(registry.LEARN)
 

@@ -9,23 +9,12 @@ import pandas as pd
 import streamlit as st
 
 from attn_core import MASK_KINDS, AttentionInputError, additive_mask, analysis, causal_mask
-from attn_ui import (
-    charts,
-    compute,
-    controls,
-    edit_panel,
-    frame,
-    grid_editor,
-    heatmap,
-    i18n,
-    masking_views,
-    registry,
-    state,
-    step_by_step,
-    text,
-)
-from attn_ui.i18n import N_, _
-from attn_ui.matrix_display import formula, matrix_block
+from attn_ui.app import i18n, registry, state
+from attn_ui.app.i18n import N_, _
+from attn_ui.shell import edit_panel, frame
+from attn_ui.views import compute, masking_views, step_by_step
+from attn_ui.widgets import charts, controls, grid_editor, heatmap, text
+from attn_ui.widgets.matrix_display import formula, matrix_block
 
 frame.page_start(registry.MASKING)
 in_panel = edit_panel.sidebar()  # X and the weights, beside what they do here

@@ -6,8 +6,11 @@ import streamlit as st
 
 import attn_models
 from attn_core import LIMITS
-from attn_ui import charts, controls, frame, heatmap, i18n, model_output, model_views, origins, registry, state, text
-from attn_ui.i18n import _, ngettext
+from attn_ui.app import i18n, origins, registry, state
+from attn_ui.app.i18n import _, ngettext
+from attn_ui.shell import frame
+from attn_ui.views import model_output, model_views
+from attn_ui.widgets import charts, controls, heatmap, text
 
 frame.page_start(registry.MODEL)
 
@@ -263,7 +266,7 @@ if origin is not None and origin.role != "encoder":  # another kind of model's: 
 if origin is not None:
     st.header(_("In the explorer now"))
     opened = _("Opened with head {head} chosen.").format(head=origin.head)
-    st.markdown(i18n.sentences(origins.origin_text(origin), opened))
+    st.markdown(i18n.sentences(model_views.origin_text(origin), opened))
     try:
         if (origin_model := model_views.model_or_offer(origin.model, key="model_origin_download")) is None:
             st.stop()  # not on this server: the button above downloads it

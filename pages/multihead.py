@@ -15,24 +15,12 @@ from attn_core import (
     initialize,
     valid_head_counts,
 )
-from attn_ui import (
-    charts,
-    compute,
-    controls,
-    edit_panel,
-    frame,
-    grid_editor,
-    head_views,
-    heatmap,
-    i18n,
-    randomise,
-    registry,
-    state,
-    step_by_step,
-    text,
-)
-from attn_ui.i18n import N_, _, ngettext
-from attn_ui.matrix_display import formula
+from attn_ui.app import i18n, registry, state
+from attn_ui.app.i18n import N_, _, ngettext
+from attn_ui.shell import edit_panel, frame
+from attn_ui.views import compute, head_views, step_by_step
+from attn_ui.widgets import charts, controls, grid_editor, heatmap, randomise, text
+from attn_ui.widgets.matrix_display import formula
 
 frame.page_start(registry.MULTIHEAD)
 in_panel = edit_panel.sidebar(drawn_by_page=("w_o",))  # W_O's grid is in section 5, above what it changes

@@ -3,9 +3,12 @@
 import streamlit as st
 
 from attn_core import MATRIX_NAMES, SCORE_MATRICES, Config, config_mask
-from attn_ui import compute, frame, grid_editor, registry, state, step_by_step, text
-from attn_ui.i18n import N_, _
-from attn_ui.matrix_display import matrix_block
+from attn_ui.app import registry, state
+from attn_ui.app.i18n import N_, _
+from attn_ui.shell import frame
+from attn_ui.views import compute, step_by_step
+from attn_ui.widgets import grid_editor, text
+from attn_ui.widgets.matrix_display import matrix_block
 
 frame.page_start(registry.OVERVIEW)
 

@@ -6,24 +6,13 @@ import numpy as np
 import streamlit as st
 
 from attn_core import PRESETS, analysis, divisor_for
-from attn_ui import (
-    budget,
-    charts,
-    compute,
-    controls,
-    edit_panel,
-    frame,
-    grid_editor,
-    heatmap,
-    i18n,
-    registry,
-    scaling_views,
-    state,
-    step_by_step,
-    text,
-)
-from attn_ui.i18n import N_, _
-from attn_ui.matrix_display import matrix_block
+from attn_ui.app import i18n, registry, state
+from attn_ui.app.i18n import N_, _
+from attn_ui.infra import budget
+from attn_ui.shell import edit_panel, frame
+from attn_ui.views import compute, scaling_views, step_by_step
+from attn_ui.widgets import charts, controls, grid_editor, heatmap, text
+from attn_ui.widgets.matrix_display import matrix_block
 
 frame.page_start(registry.SCALING)
 in_panel = edit_panel.sidebar()  # X and the weights, beside what they do here

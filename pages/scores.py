@@ -5,24 +5,13 @@ import numpy as np
 import streamlit as st
 
 from attn_core import INITIALIZERS, LIMITS, SCORE_FUNCTIONS, SCORE_MATRICES, SCORE_STARTS, config_mask
-from attn_ui import (
-    budget,
-    compute,
-    controls,
-    edit_panel,
-    frame,
-    grid_editor,
-    heatmap,
-    i18n,
-    randomise,
-    registry,
-    score_views,
-    state,
-    step_by_step,
-    text,
-)
-from attn_ui.i18n import N_, _, ngettext
-from attn_ui.matrix_display import matrix_block
+from attn_ui.app import i18n, registry, state
+from attn_ui.app.i18n import N_, _, ngettext
+from attn_ui.infra import budget
+from attn_ui.shell import edit_panel, frame
+from attn_ui.views import compute, score_views, step_by_step
+from attn_ui.widgets import controls, grid_editor, heatmap, randomise, text
+from attn_ui.widgets.matrix_display import matrix_block
 
 frame.page_start(registry.SCORES)
 # a score function's weights have their grids on this page, by their formulas

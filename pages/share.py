@@ -7,8 +7,11 @@ translated.
 import streamlit as st
 
 from attn_core import LIMITS, AttentionInputError
-from attn_ui import compute, frame, i18n, registry, share_ui, state, text
-from attn_ui.i18n import _
+from attn_ui.app import i18n, registry, state
+from attn_ui.app.i18n import _
+from attn_ui.shell import frame
+from attn_ui.views import compute, share_ui
+from attn_ui.widgets import text
 
 frame.page_start(registry.SHARE)
 
@@ -24,7 +27,7 @@ share_ui.pending_edits_warning()
 
 # ---- permalink ----------------------------------------------------------------------------------------
 st.header(_("Link"), anchor=False)
-titles = {p.name: p.title for p in registry.PAGES if p.linkable}  # English, N_-marked in attn_ui.registry
+titles = {p.name: p.title for p in registry.PAGES if p.linkable}  # English, N_-marked in attn_ui.app.registry
 page = share_ui.choice(st, _("The link opens on"), list(titles), key="share_link_page", default=registry.STEPS.name,
                        format_func=i18n.option_labels(titles))
 share_ui.link_block(cfg, page, key="share_link", offer_json=False)  # the JSON download is just below

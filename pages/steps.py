@@ -2,8 +2,11 @@
 
 import streamlit as st
 
-from attn_ui import compute, controls, drill_down, edit_panel, frame, grid_editor, registry, state, step_by_step
-from attn_ui.i18n import N_, _, ngettext
+from attn_ui.app import registry, state
+from attn_ui.app.i18n import N_, _, ngettext
+from attn_ui.shell import edit_panel, frame
+from attn_ui.views import compute, drill_down, step_by_step
+from attn_ui.widgets import controls, grid_editor
 
 #: the mask in the caption, one whole phrase per kind (marked; shown with _())
 MASK_WORDS = {"none": N_("mask none"), "causal": N_("mask causal"), "padding": N_("mask padding"),

@@ -6,21 +6,11 @@ import streamlit as st
 
 import attn_models
 from attn_core import configs_equal
-from attn_ui import (
-    charts,
-    controls,
-    frame,
-    heatmap,
-    i18n,
-    model_output,
-    model_views,
-    origins,
-    registry,
-    state,
-    text,
-    translate_views,
-)
-from attn_ui.i18n import _, ngettext
+from attn_ui.app import i18n, origins, registry, state
+from attn_ui.app.i18n import _, ngettext
+from attn_ui.shell import frame
+from attn_ui.views import model_output, model_views, translate_views
+from attn_ui.widgets import charts, controls, heatmap, text
 
 frame.page_start(registry.TRANSLATE)
 
@@ -177,7 +167,7 @@ cfg = state.config()
 origin = origins.origin_of(cfg)
 if origin is not None and origin.role == "translator" and origin.side == "cross" and origin.model == source:
     st.header(_("In the explorer now"))
-    st.markdown(origins.origin_text(origin))
+    st.markdown(model_views.origin_text(origin))
     try:
         as_opened = model_views.original(cfg)
     except attn_models.ModelError as err:

@@ -31,5 +31,5 @@ def edit_cells(at: AppTest, name: str, edits: dict[int, dict[int, object]]) -> A
 
 
 def plain(markdown: str) -> str:
-    """The text a reader sees of Markdown the app wrote, its backslash escapes (attn_ui.text.md_escape) read."""
+    """The text a reader sees of Markdown the app wrote, its backslash escapes (attn_ui.widgets.text.md_escape) read."""
     return re.sub(r"\\(.)", r"\1", markdown)

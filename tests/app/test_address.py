@@ -9,7 +9,9 @@ from streamlit.testing.v1 import AppTest
 
 from attn_core import Config, configs_equal, initialize, load_preset, make_config
 from attn_core.share import decode_link, encode_link
-from attn_ui import address, budget, lessons, registry, state
+from attn_ui import lessons
+from attn_ui.app import address, registry, state
+from attn_ui.infra import budget
 
 from .apptools import APP, edit_cells, new_app
 

@@ -1,7 +1,8 @@
 """A token label never reorders the text after it (issue 27): a label holding U+202E (RIGHT-TO-LEFT OVERRIDE) once
 turned "Tokens (3): abc, ‮def, ghi" into "ihg ,fed ,cba". Wherever a label is put into text a learner reads (a
 sentence, a caption, a table's header, a chart's labels and tooltips, a selector's options), it is isolated
-(attn_ui.text.isolate); the configuration keeps it as typed. Hebrew and Arabic labels are isolated too, so they are
+(attn_ui.widgets.text.isolate); the configuration keeps it as typed. Hebrew and Arabic labels are isolated too, so
+they are
 drawn right to left without pulling the numbers and commas around them along.
 """
 
@@ -16,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 
 from attn_core import make_config
 from attn_core.share import encode_link
-from attn_ui import registry
+from attn_ui.app import registry
 
 from .apptools import APP, plain
 from .test_words import chart_titles, proto_strings

@@ -1,11 +1,12 @@
-"""attn_ui.budget: the one byte budget of the server's shared caches (sizes counted here by hand)."""
+"""attn_ui.infra.budget: the one byte budget of the server's shared caches (sizes counted here by hand)."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from attn_core import load_preset, run
-from attn_ui import budget, compute
+from attn_ui.infra import budget
+from attn_ui.views import compute
 
 
 def test_entries_are_evicted_least_recently_used_first_until_the_bytes_fit():

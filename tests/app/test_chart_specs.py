@@ -1,4 +1,4 @@
-"""The fast chart path (attn_ui.charts: Chart.spec, cached_chart) draws what Altair would.
+"""The fast chart path (attn_ui.widgets.charts: Chart.spec, cached_chart) draws what Altair would.
 
 References are independent of the fast path: Streamlit's own conversion of the Altair chart (what
 st.altair_chart sends), and block means written out here in numpy.
@@ -14,7 +14,7 @@ import pyarrow as pa
 import pytest
 from streamlit.elements.vega_charts import _convert_altair_to_vega_lite_spec
 
-from attn_ui import charts, heatmap
+from attn_ui.widgets import charts, heatmap
 
 from .apptools import new_app
 
@@ -263,7 +263,7 @@ def test_a_heatmap_without_masked_cells_keeps_vega_lites_own_descriptions():
 
 #: the main column at a 1,400 px window, from Streamlit's layout: the sidebar is 300 px wide and the wide layout pads
 #: the main block 5rem (80 px) each side (measured in Chromium: tests/e2e/test_readable.py checks it there)
-MAIN_COLUMN_AT_1400 = 1400 - 320 - 2 * 80  # the window, the sidebar (attn_ui.frame), the padding
+MAIN_COLUMN_AT_1400 = 1400 - 320 - 2 * 80  # the window, the sidebar (attn_ui.shell.frame), the padding
 
 
 def _spec_width(spec: dict, row_labels: list[str]) -> int:
@@ -315,7 +315,7 @@ def test_chart_text_is_at_least_12_px():
     spec = charts.themed(heatmap.heatmap(np.arange(12.0).reshape(3, 4) / 7, list("abc"), list("defg")).spec())
     assert spec["layer"][1]["mark"]["fontSize"] >= 12
     assert spec["config"]["axis"]["labelFontSize"] >= 12
-    from attn_ui import head_views
+    from attn_ui.views import head_views
     assert head_views.FONT >= 12
     block = head_views.head_block(np.ones((2, 8)) / 3, ["a", "b"], head=0, first_col=0, precision=2).to_dict()
     assert "labelFontSize" not in json.dumps(block)  # its column numbers as every axis: 12 px (charts.CONFIG)

@@ -15,7 +15,7 @@ from attn_core import MATRIX_NAMES
 from .apptools import APP, edit_cells, new_app, plain
 from .test_steps import SEED_W_K, SEED_W_Q, SEED_W_V, SEED_X, charts, grid, reference, steps_app
 
-PANEL = "edit_matrix"  # attn_ui.state.EDIT_MATRIX: the panel's matrix picker
+PANEL = "edit_matrix"  # attn_ui.app.state.EDIT_MATRIX: the panel's matrix picker
 
 
 def sidebar_texts(at) -> str:

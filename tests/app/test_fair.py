@@ -1,6 +1,6 @@
 """Fair compute (issue 40): one learner's long write must not freeze everyone.
 
-attn_ui.budget's slots are first come first served, in two pools (a model's work, the explorer's), each bounded; a
+attn_ui.infra.budget's slots are first come first served, in two pools (a model's work, the explorer's), each bounded; a
 text written token by token (and a translation) gives its slot back between two tokens (once it has held it a
 second) and queues again; a write whose browser has gone stops between two tokens and keeps nothing; the server's
 numpy runs one BLAS thread.
@@ -25,7 +25,9 @@ import pytest
 import streamlit
 
 import attn_models
-from attn_ui import budget, generate_views, registry, st_internals, translate_views
+from attn_ui.app import registry
+from attn_ui.infra import budget, st_internals
+from attn_ui.views import generate_views, translate_views
 
 from .. import tiny_gpt2, tiny_t5
 from .apptools import new_app, plain
@@ -341,7 +343,7 @@ def test_the_server_computes_with_one_blas_thread_even_when_numpy_came_first():
     code = ("import json, threading, numpy\n"
             "from threadpoolctl import threadpool_info\n"
             "seen = {'before': [(p['user_api'], p['num_threads']) for p in threadpool_info()]}\n"
-            "import attn_ui.budget\n"
+            "import attn_ui.infra.budget\n"
             "t = threading.Thread(target=lambda: seen.update(after=[(p['user_api'], p['num_threads']) "
             "for p in threadpool_info()]))\n"
             "t.start(); t.join()\n"

@@ -15,7 +15,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from attn_core import load_preset, make_config, with_query_rows
-from attn_ui import registry
+from attn_ui.app import registry
 
 from .apptools import new_app, plain
 from .test_multihead import head_panels, open_section

@@ -20,7 +20,7 @@ import re
 import zlib
 
 from attn_core import MATRIX_NAMES, PRESETS, SCORE_FUNCTIONS, configs_equal, load_preset
-from attn_ui import registry
+from attn_ui.app import registry
 
 from .apptools import new_app, plain
 

@@ -17,7 +17,9 @@ from streamlit.testing.v1 import AppTest
 
 import attn_models
 from attn_core import configs_equal, load_preset, share
-from attn_ui import lesson_ui, lessons, registry, state
+from attn_ui import lessons
+from attn_ui.app import registry, state
+from attn_ui.lessons import lesson_ui
 
 from .. import tiny_bert, tiny_gpt2, tiny_t5
 from .apptools import APP, new_app, plain

@@ -16,7 +16,9 @@ import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from attn_core import PRESETS
-from attn_ui import address, i18n, lessons, model_output, registry, share_ui, state
+from attn_ui import lessons
+from attn_ui.app import address, i18n, registry, state
+from attn_ui.views import model_output, share_ui
 
 from .. import minilm
 from .apptools import APP, edit_cells, plain
@@ -105,7 +107,7 @@ def allowed_names(at: AppTest) -> list[str]:
 def readable(at: AppTest) -> list[str]:
     """What the page shows a reader (test_words.shown), but the token grid's column key "token" (the grid shows
     its column_config label, translated, which AppTest does not report) and the frame's style and script for the
-    page's language (attn_ui.frame.page_language: markup, not text)."""
+    page's language (attn_ui.shell.frame.page_language: markup, not text)."""
     return [t for t in shown(at) if t != "token" and not t.startswith(("<style>", "<script"))]
 
 

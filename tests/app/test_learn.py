@@ -10,8 +10,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from attn_core import configs_equal, load_preset
-from attn_ui import lesson_ui, lessons, registry, state
-from attn_ui.lessons import Cell, Choice, Token
+from attn_ui import lessons
+from attn_ui.app import registry, state
+from attn_ui.lessons import Cell, Choice, Token, lesson_ui
 from tests import minilm
 
 from .apptools import APP, new_app, plain

@@ -1,9 +1,9 @@
-"""attn_ui.memory: glibc's malloc told to return large freed blocks, once per process (no timing here)."""
+"""attn_ui.infra.memory: glibc's malloc told to return large freed blocks, once per process (no timing here)."""
 
 import ctypes
 from pathlib import Path
 
-from attn_ui import memory
+from attn_ui.infra import memory
 
 
 def test_limit_malloc_is_idempotent_and_reports_what_it_set():

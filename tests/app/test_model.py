@@ -17,7 +17,9 @@ from streamlit.testing.v1 import AppTest
 
 import attn_models
 from attn_core import configs_equal, share
-from attn_ui import model_views, registry, text
+from attn_ui.app import registry
+from attn_ui.views import model_views
+from attn_ui.widgets import text
 
 from .. import fake_hub, tiny_bert
 from .apptools import APP, edit_cells, plain
@@ -66,7 +68,7 @@ def png_pixels(data: bytes) -> np.ndarray:  # -> uint8 [h, w, 3]
 
 
 def chart_data(el) -> pa.Table:
-    """A chart's own data (dataset slot0, attn_ui.charts), not the frames its builder made."""
+    """A chart's own data (dataset slot0, attn_ui.widgets.charts), not the frames its builder made."""
     data = next(d for d in el.proto.datasets if d.name in ("slot0", "")) if len(el.proto.datasets) > 1 else \
         el.proto.datasets[0]
     return pa.ipc.open_stream(data.data.data).read_all()

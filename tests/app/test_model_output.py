@@ -20,7 +20,7 @@ import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attn_ui import i18n, registry
+from attn_ui.app import i18n, registry
 
 from .. import minilm as minilm_fixture
 from .. import tiny_bert

@@ -8,7 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import attn_models
-from attn_ui import registry
+from attn_ui.app import registry
 
 from .. import tiny_xlmr
 from .apptools import APP, plain

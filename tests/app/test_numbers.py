@@ -1,4 +1,5 @@
-"""How the app writes numbers (attn_ui.numbers): one notation per chart, chosen from its range; every digit on demand.
+"""How the app writes numbers (attn_ui.widgets.numbers): one notation per chart, chosen from its range; every digit on
+demand.
 
 Expectations written out by hand, not computed with the formatter."""
 
@@ -7,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attn_ui.numbers import exact_texts, format_numbers, grid_texts, notation, parse_number
+from attn_ui.widgets.numbers import exact_texts, format_numbers, grid_texts, notation, parse_number
 
 
 def test_whole_numbers_are_written_without_decimals_at_any_precision():

@@ -8,7 +8,8 @@ from dataclasses import replace
 import numpy as np
 
 from attn_core import load_preset, validate_config
-from attn_ui import grid_editor, registry
+from attn_ui.app import registry
+from attn_ui.widgets import grid_editor
 
 from .apptools import new_app, plain
 

@@ -1,4 +1,4 @@
-"""Every page in the registry (attn_ui/registry.py) opens through the router with no exception and shows its title.
+"""Every page in the registry (attn_ui/app/registry.py) opens through the router with no exception and shows its title.
 
 A page added to the registry is visited here without another edit.
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attn_ui import registry
+from attn_ui.app import registry
 
 from .apptools import APP
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from attn_core import causal_mask, load_preset, validate_config
-from attn_ui import registry
+from attn_ui.app import registry
 
 from .test_follow_config import open_with
 from .test_steps import charts, grid, page_text

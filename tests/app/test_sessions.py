@@ -1,8 +1,8 @@
-"""attn_ui.sessions: a disconnected session is kept for a reconnect, then shut down (its uploads freed)."""
+"""attn_ui.infra.sessions: a disconnected session is kept for a reconnect, then shut down (its uploads freed)."""
 
 from streamlit.runtime.session_manager import SessionInfo
 
-from attn_ui import sessions
+from attn_ui.infra import sessions
 
 
 class FakeSession:
@@ -86,13 +86,13 @@ def test_install_without_a_server_runtime_changes_nothing():
 def test_the_router_installs_it():
     from pathlib import Path
 
-    assert "sessions.install()" in (Path(sessions.__file__).parents[1] / "streamlit_app.py").read_text()
+    assert "sessions.install()" in (Path(sessions.__file__).parents[2] / "streamlit_app.py").read_text()
 
 
 def test_a_shut_down_session_releases_its_cached_results(monkeypatch):
     import numpy as np
 
-    from attn_ui import budget
+    from attn_ui.infra import budget
 
     b = budget.Budget(10**6)
     monkeypatch.setattr(budget, "BUDGET", b)

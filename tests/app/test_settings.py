@@ -1,4 +1,4 @@
-"""The operator's settings (attn_ui.settings; attn_models.Access.parse for the models' variables), as a careless
+"""The operator's settings (attn_ui.infra.settings; attn_models.Access.parse for the models' variables), as a careless
 operator sets them: every value not understood gives the default (or is left out) with one log line naming the
 variable and the value, no page raises for any of them, an operator's malformed repo id gets the message a visitor's
 gets (never huggingface_hub's traceback), and a refusal lists only the repo ids a visitor may pick."""
@@ -14,7 +14,9 @@ from streamlit.testing.v1 import AppTest
 import attn_models
 from attn_models import Access
 from attn_models.access import invalid_repo_id
-from attn_ui import budget, model_views, registry, settings
+from attn_ui.app import registry
+from attn_ui.infra import budget, settings
+from attn_ui.views import model_views
 
 from .apptools import APP, plain
 

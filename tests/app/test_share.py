@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 from attn_core import DEFAULT_PRESET, LIMITS, configs_equal, load_preset, make_config
 from attn_core.codegen import numpy_script
 from attn_core.share import decode_link, encode_link, to_json
-from attn_ui import registry
+from attn_ui.app import registry
 
 from ..seeds import SEED000_W_K, SEED000_W_Q, SEED000_W_V, SEED000_X
 from .apptools import APP, new_app, plain

@@ -16,7 +16,7 @@ from streamlit.testing.v1 import AppTest
 
 import attn_models
 from attn_core import run
-from attn_ui import registry
+from attn_ui.app import registry
 
 from .. import tiny_gpt2, tiny_t5
 from ..models import make_t5_reference as cases

@@ -21,7 +21,8 @@ from google.protobuf.json_format import MessageToDict
 from streamlit.testing.v1 import AppTest
 
 from attn_core import PRESETS
-from attn_ui import lessons, registry, state
+from attn_ui import lessons
+from attn_ui.app import registry, state
 
 from .apptools import APP, plain
 

@@ -1,6 +1,6 @@
 """The language catalogs (issue 18): complete, in step with the code, compiled, and no text bypasses them.
 
-Every text the app shows is marked in the code (``_``, ``N_``, ``ngettext``: attn_ui/i18n.py); Babel extracts
+Every text the app shows is marked in the code (``_``, ``N_``, ``ngettext``: attn_ui/app/i18n.py); Babel extracts
 the marks the way ``bash .ci/dev i18n`` does, and each language's catalog must translate every one of them,
 keep its placeholders, formulas and links, and be compiled (the app reads the ``.mo``). A second check reads
 the code itself: no literal English goes to a Streamlit text call, a widget's label or help, or a chart title
@@ -19,7 +19,7 @@ from babel.messages.extract import extract_from_file
 from babel.messages.pofile import read_po
 
 from attn_core import N_, SCORE_WORDS, AttentionInputError
-from attn_ui import i18n
+from attn_ui.app import i18n
 
 from .test_no_unsafe_calls import ROOT, python_files  # the app's own code: attn_core, attn_models, attn_ui, pages
 

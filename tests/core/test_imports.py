@@ -1,8 +1,14 @@
-"""The app's modules import each other in one direction: no two attn_ui modules (or attn_models modules) need each
-other, not even through imports inside a function (issue 28's housekeeping: state, address, grid_editor and
-controls imported each other in a circle). Streamlit's internal API stays out of the app's code.
+"""Who may import whom (ARCHITECTURE.md): the layers of the app, and inside attn_ui its subpackages by role.
 
-The imports are read with ``ast``, so an import written inside a function counts as much as one at the top.
+- attn_core imports numpy only; attn_models imports attn_core; attn_ui imports both; pages import all three.
+- attn_ui's subpackages stand in layers, each importing only its own and the ones below it:
+  infra → app → widgets → views → lessons → shell (infra at the bottom). A module at attn_ui's top level is
+  ``__init__`` only.
+- No two modules of a package import each other in a circle.
+
+The imports are read with ``ast``: an import written inside a function counts as much as one at the top, and so does
+one under ``if TYPE_CHECKING:`` in attn_ui (a type checker reads it; a circle closed by it is still a circle).
+Streamlit's internal API stays out of the app's code but for one module.
 """
 
 from __future__ import annotations
@@ -13,28 +19,57 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+#: attn_ui's subpackages, bottom first: each may import its own and the ones before it
+LAYERS = ("infra", "app", "widgets", "views", "lessons", "shell")
 
 
-def imports_of(package: str) -> dict[str, set[str]]:
-    """Each module of ``package`` -> the modules of the same package it imports (anywhere in its code)."""
-    modules = {p.stem: p for p in (ROOT / package).glob("*.py")}
+def modules_of(package: str) -> dict[str, Path]:
+    """Each module of ``package`` by its dotted name inside it ("infra.budget"; a package's ``__init__``: its
+    name, "lessons"; the package's own ``__init__``: "__init__")."""
+    out = {}
+    for path in (ROOT / package).rglob("*.py"):
+        parts = list(path.relative_to(ROOT / package).with_suffix("").parts)
+        if parts[-1] == "__init__" and len(parts) > 1:
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+def imports_of(package: str, *, type_checking: bool = False) -> dict[str, set[str]]:
+    """Each module of ``package`` -> the modules of the same package it imports, anywhere in its code (those under
+    ``if TYPE_CHECKING:`` too when ``type_checking``)."""
+    modules = modules_of(package)
     graph = {}
     for name, path in modules.items():
-        found, tree = set(), ast.parse(path.read_text(encoding="utf-8"))
-        skipped = type_checking_only(tree)
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        skipped = set() if type_checking else type_checking_only(tree)
+        here = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]  # the package it is in
+        found: set[str] = set()
         for node in ast.walk(tree):
             if id(node) in skipped:
                 continue
             if isinstance(node, ast.ImportFrom):
-                target = node.module or ""
-                if node.level == 0 and not target.startswith(package):
+                if node.level:
+                    base = here[:len(here) - (node.level - 1)] if node.level > 1 else here
+                    target = [*base, *(node.module.split(".") if node.module else [])]
+                elif (node.module or "").split(".")[0] == package:
+                    target = node.module.split(".")[1:]
+                else:
                     continue
-                parts = target.split(".")[1:] if node.level == 0 else ([target.split(".")[0]] if target else [])
-                found.update(parts[:1] or [alias.name for alias in node.names])
+                found.update(resolve([*target, alias.name], modules) for alias in node.names)
             elif isinstance(node, ast.Import):
-                found.update(a.name.split(".")[1] for a in node.names if a.name.startswith(f"{package}."))
-        graph[name] = {m for m in found if m in modules and m != name}
+                found.update(resolve(a.name.split(".")[1:], modules) for a in node.names
+                             if a.name.split(".")[0] == package)
+        graph[name] = {m for m in found if m and m != name}
     return graph
+
+
+def resolve(parts: list[str], modules: dict[str, Path]) -> str | None:
+    """The longest module name ``parts`` starts with (``from x import y``: y a module, or a name in x)."""
+    for end in range(len(parts), 0, -1):
+        if ".".join(parts[:end]) in modules:
+            return ".".join(parts[:end])
+    return None
 
 
 def type_checking_only(tree: ast.Module) -> set[int]:
@@ -52,7 +87,7 @@ def cycle(graph: dict[str, set[str]]) -> list[str] | None:
             return path[path.index(node):] + [node]
         if node in done:
             return None
-        for nxt in sorted(graph[node]):
+        for nxt in sorted(graph.get(node, ())):
             if found := visit(nxt, [*path, node]):
                 return found
         done.add(node)
@@ -61,35 +96,77 @@ def cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return next(filter(None, (visit(n, []) for n in sorted(graph))), None)
 
 
+def layer(module: str) -> int:
+    """The layer of an attn_ui module (its subpackage's place in LAYERS)."""
+    return LAYERS.index(module.split(".")[0])
+
+
 def test_cycle_finder_finds_a_cycle():
     assert cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": set()}) == ["a", "b", "c", "a"]
     assert cycle({"a": {"b"}, "b": set()}) is None
 
 
+def test_the_import_reader_follows_relative_and_absolute_imports_and_packages():
+    graph = imports_of("attn_ui", type_checking=True)
+    assert "infra.budget" in graph["views.compute"] and "app.state" in graph["views.compute"]
+    assert "app.i18n" in graph["app.state"]
+    assert {"lessons", "views.model_views"} <= graph["lessons.lesson_ui"]
+
+
 @pytest.mark.parametrize("package", ["attn_ui", "attn_models", "attn_core"])
 def test_no_import_cycles(package):
-    graph = imports_of(package)
+    graph = imports_of(package, type_checking=package == "attn_ui")
     assert graph, package
     assert cycle(graph) is None, f"{package} modules import each other in a circle: {' → '.join(cycle(graph))}"
 
 
-def test_the_state_module_imports_no_page_glue():
+def test_attn_ui_is_in_subpackages_by_role():
+    top = sorted(p.name for p in (ROOT / "attn_ui").glob("*.py"))
+    assert top == ["__init__.py"], f"attn_ui holds modules {top} at its top: each belongs in its role's subpackage"
+    assert sorted(p.name for p in (ROOT / "attn_ui").iterdir() if p.is_dir() and p.name[0] not in "._") == sorted(
+        [*LAYERS, "locales"])
+
+
+def test_each_attn_ui_module_imports_only_its_layer_and_the_ones_below():
+    """infra → app → widgets → views → lessons → shell: a module imports its own subpackage and the ones before it,
+    never one after it (the shell draws the frame around the pages from views; no view imports the shell)."""
+    wrong = [f"attn_ui.{m} imports attn_ui.{t}" for m, targets in imports_of("attn_ui", type_checking=True).items()
+             if m != "__init__" for t in targets if t != "__init__" and layer(t) > layer(m)]
+    assert not wrong, f"imports against the layers {' → '.join(LAYERS)}: {wrong}"
+
+
+def test_the_state_module_imports_only_the_translation_function():
     """state is read by every other module of attn_ui; it imports only the translation function."""
-    assert imports_of("attn_ui")["state"] <= {"i18n"}
+    assert imports_of("attn_ui", type_checking=True)["app.state"] <= {"app.i18n"}
+
+
+def test_attn_core_and_attn_models_import_no_layer_above():
+    for package, above in (("attn_core", ("attn_models", "attn_ui", "streamlit", "pages")),
+                           ("attn_models", ("attn_ui", "streamlit", "pages"))):
+        for path in (ROOT / package).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                names = ([node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level
+                         else [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+                assert not [n for n in names if n.split(".")[0] in above], f"{path.relative_to(ROOT)} imports {names}"
 
 
 def test_no_streamlit_internals():
     """Only Streamlit's public API (``streamlit`` and ``streamlit.testing``/``components`` in tests): an internal
-    module (``streamlit.runtime…``, ``streamlit.web…``) may change in any release. attn_ui/sessions.py is the one
-    exceptions: sessions.py replaces the session storage, and st_internals.py reads the running session's id and
-    whether its browser is still connected, and frees an uploaded file; Streamlit has no public API for these."""
-    allowed = {"attn_ui/sessions.py", "attn_ui/st_internals.py"}
+    module (``streamlit.runtime…``, ``streamlit.web…``, ``from streamlit import runtime``) may change in any release.
+    attn_ui/infra/st_internals.py is the one exception: it says, for each use, why no public API serves, and
+    tests/app/test_st_internals.py fails with a clear message when a Streamlit release changes what it relies on."""
+    allowed = {"attn_ui/infra/st_internals.py"}
+    internal = ("streamlit.runtime", "streamlit.web", "streamlit.elements", "streamlit.proto", "streamlit.logger")
     offenders = []
-    for path in [*ROOT.glob("attn_*/*.py"), *ROOT.glob("pages/*.py"), ROOT / "streamlit_app.py"]:
+    for path in [*ROOT.glob("attn_*/**/*.py"), *ROOT.glob("pages/*.py"), ROOT / "streamlit_app.py"]:
         rel = path.relative_to(ROOT).as_posix()
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = ([node.module or ""] if isinstance(node, ast.ImportFrom)
-                     else [a.name for a in node.names] if isinstance(node, ast.Import) else [])
-            if any(n.startswith(("streamlit.runtime", "streamlit.web", "streamlit.elements")) for n in names):
+            if isinstance(node, ast.ImportFrom):
+                names = [node.module or ""] + [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            else:
+                continue
+            if any(n.startswith(internal) for n in names):
                 offenders.append(f"{rel}: {names}")
     assert not [o for o in offenders if o.split(":")[0] not in allowed], offenders

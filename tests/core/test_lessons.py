@@ -1,4 +1,4 @@
-"""The Learn page's lessons (attn_ui/lessons.py): each answer marked right is the one the numbers give.
+"""The Learn page's lessons (attn_ui/lessons/__init__.py): each answer marked right is the one the numbers give.
 
 For every lesson the expected answer is computed here from the lesson's configuration with numpy written out
 (not attn_core), and the lesson's judge must accept it and refuse the wrong choices (every other option or cell,
@@ -18,9 +18,10 @@ import numpy as np
 import pytest
 
 from attn_core import MATRICES, PRESETS, Config, configs_equal, load_preset, validate_config
-from attn_ui import lessons, registry
+from attn_ui import lessons
+from attn_ui.app import registry
 from attn_ui.lessons import Cell, Choice, Number, Token
-from attn_ui.numbers import format_number
+from attn_ui.widgets.numbers import format_number
 from tests import minilm, tiny_bert, tiny_gpt2, tiny_t5
 from tests.models import make_output_reference as cases
 
@@ -457,7 +458,7 @@ def test_show_writes_numbers_with_the_app_formatter():
 
 
 def fmt(v: float) -> str:
-    """A number as the page writes it at 4 decimals (attn_ui.numbers, "short" style)."""
+    """A number as the page writes it at 4 decimals (attn_ui.widgets.numbers, "short" style)."""
     return format_number(float(v), 4, "short")
 
 

@@ -34,8 +34,8 @@ from google.protobuf.message import DecodeError
 from playwright.sync_api import Locator, Page, WebSocket, expect
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-from attn_ui import registry
-from attn_ui.frame import CRASHED
+from attn_ui.app import registry
+from attn_ui.shell.frame import CRASHED
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
@@ -45,7 +45,7 @@ CHROMIUM_ARGS = [
 ]
 VIEWPORT = {"width": 1400, "height": 1800}
 
-#: the sidebar entries, in order (the titles st.navigation registers: attn_ui/registry.py)
+#: the sidebar entries, in order (the titles st.navigation registers: attn_ui/app/registry.py)
 PAGE_TITLES = tuple(p.title for p in registry.PAGES)
 
 APP_IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"][data-test-connection-state="CONNECTED"]'
@@ -133,7 +133,7 @@ def stop_server(proc: subprocess.Popen) -> None:
 
 def assert_no_exception(page: Page) -> None:
     """Fail with Streamlit's own message if any exception box is on the page, or with the router's message for an
-    error no page foresaw (attn_ui.frame.run: the server's log has its traceback)."""
+    error no page foresaw (attn_ui.shell.frame.run: the server's log has its traceback)."""
     boxes = page.locator(EXCEPTION)
     if boxes.count():
         raise AssertionError(f"Streamlit exception on {page.url}:\n" + "\n---\n".join(boxes.all_inner_texts()))
@@ -370,7 +370,7 @@ def type_into_cell(page: Page, grid: Locator, row: int, col: int, text: str, *, 
 
 def _grid_text(text: str) -> str:
     """What a text-column cell shows right after ``text`` was typed into it: the text as typed (the grid shows the
-    value at the page's decimals, attn_ui.numbers.grid_text, once it is drawn anew)."""
+    value at the page's decimals, attn_ui.widgets.numbers.grid_text, once it is drawn anew)."""
     return text
 
 
@@ -425,7 +425,7 @@ def heatmap_values(chart: Locator, value: str = "value") -> tuple[list[str], lis
 
     The column field is the first in each label (x), the row field the second (y); Vega writes negative
     numbers with "−" (U+2212). A cell without a number is nan: a masked (grey) cell's label says
-    "value: masked" (attn_ui.heatmap), so it is nan too; the numbers drawn on the cells (:func:`chart_texts`)
+    "value: masked" (attn_ui.widgets.heatmap), so it is nan too; the numbers drawn on the cells (:func:`chart_texts`)
     say "−∞" for a masked score and 0 for a masked weight.
     """
     items = chart_items(chart)

@@ -3,7 +3,7 @@ in English and in Chinese and Korean (the page's ``lang`` then says so: axe chec
 
 axe-core (the axe.min.js bundled by the ``axe-playwright-python`` package) runs in the page with the rules tagged
 wcag2a, wcag2aa, wcag21a, wcag21aa. One browser context per theme (the app follows the browser's colour scheme:
-both themes are configured in .streamlit/config.toml), walking every page of attn_ui.registry.PAGES in one session
+both themes are configured in .streamlit/config.toml), walking every page of attn_ui.app.registry.PAGES in one session
 as a learner would; each page is then one test, so a failure names its page and theme.
 
 One correction to axe: ``scrollable-region-focusable`` is meant for regions that scroll by more than 13 px (axe's
@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page
 
-from attn_ui import i18n
+from attn_ui.app import i18n
 
 from .helpers import APP_IDLE, PAGE_TITLES, VIEWPORT, goto_page, watch_runs
 

@@ -1,7 +1,7 @@
 """A closed tab's session is shut down once its reconnect time is over: its state, uploads and cached results go.
 
 Its own server, with a reconnect time of 2 s (``server.disconnectedSessionTTL``; the app's is 20 s) so the test
-waits seconds, not minutes. The server's log says when attn_ui.sessions shuts a session down.
+waits seconds, not minutes. The server's log says when attn_ui.infra.sessions shuts a session down.
 """
 
 from __future__ import annotations

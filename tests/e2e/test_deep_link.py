@@ -1,7 +1,7 @@
 """A first request straight to a page's address, on a fresh server, opens that page through the router.
 
 Streamlit's legacy ``pages/`` support runs such a page without streamlit_app.py until a run in the
-process has called st.navigation; attn_ui.frame.page_start then draws the frame and reruns once through the
+process has called st.navigation; attn_ui.shell.frame.page_start then draws the frame and reruns once through the
 router, so the page's widgets keep their ids from the first run on (a grid's first edit was lost).
 """
 
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from playwright.sync_api import Page
 
-from attn_ui.numbers import grid_texts
+from attn_ui.widgets.numbers import grid_texts
 
 from .helpers import (
     assert_no_exception,

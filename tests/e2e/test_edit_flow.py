@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from playwright.sync_api import Page, expect
 
-from attn_ui.numbers import grid_texts
+from attn_ui.widgets.numbers import grid_texts
 
 from .helpers import chart_after, chart_texts, edit_grid_cell, goto_page, grid_after, grid_cell_text, heatmap_values
 from .seed000 import X, attention

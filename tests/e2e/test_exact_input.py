@@ -15,7 +15,7 @@ import pytest
 from playwright.sync_api import Locator, Page, expect
 
 from attn_core.share import decode_link
-from attn_ui.numbers import grid_texts
+from attn_ui.widgets.numbers import grid_texts
 
 from .helpers import (
     MAIN,

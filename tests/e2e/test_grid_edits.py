@@ -66,7 +66,7 @@ def test_a_rejected_w_o_value_is_named_under_the_grid_and_in_the_banner_until_fi
 
 def test_clicking_another_page_while_typing_in_a_cell_keeps_the_value_and_draws_a_page(app_page: Page) -> None:
     """The cell's editor loses focus to the link (mouse down) and sends what was typed; the click (mouse up, 50 ms
-    later, as a person clicks) switches the page. The edit counts, whichever run brings it (attn_ui.grid_editor
+    later, as a person clicks) switches the page. The edit counts, whichever run brings it (attn_ui.widgets.grid_editor
     commit_pending), and the next page is drawn. (With an edit inside an st.fragment, Streamlit 1.67 can draw a
     blank page here: the app uses no fragments. A click with no time at all between mouse down and up can lose
     both the switch and the edit in Streamlit's frontend.)"""

@@ -20,7 +20,7 @@ from playwright.sync_api import Page, Request, expect
 
 from attn_core import make_config
 from attn_core.share import encode_link, to_json
-from attn_ui import registry
+from attn_ui.app import registry
 
 from .helpers import (
     EXCEPTION,

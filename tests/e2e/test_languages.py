@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from attn_ui import i18n, registry
+from attn_ui.app import i18n, registry
 
 from .helpers import APP_IDLE, CHART, expect_rerun, goto_page, open_app, wait_for_app, watch_runs
 from .test_themes import OVERFLOW_JS, PHONE

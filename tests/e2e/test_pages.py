@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from attn_ui import registry
+from attn_ui.app import registry
 
 from .helpers import MAIN, VIEWPORT, assert_no_exception, goto_page, nav_link, open_app, screenshot
 

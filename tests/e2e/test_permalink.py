@@ -17,7 +17,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from attn_core import configs_equal, make_config
 from attn_core.share import decode_link, encode_link
-from attn_ui.numbers import grid_texts
+from attn_ui.widgets.numbers import grid_texts
 
 from .conftest import NAV_TIMEOUT_MS
 from .helpers import (

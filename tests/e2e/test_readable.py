@@ -74,7 +74,8 @@ def test_the_real_model_head_in_the_explorer_fits_the_main_column(page: Page, mi
     assert len(boxes) >= 8 and charts(page).count() == len(boxes)
     too_wide = [(label[:40], round(r - right)) for label, _, r in boxes if r > right + 1]
     assert not too_wide, f"charts past the main column's right edge ({right:.0f} px): {too_wide}"
-    assert right - main["x"] - pad <= 940 + 1  # the bound the chart factories keep (attn_ui.heatmap.MAIN_COLUMN_PX)
+    # the bound the chart factories keep (attn_ui.widgets.heatmap.MAIN_COLUMN_PX)
+    assert right - main["x"] - pad <= 940 + 1
 
     # the weights in one notation: fixed decimals, tiny ones "<0.0001", never a number in scientific notation
     texts = weights.locator("svg.marks text").all_text_contents()
@@ -90,7 +91,8 @@ PIPELINE_FONT = """() => { const svg = document.querySelector('[data-testid="stG
     const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
     const sizes = [...svg.querySelectorAll('text')].map(t => parseFloat(t.getAttribute('font-size')));
     return Math.min(...sizes) * scale; }"""
-#: the pipeline's box: its widths, its mask and the widths of the fades at its left and right edges (attn_ui.frame)
+#: the pipeline's box: its widths, its mask and the widths of the fades at its left and right edges
+#: (attn_ui.shell.frame)
 EDGE = """() => { const box = document.querySelector('[data-testid="stGraphVizChart"]');
     const style = getComputedStyle(box);
     return [box.scrollWidth, box.clientWidth, style.maskImage, style.getPropertyValue('--attn-fade-l'),

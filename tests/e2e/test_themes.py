@@ -2,11 +2,12 @@
 
 - In dark (prefers-color-scheme: dark; .streamlit/config.toml configures [theme.light] and [theme.dark], so the
   app follows the system setting), the page background is dark, and each number written on a heatmap cell
-  contrasts with its cell (read from the SVG's computed colours: attn_ui.heatmap.cell_ink picks black or white per
+  contrasts with its cell (read from the SVG's computed colours: attn_ui.widgets.heatmap.cell_ink picks black or white
+  per
   cell); the charts' axis labels are light.
 - At 390 × 844 (is_mobile), no page is wider than the viewport: ``scrollWidth <= innerWidth``, and no element
   sticks out past its right edge, except inside containers that scroll on purpose (grids, charts, code, formulas);
-  a chart's own box fits the screen and scrolls sideways (attn_ui.frame: a wider chart was cut off at the edge).
+  a chart's own box fits the screen and scrolls sideways (attn_ui.shell.frame: a wider chart was cut off at the edge).
 """
 
 from __future__ import annotations

@@ -1,0 +1,126 @@
+"""What the app needs from Streamlit that has no public API, in one place.
+
+Each use says why no public API serves. An internal module may change in any Streamlit release:
+tests/core/test_imports.py keeps every other module of the app on the public API, tests/app/test_st_internals.py
+fails with a clear message when the installed Streamlit lacks what this module relies on, and CI runs the oldest and
+the newest Streamlit that requirements.txt allows.
+
+- :func:`session_id`: the running session's id. The byte budget (attn_ui.infra.budget) remembers which sessions used
+  a cached result, to drop it when they end; ``st.context`` has no session id.
+- :func:`session_connected`: whether that session's browser is still connected, so a long write stops when its tab
+  has closed; ``st.context`` describes the request that opened the session, not its websocket now.
+- :func:`free_upload`: drop an uploaded file's bytes at once; ``st.file_uploader`` keeps them until the file is
+  removed from the widget or the session ends.
+- :func:`running`: whether this code runs in a Streamlit server (not plain Python, tests, AppTest between its runs),
+  where ``st.context`` may be read without "missing ScriptRunContext" warnings.
+- :func:`logger`: a logger printed by Streamlit's own handler at the server's ``--logger.level`` (Streamlit sets up
+  its own loggers only).
+- :class:`SessionStorage`, :class:`SessionInfo` and :func:`install_session_storage`: the runtime's storage of
+  disconnected sessions, replaced by attn_ui.infra.sessions so that a closed tab's session is shut down (Streamlit
+  has no setting for it, and on its own keeps such sessions, and their uploads, for the process's life).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+from streamlit import runtime
+from streamlit.logger import get_logger
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+from streamlit.runtime.session_manager import SessionInfo, SessionStorage
+
+__all__ = ["SessionInfo", "SessionStorage", "free_upload", "install_session_storage", "logger", "running",
+           "session_connected", "session_id"]
+
+
+def session_id() -> str | None:
+    """The id of the Streamlit session running this code, or None outside a script run."""
+    ctx = get_script_run_ctx(suppress_warning=True)
+    return ctx.session_id if ctx is not None else None
+
+
+def session_connected() -> bool:
+    """Whether the browser of the session running this code is still connected; True outside a server's script run
+    (AppTest, a test, a benchmark).
+
+    A closed tab's session lives on for ``server.disconnectedSessionTTL`` seconds (attn_ui.infra.sessions), and a
+    computation it started goes on meanwhile unless it asks: the runtime's ``is_active_session`` is False once the
+    websocket has gone (the session manager moves it from its active sessions to the storage kept for a reconnect).
+    tests/app/test_fair.py checks this on a real Runtime of the installed Streamlit.
+    """
+    session = session_id()
+    if session is None or not runtime.exists():
+        return True
+    return bool(runtime.get_instance().is_active_session(session))
+
+
+def free_upload(file_id: str | None) -> None:
+    """Drop an uploaded file's bytes from the server's memory now (Streamlit keeps them until the learner removes
+    the file from the uploader or the session ends)."""
+    session = session_id()
+    if session is not None and file_id is not None and runtime.exists():
+        runtime.get_instance().uploaded_file_mgr.remove_file(session, file_id)
+
+
+def running() -> bool:
+    """Whether a Streamlit server runs this process (``runtime.exists()``: what Streamlit itself checks for
+    `streamlit run` against plain Python; it replaced ``st._is_running_with_streamlit``, and the API reference
+    documents neither)."""
+    return runtime.exists()
+
+
+def logger(name: str) -> logging.Logger:
+    """The logger ``name``, printed in the server's log with Streamlit's format and at its level."""
+    return get_logger(name)
+
+
+def install_session_storage(make: Callable[[float], SessionStorage], reap: Callable[[SessionStorage], object],
+                            every: float) -> SessionStorage | None:
+    """Replace the runtime's storage of disconnected sessions by ``make(ttl)`` (``ttl``: the server's
+    ``server.disconnectedSessionTTL``), moving the sessions it held over, and call ``reap(storage)`` every ``every``
+    seconds on the runtime's event loop (where Streamlit reads and writes its storage; the storage need not be
+    thread-safe). Returns the new storage, or None where there is no server runtime (plain Python, AppTest) or its
+    storage is not the one this was written for (Streamlit's MemorySessionStorage): then nothing changes.
+
+    What it touches: ``Runtime.instance()._session_mgr._session_storage`` and ``Runtime._get_async_objs().eventloop``
+    (the runtime's session manager takes its storage at start and offers no way to change it).
+    """
+    from streamlit import config
+    from streamlit.runtime import Runtime
+    from streamlit.runtime.memory_session_storage import MemorySessionStorage
+
+    log = logger(__name__)
+    try:
+        if not Runtime.exists():
+            return None
+        rt = Runtime.instance()
+        manager = rt._session_mgr
+        old = manager._session_storage
+        loop = rt._get_async_objs().eventloop
+    except Exception as err:  # noqa: BLE001 - no server runtime here (AppTest), or another Streamlit
+        log.debug("closed sessions are left to Streamlit: %s", err)
+        return None
+    if not isinstance(old, MemorySessionStorage):
+        log.warning("closed sessions are left to Streamlit: its session storage is a %s", type(old).__name__)
+        return None
+    storage = make(float(config.get_option("server.disconnectedSessionTTL")))
+
+    def swap() -> None:  # on the event loop
+        for info in old.list():
+            storage.save(info)
+        manager._session_storage = storage
+
+    def reaper() -> None:
+        while not loop.is_closed():
+            time.sleep(every)
+            try:
+                loop.call_soon_threadsafe(reap, storage)
+            except RuntimeError:  # the loop closed meanwhile: the server is stopping
+                return
+
+    loop.call_soon_threadsafe(swap)
+    threading.Thread(target=reaper, name="attn-session-reaper", daemon=True).start()
+    return storage

@@ -1,0 +1,340 @@
+"""Learn's glue: which lesson is open, the learner's answers (kept across pages), the prediction widgets, the
+``?lesson=`` link, and **Try it yourself**.
+
+The lessons themselves (texts, configurations, how each answer is computed) are data in :mod:`attn_ui.lessons`.
+Progress lives in the session-state keys ``state.LESSON``, ``LESSON_ANSWERS``, ``LESSON_RETRY`` and
+``LESSON_SKIPPED``: not widget keys, so it survives a page switch; a prediction not yet committed keeps its value
+in the kept store of :func:`attn_ui.app.state.bind` (through :func:`bind`).
+
+Links: ``?lesson=<key>`` (on any page's address, e.g. ``/learn?lesson=causal``) is read once, when a session
+starts, and opens Learn on that lesson. While a lesson is open its key stays in the address bar, so the address
+is a link to it.
+"""
+
+from __future__ import annotations
+
+from typing import NoReturn
+
+import streamlit as st
+
+import attn_models
+from attn_ui import lessons
+from attn_ui.app import registry, state
+from attn_ui.app.i18n import N_, _, ngettext
+from attn_ui.infra import settings
+from attn_ui.lessons import Answer, Cell, Choice, Number, Token
+from attn_ui.views import model_output, model_views, share_ui
+from attn_ui.widgets import text
+
+PARAM = "lesson"  # the query parameter that names a lesson: ?lesson=<lessons.Lesson.key>
+CHECK = "learn_check"  # widget key of "Check my answer"
+FORM = "learn_answer"  # the form of the prediction's widgets and Check my answer
+LIST = "learn_list"  # the expander "All lessons and how you did" (its key: a row opened closes it)
+
+
+# ---- the link -------------------------------------------------------------------------------------------------
+
+
+def apply_query_param(pg: st.Page) -> None:
+    """Once per session: open Learn on the lesson ``?lesson=`` names (after ``st.navigation``, before ``pg.run``).
+
+    An unknown name opens Learn on the first lesson and says so; the parameter is removed.
+    """
+    if st.session_state.get(state.LESSON_LINK_APPLIED):
+        return
+    st.session_state[state.LESSON_LINK_APPLIED] = True
+    key = st.query_params.get(PARAM)
+    if key is None:
+        return
+    if lessons.by_key(key) is None:
+        del st.query_params[PARAM]
+        state.notify(_("This link names a lesson “{key}” that does not exist, so Learn opens on the first "
+                       "lesson.").format(key=text.isolate(key[:40])), icon=":material/link_off:")
+    else:
+        st.session_state[state.LESSON] = key
+    if share_ui.page_name(pg) != registry.LEARN.name:
+        st.switch_page(registry.LEARN.file)
+
+
+def keep_in_address_bar(lesson: lessons.Lesson) -> None:
+    """Put ``?lesson=<key>`` in the address bar, so it links to the lesson open."""
+    if st.query_params.get(PARAM) != lesson.key:
+        st.query_params[PARAM] = lesson.key
+
+
+# ---- which lesson, and how it went ------------------------------------------------------------------------------
+
+
+def current() -> lessons.Lesson:
+    """The lesson open (the first until the learner picks another)."""
+    return lessons.by_key(st.session_state[state.LESSON] or "") or lessons.LESSONS[0]
+
+
+def open_lesson(key: str) -> None:
+    """on_click: open the lesson ``key``."""
+    st.session_state[state.LESSON] = key
+
+
+def open_from_list(key: str) -> None:
+    """on_click of a row of the lesson list: open the lesson ``key`` and close the list over it."""
+    open_lesson(key)
+    st.session_state[LIST] = False
+
+
+def lesson_list(titles: list[str]) -> None:
+    """"All lessons and how you did": a row per lesson, its numbered title a button that opens it (a link's look,
+    reached with Tab, opened with Enter or Space), and how it went."""
+    now = current().key
+    with st.expander(_("All lessons and how you did"), key=LIST, on_change="rerun"):
+        for title, lesson in zip(titles, lessons.LESSONS, strict=True):
+            row = st.container(horizontal=True, vertical_alignment="center", gap="small")
+            row.button(title, key=f"learn_list_{lesson.key}", type="tertiary", on_click=open_from_list,
+                       args=(lesson.key,), icon=":material/arrow_right:" if lesson.key == now else None)
+            row.caption(status(lesson.key))
+
+
+def step(delta: int) -> None:
+    """on_click: open the lesson ``delta`` places after the current one (before it if negative)."""
+    i = lessons.index_of(current().key) + delta
+    open_lesson(lessons.LESSONS[min(max(i, 0), len(lessons.LESSONS) - 1)].key)
+
+
+def skip() -> None:
+    """on_click: leave the current lesson without an answer (marked skipped) for the next one."""
+    key = current().key
+    if not attempts(key):
+        st.session_state[state.LESSON_SKIPPED].add(key)
+    step(1)
+
+
+def sources(lesson: lessons.Lesson) -> tuple[str, str]:
+    """(the checkpoint a model lesson reads first, the operator's of its family): an encoder lesson A real model's
+    (model_views.lesson_source: the learner's choice, else the operator's English encoder), a causal one A model
+    that writes' (state.GEN_SOURCE, else $ATTN_CAUSAL_MODEL or distilgpt2), a translator one A model that
+    translates' (state.TRANS_SOURCE, else $ATTN_TRANSLATOR_MODEL or t5-small)."""
+    if lesson.family == "causal":
+        operator = settings.settings().causal_model
+        return st.session_state.get(state.GEN_SOURCE) or operator, operator
+    if lesson.family == "translator":
+        operator = settings.settings().translator_model
+        return st.session_state.get(state.TRANS_SOURCE) or operator, operator
+    return model_views.lesson_source(), settings.settings().default_model("en")  # the lessons' words are English
+
+
+def model_for(lesson: lessons.Lesson):  # -> attn_models.Model, CausalLM or Translator, or None
+    """The model a model lesson reads: its family's page's (downloaded with a progress bar the first time), or the
+    operator's of that family when the learner named one there that cannot be read (refused, not on this server, or
+    of another kind than the lesson's); None for the other lessons. Raises attn_models.ModelError (the learner's
+    model's) when neither can be read."""
+    if not lesson.needs_model:
+        return None
+    source, operator = sources(lesson)
+    try:
+        return _of_kind(model_views.model(source), lesson.family)
+    except attn_models.ModelError as err:
+        if source == operator:
+            raise
+        try:
+            return _of_kind(model_views.model(operator), lesson.family)
+        except attn_models.ModelError:
+            raise err from None  # why the learner's cannot be read: what its page says too
+
+
+def _of_kind(model, role: attn_models.Role):  # -> the model, else ModelError
+    attn_models.expect_role(model, role)
+    return model
+
+
+def worked(lesson: lessons.Lesson) -> lessons.Worked:
+    """The lesson's configuration, trace and answer (attn_core). Raises attn_models.ModelError (see model_for)."""
+    return lessons.solved(lesson.key, model_for(lesson))
+
+
+def attempts(key: str) -> list[tuple[Answer, bool]]:
+    """Every answer committed to lesson ``key``, oldest first: (prediction, right?)."""
+    return st.session_state[state.LESSON_ANSWERS].get(key, [])
+
+
+def shown_attempt(key: str) -> tuple[Answer, bool] | None:
+    """The answer the lesson shows (its last), or None while unanswered or being tried again."""
+    tries = attempts(key)
+    return tries[-1] if tries and key not in st.session_state[state.LESSON_RETRY] else None
+
+
+def first_right(key: str) -> int | None:
+    """The try (1 for the first) on which lesson ``key`` was first answered right; None if never.
+
+    The record is every answer in order (:func:`attempts`), so a right answer stays right whatever the learner tries
+    afterwards, and the tries after it are counted apart (:func:`status`).
+    """
+    return next((n for n, (_prediction, right) in enumerate(attempts(key), start=1) if right), None)
+
+
+def _nth(n: int) -> str:
+    """An ordinal in the learner's language: "2nd", "3rd", "11th", "21st"."""
+    last = n % 10 if n % 100 not in (11, 12, 13) else 0
+    return _({1: N_("{n}st"), 2: N_("{n}nd"), 3: N_("{n}rd")}.get(last, N_("{n}th"))).format(n=n)
+
+
+def _tried_again(n: int) -> str:
+    """ "tried again once", "twice", "{n} times" """
+    if n <= 2:
+        return _("tried again once") if n == 1 else _("tried again twice")
+    return ngettext("tried again {n} time", "tried again {n} times", n).format(n=n)
+
+
+def status(key: str) -> str:
+    """How the lesson went, in a few words (in the learner's language): "not answered yet", "skipped", "wrong",
+    "wrong (3 tries)", "right on the first try", "right on the 2nd try · tried again once", "… · trying again".
+
+    Once right, the lesson stays right: a later try, right or wrong, is counted as a try again."""
+    tries = attempts(key)
+    n = len(tries)
+    if not tries:
+        return _("skipped") if key in st.session_state[state.LESSON_SKIPPED] else _("not answered yet")
+    retrying = key in st.session_state[state.LESSON_RETRY]
+    first = first_right(key)
+    if first is None:
+        if retrying:
+            return ngettext("trying again ({n} try so far)", "trying again ({n} tries so far)", n).format(n=n)
+        return _("wrong") if n == 1 else _("wrong ({n} tries)").format(n=n)
+    said = [_("right on the first try") if first == 1 else _("right on the {nth} try").format(nth=_nth(first))]
+    if n > first:
+        said.append(_tried_again(n - first))
+    if retrying:
+        said.append(_("trying again"))
+    return " · ".join(said)
+
+
+def progress() -> tuple[int, int]:
+    """(lessons answered, lessons answered right at least once)."""
+    answered = [key for key, tries in st.session_state[state.LESSON_ANSWERS].items() if tries]
+    return len(answered), sum(first_right(key) is not None for key in answered)
+
+
+# ---- predicting ------------------------------------------------------------------------------------------------
+
+
+def _widget_keys(lesson: lessons.Lesson) -> list[str]:
+    """The keys of the lesson's prediction widgets (two for a cell: row and column)."""
+    base = f"learn_{lesson.key}"
+    return [f"{base}_row", f"{base}_col"] if isinstance(lesson.ask, Cell) else [f"{base}_guess"]
+
+
+def _guess(lesson: lessons.Lesson) -> Answer | None:
+    """The prediction in the widgets (None until complete)."""
+    values = [st.session_state.get(k) for k in _widget_keys(lesson)]
+    if any(v is None for v in values):
+        return None
+    return tuple(values) if isinstance(lesson.ask, Cell) else values[0]
+
+
+def prediction(w: lessons.Worked, precision: int) -> None:
+    """The prediction's widgets (a choice, a number, a query and a key, or a token) and **Check my answer**, in one
+    form.
+
+    In a form, the browser sends what the widgets hold with the click on the button: a number typed and not yet
+    committed (Streamlit commits a number_input when it loses focus, which the click itself causes) is checked by
+    that one click. Enter in the number checks it too. The widgets have no on_change (a form allows none):
+    :func:`commit` keeps their values. A click with no complete prediction says what is missing.
+    """
+    lesson, ask = w.lesson, w.lesson.ask
+    # bind's value, without its on_change: commit() keeps the values (a widget in a form may have no callback)
+    kept = [{**state.bind(k, state.kept(k, None)), "on_change": None} for k in _widget_keys(lesson)]
+    with st.form(FORM, border=False):
+        if isinstance(ask, Choice):
+            facts = lessons.localized(w.solution.facts, _)
+            labels = [lessons.fill(_(option), facts, precision, _) for option in ask.options]  # this run's language
+            st.radio(_("Your prediction"), list(range(len(ask.options))), index=None, **kept[0],
+                     format_func=labels.__getitem__)
+        elif isinstance(ask, Number):
+            st.number_input(_("Your prediction"), min_value=ask.low, max_value=ask.high, step=ask.step, value=None,
+                            format="%g", placeholder=_("Type a number"), width=240, **kept[0])
+        elif isinstance(ask, Token):
+            tokens = [text.md_escape(t) for t in lessons.token_choices(w.config)]
+            st.radio(_("Your prediction"), list(range(len(tokens))), index=None, horizontal=True,
+                     format_func=tokens.__getitem__, **kept[0])
+        else:
+            tokens = w.config.tokens
+            for label, bound in zip((_("Query (row)"), _("Key (column)")), kept, strict=True):
+                st.radio(label, list(range(len(tokens))), index=None, horizontal=True,
+                         format_func=tokens.__getitem__, **bound)
+        checked = st.form_submit_button(_("Check my answer"), key=CHECK, icon=":material/check:", on_click=commit)
+    if checked and shown_attempt(lesson.key) is None:  # commit() found the prediction incomplete
+        st.warning(_("Pick a query and a key first.") if isinstance(ask, Cell) else
+                   _("Type a number first.") if isinstance(ask, Number) else _("Pick an answer first."),
+                   icon=":material/info:")
+
+
+def commit() -> None:
+    """on_click of Check my answer: keep the prediction in the widgets and, once complete, judge it and record it."""
+    lesson = current()
+    for k in _widget_keys(lesson):
+        st.session_state[state.KEPT][k] = st.session_state.get(k)
+    guess = _guess(lesson)
+    if guess is None:
+        return
+    right = lessons.judge(lesson, worked(lesson).solution, guess)
+    st.session_state[state.LESSON_ANSWERS].setdefault(lesson.key, []).append((guess, right))
+    st.session_state[state.LESSON_RETRY].discard(lesson.key)
+    st.session_state[state.LESSON_SKIPPED].discard(lesson.key)
+
+
+def retry() -> None:
+    """on_click of Try again: hide the answer and start from empty widgets (the record keeps every answer)."""
+    lesson = current()
+    st.session_state[state.LESSON_RETRY].add(lesson.key)
+    for k in _widget_keys(lesson):
+        st.session_state[state.KEPT].pop(k, None)
+
+
+# ---- trying it ------------------------------------------------------------------------------------------------
+
+
+def try_it(w: lessons.Worked) -> NoReturn:
+    """Load the lesson's configuration into the explorer (Undo brings the learner's back) and open its page (a
+    model lesson's also shows its sentence and layer on A real model, and a lesson that ran the model the other
+    sentences, the heads switched off and the layer scanned that it used)."""
+    lesson = w.lesson
+    message = state.set_config(w.config, what=state.change(N_("lesson “{title}” loaded"), title=lesson.title))
+    if message:  # a lesson's configuration is valid (tests/core/test_lessons.py): never expected
+        raise RuntimeError(message)
+    kept = st.session_state[state.KEPT]
+    if lesson.family == "causal":  # A model that writes on the lesson's model, prompt, layer and head
+        o = w.config.origin or {}
+        if sources(lesson)[0] != o["model"]:  # the learner's could not be read: the lesson read the operator's
+            st.session_state[state.GEN_SOURCE] = o["model"]
+        kept.update({state.GEN_PROMPT: o["sentence"], state.GEN_LAYER: o["layer"], state.GEN_HEAD: o["head"]})
+    elif lesson.family == "translator":  # A model that translates on the lesson's sentence, layer and head
+        o = w.config.origin or {}
+        if sources(lesson)[0] != o["model"]:
+            st.session_state[state.TRANS_SOURCE] = o["model"]
+        kept.update({state.TRANS_SENTENCE: o["sentence"], state.TRANS_LAYER: o["layer"], state.TRANS_HEAD: o["head"]})
+    else:
+        model_views.follow_origin(w.config)
+    if (shown := w.solution.model_page) is not None:
+        if shown.others:
+            kept[state.MODEL_OTHERS] = "\n".join(shown.others)
+            kept[state.MODEL_EFFECT_ON] = 0
+        kept.update({state.MODEL_ABLATE: [model_output.head_name(*pair) for pair in shown.ablate],
+                     state.MODEL_ABLATE_HOW: shown.how, state.MODEL_EFFECTS: shown.scan})
+    st.session_state[state.PRESET] = lesson.preset
+    head, query = w.solution.follow or (0, lesson.query)
+    st.session_state[state.HEAD] = head
+    if query is not None:
+        st.session_state[state.QUERY] = query
+    st.switch_page(lesson.page.file)
+
+
+def move_on(lesson: lessons.Lesson) -> None:
+    """The buttons under a lesson: Previous, and Next (once answered) or Skip; the last lesson says it is."""
+    at = lessons.index_of(lesson.key)
+    nav = st.container(horizontal=True)
+    nav.button(_("Previous lesson"), key="learn_previous", icon=":material/arrow_back:", disabled=at == 0,
+               on_click=step, args=(-1,))
+    if at + 1 == len(lessons.LESSONS):
+        nav.markdown(_("This is the last lesson. Go back to any lesson with the list above."))
+    elif attempts(lesson.key):
+        nav.button(_("Next lesson"), key="learn_next", icon=":material/arrow_forward:", on_click=step, args=(1,))
+    else:
+        nav.button(_("Skip this lesson"), key="learn_skip", icon=":material/skip_next:", on_click=skip)

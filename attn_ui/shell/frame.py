@@ -1,0 +1,184 @@
+"""The frame around every page: page config, session state, navigation, language, permalink, share control.
+
+The router (streamlit_app.py) runs :func:`navigation` and then the chosen page; every page starts with
+:func:`page_start`. Streamlit may also run a page file on its own, without the router: while no run in the
+process has called ``st.navigation``, its legacy support for a ``pages/`` folder runs the file the URL names
+(a first request straight to /steps on a fresh server; every AppTest of a page file). The router leaves a mark
+in the session for the page it runs; a page that finds none draws the frame itself, and on a session's first
+run reruns at once so that the page runs through the router (see :func:`page_start`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+
+import streamlit as st
+
+from attn_ui.app import address, i18n, origins, registry, state
+from attn_ui.app.i18n import _
+from attn_ui.lessons import lesson_ui
+from attn_ui.views import model_views, share_ui
+from attn_ui.widgets import grid_editor, heatmap, text
+
+log = logging.getLogger(__name__)
+CRASHED = "page_crashed"  # the key of the message a page's unforeseen error leaves (tests look for it)
+
+
+def run(pg: st.Page) -> None:
+    """Run the page. An error no page foresaw (a bug) is logged with its traceback, for the operator, and the page
+    shows a message instead of Streamlit's exception box, whose traceback would show the server's file paths: the
+    learner's numbers stay as they were. Every error a learner can cause has its own message on its page; this is
+    the last line."""
+    try:
+        pg.run()
+    except Exception:  # noqa: BLE001 - st.stop, st.rerun and st.switch_page are BaseExceptions: they pass
+        log.exception("the page %r stopped on an error", pg.url_path)
+        st.container(key=CRASHED).error(_(
+            "Something went wrong on this page. It was logged for the app's developers; your numbers are kept. Try "
+            "another page, or Undo the last change."), icon=":material/error:")
+
+
+def navigation() -> st.Page:
+    """Set up the session and the sidebar; return the page to run."""
+    choose_language()  # first: every text of this run is in it
+    st.set_page_config(page_title=_("Self-Attention Explorer"), page_icon=":material/center_focus_strong:",
+                       layout="wide",
+                       initial_sidebar_state=heatmap.SIDEBAR_PX)  # its width in px, shown
+    state.init()
+    grid_editor.commit_pending()  # an edit sent with a page switch still counts
+    pg = st.navigation([
+        st.Page(p.file, title=_(p.title), icon=p.icon, url_path=p.name, default=p == registry.DEFAULT)
+        for p in registry.PAGES
+    ])
+    _RUN.panel = st.sidebar.container()  # under the pages' list: the page's edit panel, if it has one (panel_slot)
+    st.session_state[state.FRAMED] = True  # read by page_start: the frame is drawn for this run
+    address.restore(pg)  # once per session: a link, or this learner's address after a reload; may switch page
+    address.keep()  # the address holds the current configuration: a reload brings it back
+    lesson_ui.apply_query_param(pg)  # a ?lesson= link: once per session; opens Learn on that lesson
+    language_picker()
+    undo_button()
+    origin_note()
+    share_ui.sidebar(pg)
+    page_language()
+    st.html(f"<style>{_WIDE_CHARTS} {_LINK_LABELS} {_KOREAN_LINES} {_HIDDEN}</style>")  # style only: takes no room
+    return pg
+
+
+#: this script run's own: a run has its own thread, and navigation() sets it at the start of every run
+_RUN = threading.local()
+
+
+def panel_slot() -> st.delta_generator.DeltaGenerator:
+    """Where a page's edit panel goes (attn_ui.shell.edit_panel): high in the sidebar, right under the list of pages, so
+    that its grid is in view beside the page (above the language, Undo and Share, which are drawn before the page)."""
+    return getattr(_RUN, "panel", None) or st.sidebar
+
+
+def choose_language() -> None:
+    """Once per session: the language of a ``?lang=`` link, else the browser's if the app has it, else English.
+
+    A ``?lang=`` the app does not have (``fr``, a typo) falls back without a word: the browser's language is the
+    best guess left, the picker in the sidebar offers the three, and the address then names the one shown."""
+    if state.LANG not in st.session_state:
+        st.session_state[state.LANG] = (i18n.pick(st.query_params.get(address.LANG))
+                                        or i18n.pick(st.context.locale) or i18n.DEFAULT)
+
+
+def language_picker() -> None:
+    """In the sidebar of every page: English · 中文 · 한국어. The choice is the session's (every page, the
+    address: attn_ui.app.address), and changing it costs one rerun."""
+    st.sidebar.segmented_control(
+        _("Language"), list(i18n.LANGUAGES),
+        format_func=i18n.LANGUAGES.get, width="stretch", required=True, label_visibility="collapsed",
+        **state.bind(state.LANG_PICKER, st.session_state[state.LANG], state.copy_to(state.LANG, state.LANG_PICKER)))
+
+
+#: on a phone, a chart wider than the screen scrolls sideways in its own box instead of being cut off at the edge,
+#: and the Overview's pipeline diagram keeps a readable size (shrunk to the screen, its text was 4 px high). A box
+#: that scrolls fades out at the edge where more is (the right at first, both edges midway, the left at the end): a
+#: scroll-driven animation of the fade's widths on the box's own scroll position, which does nothing while the chart
+#: fits (an inactive scroll timeline), so a chart that fits is drawn as it is
+#: (the "<" of "<length>" escaped as \3c: Streamlit's HTML sanitiser drops a style whose text holds "<" and a letter)
+_WIDE_CHARTS = ("@property --attn-fade-l { syntax: '\\3c length>'; inherits: false; initial-value: 0px; }"
+                " @property --attn-fade-r { syntax: '\\3c length>'; inherits: false; initial-value: 0px; }"
+                " @keyframes attn-scroll-fade { from { --attn-fade-l: 0px; --attn-fade-r: 48px; }"
+                " 12% { --attn-fade-l: 32px; } 88% { --attn-fade-r: 32px; }"
+                " to { --attn-fade-l: 48px; --attn-fade-r: 0px; } }"
+                " @media (max-width: 640px) {"
+                " [data-testid='stVegaLiteChart'], [data-testid='stGraphVizChart'] {"
+                " max-width: 100%; overflow-x: auto;"
+                " mask-image: linear-gradient(to right, transparent, #000 var(--attn-fade-l),"
+                " #000 calc(100% - var(--attn-fade-r)), transparent);"
+                " animation: attn-scroll-fade linear both; animation-timeline: scroll(self inline); }"
+                " [data-testid='stGraphVizChart'] svg { min-width: 900px; height: auto; } }")
+#: a page link's label wraps onto a second line instead of being cut at the box's edge (a long label on a phone)
+_LINK_LABELS = "[data-testid='stPageLink-NavLink'] :is(span, p) { white-space: normal; }"
+#: Korean is written with spaces between words: break its lines there, not inside a word (the browser's default
+#: for Hangul); a word longer than the line still breaks. page_language sets the page's lang.
+_KOREAN_LINES = "html:lang(ko) [data-testid='stApp'] * { word-break: keep-all; overflow-wrap: break-word; }"
+#: page_language's own element takes no room in the sidebar
+_HIDDEN = "[data-testid='stElementContainer']:has(> [data-testid='stHtml'] script.page-language) { display: none; }"
+
+
+def page_language() -> None:
+    """Tell the browser which language the page is in (``<html lang>``, which Streamlit leaves at "en"): a screen
+    reader then reads it with the right voice, the browser draws Chinese characters in their Chinese forms (not
+    the Japanese ones a CJK font may prefer), and Korean lines break between words. The script is this app's own,
+    with a tag from i18n.TAGS, never text from a learner."""
+    script = f"document.documentElement.lang = {json.dumps(i18n.tag(i18n.language()))};"
+    st.sidebar.html(f"<script class='page-language'>{script}</script>", unsafe_allow_javascript=True)
+
+
+def origin_note() -> None:
+    """In the sidebar while the configuration is a pretrained model's layer: which one, and the way back to it."""
+    cfg = state.config()
+    origin = origins.origin_of(cfg)
+    if note := model_views.origin_text(origin):
+        page = origins.page_of(origin.role)
+        if model_views.edited_if_loaded(cfg):
+            note = i18n.sentences(note, _("**Edited** since: {page} runs your edits through the model.").format(
+                page=_(page.title)))
+        st.sidebar.caption(note)
+        st.sidebar.page_link(page.file, label=_("Back to {page}").format(page=_(page.title)), icon=page.icon)
+
+
+def undo_button() -> None:
+    """In the sidebar of every page: take back the last change to the configuration, naming it."""
+    what = state.last_change()
+    st.sidebar.button(_("Undo: {what}").format(what=what) if what else _("Undo"), key="frame_undo",
+                      icon=":material/undo:", on_click=state.undo, disabled=what is None, width="stretch",
+                      help=_("Takes back the last change to the configuration (a grid edit, a dimension, a "
+                             "preset, a randomise, …); press again to go further back."))
+
+
+def page_start(page: registry.Page) -> None:
+    """The first line of every page: the frame unless the router has just drawn it, then the page's title."""
+    if not st.session_state.pop(state.FRAMED, False):  # run without the router (see the module doc)
+        first_run = state.CONFIG not in st.session_state  # the session's first run: navigation() makes the state
+        navigation()
+        st.session_state.pop(state.FRAMED, None)
+        if first_run:
+            # A cold server's first request straight to a page: rerun at once, now through the router, before
+            # the page makes any widget. Run without the router, the page's widgets get other ids than in every
+            # later run: an id includes the script hash active when the widget is made, which st.navigation (in
+            # navigation() above) sets to the main script's, while the router's pg.run() makes them under the
+            # page's own hash. A grid drawn by this run lost its first edit: the next run drew it afresh under
+            # the new id, without the edit, and the grid's next edit put its old value back. st.navigation has
+            # now run in this process, so Streamlit runs the router from here on; st.rerun keeps the page and the
+            # state. Only on a session's first run: AppTest runs a page without the router every time (it resets
+            # Streamlit's pages/ flag before each run), after a first run of the router; there every run makes
+            # the page's widgets alike, and a rerun would make this run's unlike the next one's.
+            st.rerun()
+    st.set_page_config(page_title=_("{page} · Self-Attention Explorer").format(page=_(page.title)))  # the tab
+    st.title(_(page.page_heading))
+    show_notices()
+
+
+def show_notices() -> None:
+    """Under the page's title: the one-off messages kept for it (state.notify): a change refused in a callback, a
+    link that could not be opened. Every page shows them here, so a message kept before a page switch (a link that
+    opens a lesson or names a page) is shown on the page that opens."""
+    for notice in state.pop_notices():
+        (st.error if notice.error else st.warning)(text.md_escape(notice.text), icon=notice.icon)

@@ -1,0 +1,227 @@
+"""The drill-down into one query: its scores, its softmax and its weighted values written out number by number.
+
+Used by Step by step and Multi-head. The text builders are pure (no st) and write the arithmetic out with the
+numbers of an ``AttentionTrace``.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+import streamlit as st
+
+from attn_core import AttentionTrace, Config
+from attn_ui.app import i18n
+from attn_ui.app.i18n import N_, _
+from attn_ui.widgets import controls, text
+from attn_ui.widgets.matrix_display import formula, matrix_block
+from attn_ui.widgets.numbers import MINUS, format_number
+
+MAX_TERMS = 6  # products written out in q_i·k_j before "…"
+MAX_ITEMS = 6  # entries of a vector written out before "…"
+SCROLL_ROWS = 12  # drill-down tables with more keys than this scroll in a box
+KEYS_PER_PAGE = 16  # drill-down tables with more keys than this show them a page at a time (3 tables of 16 rows:
+# each row costs the browser on every run, ≈ 100 ms of main-thread time for 3 × 32 at the caps: bench/RESULTS.md)
+
+fmt = partial(format_number, style="short")  # 2, 0.5, 1.8639, −∞: numbers inside sentences and sums
+
+
+def _factor(v: float, precision: int) -> str:
+    """A factor of a product, in brackets when negative: "(−1)"."""
+    text = fmt(v, precision)
+    return f"({text})" if text.startswith(MINUS) else text
+
+
+def dot_product_text(a: np.ndarray, b: np.ndarray, total: float, precision: int, max_terms: int = MAX_TERMS) -> str:
+    """``a·b`` as a sum of products with its total: "1·0 + 0·1 + 2·1 = 2".  # [d], [d]
+
+    ``total`` is the dot product as attn_core computed it. Beyond ``max_terms`` products the rest are
+    summarised as "… (n more)".
+
+    Examples
+    --------
+    >>> dot_product_text(np.array([1.0, 0.0, 2.0]), np.array([0.0, 1.0, 1.0]), 2.0, 4)
+    '1·0 + 0·1 + 2·1 = 2'
+    >>> dot_product_text(np.array([1.0, -1.0, 1.0]), np.array([2.0, 3.0, 4.0]), 3.0, 4, max_terms=2)
+    '1·2 + (−1)·3 + … (1 more) = 3'
+    """
+    terms = [f"{_factor(x, precision)}·{_factor(y, precision)}" for x, y in zip(a[:max_terms], b[:max_terms],
+                                                                              strict=True)]
+    if len(a) > max_terms:
+        terms.append(_("… ({n} more)").format(n=len(a) - max_terms))
+    return " + ".join(terms) + f" = {fmt(total, precision)}"
+
+
+def vector_text(v: np.ndarray, precision: int, max_items: int = MAX_ITEMS) -> str:
+    """A row vector as "[1.8639, 6.3194, 1.7042]", cut after ``max_items`` entries.  # [d]
+
+    Examples
+    --------
+    >>> vector_text(np.array([2.0, 7.0, 1.5]), 4)
+    '[2, 7, 1.5]'
+    >>> vector_text(np.arange(8.0), 2, max_items=3)
+    '[0, 1, 2, … (5 more)]'
+    """
+    items = [fmt(x, precision) for x in v[:max_items]]
+    if len(v) > max_items:
+        items.append(_("… ({n} more)").format(n=len(v) - max_items))
+    return "[" + ", ".join(items) + "]"
+
+
+def softmax_parts(row: np.ndarray) -> tuple[float | None, np.ndarray, np.ndarray, float]:  # [n_k] -> ..., [n_k] x2
+    """The pieces of a stable softmax of one row: max, row − max, exp(row − max) and their sum.
+
+    A row with every entry −∞ (every key masked) has no max: (None, all −∞, all 0, 0.0).
+
+    Examples
+    --------
+    >>> m, shifted, e, total = softmax_parts(np.array([2.0, 4.0, -np.inf]))
+    >>> m, shifted.tolist(), np.round(e, 4).tolist(), round(total, 4)
+    (4.0, [-2.0, 0.0, -inf], [0.1353, 1.0, 0.0], 1.1353)
+    """
+    if np.isneginf(row).all():
+        return None, np.full(row.shape, -np.inf), np.zeros(row.shape), 0.0
+    m = float(row.max())
+    shifted = row - m  # [n_k], -inf where masked
+    e = np.exp(shifted)  # [n_k], 0 where masked
+    return m, shifted, e, float(e.sum())
+
+
+def _table(header: list[str], rows: list[list[str]]) -> None:
+    """A markdown table; long ones scroll inside a box."""
+    table = text.md_table(header, rows)
+    if len(rows) > SCROLL_ROWS:
+        st.container(height=460).markdown(table)
+    else:
+        st.markdown(table)
+
+
+def drill_down_section(t: AttentionTrace, cfg: Config, *, prefix: str) -> int:
+    """Heading, query picker (and, for many keys, a page of keys) and the drill-down; returns the query index.
+
+    The picker offers the n_q queries (Y's tokens with cross-attention); the keys are X's tokens.
+    """
+    st.header(_("Drill-down: one query, number by number"), anchor="drill-down")
+    i = controls.query_selector(text.query_labels(cfg), prefix)
+    show_drill_down(t, cfg, i, keys_page(t.k.shape[0], text.token_labels(cfg), prefix))
+    return i
+
+
+KEYS_OPTION = N_("keys {first}–{last}: {first_label} … {last_label}")  # a page of keys in the selectbox
+
+
+def keys_page(n_k: int, labels: list[str], prefix: str) -> range:
+    """All keys when they are few; else a selectbox of pages of KEYS_PER_PAGE keys (the tables stay light)."""
+    pages = controls.pages_of(n_k, KEYS_PER_PAGE)
+    if len(pages) == 1:
+        return pages[0]
+    tr = i18n.translator()  # the options' labels: format_func runs outside the run too
+    k = st.selectbox(_("Keys shown ({n} in all, {per} at a time)").format(n=n_k, per=KEYS_PER_PAGE), range(len(pages)),
+                     format_func=lambda p: tr(KEYS_OPTION).format(
+                         first=pages[p].start, last=pages[p].stop - 1, first_label=labels[pages[p].start],
+                         last_label=labels[pages[p].stop - 1]),
+                     key=f"{prefix}_keys_page", width=420)
+    return pages[k]
+
+
+def _masked_note(scaled: float, masked: bool, p: int) -> str:
+    return _("{number} → −∞ (masked)").format(number=fmt(scaled, p)) if masked else fmt(scaled, p)
+
+
+def _score_rows(t: AttentionTrace, i: int, keys: range, labels: list[str], masked: np.ndarray,
+                p: int) -> tuple[list[str], list[list[str]]]:
+    """Section a's table for the trace's score function: each score of query ``i`` as a sum of products."""
+    scaled, key = _(r"scaled $\tilde s$"), _(r"key $j$")
+    products = _("{formula} (sum of products)")  # the formula: $…$
+    if t.score_fn == "general":  # (q_i W_a) · k_j
+        header = [key, r"$k_j$", products.format(formula=rf"$(q_{{{i}}} W_a) \cdot k_j$"), scaled]
+        rows = [[labels[j], vector_text(t.k[j], p), dot_product_text(t.q_a[i], t.k[j], t.scores[i, j], p),
+                 _masked_note(t.scaled[i, j], masked[j], p)] for j in keys]
+    elif t.score_fn == "additive":  # f_ij · v_a with f_ij = tanh(q_i W_1 + k_j W_2)
+        f = t.features(i)  # [n_k, d_a]
+        header = [key, r"$k_j W_2$", rf"$f_{{{i}j}}$", products.format(formula=rf"$f_{{{i}j}} \cdot v_a$"), scaled]
+        rows = [[labels[j], vector_text(t.k_2[j], p), vector_text(f[j], p),
+                 dot_product_text(f[j], t.v_a, t.scores[i, j], p), _masked_note(t.scaled[i, j], masked[j], p)]
+                for j in keys]
+    else:  # q_i · k_j
+        header = [key, r"$k_j$", products.format(formula=rf"$q_{{{i}}} \cdot k_j$"), scaled]
+        rows = [[labels[j], vector_text(t.k[j], p), dot_product_text(t.q[i], t.k[j], t.scores[i, j], p),
+                 _masked_note(t.scaled[i, j], masked[j], p)] for j in keys]
+    return header, rows
+
+
+SCORE_LATEX_I = {  # query i's score with key j, per score function (i filled in)
+    "dot": r"s_{{{i}j}} = q_{{{i}}} \cdot k_j = \sum_d q_{{{i},d}}\, k_{{j,d}}",
+    "general": r"s_{{{i}j}} = (q_{{{i}}} W_a) \cdot k_j = \sum_d (q_{{{i}}} W_a)_d\, k_{{j,d}}",
+    "additive": r"s_{{{i}j}} = f_{{{i}j}} \cdot v_a = \sum_d f_{{{i}j,d}}\, v_{{a,d}}, \quad "
+                r"f_{{{i}j}} = \tanh(q_{{{i}}} W_1 + k_j W_2)",
+}
+
+
+def show_drill_down(t: AttentionTrace, cfg: Config, i: int, keys: range | None = None) -> None:
+    """Query ``i``'s row written out: each score as a sum of products (q_i·k_j for the dot product, (q_i W_a)·k_j
+    for "general", f_ij·v_a with the tanh features f_ij for "additive"), its softmax, its weighted values.
+
+    The tables list the keys in ``keys`` (default: all); their Σ rows always sum over every key.
+    """
+    p = controls.precision()
+    labels = [text.md_escape(label) for label in text.token_labels(cfg)]  # the keys: X's tokens
+    query = text.md_escape(text.query_labels(cfg)[i])
+    n_k = t.k.shape[0]
+    keys = range(n_k) if keys is None else keys
+    sigma = "**Σ**" if len(keys) == n_k else _("**Σ (all {n} keys)**").format(n=n_k)
+    masked = np.isneginf(t.masked[i])  # [n_k]
+
+    if len(keys) == n_k:
+        st.markdown("### " + _("a · Scores of query {query} with every key").format(query=query))
+    else:
+        st.markdown("### " + _("a · Scores of query {query} with keys {first}–{last} (of {n})").format(
+            query=query, first=keys.start, last=keys.stop - 1, n=n_k))
+    formula(SCORE_LATEX_I[t.score_fn].format(i=i) + rf", \qquad \tilde s_{{{i}j}} = s_{{{i}j}} \,/\, s, \quad "
+             rf"s = {text.divisor_latex(cfg, t.divisor, p)}")
+    st.markdown(f"$q_{{{i}}}$ = {vector_text(t.q[i], p)}")
+    if t.score_fn == "general":
+        st.markdown(f"$q_{{{i}}} W_a$ = {vector_text(t.q_a[i], p)}")
+    elif t.score_fn == "additive":
+        st.markdown(f"$q_{{{i}}} W_1$ = {vector_text(t.q_1[i], p)} · $v_a$ = {vector_text(t.v_a, p)}")
+        f = t.features(i)  # [n_k, d_a]
+        matrix_block(_("Features of query {query}").format(query=query),
+                     rf"f_{{{i}j}} = \tanh(q_{{{i}}} W_1 + k_j W_2)", f, text.token_labels(cfg),
+                     text.dim_labels(f.shape[1]), y_title=_("key"), x_title=_("feature (d_a)"),
+                     note=_("Row j: tanh of query {query}'s row of Q W_1 plus key j's row of K W_2. Each score below "
+                            "is the dot product of a row with v_a.").format(query=query))
+    header, rows = _score_rows(t, i, keys, labels, masked, p)
+    _table(header, rows)
+
+    st.markdown("### " + _("b · Softmax of row {i}").format(i=i))
+    m, shifted, e, total = softmax_parts(t.masked[i])
+    if m is None:
+        st.info(_("Every key is masked for this query: exp(−∞) = 0 for every key, so the weights are all 0 "
+                  "(not NaN) and the output row is 0."), icon=":material/info:")
+    else:
+        formula(rf"m = \max_j \tilde s_{{{i}j}} = {fmt(m, p)}, \qquad "
+                 rf"\sum_j e^{{\tilde s_{{{i}j}} - m}} = {fmt(total, p)}, \qquad "
+                 rf"a_{{{i}j}} = e^{{\tilde s_{{{i}j}} - m}} \big/ {fmt(total, p)}")
+    rows = [[labels[j], fmt(t.masked[i, j], p), fmt(shifted[j], p), fmt(e[j], p), fmt(t.weights[i, j], p)]
+            for j in keys]
+    rows.append([sigma, "", "", f"**{fmt(total, p)}**", f"**{fmt(t.weights[i].sum(), p)}**"])
+    _table([_(r"key $j$"), r"$\tilde s_{ij}$", r"$\tilde s_{ij} - m$", r"$e^{\tilde s_{ij} - m}$",
+            _(r"weight $a_{ij}$")], rows)
+    st.caption(_("Subtracting the row's largest score m first keeps every exp at most 1 (nothing overflows) and "
+                 "does not change the weights."))
+
+    st.markdown("### " + _("c · Weighted values of query {query} (the English illustrated tutorial's “alignment "
+                           "vectors”)").format(query=query))
+    st.latex(rf"o_{{{i}}} = \sum_j a_{{{i}j}}\, v_j")
+    c = t.contributions(i)  # [n_k, d_v]
+    total_c = c.sum(axis=0)  # [d_v]
+    rows = [[labels[j], fmt(t.weights[i, j], p), vector_text(t.v[j], p), vector_text(c[j], p)] for j in keys]
+    rows.append([sigma, f"**{fmt(t.weights[i].sum(), p)}**", "", f"**{vector_text(total_c, p)}**"])
+    _table([_(r"key $j$"), _(r"weight $a_{ij}$"), _(r"value $v_j$"), r"$a_{ij}\, v_j$"], rows)
+    gap = float(np.abs(total_c - t.output[i]).max())
+    same = np.allclose(total_c, t.output[i], rtol=1e-12, atol=1e-12)
+    check = st.success if same else st.error
+    check(_("Sum of the weighted values {total} = output row {i} of O = AV {output} {mark} (largest difference "
+            "{gap}).").format(total=vector_text(total_c, p), i=i, output=vector_text(t.output[i], p),
+                              mark="✓" if same else "✗", gap=f"{gap:.1e}"))

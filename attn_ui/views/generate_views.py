@@ -1,0 +1,137 @@
+"""A model that writes: a causal language model (GPT-2 family, attn_models.CausalLM) on a prompt, its next-token
+distribution at a temperature, token-by-token generation, heads switched off: cached computations and their words.
+
+Chart factories come from attn_ui.lessons.lesson_views (bars) and attn_ui.widgets.heatmap; the rest is Streamlit glue
+for
+pages/generate.py.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from attn_ui.app.i18n import N_, _, ngettext
+from attn_ui.infra import budget, settings
+from attn_ui.views import model_views
+from attn_ui.views.model_output import Change, intervention, percent
+from attn_ui.widgets import text
+from attn_ui.widgets.numbers import format_number
+
+DEFAULT_PROMPT = "The cat sat on the"  # input of an English model: not translated
+TOP_K = 10  # the most probable next tokens shown
+COMPARED = 8  # tokens in a chart of two distributions side by side (two bars each: 8 groups fit the main column)
+MAX_NEW = 20  # the most tokens one click writes (each is a forward pass over the whole text so far)
+TEMPERATURES = (0.1, 2.0)  # the slider's ends
+MODES = {"greedy": N_("greedy"), "sample": N_("sampled")}  # each next token: the most probable, or drawn at random
+
+
+def operator_source() -> str:
+    """The operator's causal model: $ATTN_CAUSAL_MODEL, else attn_models.CAUSAL_MODEL (distilgpt2)."""
+    return settings.settings().causal_model
+
+
+@budget.cached("causal_forward")  # [n_layers, n_heads, n, n] attentions and the hidden states: as model_forward
+def forward(source: str, prompt: str, change: Change = Change()):  # noqa: B008 - a frozen value
+    """The model's forward pass on the prompt (attn_models.CausalOutput), once per (model, prompt, change)."""
+    return model_views.model(source).forward(prompt, intervention=intervention(change))
+
+
+@budget.cached("causal_next")  # a few hundred bytes
+def next_token(source: str, prompt: str, temperature: float, change: Change = Change()):  # noqa: B008
+    """The TOP_K most probable next tokens at ``temperature`` (attn_models.NextToken)."""
+    return model_views.model(source).next_token(prompt, temperature=temperature, top_k=TOP_K,
+                                                intervention=intervention(change))
+
+
+@budget.cached("causal_generation")  # one attention row per step and layer × head: ≈ n_new · L · H · n · 8 bytes
+def generation(source: str, prompt: str, n_new: int, sample: bool, temperature: float, seed: int,
+               change: Change = Change(), _on_step: Callable | None = None):  # noqa: B008
+    """``n_new`` tokens written after the prompt (attn_models.Generation); ``_on_step(i, step)`` is called as each
+    comes (the page draws it), the first time only: later runs read the kept result. Between two tokens the write
+    gives its computing slot back and stops if the learner's browser has gone (budget.taking_turns)."""
+    return model_views.model(source).generate(prompt, n_new, sample=sample, temperature=temperature, seed=seed,
+                                              intervention=intervention(change), on_step=budget.taking_turns(_on_step))
+
+
+def compared_ids(before: np.ndarray, after: np.ndarray, n: int = COMPARED) -> list[int]:  # int [k] each -> n ids
+    """The tokens a chart of two distributions shows: the top half of each one's most probable tokens (both top
+    tokens, whatever they are), then the rest of each, in order, without repeats, at most ``n``.
+
+    >>> compared_ids(np.array([1, 2, 3, 4]), np.array([9, 1, 8, 7]), 4)
+    [1, 2, 9, 3]
+    """
+    half = n // 2
+    order = [*before[:half].tolist(), *after[:half].tolist(), *before[half:].tolist(), *after[half:].tolist()]
+    return list(dict.fromkeys(int(i) for i in order))[:n]
+
+
+def entropy_bits(probs: np.ndarray) -> float:  # [vocab] -> bits
+    """The entropy of a distribution in bits (0 · log 0 taken as 0).
+
+    >>> entropy_bits(np.array([0.5, 0.5, 0.0]))
+    1.0
+    """
+    p = probs[probs > 0]
+    return float(-(p * np.log2(p)).sum())
+
+
+def label(token: str) -> str:
+    """A token as a chart names it: its spaces made visible (“␣cat”: GPT-2's tokens carry the space before a word),
+    a line break as ↵.
+
+    >>> label(" cat"), label("\\n"), label("")
+    ('␣cat', '↵', '∅')
+    """
+    return token.replace(" ", "␣").replace("\n", "↵") or "∅"
+
+
+def shown(token: str) -> str:
+    """:func:`label`, Markdown escaped: a token in a sentence or a table on the page."""
+    return text.md_escape(label(token))
+
+
+def temperature_words(temperature: float, top: float, top_at_1: float, bits: float, bits_at_1: float) -> str:
+    """What the temperature did, on the numbers shown: the top token's probability and the entropy at ``temperature``
+    and at 1."""
+    t = format_number(temperature, 2, "short")
+    if math.isclose(temperature, 1.0):
+        return _("At temperature 1 the probabilities are the model's own: softmax of its logits. The entropy of the "
+                 "whole distribution is {bits} bits.").format(bits=f"{bits:.2f}")
+    if temperature < 1:
+        how = _("The logits are divided by T = {t} before the softmax: below 1, the differences grow and the "
+                "distribution sharpens (as a divisor below 1 sharpens attention on Scaling).")
+    else:
+        how = _("The logits are divided by T = {t} before the softmax: above 1, the differences shrink and the "
+                "distribution flattens (as √d_k flattens attention on Scaling).")
+    return " ".join([how.format(t=t), _(
+        "The most probable token has {top} (at T = 1: {top_1}); the entropy is {bits} bits (at T = 1: {bits_1})."
+    ).format(top=percent(top), top_1=percent(top_at_1), bits=f"{bits:.2f}", bits_1=f"{bits_at_1:.2f}")])
+
+
+def ablation_words(before, after, after_top_before: float, before_top_after: float, n_off: int) -> str:
+    """What switching heads off did to the next token, on the numbers shown: ``before`` and ``after`` are the
+    NextToken of the model as trained and with the heads off; ``after_top_before`` is the probability the trained
+    model gives to the new top token, ``before_top_after`` the one the changed model gives to the old top token."""
+    off = ngettext("With {n} head off", "With {n} heads off", n_off).format(n=n_off)
+    return change_words(off, before, after, after_top_before, before_top_after)
+
+
+def edit_words(before, after, after_top_before: float, before_top_after: float) -> str:
+    """:func:`ablation_words` for the learner's edits of a layer run back."""
+    return change_words(_("With your edits"), before, after, after_top_before, before_top_after)
+
+
+def change_words(off: str, before, after, after_top_before: float, before_top_after: float) -> str:
+    """“{off}, the most probable next token is still …” or “… changes from … to …”, on the numbers shown."""
+    if int(before.ids[0]) == int(after.ids[0]):
+        return _("{off}, the most probable next token is still “{token}”: {p_before} as trained, {p_after} "
+                 "now.").format(off=off, token=shown(before.tokens[0]), p_before=percent(float(before.probs[0])),
+            p_after=percent(float(after.probs[0])))
+    return _("{off}, the most probable next token changes from “{old}” ({old_before} as trained, {old_after} now) to "
+             "“{new}” ({new_after} now, {new_before} as trained).").format(
+        off=off, old=shown(before.tokens[0]), old_before=percent(float(before.probs[0])),
+        old_after=percent(before_top_after), new=shown(after.tokens[0]), new_after=percent(float(after.probs[0])),
+        new_before=percent(after_top_before))

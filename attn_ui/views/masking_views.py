@@ -1,0 +1,111 @@
+"""The Masking page's charts and tables: the boolean mask, the masked weights beside their row sums, and the
+naive and stable softmax side by side.
+
+Chart factories: they take arrays and labels, return charts (or a DataFrame), and never call st. Their titles and
+sentences are in the session's language (:mod:`attn_ui.app.i18n`).
+"""
+
+from __future__ import annotations
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from attn_core import Config, analysis
+from attn_ui.app.i18n import _
+from attn_ui.widgets import charts, heatmap, text
+from attn_ui.widgets.numbers import Style, format_numbers
+
+ROW_SUM_PX = 56  # width of the row-sum column beside the weights
+ROW_SUM_WIDTH = ROW_SUM_PX + 12  # with the spacing
+
+
+def mask_heatmap(mask: np.ndarray, rows: list[str], cols: list[str]) -> charts.Chart:  # bool [n_q, n_k]
+    """The boolean mask: 1 (may attend) in colour, 0 (masked) grey, like masked cells everywhere else."""
+    return heatmap.heatmap(mask.astype(float), rows, cols, kind="weights", precision=0, masked=~mask,
+                          x_title=_("key"), y_title=_("query"))
+
+
+def how_built(cfg: Config) -> str:
+    """How the configuration's boolean mask [n_q, n_k] is built, in a sentence (Markdown; token labels escaped).
+
+    >>> from attn_core import load_preset
+    >>> how_built(load_preset("seed002_causal"))
+    'Causal: query i may attend to keys 0 … i, the lower triangle of ones (in NumPy: `np.tril(np.ones((4, 4)))`).'
+    """
+    n_q, n_k = cfg.n_q, cfg.n_seq
+    if cfg.mask_kind == "causal":
+        return _("Causal: query i may attend to keys 0 … i, the lower triangle of ones (in NumPy: "
+                 "`np.tril(np.ones(({n_k}, {n_k})))`).").format(n_k=n_k)
+    if cfg.mask_kind == "padding":
+        pads = [text.md_escape(f"{j}: {t}") for j, (t, p) in enumerate(zip(cfg.tokens, cfg.is_pad, strict=True)) if p]
+        if not pads:
+            return _("Padding: column j is 0 in every row when token j of X is padding (none is marked yet, so every "
+                     "cell is 1): every query sees the same keys (in NumPy: "
+                     "`np.broadcast_to(~is_pad, ({n_q}, {n_k}))`).").format(n_q=n_q, n_k=n_k)
+        return _("Padding: column j is 0 in every row when token j of X is padding (here {pads}): every query sees "
+                 "the same keys (in NumPy: `np.broadcast_to(~is_pad, ({n_q}, {n_k}))`).").format(
+                     pads=", ".join(pads), n_q=n_q, n_k=n_k)
+    if cfg.mask_kind == "custom":
+        allowed = int(np.count_nonzero(cfg.custom_mask))
+        return _("Custom: the pairs ticked in the grid above ({allowed} of {total} allowed).").format(
+            allowed=allowed, total=n_q * n_k)
+    return _("No mask: every query may attend to every key, a {n_q} × {n_k} matrix of ones "
+             "(`np.ones(({n_q}, {n_k}))`).").format(n_q=n_q, n_k=n_k)
+
+
+def weights_with_row_sums(
+    weights: np.ndarray, mask: np.ndarray | None, rows: list[str], cols: list[str], *, precision: int
+) -> charts.Chart:  # weights [n_q, n_k], mask bool [n_q, n_k]
+    """The weights with masked cells grey (not a pale blue that could pass for a small weight), and
+    beside them each row's sum: 1, or 0 for a query with every key masked."""
+    px = heatmap.cell_px(*weights.shape)
+    heat = heatmap.heatmap(weights, rows, cols, kind="weights", precision=precision, px=px,
+                           masked=None if mask is None else ~mask, x_title=_("key"), y_title=_("query"))
+    sums = heatmap.long_frame(weights.sum(axis=1)[:, None], rows, [_("Σ row")], precision)  # [n_q, 1] -> n_q rows
+    return charts.Chart(row_sums_build, (heat.layout, tuple(rows), px), (heat.data[0], sums), heat.domains)
+
+
+
+
+def row_sums_build(layout: tuple, data: list, domains: list) -> alt.HConcatChart:
+    """The chart of a :func:`weights_with_row_sums` layout (its builder)."""
+    heat, rows, px = layout
+    base = alt.Chart(data[1]).encode(
+        x=alt.X("col:O", title=None, axis=alt.Axis(labelAngle=0)),
+        y=alt.Y("row:O", sort=list(rows), axis=None),
+    ).properties(width=alt.Step(ROW_SUM_PX), height=alt.Step(px))
+    cells = base.mark_rect(fill="#f7f7f7", stroke="#bbbbbb")
+    text = base.mark_text(fontSize=max(8, min(12, px // 3))).encode(text="text:N")
+    return alt.hconcat(heatmap.heatmap_chart(heat, [data[0]], domains), alt.layer(cells, text) if px >= 12 else cells,
+                       spacing=ROW_SUM_WIDTH - ROW_SUM_PX)
+
+
+OVERFLOW_MARK = "⚠"  # marks a cell that overflowed (+inf) or became NaN in softmax_table
+
+
+def softmax_table(cmp: analysis.SoftmaxComparison, key_labels: list[str], *, precision: int) -> pd.DataFrame:
+    """One row per key: the score, the naive exp and weight, the shifted score, the stable exp and weight.
+
+    Cells that overflowed (+inf) or became NaN are marked "⚠ +inf", "⚠ NaN" (a plain frame of text: a pandas
+    Styler's highlight cost more than the rest of the Masking page's run).
+
+    >>> table = softmax_table(analysis.compare_softmax(np.array([1000.0, 0.0])), ["a", "b"], precision=2)
+    >>> table["naive weight"].tolist()
+    ['⚠ NaN', '0.00']
+    """
+    def column(values: np.ndarray, style: Style) -> list[str]:  # numpy's words where it overflowed, marked
+        texts = format_numbers(values, precision + 3 if style == "sig" else precision, style)
+        return [f"{OVERFLOW_MARK} NaN" if np.isnan(v) else f"{OVERFLOW_MARK} +inf" if np.isposinf(v) else t
+                for v, t in zip(values.tolist(), texts, strict=True)]
+
+    key = _("key")
+    return pd.DataFrame({
+        key: key_labels,
+        _("score x"): column(cmp.scores, "sig"),
+        _("naive exp(x)"): column(cmp.naive_exp, "sig"),
+        _("naive weight"): column(cmp.naive_weights, "fixed"),
+        "x − max": column(cmp.shifted, "sig"),
+        "exp(x − max)": column(cmp.stable_exp, "sig"),
+        _("stable weight"): column(cmp.stable_weights, "fixed"),
+    }).set_index(key)

@@ -1,0 +1,319 @@
+"""One head's attention drawn step by step: every intermediate with its formula, shape and heatmap.
+
+Used by the Step by step page and reused by Multi-head and Scaling: every function takes a widget-key
+``prefix`` ("steps", "heads", ...) so two pages never share a widget key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import streamlit as st
+
+from attn_core import AttentionTrace, Config, MultiHeadTrace
+from attn_ui.app import i18n, state
+from attn_ui.app.i18n import N_, _
+from attn_ui.views import compute
+from attn_ui.widgets import controls, heatmap, text
+from attn_ui.widgets.matrix_display import formula, matrix_block
+from attn_ui.widgets.numbers import format_number
+
+CELL = "cell"  # name of the click selection on the scores and weights heatmaps
+
+
+def query_from_selection(selection: dict[str, Any], name: str = CELL) -> int | None:
+    """The query (row) of a clicked heatmap cell in a Streamlit selection state, or None.
+
+    Examples
+    --------
+    >>> query_from_selection({"cell": [{"row_i": 2, "col_i": 0}]})
+    2
+    >>> query_from_selection({"cell": []}) is None
+    True
+    """
+    points = selection.get(name) or []
+    return int(points[0]["row_i"]) if points and "row_i" in points[0] else None
+
+
+def _on_cell_click(chart_key: str) -> Callable[[], None]:
+    def pick() -> None:
+        i = query_from_selection(st.session_state[chart_key]["selection"])
+        if i is not None:
+            st.session_state[state.QUERY] = i
+
+    return pick
+
+
+def _clickable(prefix: str, name: str) -> str:
+    """The key of a heatmap whose cells choose the query: new after each choice in the query selectbox."""
+    return f"{prefix}_{name}_chart_{st.session_state[state.QUERY_PICKS]}"
+
+
+def _sup(head: int | None) -> str:
+    """LaTeX superscript naming the head, or nothing for a single head."""
+    return "" if head is None else f"^{{({head})}}"
+
+
+MASK_NOTES = {  # marked for the catalogs: show them with _(...)
+    "causal": N_("Causal mask: each token may attend to itself and the tokens before it."),
+    "padding": N_("Padding mask: no query may attend to a padding token of X."),
+    "custom": N_("Custom mask: the cells you switched off on the Masking page."),
+}
+
+#: how each score function is written: in words (titles, captions) and in LaTeX (Q, K: the whole matrices)
+SCORE_TEXT = {"dot": "QKᵀ", "general": "(Q W_a) Kᵀ", "additive": "v_a · tanh(Q W_1 + K W_2)"}
+SCORE_LATEX = {"dot": r"QK^\top", "general": r"(Q W_a) K^\top", "additive": r"v_a \cdot \tanh(Q W_1 + K W_2)"}
+#: the score functions' names, in English (marked for the catalogs): show them with :func:`score_name`
+SCORE_NAMES = {"dot": N_("dot product"), "general": N_("general (Luong)"), "additive": N_("additive (Bahdanau)")}
+
+
+def score_name(score_fn: str) -> str:
+    """A score function's name in the learner's language: "dot product", "general (Luong)", "additive (Bahdanau)"."""
+    return _(SCORE_NAMES[score_fn])
+
+
+def score_title(score_fn: str) -> str:
+    """The title of the scores' heatmap: "Scores QKᵀ", "Scores (Q W_a) Kᵀ", "Scores v_a · tanh(Q W_1 + K W_2)"."""
+    return _("Scores {formula}").format(formula=SCORE_TEXT[score_fn])
+
+
+def query_source(cfg: Config) -> str:
+    """The matrix the queries are projected from: "Y" with cross-attention, else "X"."""
+    return "Y" if cfg.cross else "X"
+
+
+def head_columns(t: AttentionTrace, head: int) -> str:
+    """Which columns of the weights head ``head`` uses, in words (its trace gives the per-head widths)."""
+    d_q, d_k, d_v = t.q.shape[1], t.k.shape[1], t.v.shape[1]
+
+    def cols(d: int) -> str:
+        return f"{head * d}…{(head + 1) * d - 1}"
+
+    same = d_q == d_k
+    if t.score_fn == "general":
+        message = (_("Head {head} uses columns {qk} of W_Q and W_K, columns {a} of W_a, and columns {v} of W_V.")
+                   if same else _("Head {head} uses columns {q} of W_Q, columns {k} of W_K, columns {a} of W_a, and "
+                                  "columns {v} of W_V."))
+    elif t.score_fn == "additive":
+        message = (_("Head {head} uses columns {qk} of W_Q and W_K, columns {a} of W_1, W_2 and v_a, and columns {v} "
+                     "of W_V.")
+                   if same else _("Head {head} uses columns {q} of W_Q, columns {k} of W_K, columns {a} of W_1, W_2 "
+                                  "and v_a, and columns {v} of W_V."))
+    else:
+        message = (_("Head {head} uses columns {qk} of W_Q and W_K, and columns {v} of W_V.") if same
+                   else _("Head {head} uses columns {q} of W_Q, columns {k} of W_K, and columns {v} of W_V."))
+    d_a = t.v_a.shape[0] if t.score_fn == "additive" else d_k
+    return message.format(head=head, qk=cols(d_k), q=cols(d_q), k=cols(d_k), a=cols(d_a), v=cols(d_v))
+
+
+def in_blocks(values: np.ndarray) -> bool:
+    """Whether the heatmap of ``values`` draws block means (more than heatmap.MAX_SIDE rows or columns).
+
+    >>> in_blocks(np.zeros((64, 64))), in_blocks(np.zeros((256, 64)))
+    (False, True)
+    """
+    return max(values.shape) > heatmap.block_limit(*values.shape)
+
+
+def scaled_in_words(t: AttentionTrace, precision: int) -> str:
+    """The scaled scores of a matrix drawn in blocks, in words: their range, and why no heatmap (a signed heatmap's
+    colours run from −max|value| to +max|value|, so dividing every value by one s > 0 gives the same picture).
+
+    >>> from attn_core import scaled_dot_product_attention
+    >>> t = scaled_dot_product_attention(np.eye(2), np.eye(2), np.eye(2), scale=4.0)
+    >>> print(scaled_in_words(t, 4)[:54])
+    **Scaled scores**, shape 2 × 2: from 0 to 0.25. Drawn
+    """
+    finite = t.scaled[np.isfinite(t.scaled)]
+    lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 0.0)
+    return _("**Scaled scores**, shape {rows} × {cols}: from {lo} to {hi}. Drawn in blocks, their heatmap would be the "
+             "scores' heatmap above, colour for colour: its colours end at the largest |value|, which the division "
+             "scales too. The drill-down below gives one query's scaled scores.").format(
+        rows=t.scaled.shape[0], cols=t.scaled.shape[1], lo=format_number(lo, precision, "short"),
+        hi=format_number(hi, precision, "short"))
+
+
+def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None = None) -> None:
+    """Every intermediate of one head, in order, each with its formula, shape and heatmap.
+
+    ``head`` names the head in the formulas (None for single-head attention). Clicking a cell of the
+    scores or weights heatmap chooses that row's query for :func:`show_drill_down`. Rows of Q, the scores, the
+    weights and the output are the queries (Y's tokens with cross-attention); rows of K and V, and the scores'
+    columns, are X's tokens (the keys).
+    """
+    p = controls.precision()
+    queries, keys = text.query_labels(cfg), text.token_labels(cfg)
+    h = _sup(head)
+    d_v = t.v.shape[1]
+    pair = {"rows": queries, "cols": keys, "y_title": _("query"), "x_title": _("key")}
+    src = query_source(cfg)
+    q_title, kv_title = (_("query (Y)"), _("token (X)")) if cfg.cross else (_("token"), _("token"))
+
+    st.header(_("1 · Queries, keys, values"))
+    if head is not None:
+        st.caption(head_columns(t, head))
+    if cfg.cross:
+        st.caption(_("Cross-attention: the queries are the {n_q} rows of Y (Q = Y W_Q), the keys and values the "
+                     "{n_k} rows of X (K = X W_K, V = X W_V).").format(n_q=cfg.n_q, n_k=cfg.n_seq))
+    domain = heatmap.shared_domain(t.q, t.k, t.v)
+    q_dim = "d_q" if t.score_fn == "additive" else "d_k"
+    qkv = (("Q", t.q, q_dim, queries, q_title, src), ("K", t.k, "d_k", keys, kv_title, "X"),
+           ("V", t.v, "d_v", keys, kv_title, "X"))
+    shown = controls.one_at_a_time(_("Projection shown"), [name for name, *_ in qkv], key=f"{prefix}_qkv_shown",
+                                   large=any(in_blocks(m) for _, m, *_ in qkv), format_func=str)
+    qkv = tuple(item for item in qkv if item[0] in shown)
+    widths = [heatmap.heatmap_width(m, rows, p, text.dim_labels(m.shape[1])) for _, m, _, rows, _, _ in qkv]
+    for col, (name, m, dim, rows, y_title, source) in zip(controls.side_by_side(widths), qkv, strict=True):
+        with col:
+            matrix_block(
+                name if head is None else _("{name} (head {head})").format(name=name, head=head),
+                rf"{name}{h} = {source}\,W_{name}{h}", m, rows, text.dim_labels(m.shape[1]), y_title=y_title,
+                x_title=_("dimension ({dim})").format(dim=dim), domain=domain,
+                key=f"{prefix}_{name.lower()}_chart",
+            )
+
+    st.header(_("2 · Scores"))
+    click = _("Click a cell to explain its query row in the drill-down below.")
+    if t.score_fn != "dot":
+        st.caption(_("Score function: {name}, {formula} (see Score functions).").format(
+            name=score_name(t.score_fn), formula=SCORE_TEXT[t.score_fn]))
+    if t.score_fn == "general":
+        matrix_block(
+            "Q W_a", rf"Q_a{h} = Q{h} W_a{h}", t.q_a, queries, text.dim_labels(t.q_a.shape[1]), y_title=_("query"),
+            x_title=_("dimension ({dim})").format(dim="d_k"), key=f"{prefix}_q_a_chart",
+            note=_("W_a turns each query into a row as wide as the keys; its dot product with a key is the score."),
+        )
+        latex = rf"S{h} = (Q{h} W_a{h})\, K{h}{{}}^\top, \qquad s_{{ij}} = (q_i W_a) \cdot k_j"
+        note = _("Row i holds the dot products of query i's row of Q W_a with every key.")
+    elif t.score_fn == "additive":
+        halves = (("Q W_1", t.q_1, queries, _("query"), rf"Q{h} W_1{h}"),
+                  ("K W_2", t.k_2, keys, _("key"), rf"K{h} W_2{h}"),
+                  ("v_a", t.v_a[None, :], ["v_a"], "", ""))
+        dom = heatmap.shared_domain(t.q_1, t.k_2, t.v_a[None, :])
+        widths = [heatmap.heatmap_width(m, rows, p) for _, m, rows, _, _ in halves]
+        for col, (name, m, rows, y_title, latex) in zip(controls.side_by_side(widths), halves, strict=True):
+            with col:
+                matrix_block(name, latex, m, rows, text.dim_labels(m.shape[1]), y_title=y_title,
+                             x_title=_("feature (d_a)"), domain=dom, key=f"{prefix}_{name[0].lower()}_{name[-1]}_chart")
+        latex = (rf"s_{{ij}} = v_a{h} \cdot \tanh\big(q_i W_1{h} + k_j W_2{h}\big) = "
+                 r"\sum_d v_{a,d}\, \tanh\big((q_i W_1)_d + (k_j W_2)_d\big)")
+        note = _("Each score adds query i's row of Q W_1 to key j's row of K W_2, takes tanh of each of the d_a "
+                 "numbers (the features) and weighs them with v_a. The drill-down shows one query's features.")
+    else:
+        latex = rf"S{h} = Q{h} K{h}{{}}^\top, \qquad s_{{ij}} = q_i \cdot k_j"
+        note = _("Row i holds the dot products of query i with every key.")
+    matrix_block(
+        score_title(t.score_fn), latex, t.scores, **pair, note=i18n.sentences(note, click),
+        key=(k := _clickable(prefix, "scores")), select=CELL, on_select=_on_cell_click(k),
+    )
+
+    st.header(_("3 · Scaled scores"))
+    latex = rf"\tilde S{h} = \frac{{S{h}}}{{s}}, \qquad s = {text.divisor_latex(cfg, t.divisor, p)}"
+    note = (_("Every score is divided by the same number s = {s}, larger than 1, so the softmax is less peaked.")
+            if t.divisor > 1 else
+            _("Every score is divided by the same number s = {s}, smaller than 1, so the softmax is more peaked.")
+            if t.divisor < 1 else
+            _("Every score is divided by s = 1: the scaled scores are the scores.")).format(s=f"{t.divisor:.4g}")
+    if in_blocks(t.scaled):  # in blocks, its heatmap would be the scores' again, colour for colour: its numbers instead
+        formula(latex)
+        st.markdown(i18n.sentences(note, scaled_in_words(t, p)))
+    else:
+        matrix_block(_("Scaled scores"), latex, t.scaled, **pair, note=note, key=f"{prefix}_scaled_chart")
+
+    step = 4
+    if t.bias is not None:
+        st.header(_("{step} · Score bias added").format(step=step))
+        st.markdown(_("This configuration adds a number to each scaled score before the mask: B, one matrix per head "
+                      "(a T5 layer's learned relative positions: one number per head and distance between query and "
+                      "key). It is the mask's finite sibling: where a mask adds −∞ and rules a key out, a bias favours "
+                      "or penalises a key and never rules it out."))
+        matrix_block(_("Score bias B"), rf"B{h}", t.bias, **pair, key=f"{prefix}_bias_chart")
+        matrix_block(_("Scaled scores + B"), rf"\tilde S{h} \leftarrow \tilde S{h} + B{h}", t.biased, **pair,
+                     key=f"{prefix}_biased_chart")
+        step += 1
+    if t.mask is not None:
+        st.header(_("{step} · Masked scores").format(step=step))
+        matrix_block(
+            _("Masked scores"),
+            _(r"\tilde S_{ij} \leftarrow -\infty \quad \text{where query } i \text{ may not attend to key } j"),
+            t.masked, **pair,
+            note=i18n.sentences(_(MASK_NOTES[cfg.mask_kind]) if cfg.mask_kind in MASK_NOTES else _("Masked"),
+                           _("Grey cells (−∞) get weight exp(−∞) = 0.")),
+            key=f"{prefix}_masked_chart",
+        )
+        step += 1
+
+    st.header(_("{step} · Attention weights (softmax of each row)").format(step=step))
+    formula(rf"A{h} = \mathrm{{softmax}}(\tilde S{h}), \qquad a_{{ij}} = "
+            r"\frac{\exp(\tilde s_{ij} - m_i)}{\sum_{k} \exp(\tilde s_{ik} - m_i)}, \quad m_i = \max_k \tilde s_{ik}")
+    st.caption(i18n.sentences(_("Each weight is between 0 and 1 and each row sums to 1 (see the row sums).")
+                              if not t.fully_masked_rows else
+                              _("Each weight is between 0 and 1, and each row sums to 1 (see the row sums) except a "
+                                "row whose every key is masked: it sums to 0."),
+                         _("Grey cells are masked keys: weight 0.") if t.mask is not None else "", click))
+    sums = t.weights.sum(axis=1)[:, None]  # [n_q, 1]
+    if in_blocks(t.weights):  # a column of block means of the row sums would say less than their range, in words
+        matrix_block(
+            _("Weights"), "", t.weights, **pair, kind="weights",
+            key=(k := _clickable(prefix, "weights")), select=CELL, on_select=_on_cell_click(k),
+            masked=None if t.mask is None else ~t.mask,
+        )
+        st.markdown(_("**Row sums Σⱼ aᵢⱼ** of the {n} rows: from {lo} to {hi}.").format(
+            n=sums.shape[0], lo=format_number(float(sums.min()), p, "short"),
+            hi=format_number(float(sums.max()), p, "short")))
+    else:
+        left, right = controls.side_by_side([heatmap.heatmap_width(m, queries, p) for m in (t.weights, sums)])
+        with left:
+            matrix_block(
+                _("Weights"), "", t.weights, **pair, kind="weights",
+                key=(k := _clickable(prefix, "weights")), select=CELL, on_select=_on_cell_click(k),
+                masked=None if t.mask is None else ~t.mask,
+            )
+        with right:
+            matrix_block(_("Row sums Σⱼ aᵢⱼ"), "", sums, queries, ["Σ_j"], kind="weights", y_title=_("query"),
+                         key=f"{prefix}_rowsums_chart")
+    if t.fully_masked_rows:
+        names = ", ".join(text.md_escape(queries[r]) for r in t.fully_masked_rows)
+        st.info(_("Every key is masked for query {names}: there is nothing to attend to, so that row's weights "
+                  "are all 0 (not NaN) and its row sum is 0, and its output row is 0.").format(names=names),
+                icon=":material/info:")
+    step += 1
+
+    st.header(_("{step} · Output").format(step=step))
+    matrix_block(
+        _("Output"), rf"O{h} = A{h} V{h}, \qquad o_i = \sum_j a_{{ij}}\, v_j", t.output, queries,
+        text.dim_labels(d_v), y_title=_("query") if cfg.cross else _("token"),
+        x_title=_("dimension ({dim})").format(dim="d_v"), key=f"{prefix}_output_chart",
+        note=_("Each output row is the weighted average of the value rows, with that query's weights."),
+    )
+
+
+def show_result(mt: MultiHeadTrace, cfg: Config, *, prefix: str) -> None:
+    """What a configuration gives, side by side: the attention weights (of head 0, said so with several heads)
+    and the layer's output (every head, concatenated and multiplied by W_O). For a page that edits the numbers
+    without showing the steps (Inputs & weights)."""
+    p = controls.precision()
+    t, queries = mt.heads[0], text.query_labels(cfg)
+    most = heatmap.BLOCKS  # redrawn on every edit of the grids above: blocks above 32 a side (4 × fewer marks at 64)
+    weights, output = N_("Weights"), N_("Output")
+    shown = controls.one_at_a_time(_("Result shown"), [weights, output], key=f"{prefix}_result_shown",
+                                   large=max(*t.weights.shape, *mt.output.shape) > most)
+    parts = [m for name, m in ((weights, t.weights), (output, mt.output)) if name in shown]
+    places = iter(controls.side_by_side([heatmap.heatmap_width(m, queries, p, most=most) for m in parts]))
+    if weights in shown:
+        with next(places):
+            matrix_block(
+                _("Weights") if cfg.n_heads == 1 else _("Weights of head 0 (of {n})").format(n=cfg.n_heads), "",
+                t.weights, queries, text.token_labels(cfg), kind="weights", y_title=_("query"), x_title=_("key"),
+                masked=None if t.mask is None else ~t.mask, key=f"{prefix}_result_weights", most=most,
+            )
+    if output in shown:
+        with next(places):
+            matrix_block(
+                _("Output"), "", mt.output, queries, text.dim_labels(mt.output.shape[1]),
+                y_title=_("query") if cfg.cross else _("token"), x_title=_("dimension"),
+                note="" if cfg.n_heads == 1 and compute.is_identity(cfg.w_o)
+                else _("Every head's output side by side, times W_O."), key=f"{prefix}_result_output", most=most,
+            )

@@ -1,0 +1,74 @@
+"""A model that translates: a T5 encoder-decoder (attn_models.Translator) on an English sentence, its translation,
+each output token's cross-attention over the source, cross-attention heads switched off and the explorer's edits of
+one decoder layer run back: cached computations and their words, for pages/translate.py."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from attn_core import Config
+from attn_ui.app.i18n import _, ngettext
+from attn_ui.infra import budget, settings
+from attn_ui.views import model_views
+from attn_ui.views.model_output import Change, intervention, percent
+from attn_ui.widgets import text
+
+DEFAULT_SENTENCE = "It is easy to translate languages with transformers"  # the Korean tutorial's (seed 003)
+MAX_NEW = 40  # the longest translation written, in tokens (as the tutorial's max_length=40)
+
+
+def operator_source() -> str:
+    """The operator's translator: $ATTN_TRANSLATOR_MODEL, else attn_models.TRANSLATOR_MODEL (t5-small)."""
+    return settings.settings().translator_model
+
+
+@budget.cached("translation")  # the cross-attentions [L, H, n_out, n_src]: ≈ 6 · 8 · 40 · 40 · 8 bytes = 0.6 MB
+def translation(source: str, sentence: str, change: Change = Change()):  # noqa: B008 - a frozen value
+    """The greedy translation (attn_models.Translation), once per (model, sentence, change). Between two tokens it
+    gives its computing slot back and stops if the learner's browser has gone (budget.taking_turns)."""
+    return model_views.model(source).translate(sentence, max_new=MAX_NEW, intervention=intervention(change),
+                                               on_step=budget.taking_turns())
+
+
+@budget.cached("translation_layer")
+def cross_config(source: str, sentence: str, output_ids: tuple[int, ...], layer: int, head: int) -> Config:
+    """Decoder layer ``layer``'s cross-attention on the translation so far (``output_ids``) as an explorer
+    configuration (attn_models.Translator.cross_config)."""
+    return model_views.model(source).cross_config(sentence, list(output_ids), layer, head=head)
+
+
+@budget.cached("translation_encoder_layer")
+def encoder_config(source: str, sentence: str, layer: int, head: int) -> Config:
+    """Encoder layer ``layer``'s self-attention, its relative positions as the score bias (Translator.self_config)."""
+    return model_views.model(source).self_config(sentence, layer, head=head, side="encoder")
+
+
+SAID = 16  # the most output tokens whose source token the page names in words (the heatmap has them all)
+
+
+def alignment_words(cross: np.ndarray, out_tokens: tuple[str, ...], src_tokens: tuple[str, ...]) -> str:
+    """For each output token, the source token its query weighs most (``cross`` [n_out, n_src], one head's), in one
+    sentence computed on the numbers shown (the first SAID output tokens)."""
+    pairs = [_("“{out}” ← “{src}” ({w})").format(out=text.md_escape(o), src=text.md_escape(src_tokens[j]),
+                                                 w=percent(float(row[j])))
+             for o, row in zip(out_tokens[:SAID], cross[:SAID], strict=True) for j in [int(np.argmax(row))]]
+    if len(out_tokens) > SAID:
+        return _("The first {n} of the {total} output tokens, and the source token each one's query weighs most: "
+                 "{pairs}.").format(n=SAID, total=len(out_tokens), pairs="; ".join(pairs))
+    return _("Each output token, and the source token its query weighs most: {pairs}.").format(pairs="; ".join(pairs))
+
+
+def change_words(before, after, what: str) -> str:
+    """What a change (heads off, edits) did to the translation, on the translations shown."""
+    if list(before.output_ids) == list(after.output_ids):
+        return _("{what}, the translation is the same, token for token; the first token's probability is {after} "
+                 "(as trained: {before}).").format(what=what, after=percent(float(after.probs[0])),
+                                                   before=percent(float(before.probs[0])))
+    a, b = [int(i) for i in before.output_ids], [int(i) for i in after.output_ids]
+    same = next((i for i in range(min(len(a), len(b))) if a[i] != b[i]), min(len(a), len(b)))  # tokens alike first
+    if same == 0:
+        return _("{what}, the translation changes from its first token: “{before}” becomes “{after}”.").format(
+            what=what, before=text.md_escape(before.text), after=text.md_escape(after.text))
+    return ngettext("{what}, the translation changes after {n} token: “{before}” becomes “{after}”.",
+                    "{what}, the translation changes after {n} tokens: “{before}” becomes “{after}”.", same).format(
+        what=what, n=same, before=text.md_escape(before.text), after=text.md_escape(after.text))

@@ -1,0 +1,287 @@
+"""Charts on the page: what a chart factory returns (:class:`Chart`), and :func:`show_chart`, which draws it.
+
+A chart factory (attn_ui.widgets.heatmap, attn_ui.views.head_views, attn_ui.views.scaling_views,
+attn_ui.views.masking_views) is one public
+function: it takes arrays and labels and returns a :class:`Chart` (never calls st). ``Chart.altair()`` is the
+Altair chart, testable through ``to_dict()``; :func:`show_chart` draws the spec Altair built once per layout.
+
+Why a chart is split into a layout and its data: Vega-Lite specs of Altair charts are built and validated by
+Altair once per layout, then refilled with data.
+
+Building an Altair chart and converting it (``to_dict`` checks it against the Vega-Lite schema) costs tens of
+milliseconds per chart: most of a page's run, and paid again on every edit. A chart's structure depends on its
+*layout* (shape, labels, pixel sizes, titles), not on its numbers, so :func:`spec` asks Altair once per layout,
+with named placeholder datasets, keeps that spec, and on every later call copies it with the real data frames
+put in. The result is what ``st.vega_lite_chart`` takes; the datasets travel as Arrow, as with ``st.altair_chart``.
+
+The data are Arrow tables built straight from numpy (:func:`table`): what Streamlit sends, without a pandas
+DataFrame in between (building one and converting it to Arrow cost ≈ 2 ms a chart, a fifth of a small page's run).
+
+Colour domains travel with the data too (:func:`data_domain`), not as numbers in the spec: a spec that stays the
+same from one run to the next lets the browser update the drawn chart with the new data, where a changed spec
+makes it compile and draw the chart from scratch (≈ 30 ms per chart in Chromium, measured in bench/).
+
+A builder is ``build(layout, data, domains) -> alt chart``: ``data`` a list of data sources (data frames, or the
+placeholders) to pass to ``alt.Chart``, ``domains`` one entry per data source: the scale domain to use with it,
+``[lo, hi]`` or, from :func:`spec`, :func:`data_domain` of that source (``None`` where a source has none). Its
+structure must depend on ``layout`` alone: no reading of the data. Data frames it builds itself from the layout (a
+legend's rows, say) are kept with the cached spec.
+
+No Altair global is touched (data transformers, themes): data frames are swapped for names before conversion,
+so this is safe in Streamlit's script threads.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import streamlit as st
+
+from attn_ui.app import i18n
+
+Builder = Callable[[Any, list, list], alt.TopLevelMixin]
+Frame = pd.DataFrame | pa.Table  # a chart's data: Altair and Streamlit take either
+
+#: the columns :func:`spec` adds to a data frame to carry its scale domain (every row holds the same two numbers)
+DOMAIN_LO, DOMAIN_HI = "domain_lo", "domain_hi"
+_THEME_CONFIG = {"view": {"continuousWidth": 300, "continuousHeight": 300}}  # Altair's default theme adds this
+#: the theme charts are drawn in (st.vega_lite_chart's ``theme``): Streamlit's, so they follow light and dark
+THEME = "streamlit"
+#: on top of Streamlit's theme (a spec's config wins over it): axis and legend labels of 12 px, titles of 13 px (read
+#: at a glance; the heatmaps' cell widths and label angles are worked out for them: attn_ui.widgets.heatmap.label_px)
+FONT_PX = 12
+CONFIG = {"axis": {"labelFontSize": FONT_PX, "titleFontSize": FONT_PX + 1},
+          "legend": {"labelFontSize": FONT_PX, "titleFontSize": FONT_PX + 1},
+          "title": {"fontSize": FONT_PX + 2, "subtitleFontSize": FONT_PX}}
+
+
+@dataclass(frozen=True, eq=False)
+class Chart:
+    """A chart, as a chart factory returns it: its builder, its layout and its data.
+
+    ``build(layout, data, domains)`` makes the Altair chart (its structure depends on ``layout`` alone, see
+    :func:`spec`); ``data`` are its data frames; ``domains`` one colour domain (lo, hi) per frame that carries one
+    (None where the builder needs none or has it in the layout).
+    """
+
+    build: Builder
+    layout: Hashable
+    data: tuple[Frame, ...]
+    domains: tuple[tuple[float, float] | None, ...] = ()
+    canvas: bool = False  # many marks and no text: drawn on a canvas (:func:`on_canvas`)
+
+    def altair(self) -> alt.TopLevelMixin:
+        """The Altair chart itself, domains as numbers (for tests and ``st.altair_chart``)."""
+        domains = [list(d) if d is not None else None for d in self._domains()]
+        return self.build(self.layout, list(self.data), domains)
+
+    def to_dict(self) -> dict:
+        """The Altair chart's Vega-Lite dict (validated by Altair)."""
+        return self.altair().to_dict()
+
+    def spec(self) -> dict:
+        """The Vega-Lite spec for ``st.vega_lite_chart``, Altair building it once per layout (:func:`spec`)."""
+        out = spec(self.build, self.layout, self.data, self._domains())
+        return on_canvas(out) if self.canvas else out
+
+    def _domains(self) -> tuple[tuple[float, float] | None, ...]:
+        return tuple(self.domains) + (None,) * (len(self.data) - len(self.domains))
+
+
+def show_chart(chart: Chart | dict, **kwargs) -> object:
+    """Draw a :class:`Chart` (or a spec from :func:`cached_chart`) in Streamlit's theme.
+
+    ``theme="streamlit"``: the axes, legends and titles take the app's light or dark theme (the learner's system
+    setting, .streamlit/config.toml), where Vega's own defaults write black labels on a dark page. The colour
+    schemes stay the factories' own (colour-blind-safe, set on each scale); a heatmap picks the colour of each
+    cell's number from its fill (attn_ui.widgets.heatmap.cell_ink).
+
+    Width "content" by default: Streamlit's default "stretch" overrides the heatmaps' alt.Step cell size. Other
+    keyword arguments go to ``st.vega_lite_chart`` (``key``, ``on_select``, ``selection_mode``).
+    """
+    kwargs.setdefault("width", "content")
+    out = themed(describe(chart.spec() if isinstance(chart, Chart) else chart))
+    return st.vega_lite_chart(spec=out, theme=THEME, **kwargs)
+
+
+def themed(chart_spec: dict) -> dict:
+    """The spec with :data:`CONFIG` under its own config (the spec's own settings win), in place.
+
+    >>> themed({"config": {"axis": {"labelFontSize": 14}}})["config"]["axis"]
+    {'labelFontSize': 14, 'titleFontSize': 13}
+    """
+    own = chart_spec.get("config", {})
+    chart_spec["config"] = {**CONFIG, **own, **{k: {**CONFIG[k], **own[k]} for k in CONFIG if k in own}}
+    return chart_spec
+
+
+def cached_chart(factory: Callable[..., alt.TopLevelMixin], *args, **kwargs) -> dict:
+    """The spec of a plain Altair chart ``factory(*args, **kwargs)``, built once per distinct arguments.
+
+    For a chart whose every part changes with its data (e.g. the variance sweep): Altair builds and validates it
+    only when an argument changes. Show it with :func:`show_chart`. One spec per language: the factory writes its
+    titles in the learner's language.
+    """
+    return _chart_spec(f"{factory.__module__}.{factory.__qualname__}", i18n.language(), factory, *args, **kwargs)
+
+
+@st.cache_data(max_entries=256, show_spinner=False)
+def _chart_spec(name: str, lang: str, _factory: Callable[..., alt.TopLevelMixin], *args, **kwargs) -> dict:
+    return altair_spec(_factory(*args, **kwargs))  # the factory is part of the key by its name; lang: its texts
+
+
+def slot_name(i: int) -> str:
+    return f"slot{i}"
+
+
+def table(columns: dict[str, Any]) -> pa.Table:
+    """A chart's data from its columns (numpy arrays or lists), as an Arrow table.
+
+    >>> table({"k": np.array(["a", "b"]), "v": np.arange(2.0)}).to_pydict()
+    {'k': ['a', 'b'], 'v': [0.0, 1.0]}
+    """
+    return pa.table(columns)
+
+
+def data_domain(slot: int) -> dict:
+    """A scale domain ``[lo, hi]`` read, when the chart is drawn, from dataset ``slot``'s DOMAIN_LO/DOMAIN_HI
+    (a Vega-Lite expression; ``[0, 1]`` until the data has arrived). For ``alt.Scale(domain=...)``.
+
+    >>> data_domain(0)["expr"][:28]
+    "length(data('slot0')) ? [dat"
+    """
+    rows = f"data('{slot_name(slot)}')"
+    return {"expr": f"length({rows}) ? [{rows}[0].{DOMAIN_LO}, {rows}[0].{DOMAIN_HI}] : [0, 1]"}
+
+
+def spec(
+    build: Builder, layout: Hashable, data: Sequence[Frame], domains: Sequence[tuple[float, float] | None] = (),
+) -> dict:
+    """The Vega-Lite spec of ``build(layout, data, domains)``, its datasets named ``slot0``, ``slot1``, ...
+
+    ``domains[i]`` (if given and not None) is data frame i's scale domain (lo, hi): it goes into the frame's
+    DOMAIN_LO/DOMAIN_HI columns and the builder gets ``data_domain(i)``, so the spec does not change with it.
+
+    Examples
+    --------
+    >>> def bars(title, data, domains):
+    ...     return alt.Chart(data[0], title=title).mark_bar().encode(
+    ...         x="k:N", y=alt.Y("v:Q", scale=alt.Scale(domain=domains[0])))
+    >>> s = spec(bars, "sales", [table({"k": ["a", "b"], "v": [1.0, 3.0]})], [(0.0, 4.0)])
+    >>> s["data"], s["encoding"]["y"]["scale"]["domain"] == data_domain(0)
+    ({'name': 'slot0'}, True)
+    >>> s["datasets"]["slot0"].select(["v", DOMAIN_LO, DOMAIN_HI]).to_pylist()[1]
+    {'v': 3.0, 'domain_lo': 0.0, 'domain_hi': 4.0}
+    """
+    has_domain = tuple(i < len(domains) and domains[i] is not None for i in range(len(data)))
+    template, constants = _template(build, layout, has_domain, i18n.language())
+    frames = {slot_name(i): _with_domain(frame, domains[i]) if has_domain[i] else frame
+              for i, frame in enumerate(data)}
+    out = json.loads(template)  # a fresh copy each time: Streamlit patches the spec it is given
+    out["datasets"] = {**constants, **frames}
+    return out
+
+
+def _with_domain(frame: Frame, domain: tuple[float, float]) -> Frame:
+    """A copy of the frame with the DOMAIN_LO and DOMAIN_HI columns (every row the same two numbers)."""
+    lo, hi = float(domain[0]), float(domain[1])
+    if isinstance(frame, pd.DataFrame):
+        return frame.assign(**{DOMAIN_LO: lo, DOMAIN_HI: hi})
+    n = frame.num_rows
+    return frame.append_column(DOMAIN_LO, pa.array(np.full(n, lo))).append_column(DOMAIN_HI, pa.array(np.full(n, hi)))
+
+
+@lru_cache(maxsize=512)
+def _template(build: Builder, layout: Hashable, has_domain: tuple[bool, ...],
+              lang: str) -> tuple[str, dict[str, Frame]]:
+    """Altair's spec of the builder on placeholders (validated, once per layout and language) as JSON, and the data
+    frames the builder made itself (named const0, const1, ...).
+
+    ``lang`` (the session's, attn_ui.app.i18n.language()) is part of the key: a builder writes the words it adds itself
+    (tooltip titles, text alternatives) in the learner's language, so two languages never share a spec."""
+    slots = range(len(has_domain))
+    chart = build(layout, [alt.NamedData(name=slot_name(i)) for i in slots],
+                  [data_domain(i) if has_domain[i] else None for i in slots])
+    constants = {name: pa.Table.from_pandas(frame, preserve_index=False) if isinstance(frame, pd.DataFrame) else frame
+                 for name, frame in _name_frames(chart, "const").items()}  # converted once, not on every run
+    return json.dumps(_to_dict(chart)), constants
+
+
+def on_canvas(chart_spec: dict) -> dict:
+    """The spec drawn on a canvas instead of SVG (Streamlit's default below 2,000 data rows): for charts of many
+    marks without text, a canvas draws them in a fraction of the time SVG's one DOM node per mark takes."""
+    chart_spec["usermeta"] = {**chart_spec.get("usermeta", {}), "embedOptions": {"renderer": "canvas"}}
+    return chart_spec
+
+
+def altair_spec(chart: alt.TopLevelMixin) -> dict:
+    """The Vega-Lite spec of a built Altair chart for ``st.vega_lite_chart``, its data frames as named datasets.
+
+    What ``st.altair_chart`` sends, converted without Altair's global data transformer (so safe in any thread).
+    The chart's data frames are swapped for names in place: use the chart for nothing else afterwards.
+
+    Examples
+    --------
+    >>> c = alt.Chart(pd.DataFrame({"k": ["a"], "v": [1.0]})).mark_bar().encode(x="k:N", y="v:Q")
+    >>> s = altair_spec(c)
+    >>> s["data"], list(s["datasets"]["slot0"].columns)
+    ({'name': 'slot0'}, ['k', 'v'])
+    """
+    frames = _name_frames(chart, "slot")
+    out = _to_dict(chart)
+    out["datasets"] = frames
+    return out
+
+
+def _name_frames(chart: alt.TopLevelMixin, prefix: str) -> dict[str, Frame]:
+    """Swap every data frame in the chart (and its layers and panels) for a name; return {name: frame}."""
+    frames: dict[int, tuple[str, Frame]] = {}
+
+    def swap(node: Any) -> None:
+        data = getattr(node, "data", None)
+        if isinstance(data, (pd.DataFrame, pa.Table)):
+            name, _ = frames.setdefault(id(data), (f"{prefix}{len(frames)}", data))
+            node.data = alt.NamedData(name=name)
+        for attr in ("layer", "concat", "hconcat", "vconcat"):
+            for sub in getattr(node, attr, None) or ():
+                swap(sub)
+        if isinstance(getattr(node, "spec", None), alt.SchemaBase):  # facet / repeat
+            swap(node.spec)
+
+    swap(chart)
+    return dict(frames.values())
+
+
+def _to_dict(chart: alt.TopLevelMixin) -> dict:
+    """chart.to_dict() (validated) as st.altair_chart has it: without Altair's default theme."""
+    out = chart.to_dict()
+    if out.get("config") == _THEME_CONFIG:
+        del out["config"]
+    return out
+
+
+def describe(chart_spec: dict) -> dict:
+    """The spec (changed in place) with a top-level ``description`` (what Vega gives screen readers as the chart's
+    aria-label): the factory's own if it set one, else the chart's title. A chart with neither keeps none: its
+    factory must say what it shows (attn_ui.widgets.heatmap.describe does for heatmaps).
+
+    >>> describe({"title": {"text": ["Weights", "per head"]}})["description"]
+    'Weights per head'
+    >>> describe({"title": "S", "description": "mine"})["description"], "description" in describe({})
+    ('mine', False)
+    """
+    title = chart_spec.get("title")
+    if "description" not in chart_spec and title:
+        text = title.get("text", "") if isinstance(title, dict) else title
+        text = " ".join(text) if isinstance(text, list) else str(text)
+        if text.strip():
+            chart_spec["description"] = text.strip()
+    return chart_spec

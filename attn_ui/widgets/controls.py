@@ -1,0 +1,125 @@
+"""The controls pages share: decimals shown, the head and the query followed, one part of a page at a time,
+paging through long matrices, and heatmaps laid side by side.
+
+Each control keeps its value across pages through :func:`attn_ui.app.state.bind`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+import numpy as np
+import streamlit as st
+
+from attn_ui.app import i18n, state
+from attn_ui.app.i18n import N_, _
+from attn_ui.widgets import heatmap
+
+MAX_PRECISION = 8
+HEAD_OPTION = N_("head {h}")  # a head in the selectbox
+
+
+def precision() -> int:
+    """Decimals every number on the page is shown with (the learner's choice, kept across pages)."""
+    return int(st.session_state[state.PRECISION])
+
+
+def precision_control(prefix: str, where: Any = st) -> int:
+    """Slider for the number of decimals every number on the page is shown with (state PRECISION)."""
+    value = min(max(precision(), 0), MAX_PRECISION)
+    key = f"{prefix}_precision"
+    return where.slider(_("Decimals shown"), min_value=0, max_value=MAX_PRECISION,
+                        help=_("Applies to every number on this page."), **_shared(state.PRECISION, key, value))
+
+
+def head_selector(n_heads: int, prefix: str) -> int:
+    """The head to show (state HEAD); no widget when there is only one."""
+    if n_heads == 1:
+        return 0
+    value, key, now = min(int(st.session_state[state.HEAD]), n_heads - 1), f"{prefix}_head", i18n.translator()
+    return st.selectbox(_("Head"), list(range(n_heads)), format_func=lambda h: now(HEAD_OPTION).format(h=h), width=320,
+                        help=_("Each head attends with its own slice of W_Q, W_K, W_V."),
+                        **_shared(state.HEAD, key, value))
+
+
+def query_selector(labels: list[str], prefix: str) -> int:
+    """The query token to drill into (state QUERY); clicking a scores or weights cell also sets it."""
+    value, key = min(int(st.session_state[state.QUERY]), len(labels) - 1), f"{prefix}_query"
+    st.session_state[state.QUERY] = value
+    return st.selectbox(_("Query token (or click a cell of the scores or weights)"), list(range(len(labels))),
+                        format_func=lambda i: labels[i], width=320, **state.bind(key, value, partial(_pick_query, key)))
+
+
+def _pick_query(key: str) -> None:
+    """on_change of the query selectbox: the query, and fresh clickable heatmaps (a heatmap's click is news only when
+    it differs from its last one: after the selectbox, a click on the cell clicked before must count again)."""
+    st.session_state[state.QUERY] = st.session_state[key]
+    st.session_state[state.QUERY_PICKS] += 1
+
+
+def _shared(state_key: str, key: str, value: int) -> dict:
+    """:func:`attn_ui.app.state.bind` for a widget showing a choice the pages share (its value kept in range)."""
+    st.session_state[state_key] = value
+    return state.bind(key, value, state.copy_to(state_key, key))
+
+
+def view_picker(label: str, options: list[str], *, key: str, format_func: Callable[[str], str] | None = None) -> str:
+    """A row of buttons choosing the one part of a page drawn below it; the choice is kept across page visits.
+
+    ``options`` are the values the page reads (English, marked with ``N_``); each button shows
+    ``format_func(option)``, by default the option in the learner's language.
+
+    Use it instead of ``st.tabs``. The page builds only the chosen part, as with lazy tabs, but Streamlit's tab
+    bar also costs the browser about 40–80 ms on every rerun of the page; a segmented control costs a few
+    (bench/RESULTS.md, round 4).
+    """
+    return st.segmented_control(label, options, required=True, label_visibility="collapsed",
+                                format_func=format_func or i18n.translator(),
+                                **state.bind(key, state.kept(key, options[0], options)))
+
+
+def one_at_a_time(label: str, options: list[str], *, large: bool, key: str,
+                  format_func: Callable[[str], str] | None = None) -> list[str]:
+    """The heatmaps of a group (a before/after pair, Q K V) to draw: every one side by side, or, when ``large``
+    (each drawn in blocks: attn_ui.views.step_by_step.in_blocks), the one chosen on a :func:`view_picker` above them.
+
+    At that size each heatmap costs the browser tens of milliseconds of work, all at once when the page opens
+    (bench/RESULTS.md, issue 28); at a smaller size the group is compared side by side as before."""
+    if not large:
+        return list(options)
+    chosen = view_picker(label, options, key=key, format_func=format_func)
+    st.caption(_("At this size each heatmap is drawn in blocks, one at a time: choose which above."))
+    return [chosen]
+
+
+def pair_shown(a: np.ndarray, b: np.ndarray, rows: list[str], shown: list[str], both: tuple[str, str],
+               extra_b: int = 0) -> list[Any]:
+    """Where a pair's heatmaps go (``both``: the pair's two options of :func:`one_at_a_time`, ``shown``: what it
+    returned): side by side (:func:`pair`), or a container for the one shown and None for the other."""
+    if len(shown) == 2:
+        return pair(a, b, rows, extra_b=extra_b)
+    return [st.container() if side in shown else None for side in both]
+
+
+def pages_of(n: int, per_page: int) -> list[range]:
+    """Positions 0 … n − 1 in pages of ``per_page`` (rows or keys shown a page at a time).
+
+    >>> pages_of(70, 32)
+    [range(0, 32), range(32, 64), range(64, 70)]
+    """
+    return [range(a, min(a + per_page, n)) for a in range(0, n, max(per_page, 1))]
+
+
+def side_by_side(widths: list[int], least: int = 200) -> list[Any]:
+    """Containers in a row, ``widths`` pixels wide (at least ``least``); they wrap when the row is full."""
+    row = st.container(horizontal=True, gap="medium")
+    return [row.container(width=max(w, least)) for w in widths]
+
+
+def pair(a: np.ndarray, b: np.ndarray, rows: list[str], extra_b: int = 0) -> list[Any]:
+    """Two containers side by side, each as wide as the heatmap of ``a`` or ``b`` (plus ``extra_b`` pixels for
+    what is drawn beside ``b``); they wrap if too wide."""
+    widths = [heatmap.heatmap_width(m, rows, precision()) for m in (a, b)]
+    return side_by_side([widths[0], widths[1] + extra_b])

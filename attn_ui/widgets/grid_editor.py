@@ -1,0 +1,415 @@
+"""The grid editor: an st.data_editor grid per matrix (and one for the token labels) whose edits go through
+attn_core validation, and the banner that says a grid holds a refused value.
+
+The grids' edits are committed at the start of every run (:func:`commit_pending`, from attn_ui.shell.frame), before
+any page draws: the whole page and every other page see the new configuration, and an edit that arrives with a
+page switch is not lost. (Not in on_change callbacks: AppTest edits reach the script, not callbacks.)
+A rejected edit keeps the learner's values as a draft (shown again when they come back) with a
+message naming the matrix and the cell; the configuration keeps its last valid value.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from attn_core import MATRIX_NAMES, AttentionInputError, Config, as_matrix, validate_config
+from attn_ui.app import i18n, registry, state
+from attn_ui.app.i18n import N_, _
+from attn_ui.infra import budget
+from attn_ui.widgets import controls, text
+from attn_ui.widgets.numbers import exact_texts, grid_texts, parse_number
+
+#: matrices bigger than this are not shown as an editable grid (the browser would crawl)
+MAX_EDITABLE_CELLS = 20_000
+
+
+def row_tokens(cfg: Config, name: str) -> tuple[str, ...]:
+    """The tokens that label a matrix's rows: Y's for Y, X's otherwise (only X and Y have a row per token)."""
+    return cfg.query_tokens if name == "y" else cfg.tokens
+
+
+def row_labels(name: str, tokens: tuple[str, ...], n_rows: int) -> list[str]:
+    """Rows of X (and Y) are tokens; weight rows are input dimensions."""
+    if name in ("x", "y"):
+        return text.numbered(tokens)
+    return [str(i) for i in range(n_rows)]
+
+
+def cell_label(name: str, cell: tuple[int, int], tokens: tuple[str, ...]) -> str:
+    """'row 1 (input2), column 2' for X (and Y); 'row 3, column 0' for weights."""
+    i, j = cell
+    if name in ("x", "y") and i < len(tokens):
+        return _("row {i} ({token}), column {j}").format(i=i, token=text.isolate(tokens[i]), j=j)
+    return _("row {i}, column {j}").format(i=i, j=j)
+
+
+#: the core's messages about one cell that it can raise for a grid (attn_core.as_matrix), by their template: the
+#: grid's own sentence, naming the cell by the grid's labels (with the row's token, for X and Y; without)
+CELL_MESSAGES = {
+    "{name}: cell ({i}, {j}) is {v!r}, not a number.": (
+        N_("{matrix}, row {i} ({token}), column {j} is {v!r}, not a number."),
+        N_("{matrix}, row {i}, column {j} is {v!r}, not a number."),
+    ),
+    "{name}: cell ({i}, {j}) is beyond ±1.8e308, too large for a float64.": (
+        N_("{matrix}, row {i} ({token}), column {j} is beyond ±1.8e308, too large for a float64."),
+        N_("{matrix}, row {i}, column {j} is beyond ±1.8e308, too large for a float64."),
+    ),
+    "{name}: cell ({i}, {j}) is {what}; {hint}.": (
+        N_("{matrix}, row {i} ({token}), column {j} is {what}; {hint}."),
+        N_("{matrix}, row {i}, column {j} is {what}; {hint}."),
+    ),
+}
+#: an empty cell (the core's "is empty, not a number.")
+EMPTY_MESSAGES = (N_("{matrix}, row {i} ({token}), column {j} is empty, not a number."),
+                  N_("{matrix}, row {i}, column {j} is empty, not a number."))
+#: how the core's English message about a cell starts ("X: cell (1, 2) ")
+_CORE_CELL = re.compile(r"^[^:]*: cell \(\d+, \d+\) ")
+
+
+def describe_error(name: str, err: AttentionInputError, tokens: tuple[str, ...]) -> str:
+    """The core's message in the learner's language, with the cell spelled out in the grid's own labels."""
+    if err.cell is None:
+        return i18n.error_text(err)
+    matrix, (i, j) = MATRIX_NAMES.get(name, name), err.cell
+    template, params = getattr(err, "template", None), getattr(err, "params", None)
+    if template in CELL_MESSAGES and isinstance(params, dict):
+        with_token, without = EMPTY_MESSAGES if params.get("v") is _EMPTY else CELL_MESSAGES[template]
+        values = {k: _(v) if k == "hint" and isinstance(v, str) else v for k, v in params.items()}  # a marked hint
+        has_token = name in ("x", "y") and i < len(tokens)
+        try:
+            return _(with_token if has_token else without).format(
+                **{**values, "matrix": matrix, "i": i, "j": j, "token": text.isolate(tokens[i]) if has_token else ""})
+        except (KeyError, IndexError):  # a template whose values differ from these: said as the core says it
+            pass
+    message = i18n.error_text(err)
+    if m := _CORE_CELL.match(message):  # the core's English words: the detail after its "X: cell (i, j) "
+        return f"{matrix}, {cell_label(name, err.cell, tokens)} {message[m.end():]}"
+    return message  # the core's message, translated: it names the matrix and the cell itself
+
+
+def _parse(value: object, was: object, shown: str) -> object:
+    """A grid cell as typed -> the value it stands for: a number where it reads as one (numbers.parse_number),
+    the cell's own value where it is the text the grid showed for it (``shown``) unchanged, None where it is empty,
+    otherwise the text as typed (the core names it in its message)."""
+    if not isinstance(value, str):
+        return value
+    if not value.strip():
+        return None
+    if isinstance(was, float) and value == shown:
+        return was  # the shown text, typed back unchanged: the exact value (even when shown rounded)
+    try:
+        return parse_number(value)
+    except ValueError:
+        return value
+
+
+def apply_edits(base: np.ndarray, edited_rows: dict, precision: int) -> np.ndarray:  # object [r, c] -> object [r, c]
+    """The grid's values: ``base`` with the editor's edits (row -> {column label -> value}) applied.
+
+    ``precision``: the decimals the grid was drawn with (its texts are :func:`_texts`).
+    """
+    out = np.array(base, dtype=object, copy=True)
+    texts = _texts(base, precision) if edited_rows else None  # what each cell showed: the whole grid's notation
+    for i, row in edited_rows.items():
+        for j, value in row.items():
+            if str(j).isdigit():
+                was = out[int(i), int(j)]
+                shown = texts[int(i), int(j)] if _is_number(was) else ""
+                out[int(i), int(j)] = _parse(value, was, shown)
+    return out
+
+
+def commit_pending() -> None:
+    """Commit every grid edit the browser sent, whichever page this run draws.
+
+    attn_ui.shell.frame calls it first on every run. A learner who types into a cell and clicks another page at once
+    sends the edit with the page switch: that run draws the other page, without the grid. The token grid commits
+    here too; it names a refused label when it is drawn.
+    """
+    version, bases = st.session_state[state.EDITOR_VERSION], st.session_state[state.EDITOR_BASE]
+    for name in MATRIX_NAMES:
+        key = f"{name}_editor_{version}"
+        if name in bases and key in st.session_state:  # no edits left may be news too: Streamlit drops an edit
+            _commit(name, st.session_state[key].get("edited_rows", {}))  # that puts a cell's first text back
+        if st.session_state[state.EDITOR_VERSION] != version:  # a stale grid reset them all: nothing left to commit
+            return
+    for field in ("tokens", "y_tokens"):
+        if (key := f"{field}_editor_{version}") in st.session_state:
+            _commit_tokens(key, field)  # a refused label is named when the token grid is drawn again
+
+
+def _commit(name: str, edits: dict) -> None:
+    """Validate the edited grid and store it, or keep it as a draft with a message."""
+    cfg = state.config()
+    if cfg.matrix(name) is None:  # a grid of a matrix the configuration no longer has (score function, Y)
+        return
+    base, precision, held = st.session_state[state.EDITOR_BASE][name]
+    if not _same(held, cfg.matrix(name)):  # the matrix changed since, not through this grid: its edits are stale
+        state.reset_editor_state()  # every grid is drawn afresh from the configuration
+        return
+    values = apply_edits(base, edits, precision) if edits else base
+    drafts, errors = st.session_state[state.DRAFTS], st.session_state[state.ERRORS]
+    if name not in drafts and _same(values, cfg.matrix(name)):
+        return  # nothing new since the last commit
+    try:
+        matrix = as_matrix(MATRIX_NAMES[name], _with_empty(values))
+        validate_config(replace(cfg, **{name: matrix}))
+    except AttentionInputError as err:
+        drafts[name] = values
+        errors[name] = (err, row_tokens(cfg, name))  # said in words when shown: errors()
+        return
+    drafts.pop(name, None)
+    errors.pop(name, None)
+    st.session_state[state.EDITOR_BASE][name] = (base, precision, matrix)  # what the grid now holds
+    state.set_config(replace(cfg, **{name: matrix}), reset_editors=False)
+
+
+def _same(values: np.ndarray, matrix: np.ndarray) -> bool:
+    try:
+        return bool(np.array_equal(values.astype(np.float64), matrix))
+    except (TypeError, ValueError):
+        return False
+
+
+def _with_empty(values: np.ndarray) -> np.ndarray:
+    """Mark empty cells so the core reports them as empty rather than as None."""
+    out = values.copy()
+    for (i, j), v in np.ndenumerate(values):
+        if v is None:
+            out[i, j] = _EMPTY
+    return out
+
+
+class _Empty:
+    def __repr__(self) -> str:
+        return "empty"
+
+
+_EMPTY = _Empty()
+
+
+def _is_number(v: object) -> bool:
+    return isinstance(v, float | int) and not isinstance(v, bool)
+
+
+def _numbers(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # object or float [r, c] -> ([k] flat index, [k])
+    """The cells of a grid's values that are numbers (a draft also holds refused texts and empty cells)."""
+    flat = values.ravel()
+    if values.dtype != object:
+        return np.arange(flat.size), flat.astype(float)
+    where = np.array([i for i, v in enumerate(flat) if _is_number(v)], dtype=int)
+    return where, np.array([float(flat[i]) for i in where], dtype=float)
+
+
+def _texts(values: np.ndarray, precision: int) -> np.ndarray:  # object or float [r, c] -> object [r, c]
+    """Each cell's text: the numbers in the one notation of the matrix (numbers.grid_texts: "1", "16"; "0.3333"),
+    a refused cell's text as it was typed, "" for an empty cell."""
+    where, numbers = _numbers(values)
+    texts = np.array(["" if v is None else str(v) for v in values.ravel().tolist()] if values.dtype == object
+                     else [""] * values.size, dtype=object)
+    texts[where] = grid_texts(numbers, precision)
+    return texts.reshape(values.shape)
+
+
+def _frame(values: np.ndarray, rows: list[str], precision: int) -> pd.DataFrame:  # object [r, c] -> text frame
+    """What the grid shows: the numbers at ``precision`` in the matrix's one notation (:func:`_texts`), and a
+    refused cell's text as it was typed."""
+    if values.dtype != object:  # a matrix of the configuration: every cell a number
+        return _number_frame(values, tuple(rows), precision)
+    return pd.DataFrame(_texts(values, precision), index=rows, columns=[str(j) for j in range(values.shape[1])])
+
+
+@budget.cached("grid_texts", copy=pd.DataFrame.copy, slots=budget.EXPLORER_SLOTS)  # the grid gets its own copy to edit
+def _number_frame(values: np.ndarray, rows: tuple[str, ...], precision: int) -> pd.DataFrame:  # [r, c] -> text
+    """The grid's texts of a float matrix, built once per matrix (an edit of X leaves W_Q's grid as it was)."""
+    return pd.DataFrame(_texts(values, precision), index=list(rows), columns=[str(j) for j in range(values.shape[1])])
+
+
+def _reads_as(text: str, v: float) -> bool:
+    """Whether a grid's ``text`` reads back as exactly ``v`` ("<0.0001" and "+∞" do not)."""
+    try:
+        return parse_number(text) == v
+    except ValueError:
+        return False
+
+
+#: up to this many cells, the "Every digit" popover under a grid lists them (beyond, the JSON file has them)
+EVERY_DIGIT_CELLS = 400
+
+
+def every_digit(name: str, values: np.ndarray, rows: list[str], precision: int) -> None:  # values [r, c]
+    """Under a grid whose texts round some of its numbers: a popover with every digit of each (the shortest text
+    that reads back as exactly that float64); nothing when the grid shows every number exactly."""
+    if values.size > EVERY_DIGIT_CELLS:  # not checked cell by cell on every run: too many
+        with st.popover(_("Every digit"), icon=":material/pin:"):
+            st.caption(_("{matrix} has {cells} cells: the JSON file on {page} holds every digit of each.").format(
+                matrix=MATRIX_NAMES[name], cells=f"{values.size:,}", page=_(registry.SHARE.title)))
+        return
+    where, numbers = _numbers(values)
+    if all(map(_reads_as, grid_texts(numbers, precision), numbers.tolist())):
+        return
+    with st.popover(_("Every digit"), icon=":material/pin:"):
+        texts = np.array(_texts(values, precision).ravel(), dtype=object)
+        texts[where] = exact_texts(numbers)
+        st.caption(_("{matrix} with every digit: the grid shows {n} decimals; a cell typed back as shown keeps its "
+                     "exact value.").format(matrix=MATRIX_NAMES[name], n=precision))
+        st.dataframe(pd.DataFrame(texts.reshape(values.shape), index=rows,
+                                  columns=[str(j) for j in range(values.shape[1])]))
+
+
+def column_px(texts: list[str]) -> int:
+    """A grid column just wide enough for its longest text: ≈ 7.5 px a character at the grid's font, plus the
+    cell's padding and the header's edit icon.
+
+    >>> column_px(["1", "0"]), column_px(["0.4963", "−1.2e-05"]), column_px(["0: input1"])
+    (40, 80, 88)
+    """
+    return max(40, round(7.5 * max(map(len, texts), default=1)) + 20)
+
+
+def matrix_editor(name: str, *, height: int | str = "auto", compact: bool = False) -> None:
+    """An editable grid for one matrix of the configuration ("x", "w_q", ..., or one it has: "y", "w_a", ...).
+
+    ``compact``: each column only as wide as its texts (for the sidebar's edit panel), not Streamlit's default."""
+    cfg = state.config()
+    current = cfg.matrix(name)
+    if current.size > MAX_EDITABLE_CELLS and name not in st.session_state[state.DRAFTS]:
+        st.caption(_(
+            "{matrix} has {cells} cells, too many for a grid here (up to {most}): change one cell at a time below, "
+            "randomise it, or import a JSON file on {page}."
+        ).format(matrix=MATRIX_NAMES[name], cells=f"{current.size:,}", most=f"{MAX_EDITABLE_CELLS:,}",
+                 page=_(registry.SHARE.title)))
+        one_cell(name)
+        return
+    key = f"{name}_editor_{st.session_state[state.EDITOR_VERSION]}"
+    bases = st.session_state[state.EDITOR_BASE]
+    if key not in st.session_state or name not in bases or bases[name][0].shape != current.shape:
+        # a fresh grid starts from the current values (as does one whose matrix changed shape without a new
+        # version: a configuration put in the state directly); it holds the current matrix
+        bases[name] = (st.session_state[state.DRAFTS].get(name, current), controls.precision(), current)
+    base, precision, _held = bases[name]
+    rows = row_labels(name, row_tokens(cfg, name), base.shape[0])
+    frame = _frame(base, rows, precision)
+    # text cells: a number column's cell editor drops what it does not expect ("1e-3" arrived as -13)
+    columns = {c: st.column_config.TextColumn(c, alignment="right",
+                                              width=column_px(list(frame[c])) if compact else None)
+               for c in frame.columns}
+    if compact:
+        columns["_index"] = st.column_config.TextColumn(width=column_px(rows))
+    st.data_editor(frame, key=key, num_rows="fixed", height=height, column_config=columns)
+    every_digit(name, st.session_state[state.DRAFTS].get(name, cfg.matrix(name)), rows, precision)
+    if name in st.session_state[state.ERRORS]:  # its edits were committed (or refused) by commit_pending
+        st.error(
+            _("{message} The other pages show the last valid values until this is fixed.").format(
+                message=text.md_escape(errors()[name])),
+            icon=":material/warning:",
+        )
+
+
+def one_cell(name: str) -> None:
+    """One cell of a matrix too large for a grid: its row and column, its value exactly (as Python writes the
+    float64), and a new value typed, which **Set** stores (a value that is not a number is refused, named by matrix
+    and cell, and the matrix keeps its values)."""
+    cfg, version = state.config(), st.session_state[state.EDITOR_VERSION]
+    m = cfg.matrix(name)  # [r, c]
+    row = st.container(horizontal=True, vertical_alignment="bottom")
+    i = int(row.number_input(_("Row"), min_value=0, max_value=m.shape[0] - 1, step=1, width=110,
+                             key=state.CELL_ROW.format(name=name)))
+    j = int(row.number_input(_("Column"), min_value=0, max_value=m.shape[1] - 1, step=1, width=110,
+                             key=state.CELL_COL.format(name=name)))
+    value_key = state.CELL_VALUE.format(name=name, i=i, j=j, version=version)
+    row.text_input(_("Value"), value=repr(float(m[i, j])), key=value_key, width=220)
+    row.button(_("Set"), key=f"{value_key}_set", on_click=set_cell, args=(name, i, j, value_key))
+    if message := st.session_state.setdefault(state.CELL_REFUSED, {}).get(name):
+        st.error(text.md_escape(message), icon=":material/warning:")
+
+
+def set_cell(name: str, i: int, j: int, value_key: str) -> None:
+    """on_click of :func:`one_cell`'s Set: the value typed into cell (i, j) of matrix ``name``, or a message."""
+    refused = st.session_state.setdefault(state.CELL_REFUSED, {})
+    cfg, typed = state.config(), str(st.session_state.get(value_key, ""))
+    where = cell_label(name, (i, j), row_tokens(cfg, name))
+    try:
+        value = parse_number(typed)
+    except ValueError:
+        refused[name] = _("{matrix}, {cell}: {typed!r} is not a number; the matrix keeps its values.").format(
+            matrix=MATRIX_NAMES[name], cell=where, typed=typed[:40])
+        return
+    m = cfg.matrix(name).copy()
+    m[i, j] = value
+    what = state.change(N_("{matrix}, {cell} set to {value}"), matrix=MATRIX_NAMES[name], cell=where,
+                        value=repr(value))
+    if message := state.set_config(replace(cfg, **{name: m}), what=what):
+        refused[name] = message
+    else:
+        refused.pop(name, None)
+
+
+def token_editor(field: str = "tokens") -> None:
+    """A one-column grid of token labels, one row per row of X (``field`` "tokens") or of Y ("y_tokens"); an empty
+    label is refused with a message."""
+    cfg = state.config()
+    key = f"{field}_editor_{st.session_state[state.EDITOR_VERSION]}"
+    st.data_editor(
+        pd.DataFrame({"token": list(getattr(cfg, field))}),
+        key=key,
+        num_rows="fixed",
+        column_config={"token": st.column_config.TextColumn(_("token"), required=True)},
+        width="content",
+    )
+    if message := _commit_tokens(key, field):
+        st.error(_("Token labels not changed: {message}").format(message=text.md_escape(message)),
+                 icon=":material/warning:")
+
+
+def _commit_tokens(key: str, field: str = "tokens") -> str | None:
+    """Store the token grid's edits; the message when they are refused (e.g. an empty label), else None."""
+    cfg = state.config()
+    if getattr(cfg, field) is None:  # Y's grid of a session that has since gone back to self-attention
+        return None
+    tokens = list(getattr(cfg, field))
+    for i, row in st.session_state[key].get("edited_rows", {}).items():
+        if "token" in row and int(i) < len(tokens):
+            tokens[int(i)] = "" if row["token"] is None else str(row["token"]).strip()
+    if tuple(tokens) == getattr(cfg, field):
+        return None
+    return state.set_config(replace(cfg, **{field: tuple(tokens)}))
+
+
+#: where each matrix's grid is, and how the banner names it, in English (W_O's grid is on Multi-head only)
+FIX_ON = {"w_o": (registry.MULTIHEAD, N_("Multi-head (section 5)")),
+          **{name: (registry.SCORES, registry.SCORES.title) for name in ("w_a", "w_1", "w_2", "v_a")}}
+
+
+def pending_errors_banner(here: registry.Page | None = None, *, in_panel: tuple[str, ...] = ()) -> None:
+    """Tell the learner that a grid holds a rejected value and these numbers are the last valid ones, with a link
+    to the page of that grid (none to ``here``, the page the banner is on); ``in_panel``: the matrices the sidebar's
+    edit panel offers on this page (attn_ui.shell.edit_panel), where the value can be fixed without leaving it."""
+    errs = errors()
+    if errs and set(errs) <= set(in_panel):
+        st.warning(_("Showing the last valid values: {errors} Fix it in the sidebar, under Edit the numbers.").format(
+            errors=i18n.sentences(*map(text.md_escape, errs.values()))), icon=":material/warning:")
+    elif errs:
+        places = list(dict.fromkeys(FIX_ON.get(name, (registry.INPUTS, registry.INPUTS.title)) for name in errs))
+        where = _(places[0][1])
+        for _page, label in places[1:]:  # "A and B", "A and B and C"
+            where = _("{first} and {second}").format(first=where, second=_(label))
+        st.warning(
+            _("Showing the last valid values: {errors} Fix it on {places}.").format(
+                errors=i18n.sentences(*map(text.md_escape, errs.values())), places=where),
+            icon=":material/warning:",
+        )
+        for page, label in places:
+            if page != here:
+                st.page_link(page.file, label=_("Go to {page}").format(page=_(label)), icon=":material/edit:")
+
+
+def errors() -> dict[str, str]:
+    """Rejected inputs waiting to be fixed, by matrix name: each message in the learner's language now (a switch of
+    language after the edit says it again in the new one)."""
+    return {name: describe_error(name, err, tokens) for name, (err, tokens) in st.session_state[state.ERRORS].items()}

@@ -1,0 +1,486 @@
+"""The heatmap of a matrix: the chart most intermediates are drawn with (a chart factory; never calls st).
+
+:func:`heatmap` returns an :class:`attn_ui.widgets.charts.Chart`; test it through ``heatmap(...).to_dict()``.
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from dataclasses import dataclass
+from typing import Literal
+
+import altair as alt
+import numpy as np
+
+from attn_ui.app.i18n import N_, _
+from attn_ui.widgets import charts
+from attn_ui.widgets.numbers import format_numbers
+
+Kind = Literal["signed", "weights", "mask"]
+
+#: colour-blind-safe schemes: diverging around 0 for signed matrices, one hue for weights
+SCHEMES = {"signed": "blueorange", "weights": "blues", "mask": "greys"}
+MASKED_COLOUR = "#d9d9d9"  # a masked (-inf) cell: grey, distinct from any small weight
+MAX_TEXT_CELLS = 400  # above this, the numbers are dropped from the cells (unreadable anyway)
+#: a legend's labels: 4 significant digits (0.5, 16, 5e+29, never a 30-digit label); only the labels, so the
+#: cells' descriptions for screen readers keep every digit (a legend ``format`` would round those too)
+LEGEND_LABEL = "format(datum.value, '.4~g')"
+#: a cell's value with every digit, for its tooltip: the shortest text that reads back as exactly that float64
+#: (JavaScript's, as Python's repr), with the minus sign the app writes; worked out in the browser from the value,
+#: so a large heatmap carries no second text per cell
+EXACT = "replace(toString(datum.value), '-', '\u2212')"
+CANVAS_CELLS = 256  # a heatmap of at least this many cells and no numbers on them is drawn on a canvas
+FONT = 12  # px: the numbers on the cells (as attn_ui.widgets.charts.CONFIG's axis and legend labels)
+CHAR_PX = 5.7  # px: a number's width per character at FONT px ("<0.0001": 38.8 px, "−1.2346e−5": 56.7 in Source Sans)
+WIDE_CHAR_PX = 13  # px: width of a Chinese or Korean character at FONT px
+#: the sidebar's width (attn_ui.shell.frame sets it): Streamlit's 300 px and 20 more, for the edit panel's grid of X
+#: (index and four columns of seed 000's numbers) without a sideways scroll
+SIDEBAR_PX = 320
+#: the main column's width at a 1,400 px window: the window less the sidebar and the wide layout's padding (5rem,
+#: 80 px, each side; measured in Chromium). No heatmap is wider (:func:`geometry`).
+MAIN_COLUMN_PX = 1400 - SIDEBAR_PX - 2 * 80
+LEGEND_PX = 72  # the colour legend right of the cells: its offset, gradient and labels ("−0.9876")
+AXIS_PX = 14  # between a row label and the cells: ticks and padding
+LABEL_LIMIT = 180  # px: Vega's default labelLimit, the widest an axis label is drawn (cut with "…" beyond)
+
+
+def cell_px(n_rows: int, n_cols: int, *, largest: int = 44, budget: int = 640) -> int:
+    """Pixel size of a square cell so the heatmap stays within ``budget`` pixels."""
+    return int(max(2, min(largest, budget // max(n_rows, n_cols, 1))))
+
+
+def shows_text(n_rows: int, n_cols: int, px: int) -> bool:
+    """Whether a heatmap writes its numbers on the cells (not when they are too many or too small)."""
+    return n_rows * n_cols <= MAX_TEXT_CELLS and px >= 26
+
+
+def label_px(label: object) -> int:
+    """Approximate width of an axis label (12 px font): 7 px a character, 13 for a wide one (Chinese, Korean), none
+    for an invisible one (the isolates around a right-to-left label: attn_ui.widgets.text.isolate); at most LABEL_LIMIT.
+
+    >>> label_px("0: input1"), label_px("0: 注意"), label_px("0: \u2068שלום\u2069"), label_px("x" * 40)
+    (63, 47, 49, 180)
+    """
+    return min(LABEL_LIMIT, sum(0 if unicodedata.category(ch) == "Cf" else WIDE_CHAR_PX
+                                if unicodedata.east_asian_width(ch) in "WF" else 7 for ch in str(label)))
+
+
+def cell_width(px: int, longest_text: int) -> int:
+    """Width of a cell ``px`` high that must hold numbers of ``longest_text`` characters (0: no text).
+
+    >>> cell_width(44, 0), cell_width(44, 6), cell_width(44, 9)
+    (44, 44, 57)
+    """
+    return max(px, int(CHAR_PX * longest_text) + 6)
+
+
+def cells_room(row_labels: list[str]) -> int:
+    """The pixels a heatmap's cells may take: the main column less its row labels, their ticks and its legend."""
+    return MAIN_COLUMN_PX - max(map(label_px, row_labels), default=0) - AXIS_PX - LEGEND_PX
+
+
+def fit_width(n_cols: int, row_labels: list[str], px: int, longest_text: int,
+              room: int | None = None) -> tuple[int, bool]:
+    """The width of a heatmap's cells ``px`` high that hold numbers of ``longest_text`` characters (0: none), and
+    whether the numbers are written on them: the cells never wider than ``room`` px (default :func:`cells_room`,
+    the main column) whatever the numbers; where they would not fit at FONT px, the cells hold colour only and each
+    number is in its tooltip.
+
+    >>> fit_width(4, ["0: input1"], 44, 6), fit_width(15, ["0: [CLS]"], 42, 7), fit_width(15, ["0: [CLS]"], 42, 12)
+    ((44, True), (45, True), (42, False))
+    """
+    room = cells_room(row_labels) if room is None else room
+    width = cell_width(px, longest_text)
+    if longest_text and n_cols * width > room:
+        return max(2, min(px, room // n_cols)), False
+    return width, longest_text > 0
+
+
+def flat_width(n_cols: int, row_labels: list[str], col_labels: list[str], width: int,
+               room: int | None = None) -> tuple[int, bool]:
+    """The width of a heatmap's columns ``width`` wide at least, and whether their labels lie flat: where they fit
+    in the cells, or in cells widened to hold them (up to 12 columns, within ``room`` px, default the main
+    column's :func:`cells_room`); else turned.
+
+    >>> flat_width(3, ["0: input1"], ["0", "1", "2"], 44), flat_width(3, ["0: input1"], ["0: input1"] * 3, 44)
+    ((44, True), (71, True))
+    >>> flat_width(15, ["0: [CLS]"], ["12: sentence"] * 15, 44), flat_width(3, ["0"], ["0: input1"] * 3, 44, room=150)
+    ((44, False), (44, False))
+    """
+    need = max(map(label_px, col_labels), default=0) + 8  # a label, with room between it and the next
+    if need <= width:
+        return width, True
+    if n_cols <= 12 and n_cols * need <= (cells_room(row_labels) if room is None else room):
+        return need, True
+    return width, False
+
+
+def row_height(n_rows: int, px: int, *, least: int = 18, budget: int = 640) -> int:
+    """Row height: at least ``least`` px (a readable row label) while the rows fit in ``budget`` px."""
+    return px if px >= least or n_rows * least > budget else least
+
+
+def heatmap_width(values: np.ndarray, row_labels: list[str], precision: int,
+                  col_labels: list[str] | None = None, *, most: int | None = None) -> int:  # values [r, c]
+    """Approximate pixel width of :func:`heatmap` (row labels, cells, legend), to lay heatmaps side by side.
+
+    ``col_labels`` by default: the row labels for a square matrix (queries × keys), the column numbers otherwise.
+    ``most``: as :func:`heatmap`'s.
+    """
+    r, c = values.shape
+    px = cell_px(r, c)
+    longest = max(map(len, format_numbers(values.ravel(), precision))) if shows_text(r, c, px) else 0
+    bc = -(-c // block_limit(r, c, most))  # columns per block (see :func:`heatmap`)
+    width = fit_width(-(-c // bc), row_labels, px * bc, longest)[0]
+    if col_labels is None:
+        col_labels = row_labels if r == c else [str(j) for j in range(c)]
+    if bc == 1:
+        width = flat_width(c, row_labels, col_labels, width)[0]
+    return max(map(label_px, row_labels)) + AXIS_PX + -(-c // bc) * width + LEGEND_PX
+
+
+def long_frame(values: np.ndarray, row_labels: list[str], col_labels: list[str], precision: int) -> charts.Frame:
+    """[r, c] -> r·c rows of (row, col, row_i, col_i, value, text, masked); -inf cells get value None."""
+    r, c = values.shape
+    flat = values.ravel()
+    finite = np.isfinite(flat)
+    return charts.table({
+        "row": np.repeat(row_labels, c),
+        "col": np.tile(col_labels, r),
+        "row_i": np.repeat(np.arange(r), c),
+        "col_i": np.tile(np.arange(c), r),
+        "value": np.where(finite, flat, np.nan),
+        "text": format_numbers(flat, precision),
+        "masked": ~finite,
+    })
+
+
+MAX_SIDE = 64  # a heatmap with more rows or columns than this draws blocks: the mean of each block
+BLOCKS = 32  # ... at most this many blocks per side (≤ 1,024 marks: light for the browser at the caps)
+
+
+def block_limit(n_rows: int, n_cols: int, most: int | None = None) -> int:
+    """Most cells (or blocks) drawn per side of an [n_rows, n_cols] heatmap: every cell up to MAX_SIDE, else BLOCKS;
+    every cell up to ``most`` a side, else BLOCKS, when ``most`` is given (a summary drawn on every edit).
+
+    >>> block_limit(64, 64), block_limit(65, 3), block_limit(64, 64, BLOCKS), block_limit(32, 3, BLOCKS)
+    (64, 32, 32, 64)
+    """
+    return MAX_SIDE if max(n_rows, n_cols) <= (most or MAX_SIDE) else BLOCKS
+
+
+def block_means(
+    values: np.ndarray, masked: np.ndarray | None = None, most: int = MAX_SIDE
+) -> tuple[np.ndarray, np.ndarray | None, int, int]:  # [r, c] -> [⌈r/br⌉, ⌈c/bc⌉]
+    """The matrix in blocks of br × bc cells (each side at most ``most`` blocks), each the mean of its drawn cells.
+
+    Drawn cells are finite and not ``masked``. A block with none is −∞ (grey, masked) or, when ``masked`` is
+    given, masked. Returns (block values, block mask or None, br, bc); a small matrix comes back as it is.
+
+    Examples
+    --------
+    >>> m, _, br, bc = block_means(np.arange(6.0).reshape(1, 6), most=3)
+    >>> m.tolist(), br, bc
+    ([[0.5, 2.5, 4.5]], 1, 2)
+    >>> block_means(np.array([[1.0, -np.inf, -np.inf, -np.inf]]), most=2)[0].tolist()
+    [[1.0, -inf]]
+    """
+    r, c = values.shape
+    br, bc = -(-r // most), -(-c // most)
+    if br == bc == 1:
+        return values, masked, 1, 1
+    drawn = np.isfinite(values) if masked is None else np.isfinite(values) & ~np.asarray(masked, dtype=bool)
+    rb, cb = -(-r // br), -(-c // bc)
+    pad = ((0, rb * br - r), (0, cb * bc - c))
+    sums = np.pad(np.where(drawn, values, 0.0), pad).reshape(rb, br, cb, bc).sum(axis=(1, 3))  # [rb, cb]
+    counts = np.pad(drawn, pad).reshape(rb, br, cb, bc).sum(axis=(1, 3))  # [rb, cb]
+    means = sums / np.maximum(counts, 1)
+    if masked is None:
+        return np.where(counts > 0, means, -np.inf), None, br, bc
+    return means, counts == 0, br, bc
+
+
+def block_labels(labels: list[str], size: int) -> list[str]:
+    """Labels of blocks of ``size`` positions: "0–3", "4–7", ... (the labels themselves for size 1)."""
+    if size == 1:
+        return list(labels)
+    n = len(labels)
+    return [f"{a}–{min(a + size, n) - 1}" for a in range(0, n, size)]
+
+
+#: what a masked cell's tooltip and description say in place of its value (marked; shown with _(MASKED_WORD))
+MASKED_WORD = N_("masked")
+
+
+def value_title(layout: HeatmapLayout) -> str:
+    """What a cell's number is, for its tooltip: "weight", "may attend (1)", "score", or the matrix's name.
+
+    In the learner's language: a chart's builder runs in the session, and attn_ui.widgets.charts keeps one spec per
+    language.
+
+    >>> from dataclasses import replace
+    >>> lay = HeatmapLayout(("a",), ("b",), "signed", 44, 44, 0.5, 11, 0, "", "key", "query", None, name="Scores QKᵀ")
+    >>> value_title(lay), value_title(replace(lay, kind="weights")), value_title(replace(lay, name=""))
+    ('score', 'weight', 'value')
+    """
+    if layout.kind == "weights":
+        return _("weight")
+    if layout.kind == "mask":
+        return _("may attend (1)")
+    name = (layout.title or layout.name).lower()
+    score = _("score")  # a matrix of scores ("Scaled scores") is named with the word in the learner's language too
+    if "score" in name or score.lower() in name:
+        return score
+    return layout.title or layout.name or _("value")
+
+
+def masked_description(x_title: str, y_title: str, field: str = "value",
+                       number: str = 'format(datum.value, "")') -> str:
+    """The Vega expression of a cell's description (its aria-label) in a heatmap with masked cells.
+
+    What Vega-Lite writes by itself ("key: 1: b; query: 0: a; value: 0.431937101222": the axes' titles and
+    values, then ``field`` and ``number``, the expression of its value) but "masked" for a masked cell's value.
+    ``field`` ("value", "text": marked message ids) and "masked" are written in the learner's language.
+
+    >>> masked_description("key", "query")
+    '"key: " + datum.col + "; query: " + datum.row + "; value: " + (datum.masked ? "masked" : format(datum.value, ""))'
+    """
+    return (f"{json.dumps(x_title + ': ')} + datum.col + {json.dumps('; ' + y_title + ': ')} + datum.row + "
+            f"{json.dumps('; ' + _(field) + ': ')} + (datum.masked ? {json.dumps(_(MASKED_WORD))} : {number})")
+
+
+@dataclass(frozen=True)
+class HeatmapLayout:
+    """Everything about a heatmap but its numbers: the key of its cached Vega-Lite spec (see attn_ui.widgets.charts)."""
+
+    rows: tuple[str, ...]
+    cols: tuple[str, ...]
+    kind: str
+    width_px: int
+    height_px: int
+    stroke: float
+    font: int  # 0: no numbers on the cells
+    angle: int
+    title: str
+    x_title: str
+    y_title: str
+    select: str | None
+    has_masked: bool = False  # some cell is drawn grey as masked
+    fixed_domain: tuple[float, float] | None = None  # weights and masks: 0 … 1 in the spec, not in the data
+    name: str = ""  # what the matrix is, for the text alternative of a chart without a title (shown above it)
+
+    @property
+    def on_canvas(self) -> bool:
+        """Many cells and no numbers on them: drawn on a canvas, without a per-cell ARIA description (a screen
+        reader cannot use a thousand of them; building them is most of Vega's work for such a chart)."""
+        return not self.font and len(self.rows) * len(self.cols) >= CANVAS_CELLS
+
+
+#: what each colour scheme means, for a chart's text alternative (:func:`describe`; marked, shown with _())
+SCHEME_WORDS = {
+    "signed": N_("colour from blue (negative) through white (0) to orange (positive)"),
+    "weights": N_("colour from white (0) to dark blue (1)"),
+    "mask": N_("colour from white (0) to black (1)"),
+}
+
+
+def describe(layout: HeatmapLayout) -> str:
+    """A heatmap's text alternative (its top-level Vega-Lite ``description``: the chart's aria-label).
+
+    >>> describe(HeatmapLayout(("a", "b"), ("x", "y", "z"), "weights", 44, 44, 0.5, 11, 0, "Weights", "key",
+    ...                        "query", None)).split(", colour")[0]
+    'Weights: heatmap of 2 × 3 cells, rows query, columns key'
+    """
+    lay = layout
+    parts = [_("heatmap of {rows} × {cols} cells").format(rows=len(lay.rows), cols=len(lay.cols))]
+    if lay.y_title:
+        parts.append(_("rows {title}").format(title=lay.y_title))
+    if lay.x_title:
+        parts.append(_("columns {title}").format(title=lay.x_title))
+    parts.append(_(SCHEME_WORDS[lay.kind]))
+    if lay.has_masked:
+        parts.append(_("masked cells grey"))
+    cells = _("each cell is written on it") if lay.font else _("each cell's value is in its tooltip")
+    # a list of separate facts: joined with the language's list comma, then its semicolon
+    words = _("{facts}; {cells}").format(facts=_(", ").join(parts), cells=cells)
+    label = lay.title or lay.name
+    return _("{label}: {words}").format(label=label, words=words) if label else words[0].upper() + words[1:]
+
+
+def cell_ink(scale: str = "color") -> dict:
+    """The colour of the number written on a heatmap cell: white or black, whichever contrasts more with the cell.
+
+    Worked out per cell in the browser (Vega's ``contrast()`` of the cell's fill from colour scale ``scale``),
+    so it holds for any colour scheme, domain and Streamlit theme: never a threshold on the value guessed in
+    Python. A masked cell (:data:`MASKED_COLOUR`, light grey) gets black. For any heatmap whose colour channel
+    has a scale named ``scale`` ("color" in a plain layer; Vega-Lite prefixes it inside a concatenation).
+    """
+    fill = f"scale({json.dumps(scale)}, datum.value)"
+    return (alt.when(f"!datum.masked && contrast('white', {fill}) > contrast('black', {fill})")
+            .then(alt.value("white")).otherwise(alt.value("black")))
+
+
+def heatmap_chart(layout: HeatmapLayout, data: list, domains: list) -> alt.LayerChart | alt.Chart:
+    """The heatmap of a layout, on ``data[0]`` (its long frame) with colour domain ``domains[0]``.
+
+    The builder of :func:`heatmap`'s :class:`attn_ui.widgets.charts.Chart`: the structure depends on ``layout`` only.
+    """
+    lay = layout
+    scale = alt.Scale(scheme=SCHEMES[lay.kind], domain=list(lay.fixed_domain) if lay.fixed_domain else domains[0],
+                      **({"domainMid": 0} if lay.kind == "signed" else {}))
+    # sort=None: the data's order, rows and columns in order (row-major); an explicit list of every label would
+    # make Vega evaluate an indexof() expression per cell
+    # labels lie flat where they fit (angle 0: Streamlit's theme would turn them), else turned; greedy: hide labels
+    # that would still overlap
+    x = alt.X("col:O", sort=None, title=lay.x_title or None, axis=alt.Axis(labelAngle=lay.angle, labelOverlap="greedy"))
+    # the rows' title lies flat above the row labels (turned on its side, a Chinese or Korean title is hard to read)
+    y = alt.Y("row:O", sort=None, title=lay.y_title or None,
+              axis=alt.Axis(labelOverlap="greedy", titleAngle=0, titleAlign="left", titleY=-8, titleBaseline="bottom"))
+    base = alt.Chart(data[0]).encode(x=x, y=y).properties(
+        width=alt.Step(lay.width_px), height=alt.Step(lay.height_px),
+        **({"title": lay.title} if lay.title else {}),  # never alt.Undefined: altair 6 rejects it
+    )
+    # the tooltip's value ("shown", below) has every digit (:data:`EXACT`), the cell's text the decimals shown
+    tooltip = [alt.Tooltip("row:O", title=lay.y_title or _("row")),
+               alt.Tooltip("col:O", title=lay.x_title or _("column")),
+               alt.Tooltip("shown:N", title=value_title(lay))]
+    fill = alt.Color("value:Q", scale=scale, title=None,
+                     legend=alt.Legend(orient="right", gradientLength=max(60, lay.height_px * len(lay.rows)),
+                                       labelExpr=LEGEND_LABEL))
+    rect = base.mark_rect(stroke="white", strokeWidth=lay.stroke, **({"aria": False} if lay.on_canvas else {}))
+    if lay.has_masked:
+        fill = alt.when(alt.datum.masked).then(alt.value(MASKED_COLOUR)).otherwise(fill)
+        # a masked cell's value is a stand-in (the bottom of the colour scale, or the weight 0): its tooltip and
+        # its description for screen readers say "masked" instead
+        rect = rect.transform_calculate(shown=f"datum.masked ? {json.dumps(_(MASKED_WORD))} : {EXACT}")
+        if not lay.on_canvas:
+            rect = rect.transform_calculate(description=masked_description(lay.x_title or _("col"),
+                                                                           lay.y_title or _("row")))
+            rect = rect.encode(description="description:N")
+    else:
+        rect = rect.transform_calculate(shown=EXACT)
+    rect = rect.encode(color=fill, tooltip=tooltip)
+    if lay.select:
+        sel = alt.selection_point(name=lay.select, fields=["row_i", "col_i"], on="click", clear=False)
+        rect = rect.add_params(sel)
+    if not lay.font:
+        return rect.properties(description=describe(lay))
+    text = base.mark_text(fontSize=lay.font).encode(text="text:N", color=cell_ink())
+    if lay.has_masked:  # the number drawn on a masked cell ("−∞", or a weight 0) is read as "masked" too
+        text = text.transform_calculate(description=masked_description(
+            lay.x_title or _("col"), lay.y_title or _("row"), N_("text"), "datum.text")).encode(
+            description="description:N")
+    return alt.layer(rect, text, description=describe(lay))
+
+
+def heatmap(
+    values: np.ndarray,
+    row_labels: list[str],
+    col_labels: list[str],
+    *,
+    title: str = "",
+    kind: Kind = "signed",
+    precision: int = 4,
+    domain: tuple[float, float] | None = None,
+    x_title: str = "",
+    y_title: str = "",
+    px: int | None = None,
+    select: str | None = None,
+    masked: np.ndarray | None = None,
+    name: str = "",
+    most: int | None = None,
+    room: int | None = None,
+) -> charts.Chart:  # values [r, c]
+    """A heatmap with the numbers on the cells; masked (-inf) cells grey and marked −∞.
+
+    ``title``, ``name`` and the axis titles are shown as they are (the caller translates them); the words the
+    heatmap adds itself (tooltip titles, its text alternative, "masked") are in the learner's language.
+
+    A matrix with more than MAX_SIDE rows or columns is drawn in at most BLOCKS × BLOCKS blocks (the mean of each,
+    see :func:`block_means`), as tall as the whole matrix would be, and the title says so.
+
+    Parameters
+    ----------
+    values : ndarray of shape (r, c)
+    row_labels, col_labels : list of str
+        Unique labels, in order (e.g. "0: input1").
+    kind : "signed", "weights" or "mask"
+        Diverging colours centred on 0, sequential 0..1, or greys.
+    domain : (lo, hi), optional
+        A shared colour domain, so side-by-side heatmaps compare.
+    select : str, optional
+        Name of a click selection on the cell (fields row_i, col_i), for ``on_select``.
+    masked : ndarray of bool, shape (r, c), optional
+        Cells to draw grey as masked even though their value is finite (e.g. weights of masked keys).
+    name : str, optional
+        What the matrix is ("Weights"), for the chart's text alternative when it has no ``title`` (the page shows
+        the name above it).
+    most : int, optional
+        Blocks above this many rows or columns (instead of MAX_SIDE): for a summary redrawn on every edit, whose
+        every drawn cell costs the browser on every run.
+    room : int, optional
+        The pixels the cells may take (default: the main column less the row labels and the legend,
+        :func:`cells_room`), for a heatmap in a narrower column: numbers and flat column labels only where they fit.
+    """
+    r, c = values.shape
+    px = px or cell_px(r, c)
+    height_px = row_height(r, px)
+    values, masked, br, bc = block_means(values, masked, block_limit(r, c, most))  # at most block_limit(...) a side
+    in_blocks = br > 1 or bc > 1
+    if in_blocks:
+        row_labels, col_labels = block_labels(row_labels, br), block_labels(col_labels, bc)
+        if kind == "weights" and domain is None:  # means of many small weights: 0 … 1 would be one pale colour
+            note = _("each cell: the mean of a block of {rows} × {cols}, colours from 0 to the largest mean")
+        else:
+            note = _("each cell: the mean of a block of {rows} × {cols}")
+        note = note.format(rows=br, cols=bc)
+        title = f"{title} · {note}" if title else note
+    r, c = values.shape
+    flat = values.ravel()
+    finite = np.isfinite(flat)
+    is_masked = ~finite if masked is None else ~finite | np.asarray(masked, dtype=bool).ravel()
+    spread = in_blocks and kind == "weights" and domain is None  # colours from 0 to the largest block mean
+    if domain is None:
+        if spread:
+            domain = (0.0, float(flat[finite].max()) if finite.any() else 1.0)
+        elif kind in ("weights", "mask"):
+            domain = (0.0, 1.0)
+        else:
+            m = float(np.abs(flat[finite]).max()) if finite.any() else 1.0
+            domain = (-m or -1.0, m or 1.0)
+    lo, hi = domain
+    value = np.where(finite, flat, lo)  # a null value would drop the masked cell's rect (Vega-Lite "invalid")
+    text = format_numbers(flat, precision)
+    show_text, has_masked = shows_text(r, c, px), bool(is_masked.any())
+    columns = {  # as long_frame
+        "row": np.repeat(row_labels, c),
+        "col": np.tile(col_labels, r),
+        "row_i": np.repeat(np.arange(r) * br, c),  # a block's first row and column (what a click on it picks)
+        "col_i": np.tile(np.arange(c) * bc, r),
+        "value": value,
+        "text": text,
+    }  # and only the columns the chart reads: the browser converts every cell of every column
+    if has_masked:
+        columns["masked"] = is_masked
+    data = charts.table(columns)
+
+    width_px, show_text = fit_width(c, row_labels, px * bc, max(map(len, text)) if show_text else 0, room)
+    width_px, lie_flat = flat_width(c, row_labels, col_labels, width_px, room)
+    layout = HeatmapLayout(
+        rows=tuple(row_labels), cols=tuple(col_labels), kind=kind, width_px=width_px, height_px=height_px * br,
+        stroke=0.5 if px >= 8 else 0, font=FONT if show_text else 0,
+        angle=0 if lie_flat else (-45 if c <= 12 else -90),
+        title=title, x_title=x_title, y_title=y_title, select=select, has_masked=has_masked,
+        fixed_domain=None if kind == "signed" or spread else (float(lo), float(hi)), name=name,
+    )
+    return charts.Chart(heatmap_chart, layout, (data,), (None if layout.fixed_domain else (float(lo), float(hi)),),
+                        canvas=layout.on_canvas)
+
+
+def shared_domain(*matrices: np.ndarray, kind: Kind = "signed") -> tuple[float, float]:
+    """One colour domain for several heatmaps shown side by side (finite cells only)."""
+    if kind != "signed":
+        return (0.0, 1.0)
+    m = max((float(np.abs(a[np.isfinite(a)]).max()) for a in matrices if np.isfinite(a).any()), default=1.0)
+    return (-m or -1.0, m or 1.0)

@@ -11,20 +11,30 @@ from attn_ui.app.i18n import _, ngettext
 from attn_ui.lessons import lesson_views
 from attn_ui.shell import frame
 from attn_ui.views import generate_views, model_output, model_views
-from attn_ui.views.generate_views import label, shown
+from attn_ui.views.generate_views import (  # the page's widget keys
+    ABLATE,
+    HEAD,
+    LAYER,
+    MODE,
+    N_NEW,
+    OTHER,
+    PROMPT,
+    SEED,
+    TEMPERATURE,
+    VIEW,
+    label,
+    shown,
+)
+from attn_ui.views.generate_views import ABLATE_HOW as HOW
 from attn_ui.widgets import charts, controls, heatmap, text
 
 frame.page_start(registry.GENERATE)
 
-PROMPT, TEMPERATURE, N_NEW, MODE, SEED = (state.GEN_PROMPT, state.GEN_TEMPERATURE, state.GEN_N_NEW, state.GEN_MODE,
-                                          state.GEN_SEED)
-LAYER, HEAD, VIEW, OTHER = state.GEN_LAYER, state.GEN_HEAD, state.GEN_VIEW, state.GEN_OTHER
-ABLATE, HOW = state.GEN_ABLATE, state.GEN_ABLATE_HOW
 
 
 def use_other_model() -> None:
     """on_change: read another causal checkpoint; an empty box goes back to the operator's."""
-    st.session_state[state.GEN_SOURCE] = st.session_state[OTHER].strip() or None
+    st.session_state[generate_views.SOURCE] = st.session_state[OTHER].strip() or None
     st.session_state[state.KEPT][OTHER] = st.session_state[OTHER]
 
 
@@ -42,7 +52,7 @@ st.markdown(_(
 ))
 
 # ---- the model ---------------------------------------------------------------------------------------------
-source = st.session_state.get(state.GEN_SOURCE) or generate_views.operator_source()
+source = st.session_state.get(generate_views.SOURCE) or generate_views.operator_source()
 model = model_views.page_model(source, "gen_download", "causal", _(
     "{name} is not a causal language model (GPT-2 family): it does not write. It is read on {page}."))
 with st.expander(_("Use another model"), icon=":material/swap_horiz:", expanded=model is None):
@@ -142,11 +152,11 @@ seed = int(row.number_input(_("Seed"), min_value=0, max_value=2**31 - 1, step=1,
 asked = (source, prompt, n_new, mode == "sample", float(temperature), seed)
 full = len(tokens) >= cfg_m.max_tokens  # the prompt fills every position the model reads: no token can follow
 if row.button(_("Write"), key="gen_write", icon=":material/edit_note:", type="primary", disabled=full):
-    st.session_state[state.GEN_WRITTEN] = asked
+    st.session_state[generate_views.WRITTEN] = asked
 if full:
     st.caption(_("The prompt fills all {most} positions the model reads: shorten it to write on.").format(
         most=cfg_m.max_tokens))
-written = st.session_state.get(state.GEN_WRITTEN)
+written = st.session_state.get(generate_views.WRITTEN)
 if written is not None and written[:2] == (source, prompt) and not full:
     live = st.empty()  # each token as it comes, with its query's attention in the head chosen above (the first time;
     so_far = [*tokens]  # later runs read the kept result): the tokens it could read

@@ -12,7 +12,7 @@ from attn_ui.app import i18n, registry, state
 from attn_ui.app.i18n import _
 from attn_ui.lessons import lesson_ui, lesson_views
 from attn_ui.shell import frame
-from attn_ui.views import head_views
+from attn_ui.views import multihead_views
 from attn_ui.widgets import charts, controls, heatmap, text
 from attn_ui.widgets.matrix_display import matrix_block
 
@@ -121,7 +121,7 @@ else:
             if v.n_heads > 1:  # the heads' column slices marked
                 st.markdown(_("**{title}** · shape {rows} × {cols}").format(title=title, rows=v.values.shape[0],
                                                                              cols=v.values.shape[1]))
-                charts.show_chart(head_views.head_matrix(v.values, list(v.rows), n_heads=v.n_heads, title="",
+                charts.show_chart(multihead_views.head_matrix(v.values, list(v.rows), n_heads=v.n_heads, title="",
                                                          y_title=_(v.y_title), x_title=_(v.x_title),
                                                          precision=precision))
             else:

@@ -99,7 +99,7 @@ t = trace.heads[head]
 u = compute.trace(replace(cfg, mask_kind="none")).heads[head]
 mask = np.ones(t.weights.shape, dtype=bool) if t.mask is None else t.mask  # [n_q, n_k]
 per_head = cfg.n_heads > 1  # titles name the head
-score = step_by_step.SCORE_LATEX[cfg.score]  # QK^T, or the configuration's other score function
+score = text.SCORE_LATEX[cfg.score]  # QK^T, or the configuration's other score function
 shape = f"{cfg.n_q} × {cfg.n_seq}"
 
 if t.fully_masked_rows:

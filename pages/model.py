@@ -10,20 +10,29 @@ from attn_ui.app import i18n, origins, registry, state
 from attn_ui.app.i18n import _, ngettext
 from attn_ui.shell import frame
 from attn_ui.views import model_output, model_views
+from attn_ui.views.model_views import (  # the page's widget keys
+    ABLATE,
+    EFFECT_ON,
+    EFFECTS,
+    HEAD,
+    LAYER,
+    OTHER,
+    OTHERS,
+    PAD_TO,
+    SENTENCE,
+    VIEW,
+)
+from attn_ui.views.model_views import ABLATE_HOW as HOW
 from attn_ui.widgets import charts, controls, heatmap, text
 
 frame.page_start(registry.MODEL)
 
-SENTENCE, PAD_TO, LAYER, HEAD = state.MODEL_SENTENCE, state.MODEL_PAD_TO, state.MODEL_LAYER, state.MODEL_HEAD
-OTHER, VIEW = state.MODEL_OTHER, state.MODEL_VIEW
-OTHERS, ABLATE, HOW = state.MODEL_OTHERS, state.MODEL_ABLATE, state.MODEL_ABLATE_HOW
-EFFECTS, EFFECT_ON = state.MODEL_EFFECTS, state.MODEL_EFFECT_ON
 DEFAULT_SENTENCE = "The cat sat on the mat because it was tired."  # input of an English model: not translated
 
 
 def use_other_model() -> None:
     """on_change: read another checkpoint (a repo id or a folder); an empty box goes back to the default."""
-    st.session_state[state.MODEL_SOURCE] = st.session_state[OTHER].strip() or None
+    st.session_state[model_views.SOURCE] = st.session_state[OTHER].strip() or None
     st.session_state[state.KEPT][OTHER] = st.session_state[OTHER]
 
 

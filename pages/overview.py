@@ -6,7 +6,7 @@ from attn_core import MATRIX_NAMES, SCORE_MATRICES, Config, config_mask
 from attn_ui.app import registry, state
 from attn_ui.app.i18n import N_, _
 from attn_ui.shell import frame
-from attn_ui.views import compute, step_by_step
+from attn_ui.views import compute
 from attn_ui.widgets import grid_editor, text
 from attn_ui.widgets.matrix_display import matrix_block
 
@@ -27,7 +27,7 @@ def pipeline(cfg: Config) -> list[tuple[str, str, registry.Page]]:
            else f"{n_k}×{cfg.d_k}, ×{cfg.d_v}")
     return [
         (*inputs, registry.INPUTS), ("Q, K, V", qkv, registry.STEPS),
-        (step_by_step.SCORE_TEXT[cfg.score], f"{n_q}×{n_k}", registry.STEPS),
+        (text.SCORE_TEXT[cfg.score], f"{n_q}×{n_k}", registry.STEPS),
         ("÷ s", text.scale_text(cfg).split("=")[-1].strip(" ÷"), registry.SCALING),
         (_("mask"), _(MASK_WORDS[cfg.mask_kind]), registry.MASKING),
         ("softmax", _("rows sum to 1 or 0") if blocked_rows(cfg) else _("rows sum to 1"), registry.STEPS),
@@ -77,7 +77,7 @@ st.markdown(_(
 st.latex(r"\footnotesize \mathrm{Attention}(Q, K, V) = "
          r"\mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}} + M\right) V")
 st.latex(r"Q = XW_Q,\quad K = XW_K,\quad V = XW_V")
-scores = {"formula": step_by_step.SCORE_TEXT[cfg.score], "name": _(step_by_step.SCORE_NAMES[cfg.score])}
+scores = {"formula": text.SCORE_TEXT[cfg.score], "name": _(text.SCORE_NAMES[cfg.score])}
 if cfg.cross and cfg.score != "dot":
     st.caption(_("Your configuration: cross-attention, Q = Y W_Q: the queries come from a second sequence Y, the keys "
                  "and values from X; scores {formula} ({name}) instead of QKᵀ.").format(**scores))

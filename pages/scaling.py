@@ -97,11 +97,11 @@ u = compute.trace(replace(cfg, scale="none")).heads[head]
 queries, labels = text.query_labels(cfg), text.token_labels(cfg)  # rows: the queries; columns: the keys (X)
 per_head = cfg.n_heads > 1  # titles and captions name the head
 masked = None if t.mask is None else ~t.mask
-score = step_by_step.SCORE_LATEX[cfg.score]  # QK^T, or the configuration's other score function
+score = text.SCORE_LATEX[cfg.score]  # QK^T, or the configuration's other score function
 if cfg.score != "dot":
     st.caption(_("Your scores are {scores} ({name}); the divisor applies to them as to dot products. d_k is "
-                 "the keys' width per head.").format(scores=step_by_step.SCORE_TEXT[cfg.score],
-                                                      name=_(step_by_step.SCORE_NAMES[cfg.score])))
+                 "the keys' width per head.").format(scores=text.SCORE_TEXT[cfg.score],
+                                                      name=_(text.SCORE_NAMES[cfg.score])))
 
 plus_b = "" if t.bias is None else " + B"  # the score bias, when there is one, in every softmax below
 if t.bias is not None:
@@ -254,7 +254,7 @@ same_on_random = _(
          hi=f"{sweep.scaled.max():.2f}")
 if cfg.score != "dot":
     same_on_random = _("{text} This is about the dot product QKᵀ, not your score function ({scores}).").format(
-        text=same_on_random, scores=step_by_step.SCORE_TEXT[cfg.score])
+        text=same_on_random, scores=text.SCORE_TEXT[cfg.score])
 st.markdown(same_on_random)
 charts.show_chart(charts.cached_chart(scaling_views.variance_sweep_chart, sweep.d_k, sweep.raw, sweep.scaled,
                                       current_d_k=cfg.d_k))
@@ -282,7 +282,7 @@ for row, n_top in scaling_views.rows_not_one_hot(t.scores, t.mask):
 saturation_text = i18n.sentences(saturation_text, *exceptions)
 if cfg.score != "dot":
     saturation_text = _("{text} The raw scores here are {scores}.").format(
-        text=saturation_text, scores=step_by_step.SCORE_TEXT[cfg.score])
+        text=saturation_text, scores=text.SCORE_TEXT[cfg.score])
 st.markdown(saturation_text)
 marks = [(_("÷ 1 (none)"), 1.0), (f"÷ √d_k = {np.sqrt(cfg.d_k):.3g}", float(np.sqrt(cfg.d_k)))]
 if not any(np.isclose(divisor, v) for _label, v in marks):

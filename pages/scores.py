@@ -135,7 +135,7 @@ st.page_link(registry.INPUTS.file, label=_("Choose self- or cross-attention and 
 # ---- 2. the configuration's score function ---------------------------------------------------------
 st.header(_("2 · Your score function and its weights"))
 st.segmented_control(_("Score function of your configuration"), SCORE_FUNCTIONS,
-                     format_func=i18n.option_labels(step_by_step.SCORE_NAMES),
+                     format_func=i18n.option_labels(text.SCORE_NAMES),
                      required=True, **state.bind(KIND, cfg.score, pick_kind),
                      help=_("Part of your configuration. Weights you edited come back when you choose their "
                             "function again."))

@@ -6,7 +6,7 @@ from attn_ui.app import registry, state
 from attn_ui.app.i18n import N_, _, ngettext
 from attn_ui.shell import edit_panel, frame
 from attn_ui.views import compute, drill_down, step_by_step
-from attn_ui.widgets import controls, grid_editor
+from attn_ui.widgets import controls, grid_editor, text
 
 #: the mask in the caption, one whole phrase per kind (marked; shown with _())
 MASK_WORDS = {"none": N_("mask none"), "causal": N_("mask causal"), "padding": N_("mask padding"),
@@ -28,7 +28,7 @@ st.caption(" · ".join(filter(None, [
     f"d_model {cfg.d_model}", f"d_q {cfg.d_q}" if cfg.d_q != cfg.d_k else "", f"d_k {cfg.d_k}",
     f"d_a {cfg.d_a}" if cfg.score == "additive" else "", f"d_v {cfg.d_v}",
     ngettext("{n} head", "{n} heads", cfg.n_heads).format(n=cfg.n_heads),
-    _("scores {formula}").format(formula=step_by_step.SCORE_TEXT[cfg.score]) if cfg.score != "dot" else "",
+    _("scores {formula}").format(formula=text.SCORE_TEXT[cfg.score]) if cfg.score != "dot" else "",
     _(MASK_WORDS[cfg.mask_kind]) if cfg.mask_kind in MASK_WORDS else f"mask {cfg.mask_kind}",
 ])))
 

@@ -10,17 +10,17 @@ from attn_ui.app import i18n, origins, registry, state
 from attn_ui.app.i18n import _, ngettext
 from attn_ui.shell import frame
 from attn_ui.views import model_output, model_views, translate_views
+from attn_ui.views.translate_views import ABLATE, ENC_LAYER, HEAD, LAYER, OTHER, SENTENCE  # the page's widget keys
+from attn_ui.views.translate_views import ABLATE_HOW as HOW
 from attn_ui.widgets import charts, controls, heatmap, text
 
 frame.page_start(registry.TRANSLATE)
 
-SENTENCE, LAYER, HEAD, ENC_LAYER = state.TRANS_SENTENCE, state.TRANS_LAYER, state.TRANS_HEAD, state.TRANS_ENC_LAYER
-OTHER, ABLATE, HOW = state.TRANS_OTHER, state.TRANS_ABLATE, state.TRANS_ABLATE_HOW
 
 
 def use_other_model() -> None:
     """on_change: read another T5 checkpoint; an empty box goes back to the operator's."""
-    st.session_state[state.TRANS_SOURCE] = st.session_state[OTHER].strip() or None
+    st.session_state[translate_views.SOURCE] = st.session_state[OTHER].strip() or None
     st.session_state[state.KEPT][OTHER] = st.session_state[OTHER]
 
 
@@ -45,7 +45,7 @@ st.markdown(_(
 ))
 
 # ---- the model ---------------------------------------------------------------------------------------------
-source = st.session_state.get(state.TRANS_SOURCE) or translate_views.operator_source()
+source = st.session_state.get(translate_views.SOURCE) or translate_views.operator_source()
 model = model_views.page_model(source, "trans_download", "translator", _(
     "{name} is not an encoder-decoder translator (T5): it does not translate. It is read on {page}."))
 with st.expander(_("Use another model"), icon=":material/swap_horiz:", expanded=model is None):
@@ -126,7 +126,7 @@ enc_row = st.container(horizontal=True, vertical_alignment="bottom")
 enc_layer = enc_row.selectbox(_("Encoder layer"), list(range(cfg_m.n_layers)), width=140,
                               **state.bind(ENC_LAYER, state.kept(ENC_LAYER, 0, list(range(cfg_m.n_layers)))))
 enc_head = enc_row.selectbox(_("Head"), list(range(cfg_m.n_heads)), width=120,
-                             **state.bind(state.TRANS_ENC_HEAD, state.kept(state.TRANS_ENC_HEAD, 0,
+                             **state.bind(translate_views.ENC_HEAD, state.kept(translate_views.ENC_HEAD, 0,
                                                                            list(range(cfg_m.n_heads)))))
 if enc_row.button(_("Open this encoder head in the explorer"), key="trans_open_encoder",
                   icon=":material/open_in_new:"):

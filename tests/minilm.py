@@ -75,9 +75,10 @@ def lesson_source(key: str) -> str:
 
 def source_key(lesson) -> str:  # an attn_ui.lessons.Lesson
     """The session-state key naming the learner's model of the lesson's family (the page of that family sets it)."""
-    from attn_ui.app import state
+    from attn_ui.views import generate_views, model_views, translate_views
 
-    return {"causal": state.GEN_SOURCE, "translator": state.TRANS_SOURCE}.get(lesson.family, state.MODEL_SOURCE)
+    return {"causal": generate_views.SOURCE, "translator": translate_views.SOURCE}.get(lesson.family,
+                                                                                       model_views.SOURCE)
 
 
 @cache

@@ -1,11 +1,13 @@
-"""Every session-state key of the app, in one place, and the functions that change the configuration.
+"""The learner's state: the configuration and what every page shares, and the functions that change it.
 
 The configuration lives in non-widget keys (they survive page switches); widgets write into it
 through the setters here, each of which validates with attn_core first. A rejected input leaves the
 configuration exactly as it was.
 
-Widget keys are page-prefixed (``learn_``, ``inputs_``, ``steps_``, ``scaling_``, ``masking_``, ``heads_``,
-``share_``) and are not listed here: a widget's value survives a page switch only through :func:`bind`.
+A page's own widget keys are page-prefixed (``learn_``, ``inputs_``, ``steps_``, ``scaling_``, ``masking_``,
+``heads_``, ``share_``, ``model_``, ``gen_``, ``trans_``) and live beside its views (attn_ui.views.model_views,
+generate_views, translate_views, multihead_views; attn_ui.lessons.lesson_ui), not here: a widget's value survives a
+page switch only through :func:`bind`.
 """
 
 from __future__ import annotations
@@ -60,47 +62,6 @@ FRAMED = "framed"  # bool, set by attn_ui.shell.frame.navigation for the page it
 EDIT_MATRIX = "edit_matrix"  # the matrix the edit panel shows (attn_ui.shell.edit_panel: a widget key, kept in KEPT)
 KEPT = "kept"  # {widget key: value}: the kept store of bind(): choices that are not part of the configuration
 SET_ASIDE = "set_aside"  # {matrix or field name: value}: a score function's weights and Y while not in use
-MODEL_SOURCE = "model_source"  # str or None: the checkpoint A real model reads (repo id or folder; tests set it)
-# A real model (pages/model.py): its widgets, whose values bind() keeps (Learn's real-model lesson sets them too)
-MODEL_SENTENCE = "model_sentence"  # text_input: the sentence the model reads
-MODEL_PAD_TO = "model_pad_to"  # number_input: pad with [PAD] up to this many tokens (0: none)
-MODEL_LAYER, MODEL_HEAD = "model_layer", "model_head"  # selectboxes: the head looked at closely
-MODEL_OTHER = "model_other"  # text_input: another checkpoint (repo id or folder)
-MODEL_VIEW = "model_view"  # the model view chart (its click selection)
-MODEL_OTHERS = "model_others"  # text_area: the sentences yours is compared with (a sentence encoder), one a line
-MODEL_ABLATE = "model_ablate"  # multiselect: the heads switched off, as "L2 · H5" names (attn_ui.views.model_output)
-MODEL_ABLATE_HOW = "model_ablate_how"  # segmented control: a head switched off gives its mean ("mean") or "zero"
-MODEL_EFFECTS = "model_effects"  # selectbox: the layer (or "all") whose heads "which heads matter" switches off
-MODEL_EFFECT_ON = "model_effect_on"  # selectbox: the other sentence whose similarity "which heads matter" measures
-# A model that writes (pages/generate.py): a causal language model's checkpoint and the page's widgets
-GEN_SOURCE = "gen_source"  # str or None: the causal model the page reads (repo id or folder; tests set it)
-GEN_OTHER = "gen_other"  # text_input: another causal checkpoint
-GEN_PROMPT = "gen_prompt"  # text_input: the prompt
-GEN_TEMPERATURE = "gen_temperature"  # slider: the temperature the logits are divided by
-GEN_N_NEW = "gen_n_new"  # number_input: how many tokens a click writes
-GEN_MODE = "gen_mode"  # segmented control: "greedy" or "sample"
-GEN_SEED = "gen_seed"  # number_input: the seed of a sampled text
-GEN_WRITTEN = "gen_written"  # the arguments of the last text written (attn_ui.views.generate_views.generation), or None
-GEN_LAYER, GEN_HEAD = "gen_layer", "gen_head"  # selectboxes: the head whose attention the page draws
-GEN_VIEW = "gen_view"  # the model view chart (its click selection)
-GEN_ABLATE = "gen_ablate"  # multiselect: the heads switched off ("L2 · H5" names)
-GEN_ABLATE_HOW = "gen_ablate_how"  # segmented control: "mean" or "zero"
-# A model that translates (pages/translate.py): a T5's checkpoint and the page's widgets
-TRANS_SOURCE = "trans_source"  # str or None: the translator the page reads (repo id or folder; tests set it)
-TRANS_OTHER = "trans_other"  # text_input: another T5 checkpoint
-TRANS_SENTENCE = "trans_sentence"  # text_input: the English sentence
-TRANS_LAYER, TRANS_HEAD = "trans_layer", "trans_head"  # selectboxes: the decoder layer and cross-attention head drawn
-TRANS_ENC_LAYER = "trans_enc_layer"  # selectbox: the encoder layer whose self-attention head opens
-TRANS_ENC_HEAD = "trans_enc_head"  # selectbox: that head
-TRANS_ABLATE = "trans_ablate"  # multiselect: the cross-attention heads switched off ("L2 · H5" names)
-TRANS_ABLATE_HOW = "trans_ablate_how"  # segmented control: "mean" or "zero"
-# Learn (attn_ui.lessons.lesson_ui): the lesson open, the learner's answers, and the ?lesson= link read once
-LESSON = "lesson"  # key of the lesson open on Learn (attn_ui.lessons); None: the first
-LESSON_ANSWERS = "lesson_answers"  # {lesson key: [(prediction, right?)]}: every answer committed, oldest first
-# (the record: its first right answer says "right on the nth try", the answers after it are tries again)
-LESSON_RETRY = "lesson_retry"  # set of lesson keys being tried again (their answer is hidden)
-LESSON_SKIPPED = "lesson_skipped"  # set of lesson keys skipped without an answer
-LESSON_LINK_APPLIED = "lesson_link_applied"  # bool: this session has read its ?lesson= link (once, at start)
 # Languages (attn_ui.app.i18n): the session's language, and whether it has been chosen (from ?lang= or the browser)
 LANG = i18n.LANG_KEY  # "en", "zh" or "ko": every text is shown in it (i18n._ reads this key)
 LANG_PICKER = "frame_lang"  # the sidebar's language picker (a widget key; kept in LANG)
@@ -129,10 +90,6 @@ def init() -> None:
     st.session_state.setdefault(NOTICE, [])
     st.session_state.setdefault(KEPT, {})
     st.session_state.setdefault(SET_ASIDE, {})
-    st.session_state.setdefault(LESSON, None)
-    st.session_state.setdefault(LESSON_ANSWERS, {})
-    st.session_state.setdefault(LESSON_RETRY, set())
-    st.session_state.setdefault(LESSON_SKIPPED, set())
 
 
 def config() -> Config:

@@ -2,7 +2,7 @@
 ``?lesson=`` link, and **Try it yourself**.
 
 The lessons themselves (texts, configurations, how each answer is computed) are data in :mod:`attn_ui.lessons`.
-Progress lives in the session-state keys ``state.LESSON``, ``LESSON_ANSWERS``, ``LESSON_RETRY`` and
+Progress lives in the session-state keys ``LESSON``, ``LESSON_ANSWERS``, ``LESSON_RETRY`` and
 ``LESSON_SKIPPED``: not widget keys, so it survives a page switch; a prediction not yet committed keeps its value
 in the kept store of :func:`attn_ui.app.state.bind` (through :func:`bind`).
 
@@ -23,13 +23,30 @@ from attn_ui.app import registry, state
 from attn_ui.app.i18n import N_, _, ngettext
 from attn_ui.infra import settings
 from attn_ui.lessons import Answer, Cell, Choice, Number, Token
-from attn_ui.views import model_output, model_views, share_ui
+from attn_ui.views import generate_views, model_output, model_views, share_ui, translate_views
 from attn_ui.widgets import text
+
+# Learn's session keys: the lesson open, the learner's answers, and the ?lesson= link read once
+LESSON = "lesson"  # key of the lesson open on Learn (attn_ui.lessons); None: the first
+ANSWERS = "lesson_answers"  # {lesson key: [(prediction, right?)]}: every answer committed, oldest first
+# (the record: its first right answer says "right on the nth try", the answers after it are tries again)
+RETRY = "lesson_retry"  # set of lesson keys being tried again (their answer is hidden)
+SKIPPED = "lesson_skipped"  # set of lesson keys skipped without an answer
+LINK_APPLIED = "lesson_link_applied"  # bool: this session has read its ?lesson= link (once, at start)
 
 PARAM = "lesson"  # the query parameter that names a lesson: ?lesson=<lessons.Lesson.key>
 CHECK = "learn_check"  # widget key of "Check my answer"
 FORM = "learn_answer"  # the form of the prediction's widgets and Check my answer
 LIST = "learn_list"  # the expander "All lessons and how you did" (its key: a row opened closes it)
+
+
+def init() -> None:
+    """Create Learn's keys once per session (idempotent): attn_ui.shell.frame calls it on every run, after
+    attn_ui.app.state.init."""
+    st.session_state.setdefault(LESSON, None)
+    st.session_state.setdefault(ANSWERS, {})
+    st.session_state.setdefault(RETRY, set())
+    st.session_state.setdefault(SKIPPED, set())
 
 
 # ---- the link -------------------------------------------------------------------------------------------------
@@ -40,9 +57,9 @@ def apply_query_param(pg: st.Page) -> None:
 
     An unknown name opens Learn on the first lesson and says so; the parameter is removed.
     """
-    if st.session_state.get(state.LESSON_LINK_APPLIED):
+    if st.session_state.get(LINK_APPLIED):
         return
-    st.session_state[state.LESSON_LINK_APPLIED] = True
+    st.session_state[LINK_APPLIED] = True
     key = st.query_params.get(PARAM)
     if key is None:
         return
@@ -51,7 +68,7 @@ def apply_query_param(pg: st.Page) -> None:
         state.notify(_("This link names a lesson “{key}” that does not exist, so Learn opens on the first "
                        "lesson.").format(key=text.isolate(key[:40])), icon=":material/link_off:")
     else:
-        st.session_state[state.LESSON] = key
+        st.session_state[LESSON] = key
     if share_ui.page_name(pg) != registry.LEARN.name:
         st.switch_page(registry.LEARN.file)
 
@@ -67,12 +84,12 @@ def keep_in_address_bar(lesson: lessons.Lesson) -> None:
 
 def current() -> lessons.Lesson:
     """The lesson open (the first until the learner picks another)."""
-    return lessons.by_key(st.session_state[state.LESSON] or "") or lessons.LESSONS[0]
+    return lessons.by_key(st.session_state[LESSON] or "") or lessons.LESSONS[0]
 
 
 def open_lesson(key: str) -> None:
     """on_click: open the lesson ``key``."""
-    st.session_state[state.LESSON] = key
+    st.session_state[LESSON] = key
 
 
 def open_from_list(key: str) -> None:
@@ -103,21 +120,21 @@ def skip() -> None:
     """on_click: leave the current lesson without an answer (marked skipped) for the next one."""
     key = current().key
     if not attempts(key):
-        st.session_state[state.LESSON_SKIPPED].add(key)
+        st.session_state[SKIPPED].add(key)
     step(1)
 
 
 def sources(lesson: lessons.Lesson) -> tuple[str, str]:
     """(the checkpoint a model lesson reads first, the operator's of its family): an encoder lesson A real model's
     (model_views.lesson_source: the learner's choice, else the operator's English encoder), a causal one A model
-    that writes' (state.GEN_SOURCE, else $ATTN_CAUSAL_MODEL or distilgpt2), a translator one A model that
-    translates' (state.TRANS_SOURCE, else $ATTN_TRANSLATOR_MODEL or t5-small)."""
+    that writes' (generate_views.SOURCE, else $ATTN_CAUSAL_MODEL or distilgpt2), a translator one A model that
+    translates' (translate_views.SOURCE, else $ATTN_TRANSLATOR_MODEL or t5-small)."""
     if lesson.family == "causal":
         operator = settings.settings().causal_model
-        return st.session_state.get(state.GEN_SOURCE) or operator, operator
+        return st.session_state.get(generate_views.SOURCE) or operator, operator
     if lesson.family == "translator":
         operator = settings.settings().translator_model
-        return st.session_state.get(state.TRANS_SOURCE) or operator, operator
+        return st.session_state.get(translate_views.SOURCE) or operator, operator
     return model_views.lesson_source(), settings.settings().default_model("en")  # the lessons' words are English
 
 
@@ -152,13 +169,13 @@ def worked(lesson: lessons.Lesson) -> lessons.Worked:
 
 def attempts(key: str) -> list[tuple[Answer, bool]]:
     """Every answer committed to lesson ``key``, oldest first: (prediction, right?)."""
-    return st.session_state[state.LESSON_ANSWERS].get(key, [])
+    return st.session_state[ANSWERS].get(key, [])
 
 
 def shown_attempt(key: str) -> tuple[Answer, bool] | None:
     """The answer the lesson shows (its last), or None while unanswered or being tried again."""
     tries = attempts(key)
-    return tries[-1] if tries and key not in st.session_state[state.LESSON_RETRY] else None
+    return tries[-1] if tries and key not in st.session_state[RETRY] else None
 
 
 def first_right(key: str) -> int | None:
@@ -191,8 +208,8 @@ def status(key: str) -> str:
     tries = attempts(key)
     n = len(tries)
     if not tries:
-        return _("skipped") if key in st.session_state[state.LESSON_SKIPPED] else _("not answered yet")
-    retrying = key in st.session_state[state.LESSON_RETRY]
+        return _("skipped") if key in st.session_state[SKIPPED] else _("not answered yet")
+    retrying = key in st.session_state[RETRY]
     first = first_right(key)
     if first is None:
         if retrying:
@@ -208,7 +225,7 @@ def status(key: str) -> str:
 
 def progress() -> tuple[int, int]:
     """(lessons answered, lessons answered right at least once)."""
-    answered = [key for key, tries in st.session_state[state.LESSON_ANSWERS].items() if tries]
+    answered = [key for key, tries in st.session_state[ANSWERS].items() if tries]
     return len(answered), sum(first_right(key) is not None for key in answered)
 
 
@@ -275,15 +292,15 @@ def commit() -> None:
     if guess is None:
         return
     right = lessons.judge(lesson, worked(lesson).solution, guess)
-    st.session_state[state.LESSON_ANSWERS].setdefault(lesson.key, []).append((guess, right))
-    st.session_state[state.LESSON_RETRY].discard(lesson.key)
-    st.session_state[state.LESSON_SKIPPED].discard(lesson.key)
+    st.session_state[ANSWERS].setdefault(lesson.key, []).append((guess, right))
+    st.session_state[RETRY].discard(lesson.key)
+    st.session_state[SKIPPED].discard(lesson.key)
 
 
 def retry() -> None:
     """on_click of Try again: hide the answer and start from empty widgets (the record keeps every answer)."""
     lesson = current()
-    st.session_state[state.LESSON_RETRY].add(lesson.key)
+    st.session_state[RETRY].add(lesson.key)
     for k in _widget_keys(lesson):
         st.session_state[state.KEPT].pop(k, None)
 
@@ -303,21 +320,23 @@ def try_it(w: lessons.Worked) -> NoReturn:
     if lesson.family == "causal":  # A model that writes on the lesson's model, prompt, layer and head
         o = w.config.origin or {}
         if sources(lesson)[0] != o["model"]:  # the learner's could not be read: the lesson read the operator's
-            st.session_state[state.GEN_SOURCE] = o["model"]
-        kept.update({state.GEN_PROMPT: o["sentence"], state.GEN_LAYER: o["layer"], state.GEN_HEAD: o["head"]})
+            st.session_state[generate_views.SOURCE] = o["model"]
+        kept.update({generate_views.PROMPT: o["sentence"], generate_views.LAYER: o["layer"],
+                     generate_views.HEAD: o["head"]})
     elif lesson.family == "translator":  # A model that translates on the lesson's sentence, layer and head
         o = w.config.origin or {}
         if sources(lesson)[0] != o["model"]:
-            st.session_state[state.TRANS_SOURCE] = o["model"]
-        kept.update({state.TRANS_SENTENCE: o["sentence"], state.TRANS_LAYER: o["layer"], state.TRANS_HEAD: o["head"]})
+            st.session_state[translate_views.SOURCE] = o["model"]
+        kept.update({translate_views.SENTENCE: o["sentence"], translate_views.LAYER: o["layer"],
+                     translate_views.HEAD: o["head"]})
     else:
         model_views.follow_origin(w.config)
     if (shown := w.solution.model_page) is not None:
         if shown.others:
-            kept[state.MODEL_OTHERS] = "\n".join(shown.others)
-            kept[state.MODEL_EFFECT_ON] = 0
-        kept.update({state.MODEL_ABLATE: [model_output.head_name(*pair) for pair in shown.ablate],
-                     state.MODEL_ABLATE_HOW: shown.how, state.MODEL_EFFECTS: shown.scan})
+            kept[model_views.OTHERS] = "\n".join(shown.others)
+            kept[model_views.EFFECT_ON] = 0
+        kept.update({model_views.ABLATE: [model_output.head_name(*pair) for pair in shown.ablate],
+                     model_views.ABLATE_HOW: shown.how, model_views.EFFECTS: shown.scan})
     st.session_state[state.PRESET] = lesson.preset
     head, query = w.solution.follow or (0, lesson.query)
     st.session_state[state.HEAD] = head

@@ -47,6 +47,7 @@ def navigation() -> st.Page:
                        layout="wide",
                        initial_sidebar_state=heatmap.SIDEBAR_PX)  # its width in px, shown
     state.init()
+    lesson_ui.init()
     grid_editor.commit_pending()  # an edit sent with a page switch still counts
     pg = st.navigation([
         st.Page(p.file, title=_(p.title), icon=p.icon, url_path=p.name, default=p == registry.DEFAULT)

@@ -20,6 +20,20 @@ from attn_ui.views.model_output import Change, intervention, percent
 from attn_ui.widgets import text
 from attn_ui.widgets.numbers import format_number
 
+# A model that writes (pages/generate.py): a causal language model's checkpoint and the page's widgets
+SOURCE = "gen_source"  # str or None: the causal model the page reads (repo id or folder; tests set it)
+OTHER = "gen_other"  # text_input: another causal checkpoint
+PROMPT = "gen_prompt"  # text_input: the prompt
+TEMPERATURE = "gen_temperature"  # slider: the temperature the logits are divided by
+N_NEW = "gen_n_new"  # number_input: how many tokens a click writes
+MODE = "gen_mode"  # segmented control: "greedy" or "sample"
+SEED = "gen_seed"  # number_input: the seed of a sampled text
+WRITTEN = "gen_written"  # the arguments of the last text written (attn_ui.views.generate_views.generation), or None
+LAYER, HEAD = "gen_layer", "gen_head"  # selectboxes: the head whose attention the page draws
+VIEW = "gen_view"  # the model view chart (its click selection)
+ABLATE = "gen_ablate"  # multiselect: the heads switched off ("L2 · H5" names)
+ABLATE_HOW = "gen_ablate_how"  # segmented control: "mean" or "zero"
+
 DEFAULT_PROMPT = "The cat sat on the"  # input of an English model: not translated
 TOP_K = 10  # the most probable next tokens shown
 COMPARED = 8  # tokens in a chart of two distributions side by side (two bars each: 8 groups fit the main column)

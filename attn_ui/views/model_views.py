@@ -29,6 +29,20 @@ from attn_ui.infra import budget, settings
 from attn_ui.widgets import charts, heatmap, text
 from attn_ui.widgets.numbers import format_numbers
 
+# A real model (pages/model.py): the checkpoint it reads and its widgets, whose values state.bind() keeps
+# (Learn's model lessons set them too)
+SOURCE = "model_source"  # str or None: the checkpoint A real model reads (repo id or folder; tests set it)
+SENTENCE = "model_sentence"  # text_input: the sentence the model reads
+PAD_TO = "model_pad_to"  # number_input: pad with [PAD] up to this many tokens (0: none)
+LAYER, HEAD = "model_layer", "model_head"  # selectboxes: the head looked at closely
+OTHER = "model_other"  # text_input: another checkpoint (repo id or folder)
+VIEW = "model_view"  # the model view chart (its click selection)
+OTHERS = "model_others"  # text_area: the sentences yours is compared with (a sentence encoder), one a line
+ABLATE = "model_ablate"  # multiselect: the heads switched off, as "L2 · H5" names (attn_ui.views.model_output)
+ABLATE_HOW = "model_ablate_how"  # segmented control: a head switched off gives its mean ("mean") or "zero"
+EFFECTS = "model_effects"  # selectbox: the layer (or "all") whose heads "which heads matter" switches off
+EFFECT_ON = "model_effect_on"  # selectbox: the other sentence whose similarity "which heads matter" measures
+
 ENV_SOURCE = attn_models.access.ENV_MODEL  # ATTN_MODEL: the checkpoint read unless the learner names another
 PICK = "pick"  # name of the click selection on the model view (fields layer, head)
 #: most cells a side of one small heatmap (image pixels and tooltip cells alike): more tokens are block means, as
@@ -60,13 +74,13 @@ def access() -> attn_models.Access:
 
 def source() -> str:
     """The checkpoint the page reads: the learner's choice (state MODEL_SOURCE), else the operator's."""
-    return st.session_state.get(state.MODEL_SOURCE) or operator_source()
+    return st.session_state.get(SOURCE) or operator_source()
 
 
 def lesson_source() -> str:
     """The checkpoint Learn's model lessons read: the learner's choice, else the operator's English encoder
     ($ATTN_MODEL, else attn_models.DEFAULT_MODEL) in every language: the lessons' sentences and numbers are English."""
-    return st.session_state.get(state.MODEL_SOURCE) or settings.settings().default_model("en")
+    return st.session_state.get(SOURCE) or settings.settings().default_model("en")
 
 
 def operator_source() -> str:
@@ -303,8 +317,8 @@ def follow_origin(cfg: Config) -> None:
     """Set A real model's sentence, padding, layer and head to the ones a model layer's configuration came from,
     so the page shows what the explorer holds (Learn's Try it yourself on a model lesson)."""
     if (o := origins.origin_of(cfg)) is not None and o.role == "encoder":
-        st.session_state[state.KEPT].update({state.MODEL_SENTENCE: o.sentence, state.MODEL_PAD_TO: o.pad_to,
-                                             state.MODEL_LAYER: o.layer, state.MODEL_HEAD: o.head})
+        st.session_state[state.KEPT].update({SENTENCE: o.sentence, PAD_TO: o.pad_to,
+                                             LAYER: o.layer, HEAD: o.head})
 
 
 def back_to_model() -> None:

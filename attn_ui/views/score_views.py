@@ -26,8 +26,8 @@ from attn_core import (
     scaled_dot_product_attention,
 )
 from attn_ui.app.i18n import _, error_text
-from attn_ui.views.step_by_step import score_name
 from attn_ui.widgets.numbers import format_numbers
+from attn_ui.widgets.text import score_name
 
 #: most terms of v_a · tanh(…) written out one by one in the worked table (wider features: the sum only)
 MAX_TERMS = 4

@@ -63,20 +63,11 @@ MASK_NOTES = {  # marked for the catalogs: show them with _(...)
 }
 
 #: how each score function is written: in words (titles, captions) and in LaTeX (Q, K: the whole matrices)
-SCORE_TEXT = {"dot": "QKᵀ", "general": "(Q W_a) Kᵀ", "additive": "v_a · tanh(Q W_1 + K W_2)"}
-SCORE_LATEX = {"dot": r"QK^\top", "general": r"(Q W_a) K^\top", "additive": r"v_a \cdot \tanh(Q W_1 + K W_2)"}
-#: the score functions' names, in English (marked for the catalogs): show them with :func:`score_name`
-SCORE_NAMES = {"dot": N_("dot product"), "general": N_("general (Luong)"), "additive": N_("additive (Bahdanau)")}
-
-
-def score_name(score_fn: str) -> str:
-    """A score function's name in the learner's language: "dot product", "general (Luong)", "additive (Bahdanau)"."""
-    return _(SCORE_NAMES[score_fn])
 
 
 def score_title(score_fn: str) -> str:
     """The title of the scores' heatmap: "Scores QKᵀ", "Scores (Q W_a) Kᵀ", "Scores v_a · tanh(Q W_1 + K W_2)"."""
-    return _("Scores {formula}").format(formula=SCORE_TEXT[score_fn])
+    return _("Scores {formula}").format(formula=text.SCORE_TEXT[score_fn])
 
 
 def query_source(cfg: Config) -> str:
@@ -178,7 +169,7 @@ def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None 
     click = _("Click a cell to explain its query row in the drill-down below.")
     if t.score_fn != "dot":
         st.caption(_("Score function: {name}, {formula} (see Score functions).").format(
-            name=score_name(t.score_fn), formula=SCORE_TEXT[t.score_fn]))
+            name=text.score_name(t.score_fn), formula=text.SCORE_TEXT[t.score_fn]))
     if t.score_fn == "general":
         matrix_block(
             "Q W_a", rf"Q_a{h} = Q{h} W_a{h}", t.q_a, queries, text.dim_labels(t.q_a.shape[1]), y_title=_("query"),

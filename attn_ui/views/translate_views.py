@@ -13,6 +13,16 @@ from attn_ui.views import model_views
 from attn_ui.views.model_output import Change, intervention, percent
 from attn_ui.widgets import text
 
+# A model that translates (pages/translate.py): a T5's checkpoint and the page's widgets
+SOURCE = "trans_source"  # str or None: the translator the page reads (repo id or folder; tests set it)
+OTHER = "trans_other"  # text_input: another T5 checkpoint
+SENTENCE = "trans_sentence"  # text_input: the English sentence
+LAYER, HEAD = "trans_layer", "trans_head"  # selectboxes: the decoder layer and cross-attention head drawn
+ENC_LAYER = "trans_enc_layer"  # selectbox: the encoder layer whose self-attention head opens
+ENC_HEAD = "trans_enc_head"  # selectbox: that head
+ABLATE = "trans_ablate"  # multiselect: the cross-attention heads switched off ("L2 · H5" names)
+ABLATE_HOW = "trans_ablate_how"  # segmented control: "mean" or "zero"
+
 DEFAULT_SENTENCE = "It is easy to translate languages with transformers"  # the Korean tutorial's (seed 003)
 MAX_NEW = 40  # the longest translation written, in tokens (as the tutorial's max_length=40)
 

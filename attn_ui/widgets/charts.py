@@ -1,6 +1,6 @@
 """Charts on the page: what a chart factory returns (:class:`Chart`), and :func:`show_chart`, which draws it.
 
-A chart factory (attn_ui.widgets.heatmap, attn_ui.views.head_views, attn_ui.views.scaling_views,
+A chart factory (attn_ui.widgets.heatmap, attn_ui.views.multihead_views, attn_ui.views.scaling_views,
 attn_ui.views.masking_views) is one public
 function: it takes arrays and labels and returns a :class:`Chart` (never calls st). ``Chart.altair()`` is the
 Altair chart, testable through ``to_dict()``; :func:`show_chart` draws the spec Altair built once per layout.

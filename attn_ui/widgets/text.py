@@ -19,7 +19,7 @@ import unicodedata
 import numpy as np
 
 from attn_core import Config
-from attn_ui.app.i18n import _
+from attn_ui.app.i18n import N_, _
 from attn_ui.widgets.numbers import format_number
 
 
@@ -97,6 +97,18 @@ _PUNCTUATION = frozenset(string.punctuation)  # CommonMark: every ASCII punctuat
 #: text Streamlit's Markdown would turn into a link even with every character escaped (GFM's autolink literals are
 #: found in the text after its escapes are read): web addresses and e-mail addresses
 _AUTOLINK = re.compile(r"(?i)(?:https?://|www\.)\S*|[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+
+
+#: each score function as the pages write it (attn_core.SCORE_WORDS names them)
+SCORE_TEXT = {"dot": "QKᵀ", "general": "(Q W_a) Kᵀ", "additive": "v_a · tanh(Q W_1 + K W_2)"}
+SCORE_LATEX = {"dot": r"QK^\top", "general": r"(Q W_a) K^\top", "additive": r"v_a \cdot \tanh(Q W_1 + K W_2)"}
+#: the score functions' names, in English (marked for the catalogs): show them with :func:`score_name`
+SCORE_NAMES = {"dot": N_("dot product"), "general": N_("general (Luong)"), "additive": N_("additive (Bahdanau)")}
+
+
+def score_name(score_fn: str) -> str:
+    """A score function's name in the learner's language: "dot product", "general (Luong)", "additive (Bahdanau)"."""
+    return _(SCORE_NAMES[score_fn])
 
 
 def md_escape(text: str) -> str:

@@ -315,9 +315,9 @@ def test_chart_text_is_at_least_12_px():
     spec = charts.themed(heatmap.heatmap(np.arange(12.0).reshape(3, 4) / 7, list("abc"), list("defg")).spec())
     assert spec["layer"][1]["mark"]["fontSize"] >= 12
     assert spec["config"]["axis"]["labelFontSize"] >= 12
-    from attn_ui.views import head_views
-    assert head_views.FONT >= 12
-    block = head_views.head_block(np.ones((2, 8)) / 3, ["a", "b"], head=0, first_col=0, precision=2).to_dict()
+    from attn_ui.views import multihead_views
+    assert multihead_views.FONT >= 12
+    block = multihead_views.head_block(np.ones((2, 8)) / 3, ["a", "b"], head=0, first_col=0, precision=2).to_dict()
     assert "labelFontSize" not in json.dumps(block)  # its column numbers as every axis: 12 px (charts.CONFIG)
 
 

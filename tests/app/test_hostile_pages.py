@@ -18,8 +18,9 @@ from streamlit.testing.v1 import AppTest
 import attn_models
 from attn_core import configs_equal, load_preset, share
 from attn_ui import lessons
-from attn_ui.app import registry, state
+from attn_ui.app import registry
 from attn_ui.lessons import lesson_ui
+from attn_ui.views import model_views
 
 from .. import tiny_bert, tiny_gpt2, tiny_t5
 from .apptools import APP, new_app, plain
@@ -187,7 +188,7 @@ def test_a_real_model_whose_operator_names_a_t5_says_which_page_reads_it(monkeyp
 def test_an_encoder_lesson_with_a_causal_model_named_reads_the_operators_encoder_or_says_so(gpt2_dir, key):
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params[lesson_ui.PARAM] = key
-    at.session_state[state.MODEL_SOURCE] = gpt2_dir
+    at.session_state[model_views.SOURCE] = gpt2_dir
     at.run()
     assert not at.exception
     lesson = lessons.by_key(key)

@@ -18,7 +18,8 @@ from streamlit.testing.v1 import AppTest
 from attn_core import PRESETS
 from attn_ui import lessons
 from attn_ui.app import address, i18n, registry, state
-from attn_ui.views import model_output, share_ui
+from attn_ui.lessons import lesson_ui
+from attn_ui.views import model_output, model_views, share_ui
 
 from .. import minilm
 from .apptools import APP, edit_cells, plain
@@ -100,7 +101,7 @@ SENTENCES = [" ".join(p.build().tokens) for p in PRESETS.values()]  # the exampl
 
 def allowed_names(at: AppTest) -> list[str]:
     cfg = at.session_state[state.CONFIG]
-    source = [str(at.session_state[state.MODEL_SOURCE])] if state.MODEL_SOURCE in at.session_state else []
+    source = [str(at.session_state[model_views.SOURCE])] if model_views.SOURCE in at.session_state else []
     return NAMES + SENTENCES + source + list(cfg.tokens) + list(cfg.y_tokens or ())
 
 
@@ -149,12 +150,12 @@ def test_every_lesson_speaks_the_language(lang: str):
     the real-model lesson on all-MiniLM-L6-v2's own weights (tests/minilm)."""
     at = AppTest.from_file(APP, default_timeout=120)
     at.session_state[state.LANG] = lang
-    at.session_state[state.MODEL_SOURCE] = str(minilm.folder())
+    at.session_state[model_views.SOURCE] = str(minilm.folder())
     at.run()
     at.switch_page(registry.LEARN.file).run()
     bad = {}
     for lesson in lessons.LESSONS:
-        at.session_state[state.LESSON] = lesson.key
+        at.session_state[lesson_ui.LESSON] = lesson.key
         if lesson.needs_model:  # all-MiniLM-L6-v2, the tiny masked-language model for a lesson with a [MASK], or
             at.session_state[minilm.source_key(lesson)] = minilm.lesson_source(lesson.key)  # a tiny GPT-2 or T5
         at.run()
@@ -182,7 +183,7 @@ def test_a_real_model_speaks_the_language(lang: str, tmp_path):
 
     at = AppTest.from_file(APP, default_timeout=120)
     at.session_state[state.LANG] = lang
-    at.session_state[state.MODEL_SOURCE] = str(tiny_bert.build(tmp_path))
+    at.session_state[model_views.SOURCE] = str(tiny_bert.build(tmp_path))
     at.run()
     at.switch_page(registry.MODEL.file).run()
     assert not at.exception, [e.value for e in at.exception]

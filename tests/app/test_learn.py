@@ -13,6 +13,7 @@ from attn_core import configs_equal, load_preset
 from attn_ui import lessons
 from attn_ui.app import registry, state
 from attn_ui.lessons import Cell, Choice, Token, lesson_ui
+from attn_ui.views import generate_views, model_views
 from tests import minilm
 
 from .apptools import APP, new_app, plain
@@ -127,20 +128,20 @@ def test_lesson_wrong_then_right_then_try_it(key: str):
         assert at.session_state["query"] == query
     origin = worked.config.origin
     if lesson.family == "causal":  # A model that writes on the lesson's prompt, its head drawn large
-        assert at.text_input(key=state.GEN_PROMPT).value == origin["sentence"] == lessons.WRITE_PROMPT
-        assert (at.selectbox(key=state.GEN_LAYER).value, at.selectbox(key=state.GEN_HEAD).value) == (
+        assert at.text_input(key=generate_views.PROMPT).value == origin["sentence"] == lessons.WRITE_PROMPT
+        assert (at.selectbox(key=generate_views.LAYER).value, at.selectbox(key=generate_views.HEAD).value) == (
             origin["layer"], origin["head"])
         assert "In the explorer now" in [h.value for h in at.header]
     if lesson.family == "encoder":  # A real model shows the lesson's sentence and layer, and what the explorer holds
-        assert at.text_input(key=state.MODEL_SENTENCE).value == origin["sentence"]
-        assert at.selectbox(key=state.MODEL_LAYER).value == origin["layer"]
+        assert at.text_input(key=model_views.SENTENCE).value == origin["sentence"]
+        assert at.selectbox(key=model_views.LAYER).value == origin["layer"]
         assert "In the explorer now" in [h.value for h in at.header]
     if (page := sol.model_page) is not None:  # the lesson's other sentence, heads off and scan, on A real model
         if page.others:
-            assert at.text_area(key=state.MODEL_OTHERS).value == "\n".join(page.others)
-        assert at.multiselect(key=state.MODEL_ABLATE).value == [f"L{lay} · H{h}" for lay, h in page.ablate]
-        assert at.segmented_control(key=state.MODEL_ABLATE_HOW).value == page.how
-        assert at.selectbox(key=state.MODEL_EFFECTS).value == page.scan
+            assert at.text_area(key=model_views.OTHERS).value == "\n".join(page.others)
+        assert at.multiselect(key=model_views.ABLATE).value == [f"L{lay} · H{h}" for lay, h in page.ablate]
+        assert at.segmented_control(key=model_views.ABLATE_HOW).value == page.how
+        assert at.selectbox(key=model_views.EFFECTS).value == page.scan
         shown = texts(at)
         if page.ablate:  # before and after side by side
             assert "Switch heads off" in [h.value for h in at.subheader] and "1 head off" in shown
@@ -154,7 +155,7 @@ def test_a_model_lesson_without_its_model_says_so_and_can_be_skipped(monkeypatch
     key = next(lesson.key for lesson in lessons.LESSONS if lesson.needs_model)
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params[lesson_ui.PARAM] = key
-    at.session_state[state.MODEL_SOURCE] = "nobody-here/no-such-model"
+    at.session_state[model_views.SOURCE] = "nobody-here/no-such-model"
     at.run()
     assert not at.exception
     assert "is not on this server yet" in plain(at.warning[0].value) and "Skip it" in at.info[0].value  # no download
@@ -179,7 +180,7 @@ def test_a_model_lesson_on_a_model_of_another_kind_says_so_and_can_be_skipped(ke
     model: the page says which kind the lesson needs and where to name one, and the lesson can be skipped."""
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params[lesson_ui.PARAM] = key
-    at.session_state[state.MODEL_SOURCE] = minilm.lesson_source("masked-word" if source == "masked-lm" else "")
+    at.session_state[model_views.SOURCE] = minilm.lesson_source("masked-word" if source == "masked-lm" else "")
     at.run()
     assert not at.exception
     assert said in plain(at.warning[0].value) and "Name such a model on A real model" in at.info[0].value
@@ -282,7 +283,7 @@ def test_a_model_lesson_reads_the_operators_model_when_the_learners_cannot_be_re
         monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path))
         at = AppTest.from_file(APP, default_timeout=60)
         at.query_params[lesson_ui.PARAM] = key
-        at.session_state[state.MODEL_SOURCE] = source
+        at.session_state[model_views.SOURCE] = source
         at.run()
         assert hub.requests == []
     assert not at.exception and not at.warning
@@ -307,11 +308,11 @@ def test_a_model_lesson_with_no_model_it_can_read_says_so_then_works_again(tmp_p
         monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path))
         at = AppTest.from_file(APP, default_timeout=60)
         at.query_params[lesson_ui.PARAM] = key
-        at.session_state[state.MODEL_SOURCE] = source
+        at.session_state[model_views.SOURCE] = source
         at.run()
         assert not at.exception and said in plain(at.warning[0].value) and "Skip it" in at.info[0].value
         assert hub.requests == []
-    at.session_state[state.MODEL_SOURCE] = str(minilm.folder())
+    at.session_state[model_views.SOURCE] = str(minilm.folder())
     at.run()
     assert not at.exception and not at.warning
     assert at.header[0].value.startswith(f"{lessons.index_of(key) + 1}.")
@@ -336,7 +337,7 @@ def test_a_right_first_answer_stays_right_and_the_tries_after_it_are_counted(app
     predict(at, lesson, round(answer, 2))
     assert status(at).endswith("· right on the first try · tried again twice")
     assert at.get("progress")[0].proto.text == f"1 of {len(lessons.LESSONS)} lessons answered, 1 right"
-    assert at.session_state[state.LESSON_ANSWERS][lesson.key] == [
+    assert at.session_state[lesson_ui.ANSWERS][lesson.key] == [
         (round(answer, 2), True), (wrong_guess(lesson, answer), False), (round(answer, 2), True)]
 
 
@@ -350,7 +351,7 @@ def test_the_record_read_from_a_sessions_answers(app: AppTest, tries: list[bool]
     """The record is the list of (prediction, right?) every session has kept since Learn began: an old session's
     answers read the same way."""
     at = app.switch_page(registry.LEARN.file).run()
-    at.session_state[state.LESSON_ANSWERS] = {"best-match": [(1 if right else 0, right) for right in tries]}
+    at.session_state[lesson_ui.ANSWERS] = {"best-match": [(1 if right else 0, right) for right in tries]}
     at.run()
     assert not at.exception and status(at).endswith(f"· {said}")
     assert listed(at)[f"1. {lessons.LESSONS[0].title}"] == said
@@ -388,7 +389,7 @@ def test_a_row_of_the_lesson_list_opens_its_lesson(app: AppTest, lang: str):
     assert not at.exception
     at_causal = lessons.index_of("causal")
     assert at.header[0].value.startswith(f"{at_causal + 1}. ")
-    assert at.session_state[state.LESSON] == "causal" and at.query_params[lesson_ui.PARAM] == "causal"
+    assert at.session_state[lesson_ui.LESSON] == "causal" and at.query_params[lesson_ui.PARAM] == "causal"
     assert at.session_state[lesson_ui.LIST] is False  # the list closes over the lesson it opened
     assert at.expander(key=lesson_ui.LIST).button[at_causal].proto.icon == ":material/arrow_right:"
     assert at.selectbox(key="learn_pick").value == at_causal
@@ -462,7 +463,7 @@ def test_the_lessons_that_generate_open_and_answer_in_every_language(lang: str):
     for n, key in enumerate(GENERATING, start=1):
         lesson = lessons.by_key(key)
         worked = lessons.solved(key, model_of(lesson))
-        at.session_state[state.LESSON] = key
+        at.session_state[lesson_ui.LESSON] = key
         at.session_state[minilm.source_key(lesson)] = minilm.lesson_source(key)
         at.switch_page(registry.LEARN.file).run()
         assert not at.exception, [e.value for e in at.exception]

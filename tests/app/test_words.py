@@ -23,6 +23,7 @@ from streamlit.testing.v1 import AppTest
 from attn_core import PRESETS
 from attn_ui import lessons
 from attn_ui.app import registry, state
+from attn_ui.views import model_views
 
 from .apptools import APP, plain
 
@@ -171,7 +172,7 @@ def test_a_real_model_reads_as_words(tmp_path):
     from .. import tiny_bert
 
     at = AppTest.from_file(APP, default_timeout=120)
-    at.session_state[state.MODEL_SOURCE] = str(tiny_bert.build(tmp_path))
+    at.session_state[model_views.SOURCE] = str(tiny_bert.build(tmp_path))
     at.run()
     at.switch_page(registry.MODEL.file).run()
     assert not at.exception, [e.value for e in at.exception]

@@ -26,7 +26,7 @@ CURVE_DIVISORS = analysis.log_grid(*analysis.DIVISOR_RANGE, 20)  # the saturatio
 UNSCALED_PRESET, CAUSAL_PRESET = PRESETS["seed004_unscaled"].title, PRESETS["seed002_causal"].title
 
 
-@st.cache_data(show_spinner=False)
+@budget.cached("scaling_variance", slots=budget.EXPLORER_SLOTS)
 def variance_sweep(d_ks: tuple[int, ...], n_samples: int, seed: int) -> analysis.VarianceSweep:
     return analysis.variance_sweep(d_ks, n_samples=n_samples, seed=seed)
 

@@ -57,7 +57,7 @@ def language() -> str:
     Outside a run ``st.session_state`` is an empty stand-in (no language: English), but each read of it there logs
     "missing ScriptRunContext"; so where Streamlit's runtime does not exist (plain Python, tests/core, AppTest between
     its runs) it is not read (attn_ui.infra.st_internals.running)."""
-    import streamlit as st  # here: importing this module imports no Streamlit (attn_ui.lessons, attn_ui.widgets.text)
+    import streamlit as st  # here: importing this module imports no Streamlit (attn_ui.widgets.text)
 
     from attn_ui.infra import st_internals
 

@@ -41,6 +41,14 @@ result being computed is computed once: another session asking for it meanwhile 
 instead of computing it again. The server's numpy runs one BLAS thread per computation (:func:`one_blas_thread`):
 many learners share the machine's cores.
 
+The one cache: every result that grows with what a visitor sends (a trace, a forward pass, a chart's spec, a lesson
+worked out, a repo judged from the Hub's metadata) is kept here, through :func:`cached`; nothing of the app uses
+``st.cache_data`` or ``functools.lru_cache`` for them. One thing is not: the loaded models
+(attn_ui.views.model_views, ``st.cache_resource(max_entries=2)``). A model is not a result of a visitor's numbers
+but the server's resource, read from disk, shared by every session and never copied; its bound is its count, two,
+each within attn_models' caps (≈ 570 MB for the two largest defaults: bench/RESULTS.md), and evicting one to make room
+for a trace would only read it again.
+
 Examples
 --------
 >>> b = Budget(1000)
@@ -70,6 +78,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import streamlit as st
 import threadpoolctl
 
@@ -105,6 +114,8 @@ def nbytes(value: object) -> int:
             return v.nbytes + (sum(walk(x, depth + 1) for x in v.flat) if v.dtype == object else 0)
         if isinstance(v, str | bytes | bytearray):
             return len(v) + 49
+        if isinstance(v, pa.Table):  # a chart's data
+            return int(v.nbytes)
         if isinstance(v, pd.DataFrame):
             return int(v.memory_usage(index=True, deep=True).sum())
         if dataclasses.is_dataclass(v) and not isinstance(v, type):

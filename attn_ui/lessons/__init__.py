@@ -20,7 +20,7 @@ import re
 import string
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from functools import lru_cache, partial
+from functools import partial
 from typing import TYPE_CHECKING, Literal
 
 import numpy as np
@@ -40,6 +40,7 @@ from attn_core import (
 )
 from attn_ui.app import registry
 from attn_ui.app.i18n import N_
+from attn_ui.infra import budget
 from attn_ui.widgets.numbers import format_number, format_numbers
 from attn_ui.widgets.text import isolate, md_escape, token_labels
 
@@ -1077,11 +1078,15 @@ def readable_sentence(model) -> str:
                 TRANSLATE_SENTENCES[-1])
 
 
-@lru_cache(maxsize=1)  # build, then solve, on the same model (solved() keeps the result)
 def _translated(model):  # attn_models.Translator -> (sentence, attn_models.Translation)
     """The lesson's sentence and its greedy translation (once per model: build and solve both read it)."""
-    sentence = readable_sentence(_translator(model))
-    return sentence, model.translate(sentence, max_new=TRANSLATE_MAX)
+    return _translation(model.name, _model=model)
+
+
+@budget.cached("lesson_translation")  # the model is keyed by its name (its source): the same weights
+def _translation(source: str, _model=None):  # -> (sentence, attn_models.Translation)
+    sentence = readable_sentence(_translator(_model))
+    return sentence, _model.translate(sentence, max_new=TRANSLATE_MAX)
 
 
 def _translation_head(model) -> Config:
@@ -1502,13 +1507,28 @@ def configuration(lesson: Lesson, model: Model | None = None) -> Config:
     return lesson.build(model)
 
 
-@lru_cache(maxsize=32)
 def solved(key: str, model: Model | None = None) -> Worked:
     """The lesson ``key`` with its configuration, its trace (attn_core) and its solution, computed once (per model,
-    for a model lesson; see :func:`configuration`).
+    for a model lesson; see :func:`configuration`), kept in the server's byte budget (attn_ui.infra.budget).
 
     The arrays are shared by every caller: read them, never change them.
     """
+    if model is None:
+        return _solved_by_hand(key)
+    return _solved_with_model(key, model.name, _model=model)  # the model keyed by its name (its source)
+
+
+@budget.cached("lesson", slots=budget.EXPLORER_SLOTS)
+def _solved_by_hand(key: str) -> Worked:
+    return _solve(key, None)
+
+
+@budget.cached("lesson_model")
+def _solved_with_model(key: str, source: str, _model: Model | None = None) -> Worked:
+    return _solve(key, _model)
+
+
+def _solve(key: str, model: Model | None) -> Worked:
     lesson = _BY_KEY[key]
     cfg = configuration(lesson, model)
     trace = run(cfg)

@@ -13,6 +13,7 @@ import json
 import logging
 import struct
 import threading
+import time
 import zlib
 from dataclasses import dataclass
 
@@ -166,8 +167,15 @@ def page_model(source: str, key: str, role: attn_models.Role, not_it: str) -> ob
     return model
 
 
-@st.cache_data(ttl=300, max_entries=32, show_spinner=False)
+JUDGED_FOR = 300  # seconds a repo's judgement (its file list from the Hub) is kept before the Hub is asked again
+
+
 def _judged(repo_id: str) -> attn_models.RepoPlan:
+    return _judgement(repo_id, int(time.time() // JUDGED_FOR))
+
+
+@budget.cached("model_judged")  # a few hundred bytes; ``period``: a new key, so a new look, every JUDGED_FOR s
+def _judgement(repo_id: str, period: int) -> attn_models.RepoPlan:
     return attn_models.judge_repo(repo_id)
 
 

@@ -36,7 +36,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 import altair as alt
@@ -46,6 +45,7 @@ import pyarrow as pa
 import streamlit as st
 
 from attn_ui.app import i18n
+from attn_ui.infra import budget
 
 Builder = Callable[[Any, list, list], alt.TopLevelMixin]
 Frame = pd.DataFrame | pa.Table  # a chart's data: Altair and Streamlit take either
@@ -130,12 +130,23 @@ def cached_chart(factory: Callable[..., alt.TopLevelMixin], *args, **kwargs) -> 
     only when an argument changes. Show it with :func:`show_chart`. One spec per language: the factory writes its
     titles in the learner's language.
     """
-    return _chart_spec(f"{factory.__module__}.{factory.__qualname__}", i18n.language(), factory, *args, **kwargs)
+    template, datasets = _chart_spec(_name(factory), i18n.language(), *args, _factory=factory, **kwargs)
+    out = json.loads(template)  # a fresh copy each time: Streamlit patches the spec it is given
+    out["datasets"] = dict(datasets)
+    return out
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
-def _chart_spec(name: str, lang: str, _factory: Callable[..., alt.TopLevelMixin], *args, **kwargs) -> dict:
-    return altair_spec(_factory(*args, **kwargs))  # the factory is part of the key by its name; lang: its texts
+@budget.cached("chart_spec", slots=budget.EXPLORER_SLOTS)  # the factory is in the key by its name; lang: its texts
+def _chart_spec(name: str, lang: str, *args, _factory: Callable[..., alt.TopLevelMixin] | None = None,
+                **kwargs) -> tuple[str, dict[str, Frame]]:
+    spec = altair_spec(_factory(*args, **kwargs))
+    datasets = spec.pop("datasets", {})
+    return json.dumps(spec), datasets
+
+
+def _name(fn: Callable) -> str:
+    """A function by its module and name: how a cache key names a builder or a factory."""
+    return f"{fn.__module__}.{fn.__qualname__}"
 
 
 def slot_name(i: int) -> str:
@@ -182,7 +193,7 @@ def spec(
     {'v': 3.0, 'domain_lo': 0.0, 'domain_hi': 4.0}
     """
     has_domain = tuple(i < len(domains) and domains[i] is not None for i in range(len(data)))
-    template, constants = _template(build, layout, has_domain, i18n.language())
+    template, constants = _template(_name(build), layout, has_domain, i18n.language(), _build=build)
     frames = {slot_name(i): _with_domain(frame, domains[i]) if has_domain[i] else frame
               for i, frame in enumerate(data)}
     out = json.loads(template)  # a fresh copy each time: Streamlit patches the spec it is given
@@ -199,16 +210,16 @@ def _with_domain(frame: Frame, domain: tuple[float, float]) -> Frame:
     return frame.append_column(DOMAIN_LO, pa.array(np.full(n, lo))).append_column(DOMAIN_HI, pa.array(np.full(n, hi)))
 
 
-@lru_cache(maxsize=512)
-def _template(build: Builder, layout: Hashable, has_domain: tuple[bool, ...],
-              lang: str) -> tuple[str, dict[str, Frame]]:
+@budget.cached("chart_template", slots=budget.EXPLORER_SLOTS)  # a layout holds the learner's labels: kept in bytes
+def _template(name: str, layout: Hashable, has_domain: tuple[bool, ...], lang: str, *,
+              _build: Builder) -> tuple[str, dict[str, Frame]]:
     """Altair's spec of the builder on placeholders (validated, once per layout and language) as JSON, and the data
     frames the builder made itself (named const0, const1, ...).
 
     ``lang`` (the session's, attn_ui.app.i18n.language()) is part of the key: a builder writes the words it adds itself
     (tooltip titles, text alternatives) in the learner's language, so two languages never share a spec."""
     slots = range(len(has_domain))
-    chart = build(layout, [alt.NamedData(name=slot_name(i)) for i in slots],
+    chart = _build(layout, [alt.NamedData(name=slot_name(i)) for i in slots],
                   [data_domain(i) if has_domain[i] else None for i in slots])
     constants = {name: pa.Table.from_pandas(frame, preserve_index=False) if isinstance(frame, pd.DataFrame) else frame
                  for name, frame in _name_frames(chart, "const").items()}  # converted once, not on every run

@@ -1,6 +1,8 @@
 """A model that writes: a GPT-2-family decoder reads your prompt with causal attention, says which token comes next
 (at a temperature), writes on token by token, and opens any of its heads in the explorer with its causal mask."""
 
+from functools import partial
+
 import numpy as np
 import streamlit as st
 
@@ -32,18 +34,6 @@ frame.page_start(registry.GENERATE)
 
 
 
-def use_other_model() -> None:
-    """on_change: read another causal checkpoint; an empty box goes back to the operator's."""
-    st.session_state[generate_views.SOURCE] = st.session_state[OTHER].strip() or None
-    st.session_state[state.KEPT][OTHER] = st.session_state[OTHER]
-
-
-def pick_from_view() -> None:
-    """on_select of the model view: the clicked small heatmap becomes the head drawn large."""
-    if (choice := model_views.picked(st.session_state[VIEW]["selection"])) is not None:
-        st.session_state[state.KEPT][LAYER], st.session_state[state.KEPT][HEAD] = choice
-
-
 st.markdown(_(
     "A **decoder** (the GPT-2 family) writes text one token at a time. Each token's query may attend only to itself "
     "and the tokens before it, the **causal mask** of the Masking page, so the last position has read the whole "
@@ -53,14 +43,14 @@ st.markdown(_(
 
 # ---- the model ---------------------------------------------------------------------------------------------
 source = st.session_state.get(generate_views.SOURCE) or generate_views.operator_source()
-model = model_views.page_model(source, "gen_download", "causal", _(
-    "{name} is not a causal language model (GPT-2 family): it does not write. It is read on {page}."))
-with st.expander(_("Use another model"), icon=":material/swap_horiz:", expanded=model is None):
-    st.text_input(_("A Hugging Face repo id (owner/name) of the GPT-2 family, or a folder on this machine"),
-                  placeholder=generate_views.operator_source(),
-                  help=_("config.json (model_type gpt2), tokenizer.json and model.safetensors. Empty: this server's "
-                         "causal model."),
-                  **state.bind(OTHER, state.kept(OTHER, ""), use_other_model))
+model = model_views.model_box(
+    "causal", source, source_key=generate_views.SOURCE, other_key=OTHER, download_key="gen_download",
+    not_it=_("{name} is not a causal language model (GPT-2 family): it does not write. It is read on {page}."),
+    labels=(_("A Hugging Face repo id (owner/name) of the GPT-2 family"),
+            _("A Hugging Face repo id (owner/name) of the GPT-2 family, or a folder on this machine")),
+    help_text=_("config.json (model_type gpt2), tokenizer.json and model.safetensors. Empty: this server's causal "
+                "model."),
+    placeholder=generate_views.operator_source())
 if model is None:
     st.stop()
 cfg_m = model.config
@@ -110,7 +100,7 @@ labels = text.numbered(tuple(label(t) for t in tokens))
 side_by_side = st.container(horizontal=True, gap="medium")
 with side_by_side.container(width="content"):
     charts.show_chart(model_views.model_view(run.attentions, tuple(label(t) for t in tokens)), key=VIEW,
-                      on_select=pick_from_view, selection_mode=model_views.PICK)
+                      on_select=partial(model_views.pick_from_view, VIEW, LAYER, HEAD), selection_mode=model_views.PICK)
 with side_by_side.container(width=model_views.ONE_PX):
     st.subheader(_("One head"))
     pick = st.container(horizontal=True)

@@ -1,6 +1,8 @@
 """A real model: a pretrained BERT encoder's attention on your sentence, every layer and head, and one layer
 opened in the explorer with its real numbers."""
 
+from functools import partial
+
 import numpy as np
 import streamlit as st
 
@@ -30,18 +32,6 @@ frame.page_start(registry.MODEL)
 DEFAULT_SENTENCE = "The cat sat on the mat because it was tired."  # input of an English model: not translated
 
 
-def use_other_model() -> None:
-    """on_change: read another checkpoint (a repo id or a folder); an empty box goes back to the default."""
-    st.session_state[model_views.SOURCE] = st.session_state[OTHER].strip() or None
-    st.session_state[state.KEPT][OTHER] = st.session_state[OTHER]
-
-
-def pick_from_view() -> None:
-    """on_select of the model view: the clicked small heatmap becomes the head looked at closely."""
-    if (choice := model_views.picked(st.session_state[VIEW]["selection"])) is not None:
-        st.session_state[state.KEPT][LAYER], st.session_state[state.KEPT][HEAD] = choice
-
-
 st.markdown(_(
     "The same attention you edit on the other pages, in a **pretrained transformer**: a BERT-family encoder reads "
     "your sentence, and every one of its self-attention layers is computed by this app's own core (`attn_core`, "
@@ -51,23 +41,16 @@ st.markdown(_(
 
 # ---- the model ---------------------------------------------------------------------------------------------
 source = model_views.source()
-model = model_views.page_model(source, "model_download", "encoder", _(  # a repo not on this server: a button first
-    "{name} is not an encoder (BERT family): it is read on {page}."))
-offered = model_views.access()
-with st.expander(_("Use another model"), icon=":material/swap_horiz:", expanded=model is None):
-    caps = _("A BERT-family encoder with config.json, tokenizer.json and model.safetensors whose widths fit the app's "
-             "caps: hidden size up to {most}, so that one layer at {n} tokens (X with its bias column, W_Q, W_K, W_V, "
-             "W_O) is within {cells:,} cells; at most {heads} heads. Empty: the default model.").format(
-        most=attn_models.checkpoint.largest_hidden(), n=LIMITS.n_seq, cells=LIMITS.total_cells, heads=LIMITS.n_heads)
-    if offered.offered is not None:  # the repo ids a visitor may pick (never the operator's folders)
-        caps = i18n.sentences(caps, _("This server offers: {models}.").format(models=", ".join(offered.offered)))
-    if offered.folders:
-        label = _("A Hugging Face repo id (owner/name) or a folder on this machine")
-    else:
-        label = _("A Hugging Face repo id (owner/name)")
-        caps = i18n.sentences(caps, _("Folders on the server cannot be named here."))
-    st.text_input(label, placeholder=attn_models.default_model(i18n.language()), help=caps,
-                  **state.bind(OTHER, state.kept(OTHER, ""), use_other_model))
+model = model_views.model_box(  # a repo not on this server: a button first
+    "encoder", source, source_key=model_views.SOURCE, other_key=OTHER, download_key="model_download",
+    not_it=_("{name} is not an encoder (BERT family): it is read on {page}."),
+    labels=(_("A Hugging Face repo id (owner/name)"),
+            _("A Hugging Face repo id (owner/name) or a folder on this machine")),
+    help_text=_("A BERT-family encoder with config.json, tokenizer.json and model.safetensors whose widths fit the "
+                "app's caps: hidden size up to {most}, so that one layer at {n} tokens (X with its bias column, W_Q, "
+                "W_K, W_V, W_O) is within {cells:,} cells; at most {heads} heads. Empty: the default model.").format(
+        most=attn_models.checkpoint.largest_hidden(), n=LIMITS.n_seq, cells=LIMITS.total_cells, heads=LIMITS.n_heads),
+    placeholder=attn_models.default_model(i18n.language()))
 if model is None:
     st.stop()
 if (came_from := origins.origin_of(state.config())) is not None and came_from.model != source:
@@ -119,7 +102,7 @@ st.caption(_("One small heatmap per head: row = query token, column = key token,
 side_by_side = st.container(horizontal=True, gap="medium")  # wraps: on a phone the large view comes right under
 with side_by_side.container(width="content"):
     charts.show_chart(model_views.model_view(run.attentions, run.tokens, run.is_pad), key=VIEW,
-                      on_select=pick_from_view, selection_mode=model_views.PICK)
+                      on_select=partial(model_views.pick_from_view, VIEW, LAYER, HEAD), selection_mode=model_views.PICK)
 with (one := side_by_side.container(width=model_views.ONE_PX)):
     st.subheader(_("One head"))
     pick = st.container(horizontal=True)

@@ -18,12 +18,6 @@ frame.page_start(registry.TRANSLATE)
 
 
 
-def use_other_model() -> None:
-    """on_change: read another T5 checkpoint; an empty box goes back to the operator's."""
-    st.session_state[translate_views.SOURCE] = st.session_state[OTHER].strip() or None
-    st.session_state[state.KEPT][OTHER] = st.session_state[OTHER]
-
-
 def open_config(cfg, what: str) -> None:
     """Put a layer of the translator into the explorer, then go to the page that shows it."""
     origin = origins.origin_of(cfg)  # the translator's own: never None here
@@ -46,14 +40,13 @@ st.markdown(_(
 
 # ---- the model ---------------------------------------------------------------------------------------------
 source = st.session_state.get(translate_views.SOURCE) or translate_views.operator_source()
-model = model_views.page_model(source, "trans_download", "translator", _(
-    "{name} is not an encoder-decoder translator (T5): it does not translate. It is read on {page}."))
-with st.expander(_("Use another model"), icon=":material/swap_horiz:", expanded=model is None):
-    st.text_input(_("A Hugging Face repo id (owner/name) of a T5, or a folder on this machine"),
-                  placeholder=translate_views.operator_source(),
-                  help=_("config.json (model_type t5), tokenizer.json and model.safetensors. Empty: this server's "
-                         "translator."),
-                  **state.bind(OTHER, state.kept(OTHER, ""), use_other_model))
+model = model_views.model_box(
+    "translator", source, source_key=translate_views.SOURCE, other_key=OTHER, download_key="trans_download",
+    not_it=_("{name} is not an encoder-decoder translator (T5): it does not translate. It is read on {page}."),
+    labels=(_("A Hugging Face repo id (owner/name) of a T5"),
+            _("A Hugging Face repo id (owner/name) of a T5, or a folder on this machine")),
+    help_text=_("config.json (model_type t5), tokenizer.json and model.safetensors. Empty: this server's translator."),
+    placeholder=translate_views.operator_source())
 if model is None:
     st.stop()
 cfg_m = model.config

@@ -16,6 +16,7 @@ import threading
 import time
 import zlib
 from dataclasses import dataclass
+from functools import partial
 
 import altair as alt
 import numpy as np
@@ -172,6 +173,38 @@ JUDGED_FOR = 300  # seconds a repo's judgement (its file list from the Hub) is k
 
 def _judged(repo_id: str) -> attn_models.RepoPlan:
     return _judgement(repo_id, int(time.time() // JUDGED_FOR))
+
+
+def model_box(role: attn_models.Role, source: str, *, source_key: str, other_key: str, download_key: str,
+              not_it: str, labels: tuple[str, str], help_text: str, placeholder: str) -> object | None:
+    """The model a model page reads (:func:`page_model`), and under it the box where the learner names another: a
+    repo id, or a folder where the operator allows it (``labels``: the box's label without and with folders; the
+    ``help_text`` gets the repos this server offers, when it lists them). None after saying why not: the page stops.
+    ``source_key`` is the page's state key of the learner's choice, ``other_key`` the box's widget key."""
+    model = page_model(source, download_key, role, not_it)
+    acc = access()
+    with st.expander(_("Use another model"), icon=":material/swap_horiz:", expanded=model is None):
+        if acc.offered is not None:  # the repo ids a visitor may pick (never the operator's folders)
+            help_text = i18n.sentences(help_text, _("This server offers: {models}.").format(
+                models=", ".join(acc.offered)))
+        if not acc.folders:
+            help_text = i18n.sentences(help_text, _("Folders on the server cannot be named here."))
+        st.text_input(labels[acc.folders], placeholder=placeholder, help=help_text,
+                      **state.bind(other_key, state.kept(other_key, ""), partial(_use_other, source_key, other_key)))
+    return model
+
+
+def _use_other(source_key: str, other_key: str) -> None:
+    """on_change of a model page's box: read the checkpoint typed; an empty box goes back to the operator's."""
+    st.session_state[source_key] = st.session_state[other_key].strip() or None
+    st.session_state[state.KEPT][other_key] = st.session_state[other_key]
+
+
+def pick_from_view(view_key: str, layer_key: str, head_key: str) -> None:
+    """on_select of a model view (``partial`` with the page's keys): the clicked small heatmap becomes the head
+    drawn large."""
+    if (choice := picked(st.session_state[view_key]["selection"])) is not None:
+        st.session_state[state.KEPT][layer_key], st.session_state[state.KEPT][head_key] = choice
 
 
 @budget.cached("model_judged")  # a few hundred bytes; ``period``: a new key, so a new look, every JUDGED_FOR s

@@ -1,0 +1,92 @@
+"""What attn_ui/infra/st_internals.py relies on in the installed Streamlit, each checked with a message that says what
+changed and which function to mend (CI runs this on the oldest and the newest Streamlit requirements.txt allows).
+
+Whether session_connected tells a closed tab from an open one on a real Runtime: tests/app/test_fair.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+
+import pytest
+import streamlit
+
+from attn_ui.infra import sessions, st_internals
+
+VERSION = f"Streamlit {streamlit.__version__}"
+
+
+def test_the_runtime_functions_it_calls_exist():
+    from streamlit import runtime
+    from streamlit.runtime import Runtime
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    assert callable(runtime.exists) and callable(runtime.get_instance), (
+        f"{VERSION}: streamlit.runtime.exists / get_instance are gone: mend st_internals.running, session_connected, "
+        "free_upload")
+    assert hasattr(Runtime, "is_active_session"), (
+        f"{VERSION}: Runtime.is_active_session is gone: mend session_connected")
+    assert "suppress_warning" in inspect.signature(get_script_run_ctx).parameters, (
+        f"{VERSION}: get_script_run_ctx(suppress_warning=...) changed: mend st_internals.session_id")
+    assert st_internals.session_id() is None and st_internals.session_connected() and not st_internals.running()
+
+
+def test_the_uploaded_file_manager_can_drop_one_file():
+    from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
+
+    assert callable(getattr(MemoryUploadedFileManager, "remove_file", None)), (
+        f"{VERSION}: UploadedFileManager.remove_file is gone: mend st_internals.free_upload (a JSON file read on "
+        "Share & export would stay in the server's memory until the session ends)")
+
+
+def test_the_logger_is_streamlits():
+    log = st_internals.logger("attn_ui.test")
+    assert log.name == "attn_ui.test" and log.handlers, (
+        f"{VERSION}: streamlit.logger.get_logger no longer gives a logger with Streamlit's handler: mend "
+        "st_internals.logger (the app's log lines would not be printed)")
+
+
+def test_the_session_storage_protocol_is_the_one_closing_storage_implements():
+    for method in ("get", "save", "delete", "list"):
+        assert callable(getattr(st_internals.SessionStorage, method, None)), (
+            f"{VERSION}: SessionStorage has no {method}(): attn_ui.infra.sessions.ClosingSessionStorage implements "
+            "Streamlit's protocol of that name; mend it")
+        assert callable(getattr(sessions.ClosingSessionStorage, method))
+
+
+def test_a_real_runtime_has_the_storage_install_session_storage_replaces(tmp_path):
+    """On a real Runtime of the installed Streamlit: its session manager keeps its storage where
+    install_session_storage swaps it, that storage is a MemorySessionStorage, and the event loop is where it says."""
+    from streamlit.runtime import Runtime, RuntimeConfig
+    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+    from streamlit.runtime.memory_session_storage import MemorySessionStorage
+    from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
+
+    script = tmp_path / "app.py"
+    script.write_text("pass\n")
+    seen = {}
+
+    async def main() -> None:
+        rt = Runtime(RuntimeConfig(script_path=str(script), media_file_storage=MemoryMediaFileStorage("/m"),
+                                   uploaded_file_manager=MemoryUploadedFileManager("/u")))
+        try:
+            await rt.start()
+            seen["storage"] = type(getattr(getattr(rt, "_session_mgr", None), "_session_storage", None))
+            seen["loop"] = getattr(rt._get_async_objs(), "eventloop", None) is not None
+            rt.stop()
+            await rt.stopped
+        finally:
+            Runtime._instance = None  # no runtime left behind for the other tests
+
+    asyncio.run(main())
+    assert seen == {"storage": MemorySessionStorage, "loop": True}, (
+        f"{VERSION}: {seen}. st_internals.install_session_storage replaces Runtime._session_mgr._session_storage "
+        "(a MemorySessionStorage) on Runtime._get_async_objs().eventloop; in this release they are not there, so "
+        "closed tabs' sessions would be left to Streamlit (kept with their uploads): mend it")
+
+
+@pytest.mark.parametrize("name", ["session_id", "session_connected", "free_upload", "running", "logger",
+                                  "install_session_storage"])
+def test_each_use_says_why_no_public_api_serves(name):
+    assert name in (st_internals.__doc__ or ""), f"st_internals' module text must say why {name} is needed"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
@@ -33,3 +34,21 @@ def edit_cells(at: AppTest, name: str, edits: dict[int, dict[int, object]]) -> A
 def plain(markdown: str) -> str:
     """The text a reader sees of Markdown the app wrote, its backslash escapes (attn_ui.widgets.text.md_escape) read."""
     return re.sub(r"\\(.)", r"\1", markdown)
+
+
+def in_own_thread(fn) -> None:
+    """Run ``fn`` in a thread of its own and wait for it (re-raising what it raised): asyncio.run refuses to start in a
+    thread whose event loop runs already, as Playwright's sync API leaves one in the e2e tests' process."""
+    failed: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            fn()
+        except BaseException as err:  # noqa: BLE001 - re-raised below
+            failed.append(err)
+
+    worker = threading.Thread(target=target)
+    worker.start()
+    worker.join()
+    if failed:
+        raise failed[0]

@@ -30,7 +30,7 @@ from attn_ui.infra import budget, st_internals
 from attn_ui.views import generate_views, translate_views
 
 from .. import tiny_gpt2, tiny_t5
-from .apptools import new_app, plain
+from .apptools import in_own_thread, new_app, plain
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT = 30.0  # seconds: only ever reached when something is broken
@@ -327,7 +327,7 @@ def test_session_connected_follows_a_real_runtime(monkeypatch, tmp_path):
         finally:
             Runtime._instance = None  # no runtime left behind for the other tests
 
-    asyncio.run(main())
+    in_own_thread(lambda: asyncio.run(main()))  # a test in this process may already run an event loop (Playwright)
     assert seen == {"connected": True, "disconnected": False, "kept for a reconnect": True}, (
         f"Streamlit {streamlit.__version__}: {seen}. attn_ui/st_internals.session_connected asks "
         "runtime.get_instance().is_active_session(id) whether a session's browser is still there; in this release "

@@ -14,6 +14,8 @@ import streamlit
 
 from attn_ui.infra import sessions, st_internals
 
+from .apptools import in_own_thread
+
 VERSION = f"Streamlit {streamlit.__version__}"
 
 
@@ -79,7 +81,7 @@ def test_a_real_runtime_has_the_storage_install_session_storage_replaces(tmp_pat
         finally:
             Runtime._instance = None  # no runtime left behind for the other tests
 
-    asyncio.run(main())
+    in_own_thread(lambda: asyncio.run(main()))  # a test in this process may already run an event loop (Playwright)
     assert seen == {"storage": MemorySessionStorage, "loop": True}, (
         f"{VERSION}: {seen}. st_internals.install_session_storage replaces Runtime._session_mgr._session_storage "
         "(a MemorySessionStorage) on Runtime._get_async_objs().eventloop; in this release they are not there, so "

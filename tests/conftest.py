@@ -1,4 +1,23 @@
-"""Options shared by the whole suite."""
+"""Options shared by the whole suite, and its two tiers.
+
+``bash .ci/dev test`` (the README's command) runs the quick tier, ``-m "not full"``: every core, model and AppTest test
+and a browser walk through every page (tests/e2e/test_pages.py). ``bash .ci/dev full`` runs the rest, ``-m full``:
+the full matrices (every page × preset × language in AppTest, the fuzz's later sessions) and every other browser
+test (themes, languages, axe-core, the long flows). ``.ci/run`` runs both.
+"""
+
+import pytest
+
+#: the only browser tests of the quick tier: one walk through every page, photographed (the smoke test)
+QUICK_E2E = ("tests/e2e/test_pages.py",)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Every browser test but the smoke walk belongs to the full tier."""
+    for item in items:
+        path = item.path.as_posix()
+        if "/tests/e2e/" in path and not path.endswith(QUICK_E2E):
+            item.add_marker(pytest.mark.full)
 
 
 def pytest_addoption(parser):

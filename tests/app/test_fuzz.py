@@ -19,6 +19,8 @@ import random
 import re
 import zlib
 
+import pytest
+
 from attn_core import MATRIX_NAMES, PRESETS, SCORE_FUNCTIONS, configs_equal, load_preset
 from attn_ui.app import registry
 
@@ -252,10 +254,14 @@ def new_app_with_param(value: str):
     return at.run()
 
 
+QUICK_SESSIONS = 4  # the quick tier's sessions; the others are in the full tier (tests/conftest.py)
+
+
 def pytest_generate_tests(metafunc):
     if "fuzz_seed" in metafunc.fixturenames:
         n = metafunc.config.getoption("fuzz_sessions")
-        metafunc.parametrize("fuzz_seed", range(n))
+        metafunc.parametrize("fuzz_seed", [pytest.param(i, marks=() if i < QUICK_SESSIONS else pytest.mark.full)
+                                           for i in range(n)])
 
 
 def test_fuzz_session(fuzz_seed):

@@ -132,7 +132,8 @@ def test_the_english_check_finds_english():
 
 
 @pytest.mark.parametrize("lang", LANGS)
-@pytest.mark.parametrize("preset", ["seed000", "seed002_causal", "seed003_heads", "cross_translation", "additive"])
+@pytest.mark.parametrize("preset", ["seed000", *(pytest.param(p, marks=pytest.mark.full) for p in (
+    "seed002_causal", "seed003_heads", "cross_translation", "additive"))])  # the other presets: the full tier
 def test_every_page_speaks_the_language(lang: str, preset: str):
     at = open_in(lang, preset)
     bad = {}
@@ -144,7 +145,7 @@ def test_every_page_speaks_the_language(lang: str, preset: str):
     assert not bad, bad
 
 
-@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("lang", ["zh", pytest.param("ko", marks=pytest.mark.full)])  # ko: the full tier
 def test_every_lesson_speaks_the_language(lang: str):
     """Each lesson as it opens, then its reveal after the right answer (the numbers, the charts, the explanation);
     the real-model lesson on all-MiniLM-L6-v2's own weights (tests/minilm)."""

@@ -39,7 +39,7 @@ def test_no_glibc_means_nothing_and_no_error(monkeypatch):
 
 
 def test_the_router_calls_it():
-    assert "memory.limit_malloc()" in (Path(memory.__file__).parents[1] / "streamlit_app.py").read_text()
+    assert "memory.limit_malloc()" in (Path(memory.__file__).parents[2] / "streamlit_app.py").read_text()
 
 
 def test_trim_gives_free_memory_back_on_glibc_and_does_nothing_elsewhere(monkeypatch):

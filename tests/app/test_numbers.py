@@ -10,9 +10,11 @@ import pytest
 
 from attn_ui.widgets.numbers import exact_texts, format_numbers, grid_texts, notation, parse_number
 
+from ..seeds import SEED000_X
+
 
 def test_whole_numbers_are_written_without_decimals_at_any_precision():
-    seed_x = np.array([[1.0, 0.0, 1.0, 0.0], [0.0, 2.0, 0.0, 2.0], [1.0, 1.0, 1.0, 1.0]])  # the seeds' X
+    seed_x = np.array(SEED000_X, dtype=float)  # the seeds' X
     assert format_numbers(seed_x.ravel(), 4)[:6] == ["1", "0", "1", "0", "0", "2"]
     assert format_numbers(np.array([16.0, -3.0, 999_999.0]), 8) == ["16", "−3", "999999"]
     assert format_numbers(np.array([16.0, -3.0]), 0) == ["16", "−3"]

@@ -46,7 +46,7 @@ with st.expander(_("Use another model"), icon=":material/swap_horiz:", expanded=
     caps = _("A BERT-family encoder with config.json, tokenizer.json and model.safetensors whose widths fit the app's "
              "caps: hidden size up to {most}, so that one layer at {n} tokens (X with its bias column, W_Q, W_K, W_V, "
              "W_O) is within {cells:,} cells; at most {heads} heads. Empty: the default model.").format(
-        most=attn_models.checkpoint.largest_hidden(), n=LIMITS.n_seq, cells=LIMITS.total_cells, heads=LIMITS.n_heads)
+        most=attn_models.bert.largest_hidden(), n=LIMITS.n_seq, cells=LIMITS.total_cells, heads=LIMITS.n_heads)
     if offered.offered is not None:  # the repo ids a visitor may pick (never the operator's folders)
         caps = i18n.sentences(caps, _("This server offers: {models}.").format(models=", ".join(offered.offered)))
     if offered.folders:

@@ -15,13 +15,14 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def imports_of(package: str) -> dict[str, set[str]]:
-    """Each module of ``package`` -> the modules of the same package it imports (anywhere in its code)."""
+def imports_of(package: str, *, type_checking: bool = False) -> dict[str, set[str]]:
+    """Each module of ``package`` -> the modules of the same package it imports (anywhere in its code; under ``if
+    TYPE_CHECKING:`` too when ``type_checking``: a circle closed there is still a circle of the design)."""
     modules = {p.stem: p for p in (ROOT / package).glob("*.py")}
     graph = {}
     for name, path in modules.items():
         found, tree = set(), ast.parse(path.read_text(encoding="utf-8"))
-        skipped = type_checking_only(tree)
+        skipped = set() if type_checking else type_checking_only(tree)
         for node in ast.walk(tree):
             if id(node) in skipped:
                 continue
@@ -68,9 +69,26 @@ def test_cycle_finder_finds_a_cycle():
 
 @pytest.mark.parametrize("package", ["attn_ui", "attn_models", "attn_core"])
 def test_no_import_cycles(package):
-    graph = imports_of(package)
+    graph = imports_of(package, type_checking=package == "attn_models")  # attn_models: type checkers' imports count
     assert graph, package
     assert cycle(graph) is None, f"{package} modules import each other in a circle: {' → '.join(cycle(graph))}"
+
+
+def test_type_checking_imports_count_when_asked():
+    """The circle attn_models had (checkpoint → limits → gpt2 → checkpoint) was closed by ``if TYPE_CHECKING:``
+    imports: counted, such an import is an edge of the graph."""
+    tree = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .b import X\n")
+    assert type_checking_only(tree)  # what imports_of skips unless type_checking
+    assert not imports_of("attn_models", type_checking=True)["limits"] - {"errors"}  # the caps import no family
+
+
+def test_attn_models_families_import_shared_modules_never_each_other():
+    graph = imports_of("attn_models", type_checking=True)
+    families = {"bert", "gpt2", "t5"}
+    for family in families:
+        assert not graph[family] & families, f"attn_models.{family} imports {graph[family] & families}"
+    importers = {name for name, deps in graph.items() if "family" in deps}
+    assert importers == {"__init__"}, f"only the package imports attn_models.family, not {importers - {'__init__'}}"
 
 
 def test_the_state_module_imports_no_page_glue():

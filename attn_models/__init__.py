@@ -41,7 +41,7 @@ the explorer's configuration, edited or not):
 >>> off = attn_models.Intervention(ablate={(2, 5)})                     # doctest: +SKIP
 >>> model.embed_sentences(["A cat sat.", "A dog ran."], intervention=off)   # doctest: +SKIP
 >>> model.similarity_effects(["A cat sat.", "A dog ran."], layers=[2])  # each head of layer 2 off  # doctest: +SKIP
->>> mlm = attn_models.load("gaunernst/bert-mini-uncased")                # a BertForMaskedLM   # doctest: +SKIP
+>>> mlm = attn_models.load(attn_models.MASKED_MODEL)                    # a BertForMaskedLM   # doctest: +SKIP
 >>> mlm.fill_mask("The cat sat on the [MASK].")[0].tokens               # doctest: +SKIP
 
 A GPT-2-family causal language model (attn_models.gpt2): the next token, generation, every attention causal:
@@ -60,6 +60,7 @@ A T5 translator (attn_models.t5): the translation, and each output token's cross
 from .access import (
     CAUSAL_MODEL,
     DEFAULT_MODEL,
+    MASKED_MODEL,
     MULTILINGUAL_MODEL,
     TRANSLATOR_MODEL,
     Access,
@@ -67,6 +68,7 @@ from .access import (
     check_repo_id,
     default_model,
     is_folder,
+    masked_model,
     translator_model,
 )
 from .bert import (
@@ -111,8 +113,8 @@ __all__ = [
     # the interface and the registry of families (attn_models.family)
     "FAMILIES", "FamilyConfig", "LoadedModel", "fetch", "load", "model_family",
     # the defaults and what a server offers (attn_models.access)
-    "Access", "CAUSAL_MODEL", "DEFAULT_MODEL", "MULTILINGUAL_MODEL", "TRANSLATOR_MODEL",
-    "causal_model", "check_repo_id", "default_model", "is_folder", "translator_model",
+    "Access", "CAUSAL_MODEL", "DEFAULT_MODEL", "MASKED_MODEL", "MULTILINGUAL_MODEL", "TRANSLATOR_MODEL",
+    "causal_model", "check_repo_id", "default_model", "is_folder", "masked_model", "translator_model",
     # errors, caps, the Hub
     "MODEL_LIMITS", "ModelError", "ModelLimits", "ModelUnavailableError", "NotFetchedError", "RepoPlan",
     "check_source", "in_cache", "judge_repo", "repo_cached",

@@ -20,6 +20,7 @@ The modules, each importing only those listed before it (tests/core/test_imports
   before W_O, as TransformerLens's hook_z);
 - ``hub``: a checkpoint's files from a folder or the Hub's cache, judged before download;
 - ``patterns``: what a head mostly does, in words;
+- ``pretrained``: the base of each family's loaded model (its name and config; family, n_layers, n_heads);
 - ``bert``, ``gpt2``, ``t5``: one module per family (config and caps, tensor names, weights, forward pass, heads,
   the loaded model's class and its loader), importing the shared modules above, never each other;
 - ``family``: the interface every loaded model satisfies (LoadedModel) and the registry of families (FAMILIES,

@@ -6,13 +6,13 @@ The forward pass, stage by stage with transformers' names (BertEmbeddings, BertS
 BertIntermediate, BertOutput, BertLayer, BertEncoder, BertOnlyMLMHead)::
 
     h = LayerNorm(word[ids] + token_type[types] + position[positions])   # [n_seq, d_model]  embeddings
-    for each layer:                                                       # encoder
+    for each layer:                                                       # encoder: each a layer
         a = MHA(X₁ = [h, 1], W_Q, W_K, W_V, W_O, padding mask)             # attention (attn_models.intervene.attend)
         h = LayerNorm(a + b_O + h)                                        # self_output
         h = LayerNorm(GELU(h W₁ + b₁) W₂ + b₂ + h)                         # feed_forward (intermediate, output)
     probs = softmax(LayerNorm(GELU(h W_t + b_t)) Eᵀ + b)                  # [n_masks, vocab]  mlm_probs
 
-Every self-attention runs through :func:`attn_core.multi_head_attention` (at attn_models.intervene's one intervention
+Every self-attention runs through attn_core's multi-head attention (at attn_models.intervene's one intervention
 point), on the same matrices :meth:`Model.layer_config` hands to the explorer: X with a constant-1 column appended,
 and W_Q, W_K, W_V with their bias as the last row. So the explorer's numbers for a layer are, bit for bit, the ones
 this forward pass used. RoBERTa is BERT with its positions counted past the padding id, one token type, and
@@ -241,8 +241,8 @@ def pad_id(doc: dict, family: str, where: str = "config.json") -> int:
     if family != "roberta":
         return 0
     value = doc.get("pad_token_id", 1)
-    vocab, positions = doc.get("vocab_size"), doc.get("max_position_embeddings", 512)
-    last = min(vocab, positions - 1) - 1 if isinstance(vocab, int) and isinstance(positions, int) else -1
+    vocab, n_positions = doc.get("vocab_size"), doc.get("max_position_embeddings", 512)
+    last = min(vocab, n_positions - 1) - 1 if isinstance(vocab, int) and isinstance(n_positions, int) else -1
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= last:
         raise ModelError(N_("{where}: pad_token_id {value} must be a whole number from 0 to {last}: a padding "
                             "token's id below vocab_size, and RoBERTa's positions start after it (at pad_token_id + "
@@ -298,6 +298,7 @@ def check_size(cfg: BertConfig, where: str = "config.json", word_itemsize: int =
 def read_config(path: Path) -> BertConfig:
     """config.json (at most MODEL_LIMITS.config_bytes) as a :class:`BertConfig`, or ModelError."""
     return parse_config(read_json(path))
+
 
 # ---- model.safetensors -------------------------------------------------------------------------------------------
 
@@ -527,8 +528,9 @@ def attention(x: np.ndarray, w: LayerWeights, n_heads: int, is_pad: np.ndarray, 
     return attend(site, intervention, layer, own=own)
 
 
-def self_output(attn_out: np.ndarray, residual: np.ndarray, w: LayerWeights, eps: float) -> np.ndarray:
-    """BertSelfOutput: LayerNorm(attention + b_O + residual)  # [n_seq, d_model] -> [n_seq, d_model]"""
+def self_output(attn_out: np.ndarray, residual: np.ndarray, w: LayerWeights,
+                eps: float) -> np.ndarray:  # [n_seq, d_model] × 2 -> [n_seq, d_model]
+    """BertSelfOutput: LayerNorm(attention + b_O + residual)."""
     return layer_norm(attn_out + w.b_o + residual, w.ln1_g, w.ln1_b, eps)
 
 
@@ -538,6 +540,17 @@ def feed_forward(h: np.ndarray, w: LayerWeights, eps: float) -> np.ndarray:  # [
     return layer_norm(inner @ w.w_ff2 + w.b_ff2 + h, w.ln2_g, w.ln2_b, eps)
 
 
+def layer(x: np.ndarray, w: LayerWeights, cfg: BertConfig, is_pad: np.ndarray, intervention: Intervention,
+          index: int, own: bool) -> tuple[np.ndarray, np.ndarray]:  # -> [n_seq, d_model], [n_heads, n_seq, n_seq]
+    """BertLayer ``index`` on its input ``x``: attention, self_output, feed_forward; returns its output and its
+    attention weights. A configuration run whole on its own sentence (``own``) brings its own X, edits included, as
+    the residual."""
+    out, weights = attention(x, w, cfg.n_heads, is_pad, intervention, index, own)
+    replaced = intervention.config_of(index)
+    residual = replaced.x[:, :-1] if replaced is not None and own else x  # [n_seq, d_model]
+    return feed_forward(self_output(out, residual, w, cfg.eps), w, cfg.eps), weights
+
+
 def encoder(hidden: np.ndarray, layers: Sequence[LayerWeights], cfg: BertConfig, is_pad: np.ndarray,
             intervention: Intervention = Intervention.NONE, first: int = 0,
             own: bool = True) -> tuple[np.ndarray, np.ndarray]:  # -> [k + 1, n_seq, d], [k, n_heads, n_seq, n_seq]
@@ -545,18 +558,14 @@ def encoder(hidden: np.ndarray, layers: Sequence[LayerWeights], cfg: BertConfig,
     layer's input; returns (hidden_states, attentions), the input first.
 
     ``intervention`` acts at each layer's attention (``own``: this sentence is the one its configuration was opened
-    on; a configuration run whole on it brings its own X, edits included, as the residual).
+    on).
     """
     n_seq, d_model = hidden.shape
     states = np.empty((len(layers) + 1, n_seq, d_model))  # [k + 1, n_seq, d_model]
     attentions = np.empty((len(layers), cfg.n_heads, n_seq, n_seq))  # [k, n_heads, n_seq, n_seq]
     states[0] = hidden
     for i, w in enumerate(layers):
-        layer, x = first + i, states[i]
-        out, attentions[i] = attention(x, w, cfg.n_heads, is_pad, intervention, layer, own)
-        replaced = intervention.config_of(layer)
-        residual = replaced.x[:, :-1] if replaced is not None and own else x  # [n_seq, d_model]
-        states[i + 1] = feed_forward(self_output(out, residual, w, cfg.eps), w, cfg.eps)
+        states[i + 1], attentions[i] = layer(states[i], w, cfg, is_pad, intervention, first + i, own)
     return states, attentions
 
 

@@ -705,7 +705,7 @@ def load_causal_lm(source: str = DEFAULT_CAUSAL_MODEL, *, cache_dir: str | Path 
                    local_only: bool = False) -> CausalLM:
     """Read a GPT-2-family checkpoint (config.json, model.safetensors, tokenizer.json) from a folder or the Hugging
     Face Hub (judged from its metadata and config.json before the weights are downloaded), as attn_models.load
-    does for BERT; raises the same errors (ModelError naming the file or field, ModelUnavailableError,
+    does for every family; raises the same errors (ModelError naming the file or field, ModelUnavailableError,
     NotFetchedError)."""
     start = time.perf_counter()
     files = checkpoint_files(source, cache_dir=cache_dir, progress=progress, check_config=read_gpt2_config,

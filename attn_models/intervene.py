@@ -366,14 +366,16 @@ def model_traces(site: Site, by_head: bool) -> list[MultiHeadTrace]:
     """The attention as the model computes it, through attn_core: one trace of every head, or (``by_head``) one per
     head on its own columns and W_O rows."""
     mask = site.mask()
+
+    def heads(w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, w_o: np.ndarray, n_heads: int,
+              bias: np.ndarray | None) -> MultiHeadTrace:
+        return multi_head_cross_attention(site.queries, site.x, w_q, w_k, w_v, w_o, n_heads, scale=site.scale,
+                                          mask=mask, bias=bias)
+
     if not by_head:
-        return [multi_head_cross_attention(site.queries, site.x, site.w_q, site.w_k, site.w_v, site.w_o, site.n_heads,
-                                           scale=site.scale, mask=mask, bias=site.bias)]
-    return [multi_head_cross_attention(site.queries, site.x, *head_weights(site.w_q, site.w_k, site.w_v, site.w_o, h,
-                                                                           site.n_heads),
-                                       1, scale=site.scale, mask=mask,
-                                       bias=None if site.bias is None else site.bias[h:h + 1])
-            for h in range(site.n_heads)]
+        return [heads(site.w_q, site.w_k, site.w_v, site.w_o, site.n_heads, site.bias)]
+    return [heads(*head_weights(site.w_q, site.w_k, site.w_v, site.w_o, h, site.n_heads), 1,
+                  None if site.bias is None else site.bias[h:h + 1]) for h in range(site.n_heads)]
 
 
 def replaced(traces: list[MultiHeadTrace], cfg: Config, site: Site, own: bool) -> list[MultiHeadTrace]:

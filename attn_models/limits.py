@@ -25,7 +25,8 @@ class ModelLimits:
     """The caps of :data:`MODEL_LIMITS` (bytes, or a config field's largest value)."""
 
     config_bytes: int = 1_000_000  # config.json (a BERT's is under 1 kB)
-    tokenizer_bytes: int = 20_000_000  # tokenizer.json (all-MiniLM-L6-v2's: 0.7 MB; the multilingual one's: 9 MB)
+    # tokenizer.json or vocab.txt (all-MiniLM-L6-v2's tokenizer.json: 0.7 MB; the multilingual one's: 9 MB)
+    tokenizer_bytes: int = 20_000_000
     # model.safetensors (all-MiniLM-L6-v2's: 90 MB; paraphrase-multilingual-MiniLM-L12-v2's, the zh and ko default:
     # 470.6 MB, 384 MB of it the memory-mapped word embedding; distilgpt2's: 353 MB; GPT-2 small's: 548 MB, over it)
     weights_bytes: int = 500_000_000

@@ -32,7 +32,6 @@ n_heads`` and ``d_ff`` (intermediate_size).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,7 +43,7 @@ from attn_core import LIMITS, Config, make_config, softmax
 
 from .access import DEFAULT_MODEL, Access
 from .errors import N_, ModelError
-from .hub import Progress, checkpoint_files, reading
+from .hub import Progress, opened
 from .intervene import Intervention, Site, attend, check_layer, each_head_off, edits_refused, owns
 from .limits import MODEL_LIMITS
 from .ops import gelu, layer_norm, tied_logits, top_words, with_bias_column
@@ -52,7 +51,7 @@ from .origin import Origin, Role, expect_role
 from .pretrained import Pretrained
 from .reader import Fields, Header, check_field_caps, check_memory, check_tensors, map_tensor, read_json, tensors
 from .reader import read_header as read_safetensors_header
-from .tokenizer import TOKENIZER, VOCAB, check_id, read_tokenizer, token_label
+from .tokenizer import TOKENIZER, VOCAB, check_id, token_label
 
 BERT_TYPES = ("bert",)  # config.json model_type values read as BERT (same weight names, same forward pass)
 #: model_type values read as RoBERTa: BERT's layers and names (under "roberta." or no prefix), positions offset past
@@ -1002,11 +1001,8 @@ def load_encoder(source: str = DEFAULT_MODEL, *, cache_dir: str | Path | None = 
         malformed (the message names the file), or only a pickle. A repo the app downloaded is then removed from
         the cache.
     """
-    start = time.perf_counter()
-    files = checkpoint_files(source, cache_dir=cache_dir, progress=progress, check_config=read_config,
-                             access=access, local_only=local_only)
-    with reading(files, cache_dir):  # a refused download is removed, a read one marked as used
-        cfg = read_config(files.config)
-        embeddings, layers, mlm = read_weights(files.weights, cfg)
-        tokenizer = read_tokenizer(files.tokenizer, cfg.vocab_size, files.tokenizer_config)
-    return Model(files.source, cfg, embeddings, layers, tokenizer, time.perf_counter() - start, mlm)
+    with opened(source, read_config, cache_dir=cache_dir, progress=progress, access=access,
+                local_only=local_only) as checkpoint:
+        embeddings, layers, mlm = read_weights(checkpoint.files.weights, checkpoint.config)
+        tokenizer = checkpoint.tokenizer()
+    return Model(checkpoint.files.source, checkpoint.config, embeddings, layers, tokenizer, checkpoint.seconds, mlm)

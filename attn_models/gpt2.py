@@ -43,7 +43,6 @@ shows them (``\\xe4``). :attr:`CausalEncoded.pieces` holds the exact text of eac
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -57,7 +56,7 @@ from attn_core import softmax as attn_softmax
 
 from .access import CAUSAL_MODEL, Access
 from .errors import N_, ModelError
-from .hub import Progress, checkpoint_files, reading
+from .hub import Progress, opened
 from .intervene import Intervention, Site, attend, check_layer, each_head_off, edits_refused, head_weights, owns
 from .limits import MODEL_LIMITS
 from .ops import f64, gelu_tanh, layer_norm, tied_logits, top_words, with_bias_column
@@ -65,7 +64,7 @@ from .origin import Origin, Role, expect_role
 from .pretrained import Pretrained
 from .reader import Fields, Header, check_field_caps, check_memory, check_tensors, read_json, tensors
 from .reader import read_header as read_safetensors_header
-from .tokenizer import TOKENIZER, check_id, read_tokenizer
+from .tokenizer import TOKENIZER, check_id
 
 GPT2_TYPES = ("gpt2",)  # config.json model_type values read as GPT-2
 GELU_TANH = ("gelu_new", "gelu_pytorch_tanh")  # GPT-2's activation_function: the tanh approximation (same formula)
@@ -707,11 +706,7 @@ def load_causal_lm(source: str = DEFAULT_CAUSAL_MODEL, *, cache_dir: str | Path 
     Face Hub (judged from its metadata and config.json before the weights are downloaded), as attn_models.load
     does for every family; raises the same errors (ModelError naming the file or field, ModelUnavailableError,
     NotFetchedError)."""
-    start = time.perf_counter()
-    files = checkpoint_files(source, cache_dir=cache_dir, progress=progress, check_config=read_gpt2_config,
-                             access=access, local_only=local_only)
-    with reading(files, cache_dir):  # a refused download is removed, a read one marked as used
-        cfg = read_gpt2_config(files.config)
-        weights = read_gpt2_weights(files.weights, cfg)
-        tokenizer = read_tokenizer(files.tokenizer, cfg.vocab_size)
-    return CausalLM(files.source, cfg, weights, tokenizer, time.perf_counter() - start)
+    with opened(source, read_gpt2_config, cache_dir=cache_dir, progress=progress, access=access,
+                local_only=local_only) as checkpoint:
+        weights, tokenizer = read_gpt2_weights(checkpoint.files.weights, checkpoint.config), checkpoint.tokenizer()
+    return CausalLM(checkpoint.files.source, checkpoint.config, weights, tokenizer, checkpoint.seconds)

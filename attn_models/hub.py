@@ -22,10 +22,12 @@ import os
 import shutil
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Generic, TypeVar
 from urllib.parse import urlsplit
 
 from attn_core import Words
@@ -34,7 +36,7 @@ from .access import DEFAULT_MODEL, Access, is_folder
 from .errors import N_, ModelError, ModelUnavailableError, NotFetchedError
 from .limits import MODEL_LIMITS, too_large
 from .origin import shown_name
-from .tokenizer import TOKENIZER, TOKENIZER_CONFIG, VOCAB
+from .tokenizer import TOKENIZER, TOKENIZER_CONFIG, VOCAB, read_tokenizer
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +59,7 @@ UNREACHABLE_REASONS = (
 
 #: progress(file name, bytes done, bytes in all or None): called while a file downloads (maybe from another thread)
 Progress = Callable[[str, int, int | None], None]
+C = TypeVar("C")  # a family's config (BertConfig, Gpt2Config, T5Config)
 
 
 @dataclass(frozen=True)
@@ -426,6 +429,40 @@ def reading(files: CheckpointFiles, cache_dir: str | Path | None = None) -> Iter
         raise
     if files.from_hub:
         mark(files.source, cache_dir)
+
+
+@dataclass(frozen=True)
+class Opened(Generic[C]):
+    """A checkpoint opened by :func:`opened`: its files on this machine and its config (a family's), read from
+    ``started`` (time.perf_counter) on."""
+
+    files: CheckpointFiles
+    config: C
+    started: float
+
+    @property
+    def seconds(self) -> float:
+        """How long reading it has taken so far."""
+        return time.perf_counter() - self.started
+
+    def tokenizer(self) -> object:
+        """Its tokenizer (tokenizer.json, or a BERT's vocab.txt: attn_models.tokenizer.read_tokenizer), every id below
+        the config's vocab_size."""
+        return read_tokenizer(self.files.tokenizer, self.config.vocab_size, self.files.tokenizer_config)
+
+
+@contextmanager
+def opened(source: str, read_config: Callable[[Path], C], *, cache_dir: str | Path | None = None,
+           progress: Progress | None = None, access: Access | None = None,
+           local_only: bool = False) -> Iterator[Opened[C]]:
+    """A checkpoint's files on this machine (:func:`checkpoint_files`, judged by the family's ``read_config``) and
+    its config, for the family's loader to read the rest inside (:func:`reading`: a refusal there removes a repo the
+    app downloaded; a read one is marked as used)."""
+    started = time.perf_counter()
+    files = checkpoint_files(source, cache_dir=cache_dir, progress=progress, check_config=read_config, access=access,
+                             local_only=local_only)
+    with reading(files, cache_dir):
+        yield Opened(files, read_config(files.config), started)
 
 
 def checkpoint_files(source: str, *, cache_dir: str | Path | None = None, progress: Progress | None = None,

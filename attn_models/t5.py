@@ -34,7 +34,6 @@ far the unchanged transformers is.
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -46,7 +45,7 @@ from attn_core import LIMITS, AttentionInputError, Config, make_config, softmax
 
 from .access import TRANSLATOR_MODEL, Access
 from .errors import N_, ModelError
-from .hub import Progress, checkpoint_files, reading
+from .hub import Progress, opened
 from .intervene import Intervention, Site, attend, check_layer, each_head_off, edits_refused
 from .limits import MODEL_LIMITS
 from .ops import f64, gelu_tanh, rms_norm, tied_logits
@@ -54,7 +53,7 @@ from .origin import Origin, Role, expect_role
 from .pretrained import Pretrained
 from .reader import Fields, Header, check_field_caps, check_memory, check_tensors, read_json, tensors
 from .reader import read_header as read_safetensors_header
-from .tokenizer import TOKENIZER, check_id, read_tokenizer, token_label
+from .tokenizer import TOKENIZER, check_id, token_label
 
 T5_TYPES = ("t5",)
 FF_KINDS = ("relu", "gated-gelu")
@@ -693,11 +692,7 @@ def load_translator(source: str = T5_MODEL, *, cache_dir: str | Path | None = No
                     access: Access | None = None, local_only: bool = False) -> Translator:
     """Read a T5 checkpoint (config.json, model.safetensors, tokenizer.json) from a folder or the Hub cache, as
     :func:`attn_models.load` reads any family (same caps, same judging before a download, same errors)."""
-    start = time.perf_counter()
-    files = checkpoint_files(source, cache_dir=cache_dir, progress=progress, check_config=read_t5_config,
-                             access=access, local_only=local_only)
-    with reading(files, cache_dir):  # a refused download is removed, a read one marked as used
-        cfg = read_t5_config(files.config)
-        weights = read_t5_weights(files.weights, cfg)
-        tokenizer = read_tokenizer(files.tokenizer, cfg.vocab_size)
-    return Translator(files.source, cfg, weights, tokenizer, time.perf_counter() - start)
+    with opened(source, read_t5_config, cache_dir=cache_dir, progress=progress, access=access,
+                local_only=local_only) as checkpoint:
+        weights, tokenizer = read_t5_weights(checkpoint.files.weights, checkpoint.config), checkpoint.tokenizer()
+    return Translator(checkpoint.files.source, checkpoint.config, weights, tokenizer, checkpoint.seconds)

@@ -1,8 +1,30 @@
-"""attn_models: a pretrained BERT-family encoder run through attn_core, in float64 numpy.
+"""attn_models: pretrained checkpoints of several families run through attn_core, in float64 numpy.
 
-Reads ``config.json``, ``model.safetensors`` and ``tokenizer.json`` from a folder or the Hugging Face Hub (through
-its cache), runs the encoder with every self-attention computed by :func:`attn_core.multi_head_attention`, and
-turns one layer into an attn_core configuration the explorer can open. No torch, no transformers, no Streamlit.
+Reads ``config.json``, ``model.safetensors`` and ``tokenizer.json`` (a BERT's ``vocab.txt`` in its place) from a
+folder or the Hugging Face Hub (through its cache, judged before download), runs every attention of the model through
+attn_core's public functions, and turns a layer (or a head) into an attn_core configuration the explorer can open.
+No torch, no transformers, no Streamlit.
+
+The modules, each importing only those listed before it (tests/core/test_imports.py checks there is no circle):
+
+- ``errors``: ModelError and its kinds, each message an N_ template the app translates;
+- ``limits``: the caps on a checkpoint (MODEL_LIMITS), and the refusal of a file over its cap;
+- ``access``: which models a server offers (the operator's environment variables) and each role's default model;
+- ``origin``: where an explorer configuration came from (Origin, parse_origin), the roles, expect_role;
+- ``reader``: capped reading of JSON and model.safetensors (its header, then one tensor getter), config.json's
+  fields and the one caps loop;
+- ``tokenizer``: tokenizer.json, or a BERT's vocab.txt as WordPiece; a token as an explorer label;
+- ``ops``: the numerical stages the families share (GELU both ways, LayerNorm, RMS norm, the bias column, the
+  tied logits, the top words);
+- ``intervene``: Intervention, and ``attend``, the one intervention point of every attention (each head's output
+  before W_O, as TransformerLens's hook_z);
+- ``hub``: a checkpoint's files from a folder or the Hub's cache, judged before download;
+- ``patterns``: what a head mostly does, in words;
+- ``pretrained``: the base of each family's loaded model (its name and config; family, n_layers, n_heads);
+- ``bert``, ``gpt2``, ``t5``: one module per family (config and caps, tensor names, weights, forward pass, heads,
+  the loaded model's class and its loader), importing the shared modules above, never each other;
+- ``family``: the interface every loaded model satisfies (LoadedModel) and the registry of families (FAMILIES,
+  model_family, fetch, load).
 
 >>> import attn_models
 >>> model = attn_models.load()                       # doctest: +SKIP
@@ -20,7 +42,8 @@ the explorer's configuration, edited or not):
 >>> off = attn_models.Intervention(ablate={(2, 5)})                     # doctest: +SKIP
 >>> model.embed_sentences(["A cat sat.", "A dog ran."], intervention=off)   # doctest: +SKIP
 >>> model.similarity_effects(["A cat sat.", "A dog ran."], layers=[2])  # each head of layer 2 off  # doctest: +SKIP
->>> bert.fill_mask("The cat sat on the [MASK].")[0].tokens             # a BertForMaskedLM   # doctest: +SKIP
+>>> mlm = attn_models.load(attn_models.MASKED_MODEL)                    # a BertForMaskedLM   # doctest: +SKIP
+>>> mlm.fill_mask("The cat sat on the [MASK].")[0].tokens               # doctest: +SKIP
 
 A GPT-2-family causal language model (attn_models.gpt2): the next token, generation, every attention causal:
 
@@ -38,6 +61,7 @@ A T5 translator (attn_models.t5): the translation, and each output token's cross
 from .access import (
     CAUSAL_MODEL,
     DEFAULT_MODEL,
+    MASKED_MODEL,
     MULTILINGUAL_MODEL,
     TRANSLATOR_MODEL,
     Access,
@@ -45,12 +69,25 @@ from .access import (
     check_repo_id,
     default_model,
     is_folder,
+    masked_model,
     translator_model,
 )
-from .checkpoint import BertConfig, config_cells, parse_config
-from .encoder import EncoderOutput, erf, gelu, layer_norm, with_bias_column
+from .bert import (
+    BertConfig,
+    Encoded,
+    EncoderOutput,
+    MaskFill,
+    MlmHead,
+    Model,
+    config_cells,
+    cosine_similarities,
+    load_encoder,
+    parse_config,
+    pool,
+    resident_bytes,
+)
 from .errors import ModelError, ModelUnavailableError, NotFetchedError
-from .families import FAMILIES, fetch, load, model_family
+from .family import FAMILIES, FamilyConfig, LoadedModel, fetch, load, model_family
 from .gpt2 import (
     DEFAULT_CAUSAL_MODEL,
     CausalEncoded,
@@ -60,31 +97,39 @@ from .gpt2 import (
     GenStep,
     Gpt2Config,
     NextToken,
+    gpt2_resident_bytes,
     load_causal_lm,
     parse_gpt2_config,
 )
 from .hub import RepoPlan, check_source, in_cache, judge_repo, repo_cached
 from .intervene import Intervention, ablate_heads
-from .limits import MODEL_LIMITS, ModelLimits, gpt2_resident_bytes, resident_bytes
-from .mlm import MaskFill, MlmHead
-from .model import Encoded, Model, cosine_similarities, load_encoder, pool, token_label
+from .limits import MODEL_LIMITS, ModelLimits
+from .ops import erf, gelu, layer_norm, with_bias_column
 from .origin import ROLE_WORDS, KindError, Origin, OriginError, Role, expect_role, parse_origin, shown_name
 from .patterns import describe_head, head_description, head_pattern
 from .t5 import DecoderOutput, T5Config, Translation, Translator, load_translator, parse_t5_config
+from .tokenizer import token_label
 
 __all__ = [
-    "FAMILIES", "load_encoder", "model_family", "CAUSAL_MODEL", "TRANSLATOR_MODEL", "causal_model", "translator_model",
+    # the interface and the registry of families (attn_models.family)
+    "FAMILIES", "FamilyConfig", "LoadedModel", "fetch", "load", "model_family",
+    # the defaults and what a server offers (attn_models.access)
+    "Access", "CAUSAL_MODEL", "DEFAULT_MODEL", "MASKED_MODEL", "MULTILINGUAL_MODEL", "TRANSLATOR_MODEL",
+    "causal_model", "check_repo_id", "default_model", "is_folder", "masked_model", "translator_model",
+    # errors, caps, the Hub
+    "MODEL_LIMITS", "ModelError", "ModelLimits", "ModelUnavailableError", "NotFetchedError", "RepoPlan",
+    "check_source", "in_cache", "judge_repo", "repo_cached",
+    # BERT, RoBERTa, XLM-R (attn_models.bert)
+    "BertConfig", "Encoded", "EncoderOutput", "MaskFill", "MlmHead", "Model", "config_cells", "cosine_similarities",
+    "load_encoder", "parse_config", "pool", "resident_bytes",
+    # GPT-2 (attn_models.gpt2): a causal language model
     "DEFAULT_CAUSAL_MODEL", "CausalEncoded", "CausalLM", "CausalOutput", "GenStep", "Generation", "Gpt2Config",
     "NextToken", "gpt2_resident_bytes", "load_causal_lm", "parse_gpt2_config",
-    "MODEL_LIMITS", "Access", "BertConfig", "DEFAULT_MODEL", "Encoded", "EncoderOutput", "Intervention", "MaskFill",
-    "MULTILINGUAL_MODEL", "MlmHead", "Model", "ModelError", "ModelLimits", "ModelUnavailableError", "NotFetchedError",
-    "RepoPlan",
-    "ablate_heads", "check_repo_id", "check_source", "config_cells", "cosine_similarities", "default_model",
-    "describe_head", "erf", "fetch", "gelu", "head_description", "head_pattern", "in_cache", "is_folder",
-    "judge_repo", "layer_norm", "load", "parse_config", "pool", "repo_cached", "resident_bytes", "token_label",
-    "with_bias_column",
-    # where an explorer configuration came from (attn_models.origin), and what kind of model a family is
-    "ROLE_WORDS", "KindError", "Origin", "OriginError", "Role", "expect_role", "parse_origin", "shown_name",
     # T5 (attn_models.t5): an encoder-decoder translator
     "DecoderOutput", "T5Config", "Translation", "Translator", "load_translator", "parse_t5_config",
+    # interventions, shared stages, labels, what a head does
+    "Intervention", "ablate_heads", "erf", "gelu", "layer_norm", "with_bias_column", "token_label",
+    "describe_head", "head_description", "head_pattern",
+    # where an explorer configuration came from (attn_models.origin), and what kind of model a family is
+    "ROLE_WORDS", "KindError", "Origin", "OriginError", "Role", "expect_role", "parse_origin", "shown_name",
 ]

@@ -3,8 +3,9 @@
 - ``ATTN_MODEL``: the model the page reads unless the visitor names another (a repo id, or a folder on the server:
   the operator's choice is always allowed), in every language. Unset: :func:`default_model` of the learner's
   language: :data:`DEFAULT_MODEL` (English), :data:`MULTILINGUAL_MODEL` in Chinese and Korean.
-- ``ATTN_CAUSAL_MODEL``, ``ATTN_TRANSLATOR_MODEL``: likewise for A model that writes (a GPT-2; unset:
-  :data:`CAUSAL_MODEL`) and A model that translates (a T5; unset: :data:`TRANSLATOR_MODEL`).
+- ``ATTN_CAUSAL_MODEL``, ``ATTN_TRANSLATOR_MODEL``, ``ATTN_MASKED_MODEL``: likewise for A model that writes (a
+  GPT-2; unset: :data:`CAUSAL_MODEL`), A model that translates (a T5; unset: :data:`TRANSLATOR_MODEL`) and what
+  fills in a [MASK] (a BertForMaskedLM, for Learn's masked-word lesson; unset: :data:`MASKED_MODEL`).
 - ``ATTN_MODELS``: unset or ``*``: any Hub repo id that fits the caps; ``default``: only the default models (and the
   operator's choices above); otherwise a comma-separated list of repo ids (a folder in it stays in the list, but a
   visitor is never shown it).
@@ -38,10 +39,13 @@ MULTILINGUAL_MODEL = "sentence-transformers/paraphrase-multilingual-MiniLM-L12-v
 #: the model A model that writes reads: the one published GPT-2 within the caps (6 layers, 353 MB; bench/gpt2.py)
 CAUSAL_MODEL = "distilbert/distilgpt2"
 TRANSLATOR_MODEL = "google-t5/t5-small"  # A model that translates: English to French, German, Romanian (242 MB)
-DEFAULTS = (DEFAULT_MODEL, MULTILINGUAL_MODEL, CAUSAL_MODEL, TRANSLATOR_MODEL)
+#: the masked-language model (a BertForMaskedLM: 4 layers × 4 heads, hidden 256, a 45 MB model.safetensors; vocab.txt
+#: and no tokenizer.json), so that Learn's masked-word lesson works as the server comes
+MASKED_MODEL = "gaunernst/bert-mini-uncased"
+DEFAULTS = (DEFAULT_MODEL, MULTILINGUAL_MODEL, CAUSAL_MODEL, TRANSLATOR_MODEL, MASKED_MODEL)
 MULTILINGUAL_LANGUAGES = ("zh", "ko")  # the app's languages the English default does not read
 ENV_MODEL, ENV_MODELS, ENV_FOLDERS, ENV_DOWNLOAD = "ATTN_MODEL", "ATTN_MODELS", "ATTN_ALLOW_FOLDERS", "ATTN_DOWNLOAD_MB"
-ENV_CAUSAL, ENV_TRANSLATOR = "ATTN_CAUSAL_MODEL", "ATTN_TRANSLATOR_MODEL"
+ENV_CAUSAL, ENV_TRANSLATOR, ENV_MASKED = "ATTN_CAUSAL_MODEL", "ATTN_TRANSLATOR_MODEL", "ATTN_MASKED_MODEL"
 DOWNLOAD_MB = 1000  # ATTN_DOWNLOAD_MB's default
 DOWNLOAD_MOST = 10_000_000  # ATTN_DOWNLOAD_MB's largest value (10 TB)
 ON, OFF = ("1", "true", "yes", "on"), ("0", "false", "no", "off")  # ATTN_ALLOW_FOLDERS, in any case
@@ -106,7 +110,7 @@ class Access:
 
         >>> a = Access.from_env({"ATTN_MODELS": "default", "ATTN_MODEL": "/srv/bert", "ATTN_CAUSAL_MODEL": "me/gpt"})
         >>> sorted(a.repos), a.folders, a.download_bytes  # doctest: +NORMALIZE_WHITESPACE
-        (['/srv/bert', 'distilbert/distilgpt2', 'google-t5/t5-small', 'me/gpt',
+        (['/srv/bert', 'distilbert/distilgpt2', 'gaunernst/bert-mini-uncased', 'google-t5/t5-small', 'me/gpt',
           'sentence-transformers/all-MiniLM-L6-v2', 'sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2'],
           False, 1000000000)
         >>> sorted(Access.from_env({"ATTN_MODELS": " a/b, c/d ,"}).repos)[:3]
@@ -136,7 +140,7 @@ class Access:
         """
         problems: list[str] = []
         chosen, folders_named = [], set()
-        for name in (ENV_MODEL, ENV_CAUSAL, ENV_TRANSLATOR):
+        for name in (ENV_MODEL, ENV_CAUSAL, ENV_TRANSLATOR, ENV_MASKED):
             if not (value := (env.get(name) or "").strip()):
                 continue
             chosen.append(value)
@@ -239,6 +243,16 @@ def translator_model(env: Mapping[str, str] | None = None) -> str:
     """The T5 A model that translates reads unless the learner names another: $ATTN_TRANSLATOR_MODEL, else
     :data:`TRANSLATOR_MODEL`."""
     return (env or {}).get(ENV_TRANSLATOR, "").strip() or TRANSLATOR_MODEL
+
+
+def masked_model(env: Mapping[str, str] | None = None) -> str:
+    """The masked-language model (a BertForMaskedLM) Learn's masked-word lesson reads unless the learner names
+    another: $ATTN_MASKED_MODEL, else :data:`MASKED_MODEL`.
+
+    >>> masked_model(), masked_model({"ATTN_MASKED_MODEL": " me/bert-mlm "})
+    ('gaunernst/bert-mini-uncased', 'me/bert-mlm')
+    """
+    return (env or {}).get(ENV_MASKED, "").strip() or MASKED_MODEL
 
 
 def default_model(language: str, env: Mapping[str, str] | None = None) -> str:

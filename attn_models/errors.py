@@ -13,8 +13,8 @@ __all__ = ["N_", "ModelError", "ModelUnavailableError", "NotFetchedError"]
 
 
 class ModelError(ValueError):
-    """A checkpoint or an input this package refuses: not BERT-family, over the app's caps, not safetensors,
-    a sentence longer than the caps allow, a layer that does not exist.
+    """A checkpoint or an input this package refuses: of a family the app does not run, over the app's caps, not
+    safetensors, a sentence longer than the caps allow, a layer that does not exist.
 
     >>> err = ModelError(N_("Layer {layer} does not exist."), layer=7)
     >>> str(err), err.template, err.params

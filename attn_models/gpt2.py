@@ -1,17 +1,20 @@
-"""A GPT-2-family causal language model in float64 numpy: every attention through attn_core with the causal mask.
+"""GPT-2 (transformers' ``modeling_gpt2.py``) in float64 numpy: config.json and its caps, the tensors' names, the
+weights, the forward pass, the LM head, and a loaded :class:`CausalLM` (:func:`load_causal_lm`); every attention
+through attn_core with the causal mask.
 
 picoGPT's pass, stage by stage (transformers' names: wte, wpe, h.L.ln_1, attn.c_attn, attn.c_proj, ln_2, mlp.c_fc,
 mlp.c_proj, ln_f; the LM head tied to wte)::
 
     h = wte[ids] + wpe[:n]                                   # [n_seq, d_model]
-    for each block:
+    for each block:                                          # block
         x = ln_1(h)                                          # [n_seq, d_model]
-        h = h + MHA(X₁ = [x, 1], W_Q, W_K, W_V, W_O, causal) + b_O      (attn_core.multi_head_attention)
-        h = h + gelu_new(ln_2(h) W_fc + b_fc) W_proj + b_proj
-    logits = ln_f(h) @ wteᵀ                                  # [n_seq, vocab]
+        h = h + MHA(X₁ = [x, 1], W_Q, W_K, W_V, W_O, causal) + b_O      # attention
+        h = h + gelu_new(ln_2(h) W_fc + b_fc) W_proj + b_proj           # mlp
+    logits = ln_f(h) @ wteᵀ                                  # [n_seq, vocab]   (attn_models.ops.tied_logits)
 
 c_attn's fused [d_model, 3·d_model] weight (Conv1D: already [in, out]) is split into W_Q, W_K, W_V columns, each
-with its bias as the last row, meeting X's constant-1 column (attn_models.encoder.with_bias_column), as for BERT.
+with its bias as the last row, meeting X's constant-1 column (attn_models.ops.with_bias_column), as for BERT. Every
+attention runs through attn_models.intervene.attend, the one intervention point (:func:`attention`).
 
 Weights stay in the checkpoint's dtype (float32 for every published GPT-2): each block is cast to float64 when it
 runs, and wte a chunk at a time for the logits. A float32 → float64 cast is exact, so the numbers are the ones a
@@ -40,7 +43,6 @@ shows them (``\\xe4``). :attr:`CausalEncoded.pieces` holds the exact text of eac
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -49,18 +51,20 @@ from typing import ClassVar
 
 import numpy as np
 
-from attn_core import LIMITS, Config, MultiHeadTrace, causal_mask, head_slice, make_config, multi_head_attention, run
+from attn_core import LIMITS, Config, make_config
 from attn_core import softmax as attn_softmax
 
 from .access import CAUSAL_MODEL, Access
-from .checkpoint import DTYPES, check_entry, check_finite, parse_json, read_capped, read_tokenizer, safetensors_header
-from .encoder import layer_norm, with_bias_column
 from .errors import N_, ModelError
-from .hub import Progress, checkpoint_files, reading
-from .intervene import Intervention, ablate_heads, check_runs_back, edits_refused, owns
-from .limits import GPT2_FIELD_CAPS, MODEL_LIMITS, gpt2_resident_bytes
-from .mlm import CHUNK, top_words
+from .hub import Progress, opened
+from .intervene import Intervention, Site, attend, check_layer, each_head_off, edits_refused, head_weights, owns
+from .limits import MODEL_LIMITS
+from .ops import f64, gelu_tanh, layer_norm, tied_logits, top_words, with_bias_column
 from .origin import Origin, Role, expect_role
+from .pretrained import Pretrained
+from .reader import Fields, Header, check_field_caps, check_memory, check_tensors, read_json, tensors
+from .reader import read_header as read_safetensors_header
+from .tokenizer import TOKENIZER, check_id
 
 GPT2_TYPES = ("gpt2",)  # config.json model_type values read as GPT-2
 GELU_TANH = ("gelu_new", "gelu_pytorch_tanh")  # GPT-2's activation_function: the tanh approximation (same formula)
@@ -83,6 +87,8 @@ class Gpt2Config:
     max_positions: int
     eps: float
     d_ff: int = 0  # n_inner (0: 4 · d_model, GPT-2's default)
+    model_type: ClassVar[str] = "gpt2"  # config.json's
+    tokenizer_files: ClassVar[tuple[str, ...]] = (TOKENIZER,)  # byte-level BPE: tokenizer.json only
 
     @property
     def d_k(self) -> int:
@@ -103,6 +109,34 @@ class Gpt2Config:
         W_Q, W_K, W_V [d + 1, d], W_O [d, d]) at :attr:`max_tokens` tokens is over attn_core.LIMITS."""
         d, n = self.d_model, self.max_tokens
         return d > LIMITS.width or n * (d + 1) + 3 * (d + 1) * d + d * d > LIMITS.total_cells
+
+
+#: config.json field -> (the Gpt2Config attribute, the ModelLimits cap): every field that sizes the model
+FIELD_CAPS = {
+    "n_layer": ("n_layers", "n_layers"),
+    "vocab_size": ("vocab_size", "vocab_size"),
+    "n_inner": ("d_inner", "d_ff"),
+    "n_positions": ("max_positions", "max_positions"),
+}
+
+
+def gpt2_resident_bytes(cfg: Gpt2Config, itemsize: int = 4) -> int:
+    """Bytes a GPT-2 (:class:`CausalLM`) takes once loaded: every weight in its checkpoint's dtype
+    (``itemsize`` bytes a number; float32 for every published GPT-2), cast to float64 one block at a time when it runs.
+
+    wte [vocab, d], wpe [positions, d], ln_f; per block: ln_1, c_attn [d + 1, 3d] (its bias as the last row), c_proj
+    [d, d] + bias, ln_2, c_fc [d, d_ff] + bias, the MLP's c_proj [d_ff, d] + bias.
+
+    >>> distil = Gpt2Config(n_layers=6, n_heads=12, d_model=768, vocab_size=50257, max_positions=1024, eps=1e-5)
+    >>> round(gpt2_resident_bytes(distil) / 1e6, 1), round(gpt2_resident_bytes(distil, 8) / 1e6, 1)
+    (327.7, 655.3)
+    >>> from dataclasses import replace
+    >>> round(gpt2_resident_bytes(replace(distil, n_layers=12)) / 1e6, 1)  # GPT-2 small
+    497.8
+    """
+    d, ff = cfg.d_model, cfg.d_inner
+    block = 2 * d + (d + 1) * 3 * d + d * d + d + 2 * d + d * ff + ff + ff * d + d
+    return ((cfg.vocab_size + cfg.max_positions) * d + 2 * d + cfg.n_layers * block) * itemsize
 
 
 def head_cells(d_model: int, d_k: int, n_seq: int) -> int:
@@ -127,37 +161,23 @@ def parse_gpt2_config(doc: object, where: str = "config.json") -> Gpt2Config:
     ...
     attn_models.errors.ModelError: config.json: model_type 'bert' is not GPT-2; this runs GPT-2 models ...
     """
-    if not isinstance(doc, dict):
-        raise ModelError(N_("{where}: not a JSON object."), where=where)
-    kind = doc.get("model_type")
-    if kind not in GPT2_TYPES:
-        raise ModelError(N_("{where}: model_type {kind} is not GPT-2; this runs GPT-2 models (model_type {types})."),
-                         where=where, kind=repr(str(kind)[:40]), types=", ".join(GPT2_TYPES))
-    act = doc.get("activation_function", "gelu_new")
+    fields = Fields(doc, where)
+    fields.kind(GPT2_TYPES, N_("{where}: model_type {kind} is not GPT-2; this runs GPT-2 models (model_type {types})."))
+    act = fields.get("activation_function", "gelu_new")
     if act not in GELU_TANH:
         raise ModelError(N_("{where}: activation_function {act}: only GPT-2's tanh GELU, 'gelu_new', is run here."),
                          where=where, act=repr(str(act)[:40]))
-    if doc.get("scale_attn_weights", True) is not True:
+    if fields.get("scale_attn_weights", True) is not True:
         raise ModelError(N_("{where}: scale_attn_weights is not true; only attention scaled by √d_k is run here."),
                          where=where)
     for key in ("scale_attn_by_inverse_layer_idx", "reorder_and_upcast_attn", "add_cross_attention"):
-        if doc.get(key):
+        if fields.get(key):
             raise ModelError(N_("{where}: {key} is true; this GPT-2 variant is not run here."), where=where, key=key)
-
-    def whole(key: str, default: int | None = None) -> int:
-        value = doc.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ModelError(N_("{where}: {key} must be a whole number of at least 1, got {value}."), where=where,
-                             key=key, value=str(value)[:40])
-        return value
-
-    eps = doc.get("layer_norm_epsilon", 1e-5)
-    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not 0 <= eps < 1:
-        raise ModelError(N_("{where}: layer_norm_epsilon must be a small number, got {value}."), where=where,
-                         value=str(eps)[:40])
+    whole = fields.whole
     cfg = Gpt2Config(n_layers=whole("n_layer"), n_heads=whole("n_head"), d_model=whole("n_embd"),
-                     vocab_size=whole("vocab_size"), max_positions=whole("n_positions", 1024), eps=float(eps),
-                     d_ff=0 if doc.get("n_inner") is None else whole("n_inner"))
+                     vocab_size=whole("vocab_size"), max_positions=whole("n_positions", 1024),
+                     eps=fields.small("layer_norm_epsilon", 1e-5),
+                     d_ff=0 if fields.get("n_inner") is None else whole("n_inner"))
     check_gpt2_caps(cfg, where)
     return cfg
 
@@ -165,11 +185,7 @@ def parse_gpt2_config(doc: object, where: str = "config.json") -> Gpt2Config:
 def check_gpt2_caps(cfg: Gpt2Config, where: str = "config.json", itemsize: int = 4) -> None:
     """ModelError naming the config field over its cap, or the memory the model would take (weights of
     ``itemsize`` bytes a number), or the attn_core.LIMITS cap a layer's (or a head's) configuration would exceed."""
-    for key, (field, cap_name) in GPT2_FIELD_CAPS.items():
-        value, cap = getattr(cfg, field), getattr(MODEL_LIMITS, cap_name)
-        if value > cap:
-            raise ModelError(N_("{where}: {key} {value} is over the cap of {cap} (attn_models.MODEL_LIMITS)."),
-                             where=where, key=key, value=value, cap=cap)
+    check_field_caps(cfg, FIELD_CAPS, where)
     d = cfg.d_model
     if d % cfg.n_heads:
         raise ModelError(N_("{where}: n_embd {d} is not a multiple of n_head {heads}."), where=where, d=d,
@@ -187,15 +203,12 @@ def check_gpt2_caps(cfg: Gpt2Config, where: str = "config.json", itemsize: int =
     if cells > LIMITS.total_cells:
         raise ModelError(N_("{where}: one head at {n} tokens is {cells:,} cells; the cap is {cap:,} (total cells)."),
                          where=where, n=cfg.max_tokens, cells=cells, cap=LIMITS.total_cells)
-    size, cap = gpt2_resident_bytes(cfg, itemsize), MODEL_LIMITS.causal_resident_bytes
-    if size > cap:
-        raise ModelError(N_("{where}: this model would take {size:.0f} MB of memory once loaded; the cap is {cap:.0f} "
-                            "MB (attn_models.MODEL_LIMITS)."), where=where, size=size / 1e6, cap=cap / 1e6)
+    check_memory(gpt2_resident_bytes(cfg, itemsize), MODEL_LIMITS.causal_resident_bytes, where)
 
 
 def read_gpt2_config(path: Path) -> Gpt2Config:
     """config.json (at most MODEL_LIMITS.config_bytes) as a :class:`Gpt2Config`, or ModelError."""
-    return parse_gpt2_config(parse_json(read_capped(path, "config.json", MODEL_LIMITS.config_bytes), "config.json"))
+    return parse_gpt2_config(read_json(path))
 
 
 # ---- model.safetensors -----------------------------------------------------------------------------------------
@@ -226,7 +239,7 @@ class Block:
 
     def f64(self) -> Block:
         """The same block in float64 (exact: every float32 and float16 is a float64)."""
-        return Block(**{k: np.asarray(v, dtype=np.float64) for k, v in vars(self).items()})
+        return Block(**{k: f64(v) for k, v in vars(self).items()})
 
     @property
     def nbytes(self) -> int:
@@ -267,109 +280,70 @@ def gpt2_tensors(cfg: Gpt2Config) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
-def _gpt2_name(name: str) -> str:
-    """A stored name as GPT2Model has it: GPT2LMHeadModel saves "transformer." before each."""
-    return name.removeprefix("transformer.")
+def _gpt2_name(name: str) -> str | None:
+    """A stored name as GPT2Model has it (GPT2LMHeadModel saves "transformer." before each); None for a causal-mask
+    buffer."""
+    return None if name.endswith(SKIPPED) else name.removeprefix("transformer.")
 
 
-def read_gpt2_header(path: Path, cfg: Gpt2Config) -> dict[str, str]:
+def read_gpt2_header(path: Path, cfg: Gpt2Config) -> Header:
     """model.safetensors' header checked against ``cfg`` before any tensor is read (its length, every tensor the model
     reads with config.json's shape, a dtype read here, its bytes inside the file; then the memory the model takes
-    with its weights' dtype). Returns GPT2Model's name -> the stored name of every tensor; ModelError otherwise."""
-    name = "model.safetensors"
-    header, data_bytes = safetensors_header(path)
-    names = {_gpt2_name(k): k for k in header if k != "__metadata__" and not k.endswith(SKIPPED)}
-    for key, shape in gpt2_tensors(cfg).items():
-        if key not in names:
-            raise ModelError(N_("model.safetensors has no tensor {name}; is it a GPT-2 checkpoint?"), name=key)
-        check_entry(header[names[key]], key, shape, data_bytes)
-    check_gpt2_caps(cfg, name, max(DTYPES[header[names[k]]["dtype"]] for k in gpt2_tensors(cfg)))
-    return names
+    with its weights' dtype), its names GPT2Model's; ModelError otherwise."""
+    header = read_safetensors_header(path, _gpt2_name)
+    shapes = gpt2_tensors(cfg)
+    check_tensors(header, shapes, N_("model.safetensors has no tensor {name}; is it a GPT-2 checkpoint?"))
+    check_gpt2_caps(cfg, "model.safetensors", max(header.itemsize(k) for k in shapes))
+    return header
 
 
 def read_gpt2_weights(path: Path, cfg: Gpt2Config) -> Gpt2Weights:
     """Every weight of model.safetensors in its dtype (checked first: :func:`read_gpt2_header`), every value finite;
     c_attn split into W_Q, W_K, W_V with their biases as the last row."""
-    from safetensors import SafetensorError, safe_open
-
-    names = read_gpt2_header(path, cfg)
+    header = read_gpt2_header(path, cfg)
     d = cfg.d_model
-    try:
-        with safe_open(str(path), framework="numpy") as f:
-
-            def get(name: str) -> np.ndarray:
-                try:
-                    t = f.get_tensor(names[name])
-                except (TypeError, ValueError) as err:  # e.g. bfloat16, which numpy has no type for
-                    raise ModelError(N_("model.safetensors: {name} could not be read as numbers ({err})."),
-                                     name=name, err=str(err)) from None
-                check_finite(name, t)
-                return t
-
-            blocks = []
-            for i in range(cfg.n_layers):
-                p = f"h.{i}."
-                w_attn = np.vstack([get(p + "attn.c_attn.weight"), get(p + "attn.c_attn.bias")])  # [d + 1, 3d]
-                blocks.append(Block(
-                    ln1_g=get(p + "ln_1.weight"), ln1_b=get(p + "ln_1.bias"),
-                    w_q=np.ascontiguousarray(w_attn[:, :d]), w_k=np.ascontiguousarray(w_attn[:, d:2 * d]),
-                    w_v=np.ascontiguousarray(w_attn[:, 2 * d:]),  # [d_model + 1, d_model] each
-                    w_o=get(p + "attn.c_proj.weight"), b_o=get(p + "attn.c_proj.bias"),
-                    ln2_g=get(p + "ln_2.weight"), ln2_b=get(p + "ln_2.bias"),
-                    w_fc=get(p + "mlp.c_fc.weight"), b_fc=get(p + "mlp.c_fc.bias"),
-                    w_proj=get(p + "mlp.c_proj.weight"), b_proj=get(p + "mlp.c_proj.bias")))
-            weights = Gpt2Weights(get("wte.weight"), get("wpe.weight"), tuple(blocks), get("ln_f.weight"),
-                                  get("ln_f.bias"))
-    except (OSError, SafetensorError) as err:
-        raise ModelError(N_("model.safetensors could not be read: {err}"), err=str(err)[:300]) from None
-    return weights
+    with tensors(header) as get:
+        blocks = []
+        for i in range(cfg.n_layers):
+            p = f"h.{i}."
+            w_attn = np.vstack([get(p + "attn.c_attn.weight"), get(p + "attn.c_attn.bias")])  # [d + 1, 3d]
+            blocks.append(Block(
+                ln1_g=get(p + "ln_1.weight"), ln1_b=get(p + "ln_1.bias"),
+                w_q=np.ascontiguousarray(w_attn[:, :d]), w_k=np.ascontiguousarray(w_attn[:, d:2 * d]),
+                w_v=np.ascontiguousarray(w_attn[:, 2 * d:]),  # [d_model + 1, d_model] each
+                w_o=get(p + "attn.c_proj.weight"), b_o=get(p + "attn.c_proj.bias"),
+                ln2_g=get(p + "ln_2.weight"), ln2_b=get(p + "ln_2.bias"),
+                w_fc=get(p + "mlp.c_fc.weight"), b_fc=get(p + "mlp.c_fc.bias"),
+                w_proj=get(p + "mlp.c_proj.weight"), b_proj=get(p + "mlp.c_proj.bias")))
+        return Gpt2Weights(get("wte.weight"), get("wpe.weight"), tuple(blocks), get("ln_f.weight"), get("ln_f.bias"))
 
 
 # ---- the forward pass --------------------------------------------------------------------------------------------
 
 
-def gelu_new(x: np.ndarray) -> np.ndarray:  # [...] -> [...]
-    """GPT-2's GELU, the tanh approximation: ½ x (1 + tanh(√(2/π) (x + 0.044715 x³))) (transformers' NewGELU).
-
-    >>> gelu_new(np.array([-1.0, 0.0, 1.0])).round(6).tolist()
-    [-0.158808, 0.0, 0.841192]
-    """
-    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * np.power(x, 3.0))))
-
-
-def attend(x1: np.ndarray, w: Block, n_heads: int, mask: np.ndarray, head_only: bool) -> list[MultiHeadTrace]:
-    """Causal self-attention of ``x1`` = [ln_1(h), 1] [n_seq, d_model + 1] through attn_core: one
-    multi_head_attention of every head, or (``head_only``) one per head on that head's columns and W_O rows, the
-    pieces :meth:`CausalLM.layer_config` opens. Returns the traces (one, or one per head)."""
-    if not head_only:
-        return [multi_head_attention(x1, w.w_q, w.w_k, w.w_v, w.w_o, n_heads, mask=mask)]
-    return [multi_head_attention(x1, *head_weights(w, h, n_heads), 1, mask=mask) for h in range(n_heads)]
-
-
-def head_weights(w: Block, h: int, n_heads: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Head ``h``'s W_Q, W_K, W_V columns [d_model + 1, d_k] and W_O rows [d_k, d_model] (contiguous copies)."""
-    cols = head_slice(h, w.w_q.shape[1] // n_heads)
-    return (np.ascontiguousarray(w.w_q[:, cols]), np.ascontiguousarray(w.w_k[:, cols]),
-            np.ascontiguousarray(w.w_v[:, cols]), np.ascontiguousarray(w.w_o[cols]))
-
-
-def merge(traces: list[MultiHeadTrace]) -> tuple[np.ndarray, np.ndarray]:  # -> [n_seq, d_model], [n_heads, n, n]
-    """The attention output (concat @ W_O) and every head's weights of :func:`attend`'s traces."""
-    out = traces[0].output if len(traces) == 1 else np.sum([t.output for t in traces], axis=0)
-    return out, np.stack([t.weights for tr in traces for t in tr.heads])
+def attention(x1: np.ndarray, w: Block, cfg: Gpt2Config, intervention: Intervention, layer: int,
+              own: bool) -> tuple[np.ndarray, np.ndarray]:  # [n_seq, d_model + 1] -> [n_seq, d_model], [n_heads, n, n]
+    """GPT2Attention: causal self-attention of X₁ = [ln_1(h), 1] through attn_core at the intervention point
+    (attn_models.intervene.attend): every head at once, or (``cfg.head_only``) one head at a time on its columns and
+    W_O rows, the pieces :meth:`CausalLM.layer_config` opens. Returns concat @ W_O (c_proj without its bias) and the
+    weights."""
+    site = Site(x1, w.w_q, w.w_k, w.w_v, w.w_o, cfg.n_heads, causal=True, by_head=cfg.head_only)
+    return attend(site, intervention, layer, own=own)
 
 
 def mlp(h: np.ndarray, w: Block, eps: float) -> np.ndarray:  # [n_seq, d_model] -> [n_seq, d_model]
-    """gelu_new(ln_2(h) W_fc + b_fc) W_proj + b_proj."""
-    return gelu_new(layer_norm(h, w.ln2_g, w.ln2_b, eps) @ w.w_fc + w.b_fc) @ w.w_proj + w.b_proj
+    """GPT2MLP on ln_2: gelu_new(ln_2(h) W_fc + b_fc) W_proj + b_proj."""
+    return gelu_tanh(layer_norm(h, w.ln2_g, w.ln2_b, eps) @ w.w_fc + w.b_fc) @ w.w_proj + w.b_proj
 
 
-def lm_logits(h: np.ndarray, wte: np.ndarray) -> np.ndarray:  # [n, d_model] (after ln_f), [vocab, d] -> [n, vocab]
-    """h @ wteᵀ, wte made float64 a chunk of rows at a time (GPT-2 small's whole wte in float64 is 309 MB)."""
-    logits = np.empty((len(h), len(wte)))
-    for i in range(0, len(wte), CHUNK):
-        logits[:, i:i + CHUNK] = h @ wte[i:i + CHUNK].astype(np.float64).T
-    return logits
+def block(h: np.ndarray, w: Block, cfg: Gpt2Config, intervention: Intervention, layer: int,
+          own: bool) -> tuple[np.ndarray, np.ndarray]:  # [n_seq, d_model] -> [n_seq, d_model], [n_heads, n, n]
+    """GPT2Block (``w`` in float64): h + attention(ln_1(h)) + b_O, then + mlp; returns the block's output and its
+    attention weights."""
+    x1 = with_bias_column(layer_norm(h, w.ln1_g, w.ln1_b, cfg.eps))  # [n_seq, d_model + 1]
+    out, weights = attention(x1, w, cfg, intervention, layer, own)
+    h = h + (out + w.b_o)  # transformers adds c_proj's bias to the product, then the residual
+    return h + mlp(h, w, cfg.eps), weights
 
 
 # ---- what the API returns ----------------------------------------------------------------------------------------
@@ -460,27 +434,18 @@ def piece_label(piece: str) -> str:
 
 
 @dataclass(frozen=True, eq=False)
-class CausalLM:
+class CausalLM(Pretrained):
     """A GPT-2-family causal language model (see :func:`load_causal_lm`).
 
     name (the source), config, weights (the checkpoint's dtype), tokenizer (tokenizers.Tokenizer: byte-level BPE,
     no truncation, no padding), load_seconds.
     """
 
-    name: str
     config: Gpt2Config
     weights: Gpt2Weights
     tokenizer: object
     load_seconds: float = 0.0
     role: ClassVar[Role] = "causal"  # what it does (attn_models.origin.Role): A model that writes reads it
-
-    @property
-    def n_layers(self) -> int:
-        return self.config.n_layers
-
-    @property
-    def n_heads(self) -> int:
-        return self.config.n_heads
 
     @property
     def eot_id(self) -> int | None:
@@ -508,10 +473,7 @@ class CausalLM:
 
     def _encoded(self, ids: Sequence[int], text: str | None = None) -> CausalEncoded:
         for i in ids:
-            if not 0 <= i < self.config.vocab_size:
-                raise ModelError(N_("tokenizer.json gives the token {token} the id {id}; config.json's vocab_size "
-                                    "{vocab} has ids 0 … {last} only."), token=repr(self.piece(i)[:40]), id=i,
-                                 vocab=self.config.vocab_size, last=self.config.vocab_size - 1)
+            check_id(self.piece(i), i, self.config.vocab_size)
         pieces = tuple(self.piece(i) for i in ids)
         return CausalEncoded(tuple(piece_label(p) for p in pieces), pieces, np.array(ids, dtype=np.intp), text)
 
@@ -541,7 +503,7 @@ class CausalLM:
         self.check_length(n)
         iv = intervention or Intervention.NONE
         iv.check(self.n_layers, self.n_heads)
-        cfg, eps, mask = self.config, self.config.eps, causal_mask(n)
+        cfg = self.config
         if hidden is None:
             hidden = self.run(ids, intervention=iv, own=own)[0][start] if start else (
                 self.weights.wte[ids].astype(np.float64) + self.weights.wpe[:n])  # [n_seq, d_model]
@@ -550,45 +512,8 @@ class CausalLM:
         stream[0] = hidden
         with edits_refused(iv):
             for i, layer in enumerate(range(start, cfg.n_layers)):
-                w = self.weights.blocks[layer].f64()
-                h = stream[i]
-                x1 = with_bias_column(layer_norm(h, w.ln1_g, w.ln1_b, eps))  # [n_seq, d_model + 1]
-                if iv.is_none or layer not in iv.layers:
-                    out, attentions[i] = merge(attend(x1, w, cfg.n_heads, mask, cfg.head_only))
-                else:
-                    out, attentions[i] = self._changed(iv, layer, w, x1, own)
-                h = h + (out + w.b_o)  # transformers adds c_proj's bias to the product, then the residual
-                stream[i + 1] = h + mlp(h, w, eps)
+                stream[i + 1], attentions[i] = block(stream[i], self.weights.blocks[layer].f64(), cfg, iv, layer, own)
         return stream, attentions
-
-    def _changed(self, iv: Intervention, layer: int, w: Block, x1: np.ndarray,
-                 own: bool) -> tuple[np.ndarray, np.ndarray]:  # -> [n_seq, d_model], [n_heads, n_seq, n_seq]
-        """Layer ``layer``'s attention output (concat @ W_O) and weights with ``iv``: its configuration in place of the
-        layer (a whole layer's) or of one head (a head's: origin "of_heads"), then its heads switched off."""
-        n_heads, n, d = self.n_heads, len(x1), self.config.d_model
-        cfg = iv.config if iv.layer == layer else None
-        mask = causal_mask(n)
-        parts = []  # per head: (its output [n_seq, d_v], its W_O rows [d_v, d_model], its weights [n, n])
-        if cfg is not None and "of_heads" not in (cfg.origin or {}):  # a whole layer's configuration
-            check_runs_back(cfg, d, n_heads, n, own)
-            trace = run(cfg) if own else _rerun(cfg, x1, cfg.n_heads)
-            rows = trace.w_o.shape[0] // n_heads
-            parts = [(t.output, trace.w_o[head_slice(h, rows)], t.weights) for h, t in enumerate(trace.heads)]
-        else:  # head by head: one head can be swapped for the explorer's (a one-head configuration)
-            traces = attend(x1, w, n_heads, mask, True)
-            parts = [(t.heads[0].output, t.w_o, t.heads[0].weights) for t in traces]
-            if cfg is not None:
-                h = _check_head(cfg, d, n_heads, n, own)
-                t = run(cfg) if own else _rerun(cfg, x1, 1)
-                parts[h] = (t.heads[0].output, t.w_o, t.heads[0].weights)
-        concat = np.concatenate([p[0] for p in parts], axis=1)  # [n_seq, Σ d_v]
-        heads = iv.heads_in(layer)
-        if heads:
-            widths = {p[0].shape[1] for p in parts}
-            if len(widths) != 1:
-                raise ModelError(N_("A head is switched off only when every head of the layer has the same d_v."))
-            concat = ablate_heads(concat, n_heads, heads, iv.how, np.ones(n, dtype=bool))
-        return concat @ np.vstack([p[1] for p in parts]), np.stack([p[2] for p in parts])
 
     def forward(self, prompt: str, *, intervention: Intervention | None = None) -> CausalOutput:
         """The whole model on ``prompt`` (float64): logits, every attention, hidden states (see CausalOutput)."""
@@ -597,12 +522,12 @@ class CausalLM:
         w = self.weights
         last = layer_norm(stream[-1], w.ln_f_g.astype(np.float64), w.ln_f_b.astype(np.float64), self.config.eps)
         hidden = np.concatenate([stream[:-1], last[None]])
-        return CausalOutput(enc.tokens, enc.ids, lm_logits(last, w.wte), attentions, hidden)
+        return CausalOutput(enc.tokens, enc.ids, tied_logits(last, w.wte), attentions, hidden)
 
     def _last_logits(self, stream_last: np.ndarray) -> np.ndarray:  # [n_seq, d_model] -> [vocab]
         w = self.weights
         h = layer_norm(stream_last[-1:], w.ln_f_g.astype(np.float64), w.ln_f_b.astype(np.float64), self.config.eps)
-        return lm_logits(h, w.wte)[0]
+        return tied_logits(h, w.wte)[0]
 
     # ---- the next token, and generation --------------------------------------------------------------------------
 
@@ -693,22 +618,12 @@ class CausalLM:
                              last=vocab - 1)
         rows = list(range(self.n_layers)) if layers is None else list(layers)
         for layer in rows:
-            self._check_layer(layer)
+            check_layer(layer, self.n_layers)
         Intervention(how=how)  # ModelError unless "mean" or "zero"
         ids = self.encode(prompt).ids
         clean = self.run(ids)[0]  # [n_layers + 1, n_seq, d_model]
-        effects = np.empty((len(rows), self.n_heads))
-        for r, layer in enumerate(rows):
-            for h in range(self.n_heads):
-                iv = Intervention(ablate={(layer, h)}, how=how)
-                stream = self.run(ids, intervention=iv, start=layer, hidden=clean[layer])[0]
-                effects[r, h] = temperature_probs(self._last_logits(stream[-1]), 1.0)[token_id]
-        return effects
-
-    def _check_layer(self, layer: object) -> None:
-        if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or not 0 <= layer < self.n_layers:
-            raise ModelError(N_("Layer {layer} does not exist: the model has layers 0 … {last}."),
-                             layer=repr(layer)[:40], last=self.n_layers - 1)
+        return each_head_off(rows, self.n_heads, how, lambda layer, iv: temperature_probs(self._last_logits(
+            self.run(ids, intervention=iv, start=layer, hidden=clean[layer])[0][-1]), 1.0)[token_id])
 
     def layer_config(self, prompt: str, layer: int, *, head: int = 0) -> Config:
         """Layer ``layer``'s causal self-attention on ``prompt`` as an attn_core configuration.
@@ -719,7 +634,7 @@ class CausalLM:
         head ``head`` alone (its columns of W_Q, W_K, W_V, its rows of W_O; origin "of_heads" says how many the layer
         has). ``run(cfg)`` gives the layer's (or that head's) attention weights bit for bit as :meth:`forward`.
         """
-        self._check_layer(layer)
+        check_layer(layer, self.n_layers)
         if isinstance(head, bool) or not isinstance(head, (int, np.integer)) or not 0 <= head < self.n_heads:
             raise ModelError(N_("Head {head} of layer {layer} does not exist: each layer has heads 0 … {last}."),
                              head=repr(head)[:40], layer=layer, last=self.n_heads - 1)
@@ -733,7 +648,7 @@ class CausalLM:
         origin = Origin("causal", self.name, int(layer), int(head), prompt, bias_column=self.config.d_model,
                         of_heads=self.n_heads if self.config.head_only else None)
         if self.config.head_only:
-            w_q, w_k, w_v, w_o = head_weights(w, int(head), self.n_heads)
+            w_q, w_k, w_v, w_o = head_weights(w.w_q, w.w_k, w.w_v, w.w_o, int(head), self.n_heads)
             n_heads = 1
         else:
             w_q, w_k, w_v, w_o, n_heads = w.w_q, w.w_k, w.w_v, w.w_o, self.n_heads
@@ -748,7 +663,7 @@ class CausalLM:
 
     def output_bias(self, layer: int) -> np.ndarray:  # -> [d_model]
         """b_O of layer ``layer`` (float64): the layer's attention output is ``concat @ W_O + b_O``."""
-        self._check_layer(layer)
+        check_layer(layer, self.n_layers)
         return self.weights.blocks[layer].b_o.astype(np.float64)
 
 
@@ -764,24 +679,6 @@ def temperature_probs(logits: np.ndarray, temperature: float) -> np.ndarray:  # 
 def _own(iv: Intervention | None, prompt: str) -> bool:
     """Whether ``iv``'s configuration (if any) was opened on ``prompt``: its X and mask are this prompt's."""
     return iv is None or iv.config is None or owns(iv.config, prompt, 0)
-
-
-def _rerun(cfg: Config, x1: np.ndarray, n_heads: int) -> MultiHeadTrace:
-    """``cfg``'s weights, scale and score on another text's X₁ (its own causal mask; no mask if ``cfg`` has none)."""
-    mask = None if cfg.mask_kind == "none" else causal_mask(len(x1))
-    return multi_head_attention(x1, cfg.w_q, cfg.w_k, cfg.w_v, cfg.w_o, n_heads, scale=cfg.scale, mask=mask,
-                                score=cfg.score_function())
-
-
-def _check_head(cfg: Config, d_model: int, n_heads: int, n_seq: int, own: bool) -> int:
-    """The head a one-head configuration replaces (its origin's "head"), or ModelError saying what does not fit."""
-    head = (cfg.origin or {}).get("head")
-    if cfg.n_heads != 1 or not isinstance(head, int) or not 0 <= head < n_heads:
-        raise ModelError(N_("The configuration has {heads} heads; the model's layers have {n_heads}. Open the layer "
-                            "again."), heads=cfg.n_heads, n_heads=n_heads)
-    if cfg.y is not None or cfg.d_model != d_model + 1 or cfg.d_out != d_model or (own and cfg.n_seq != n_seq):
-        check_runs_back(cfg, d_model, 1, n_seq, own)
-    return head
 
 
 @cache
@@ -807,13 +704,9 @@ def load_causal_lm(source: str = DEFAULT_CAUSAL_MODEL, *, cache_dir: str | Path 
                    local_only: bool = False) -> CausalLM:
     """Read a GPT-2-family checkpoint (config.json, model.safetensors, tokenizer.json) from a folder or the Hugging
     Face Hub (judged from its metadata and config.json before the weights are downloaded), as attn_models.load
-    does for BERT; raises the same errors (ModelError naming the file or field, ModelUnavailableError,
+    does for every family; raises the same errors (ModelError naming the file or field, ModelUnavailableError,
     NotFetchedError)."""
-    start = time.perf_counter()
-    files = checkpoint_files(source, cache_dir=cache_dir, progress=progress, check_config=read_gpt2_config,
-                             access=access, local_only=local_only)
-    with reading(files, cache_dir):  # a refused download is removed, a read one marked as used
-        cfg = read_gpt2_config(files.config)
-        weights = read_gpt2_weights(files.weights, cfg)
-        tokenizer = read_tokenizer(files.tokenizer, cfg)
-    return CausalLM(files.source, cfg, weights, tokenizer, time.perf_counter() - start)
+    with opened(source, read_gpt2_config, cache_dir=cache_dir, progress=progress, access=access,
+                local_only=local_only) as checkpoint:
+        weights, tokenizer = read_gpt2_weights(checkpoint.files.weights, checkpoint.config), checkpoint.tokenizer()
+    return CausalLM(checkpoint.files.source, checkpoint.config, weights, tokenizer, checkpoint.seconds)

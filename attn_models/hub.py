@@ -1,9 +1,11 @@
 """Where a checkpoint's files come from: a folder on this machine, or the Hugging Face Hub (through its cache).
 
 A source is either a folder holding ``config.json``, ``tokenizer.json`` and ``model.safetensors``, or a Hub repo
-id (``owner/name``). A repo's files are looked up in huggingface_hub's standard cache first (``HF_HUB_CACHE``, by
-default ``~/.cache/huggingface/hub``), without touching the network; only what is missing is downloaded, into that
-cache, unless ``HF_HUB_OFFLINE=1``. Nothing but safetensors is read: a checkpoint that has only
+id (``owner/name``). A BERT may have ``vocab.txt`` (and maybe ``tokenizer_config.json``) in place of
+``tokenizer.json``: each family's config says which tokenizer files it reads (``tokenizer_files``), and the first of
+them the checkpoint has is read. A repo's files are looked up in huggingface_hub's standard cache first
+(``HF_HUB_CACHE``, by default ``~/.cache/huggingface/hub``), without touching the network; only what is missing is
+downloaded, into that cache, unless ``HF_HUB_OFFLINE=1``. Nothing but safetensors is read: a checkpoint that has only
 ``pytorch_model.bin`` (a pickle) is refused, never unpickled.
 
 Judge before fetching: a repo's file list with sizes is read from the Hub's metadata (:func:`judge_repo`, no
@@ -20,10 +22,12 @@ import os
 import shutil
 import socket
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Generic, TypeVar
 from urllib.parse import urlsplit
 
 from attn_core import Words
@@ -32,16 +36,19 @@ from .access import DEFAULT_MODEL, Access, is_folder
 from .errors import N_, ModelError, ModelUnavailableError, NotFetchedError
 from .limits import MODEL_LIMITS, too_large
 from .origin import shown_name
+from .tokenizer import TOKENIZER, TOKENIZER_CONFIG, VOCAB, read_tokenizer
 
 log = logging.getLogger(__name__)
 
 __all__ = ["DEFAULT_MODEL", "is_folder"]  # re-exported from .access for the package's users
 
-CONFIG, TOKENIZER, WEIGHTS = "config.json", "tokenizer.json", "model.safetensors"
+CONFIG, WEIGHTS = "config.json", "model.safetensors"
+#: the tokenizer files read, tokenizer.json first; a family's config says which it reads (BERT's: both)
+TOKENIZERS = (TOKENIZER, VOCAB)
 PICKLES = ("pytorch_model.bin", "tf_model.h5", "flax_model.msgpack")  # never read
 MARK = ".attn-explorer"  # a file in a repo's cache folder: this app downloaded it (its mtime: the last use)
-CAPS = {CONFIG: MODEL_LIMITS.config_bytes, TOKENIZER: MODEL_LIMITS.tokenizer_bytes,
-        WEIGHTS: MODEL_LIMITS.weights_bytes}  # the most bytes of each file
+CAPS = {CONFIG: MODEL_LIMITS.config_bytes, TOKENIZER: MODEL_LIMITS.tokenizer_bytes, VOCAB: MODEL_LIMITS.tokenizer_bytes,
+        TOKENIZER_CONFIG: MODEL_LIMITS.config_bytes, WEIGHTS: MODEL_LIMITS.weights_bytes}  # the most bytes of each file
 
 #: the system's usual reasons why an address cannot be reached, marked for the app's catalogs: a reason that is one
 #: of them is shown in the learner's language (attn_ui.app.i18n.error_text translates the values of an error)
@@ -52,17 +59,34 @@ UNREACHABLE_REASONS = (
 
 #: progress(file name, bytes done, bytes in all or None): called while a file downloads (maybe from another thread)
 Progress = Callable[[str, int, int | None], None]
+C = TypeVar("C")  # a family's config (BertConfig, Gpt2Config, T5Config)
 
 
 @dataclass(frozen=True)
 class CheckpointFiles:
-    """The three files of a checkpoint on this machine, and where they came from."""
+    """The files of a checkpoint on this machine, and where they came from."""
 
     source: str  # what was asked for: a folder or a repo id
     config: Path
-    tokenizer: Path
+    tokenizer: Path  # tokenizer.json, or vocab.txt (attn_models.tokenizer.read_tokenizer reads either)
     weights: Path
     from_hub: bool
+    tokenizer_config: Path | None = None  # tokenizer_config.json beside a vocab.txt, when the checkpoint has one
+
+
+def tokenizer_files(checked: object) -> tuple[str, ...]:
+    """The tokenizer files the family of ``checked`` (what a family's config reader returned) reads, in order of
+    preference: its ``tokenizer_files``; :data:`TOKENIZERS` when it does not say."""
+    return getattr(checked, "tokenizer_files", TOKENIZERS)
+
+
+def first_of(accepted: tuple[str, ...], present: object) -> str | None:
+    """The first of ``accepted`` that is in ``present`` (names, or a mapping of them), or None.
+
+    >>> first_of(TOKENIZERS, {"vocab.txt", "config.json"}), first_of(("tokenizer.json",), {"vocab.txt"})
+    ('vocab.txt', None)
+    """
+    return next((name for name in accepted if name in present), None)
 
 
 def check_source(source: object, access: Access | None = None) -> str:
@@ -84,17 +108,20 @@ def offline() -> bool:
     return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}
 
 
-def folder_files(folder: str) -> CheckpointFiles:
-    """The checkpoint files of a local folder, or ModelError naming what is missing."""
+def folder_files(folder: str, accepted: tuple[str, ...] = TOKENIZERS) -> CheckpointFiles:
+    """The checkpoint files of a local folder (its tokenizer: the first of ``accepted`` it has), or ModelError naming
+    what is missing."""
     root = Path(folder).expanduser()
-    found = {name: root / name for name in (CONFIG, TOKENIZER, WEIGHTS) if (root / name).is_file()}
+    found = {name: root / name for name in (CONFIG, *TOKENIZERS, TOKENIZER_CONFIG, WEIGHTS) if (root / name).is_file()}
     if WEIGHTS not in found:
         raise _no_safetensors(folder, [p for p in PICKLES if (root / p).is_file()])
-    for name in (CONFIG, TOKENIZER):
-        if name not in found:
+    tokenizer = first_of(accepted, found)
+    for name, there in ((CONFIG, CONFIG in found), (TOKENIZER, tokenizer is not None)):
+        if not there:
             raise ModelError(N_("{folder} has no {name}; a checkpoint folder needs config.json, tokenizer.json and "
                                 "model.safetensors."), folder=shown_name(folder), name=name)
-    return CheckpointFiles(folder, found[CONFIG], found[TOKENIZER], found[WEIGHTS], from_hub=False)
+    return CheckpointFiles(folder, found[CONFIG], found[tokenizer], found[WEIGHTS], from_hub=False,
+                           tokenizer_config=found.get(TOKENIZER_CONFIG) if tokenizer == VOCAB else None)
 
 
 def _no_safetensors(folder: str, pickles: list[str]) -> ModelError:
@@ -121,8 +148,23 @@ def in_cache(source: str, cache_dir: str | Path | None = None) -> bool:
 
 
 def repo_cached(repo_id: str, cache_dir: str | Path | None = None) -> bool:
-    """Whether every file of the Hub repo is in the cache (no folder of that name is looked at)."""
-    return all(cached_file(repo_id, n, cache_dir) for n in (CONFIG, TOKENIZER, WEIGHTS))
+    """Whether every file of the Hub repo is in the cache, its tokenizer.json or its vocab.txt (no folder of that name
+    is looked at)."""
+    return all(cached_file(repo_id, n, cache_dir) for n in (CONFIG, WEIGHTS)) and any(
+        cached_file(repo_id, n, cache_dir) for n in TOKENIZERS)
+
+
+def cached_files(repo_id: str, cache_dir: str | Path | None = None,
+                 accepted: tuple[str, ...] = TOKENIZERS) -> CheckpointFiles:
+    """The files of a repo in the cache (:func:`repo_cached`; its tokenizer the first of ``accepted`` cached), or
+    ModelError when it has none of ``accepted``."""
+    found = {n: path for n in (*accepted, TOKENIZER_CONFIG) if (path := cached_file(repo_id, n, cache_dir))}
+    tokenizer = first_of(accepted, found)
+    if tokenizer is None:
+        raise ModelError(N_("{repo_id} has no {name} on the Hugging Face Hub."), repo_id=repo_id, name=TOKENIZER)
+    return CheckpointFiles(repo_id, cached_file(repo_id, CONFIG, cache_dir), found[tokenizer],
+                           cached_file(repo_id, WEIGHTS, cache_dir), from_hub=True,
+                           tokenizer_config=found.get(TOKENIZER_CONFIG) if tokenizer == VOCAB else None)
 
 
 def _check_online(repo_id: str, name: str, cache_dir: str | Path | None) -> None:
@@ -270,7 +312,9 @@ class RepoPlan:
 
 def judge_repo(repo_id: str, *, cache_dir: str | Path | None = None) -> RepoPlan:
     """The repo's file list with sizes, from the Hub's metadata (no file is downloaded), checked: config.json,
-    tokenizer.json and model.safetensors there, each within its cap (attn_models.MODEL_LIMITS).
+    tokenizer.json (or, for a BERT, vocab.txt: :data:`TOKENIZERS`; then tokenizer_config.json too when it is there) and
+    model.safetensors there, each within its cap (attn_models.MODEL_LIMITS). Which tokenizer files its family reads is
+    checked once config.json is read (:func:`checkpoint_files`), before the weights are downloaded.
 
     Raises ModelError naming the file and the cap; ModelUnavailableError without network.
     """
@@ -287,13 +331,16 @@ def judge_repo(repo_id: str, *, cache_dir: str | Path | None = None) -> RepoPlan
         raise ModelError(N_("{repo_id} on the Hugging Face Hub has no model.safetensors. Only safetensors checkpoints "
                             "are read. (Its weights are probably only in {pickles}.)"), repo_id=repo_id,
                          pickles=", ".join(pickles) or "pytorch_model.bin")
-    for name in (CONFIG, TOKENIZER):
-        if name not in listed:
+    tokenizer = first_of(TOKENIZERS, listed)
+    for name, there in ((CONFIG, CONFIG in listed), (TOKENIZER, tokenizer is not None)):
+        if not there:
             raise ModelError(N_("{repo_id} has no {name} on the Hugging Face Hub."), repo_id=repo_id, name=name)
-    for name, cap in CAPS.items():
-        if isinstance(size := listed[name], int) and size > cap:
-            raise too_large(name, size, cap)
-    return RepoPlan(repo_id, {n: listed[n] if isinstance(listed[n], int) else None for n in CAPS})
+    read = [CONFIG, tokenizer, *([TOKENIZER_CONFIG] if tokenizer == VOCAB and TOKENIZER_CONFIG in listed else []),
+            WEIGHTS]
+    for name in read:
+        if isinstance(size := listed[name], int) and size > CAPS[name]:
+            raise too_large(name, size, CAPS[name])
+    return RepoPlan(repo_id, {n: listed[n] if isinstance(listed[n], int) else None for n in read})
 
 
 # ---- the app's repos in the Hub cache: marked, discarded when refused, kept under a disk budget ----------------
@@ -384,22 +431,57 @@ def reading(files: CheckpointFiles, cache_dir: str | Path | None = None) -> Iter
         mark(files.source, cache_dir)
 
 
+@dataclass(frozen=True)
+class Opened(Generic[C]):
+    """A checkpoint opened by :func:`opened`: its files on this machine and its config (a family's), read from
+    ``started`` (time.perf_counter) on."""
+
+    files: CheckpointFiles
+    config: C
+    started: float
+
+    @property
+    def seconds(self) -> float:
+        """How long reading it has taken so far."""
+        return time.perf_counter() - self.started
+
+    def tokenizer(self) -> object:
+        """Its tokenizer (tokenizer.json, or a BERT's vocab.txt: attn_models.tokenizer.read_tokenizer), every id below
+        the config's vocab_size."""
+        return read_tokenizer(self.files.tokenizer, self.config.vocab_size, self.files.tokenizer_config)
+
+
+@contextmanager
+def opened(source: str, read_config: Callable[[Path], C], *, cache_dir: str | Path | None = None,
+           progress: Progress | None = None, access: Access | None = None,
+           local_only: bool = False) -> Iterator[Opened[C]]:
+    """A checkpoint's files on this machine (:func:`checkpoint_files`, judged by the family's ``read_config``) and
+    its config, for the family's loader to read the rest inside (:func:`reading`: a refusal there removes a repo the
+    app downloaded; a read one is marked as used)."""
+    started = time.perf_counter()
+    files = checkpoint_files(source, cache_dir=cache_dir, progress=progress, check_config=read_config, access=access,
+                             local_only=local_only)
+    with reading(files, cache_dir):
+        yield Opened(files, read_config(files.config), started)
+
+
 def checkpoint_files(source: str, *, cache_dir: str | Path | None = None, progress: Progress | None = None,
-                     check_config: Callable[[Path], None] | None = None, access: Access | None = None,
+                     check_config: Callable[[Path], object] | None = None, access: Access | None = None,
                      local_only: bool = False) -> CheckpointFiles:
     """The files of ``source`` on this machine, downloading a Hub repo's into the cache if need be.
 
     A repo not yet cached is judged from the Hub's metadata first (:func:`judge_repo`), room is made under
-    ``access.download_bytes``, then ``check_config`` is called on config.json before tokenizer.json and the weights
-    are fetched, so a model over the caps is refused before its weights are downloaded. Whatever was downloaded of a
-    refused repo is removed. ``local_only``: NotFetchedError instead of a download.
+    ``access.download_bytes``, then ``check_config`` (a family's config reader: it returns the config, whose
+    ``tokenizer_files`` say which tokenizer files the family reads) is called on config.json before the tokenizer and
+    the weights are fetched, so a model over the caps is refused before its weights are downloaded. Whatever was
+    downloaded of a refused repo is removed. ``local_only``: NotFetchedError instead of a download.
     """
     access = access or Access()
     source = access.check(source)
     if is_folder(source) and (access.folders or access.is_operators(source)):
         files = folder_files(source)
         if check_config:
-            check_config(files.config)
+            files = folder_files(source, tokenizer_files(check_config(files.config)))
         return files
     if not repo_cached(source, cache_dir):
         if local_only:
@@ -407,11 +489,10 @@ def checkpoint_files(source: str, *, cache_dir: str | Path | None = None, progre
                                      "it."),
                                   repo_id=source)
         return _fetch_repo(source, cache_dir=cache_dir, progress=progress, check_config=check_config, access=access)
-    files = CheckpointFiles(source, *(cached_file(source, n, cache_dir) for n in (CONFIG, TOKENIZER, WEIGHTS)),
-                            from_hub=True)
+    files = cached_files(source, cache_dir)
     if check_config:
         try:
-            check_config(files.config)
+            files = cached_files(source, cache_dir, tokenizer_files(check_config(files.config)))
         except ModelError:
             discard(source, cache_dir)
             raise
@@ -419,7 +500,7 @@ def checkpoint_files(source: str, *, cache_dir: str | Path | None = None, progre
 
 
 def _fetch_repo(repo_id: str, *, cache_dir: str | Path | None, progress: Progress | None,
-                check_config: Callable[[Path], None] | None, access: Access) -> CheckpointFiles:
+                check_config: Callable[[Path], object] | None, access: Access) -> CheckpointFiles:
     """Download what is missing of a repo (judged first); a refused repo's downloaded files are removed."""
     plan = judge_repo(repo_id, cache_dir=cache_dir)
     folder = storage(repo_id, cache_dir).name
@@ -429,9 +510,12 @@ def _fetch_repo(repo_id: str, *, cache_dir: str | Path | None, progress: Progres
         _in_flight.add(folder)
     try:
         config = hub_file(repo_id, CONFIG, cache_dir=cache_dir, progress=progress)
-        if check_config:
-            check_config(config)
-        tokenizer = hub_file(repo_id, TOKENIZER, cache_dir=cache_dir, progress=progress)
+        accepted = tokenizer_files(check_config(config)) if check_config else TOKENIZERS
+        if (name := first_of(accepted, plan.sizes)) is None:
+            raise ModelError(N_("{repo_id} has no {name} on the Hugging Face Hub."), repo_id=repo_id, name=TOKENIZER)
+        tokenizer = hub_file(repo_id, name, cache_dir=cache_dir, progress=progress)
+        settings = hub_file(repo_id, TOKENIZER_CONFIG, cache_dir=cache_dir, progress=progress) if (
+            name == VOCAB and TOKENIZER_CONFIG in plan.sizes) else None
         weights = hub_file(repo_id, WEIGHTS, cache_dir=cache_dir, progress=progress)
     except ModelError:
         discard(repo_id, cache_dir)
@@ -439,4 +523,4 @@ def _fetch_repo(repo_id: str, *, cache_dir: str | Path | None, progress: Progres
     finally:
         with _cache_lock:
             _in_flight.discard(folder)
-    return CheckpointFiles(repo_id, config, tokenizer, weights, from_hub=True)
+    return CheckpointFiles(repo_id, config, tokenizer, weights, from_hub=True, tokenizer_config=settings)

@@ -1,9 +1,24 @@
-"""Interventions: heads switched off, or one layer's self-attention replaced by the explorer's configuration.
+"""Interventions, and the one point of every forward pass where they act: each head's output before W_O.
 
-One place in the forward pass is open to change, as TransformerLens's ``blocks.L.attn.hook_z``: each head's output
-(its weighted values, [n_seq, d_v], before the heads are concatenated and multiplied by W_O). Every feature that
-changes the model (ablating a head, "which heads matter", an edited layer run back) goes through
-:func:`layer_step`, on the same forward pass as the model as trained (:func:`attn_models.encoder.encode`).
+As TransformerLens's ``blocks.L.attn.hook_z``, one place in each attention of every family is open to change: the
+heads' outputs (each head's weighted values, [n_q, d_v], side by side) before they are multiplied by W_O. Every
+attention of every family runs through :func:`attend`, with or without an :class:`Intervention`; every feature that
+changes a model (a head switched off, "which heads matter", an edited layer run back) is an Intervention, so the
+model as trained and the model changed are one code path. :func:`attend`, for one layer's attention:
+
+(a) replaces the attention by the explorer's configuration when the intervention names the layer: run whole on the
+    text it was opened on (:func:`owns`: its X, its mask, its edits), else its weights, scale and score function on
+    this text's input (the model's mask, changed as the configuration's mask kind says); a configuration of one head
+    (a GPT-2 too wide to open whole) replaces that head only; a cross-attention's always on this run's X and Y
+    (they change with every generated token);
+(b) replaces the outputs of the heads switched off: zeros, or the mean of the head's output over the text's real
+    tokens (self-attention), or the mean of its value rows over the source (cross-attention: a mean over the decoder's
+    positions would let a position see the ones after it);
+(c) multiplies by W_O.
+
+Where each family calls it: attn_models.bert.attention (BertSelfAttention), attn_models.gpt2.attention
+(GPT2Attention), attn_models.t5.attention (every T5Attention: the encoder's and decoder's self-attentions, and the
+decoder's EncDecAttention, the one an intervention addresses).
 
 >>> Intervention(ablate={(2, 5)}).heads_in(2), Intervention.NONE.is_none
 (frozenset({5}), True)
@@ -11,10 +26,10 @@ changes the model (ablating a head, "which heads matter", an edited layer run ba
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 
@@ -25,16 +40,12 @@ from attn_core import (
     Phrase,
     causal_mask,
     head_slice,
-    multi_head_attention,
+    multi_head_cross_attention,
     padding_mask,
     run,
 )
 
-from .encoder import LayerWeights, with_bias_column
 from .errors import N_, ModelError
-
-if TYPE_CHECKING:
-    from .encoder import Attend
 
 HOW = ("mean", "zero")
 
@@ -94,15 +105,18 @@ def _pairs(ablate: object) -> frozenset[tuple[int, int]] | None:
 
 @dataclass(frozen=True)
 class Intervention:
-    """What is changed in the model for one run: heads switched off, and one layer's self-attention replaced.
+    """What is changed in the model for one run: heads switched off, and one layer's attention replaced (an
+    encoder's or a GPT-2's self-attention; a T5 decoder layer's cross-attention, whose heads the pairs name too).
 
-    ``Intervention()`` (or ``Intervention.NONE``) is the model as trained. Hashable: a page can cache on it.
+    ``Intervention()`` (or ``Intervention.NONE``) is the model as trained. Hashable: a page can cache on it. Every
+    family applies it at one point of its forward pass, :func:`attend`.
 
     Attributes
     ----------
     ablate : frozenset of (layer, head)
         The heads switched off (any iterable of pairs is taken). A head switched off gives, in place of its output
-        (its weighted values, before concatenation and W_O), zeros or its mean over the sentence's real tokens.
+        (its weighted values, before concatenation and W_O), zeros or its mean over the sentence's real tokens (a
+        cross-attention's: the mean of its value rows over the source).
     how : "mean" or "zero"
         Mean is the default. Zero feeds W_O (and every layer after) an input it never saw in training: the head's
         average contribution, a constant offset the rest of the model relies on, disappears along with what the
@@ -110,18 +124,20 @@ class Intervention:
         average contribution and removes only what it says about each token (TransformerLens's mean ablation;
         here the mean is over this sentence's tokens, not over a dataset).
     layer : int, optional
-        The layer whose self-attention ``config`` replaces (taken from ``config.origin["layer"]`` when not given).
+        The layer whose attention ``config`` replaces (taken from ``config.origin["layer"]`` when not given).
     config : attn_core.Config, optional
-        The explorer's configuration of layer ``layer`` (as :meth:`attn_models.Model.layer_config` made it,
-        edited or not). ``attn_core.run(config).output + b_O`` is that layer's attention output, and ``config.x``
-        without its last (bias) column is the layer's input for the residual: edits of W_Q, W_K, W_V, W_O, the
-        scale, the mask, the score function and X all run through the rest of the model.
+        The explorer's configuration of layer ``layer`` (as the family's ``layer_config`` or ``cross_config`` made
+        it, edited or not). ``attn_core.run(config).output + b_O`` is that layer's attention output; for an encoder,
+        ``config.x`` without its last (bias) column is the layer's input for the residual: edits of W_Q, W_K, W_V,
+        W_O, the scale, the mask, the score function and X all run through the rest of the model. A GPT-2
+        configuration of one head (origin "of_heads") replaces that head only.
 
-        Its X and mask belong to the sentence it was opened on (``config.origin["sentence"]`` and ``"pad_to"``;
-        every sentence, when it has no origin). On any other sentence (:meth:`attn_models.Model.embed_sentences`
-        compares several) the layer uses the configuration's weights, scale, score function and head count on
-        that sentence's own input, with that sentence's padding mask (and a causal mask when the configuration's
-        mask is causal): the edit changes the model, X belongs to one sentence.
+        Its X and mask belong to the text it was opened on (``config.origin["sentence"]`` and ``"pad_to"``; every
+        text, when it has no origin). On any other text (:meth:`attn_models.Model.embed_sentences` compares several;
+        a generation's longer contexts) the layer uses the configuration's weights, scale, score function and head
+        count on that text's own input, with the model's mask there (a causal one added when the configuration's
+        mask is causal, dropped when it has none; padding is always masked): the edit changes the model, X belongs
+        to one text. A T5 cross-attention's configuration always meets the run's own X and Y.
 
     Examples
     --------
@@ -170,6 +186,10 @@ class Intervention:
         """The heads switched off in ``layer``."""
         return frozenset(h for lay, h in self.ablate if lay == layer)
 
+    def config_of(self, layer: int) -> Config | None:
+        """The configuration that replaces ``layer``'s attention, or None."""
+        return self.config if self.layer == layer else None
+
     def check(self, n_layers: int, n_heads: int) -> None:
         """ModelError when a layer or head is not in a model of ``n_layers`` layers of ``n_heads`` heads."""
         for layer in self.layers:
@@ -183,7 +203,6 @@ class Intervention:
 
 
 Intervention.NONE = Intervention()
-
 
 
 @contextmanager
@@ -232,51 +251,219 @@ def check_runs_back(cfg: Config, d_model: int, n_heads: int, n_seq: int, own: bo
         raise ModelError(N_("W_O has {columns} columns; the model's layer needs {d_model} (d_model), one per feature "
                             "the next step adds back. Give W_O {d_model} columns, or open the layer again."),
                          columns=cfg.d_out, d_model=d_model)
-    if cfg.n_heads != n_heads:
-        raise ModelError(N_("The configuration has {heads} heads; the model's layers have {n_heads} (every layer's "
-                            "attention is stored head by head). Set the heads back to {n_heads}."),
-                         heads=cfg.n_heads, n_heads=n_heads)
+    check_heads(cfg, n_heads)
     if own and cfg.n_seq != n_seq:
         raise ModelError(N_("X has {rows} rows; the sentence has {n_seq} tokens, one row each. Set n_seq back to "
                             "{n_seq}, or open the layer again."), rows=cfg.n_seq, n_seq=n_seq)
 
 
-def layer_step(intervention: Intervention, layer: int, w: LayerWeights, n_heads: int, is_pad: np.ndarray,
-               own: bool) -> Attend | None:
-    """Layer ``layer``'s self-attention with ``intervention`` (None: the layer as trained, untouched).
+def check_cross_runs_back(cfg: Config, d_model: int, n_heads: int) -> None:
+    """ModelError saying what keeps ``cfg`` from replacing a decoder layer's cross-attention of width ``d_model`` and
+    ``n_heads`` heads, and how to fix it."""
+    if not cfg.cross:
+        raise ModelError(N_("The configuration is self-attention; a decoder layer's cross-attention takes queries "
+                            "from Y. Open the layer's cross-attention again."))
+    if cfg.d_model != d_model or cfg.w_q.shape[0] != d_model or cfg.d_out != d_model:
+        raise ModelError(N_("X, Y and W_O must keep the model's width {d_model} (d_model) to run back through "
+                            "the decoder. Open the layer again."), d_model=d_model)
+    check_heads(cfg, n_heads)
 
-    Returns ``step(x [n_seq, d_model]) -> (attention output with b_O [n_seq, d_model], residual [n_seq, d_model],
-    weights [n_heads, n_seq, n_seq])``, for :func:`attn_models.encoder.encode`. ``own``: the sentence is the one
-    the intervention's configuration was opened on (see :class:`Intervention`).
+
+def check_heads(cfg: Config, n_heads: int) -> None:
+    """ModelError unless ``cfg`` has the layer's ``n_heads`` heads."""
+    if cfg.n_heads != n_heads:
+        raise ModelError(N_("The configuration has {heads} heads; the model's layers have {n_heads} (every layer's "
+                            "attention is stored head by head). Set the heads back to {n_heads}."),
+                         heads=cfg.n_heads, n_heads=n_heads)
+
+
+def one_head_of(cfg: Config) -> int | None:
+    """The head a configuration of one head replaces (its origin's "head", when its origin says how many heads the
+    layer has: "of_heads"), or None: it is a whole layer's."""
+    origin = cfg.origin or {}
+    return origin.get("head") if "of_heads" in origin else None
+
+
+# ---- the intervention point -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class Site:
+    """One attention of one layer as the model computes it, in attn_core's layout (``x @ w``, float64): what
+    :func:`attend` reads.
+
+    Attributes
+    ----------
+    x : ndarray of shape (n_k, d_in)
+        The keys' and values' input, and the queries' for self-attention (BERT's and GPT-2's with the bias column).
+    w_q, w_k : ndarray of shape (d_in, n_heads·d_k)
+    w_v : ndarray of shape (d_in, n_heads·d_v)
+    w_o : ndarray of shape (n_heads·d_v, d_model)
+    n_heads : int
+    scale : "sqrt_dk", "none" or a number
+        As attn_core's (T5 does not scale: "none").
+    bias : ndarray of shape (n_heads, n_q, n_k), optional
+        An additive score bias (T5's relative positions).
+    y : ndarray of shape (n_q, d_in), optional
+        The queries' input of a cross-attention (T5's decoder states); None: self-attention.
+    is_pad : ndarray of bool, shape (n_k,), optional
+        Padding tokens: no query attends to them, and a head's mean leaves them out.
+    causal : bool
+        Each query attends to itself and the keys before it (GPT-2, T5's decoder).
+    by_head : bool
+        Computed one head at a time, each head on its own columns of W_Q, W_K, W_V and rows of W_O (a GPT-2 layer
+        too wide to open whole: the pieces the explorer opens).
     """
-    heads = intervention.heads_in(layer)
-    cfg = intervention.config if intervention.layer == layer else None
-    if not heads and cfg is None:
-        return None
-    d_model = w.w_o.shape[1]
+
+    x: np.ndarray
+    w_q: np.ndarray
+    w_k: np.ndarray
+    w_v: np.ndarray
+    w_o: np.ndarray
+    n_heads: int
+    scale: str | float = "sqrt_dk"
+    bias: np.ndarray | None = None
+    y: np.ndarray | None = None
+    is_pad: np.ndarray | None = None
+    causal: bool = False
+    by_head: bool = False
+
+    @property
+    def queries(self) -> np.ndarray:  # [n_q, d_in]
+        return self.x if self.y is None else self.y
+
+    @property
+    def is_real(self) -> np.ndarray:  # bool [n_k]: the text's own tokens (not padding)
+        return np.ones(len(self.x), dtype=bool) if self.is_pad is None else ~np.asarray(self.is_pad, dtype=bool)
+
+    def mask(self, causal: bool | None = None) -> np.ndarray | None:  # -> bool [n_q, n_k] (True: may attend) or None
+        """The padding mask when there is padding, with the causal mask when ``causal`` (default: the model's)."""
+        pad = self.is_pad
+        mask = padding_mask(np.asarray(pad, dtype=bool)) if pad is not None and np.any(pad) else None
+        if self.causal if causal is None else causal:
+            mask = causal_mask(len(self.x)) if mask is None else mask & causal_mask(len(self.x))
+        return mask
+
+    def mask_for(self, cfg: Config) -> np.ndarray | None:
+        """The mask ``cfg``'s weights meet on this text: the model's, made causal when the configuration's mask is
+        causal and not when it has none (the padding stays: no query attends to a pad); a cross-attention's stays
+        the model's."""
+        if self.y is not None:
+            return self.mask()
+        kind = cfg.mask_kind
+        return self.mask(kind == "causal" or (self.causal and kind != "none"))
+
+
+def head_weights(w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, w_o: np.ndarray, h: int,
+                 n_heads: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Head ``h``'s columns of W_Q, W_K, W_V [d_in, d_k] and rows of W_O [d_v, d_model] (contiguous copies)."""
+    cols, rows = head_slice(h, w_q.shape[1] // n_heads), head_slice(h, w_v.shape[1] // n_heads)
+    return (np.ascontiguousarray(w_q[:, cols]), np.ascontiguousarray(w_k[:, cols]),
+            np.ascontiguousarray(w_v[:, rows]), np.ascontiguousarray(w_o[rows]))
+
+
+def model_traces(site: Site, by_head: bool) -> list[MultiHeadTrace]:
+    """The attention as the model computes it, through attn_core: one trace of every head, or (``by_head``) one per
+    head on its own columns and W_O rows."""
+    mask = site.mask()
+
+    def heads(w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, w_o: np.ndarray, n_heads: int,
+              bias: np.ndarray | None) -> MultiHeadTrace:
+        return multi_head_cross_attention(site.queries, site.x, w_q, w_k, w_v, w_o, n_heads, scale=site.scale,
+                                          mask=mask, bias=bias)
+
+    if not by_head:
+        return [heads(site.w_q, site.w_k, site.w_v, site.w_o, site.n_heads, site.bias)]
+    return [heads(*head_weights(site.w_q, site.w_k, site.w_v, site.w_o, h, site.n_heads), 1,
+                  None if site.bias is None else site.bias[h:h + 1]) for h in range(site.n_heads)]
+
+
+def replaced(traces: list[MultiHeadTrace], cfg: Config, site: Site, own: bool) -> list[MultiHeadTrace]:
+    """(a) The traces with ``cfg`` in place of the layer (or of its one head), checked first: run whole when ``own``
+    (the text it was opened on), else its weights, scale and score function on this text's input."""
+    n_q, d_model, head = len(site.queries), site.w_o.shape[1], one_head_of(cfg)
+    if site.y is not None:
+        check_cross_runs_back(cfg, d_model, site.n_heads)
+    elif head is None:
+        check_runs_back(cfg, d_model, site.n_heads, n_q, own)
+    else:
+        if cfg.n_heads != 1 or not isinstance(head, int) or not 0 <= head < site.n_heads:
+            raise ModelError(N_("The configuration has {heads} heads; the model's layers have {n_heads}. Open the "
+                                "layer again."), heads=cfg.n_heads, n_heads=site.n_heads)
+        check_runs_back(cfg, d_model, 1, n_q, own)
+    trace = run(cfg) if own else multi_head_cross_attention(
+        site.queries, site.x, cfg.w_q, cfg.w_k, cfg.w_v, cfg.w_o, cfg.n_heads, scale=cfg.scale,
+        mask=site.mask_for(cfg), score=cfg.score_function())
+    if head is None:
+        return [trace]
+    return [trace if h == head else t for h, t in enumerate(traces)]
+
+
+def switched_off(traces: list[MultiHeadTrace], heads: frozenset[int], how: str,
+                 site: Site) -> np.ndarray:  # -> [n_q, n_heads·d_v]
+    """(b) The heads' outputs side by side, ``heads`` switched off: :func:`ablate_heads` for a self-attention (the
+    mean over the text's real tokens), for a cross-attention zeros or the mean of the head's value rows over the
+    source, at every query."""
+    every = [t for trace in traces for t in trace.heads]  # each head's AttentionTrace, in order
+    if len({t.output.shape[1] for t in every}) != 1:
+        raise ModelError(N_("A head is switched off only when every head of the layer has the same d_v."))
+    concat = np.concatenate([t.concat for t in traces], axis=1) if len(traces) > 1 else traces[0].concat
+    if site.y is None:
+        return ablate_heads(concat, len(every), heads, how, site.is_real)
+    out = concat.copy()  # [n_q, n_heads·d_v]
+    d_v = concat.shape[1] // len(every)
+    for h in sorted(heads):
+        out[:, head_slice(h, d_v)] = 0.0 if how == "zero" else every[h].v.mean(axis=0)  # [d_v]: its values' mean
+    return out
+
+
+def attend(site: Site, intervention: Intervention | None = None, layer: int = 0, *,
+           own: bool = True) -> tuple[np.ndarray, np.ndarray]:  # -> [n_q, d_model], [n_heads, n_q, n_k]
+    """Layer ``layer``'s attention at ``site`` with ``intervention`` (None: the model as trained, bit for bit): the
+    heads' outputs times W_O (no output bias: the family adds its own), and every head's weights.
+
+    (a) the explorer's configuration in place of the attention when the intervention names this layer (``own``: this
+    text is the one it was opened on; see :func:`replaced`), (b) the heads switched off (:func:`switched_off`),
+    (c) ``concat @ W_O``. Raises ModelError when the configuration does not fit the model.
+    """
+    iv = intervention or Intervention.NONE
+    cfg, heads = iv.config_of(layer), iv.heads_in(layer)
+    one_head = cfg is not None and one_head_of(cfg) is not None
+    traces = [] if cfg is not None and not one_head else model_traces(site, site.by_head or one_head)
     if cfg is not None:
-        check_runs_back(cfg, d_model, n_heads, len(is_pad), own)
-    pad = np.asarray(is_pad, dtype=bool)  # [n_seq]
-    plain_mask = padding_mask(pad) if pad.any() else None  # bool [n_seq, n_seq] or None
+        traces = replaced(traces, cfg, site, own)
+    weights = np.stack([t.weights for trace in traces for t in trace.heads])  # [n_heads, n_q, n_k]
+    if cfg is None and not heads:  # the model as trained: attn_core's concat @ W_O (head by head: their sum)
+        return (traces[0].output if len(traces) == 1 else np.sum([t.output for t in traces], axis=0)), weights
+    if not heads and len(traces) == 1:
+        return traces[0].output, weights  # the configuration's own concat @ W_O
+    concat = switched_off(traces, heads, iv.how, site) if heads else np.concatenate([t.concat for t in traces], axis=1)
+    w_o = traces[0].w_o if len(traces) == 1 else np.vstack([t.w_o for t in traces])  # [n_heads·d_v, d_model]
+    return concat @ w_o, weights
 
-    def attend(x: np.ndarray) -> MultiHeadTrace:  # [n_seq, d_model] -> its trace
-        if cfg is None:
-            return multi_head_attention(with_bias_column(x), w.w_q, w.w_k, w.w_v, w.w_o, n_heads, mask=plain_mask)
-        if own:
-            return run(cfg)
-        mask = plain_mask
-        if cfg.mask_kind == "causal":
-            mask = causal_mask(len(pad)) if mask is None else mask & causal_mask(len(pad))
-        return multi_head_attention(with_bias_column(x), cfg.w_q, cfg.w_k, cfg.w_v, cfg.w_o, cfg.n_heads,
-                                    scale=cfg.scale, mask=mask, score=cfg.score_function())
 
-    def step(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        trace = attend(x)
-        out = trace.output  # [n_seq, d_model]: concat @ W_O
-        if heads:
-            out = ablate_heads(trace.concat, trace.n_heads, heads, intervention.how, ~pad) @ trace.w_o
-        residual = cfg.x[:, :-1] if cfg is not None and own else x  # [n_seq, d_model]
-        return out + w.b_o, residual, np.stack([t.weights for t in trace.heads])
+def check_layer(layer: object, n_layers: int) -> None:
+    """ModelError unless ``layer`` is a whole number from 0 to ``n_layers`` − 1.
 
-    return step
+    >>> check_layer("1", 2)
+    Traceback (most recent call last):
+    ...
+    attn_models.errors.ModelError: Layer '1' does not exist: the model has layers 0 … 1.
+    """
+    if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or not 0 <= layer < n_layers:
+        whole = isinstance(layer, (int, np.integer)) and not isinstance(layer, bool)
+        shown = int(layer) if whole else repr(layer)[:40]
+        raise ModelError(N_("Layer {layer} does not exist: the model has layers 0 … {last}."), layer=shown,
+                         last=n_layers - 1)
 
+
+def each_head_off(layers: Sequence[int], n_heads: int, how: str,
+                  effect: Callable[[int, Intervention], float]) -> np.ndarray:  # -> [len(layers), n_heads]
+    """``effect(layer, intervention)`` with each head of ``layers`` switched off alone (``how``: "mean" or "zero"),
+    row by row in the order given: which heads matter."""
+    Intervention(how=how)  # ModelError unless "mean" or "zero"
+    effects = np.empty((len(layers), n_heads))  # [len(layers), n_heads]
+    for r, layer in enumerate(layers):
+        for h in range(n_heads):
+            effects[r, h] = effect(layer, Intervention(ablate={(layer, h)}, how=how))
+    return effects

@@ -1,20 +1,25 @@
-"""A T5 translator (encoder-decoder, cross-attention) in float64 numpy, every attention through attn_core.
+"""T5 (transformers' ``modeling_t5.py``), an encoder-decoder translator, in float64 numpy: config.json and its caps,
+the tensors' names, the weights, the forward pass, the LM head, and a loaded :class:`Translator`
+(:func:`load_translator`); every attention through attn_core.
 
-T5 as transformers' ``modeling_t5.py`` runs it (same stage names: layer_norm, SelfAttention, EncDecAttention,
-DenseReluDense, final_layer_norm, lm_head):
+T5 as transformers runs it (same stage names: layer_norm, SelfAttention, EncDecAttention, DenseReluDense,
+final_layer_norm, lm_head):
 
     encoder:  h = E[ids];  per block:  h += SelfAttn(RMS(h), bias = B_enc);  h += FF(RMS(h));   X = RMS(h)
     decoder:  g = E[[pad] + out];  per block:  g += SelfAttn(RMS(g), causal, bias = B_dec);
               g += CrossAttn(queries RMS(g), keys and values X);  g += FF(RMS(g))
     logits = RMS(g) · d_model^-½ (when the LM head is tied to E) @ Eᵀ
 
-- RMS(x) = x / √(mean(x²) + eps) · g: no mean subtracted, no bias (:func:`rms_norm`).
+- RMS(x) = x / √(mean(x²) + eps) · g: no mean subtracted, no bias (attn_models.ops.rms_norm).
 - No projection has a bias, and the scores are not divided by √d_k (attn_core's ``scale="none"``).
 - B: a learned bias per head and relative distance (``relative_attention_bias`` [num_buckets, n_heads] of block 0,
   shared by every block of its stack), added to the scores before the mask: attn_core's additive score bias.
   Distances fall in buckets (:func:`relative_position_bucket`): exact near, logarithmic far; both directions in the
   encoder, only backwards in the decoder. The cross-attention has no bias.
 - FF: ReLU(x Wᵢ) W_o (t5-small), or GELU_tanh(x Wᵢ₀) ⊙ (x Wᵢ₁) W_o ("gated-gelu": T5 v1.1, flan-t5).
+- Every attention (the encoder's and decoder's self-attentions, the decoder's EncDecAttention) runs through
+  attn_models.intervene.attend (:func:`attention`); an Intervention's (layer, head) pairs name the decoder's
+  cross-attention heads, and its configuration a decoder layer's cross-attention.
 
 Weights stay in the checkpoint's dtype (t5-small's float32: 242 MB; in float64 it would be 484 MB, over the memory
 cap) and each matrix is made float64 when a layer runs (a float32 → float64 cast is exact): the arithmetic is float64.
@@ -29,7 +34,6 @@ far the unchanged transformers is.
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -37,26 +41,19 @@ from typing import ClassVar
 
 import numpy as np
 
-from attn_core import (
-    LIMITS,
-    AttentionInputError,
-    Config,
-    MultiHeadTrace,
-    causal_mask,
-    make_config,
-    multi_head_attention,
-    multi_head_cross_attention,
-    softmax,
-)
+from attn_core import LIMITS, AttentionInputError, Config, make_config, softmax
 
 from .access import TRANSLATOR_MODEL, Access
-from .checkpoint import DTYPES, check_entry, check_finite, parse_json, read_capped, safetensors_header
 from .errors import N_, ModelError
-from .hub import Progress, checkpoint_files, reading
-from .intervene import Intervention, ablate_heads, edits_refused
+from .hub import Progress, opened
+from .intervene import Intervention, Site, attend, check_layer, each_head_off, edits_refused
 from .limits import MODEL_LIMITS
-from .model import token_label
+from .ops import f64, gelu_tanh, rms_norm, tied_logits
 from .origin import Origin, Role, expect_role
+from .pretrained import Pretrained
+from .reader import Fields, Header, check_field_caps, check_memory, check_tensors, read_json, tensors
+from .reader import read_header as read_safetensors_header
+from .tokenizer import TOKENIZER, check_id, token_label
 
 T5_TYPES = ("t5",)
 FF_KINDS = ("relu", "gated-gelu")
@@ -97,6 +94,8 @@ class T5Config:
     pad_id: int = 0
     eos_id: int = 1
     start_id: int = 0
+    model_type: ClassVar[str] = "t5"  # config.json's
+    tokenizer_files: ClassVar[tuple[str, ...]] = (TOKENIZER,)  # sentencepiece (Unigram): tokenizer.json only
 
     @property
     def inner(self) -> int:
@@ -105,7 +104,7 @@ class T5Config:
 
 
 #: config.json field -> (T5Config attribute, ModelLimits cap): every field that sizes the model
-T5_FIELD_CAPS = {
+FIELD_CAPS = {
     "num_layers": ("n_layers", "n_layers"),
     "num_decoder_layers": ("n_decoder_layers", "n_layers"),
     "vocab_size": ("vocab_size", "vocab_size"),
@@ -140,32 +139,18 @@ def parse_t5_config(doc: object, where: str = "config.json") -> T5Config:
     >>> c.n_decoder_layers, c.num_buckets, c.max_distance, c.tied, c.inner
     (6, 32, 128, True, 512)
     """
-    if not isinstance(doc, dict):
-        raise ModelError(N_("{where}: not a JSON object."), where=where)
-    kind = doc.get("model_type")
-    if kind not in T5_TYPES:
-        raise ModelError(N_("{where}: model_type {kind} is not T5; the translator runs model_type {types}."),
-                         where=where, kind=repr(str(kind)[:40]), types=", ".join(T5_TYPES))
-    ff = doc.get("feed_forward_proj", "relu")
+    fields = Fields(doc, where)
+    fields.kind(T5_TYPES, N_("{where}: model_type {kind} is not T5; the translator runs model_type {types}."))
+    ff = fields.get("feed_forward_proj", "relu")
     if ff not in FF_KINDS:
         raise ModelError(N_("{where}: feed_forward_proj {ff}: only {kinds} are run here."), where=where,
                          ff=repr(str(ff)[:40]), kinds=", ".join(FF_KINDS))
-    if doc.get("is_encoder_decoder", True) is not True or doc.get("is_decoder"):
+    if fields.get("is_encoder_decoder", True) is not True or fields.get("is_decoder"):
         raise ModelError(N_("{where}: not an encoder-decoder; the translator runs T5's encoder and decoder."),
                          where=where)
-
-    def whole(key: str, default: int | None = None, least: int = 1) -> int:
-        value = doc.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, int) or value < least:
-            raise ModelError(N_("{where}: {key} must be a whole number of at least {least}, got {value}."),
-                             where=where, key=key, least=least, value=str(value)[:40])
-        return value
-
-    eps = doc.get("layer_norm_epsilon", 1e-6)
-    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not 0 <= eps < 1:
-        raise ModelError(N_("{where}: layer_norm_epsilon must be a small number, got {value}."), where=where,
-                         value=str(eps)[:40])
-    tied = doc.get("tie_word_embeddings", True)
+    whole = fields.whole
+    eps = fields.small("layer_norm_epsilon", 1e-6)
+    tied = fields.get("tie_word_embeddings", True)
     if not isinstance(tied, bool):
         raise ModelError(N_("{where}: tie_word_embeddings must be true or false, got {value}."), where=where,
                          value=str(tied)[:40])
@@ -175,7 +160,7 @@ def parse_t5_config(doc: object, where: str = "config.json") -> T5Config:
         n_layers=n_layers, n_decoder_layers=whole("num_decoder_layers", n_layers), n_heads=whole("num_heads"),
         d_model=whole("d_model"), d_kv=whole("d_kv"), d_ff=whole("d_ff"), vocab_size=whole("vocab_size"),
         num_buckets=whole("relative_attention_num_buckets", 32, least=4),
-        max_distance=whole("relative_attention_max_distance", 128, least=2), eps=float(eps), ff=ff, tied=tied,
+        max_distance=whole("relative_attention_max_distance", 128, least=2), eps=eps, ff=ff, tied=tied,
         pad_id=pad, eos_id=whole("eos_token_id", 1, least=0), start_id=whole("decoder_start_token_id", pad, least=0),
     )
     check_t5_caps(cfg, where)
@@ -185,11 +170,7 @@ def parse_t5_config(doc: object, where: str = "config.json") -> T5Config:
 def check_t5_caps(cfg: T5Config, where: str = "config.json", itemsize: int = 4) -> None:
     """ModelError naming the config field over its cap, the attn_core cap one attention would exceed, or the memory
     the whole model would take (weights of ``itemsize`` bytes)."""
-    for key, (field, cap_name) in T5_FIELD_CAPS.items():
-        value, cap = getattr(cfg, field), getattr(MODEL_LIMITS, cap_name)
-        if value > cap:
-            raise ModelError(N_("{where}: {key} {value} is over the cap of {cap} (attn_models.MODEL_LIMITS)."),
-                             where=where, key=key, value=value, cap=cap)
+    check_field_caps(cfg, FIELD_CAPS, where)
     if cfg.max_distance <= cfg.num_buckets // 2:
         raise ModelError(N_("{where}: relative_attention_max_distance {distance} must be more than half of "
                             "relative_attention_num_buckets ({half})."), where=where, distance=cfg.max_distance,
@@ -208,18 +189,15 @@ def check_t5_caps(cfg: T5Config, where: str = "config.json", itemsize: int = 4) 
     if cfg.n_heads > LIMITS.n_heads:
         raise ModelError(N_("{where}: num_heads {heads} is over the cap of {cap} (heads)."), where=where,
                          heads=cfg.n_heads, cap=LIMITS.n_heads)
-    size, cap = t5_resident_bytes(cfg, itemsize), MODEL_LIMITS.resident_bytes
-    if size > cap:
-        raise ModelError(N_("{where}: this model would take {size:.0f} MB of memory once loaded; the cap is {cap:.0f} "
-                            "MB (attn_models.MODEL_LIMITS)."), where=where, size=size / 1e6, cap=cap / 1e6)
+    check_memory(t5_resident_bytes(cfg, itemsize), MODEL_LIMITS.resident_bytes, where)
 
 
 def read_t5_config(path: Path) -> T5Config:
     """config.json (at most MODEL_LIMITS.config_bytes) as a :class:`T5Config`, or ModelError."""
-    return parse_t5_config(parse_json(read_capped(path, "config.json", MODEL_LIMITS.config_bytes), "config.json"))
+    return parse_t5_config(read_json(path))
 
 
-# ---- relative positions, RMS norm, feed-forward -----------------------------------------------------------------
+# ---- relative positions ---------------------------------------------------------------------------------------
 
 
 def relative_position_bucket(relative: np.ndarray, bidirectional: bool, num_buckets: int,
@@ -259,26 +237,6 @@ def position_bias(table: np.ndarray, n_q: int, n_k: int, bidirectional: bool, nu
     rel = np.arange(n_k)[None, :] - np.arange(n_q)[:, None]  # [n_q, n_k]
     buckets = relative_position_bucket(rel, bidirectional, num_buckets, max_distance)  # [n_q, n_k]
     return np.ascontiguousarray(np.asarray(table, dtype=np.float64)[buckets].transpose(2, 0, 1))
-
-
-def rms_norm(x: np.ndarray, g: np.ndarray, eps: float) -> np.ndarray:  # [n, d] -> [n, d]
-    """T5's LayerNorm: x / √(mean(x²) + eps) · g, over each row (no mean subtracted, no bias).
-
-    >>> rms_norm(np.array([[3.0, 4.0]]), np.ones(2), 0.0).round(6).tolist()
-    [[0.848528, 1.131371]]
-    """
-    variance = np.mean(x * x, axis=-1, keepdims=True)  # [n, 1]
-    return np.asarray(g, dtype=np.float64) * (x * (1.0 / np.sqrt(variance + eps)))
-
-
-def gelu_tanh(x: np.ndarray) -> np.ndarray:  # [...] -> [...]
-    """transformers' ``gelu_new`` (T5 v1.1's gated-gelu): ½ x (1 + tanh(√(2/π) (x + 0.044715 x³)))."""
-    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * np.power(x, 3.0))))
-
-
-def f64(a: np.ndarray) -> np.ndarray:
-    """A weight as float64 (exact from float16/float32; no copy when it already is)."""
-    return np.asarray(a, dtype=np.float64)
 
 
 # ---- weights ------------------------------------------------------------------------------------------------------
@@ -359,101 +317,71 @@ def t5_tensors(cfg: T5Config) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
-def read_t5_header(path: Path, cfg: T5Config) -> dict[str, str]:
+def read_t5_header(path: Path, cfg: T5Config) -> Header:
     """Check model.safetensors' header against ``cfg`` before any tensor is read (every tensor there, its shape,
-    dtype and bytes; then the memory with the real dtype). Returns what :func:`read_t5_weights` reads -> stored name."""
-
-    name = "model.safetensors"
-    header, data_bytes = safetensors_header(path)
-    shared = next((k for k in SHARED_ALIASES if k in header), None)
-    if shared is None:
-        raise ModelError(N_("model.safetensors has no tensor {name}; is it a T5 checkpoint?"), name=SHARED)
-    names = {SHARED: shared}
-    for key, shape in {SHARED: (cfg.vocab_size, cfg.d_model), **t5_tensors(cfg)}.items():
-        stored = names.get(key, key)
-        if stored not in header:
-            raise ModelError(N_("model.safetensors has no tensor {name}; is it a T5 checkpoint?"), name=key)
-        check_entry(header[stored], key, shape, data_bytes)
-        names[key] = stored
-    check_t5_caps(cfg, name, DTYPES[header[shared]["dtype"]])
-    return names
+    dtype and bytes; then the memory with the real dtype). The shared embedding is the first of SHARED_ALIASES the
+    file has."""
+    header = read_safetensors_header(path)
+    shared = next((k for k in SHARED_ALIASES if k in header.names), None)
+    if shared is not None:
+        header.names[SHARED] = shared
+    missing = N_("model.safetensors has no tensor {name}; is it a T5 checkpoint?")
+    check_tensors(header, {SHARED: (cfg.vocab_size, cfg.d_model), **t5_tensors(cfg)}, missing)
+    check_t5_caps(cfg, "model.safetensors", header.itemsize(SHARED))
+    return header
 
 
 def read_t5_weights(path: Path, cfg: T5Config) -> T5Weights:
     """Every weight of model.safetensors in its own dtype (checked against ``cfg`` first, every value finite)."""
-    from safetensors import SafetensorError, safe_open
+    header = read_t5_header(path, cfg)
+    with tensors(header) as get:
 
-    names = read_t5_header(path, cfg)
-    try:
-        with safe_open(str(path), framework="numpy") as f:
+        def proj(key: str) -> np.ndarray:  # [out, in] -> [in, out]
+            return np.ascontiguousarray(get(key).T)
 
-            def get(key: str) -> np.ndarray:
-                try:
-                    t = f.get_tensor(names[key])
-                except (TypeError, ValueError) as err:  # e.g. bfloat16, which numpy has no type for
-                    raise ModelError(N_("model.safetensors: {name} could not be read as numbers ({err})."),
-                                     name=key, err=str(err)) from None
-                check_finite(key, t)
-                return t
+        def projections(p: str) -> T5Attention:
+            return T5Attention(*(proj(f"{p}.{m}.weight") for m in "qkvo"))
 
-            def proj(key: str) -> np.ndarray:  # [out, in] -> [in, out]
-                return np.ascontiguousarray(get(key).T)
+        def blocks(side: str, n: int) -> tuple[T5Block, ...]:
+            out = []
+            for i in range(n):
+                p = f"{side}.block.{i}.layer"
+                cross = side == "decoder"
+                ff = f"{p}.{2 if cross else 1}"
+                gated = cfg.ff == "gated-gelu"
+                out.append(T5Block(
+                    ln_self=get(f"{p}.0.layer_norm.weight"), self_attn=projections(f"{p}.0.SelfAttention"),
+                    ln_ff=get(f"{ff}.layer_norm.weight"),
+                    wi=proj(f"{ff}.DenseReluDense.{'wi_0' if gated else 'wi'}.weight"),
+                    wo=proj(f"{ff}.DenseReluDense.wo.weight"),
+                    wi_1=proj(f"{ff}.DenseReluDense.wi_1.weight") if gated else None,
+                    ln_cross=get(f"{p}.1.layer_norm.weight") if cross else None,
+                    cross_attn=projections(f"{p}.1.EncDecAttention") if cross else None,
+                ))
+            return tuple(out)
 
-            def attention(p: str) -> T5Attention:
-                return T5Attention(*(proj(f"{p}.{m}.weight") for m in "qkvo"))
-
-            def blocks(side: str, n: int) -> tuple[T5Block, ...]:
-                out = []
-                for i in range(n):
-                    p = f"{side}.block.{i}.layer"
-                    cross = side == "decoder"
-                    ff = f"{p}.{2 if cross else 1}"
-                    gated = cfg.ff == "gated-gelu"
-                    out.append(T5Block(
-                        ln_self=get(f"{p}.0.layer_norm.weight"), self_attn=attention(f"{p}.0.SelfAttention"),
-                        ln_ff=get(f"{ff}.layer_norm.weight"),
-                        wi=proj(f"{ff}.DenseReluDense.{'wi_0' if gated else 'wi'}.weight"),
-                        wo=proj(f"{ff}.DenseReluDense.wo.weight"),
-                        wi_1=proj(f"{ff}.DenseReluDense.wi_1.weight") if gated else None,
-                        ln_cross=get(f"{p}.1.layer_norm.weight") if cross else None,
-                        cross_attn=attention(f"{p}.1.EncDecAttention") if cross else None,
-                    ))
-                return tuple(out)
-
-            rel = "block.0.layer.0.SelfAttention.relative_attention_bias.weight"
-            return T5Weights(
-                shared=get(SHARED), encoder=blocks("encoder", cfg.n_layers),
-                decoder=blocks("decoder", cfg.n_decoder_layers), encoder_bias=get(f"encoder.{rel}"),
-                decoder_bias=get(f"decoder.{rel}"), encoder_norm=get("encoder.final_layer_norm.weight"),
-                decoder_norm=get("decoder.final_layer_norm.weight"), lm_head=None if cfg.tied else get(LM_HEAD),
-            )
-    except (OSError, SafetensorError) as err:
-        raise ModelError(N_("model.safetensors could not be read: {err}"), err=str(err)[:300]) from None
-
-
-def read_t5_tokenizer(path: Path, cfg: T5Config) -> object:
-    """tokenizer.json (at most MODEL_LIMITS.tokenizer_bytes) as a tokenizers.Tokenizer without truncation or
-    padding, every id it can give below ``cfg.vocab_size``."""
-    from tokenizers import Tokenizer
-
-    data = read_capped(path, "tokenizer.json", MODEL_LIMITS.tokenizer_bytes)
-    try:
-        tokenizer = Tokenizer.from_str(data.decode("utf-8"))
-    except Exception as err:  # noqa: BLE001 - tokenizers raises its own Exception type for a malformed file
-        raise ModelError(N_("tokenizer.json could not be read: {err}"), err=str(err)[:300]) from None
-    tokenizer.no_truncation()
-    tokenizer.no_padding()
-    vocab = tokenizer.get_vocab(with_added_tokens=True)
-    if vocab:
-        token, top = max(vocab.items(), key=lambda kv: kv[1])
-        if top >= cfg.vocab_size:
-            raise ModelError(N_("tokenizer.json gives the token {token} the id {id}; config.json's vocab_size {vocab} "
-                                "has ids 0 … {last} only."), token=repr(token[:40]), id=top, vocab=cfg.vocab_size,
-                             last=cfg.vocab_size - 1)
-    return tokenizer
+        rel = "block.0.layer.0.SelfAttention.relative_attention_bias.weight"
+        return T5Weights(
+            shared=get(SHARED), encoder=blocks("encoder", cfg.n_layers),
+            decoder=blocks("decoder", cfg.n_decoder_layers), encoder_bias=get(f"encoder.{rel}"),
+            decoder_bias=get(f"decoder.{rel}"), encoder_norm=get("encoder.final_layer_norm.weight"),
+            decoder_norm=get("decoder.final_layer_norm.weight"), lm_head=None if cfg.tied else get(LM_HEAD),
+        )
 
 
 # ---- the forward pass ---------------------------------------------------------------------------------------------
+
+
+def attention(x: np.ndarray, w: T5Attention, cfg: T5Config, *, y: np.ndarray | None = None,
+              bias: np.ndarray | None = None, causal: bool = False, intervention: Intervention | None = None,
+              layer: int = 0) -> tuple[np.ndarray, np.ndarray]:  # -> [n_q, d_model], [n_heads, n_q, n_k]
+    """T5Attention through attn_core at the intervention point (attn_models.intervene.attend), unscaled: a
+    self-attention of ``x`` (the relative-position ``bias``; ``causal`` in the decoder) or, with ``y``, the decoder's
+    EncDecAttention (queries from ``y``, keys and values from the encoder's output ``x``), the one an
+    ``intervention`` changes: its configuration's weights always meet this run's X and Y. Returns concat @ W_O and
+    the weights."""
+    site = Site(x, *w.matrices(), cfg.n_heads, scale="none", bias=bias, y=y, causal=causal)
+    return attend(site, intervention, layer, own=False)
 
 
 def feed_forward(x: np.ndarray, b: T5Block, kind: str) -> np.ndarray:  # [n, d_model] -> [n, d_model]
@@ -463,11 +391,6 @@ def feed_forward(x: np.ndarray, b: T5Block, kind: str) -> np.ndarray:  # [n, d_m
     else:
         inner = np.maximum(x @ f64(b.wi), 0.0)  # [n, d_ff]
     return inner @ f64(b.wo)
-
-
-#: a decoder layer's cross-attention, changed: (layer, y [n_t, d_model], x [n_src, d_model], its weights) -> (its
-#: trace, its output after W_O [n_t, d_model])
-CrossStep = Callable[[int, np.ndarray, np.ndarray, "T5Attention"], tuple[MultiHeadTrace, np.ndarray]]
 
 
 @dataclass(frozen=True, eq=False)
@@ -524,74 +447,19 @@ class Translation:
     probs: np.ndarray
 
 
-def cross_step(intervention: Intervention | None, n_heads: int, d_model: int, n_layers: int) -> CrossStep | None:
-    """The decoder's cross-attention as ``intervention`` changes it, or None when it changes nothing.
-
-    Its (layer, head) pairs name decoder layers and their cross-attention heads. A head switched off gives, at every
-    decoder position, zeros (``how="zero"``) or the mean of its value rows over the source tokens (``how="mean"``:
-    what it would give attending evenly to the whole source; a mean over the decoder positions would let a position
-    see the ones after it). The heads' outputs then go through W_O.
-
-    Its ``config`` (an explorer configuration of decoder layer ``layer``'s cross-attention, as
-    :meth:`Translator.cross_config` makes it, edited or not) replaces that layer's W_Q, W_K, W_V, W_O, scale and
-    score function; its queries and keys still come from this run (Y the decoder's states, X the encoder's output,
-    which change with every generated token), so edits of the weights run back, edits of X and Y do not.
-    """
-    iv = intervention or Intervention.NONE
-    iv.check(n_layers, n_heads)
-    cfg = iv.config
-    if cfg is not None:
-        if not cfg.cross:
-            raise ModelError(N_("The configuration is self-attention; a decoder layer's cross-attention takes queries "
-                                "from Y. Open the layer's cross-attention again."))
-        if cfg.d_model != d_model or cfg.w_q.shape[0] != d_model or cfg.d_out != d_model:
-            raise ModelError(N_("X, Y and W_O must keep the model's width {d_model} (d_model) to run back through "
-                                "the decoder. Open the layer again."), d_model=d_model)
-        if cfg.n_heads != n_heads:
-            raise ModelError(N_("The configuration has {heads} heads; the model's layers have {n_heads} (every layer's "
-                                "attention is stored head by head). Set the heads back to {n_heads}."),
-                             heads=cfg.n_heads, n_heads=n_heads)
-    if iv.is_none:
-        return None
-
-    def step(layer: int, y: np.ndarray, x: np.ndarray, w: T5Attention) -> tuple[MultiHeadTrace, np.ndarray]:
-        if cfg is not None and iv.layer == layer:
-            trace = multi_head_cross_attention(y, x, cfg.w_q, cfg.w_k, cfg.w_v, cfg.w_o, n_heads, scale=cfg.scale,
-                                               score=cfg.score_function())
-        else:
-            trace = multi_head_cross_attention(y, x, *w.matrices(), n_heads, scale="none")
-        heads = iv.heads_in(layer)
-        if not heads:
-            return trace, trace.output
-        every = np.ones(len(y), dtype=bool)  # [n_t]
-        concat = ablate_heads(trace.concat, n_heads, heads, "zero", every)  # [n_t, inner]
-        if iv.how == "mean":
-            d_v = concat.shape[1] // n_heads
-            for h in heads:
-                concat[:, h * d_v:(h + 1) * d_v] = trace.heads[h].v.mean(axis=0)  # [d_v]: its values' mean
-        return trace, concat @ trace.w_o
-
-    return step
-
-
 @dataclass(frozen=True, eq=False)
-class Translator:
+class Translator(Pretrained):
     """A T5 encoder-decoder (see the module's text and :func:`load_translator`).
 
     name : the source it was loaded from; config : T5Config; weights : T5Weights (the checkpoint's dtype);
     tokenizer : tokenizers.Tokenizer (Unigram, ``</s>`` appended); load_seconds : reading the files.
     """
 
-    name: str
     config: T5Config
     weights: T5Weights
     tokenizer: object
     load_seconds: float = 0.0
     role: ClassVar[Role] = "translator"  # what it does (attn_models.origin.Role): A model that translates reads it
-
-    @property
-    def n_heads(self) -> int:
-        return self.config.n_heads
 
     # ---- tokens ----------------------------------------------------------------------------------------------
 
@@ -608,10 +476,7 @@ class Translator:
         if not ids or ids[-1] != self.config.eos_id:
             ids.append(self.config.eos_id)
         for i in ids:
-            if not 0 <= i < self.config.vocab_size:
-                raise ModelError(N_("tokenizer.json gives the token {token} the id {id}; config.json's vocab_size "
-                                    "{vocab} has ids 0 … {last} only."), token=repr(str(i)), id=i,
-                                 vocab=self.config.vocab_size, last=self.config.vocab_size - 1)
+            check_id(str(i), i, self.config.vocab_size)
         if len(ids) > LIMITS.n_seq:
             raise ModelError(N_("The sentence is {n} tokens with the prefix and </s>; the cap is {cap} (n_seq). "
                                 "Shorten it."), n=len(ids), cap=LIMITS.n_seq)
@@ -632,9 +497,8 @@ class Translator:
         xs = np.empty((c.n_layers, n, c.d_model))
         for i, b in enumerate(w.encoder):
             xs[i] = x = rms_norm(h, b.ln_self, c.eps)  # [n_src, d_model]
-            trace = multi_head_attention(x, *b.self_attn.matrices(), c.n_heads, scale="none", bias=bias)
-            attentions[i] = [t.weights for t in trace.heads]
-            h = h + trace.output
+            out, attentions[i] = attention(x, b.self_attn, c, bias=bias)
+            h = h + out
             h = h + feed_forward(rms_norm(h, b.ln_ff, c.eps), b, c.ff)
         return EncoderRun(rms_norm(h, w.encoder_norm, c.eps), attentions, xs)
 
@@ -643,28 +507,22 @@ class Translator:
         """The decoder stack on ``target_ids`` (its inputs: the start token first) reading ``enc``; logits of every
         position, or of the last only (``last_only``: one row)."""
         c, w = self.config, self.weights
-        step = cross_step(intervention, c.n_heads, c.d_model, c.n_decoder_layers)
+        iv = intervention or Intervention.NONE
+        iv.check(c.n_decoder_layers, c.n_heads)
         g = self.embed(target_ids)  # [n_t, d_model]
         n_t, n_src = len(g), len(enc.output)
         bias = position_bias(w.decoder_bias, n_t, n_t, False, c.num_buckets, c.max_distance)  # [n_heads, n_t, n_t]
-        mask = causal_mask(n_t)  # bool [n_t, n_t]
         selfs = np.empty((c.n_decoder_layers, c.n_heads, n_t, n_t))
         crosses = np.empty((c.n_decoder_layers, c.n_heads, n_t, n_src))
         ys = np.empty((c.n_decoder_layers, n_t, c.d_model))
         xs = np.empty((c.n_decoder_layers, n_t, c.d_model))
-        with edits_refused(intervention):
+        with edits_refused(iv):
             for i, b in enumerate(w.decoder):
                 xs[i] = x = rms_norm(g, b.ln_self, c.eps)  # [n_t, d_model]
-                trace = multi_head_attention(x, *b.self_attn.matrices(), c.n_heads, scale="none", mask=mask, bias=bias)
-                selfs[i] = [t.weights for t in trace.heads]
-                g = g + trace.output
+                out, selfs[i] = attention(x, b.self_attn, c, bias=bias, causal=True)
+                g = g + out
                 ys[i] = y = rms_norm(g, b.ln_cross, c.eps)  # [n_t, d_model]: the queries' input
-                if step is None:
-                    cross = multi_head_cross_attention(y, enc.output, *b.cross_attn.matrices(), c.n_heads, scale="none")
-                    out = cross.output
-                else:
-                    cross, out = step(i, y, enc.output, b.cross_attn)
-                crosses[i] = [t.weights for t in cross.heads]
+                out, crosses[i] = attention(enc.output, b.cross_attn, c, y=y, intervention=iv, layer=i)
                 g = g + out
                 g = g + feed_forward(rms_norm(g, b.ln_ff, c.eps), b, c.ff)
         final = rms_norm(g[-1:] if last_only else g, w.decoder_norm, c.eps)  # [n_t or 1, d_model]
@@ -672,15 +530,19 @@ class Translator:
 
     def lm_logits(self, h: np.ndarray) -> np.ndarray:  # [n, d_model] -> [n, vocab_size]
         """The LM head: h · d_model^-½ @ Eᵀ when tied (as transformers scales it), else h @ lm_headᵀ; float64, a few
-        thousand vocabulary rows at a time."""
+        thousand vocabulary rows at a time (attn_models.ops.tied_logits)."""
         c, w = self.config, self.weights
         if c.tied:
-            h = h * (c.d_model ** -0.5)
-        table = w.shared if c.tied else w.lm_head
-        out = np.empty((len(h), c.vocab_size))
-        for i in range(0, c.vocab_size, 4096):
-            out[:, i:i + 4096] = h @ f64(table[i:i + 4096]).T
-        return out
+            return tied_logits(h * (c.d_model ** -0.5), w.shared)
+        return tied_logits(h, w.lm_head)
+
+    def forward(self, text: str, output_prefix_ids: object = None, *, prefix: str = PREFIX,
+                intervention: Intervention | None = None) -> DecoderOutput:
+        """The encoder on ``prefix + text`` and the decoder on its start token and ``output_prefix_ids`` (the output
+        written so far): transformers' T5ForConditionalGeneration(input_ids, decoder_input_ids), every attention
+        returned (:meth:`decode_step` on token ids)."""
+        _, src, tgt, _ = self._sides(text, output_prefix_ids, prefix)
+        return self.run_decoder(self.run_encoder(src), tgt, intervention=intervention)
 
     def decode_step(self, source_ids: np.ndarray, target_ids: np.ndarray, *,
                     intervention: Intervention | None = None) -> DecoderOutput:
@@ -703,7 +565,7 @@ class Translator:
         """Greedy decoding of ``prefix + text``, as transformers' ``generate(do_sample=False, num_beams=1,
         max_new_tokens=max_new)``: at each step the most probable token (the first on a tie), until ``</s>`` or
         ``max_new`` tokens. ``intervention``: cross-attention heads switched off, or a decoder layer's
-        cross-attention replaced by an explorer configuration, at every step (see :func:`cross_step`).
+        cross-attention replaced by an explorer configuration, at every step (see :func:`attention`).
         ``on_step(i, token_id)``, if given, is called as output token i is chosen (a server lets others compute
         between two tokens); an exception it raises stops the translation."""
         if isinstance(max_new, bool) or not isinstance(max_new, (int, np.integer)) or not 1 <= max_new <= MAX_NEW:
@@ -739,12 +601,8 @@ class Translator:
         enc = self.run_encoder(src)
         start = np.array([self.config.start_id], dtype=np.intp)
         first = int(np.argmax(self.run_decoder(enc, start).logits[0]))
-        effects = np.empty((self.config.n_decoder_layers, self.n_heads))
-        for layer in range(self.config.n_decoder_layers):
-            for h in range(self.n_heads):
-                iv = Intervention(ablate={(layer, h)}, how=how)
-                effects[layer, h] = softmax(self.run_decoder(enc, start, intervention=iv).logits[0])[first]
-        return effects
+        return each_head_off(range(self.config.n_decoder_layers), self.n_heads, how, lambda _layer, iv: softmax(
+            self.run_decoder(enc, start, intervention=iv).logits[0])[first])
 
     # ---- the explorer -----------------------------------------------------------------------------------------
 
@@ -756,7 +614,7 @@ class Translator:
         W_Q, W_K, W_V, W_O the layer's (float64), scale "none". ``run(cfg)`` equals the decoder's cross attentions
         (and :attr:`Translation.cross` when ``output_prefix_ids`` is the translation's ids but the last) bit for bit.
         """
-        self._check_layer(layer, self.config.n_decoder_layers)
+        check_layer(layer, self.config.n_decoder_layers)
         tokens, src, tgt, out_ids = self._sides(text, output_prefix_ids, prefix)
         run = self.run_decoder(self.run_encoder(src), tgt)
         w = self.weights.decoder[layer].cross_attn
@@ -777,7 +635,7 @@ class Translator:
             raise ModelError(N_("side must be {sides}, got {side}."), sides="encoder or decoder",
                              side=repr(side)[:40])
         c = self.config
-        self._check_layer(layer, c.n_layers if side == "encoder" else c.n_decoder_layers)
+        check_layer(layer, c.n_layers if side == "encoder" else c.n_decoder_layers)
         tokens, src, tgt, out_ids = self._sides(text, output_prefix_ids, prefix)
         enc = self.run_encoder(src)
         origin = Origin("translator", self.name, int(layer), int(head), text, side=side, prefix=prefix)
@@ -802,10 +660,10 @@ class Translator:
         return self.self_config(origin.sentence, origin.layer, head=origin.head, side=str(origin.side),
                                 output_prefix_ids=origin.target, prefix=origin.prefix)
 
-    def _check_layer(self, layer: object, n_layers: int) -> None:
-        if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or not 0 <= layer < n_layers:
-            raise ModelError(N_("Layer {layer} does not exist: the model has layers 0 … {last}."),
-                             layer=repr(layer)[:40], last=n_layers - 1)
+    def output_bias(self, layer: int) -> np.ndarray:  # -> [d_model]
+        """Zeros: T5's attentions have no output bias (an attention's output is ``concat @ W_O``)."""
+        check_layer(layer, max(self.config.n_layers, self.config.n_decoder_layers))
+        return np.zeros(self.config.d_model)
 
     def _sides(self, text: str, output_prefix_ids: object,
                prefix: str) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray]:
@@ -830,19 +688,11 @@ class Translator:
                              side=SIDE_WORDS[side], err=str(err)) from None
 
 
-def t5_files(source: str, **kwargs: object):
-    """The checkpoint's files on this machine (see attn_models.fetch), judged with T5's config."""
-    return checkpoint_files(source, check_config=read_t5_config, **kwargs)
-
-
 def load_translator(source: str = T5_MODEL, *, cache_dir: str | Path | None = None, progress: Progress | None = None,
                     access: Access | None = None, local_only: bool = False) -> Translator:
     """Read a T5 checkpoint (config.json, model.safetensors, tokenizer.json) from a folder or the Hub cache, as
-    :func:`attn_models.load` reads a BERT (same caps, same judging before a download, same errors)."""
-    start = time.perf_counter()
-    files = t5_files(source, cache_dir=cache_dir, progress=progress, access=access, local_only=local_only)
-    with reading(files, cache_dir):  # a refused download is removed, a read one marked as used
-        cfg = read_t5_config(files.config)
-        weights = read_t5_weights(files.weights, cfg)
-        tokenizer = read_t5_tokenizer(files.tokenizer, cfg)
-    return Translator(files.source, cfg, weights, tokenizer, time.perf_counter() - start)
+    :func:`attn_models.load` reads any family (same caps, same judging before a download, same errors)."""
+    with opened(source, read_t5_config, cache_dir=cache_dir, progress=progress, access=access,
+                local_only=local_only) as checkpoint:
+        weights, tokenizer = read_t5_weights(checkpoint.files.weights, checkpoint.config), checkpoint.tokenizer()
+    return Translator(checkpoint.files.source, checkpoint.config, weights, tokenizer, checkpoint.seconds)

@@ -41,8 +41,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 
 import attn_core  # noqa: E402
-from attn_models import gpt2  # noqa: E402
-from attn_models.limits import MODEL_LIMITS, gpt2_resident_bytes  # noqa: E402
+from attn_models import gpt2, ops  # noqa: E402
+from attn_models.gpt2 import gpt2_resident_bytes  # noqa: E402
+from attn_models.intervene import head_weights  # noqa: E402
+from attn_models.limits import MODEL_LIMITS  # noqa: E402
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
@@ -190,7 +192,7 @@ def bench(n_layers: int, repeats: int) -> None:
                 theirs = f"{best(lambda x=x: model(input_ids=x, output_attentions=True), repeats):.3f} s"
         print(f"{n:6d} | {ours:.3f} s | {theirs}")
     last = s32[-1]  # what forward adds to run at 64 tokens: ln_f and the logits of every position [64, 50257]
-    every = best(lambda: gpt2.lm_logits(gpt2.layer_norm(last, w32.ln_f_g.astype(np.float64),
+    every = best(lambda: ops.tied_logits(ops.layer_norm(last, w32.ln_f_g.astype(np.float64),
                                                          w32.ln_f_b.astype(np.float64), cfg.eps), w32.wte), repeats)
     print(f"forward's logits of every position at 64 tokens [64, 50257]: +{every:.3f} s")
     if model is not None:
@@ -212,7 +214,7 @@ def bench(n_layers: int, repeats: int) -> None:
     # the explorer: one head at 256 tokens
     b = w32.blocks[0].f64()
     x1 = np.hstack([rng.standard_normal((256, 768)), np.ones((256, 1))])
-    wq, wk, wv, wo = gpt2.head_weights(b, 5, 12)
+    wq, wk, wv, wo = head_weights(b.w_q, b.w_k, b.w_v, b.w_o, 5, 12)
     t = time.perf_counter()
     hcfg = attn_core.make_config([f"t{k}" for k in range(256)], x1, wq, wk, wv, wo, n_heads=1, mask_kind="causal")
     attn_core.run(hcfg)

@@ -49,7 +49,7 @@ model = model_views.model_box(  # a repo not on this server: a button first
     help_text=_("A BERT-family encoder with config.json, tokenizer.json and model.safetensors whose widths fit the "
                 "app's caps: hidden size up to {most}, so that one layer at {n} tokens (X with its bias column, W_Q, "
                 "W_K, W_V, W_O) is within {cells:,} cells; at most {heads} heads. Empty: the default model.").format(
-        most=attn_models.checkpoint.largest_hidden(), n=LIMITS.n_seq, cells=LIMITS.total_cells, heads=LIMITS.n_heads),
+        most=attn_models.bert.largest_hidden(), n=LIMITS.n_seq, cells=LIMITS.total_cells, heads=LIMITS.n_heads),
     placeholder=attn_models.default_model(i18n.language()))
 if model is None:
     st.stop()

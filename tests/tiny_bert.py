@@ -1,4 +1,5 @@
-"""A tiny random BERT checkpoint, made here (no download): config.json, model.safetensors, tokenizer.json.
+"""A tiny random BERT checkpoint, made here (no download): config.json, model.safetensors, tokenizer.json (or, by
+:func:`vocab_only`, vocab.txt in its place).
 
 Used by tests/models (the loader, the forward pass, layer_config, the Hub cache) and tests/app (the A real model
 page on a checkpoint that needs no network). The vocabulary is a few words and ## pieces, so ``##`` pieces and
@@ -113,6 +114,22 @@ def write_mlm(folder: Path, *, own_decoder: bool = False) -> Path:
     weights, ``cls.predictions`` for the head (its decoder tied to the word embeddings unless ``own_decoder``)."""
     config = {**CONFIG, "architectures": ["BertForMaskedLM"], "tie_word_embeddings": not own_decoder}
     return build(folder, config=config, prefix="bert.", extra=mlm_weights(config, own_decoder=own_decoder))
+
+
+def vocab_txt() -> str:
+    """VOCAB as BERT's vocab.txt: one token a line, its line number its id."""
+    return "".join(f"{token}\n" for token in VOCAB)
+
+
+def vocab_only(folder: Path, *, settings: dict | None = None) -> Path:
+    """``folder``'s checkpoint with vocab.txt in place of tokenizer.json, as gaunernst/bert-mini-uncased ships it
+    (``settings``: a tokenizer_config.json beside it)."""
+    folder = Path(folder)
+    (folder / "tokenizer.json").unlink()
+    (folder / "vocab.txt").write_text(vocab_txt(), encoding="utf-8")
+    if settings is not None:
+        (folder / "tokenizer_config.json").write_text(json.dumps(settings))
+    return folder
 
 
 @cache

@@ -43,7 +43,8 @@ def imports_of(package: str, *, type_checking: bool = False) -> dict[str, set[st
     for name, path in modules.items():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         skipped = set() if type_checking else type_checking_only(tree)
-        here = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]  # the package it is in
+        parts = [] if name == "__init__" else name.split(".")
+        here = parts if path.name == "__init__.py" else parts[:-1]  # the package it is in
         found: set[str] = set()
         for node in ast.walk(tree):
             if id(node) in skipped:
@@ -115,9 +116,26 @@ def test_the_import_reader_follows_relative_and_absolute_imports_and_packages():
 
 @pytest.mark.parametrize("package", ["attn_ui", "attn_models", "attn_core"])
 def test_no_import_cycles(package):
-    graph = imports_of(package, type_checking=package == "attn_ui")
+    graph = imports_of(package, type_checking=True)  # a circle closed by type checkers' imports is still a circle
     assert graph, package
     assert cycle(graph) is None, f"{package} modules import each other in a circle: {' → '.join(cycle(graph))}"
+
+
+def test_type_checking_imports_count_when_asked():
+    """The circle attn_models had (checkpoint → limits → gpt2 → checkpoint) was closed by ``if TYPE_CHECKING:``
+    imports: counted, such an import is an edge of the graph."""
+    tree = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .b import X\n")
+    assert type_checking_only(tree)  # what imports_of skips unless type_checking
+    assert not imports_of("attn_models", type_checking=True)["limits"] - {"errors"}  # the caps import no family
+
+
+def test_attn_models_families_import_shared_modules_never_each_other():
+    graph = imports_of("attn_models", type_checking=True)
+    families = {"bert", "gpt2", "t5"}
+    for family in families:
+        assert not graph[family] & families, f"attn_models.{family} imports {graph[family] & families}"
+    importers = {name for name, deps in graph.items() if "family" in deps}
+    assert importers == {"__init__"}, f"only the package imports attn_models.family, not {importers - {'__init__'}}"
 
 
 def test_attn_ui_is_in_subpackages_by_role():

@@ -75,3 +75,34 @@ def test_a_gpt2_over_the_caps_is_refused_by_its_own_rules_before_the_weights(tmp
     with pytest.raises(attn_models.ModelError, match="n_layer 500 is over the cap"):
         attn_models.load("someone/deep", cache_dir=tmp_path)
     assert not fake.fetched("model.safetensors")
+
+
+FAMILY_OF = {"encoder": "bert", "causal": "gpt2", "translator": "t5"}
+
+
+@pytest.mark.parametrize("role", list(KINDS))
+def test_each_family_satisfies_the_interface(folders, role):
+    """What the app asks any loaded model (attn_models.LoadedModel), asked of the tiny checkpoint of each family."""
+    model = attn_models.load(str(folders[role]))
+    assert isinstance(model, attn_models.LoadedModel) and isinstance(model.config, attn_models.FamilyConfig)
+    assert (model.role, model.family, model.name) == (role, FAMILY_OF[role], str(folders[role]))
+    assert attn_models.FAMILIES[model.family] == role
+    cfg = model.config
+    assert min(cfg.n_layers, cfg.n_heads, cfg.d_model) >= 1 and cfg.d_model % cfg.n_heads == 0
+    assert model.output_bias(0).shape == (cfg.d_model,)
+    with pytest.raises(attn_models.ModelError, match="does not exist"):
+        model.output_bias(99)
+    text = {"encoder": tiny_bert.SENTENCE, "causal": tiny_gpt2.PROMPTS[0], "translator": tiny_t5.SENTENCES[0]}[role]
+    plain, off = model.forward(text), model.forward(text, intervention=attn_models.Intervention(ablate={(0, 1)}))
+    attentions = plain.cross_attentions if role == "translator" else plain.attentions  # the heads an ablation names
+    assert attentions.shape[:2] == (cfg.n_layers, cfg.n_heads)
+    changed = off.cross_attentions if role == "translator" else off.hidden_states
+    assert not np.array_equal(changed, plain.cross_attentions if role == "translator" else plain.hidden_states)
+    origin = {"encoder": attn_models.Origin("encoder", model.name, 1, 2, text),
+              "causal": attn_models.Origin("causal", model.name, 1, 2, text),
+              "translator": attn_models.Origin("translator", model.name, 1, 2, text, side="encoder",
+                                               prefix=tiny_t5.PREFIX)}[role]
+    assert model.config_for(origin).origin["layer"] == 1
+    other = attn_models.Origin(next(r for r in KINDS if r != role), model.name, 0, 0, text)
+    with pytest.raises(attn_models.KindError):
+        model.config_for(other)

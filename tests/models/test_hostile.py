@@ -306,13 +306,13 @@ def test_a_header_that_lies_about_the_head_is_refused(tmp_path, edit, message):
 def test_the_heads_bytes_count_against_the_memory_cap(tmp_path, monkeypatch):
     from dataclasses import replace
 
-    from attn_models import checkpoint
+    from attn_models import bert
 
     cfg = attn_models.parse_config(tiny_bert.CONFIG)
     encoder_only = attn_models.resident_bytes(cfg)
     with_head = attn_models.resident_bytes(cfg, mlm=True, decoder_itemsize=4)
     assert with_head - encoder_only == (16 * 16 + 3 * 16 + 27) * 8 + 27 * 16 * 4
-    monkeypatch.setattr(checkpoint, "MODEL_LIMITS", replace(MODEL_LIMITS, resident_bytes=with_head - 1))
+    monkeypatch.setattr(bert, "MODEL_LIMITS", replace(MODEL_LIMITS, resident_bytes=with_head - 1))
     assert not attn_models.load(str(tiny_bert.build(tmp_path / "plain"))).has_mlm  # the encoder alone fits
     assert attn_models.load(str(tiny_bert.write_mlm(tmp_path / "tied"))).has_mlm  # and with a tied decoder
     with pytest.raises(attn_models.ModelError, match="^model.safetensors: this model would take 0 MB of memory"):

@@ -246,7 +246,7 @@ def test_doctests_of_attn_models():
     import doctest
     import importlib
 
-    for name in ("checkpoint", "encoder", "hub", "model", "patterns"):
+    for name in ("bert", "family", "hub", "intervene", "ops", "patterns", "reader", "tokenizer"):
         result = doctest.testmod(importlib.import_module(f"attn_models.{name}"), optionflags=doctest.ELLIPSIS)
         assert result.failed == 0, name
 

@@ -16,7 +16,7 @@ import pytest
 
 import attn_models
 from attn_core import run
-from attn_models import MODEL_LIMITS, checkpoint
+from attn_models import MODEL_LIMITS, bert
 
 from .. import tiny_bert, tiny_xlmr
 
@@ -143,7 +143,7 @@ def test_the_word_embedding_is_memory_mapped_not_copied(xlmr, folder):
     assert isinstance(word, np.memmap) and word.dtype == np.float32 and word.mode == "r"
     assert Path(word.filename) == (folder / "model.safetensors").resolve()
     assert not word.flags.owndata and not word.flags.writeable
-    np.testing.assert_array_equal(np.asarray(word), load_file(str(folder / "model.safetensors"))[checkpoint.WORD])
+    np.testing.assert_array_equal(np.asarray(word), load_file(str(folder / "model.safetensors"))[bert.WORD])
     # a sentence's rows become float64 exactly
     ids = xlmr.encode(tiny_xlmr.SENTENCES[0]).ids
     assert np.array_equal(np.asarray(word[ids], dtype=np.float64), np.asarray(word)[ids].astype(np.float64))
@@ -168,7 +168,7 @@ def test_a_nan_in_the_mapped_word_embedding_is_refused(tmp_path):
 
     folder = tiny_xlmr.build(tmp_path / "x")
     tensors = load_file(str(folder / "model.safetensors"))
-    tensors[checkpoint.WORD][37, 5] = np.nan
+    tensors[bert.WORD][37, 5] = np.nan
     save_file(tensors, str(folder / "model.safetensors"))
     with pytest.raises(attn_models.ModelError, match="embeddings.word_embeddings.weight holds a value that is not"):
         attn_models.load(str(folder))
@@ -204,7 +204,7 @@ def test_a_hostile_config_is_refused_before_the_weights_are_read(tmp_path, monke
     folder = tiny_xlmr.build(tmp_path / "x")
     (folder / "config.json").write_text(json.dumps({**tiny_xlmr.CONFIG, "vocab_size": 10**9}))
     read = []
-    monkeypatch.setattr(checkpoint, "read_header", lambda *a: read.append(a))
+    monkeypatch.setattr(bert, "read_header", lambda *a: read.append(a))
     with pytest.raises(attn_models.ModelError, match="^config.json: vocab_size 1000000000 is over the cap"):
         attn_models.load(str(folder))
     assert not read

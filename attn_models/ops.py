@@ -1,0 +1,155 @@
+"""The numerical stages every family shares, in float64 numpy: activations, the two norms, the bias column, the tied
+logits and the top words. Each is one small pure function, named as transformers names its stage.
+
+- :func:`gelu`: the exact GELU (BERT's ``hidden_act="gelu"``), through :func:`erf` (numpy has none);
+- :func:`gelu_tanh`: the tanh approximation (GPT-2's ``gelu_new``, T5 v1.1's gated-gelu);
+- :func:`layer_norm` (BERT, GPT-2) and :func:`rms_norm` (T5's ``T5LayerNorm``);
+- :func:`with_bias_column`: X with a constant-1 column, so that a projection's bias is its weight's last row;
+- :func:`tied_logits`: ``h @ Eᵀ`` with a vocabulary table E kept in its checkpoint's dtype, a chunk of rows at a
+  time (BertForMaskedLM's decoder, GPT-2's LM head, T5's);
+- :func:`top_words`: the ids of the largest probabilities.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+CHUNK = 4096  # vocabulary rows made float64 at a time (the whole of all-MiniLM's word embedding would be 94 MB)
+
+
+# ---- the exact GELU --------------------------------------------------------------------------------------------
+
+_ERF_STEP = 1 / 32  # erf on [0, 6) is a Taylor polynomial of degree _ERF_DEGREE around each step's centre
+_ERF_DEGREE = 9
+_ERF_TOP = 6.0  # float64 erf(x) rounds to 1 for x >= 5.93
+
+
+def _erf_table() -> tuple[np.ndarray, np.ndarray]:  # -> centres [n_steps], coefficients [degree + 1, n_steps]
+    """Taylor coefficients of erf around the centre of each step, highest degree first (for Horner).
+
+    erf⁽ᵏ⁾(c) = (2/√π) (−1)ᵏ⁻¹ Hₖ₋₁(c) e^(−c²), with Hₙ the physicists' Hermite polynomials.
+    """
+    n = round(_ERF_TOP / _ERF_STEP)
+    c = (np.arange(n) + 0.5) * _ERF_STEP  # [n_steps]
+    coef = np.empty((_ERF_DEGREE + 1, n))  # [degree + 1, n_steps], lowest degree first while built
+    coef[0] = [math.erf(v) for v in c]
+    g = 2 / math.sqrt(math.pi) * np.exp(-c * c)
+    h_prev, h = np.zeros(n), np.ones(n)  # H₋₁ = 0, H₀ = 1
+    factorial = 1.0
+    for k in range(1, _ERF_DEGREE + 1):
+        factorial *= k
+        coef[k] = g * (-1) ** (k - 1) * h / factorial
+        h_prev, h = h, 2 * c * h - 2 * (k - 1) * h_prev  # Hₖ = 2c Hₖ₋₁ − 2(k−1) Hₖ₋₂
+    return c, coef[::-1].copy()
+
+
+_ERF_CENTRES, _ERF_COEF = _erf_table()
+
+
+def erf(x: np.ndarray) -> np.ndarray:  # [...] -> [...]
+    """The error function, elementwise, within 2.3e-16 of ``math.erf`` (numpy has none; scipy is not needed).
+
+    A degree-9 Taylor polynomial around the centre of each 1/32-wide step of [0, 6), odd symmetry, and 1 beyond.
+
+    Examples
+    --------
+    >>> import math
+    >>> xs = np.linspace(-7, 7, 1001)
+    >>> float(np.abs(erf(xs) - [math.erf(v) for v in xs]).max()) <= 2.3e-16
+    True
+    """
+    a = np.abs(x)
+    near = np.minimum(a, _ERF_TOP)  # beyond 6 the result is 1 whatever the polynomial says
+    i = np.minimum((near * (1 / _ERF_STEP)).astype(np.intp), len(_ERF_CENTRES) - 1)  # the step of each element
+    s = near - _ERF_CENTRES[i]  # offset from the step's centre, |s| <= 1/64
+    y = _ERF_COEF[0][i]
+    for row in _ERF_COEF[1:]:  # Horner
+        y *= s
+        y += row[i]
+    y[a >= _ERF_TOP] = 1.0
+    return np.copysign(y, x)
+
+
+def gelu(x: np.ndarray) -> np.ndarray:  # [...] -> [...]
+    """The exact GELU BERT uses: x · ½ · (1 + erf(x / √2)) (not the tanh approximation).
+
+    >>> gelu(np.array([-1.0, 0.0, 1.0])).round(6).tolist()
+    [-0.158655, 0.0, 0.841345]
+    """
+    return x * 0.5 * (1.0 + erf(x * math.sqrt(0.5)))
+
+
+def gelu_tanh(x: np.ndarray) -> np.ndarray:  # [...] -> [...]
+    """The tanh approximation of GELU: ½ x (1 + tanh(√(2/π) (x + 0.044715 x³))) (transformers' NewGELU,
+    ``gelu_new``: GPT-2's activation, and T5 v1.1's gated-gelu).
+
+    >>> gelu_tanh(np.array([-1.0, 0.0, 1.0])).round(6).tolist()
+    [-0.158808, 0.0, 0.841192]
+    """
+    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * np.power(x, 3.0))))
+
+
+# ---- norms, the bias column, float64 --------------------------------------------------------------------------
+
+
+def layer_norm(x: np.ndarray, g: np.ndarray, b: np.ndarray, eps: float) -> np.ndarray:  # [n_seq, d] -> [n_seq, d]
+    """(x − mean) / √(var + eps) · g + b over each row (biased variance, as torch.nn.LayerNorm).
+
+    >>> layer_norm(np.array([[1.0, 3.0]]), np.ones(2), np.zeros(2), 0.0).tolist()
+    [[-1.0, 1.0]]
+    """
+    mean = x.mean(axis=-1, keepdims=True)  # [n_seq, 1]
+    centred = x - mean  # [n_seq, d]
+    var = np.mean(centred * centred, axis=-1, keepdims=True)  # [n_seq, 1]
+    return centred / np.sqrt(var + eps) * g + b
+
+
+def rms_norm(x: np.ndarray, g: np.ndarray, eps: float) -> np.ndarray:  # [n, d] -> [n, d]
+    """T5's LayerNorm: x / √(mean(x²) + eps) · g, over each row (no mean subtracted, no bias).
+
+    >>> rms_norm(np.array([[3.0, 4.0]]), np.ones(2), 0.0).round(6).tolist()
+    [[0.848528, 1.131371]]
+    """
+    variance = np.mean(x * x, axis=-1, keepdims=True)  # [n, 1]
+    return np.asarray(g, dtype=np.float64) * (x * (1.0 / np.sqrt(variance + eps)))
+
+
+def with_bias_column(x: np.ndarray) -> np.ndarray:  # [n_seq, d_model] -> [n_seq, d_model + 1]
+    """X with a constant-1 column appended: ``X₁ @ [W; b] = X @ W + b``, a bias as one more input feature.
+
+    >>> with_bias_column(np.zeros((2, 1))).tolist()
+    [[0.0, 1.0], [0.0, 1.0]]
+    """
+    return np.concatenate([x, np.ones((x.shape[0], 1))], axis=1)
+
+
+def f64(a: np.ndarray) -> np.ndarray:  # [...] -> [...]
+    """A weight as float64: exact from float16 and float32; no copy when it already is."""
+    return np.asarray(a, dtype=np.float64)
+
+
+# ---- the vocabulary: tied logits, top words --------------------------------------------------------------------
+
+
+def tied_logits(h: np.ndarray, table: np.ndarray) -> np.ndarray:  # [n, d_model], [vocab, d_model] -> [n, vocab]
+    """``h @ tableᵀ`` in float64, the table (a word embedding, or an LM head's own decoder, in its checkpoint's dtype,
+    maybe memory-mapped) made float64 :data:`CHUNK` rows at a time: exact, and never a whole float64 copy of it.
+
+    >>> tied_logits(np.array([[1.0, 2.0]]), np.array([[1, 0], [0, 1], [1, 1]], dtype=np.float32)).tolist()
+    [[1.0, 2.0, 3.0]]
+    """
+    logits = np.empty((len(h), len(table)))  # [n, vocab]
+    for i in range(0, len(table), CHUNK):
+        logits[:, i:i + CHUNK] = h @ f64(table[i:i + CHUNK]).T
+    return logits
+
+
+def top_words(probs: np.ndarray, k: int) -> np.ndarray:  # [vocab] -> int [k]
+    """The ids of the ``k`` largest probabilities, largest first (a tie: the smaller id first).
+
+    >>> top_words(np.array([0.1, 0.4, 0.1, 0.4]), 3).tolist()
+    [1, 3, 0]
+    """
+    return np.argsort(-probs, kind="stable")[:k]

@@ -104,6 +104,12 @@ class Origin:
     prefix: str = ""
     target: tuple[int, ...] | None = None
 
+    @property
+    def runs_back(self) -> bool:
+        """Whether its model's page runs edits of it back through the model: every layer of an encoder and a GPT-2,
+        and a T5's cross-attention (its encoder's and decoder's self-attentions open in the explorer, not run back)."""
+        return self.role != "translator" or self.side == "cross"
+
     def as_dict(self) -> dict[str, str | int]:
         """The JSON object a configuration keeps (:func:`parse_origin` reads it back to an equal Origin)."""
         out: dict[str, str | int] = {"model": self.model, "layer": self.layer, "sentence": self.sentence}
@@ -224,9 +230,9 @@ def _text(origin: dict, field: str, most: int, least: int = 0, default: str | No
 def _ids(text: object) -> tuple[int, ...]:
     """A T5 origin's target: token ids written as text, "3 17 9" ([] for "")."""
     words = text.split() if isinstance(text, str) else None
-    if (words is None or len(words) > LIMITS.n_seq
+    if (words is None or len(words) > LIMITS.n_seq - 1  # the decoder reads its start token before them
             or not all(w.isascii() and w.isdigit() and len(w) <= 7 and int(w) < MODEL_LIMITS.vocab_size
                        for w in words)):
         raise _refused(N_("target must be at most {n} token ids from 0 to {last}, as text with spaces between"),
-                       n=LIMITS.n_seq, last=MODEL_LIMITS.vocab_size - 1)
+                       n=LIMITS.n_seq - 1, last=MODEL_LIMITS.vocab_size - 1)
     return tuple(int(w) for w in words)

@@ -668,13 +668,17 @@ class Translator(Pretrained):
     def _sides(self, text: str, output_prefix_ids: object,
                prefix: str) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray]:
         """(source labels, source ids, decoder inputs: the start token and ``output_prefix_ids``, those ids)."""
+        written = ModelError(N_("The translation written before must be at most {cap} token ids from 0 to {last}: the "
+                                "decoder reads its start token before them."),
+                             cap=LIMITS.n_seq - 1, last=self.config.vocab_size - 1)
         try:
             out_ids = np.asarray([] if output_prefix_ids is None else output_prefix_ids, dtype=np.intp).reshape(-1)
         except (TypeError, ValueError):
-            raise ModelError(N_("{name} must be 1 … {cap} token ids from 0 to {last}."), name="output_prefix_ids",
-                             cap=LIMITS.n_seq, last=self.config.vocab_size - 1) from None
+            raise written from None
+        if len(out_ids) > LIMITS.n_seq - 1 or (out_ids < 0).any() or (out_ids >= self.config.vocab_size).any():
+            raise written
         tokens, src = self.encode(prefix + text)
-        tgt = self._ids(np.concatenate([[self.config.start_id], out_ids]).astype(np.intp), "output_prefix_ids")
+        tgt = np.concatenate([[self.config.start_id], out_ids]).astype(np.intp)
         return tokens, src, tgt, out_ids
 
     def _config(self, layer: int, side: str, tokens: tuple[str, ...], x: np.ndarray, w: T5Attention,

@@ -50,7 +50,7 @@ model = model_views.model_box(
             _("A Hugging Face repo id (owner/name) of the GPT-2 family, or a folder on this machine")),
     help_text=_("config.json (model_type gpt2), tokenizer.json and model.safetensors. Empty: this server's causal "
                 "model."),
-    placeholder=generate_views.operator_source())
+    placeholder=model_views.placeholder(generate_views.operator_source(), attn_models.CAUSAL_MODEL))
 if model is None:
     st.stop()
 cfg_m = model.config
@@ -229,7 +229,12 @@ origin = origins.origin_of(cfg)
 if origin is not None and origin.role == "causal" and origin.model == source:
     st.header(_("In the explorer now"))
     st.markdown(model_views.origin_text(origin))
-    if model_views.edited(cfg):
+    try:
+        is_edited = model_views.edited(cfg)
+    except attn_models.ModelError as err:  # its origin names a head or a prompt this model cannot make
+        st.warning(text.md_escape(i18n.error_text(err)), icon=":material/warning:")
+        st.stop()
+    if is_edited:
         st.info(_("You have edited these numbers since: they are no longer the model's."), icon=":material/edit:")
         st.button(_("Back to the model's weights"), key="gen_back", icon=":material/restore:",
                   on_click=model_views.back_to_model)

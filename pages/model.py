@@ -247,12 +247,14 @@ if can_run:
 # ---- the configuration, when it came from a model --------------------------------------------------------------
 cfg = state.config()
 origin = origins.origin_of(cfg)
-if origin is not None and origin.role != "encoder":  # another kind of model's: its page runs its edits back
+if origin is not None and origin.role != "encoder":  # another kind of model's: its page
     st.header(_("In the explorer now"))
     page = origins.page_of(origin.role)
-    st.info(_("The configuration in the explorer is from {model}, which is not an encoder: {page} runs your edits of "
-              "it back through that model.").format(model=text.md_escape(attn_models.shown_name(origin.model)),
-                                                   page=_(page.title)), icon=":material/info:")
+    came = _("The configuration in the explorer came from {kind}, {model}: see it on {page}.").format(
+        kind=_(attn_models.ROLE_WORDS[origin.role]), model=text.md_escape(attn_models.shown_name(origin.model)),
+        page=_(page.title))
+    st.info(i18n.sentences(came, _("That page runs your edits of it back through that model.") if origin.runs_back
+                           else ""), icon=":material/info:")
     st.page_link(page.file, label=_(page.title), icon=page.icon)
     origin = None
 if origin is not None:

@@ -46,7 +46,7 @@ model = model_views.model_box(
     labels=(_("A Hugging Face repo id (owner/name) of a T5"),
             _("A Hugging Face repo id (owner/name) of a T5, or a folder on this machine")),
     help_text=_("config.json (model_type t5), tokenizer.json and model.safetensors. Empty: this server's translator."),
-    placeholder=translate_views.operator_source())
+    placeholder=model_views.placeholder(translate_views.operator_source(), attn_models.TRANSLATOR_MODEL))
 if model is None:
     st.stop()
 cfg_m = model.config
@@ -183,3 +183,8 @@ if origin is not None and origin.role == "translator" and origin.side == "cross"
     else:
         st.caption(_("Edit its W_Q, W_K, W_V or W_O on Inputs & weights: this section then translates with your "
                      "numbers."))
+elif origin is not None and origin.role == "translator" and origin.model == source:  # a self-attention head
+    st.header(_("In the explorer now"))
+    st.markdown(model_views.origin_text(origin))
+    st.caption(_("Edits of a self-attention head of the translator are not run back through it: open a "
+                 "cross-attention head above to translate with your numbers."))

@@ -116,7 +116,7 @@ def _params(cfg: Config) -> tuple[str, str]:
     """("c", the permalink's value) when it fits an address, else ("s", this session's key) with ``cfg`` stored."""
     if sum(cfg.matrix(n).size for n in MATRICES) <= URL_CELLS:
         try:
-            return LINK, share.encode_link(cfg, None, max_chars=LIMITS.permalink_bytes)
+            return LINK, share.encode_link(origins.exported(cfg), None, max_chars=LIMITS.permalink_bytes)
         except AttentionInputError:
             pass  # too long for an address
     key = _session_key()

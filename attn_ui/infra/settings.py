@@ -32,13 +32,22 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import attn_models
-from attn_models.access import ENV_CAUSAL, ENV_DOWNLOAD, ENV_FOLDERS, ENV_MODEL, ENV_MODELS, ENV_TRANSLATOR, megabytes
+from attn_models.access import (
+    ENV_CAUSAL,
+    ENV_DOWNLOAD,
+    ENV_FOLDERS,
+    ENV_MASKED,
+    ENV_MODEL,
+    ENV_MODELS,
+    ENV_TRANSLATOR,
+    megabytes,
+)
 
 ENV_CACHE = "ATTN_CACHE_MB"
 CACHE_MB = 256  # ATTN_CACHE_MB's default, sized for Streamlit Community Cloud's ≈ 1 GB (bench/RESULTS.md)
 CACHE_MB_MOST = 1_000_000  # ATTN_CACHE_MB's largest value (1 TB)
 #: the variables :func:`settings` reads: a change of any of them is parsed again
-NAMES = (ENV_CACHE, ENV_MODEL, ENV_CAUSAL, ENV_TRANSLATOR, ENV_MODELS, ENV_FOLDERS, ENV_DOWNLOAD)
+NAMES = (ENV_CACHE, ENV_MODEL, ENV_CAUSAL, ENV_TRANSLATOR, ENV_MASKED, ENV_MODELS, ENV_FOLDERS, ENV_DOWNLOAD)
 log = logging.getLogger(__name__)
 
 
@@ -56,6 +65,8 @@ class Settings:
         ``ATTN_MODEL``, stripped; empty: the learner's language's default (:meth:`default_model`).
     causal_model, translator_model : str
         The models A model that writes and A model that translates read unless the learner names another.
+    masked_model : str
+        The masked-language model Learn's masked-word lesson reads unless the learner names one on A real model.
     """
 
     cache_bytes: int
@@ -63,6 +74,7 @@ class Settings:
     model: str
     causal_model: str
     translator_model: str
+    masked_model: str
 
     def default_model(self, language: str) -> str:
         """The encoder read unless the learner names another: ``ATTN_MODEL``, else ``language``'s default."""
@@ -86,7 +98,7 @@ def parse(env: Mapping[str, str]) -> Settings:
     if problem:
         log.warning(problem)
     return Settings(limit, attn_models.Access.from_env(env), (env.get(ENV_MODEL) or "").strip(),
-                    attn_models.causal_model(env), attn_models.translator_model(env))
+                    attn_models.causal_model(env), attn_models.translator_model(env), attn_models.masked_model(env))
 
 
 _lock = threading.Lock()

@@ -40,7 +40,9 @@ class Difference:
 
 
 Fact = float | int | str | np.ndarray | tuple[int, ...] | Difference
-Family = Literal["encoder", "causal", "translator"]  # the kinds of pretrained model a lesson reads
+#: the kinds of pretrained model a lesson reads: a sentence encoder, a masked-language model (an encoder with its
+#: masked-LM head), a causal language model, a translator
+Family = Literal["encoder", "masked", "causal", "translator"]
 Answer = int | float | tuple[int, int]  # a choice's index, a number, or a (row, column) cell
 
 
@@ -191,11 +193,12 @@ class Lesson:
         The query token the explorer follows when the lesson opens it.
     shows : tuple of str
         Matrices of the configuration shown with the setup ("x", "w_q", ...), to work with by hand.
-    family : "encoder", "causal", "translator" or None
+    family : "encoder", "masked", "causal", "translator" or None
         The kind of pretrained model whose layer the configuration is (None: no model): ``build`` and ``solve``
-        receive the loaded model of that family (an encoder: the one A real model reads; "causal": a GPT-2, the one
-        A model that writes reads; "translator": a T5), and the lesson cannot be done while no model can be read,
-        or when the model is not of the kind it needs (``build`` raises attn_models.ModelError saying so).
+        receive the loaded model of that kind (an encoder: the one A real model reads; "masked": an encoder with a
+        masked-language-model head; "causal": a GPT-2, the one A model that writes reads; "translator": a T5), each
+        kind's default the operator's (attn_ui.infra.settings), and the lesson cannot be done while no model can be
+        read, or when the model is not of the kind it needs (attn_models.ModelError saying so).
     """
 
     key: str

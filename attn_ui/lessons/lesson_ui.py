@@ -19,7 +19,7 @@ import streamlit as st
 
 import attn_models
 from attn_ui import lessons
-from attn_ui.app import registry, state
+from attn_ui.app import origins, registry, state
 from attn_ui.app.i18n import N_, _, ngettext
 from attn_ui.infra import settings
 from attn_ui.lessons import Answer, Cell, Choice, Number, Token
@@ -33,6 +33,13 @@ ANSWERS = "lesson_answers"  # {lesson key: [(prediction, right?)]}: every answer
 RETRY = "lesson_retry"  # set of lesson keys being tried again (their answer is hidden)
 SKIPPED = "lesson_skipped"  # set of lesson keys skipped without an answer
 LINK_APPLIED = "lesson_link_applied"  # bool: this session has read its ?lesson= link (once, at start)
+
+#: each kind of model -> the state key of the checkpoint the learner named on its page
+SOURCE_KEYS = {"encoder": model_views.SOURCE, "masked": model_views.SOURCE, "causal": generate_views.SOURCE,
+               "translator": translate_views.SOURCE}
+#: each kind of model (an origin's role) -> what makes its page show an origin's text, layer and head
+FOLLOW = {"encoder": model_views.follow_origin, "causal": generate_views.follow_origin,
+          "translator": translate_views.follow_origin}
 
 PARAM = "lesson"  # the query parameter that names a lesson: ?lesson=<lessons.Lesson.key>
 CHECK = "learn_check"  # widget key of "Check my answer"
@@ -125,24 +132,21 @@ def skip() -> None:
 
 
 def sources(lesson: lessons.Lesson) -> tuple[str, str]:
-    """(the checkpoint a model lesson reads first, the operator's of its family): an encoder lesson A real model's
-    (model_views.lesson_source: the learner's choice, else the operator's English encoder), a causal one A model
-    that writes' (generate_views.SOURCE, else $ATTN_CAUSAL_MODEL or distilgpt2), a translator one A model that
-    translates' (translate_views.SOURCE, else $ATTN_TRANSLATOR_MODEL or t5-small)."""
-    if lesson.family == "causal":
-        operator = settings.settings().causal_model
-        return st.session_state.get(generate_views.SOURCE) or operator, operator
-    if lesson.family == "translator":
-        operator = settings.settings().translator_model
-        return st.session_state.get(translate_views.SOURCE) or operator, operator
-    return model_views.lesson_source(), settings.settings().default_model("en")  # the lessons' words are English
+    """(the checkpoint a model lesson reads first, the operator's of its kind): the one the learner named on the page
+    of its kind (A real model for an encoder or a masked-language model, A model that writes, A model that
+    translates), else the operator's (attn_ui.infra.settings: the English encoder, its lessons' words being English;
+    the masked-language model; the causal model; the translator)."""
+    s = settings.settings()
+    operator = {"causal": s.causal_model, "translator": s.translator_model, "masked": s.masked_model}.get(
+        lesson.family, s.default_model("en"))
+    return st.session_state.get(SOURCE_KEYS.get(lesson.family, model_views.SOURCE)) or operator, operator
 
 
 def model_for(lesson: lessons.Lesson):  # -> attn_models.Model, CausalLM or Translator, or None
-    """The model a model lesson reads: its family's page's (downloaded with a progress bar the first time), or the
-    operator's of that family when the learner named one there that cannot be read (refused, not on this server, or
-    of another kind than the lesson's); None for the other lessons. Raises attn_models.ModelError (the learner's
-    model's) when neither can be read."""
+    """The model a model lesson reads: the one the learner named on its page, or the operator's of that kind when the
+    learner's cannot be read (refused, not on this server) or is of another kind than the lesson's; the operator's
+    is downloaded with a progress bar the first time. None for the other lessons. Raises attn_models.ModelError (the
+    learner's model's) when neither can be read."""
     if not lesson.needs_model:
         return None
     source, operator = sources(lesson)
@@ -157,8 +161,12 @@ def model_for(lesson: lessons.Lesson):  # -> attn_models.Model, CausalLM or Tran
             raise err from None  # why the learner's cannot be read: what its page says too
 
 
-def _of_kind(model, role: attn_models.Role):  # -> the model, else ModelError
-    attn_models.expect_role(model, role)
+def _of_kind(model, kind: str):  # -> the model, else attn_models.KindError
+    attn_models.expect_role(model, "encoder" if kind == "masked" else kind)
+    if kind == "masked" and not model.has_mlm:
+        raise attn_models.KindError(N_("{name} has no masked-language-model head (the cls.predictions weights of a "
+                                       "BertForMaskedLM): it cannot fill in a [MASK]. This lesson needs a BERT "
+                                       "checkpoint that has one."), name=attn_models.shown_name(model.name))
     return model
 
 
@@ -317,20 +325,10 @@ def try_it(w: lessons.Worked) -> NoReturn:
     if message:  # a lesson's configuration is valid (tests/core/test_lessons.py): never expected
         raise RuntimeError(message)
     kept = st.session_state[state.KEPT]
-    if lesson.family == "causal":  # A model that writes on the lesson's model, prompt, layer and head
-        o = w.config.origin or {}
-        if sources(lesson)[0] != o["model"]:  # the learner's could not be read: the lesson read the operator's
-            st.session_state[generate_views.SOURCE] = o["model"]
-        kept.update({generate_views.PROMPT: o["sentence"], generate_views.LAYER: o["layer"],
-                     generate_views.HEAD: o["head"]})
-    elif lesson.family == "translator":  # A model that translates on the lesson's sentence, layer and head
-        o = w.config.origin or {}
-        if sources(lesson)[0] != o["model"]:
-            st.session_state[translate_views.SOURCE] = o["model"]
-        kept.update({translate_views.SENTENCE: o["sentence"], translate_views.LAYER: o["layer"],
-                     translate_views.HEAD: o["head"]})
-    else:
-        model_views.follow_origin(w.config)
+    if (o := origins.origin_of(w.config)) is not None:  # a model's layer: its page opens on the lesson's model
+        if sources(lesson)[0] != o.model:  # the learner's could not be read, or is of another kind
+            st.session_state[SOURCE_KEYS[o.role]] = o.model
+        FOLLOW[o.role](o)  # the page shows the lesson's text, layer and head
     if (shown := w.solution.model_page) is not None:
         if shown.others:
             kept[model_views.OTHERS] = "\n".join(shown.others)

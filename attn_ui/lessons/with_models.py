@@ -43,7 +43,9 @@ MODEL_LAYER = 2  # all-MiniLM-L6-v2: every head of this layer gives [CLS] the la
 
 
 def _model_layer(model: Model) -> Config:
-    return model.layer_config(MODEL_SENTENCE, MODEL_LAYER)
+    """Layer MODEL_LAYER on the lesson's sentence, or the last layer of an encoder with fewer layers (the answer is
+    computed on whichever layer it is)."""
+    return model.layer_config(MODEL_SENTENCE, min(MODEL_LAYER, model.n_layers - 1))
 
 
 # what a real model does: the lessons that run it with a head switched off or a layer replaced
@@ -460,7 +462,7 @@ LESSONS: tuple[Lesson, ...] = (
     ),
     Lesson(
         key="masked-word", title=N_("A real model: a masked word without one head"),
-        build=_masked_last_layer, family="encoder", page=registry.MODEL,
+        build=_masked_last_layer, family="masked", page=registry.MODEL,
         setup=N_("{model} has a masked-language-model head: for “{sentence}” it puts “{top}” in the [MASK], with a "
                  "probability of {p_top}. Now switch off head {head} of layer {layer}, its last layer: the head's "
                  "output is replaced by its mean over the sentence's tokens. Of that layer's {n_heads} heads, it is "

@@ -140,7 +140,8 @@ def origin_note() -> None:
         page = origins.page_of(origin.role)
         if model_views.edited_if_loaded(cfg):
             note = i18n.sentences(note, _("**Edited** since: {page} runs your edits through the model.").format(
-                page=_(page.title)))
+                page=_(page.title)) if origin.runs_back else _("**Edited** since (a self-attention head of a "
+                                                                  "translator: your edits are not run back)."))
         st.sidebar.caption(note)
         st.sidebar.page_link(page.file, label=_("Back to {page}").format(page=_(page.title)), icon=page.icon)
 

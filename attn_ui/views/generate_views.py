@@ -12,7 +12,10 @@ import math
 from collections.abc import Callable
 
 import numpy as np
+import streamlit as st
 
+import attn_models
+from attn_ui.app import state
 from attn_ui.app.i18n import N_, _, ngettext
 from attn_ui.infra import budget, settings
 from attn_ui.views import model_views
@@ -149,3 +152,9 @@ def change_words(off: str, before, after, after_top_before: float, before_top_af
         off=off, old=shown(before.tokens[0]), old_before=percent(float(before.probs[0])),
         old_after=percent(before_top_after), new=shown(after.tokens[0]), new_after=percent(float(after.probs[0])),
         new_before=percent(after_top_before))
+
+
+def follow_origin(o: attn_models.Origin) -> None:
+    """Set A model that writes' prompt, layer and head to a GPT-2 head's origin, so the page shows what the explorer
+    holds (Learn's Try it yourself)."""
+    st.session_state[state.KEPT].update({PROMPT: o.sentence, LAYER: o.layer, HEAD: o.head})

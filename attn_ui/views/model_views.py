@@ -106,11 +106,15 @@ def _model(source: str) -> attn_models.Model:
 
 def edited_if_loaded(cfg: Config) -> bool | None:
     """:func:`edited` when the model the configuration came from has been read in this process, else None (the
-    sidebar of every page asks: it never reads a model for that)."""
+    sidebar of every page asks: it never reads a model for that); True when the model cannot make the layer its
+    origin names (the numbers are not the model's)."""
     o = origins.origin_of(cfg)
     if o is None or o.model not in _LOADED:
         return None
-    return edited(cfg)
+    try:
+        return edited(cfg)
+    except attn_models.ModelError:
+        return True
 
 
 def needs_download(source: str) -> bool:
@@ -192,6 +196,16 @@ def model_box(role: attn_models.Role, source: str, *, source_key: str, other_key
         st.text_input(labels[acc.folders], placeholder=placeholder, help=help_text,
                       **state.bind(other_key, state.kept(other_key, ""), partial(_use_other, source_key, other_key)))
     return model
+
+
+def placeholder(operator: str, public: str) -> str:
+    """What a model box shows when empty: the operator's model when it is a Hub repo id, else ``public`` (the
+    family's published default): a folder of the server is not shown to a visitor.
+
+    >>> placeholder("me/gpt", "distilbert/distilgpt2"), placeholder("/srv/gpt2", "distilbert/distilgpt2")
+    ('me/gpt', 'distilbert/distilgpt2')
+    """
+    return operator if attn_models.access.is_repo_id(operator) else public
 
 
 def _use_other(source_key: str, other_key: str) -> None:
@@ -354,12 +368,10 @@ def origin_text(origin: attn_models.Origin | None) -> str:
     return out
 
 
-def follow_origin(cfg: Config) -> None:
-    """Set A real model's sentence, padding, layer and head to the ones a model layer's configuration came from,
-    so the page shows what the explorer holds (Learn's Try it yourself on a model lesson)."""
-    if (o := origins.origin_of(cfg)) is not None and o.role == "encoder":
-        st.session_state[state.KEPT].update({SENTENCE: o.sentence, PAD_TO: o.pad_to,
-                                             LAYER: o.layer, HEAD: o.head})
+def follow_origin(o: attn_models.Origin) -> None:
+    """Set A real model's sentence, padding, layer and head to an encoder layer's origin, so the page shows what the
+    explorer holds (Learn's Try it yourself on a model lesson)."""
+    st.session_state[state.KEPT].update({SENTENCE: o.sentence, PAD_TO: o.pad_to, LAYER: o.layer, HEAD: o.head})
 
 
 def back_to_model() -> None:
@@ -374,11 +386,10 @@ def back_to_model() -> None:
 
 
 def edited(cfg: Config) -> bool:
-    """Whether a model layer's configuration differs from the model's numbers."""
-    try:
-        return not configs_equal(cfg, original(cfg))
-    except attn_models.ModelError:
-        return False
+    """Whether a model layer's configuration differs from the model's numbers. Raises attn_models.ModelError when its
+    origin names a layer the model cannot make (a hand-made link: a head or a length the model does not have), so a
+    page says why rather than calling numbers the model's that are not."""
+    return not configs_equal(cfg, original(cfg))
 
 
 # ---- the model view: every layer × head ---------------------------------------------------------------------

@@ -58,7 +58,7 @@ def link_block(cfg: Config, page: str, key: str, *, wrap: bool = True, offer_jso
     """The permalink of ``cfg`` opening on ``page`` in a copyable code block, or why there is none
     (with a JSON download in its place when ``offer_json``)."""
     try:
-        value = share.encode_link(cfg, page, max_chars=LIMITS.permalink_bytes)
+        value = share.encode_link(origins.exported(cfg), page, max_chars=LIMITS.permalink_bytes)
     except AttentionInputError:
         st.warning(
             _("This configuration is too large for a link (over {most:,} characters). "
@@ -111,7 +111,8 @@ def choice(container, label: str, options: list[str], *, key: str, default: str,
 
 def json_download(cfg: Config, *, key: str, page: str | None = None) -> None:
     st.download_button(
-        _("Download the configuration (JSON)"), partial(share.to_json, cfg, page), file_name="attention-config.json",
+        _("Download the configuration (JSON)"), partial(share.to_json, origins.exported(cfg), page),
+        file_name="attention-config.json",
         mime="application/json", key=key, icon=":material/download:", on_click="ignore",
     )
 

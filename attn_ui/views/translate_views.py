@@ -5,8 +5,11 @@ one decoder layer run back: cached computations and their words, for pages/trans
 from __future__ import annotations
 
 import numpy as np
+import streamlit as st
 
+import attn_models
 from attn_core import Config
+from attn_ui.app import state
 from attn_ui.app.i18n import _, ngettext
 from attn_ui.infra import budget, settings
 from attn_ui.views import model_views
@@ -82,3 +85,12 @@ def change_words(before, after, what: str) -> str:
     return ngettext("{what}, the translation changes after {n} token: “{before}” becomes “{after}”.",
                     "{what}, the translation changes after {n} tokens: “{before}” becomes “{after}”.", same).format(
         what=what, n=same, before=text.md_escape(before.text), after=text.md_escape(after.text))
+
+
+def follow_origin(o: attn_models.Origin) -> None:
+    """Set A model that translates' sentence, decoder layer and head to a cross-attention head's origin (an encoder
+    head's: its encoder layer and head), so the page shows what the explorer holds (Learn's Try it yourself)."""
+    if o.side == "cross":
+        st.session_state[state.KEPT].update({SENTENCE: o.sentence, LAYER: o.layer, HEAD: o.head})
+    else:
+        st.session_state[state.KEPT].update({SENTENCE: o.sentence, ENC_LAYER: o.layer, ENC_HEAD: o.head})

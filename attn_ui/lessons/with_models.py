@@ -116,12 +116,12 @@ def _solve_sink(cfg: Config, trace: MultiHeadTrace, model: Model) -> Solution:  
     counts = (int(np.sum(top == cls)), int(np.sum(top == sep)), int(np.isin(top, words).sum()))
     best = int(np.argmax(counts))
     names = ("[CLS]", "[SEP]", N_("the words"))
-    o = cfg.origin or {}
+    o = _origin(cfg)
     sharpest = int(np.argmax(groups[best]))  # the head that gives the answer's token(s) the most
     return Solution(
         answer=best,
-        facts={"model": _model_name(o), "sentence": str(o.get("sentence", "")),
-               "layer": int(o.get("layer", 0)), "n_heads": cfg.n_heads, "tokens": " ".join(map(isolate, tokens)),
+        facts={"model": _model_name(o), "sentence": o.sentence,
+               "layer": o.layer, "n_heads": cfg.n_heads, "tokens": " ".join(map(isolate, tokens)),
                "words": ", ".join(isolate(tokens[j]) for j in words), "n_best": counts[best], "best": names[best],
                "n_cls": counts[0], "n_sep": counts[1], "n_words": counts[2], "share_cls": float(groups[0].mean()),
                "share_sep": float(groups[1].mean()), "share_words": float(groups[2].mean()), "sharpest": sharpest},
@@ -164,7 +164,7 @@ def _solve_which_head(cfg: Config, trace: MultiHeadTrace, model: Model) -> Solut
     a, b = sorted([top, least])  # in layer order
     changes = np.array([change[a], change[b]])
     answer = 2 if np.abs(changes).max() < SMALL else int(np.argmax(np.abs(changes)))
-    o = cfg.origin or {}
+    o = _origin(cfg)
     return Solution(
         answer=answer,
         facts={"model": _model_name(o), "sentence": MODEL_SENTENCE, "other": MODEL_OTHER, "sim": sim,
@@ -205,7 +205,7 @@ def _solve_masked_word(cfg: Config, trace: MultiHeadTrace, model: Model) -> Solu
     answer = 2 if new_top != top else 0 if after[top] > before[top] else 1
     word = model.tokenizer.id_to_token
     shown = list(dict.fromkeys([*np.argsort(-before, kind="stable")[:5], *np.argsort(-after, kind="stable")[:5]]))
-    o = cfg.origin or {}
+    o = _origin(cfg)
     return Solution(
         answer=answer,
         facts={"model": _model_name(o), "sentence": MASKED_SENTENCE, "layer": layer, "head": head,
@@ -235,14 +235,14 @@ def _solve_query_zero(cfg: Config, trace: MultiHeadTrace, model: Model) -> Solut
     from attn_models import Intervention
 
     sim = _similarity(model)
-    layer = int((cfg.origin or {}).get("layer", 0))
+    layer = _origin(cfg).layer
     every = np.array([_similarity(model, Intervention(config=cfg if i == layer else _query_zero(model, i)))
                       for i in range(model.n_layers)])  # [n_layers]: W_Q = 0 in that layer, the rest as trained
     after = float(every[layer])
     change = after - sim
     answer = 2 if abs(change) < SMALL else 0 if change > 0 else 1
     weights = np.stack([h.weights for h in trace.heads])  # [n_heads, n_seq, n_seq]
-    o = cfg.origin or {}
+    o = _origin(cfg)
     return Solution(
         answer=answer,
         facts={"model": _model_name(o), "sentence": MODEL_SENTENCE, "other": MODEL_OTHER,
@@ -273,11 +273,18 @@ TRANSLATE_SENTENCES = ("It is easy to translate languages with transformers", "T
 TRANSLATE_MAX = 24  # the most tokens of the translation the lesson writes (the tutorial's is about 15 in t5-small)
 
 
-def _model_name(origin: dict) -> str:
+def _origin(cfg: Config):  # -> attn_models.Origin: the lesson's configuration is a model's layer
+    """The model's layer a model lesson's configuration is (attn_models.Origin)."""
+    from attn_models import parse_origin
+
+    return parse_origin(cfg.origin)
+
+
+def _model_name(origin) -> str:  # attn_models.Origin
     """The model a lesson's configuration came from, as a page names it (a folder on the server by its name only)."""
     from attn_models import shown_name
 
-    return shown_name(str(origin.get("model", "")))
+    return shown_name(origin.model)
 
 
 def _word(label: str) -> str:
@@ -311,8 +318,8 @@ def _writing_head(model) -> Config:
 
 def _solve_next_word(cfg: Config, trace: MultiHeadTrace, model) -> Solution:
     lm = _causal_lm(model)
-    o = cfg.origin or {}
-    layer, head = int(o["layer"]), int(o["head"])
+    o = _origin(cfg)
+    layer, head = o.layer, o.head
     out = lm.forward(WRITE_PROMPT)  # the logits, and every head's last row for the rule
     t = trace.heads[head if cfg.n_heads > 1 else 0]  # the whole layer, or the head alone (a wide model)
     row = t.weights[-1]  # [n_seq]: the last query's weights
@@ -386,8 +393,8 @@ def _translation_head(model) -> Config:
 
 def _solve_source_word(cfg: Config, trace: MultiHeadTrace, model) -> Solution:
     sentence, t = _translated(_translator(model))
-    o = cfg.origin or {}
-    layer, head = int(o["layer"]), int(o["head"])
+    o = _origin(cfg)
+    layer, head = o.layer, o.head
     rows = np.stack([h.weights[0] for h in trace.heads])  # [n_heads, n_src]: each head's row for output token 0
     row, mean = rows[head], rows.mean(axis=0)  # [n_src] each
     top, second = (int(j) for j in np.argsort(-row, kind="stable")[:2])
@@ -400,7 +407,7 @@ def _solve_source_word(cfg: Config, trace: MultiHeadTrace, model) -> Solution:
                 "reads a plainer one."))
     return Solution(
         answer=top,
-        facts={"model": _model_name(o), "source": str(o.get("prefix", "")) + sentence,
+        facts={"model": _model_name(o), "source": o.prefix + sentence,
                "n_src": cfg.n_seq, "translation": t.text, "which": which, "out": out, "p_out": t.probs[0],
                "layer": layer, "head": head, "n_heads": cfg.n_heads, "top": _word(cfg.tokens[top]),
                "w_top": row[top], "second": _word(cfg.tokens[second]), "w_second": row[second],

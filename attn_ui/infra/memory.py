@@ -23,10 +23,11 @@ the server in MiB, with the sessions open → after 1, 4, 6, 8, 10 minutes → a
   → 536;
 - this function (called by streamlit_app.py): 308 → 390, 575, 523, 555, 539 → 561.
 
-What stays is mostly what the caches hold: st.cache_data keeps a trace pickled, ≈ 16.8 MB at the caps, and keeps
-16 of them (attn_ui/views/compute.py). With 4 learners at the caps this levels off at ≈ 870–930 MiB (5 minutes): by the
-look of it held by the caches' bounds, and still over the 800 MB target. The arena limit acts only on arenas made after
-the call (some exist by the first run of the app's script), so it matters less than the threshold here.
+What stayed then (issue 17, before the byte budget of attn_ui.infra.budget) was mostly what the caches held:
+st.cache_data kept a trace pickled, ≈ 16.8 MB at the caps, and kept 16 of them. With 4 learners at the caps this
+levels off at ≈ 870–930 MiB (5 minutes): by the look of it held by the caches' bounds, and still over the 800 MB
+target. The arena limit acts only on arenas made after the call (some exist by the first run of the app's script), so
+it matters less than the threshold here.
 """
 
 from __future__ import annotations

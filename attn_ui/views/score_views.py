@@ -2,8 +2,9 @@
 a summary per function, and how one query's scores are made.
 
 Pure functions (no st): they take the configuration or arrays and return traces, data frames or strings (their
-words in the session's language, :mod:`attn_ui.app.i18n`). The page caches them (st.cache_data, the language among the
-arguments) and draws them; heatmaps come from :mod:`attn_ui.widgets.heatmap`.
+words in the session's language, :mod:`attn_ui.app.i18n`). The page keeps them in the server's byte budget
+(attn_ui.infra.budget, the language among the arguments) and draws them; heatmaps come from
+:mod:`attn_ui.widgets.heatmap`.
 """
 
 from __future__ import annotations

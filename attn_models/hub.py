@@ -39,6 +39,9 @@ from .origin import shown_name
 from .tokenizer import TOKENIZER, TOKENIZER_CONFIG, VOCAB, read_tokenizer
 
 log = logging.getLogger(__name__)
+# (repo, file) whose absence the log has said; at most SAID_MOST (visitors name repos)
+_SAID: set[tuple[str, str]] = set()
+SAID_MOST = 1024
 
 __all__ = ["DEFAULT_MODEL", "is_folder"]  # re-exported from .access for the package's users
 
@@ -250,8 +253,12 @@ def _unavailable(repo_id: str, name: str, why: str, cache_dir: str | Path | None
     from huggingface_hub import constants
 
     # the cache's path is the operator's business, not a visitor's: in the server's log, not in the message
-    log.warning("%s: %s is not in the Hugging Face cache %s and could not be downloaded (%s)", repo_id, name,
-                cache_dir or constants.HF_HUB_CACHE, why or unreachable)
+    if (repo_id, name) not in _SAID:  # once per file: a page asks again on every rerun
+        if len(_SAID) >= SAID_MOST:
+            _SAID.clear()
+        _SAID.add((repo_id, name))
+        log.warning("%s: %s is not in the Hugging Face cache %s and could not be downloaded (%s)", repo_id, name,
+                    cache_dir or constants.HF_HUB_CACHE, why or unreachable)
     if unreachable is not None:
         host, reason = unreachable
         return ModelUnavailableError(

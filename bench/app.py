@@ -20,13 +20,20 @@ The first rows time Streamlit's floor: bench/floor_app.py (one data_editor and o
 
 Run: ``.venv/bin/python bench/app.py`` (``--quick`` for fewer repeats, ``--configs seed000 mid``,
 ``--pages steps scaling``, ``--lang zh``). A benchmark that prints figures, never a timed assertion.
+
+``--profile PAGE`` (with one of ``--configs``) runs that page's edit runs under cProfile instead and prints where
+their time went: the functions of the app (attn_ui, attn_core, pages/) by time including what they call, every
+function by its own time, and the Streamlit elements the app called (``st.vega_lite_chart``, ``st.markdown``, ...)
+by their time inside Streamlit, with the calls that made them.
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import os
 import platform
+import pstats
 import statistics
 import sys
 import time
@@ -83,6 +90,7 @@ CONFIGS: dict[str, tuple[str, Callable]] = {
 
 _exec_times: list[tuple[float, float]] = []  # (wall s, CPU s of the script thread) per exec
 _messages: list[list] = []
+_profiler: list[cProfile.Profile] = []  # while it holds one: every exec runs under it (--profile)
 
 
 def _install_probes() -> None:
@@ -106,9 +114,13 @@ def _install_probes() -> None:
 
     def timed_exec(*args, **kwargs):
         start, cpu = time.perf_counter(), time.thread_time()
+        if _profiler:  # the script's own thread: cProfile sees only the thread it is enabled in
+            _profiler[0].enable()
         try:
             return exec_fn(*args, **kwargs)
         finally:
+            if _profiler:
+                _profiler[0].disable()
             _exec_times.append((time.perf_counter() - start, time.thread_time() - cpu))
 
     script_runner.exec_func_with_error_handling = timed_exec
@@ -189,7 +201,8 @@ def edit_x(at: AppTest, page: str) -> float:
     return value
 
 
-def measure_page(page: str, cfg_key: str, repeats: int, lang: str = "en") -> dict:
+def measure_page(page: str, cfg_key: str, repeats: int, lang: str = "en",
+                 profile: cProfile.Profile | None = None) -> dict:
     at = AppTest.from_file(APP, default_timeout=600)
     at.session_state[state.LANG] = lang
     at.run()
@@ -205,20 +218,26 @@ def measure_page(page: str, cfg_key: str, repeats: int, lang: str = "en") -> dic
         if at.session_state["config"].x[0, 0] != typed[-1]:
             raise RuntimeError(f"{page}: the edit of X[0, 0] did not reach the configuration")
 
-    return measure_runs(at, lambda: typed.append(edit_x(at, page)), repeats, check)
+    return measure_runs(at, lambda: typed.append(edit_x(at, page)), repeats, check, profile)
 
 
-def measure_runs(at: AppTest, edit, repeats: int, check=lambda: None) -> dict:
+def measure_runs(at: AppTest, edit, repeats: int, check=lambda: None,
+                 profile: cProfile.Profile | None = None) -> dict:
     """``repeats`` runs each after ``edit()`` (which makes an edit; the run it starts is timed here, then
     ``check()``), then as many plain reruns; each with its bytes against the run before (what Streamlit's message
-    cache would not send again)."""
+    cache would not send again). ``profile``: the edit runs are profiled into it (:func:`print_profile`)."""
     prev = Run(at)
     edits, plain = [], []
     for runs, before, after in ((edits, edit, check), (plain, None, None)):
         for _ in range(repeats):
             if before:
                 before()
-            run = Run(at)
+            if profile and before:
+                _profiler.append(profile)
+            try:
+                run = Run(at)
+            finally:
+                _profiler.clear()
             if after:
                 after()
             runs.append((run, message_bytes(run.msgs, cacheable_hashes(prev.msgs))))
@@ -271,6 +290,39 @@ def row(page: str, cfg: str, r: dict) -> str:
             f"| {kb(r['frame'])} | {kb(r['other'])} | {kb(total)} | {kb(r['sent'])} | {kb(r['rerun_sent'])} |")
 
 
+APP_CODE = tuple(str(ROOT / d) for d in ("attn_ui", "attn_core", "attn_models", "pages")) + (APP,)
+ELEMENTS = os.sep + os.path.join("streamlit", "elements") + os.sep  # st.markdown, st.vega_lite_chart, widgets, ...
+
+
+def print_profile(prof: cProfile.Profile, runs: int, top: int = 25) -> None:
+    """Where the profiled runs' time went, ms per run: the app's functions by cumulative time, every function by
+    its own time, and Streamlit's elements by the time spent in them when the app called them."""
+    stats = pstats.Stats(prof).stats  # {(file, line, name): (calls, primitive calls, own s, cumulative s, callers)}
+
+    def name(fn: tuple) -> str:
+        file, line, func = fn
+        return f"{os.path.relpath(file, ROOT) if file.startswith(str(ROOT)) else file.split('site-packages/')[-1]}" \
+               f":{line} {func}" if line else func
+
+    def table(title: str, rows: list[tuple[float, float, str]]) -> None:
+        print(f"\n{title}\n  ms/run   calls/run  function")
+        for ms, calls, fn in rows[:top]:
+            print(f"  {ms:7.2f}  {calls:9.1f}  {fn}")
+
+    ms = 1000 / runs
+    table("the app's functions, cumulative", sorted(
+        ((ct * ms, nc / runs, name(fn)) for fn, (_, nc, _, ct, _) in stats.items() if fn[0].startswith(APP_CODE)),
+        reverse=True))
+    table("every function, own time", sorted(((tt * ms, nc / runs, name(fn))
+                                              for fn, (_, nc, tt, _, _) in stats.items()), reverse=True))
+    # an element's public method (st.markdown, st.button, ...: called through Streamlit's metrics wrapper, so
+    # not by the app directly) by its time including Streamlit's work for it (building, hashing, enqueueing)
+    table("Streamlit's elements, cumulative", sorted(
+        ((ct * ms, nc / runs, f"{fn[2]}  ({name(fn).split(' ')[0]})") for fn, (_, nc, _, ct, _) in stats.items()
+         if ELEMENTS in fn[0] and not fn[2].startswith("_") and fn[2] not in ("wrapper", "wrapped_func")),
+        reverse=True))
+
+
 def machine() -> str:
     cpu = platform.processor() or "?"
     try:
@@ -291,8 +343,21 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=0, help="runs per median (default: 7, 5, 3 by size)")
     parser.add_argument("--quick", action="store_true", help="3 runs per median everywhere")
     parser.add_argument("--lang", choices=list(i18n.LANGUAGES), default=i18n.DEFAULT, help="the app's language")
+    parser.add_argument("--profile", choices=list(PAGES), metavar="PAGE",
+                        help="profile this page's edit runs (the first of --configs) and print where the time went")
     args = parser.parse_args()
     _install_probes()
+    if args.profile:
+        key = args.configs[0]
+        reps = args.repeats or 7
+        prof = cProfile.Profile()
+        print(machine())
+        print(f"{PAGES[args.profile]}, {key}: {reps} edit runs under cProfile (its overhead inflates every figure)")
+        print(HEADER)
+        print("|" + "---|" * (HEADER.count("|") - 1))
+        print(row(PAGES[args.profile], key, measure_page(args.profile, key, reps, args.lang, prof)))
+        print_profile(prof, reps)
+        return 0
     defaults = {"seed000": 7, "mid": 5, "caps": 3}
     print(machine())
     print("edit/rerun ms: the script's exec time, median; bytes: the edit run's messages.\n")

@@ -473,7 +473,7 @@ def taking_turns(on_step: Callable[..., None] | None = None) -> Callable[..., No
 
 
 def cached(name: str, *, budget: Budget | None = None, copy: Callable[[Any], Any] | None = None,
-           slots: FairSlots | None = None) -> Callable[[F], F]:
+           slots: FairSlots | None = None, key: Callable[..., Hashable] | None = None) -> Callable[[F], F]:
     """Decorator: keep the function's results in the process's :class:`Budget` (``budget``, default :data:`BUDGET`)
     under ``(name, its arguments)``. Parameters whose names start with ``_`` are not part of the key (as in
     st.cache_data). An exception is not kept. A result is computed holding a slot of ``slots`` (default
@@ -482,6 +482,12 @@ def cached(name: str, *, budget: Budget | None = None, copy: Callable[[Any], Any
     (a waiting call holds no slot; a call from inside another computation does not wait: it computes). Results are
     frozen (:func:`freeze`); ``copy``, if given, is applied to what is returned (for a value that cannot be frozen,
     such as a DataFrame a widget might change).
+
+    ``key``, if given, makes the key from the call's arguments instead (called with them, as the function is), for
+    a function called many times a run whose arguments are hashable values already (a chart's layout: a frozen
+    dataclass of strings, tuples and numbers): they are used as they are, not walked and fingerprinted on every
+    call. Only for arguments whose equality means the same result (1 == 1.0 == True: none of them may tell those
+    apart), and never arrays (they cannot be hashed).
     """
 
     def decorate(fn: F) -> F:
@@ -490,29 +496,32 @@ def cached(name: str, *, budget: Budget | None = None, copy: Callable[[Any], Any
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             store, user = budget or BUDGET, session_id()
-            bound = sig.bind(*args, **kwargs)
-            bound.apply_defaults()
-            key = (name, tuple((k, fingerprint(v)) for k, v in bound.arguments.items() if not k.startswith("_")))
-            value = store.get(key, user)
+            if key is not None:
+                k = (name, key(*args, **kwargs))
+            else:
+                bound = sig.bind(*args, **kwargs)
+                bound.apply_defaults()
+                k = (name, tuple((a, fingerprint(v)) for a, v in bound.arguments.items() if not a.startswith("_")))
+            value = store.get(k, user)
             while value is MISSING:
                 with _inflight_lock:
-                    running = _inflight.get((id(store), key))
+                    running = _inflight.get((id(store), k))
                     if running is None:
-                        _inflight[(id(store), key)] = done = threading.Event()
+                        _inflight[(id(store), k)] = done = threading.Event()
                 if running is not None and not getattr(_held, "depth", 0):
                     running.wait()  # another session computes it; if it fails or stops, this one computes it
-                    value = store.get(key, user)
+                    value = store.get(k, user)
                     continue
                 try:
                     with compute_slot(slots):  # a few at a time: each holds its intermediates (a forward pass ≈ 100 MB)
-                        value = store.get(key, user)  # computed by another session while this one waited?
+                        value = store.get(k, user)  # computed by another session while this one waited?
                         if value is MISSING:
                             value = freeze(fn(*args, **kwargs))
-                            store.put(key, value, user=user)
+                            store.put(k, value, user=user)
                 finally:
                     if running is None:
                         with _inflight_lock:
-                            del _inflight[(id(store), key)]
+                            del _inflight[(id(store), k)]
                         done.set()
                 break
             return copy(value) if copy is not None else value

@@ -210,7 +210,15 @@ def _with_domain(frame: Frame, domain: tuple[float, float]) -> Frame:
     return frame.append_column(DOMAIN_LO, pa.array(np.full(n, lo))).append_column(DOMAIN_HI, pa.array(np.full(n, hi)))
 
 
-@budget.cached("chart_template", slots=budget.EXPLORER_SLOTS)  # a layout holds the learner's labels: kept in bytes
+def _template_key(name: str, layout: Hashable, has_domain: tuple[bool, ...], lang: str, **_build) -> Hashable:
+    """:func:`_template`'s cache key: its arguments as they are (a layout is a hashable value: a frozen dataclass or
+    a tuple of strings and numbers). Fingerprinting them (walking every label of the layout) on each of a page's
+    charts, on every run, cost more than the spec it found (bench/RESULTS.md, issue 37)."""
+    return name, layout, has_domain, lang
+
+
+# a layout holds the learner's labels: kept in bytes
+@budget.cached("chart_template", slots=budget.EXPLORER_SLOTS, key=_template_key)
 def _template(name: str, layout: Hashable, has_domain: tuple[bool, ...], lang: str, *,
               _build: Builder) -> tuple[str, dict[str, Frame]]:
     """Altair's spec of the builder on placeholders (validated, once per layout and language) as JSON, and the data

@@ -62,8 +62,11 @@ def label_px(label: object) -> int:
     >>> label_px("0: input1"), label_px("0: 注意"), label_px("0: \u2068שלום\u2069"), label_px("x" * 40)
     (63, 47, 49, 180)
     """
+    text = str(label)
+    if text.isascii():  # no wide and no invisible character: 7 px each (most labels, and every number)
+        return min(LABEL_LIMIT, 7 * len(text))
     return min(LABEL_LIMIT, sum(0 if unicodedata.category(ch) == "Cf" else WIDE_CHAR_PX
-                                if unicodedata.east_asian_width(ch) in "WF" else 7 for ch in str(label)))
+                                if unicodedata.east_asian_width(ch) in "WF" else 7 for ch in text))
 
 
 def cell_width(px: int, longest_text: int) -> int:
@@ -465,6 +468,7 @@ def heatmap(
         columns["masked"] = is_masked
     data = charts.table(columns)
 
+    room = cells_room(row_labels) if room is None else room  # the row labels' widths, worked out once
     width_px, show_text = fit_width(c, row_labels, px * bc, max(map(len, text)) if show_text else 0, room)
     width_px, lie_flat = flat_width(c, row_labels, col_labels, width_px, room)
     layout = HeatmapLayout(

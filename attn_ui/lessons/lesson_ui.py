@@ -107,9 +107,12 @@ def open_from_list(key: str) -> None:
 
 def lesson_list(titles: list[str]) -> None:
     """"All lessons and how you did": a row per lesson, its numbered title a button that opens it (a link's look,
-    reached with Tab, opened with Enter or Space), and how it went."""
+    reached with Tab, opened with Enter or Space), and how it went. The rows are made only while the list is open
+    (opening it reruns the page): closed, their 60-odd elements were most of Learn's run on every answer."""
     now = current().key
-    with st.expander(_("All lessons and how you did"), key=LIST, on_change="rerun"):
+    with st.expander(_("All lessons and how you did"), key=LIST, on_change="rerun") as box:
+        if not box.open:
+            return
         for title, lesson in zip(titles, lessons.LESSONS, strict=True):
             row = st.container(horizontal=True, vertical_alignment="center", gap="small")
             row.button(title, key=f"learn_list_{lesson.key}", type="tertiary", on_click=open_from_list,

@@ -81,9 +81,16 @@ def link_block(cfg: Config, page: str, key: str, *, wrap: bool = True, offer_jso
                      "numbers.").format(n=len(url)))
 
 
+SIDEBAR_OPEN = "share_sidebar_open"  # the sidebar's Share this: open (its contents are made only then)
+
+
 def sidebar(pg: st.Page) -> None:
-    """The share control on every page: a link to the current configuration on the current page."""
-    with st.sidebar.expander(_("Share this"), icon=":material/share:"):
+    """The share control on every page: a link to the current configuration on the current page. Its contents are
+    made only while it is open (opening it reruns the page): closed, as it mostly is, it costs every run of every
+    page one element instead of four or five."""
+    with st.sidebar.expander(_("Share this"), icon=":material/share:", key=SIDEBAR_OPEN, on_change="rerun") as box:
+        if not box.open:
+            return
         st.caption(_("A link that opens these numbers on this page."))
         pending_edits_warning()
         if st.button(_("Make a link to this"), key="share_sidebar_link", icon=":material/link:"):

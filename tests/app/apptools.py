@@ -31,6 +31,14 @@ def edit_cells(at: AppTest, name: str, edits: dict[int, dict[int, object]]) -> A
     return at.run()
 
 
+def open_share(at: AppTest) -> AppTest:
+    """Open the sidebar's Share this (its contents are made only while it is open), as a click on it does."""
+    from attn_ui.views import share_ui
+
+    at.session_state[share_ui.SIDEBAR_OPEN] = True
+    return at.run()
+
+
 def plain(markdown: str) -> str:
     """The text a reader sees of Markdown the app wrote, its backslash escapes (attn_ui.widgets.text.md_escape) read."""
     return re.sub(r"\\(.)", r"\1", markdown)

@@ -38,6 +38,8 @@ LAZY_CONTAINERS = {
     "heads_edit_w_o": [True, False],
     **{f"inputs_{name}_randomise": [True, False] for name in ("x", "y", "w_q", "w_k", "w_v")},
     "heads_w_o_randomise": [True, False],
+    "share_sidebar_open": [True, False],  # the sidebar's Share this, on every page
+    "learn_list": [True, False],  # Learn's list of lessons
     "heads_section_shown": ["3 · Each head attends", "4 · Concatenate the heads", "5 · Project with W_O",
                             "6 · Every shape", "7 · Check: one head is plain attention"],
 }

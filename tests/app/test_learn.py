@@ -76,7 +76,10 @@ def status(at: AppTest) -> str:
 
 
 def listed(at: AppTest) -> dict[str, str]:
-    """The lesson list: each row's title (a button) and how the lesson went."""
+    """The lesson list: each row's title (a button) and how the lesson went (the list opened to read it)."""
+    if not at.session_state[lesson_ui.LIST]:
+        at.session_state[lesson_ui.LIST] = True
+        at.run()
     rows = at.expander(key=lesson_ui.LIST)
     return {b.label: c.value for b, c in zip(rows.button, rows.caption, strict=True)}
 
@@ -380,18 +383,19 @@ def test_a_row_of_the_lesson_list_opens_its_lesson(app: AppTest, lang: str):
     at = app.switch_page(registry.LEARN.file)
     at.session_state[state.LANG] = lang
     at.run()
+    assert not at.expander(key=lesson_ui.LIST).button  # closed: its rows are not made
+    at.session_state[lesson_ui.LIST] = True  # the learner opens the list
+    at.run()
     rows = at.expander(key=lesson_ui.LIST)
     assert len(rows.button) == len(lessons.LESSONS)
     assert rows.button[0].proto.icon == ":material/arrow_right:"  # the lesson open is marked
-    at.session_state[lesson_ui.LIST] = True  # the learner opens the list
-    at.run()
     at.button(key="learn_list_causal").click().run()
     assert not at.exception
     at_causal = lessons.index_of("causal")
     assert at.header[0].value.startswith(f"{at_causal + 1}. ")
     assert at.session_state[lesson_ui.LESSON] == "causal" and at.query_params[lesson_ui.PARAM] == "causal"
     assert at.session_state[lesson_ui.LIST] is False  # the list closes over the lesson it opened
-    assert at.expander(key=lesson_ui.LIST).button[at_causal].proto.icon == ":material/arrow_right:"
+    assert listed(at) and at.expander(key=lesson_ui.LIST).button[at_causal].proto.icon == ":material/arrow_right:"
     assert at.selectbox(key="learn_pick").value == at_causal
 
 

@@ -18,7 +18,7 @@ from attn_core.share import decode_link, encode_link, to_json
 from attn_ui.app import registry
 
 from ..seeds import SEED000_W_K, SEED000_W_Q, SEED000_W_V, SEED000_X
-from .apptools import APP, new_app, plain
+from .apptools import APP, new_app, open_share, plain
 
 SHARE = registry.SHARE.file
 PAGE_TITLES = {p.name: p.page_heading for p in registry.PAGES}  # how each page's title starts
@@ -176,7 +176,7 @@ def test_a_configuration_too_large_for_a_link_is_offered_as_json():
 def test_the_sidebar_offers_the_json_file_when_the_link_would_be_too_long():
     at = harness("steps")
     at.session_state["config"] = load_preset("seed003_heads")
-    at.sidebar.button(key="share_sidebar_link").click().run()
+    open_share(at).sidebar.button(key="share_sidebar_link").click().run()
     assert "too large for a link" in plain(at.sidebar.warning[0].value) and not at.sidebar.code
     assert [b.proto.label for b in at.sidebar.get("download_button")] == ["Download the configuration (JSON)"]
 
@@ -185,14 +185,15 @@ def test_the_sidebar_offers_the_json_file_when_the_link_would_be_too_long():
 def test_every_page_has_the_sidebar_control(page):
     at = open_link(encode_link(load_preset("seed004_unscaled"), page))
     assert at.title[0].value.startswith(PAGE_TITLES[page])
-    assert at.sidebar.button(key="share_sidebar_link").label == "Make a link to this"
+    assert "share_sidebar_link" not in [b.key for b in at.sidebar.button]  # closed: its contents are made when opened
+    assert open_share(at).sidebar.button(key="share_sidebar_link").label == "Make a link to this"
 
 
 @pytest.mark.parametrize(("url_path", "page"), [("", "overview"), ("steps", "steps"), ("multihead", "multihead")])
 def test_the_sidebar_control_links_to_the_configuration_on_this_page(url_path, page):
     at = harness(url_path)
     at.session_state["config"] = shared_config()
-    at.sidebar.button(key="share_sidebar_link").click().run()
+    open_share(at).sidebar.button(key="share_sidebar_link").click().run()
     assert not at.exception
     value = link_in(at.sidebar.code[0].value)
     cfg, name = decode_link(value)

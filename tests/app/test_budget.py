@@ -87,6 +87,21 @@ def test_cached_copy_gives_each_caller_its_own():
     assert two.iloc[0, 0] == 0 and b.usage()["frame"][0] == 1
 
 
+def test_a_key_function_keys_on_hashable_arguments_as_they_are(monkeypatch):
+    b = budget.Budget(10**6)
+    walked = []
+    monkeypatch.setattr(budget, "fingerprint", lambda v: walked.append(v))
+
+    @budget.cached("spec", budget=b, key=lambda layout, lang, *, _build: (layout, lang))
+    def spec(layout: tuple, lang: str, *, _build: object) -> str:
+        return f"{layout}-{lang}"
+
+    first = spec(("a", ("x", "y"), 44), "en", _build=object())
+    assert spec(("a", ("x", "y"), 44), "en", _build=None) is first  # equal values: one entry
+    assert spec(("a", ("x", "y"), 44), "zh", _build=None) == "('a', ('x', 'y'), 44)-zh"
+    assert walked == [] and b.usage()["spec"][0] == 2  # nothing fingerprinted
+
+
 def test_an_argument_it_cannot_key_is_an_error_not_a_wrong_hit():
     with pytest.raises(TypeError, match="cannot key"):
         budget.fingerprint(object())

@@ -23,6 +23,7 @@ Formulas, matrix names (X, W_Q, …), numbers and token labels are never transla
 from __future__ import annotations
 
 import gettext
+import threading
 from collections.abc import Callable, Mapping
 from functools import cache
 from pathlib import Path
@@ -51,19 +52,39 @@ def catalog(lang: str) -> gettext.NullTranslations:
     return gettext.translation(DOMAIN, LOCALE_DIR, languages=[lang])
 
 
+_PINNED = threading.local()  # .run: (the run's st_internals.run_token(), its language), set by pin_language
+
+
 def language() -> str:
     """The session's language code ("en", "zh", "ko"); English outside a Streamlit run.
 
     Outside a run ``st.session_state`` is an empty stand-in (no language: English), but each read of it there logs
     "missing ScriptRunContext"; so where Streamlit's runtime does not exist (plain Python, tests/core, AppTest between
-    its runs) it is not read (attn_ui.infra.st_internals.running)."""
-    import streamlit as st  # here: importing this module imports no Streamlit (attn_ui.widgets.text)
+    its runs) it is not read (attn_ui.infra.st_internals.running). Once :func:`pin_language` has run in this script
+    run, the language it read (a page asks for it a hundred times a run: every ``_``)."""
+    from attn_ui.infra import st_internals  # here: importing this module imports no Streamlit (attn_ui.widgets.text)
 
-    from attn_ui.infra import st_internals
-
+    pinned = getattr(_PINNED, "run", None)
+    if pinned is not None and pinned[0] is st_internals.run_token():
+        return pinned[1]
     if not st_internals.running():
         return DEFAULT
+    import streamlit as st
+
     return st.session_state.get(LANG_KEY, DEFAULT)
+
+
+def pin_language() -> None:
+    """Read the session's language once for the rest of this script run (attn_ui.shell.frame, once it is chosen and
+    every callback has run: nothing changes it later in a run). Until then, and in another run or thread (a fragment),
+    :func:`language` reads the session's state as before: a reading of st.session_state costs ≈ 10 µs, and a page
+    calls ``_`` about a hundred times a run."""
+    from attn_ui.infra import st_internals
+
+    _PINNED.run = None  # read afresh
+    token = st_internals.run_token()
+    if token is not None:
+        _PINNED.run = (token, language())
 
 
 def translator() -> Callable[[str], str]:

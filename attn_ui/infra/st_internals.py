@@ -13,6 +13,9 @@ the newest Streamlit that requirements.txt allows.
   removed from the widget or the session ends.
 - :func:`running`: whether this code runs in a Streamlit server (not plain Python, tests, AppTest between its runs),
   where ``st.context`` may be read without "missing ScriptRunContext" warnings.
+- :func:`run_token`: an object that stands for the script run going on now (Streamlit makes the run's cursors anew
+  at every run's start), so a value worked out once in a run (the learner's language) is known to be this run's;
+  Streamlit has no run id.
 - :func:`logger`: a logger printed by Streamlit's own handler at the server's ``--logger.level`` (Streamlit sets up
   its own loggers only).
 - :class:`SessionStorage`, :class:`SessionInfo` and :func:`install_session_storage`: the runtime's storage of
@@ -32,14 +35,22 @@ from streamlit.logger import get_logger
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 from streamlit.runtime.session_manager import SessionInfo, SessionStorage
 
-__all__ = ["SessionInfo", "SessionStorage", "free_upload", "install_session_storage", "logger", "running",
-           "session_connected", "session_id"]
+__all__ = ["SessionInfo", "SessionStorage", "free_upload", "install_session_storage", "logger", "run_token",
+           "running", "session_connected", "session_id"]
 
 
 def session_id() -> str | None:
     """The id of the Streamlit session running this code, or None outside a script run."""
     ctx = get_script_run_ctx(suppress_warning=True)
     return ctx.session_id if ctx is not None else None
+
+
+def run_token() -> object | None:
+    """An object that is the same throughout one script run and another in every other run (of any session), or
+    None outside a run: the run's ``ScriptRunContext.cursors``, a dict Streamlit makes anew in ``reset()`` at the
+    start of every run. Compare it with ``is`` while holding it (so it cannot be freed and its id reused)."""
+    ctx = get_script_run_ctx(suppress_warning=True)
+    return getattr(ctx, "cursors", None) if ctx is not None else None
 
 
 def session_connected() -> bool:

@@ -34,6 +34,28 @@ def test_the_runtime_functions_it_calls_exist():
     assert st_internals.session_id() is None and st_internals.session_connected() and not st_internals.running()
 
 
+RUN_TOKEN_APP = """
+import streamlit as st
+from attn_ui.infra import st_internals
+token = st_internals.run_token()
+runs = st.session_state.setdefault("runs", [])
+runs.append((token, token is st_internals.run_token()))
+"""
+
+
+def test_a_run_token_is_one_object_per_script_run():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_string(RUN_TOKEN_APP)
+    at.run()
+    at.run()
+    (first, same_in_run), (second, same_again) = at.session_state["runs"]
+    assert first is not None and same_in_run and same_again and first is not second, (
+        f"{VERSION}: ScriptRunContext.cursors is no longer made anew for each run (or is gone): mend "
+        "st_internals.run_token (attn_ui.app.i18n.language would keep one run's language for the next)")
+    assert st_internals.run_token() is None
+
+
 def test_the_uploaded_file_manager_can_drop_one_file():
     from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
 

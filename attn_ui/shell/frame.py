@@ -50,10 +50,7 @@ def navigation() -> st.Page:
     state.init()
     lesson_ui.init()
     grid_editor.commit_pending()  # an edit sent with a page switch still counts
-    pg = st.navigation([
-        st.Page(p.file, title=_(p.title), icon=p.icon, url_path=p.name, default=p == registry.DEFAULT)
-        for p in registry.PAGES
-    ])
+    pg = st.navigation(pages())
     _RUN.panel = st.sidebar.container()  # under the pages' list: the page's edit panel, if it has one (panel_slot)
     st.session_state[state.FRAMED] = True  # read by page_start: the frame is drawn for this run
     address.restore(pg)  # once per session: a link, or this learner's address after a reload; may switch page
@@ -66,6 +63,19 @@ def navigation() -> st.Page:
     page_language()
     st.html(f"<style>{_WIDE_CHARTS} {_LINK_LABELS} {_KOREAN_LINES} {_HIDDEN}</style>")  # style only: takes no room
     return pg
+
+
+def pages() -> list[st.Page]:
+    """Every page as an ``st.Page``, titled in the learner's language: made once per session and language, not on
+    every run (a dozen pages, ≈ 1 ms a run). The session's own: ``st.navigation`` marks the page it returns as the
+    one to run, and ``run()`` clears the mark, so two sessions must never share one."""
+    lang = i18n.language()
+    kept = st.session_state.get(state.NAV_PAGES)
+    if kept is None or kept[0] != lang:
+        kept = (lang, [st.Page(p.file, title=_(p.title), icon=p.icon, url_path=p.name, default=p == registry.DEFAULT)
+                       for p in registry.PAGES])
+        st.session_state[state.NAV_PAGES] = kept
+    return kept[1]
 
 
 #: this script run's own: a run has its own thread, and navigation() sets it at the start of every run

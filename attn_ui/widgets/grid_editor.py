@@ -224,10 +224,18 @@ def _frame(values: np.ndarray, rows: list[str], precision: int) -> pd.DataFrame:
     return pd.DataFrame(_texts(values, precision), index=rows, columns=[str(j) for j in range(values.shape[1])])
 
 
-@budget.cached("grid_texts", copy=pd.DataFrame.copy, slots=budget.EXPLORER_SLOTS)  # the grid gets its own copy to edit
-def _number_frame(values: np.ndarray, rows: tuple[str, ...], precision: int) -> pd.DataFrame:  # [r, c] -> text
-    """The grid's texts of a float matrix, built once per matrix (an edit of X leaves W_Q's grid as it was)."""
-    return pd.DataFrame(_texts(values, precision), index=list(rows), columns=[str(j) for j in range(values.shape[1])])
+def _own_copy(kept: budget.Counted) -> pd.DataFrame:
+    return kept.value.copy()  # the grid gets its own copy to edit
+
+
+@budget.cached("grid_texts", copy=_own_copy, slots=budget.EXPLORER_SLOTS)
+def _number_frame(values: np.ndarray, rows: tuple[str, ...], precision: int) -> budget.Counted:  # [r, c] -> text
+    """The grid's texts of a float matrix, built once per matrix (an edit of X leaves W_Q's grid as it was), with its
+    bytes (the texts' and the row labels' as Arrow holds them: UTF-8 and a 4-byte offset each)."""
+    texts = _texts(values, precision)
+    columns = [str(j) for j in range(values.shape[1])]
+    size = sum(len("".join(part).encode()) + 4 * (len(part) + 1) for part in (texts.ravel().tolist(), rows, columns))
+    return budget.Counted(pd.DataFrame(texts, index=list(rows), columns=columns), size)
 
 
 def _reads_as(text: str, v: float) -> bool:

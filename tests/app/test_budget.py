@@ -102,6 +102,18 @@ def test_a_key_function_keys_on_hashable_arguments_as_they_are(monkeypatch):
     assert walked == [] and b.usage()["spec"][0] == 2  # nothing fingerprinted
 
 
+def test_a_counted_value_is_kept_at_the_size_its_maker_counted():
+    b = budget.Budget(10**6)
+    assert budget.nbytes(budget.Counted(pd.DataFrame({"a": ["x"]}), 1234)) == 1234
+    from attn_ui.widgets import grid_editor
+
+    values, rows = np.arange(12.0).reshape(3, 4) / 7, ("0: a", "1: b", "2: c")
+    kept = grid_editor._number_frame.__wrapped__(values, rows, 4)  # the grid's texts, counted as Arrow holds them
+    pandas_says = kept.value.memory_usage(index=True, deep=True).sum()
+    assert 0.5 * pandas_says <= kept.nbytes <= 1.5 * pandas_says
+    assert b.put(("grid",), kept) and b.bytes == kept.nbytes
+
+
 def test_an_argument_it_cannot_key_is_an_error_not_a_wrong_hit():
     with pytest.raises(TypeError, match="cannot key"):
         budget.fingerprint(object())

@@ -18,6 +18,10 @@ from .errors import N_, AttentionInputError
 MAX_EXP = float(np.log(np.finfo(np.float64).max))
 #: the range of divisors (temperatures) the pages offer
 DIVISOR_RANGE = (0.01, 1000.0)
+#: :func:`saturation` softmaxes this many scores at once (2 MB of float64 each array): several divisors of a small
+#: matrix in one numpy call (at seed 000 all 101 of the curves' divisors: one call instead of 101), one at a time of a
+#: large one
+SATURATION_CELLS = 2**18
 #: the key widths of the variance sweep: 1, 2, 4, ..., 512
 SWEEP_D_K = tuple(2**i for i in range(10))
 
@@ -202,11 +206,13 @@ def saturation(
         shifted = masked - top  # [n_q, n_k], <= 0; -inf where masked (or where the gap overflows)
     max_weight = np.empty((d.size, masked.shape[0]))  # [n_div, n_q]
     entropy = np.empty_like(max_weight)  # [n_div, n_q]
-    for i, divisor in enumerate(d):  # one [n_q, n_k] softmax at a time: no [n_div, n_q, n_k] array
+    per_chunk = max(1, SATURATION_CELLS // max(masked.size, 1))  # divisors softmaxed at once
+    for i in range(0, d.size, per_chunk):  # [c, n_q, n_k] at a time: never the whole [n_div, n_q, n_k] array
+        part = d[i:i + per_chunk, None, None]  # [c, 1, 1]
         with np.errstate(over="ignore"):
-            w = softmax(shifted / divisor)  # [n_q, n_k]; a gap that overflows is -inf: weight 0, the limit
-        max_weight[i] = w.max(axis=-1)
-        entropy[i] = row_entropy(w)
+            w = softmax(shifted / part)  # [c, n_q, n_k]; a gap that overflows is -inf: weight 0, the limit
+        max_weight[i:i + per_chunk] = w.max(axis=-1)
+        entropy[i:i + per_chunk] = row_entropy(w)
     return max_weight, entropy
 
 

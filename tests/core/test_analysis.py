@@ -174,6 +174,22 @@ def test_saturation_limits_and_huge_scores():
     assert np.isfinite(top).all() and np.isfinite(ent).all() and np.allclose(top, 1.0)
 
 
+def test_saturation_in_chunks_of_divisors_is_the_one_at_a_time_numbers(monkeypatch):
+    import attn_core.analysis as analysis
+
+    rng = np.random.default_rng(37)
+    s = rng.normal(size=(5, 7)) * 30
+    s[0, 0] = 1e300  # a gap that overflows
+    mask = rng.random((5, 7)) > 0.3
+    mask[1] = False  # a row with every key masked
+    divisors = log_grid(0.01, 1000, 20)
+    chunked = saturation(s, divisors, mask)  # all 101 divisors in one [101, 5, 7] softmax
+    for cells in (1, 35 * 3, 35 * 64):  # one divisor at a time (as before), 3, 64 at a time
+        monkeypatch.setattr(analysis, "SATURATION_CELLS", cells)
+        for got, want in zip(saturation(s, divisors, mask), chunked, strict=True):
+            np.testing.assert_array_equal(got, want)
+
+
 def test_saturation_with_causal_mask_and_bad_divisors():
     top, _ = saturation(np.ones((3, 3)), np.array([1.0]), causal_mask(3))
     assert top[0].tolist() == pytest.approx([1.0, 0.5, 1 / 3])

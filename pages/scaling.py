@@ -18,7 +18,7 @@ frame.page_start(registry.SCALING)
 in_panel = edit_panel.sidebar()  # X and the weights, beside what they do here
 edit_panel.hint()
 
-MODE, DIVISOR = "scaling_mode", "scaling_divisor"  # widget keys
+MODE, DIVISOR, SWEEP_TABLE = "scaling_mode", "scaling_divisor", "scaling_sweep_numbers"  # widget keys
 MODES = {"sqrt_dk": N_("÷ √d_k (default)"), "none": N_("none (÷ 1)"), "custom": N_("custom divisor")}
 SLIDER_STOPS = analysis.log_grid(*analysis.DIVISOR_RANGE, 10, digits=2)  # 0.01 … 1000, 10 stops per decade
 CURVE_DIVISORS = analysis.log_grid(*analysis.DIVISOR_RANGE, 20)  # the saturation curves' x axis
@@ -258,11 +258,12 @@ if cfg.score != "dot":
 st.markdown(same_on_random)
 charts.show_chart(charts.cached_chart(scaling_views.variance_sweep_chart, sweep.d_k, sweep.raw, sweep.scaled,
                                       current_d_k=cfg.d_k))
-with st.expander(_("The numbers")):
-    st.dataframe(
-        {"d_k": sweep.d_k, "var(QKᵀ)": sweep.raw.round(4), "var(QKᵀ / √d_k)": sweep.scaled.round(4)},
-        hide_index=True,
-    )
+with st.expander(_("The numbers"), key=SWEEP_TABLE, on_change="rerun") as box:
+    if box.open:  # made only while open: its table is the same on every run
+        st.dataframe(
+            {"d_k": sweep.d_k, "var(QKᵀ)": sweep.raw.round(4), "var(QKᵀ / √d_k)": sweep.scaled.round(4)},
+            hide_index=True,
+        )
 
 st.header(_("Softmax saturation"))
 saturation_text = _(

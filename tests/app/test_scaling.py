@@ -167,8 +167,15 @@ def test_scale_chosen_here_changes_step_by_step(page):
     assert not has_heatmap(page, np_softmax(S / np.sqrt(3)))
 
 
+def sweep_table(at: AppTest):
+    """The variance sweep's numbers (the expander "The numbers" opened: its table is made only while open)."""
+    assert not at.main.dataframe  # closed
+    at.session_state["scaling_sweep_numbers"] = True
+    return at.run().main.dataframe[0].value
+
+
 def test_sweep_raw_grows_with_d_k_and_scaled_stays_near_1(page):
-    sweep = page.main.dataframe[0].value
+    sweep = sweep_table(page)
     d_k, raw, scaled = (sweep[c].to_numpy(dtype=float) for c in ("d_k", "var(QKᵀ)", "var(QKᵀ / √d_k)"))
     assert d_k.tolist() == [2.0**i for i in range(10)]  # 1 … 512
     assert np.all((scaled > 0.7) & (scaled < 1.3))
@@ -295,7 +302,7 @@ def test_additive_scores_say_the_reason_does_not_apply():
 
 
 def test_the_random_sweep_sentence_gives_the_range_it_measured(page):
-    sweep = page.main.dataframe[0].value
+    sweep = sweep_table(page)
     scaled = sweep["var(QKᵀ / √d_k)"].to_numpy(dtype=float)
     (text,) = [plain(m.value) for m in page.markdown if m.value.startswith("**The same on random Q, K")]
     assert (f"for d_k from 1 to 512: the raw variance grows with d_k, close to the dashed line variance = d_k, and "

@@ -118,7 +118,7 @@ def cell_frame(
     flat = values.ravel()
     columns = {"row_i": np.repeat(np.arange(r), c), "col_i": np.tile(np.arange(c), r), "value": flat}
     if labels:
-        columns["row"] = np.repeat(row_labels, c)
+        columns["row"] = charts.repeated(row_labels, c)
         columns["text"] = format_numbers(flat, precision)
     return charts.table({**columns, **extra})
 
@@ -380,7 +380,7 @@ def head_block(
     j = np.tile(np.arange(d), r)  # the column within the head
     data = charts.table({
         "row_i": np.repeat(np.arange(r), d), "col_i": first_col + j, "head_col": j, "line": j // per_line,
-        "value": values.ravel(), "text": text, "row": np.repeat(row_labels, d),
+        "value": values.ravel(), "text": text, "row": charts.repeated(row_labels, d),
     })
     last = first_col + d - 1
     y_title = _("token") if y_title is None else y_title

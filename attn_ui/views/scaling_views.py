@@ -137,7 +137,7 @@ def _per_row_frame(divisors: np.ndarray, values: np.ndarray, row_labels: list[st
         return charts.table({
             "divisor": np.repeat(divisors, len(row_labels)),
             "value": values.ravel(),
-            "query": np.tile(row_labels, len(divisors)),
+            "query": charts.tiled(row_labels, len(divisors)),
         })
     return charts.table({
         "divisor": divisors, "mean": values.mean(axis=1), "lo": values.min(axis=1), "hi": values.max(axis=1),

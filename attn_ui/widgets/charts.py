@@ -154,12 +154,32 @@ def slot_name(i: int) -> str:
 
 
 def table(columns: dict[str, Any]) -> pa.Table:
-    """A chart's data from its columns (numpy arrays or lists), as an Arrow table.
+    """A chart's data from its columns (numpy arrays of numbers, lists of str: :func:`repeated`, :func:`tiled`), as an
+    Arrow table.
 
     >>> table({"k": np.array(["a", "b"]), "v": np.arange(2.0)}).to_pydict()
     {'k': ['a', 'b'], 'v': [0.0, 1.0]}
     """
     return pa.table(columns)
+
+
+def repeated(labels: Sequence[str], n: int) -> list[str]:
+    """Each label ``n`` times in a row (``np.repeat``'s order), for a chart's column of labels: a list of str, which
+    Arrow reads 2–3× faster than the numpy array of str (UCS-4) ``np.repeat`` makes.
+
+    >>> repeated(["a", "b"], 2)
+    ['a', 'a', 'b', 'b']
+    """
+    return [label for label in labels for _ in range(n)]
+
+
+def tiled(labels: Sequence[str], n: int) -> list[str]:
+    """The labels ``n`` times over (``np.tile``'s order), as a list of str (see :func:`repeated`).
+
+    >>> tiled(["a", "b"], 2)
+    ['a', 'b', 'a', 'b']
+    """
+    return list(labels) * n
 
 
 def data_domain(slot: int) -> dict:

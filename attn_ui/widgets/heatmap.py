@@ -149,8 +149,8 @@ def long_frame(values: np.ndarray, row_labels: list[str], col_labels: list[str],
     flat = values.ravel()
     finite = np.isfinite(flat)
     return charts.table({
-        "row": np.repeat(row_labels, c),
-        "col": np.tile(col_labels, r),
+        "row": charts.repeated(row_labels, c),
+        "col": charts.tiled(col_labels, r),
         "row_i": np.repeat(np.arange(r), c),
         "col_i": np.tile(np.arange(c), r),
         "value": np.where(finite, flat, np.nan),
@@ -457,8 +457,8 @@ def heatmap(
     text = format_numbers(flat, precision)
     show_text, has_masked = shows_text(r, c, px), bool(is_masked.any())
     columns = {  # as long_frame
-        "row": np.repeat(row_labels, c),
-        "col": np.tile(col_labels, r),
+        "row": charts.repeated(row_labels, c),
+        "col": charts.tiled(col_labels, r),
         "row_i": np.repeat(np.arange(r) * br, c),  # a block's first row and column (what a click on it picks)
         "col_i": np.tile(np.arange(c) * bc, r),
         "value": value,

@@ -216,26 +216,36 @@ def _texts(values: np.ndarray, precision: int) -> np.ndarray:  # object or float
     return texts.reshape(values.shape)
 
 
-def _frame(values: np.ndarray, rows: list[str], precision: int) -> pd.DataFrame:  # object [r, c] -> text frame
+Grid = tuple[pd.DataFrame, tuple[int, ...]]  # what a grid shows, and each column's width in px (column_px)
+
+
+def _frame(values: np.ndarray, rows: list[str], precision: int) -> Grid:  # object [r, c] -> text frame, [c] px
     """What the grid shows: the numbers at ``precision`` in the matrix's one notation (:func:`_texts`), and a
-    refused cell's text as it was typed."""
+    refused cell's text as it was typed; and how wide each column must be for its texts."""
     if values.dtype != object:  # a matrix of the configuration: every cell a number
         return _number_frame(values, tuple(rows), precision)
-    return pd.DataFrame(_texts(values, precision), index=rows, columns=[str(j) for j in range(values.shape[1])])
+    texts = _texts(values, precision)
+    return pd.DataFrame(texts, index=rows, columns=[str(j) for j in range(values.shape[1])]), _widths(texts)
 
 
-def _own_copy(kept: budget.Counted) -> pd.DataFrame:
-    return kept.value.copy()  # the grid gets its own copy to edit
+def _widths(texts: np.ndarray) -> tuple[int, ...]:  # object [r, c] -> [c] px
+    return tuple(map(column_px, texts.T.tolist()))
+
+
+def _own_copy(kept: budget.Counted) -> Grid:
+    frame, widths = kept.value
+    return frame.copy(), widths  # the grid gets its own copy to edit
 
 
 @budget.cached("grid_texts", copy=_own_copy, slots=budget.EXPLORER_SLOTS)
 def _number_frame(values: np.ndarray, rows: tuple[str, ...], precision: int) -> budget.Counted:  # [r, c] -> text
-    """The grid's texts of a float matrix, built once per matrix (an edit of X leaves W_Q's grid as it was), with its
-    bytes (the texts' and the row labels' as Arrow holds them: UTF-8 and a 4-byte offset each)."""
+    """The grid's texts of a float matrix and its columns' widths, worked out once per matrix (an edit of X leaves
+    W_Q's grid as it was; reading the widths back from the frame took 12 ms a run at 64 × 64), with its bytes (the
+    texts' and the row labels' as Arrow holds them: UTF-8 and a 4-byte offset each)."""
     texts = _texts(values, precision)
     columns = [str(j) for j in range(values.shape[1])]
     size = sum(len("".join(part).encode()) + 4 * (len(part) + 1) for part in (texts.ravel().tolist(), rows, columns))
-    return budget.Counted(pd.DataFrame(texts, index=list(rows), columns=columns), size)
+    return budget.Counted((pd.DataFrame(texts, index=list(rows), columns=columns), _widths(texts)), size)
 
 
 def _reads_as(text: str, v: float) -> bool:
@@ -302,11 +312,10 @@ def matrix_editor(name: str, *, height: int | str = "auto", compact: bool = Fals
         bases[name] = (st.session_state[state.DRAFTS].get(name, current), controls.precision(), current)
     base, precision, _held = bases[name]
     rows = row_labels(name, row_tokens(cfg, name), base.shape[0])
-    frame = _frame(base, rows, precision)
+    frame, widths = _frame(base, rows, precision)
     # text cells: a number column's cell editor drops what it does not expect ("1e-3" arrived as -13)
-    columns = {c: st.column_config.TextColumn(c, alignment="right",
-                                              width=column_px(list(frame[c])) if compact else None)
-               for c in frame.columns}
+    columns = {c: st.column_config.TextColumn(c, alignment="right", width=width if compact else None)
+               for c, width in zip(frame.columns, widths, strict=True)}
     if compact:
         columns["_index"] = st.column_config.TextColumn(width=column_px(rows))
     st.data_editor(frame, key=key, num_rows="fixed", height=height, column_config=columns)

@@ -109,7 +109,7 @@ def test_a_counted_value_is_kept_at_the_size_its_maker_counted():
 
     values, rows = np.arange(12.0).reshape(3, 4) / 7, ("0: a", "1: b", "2: c")
     kept = grid_editor._number_frame.__wrapped__(values, rows, 4)  # the grid's texts, counted as Arrow holds them
-    pandas_says = kept.value.memory_usage(index=True, deep=True).sum()
+    pandas_says = kept.value[0].memory_usage(index=True, deep=True).sum()
     assert 0.5 * pandas_says <= kept.nbytes <= 1.5 * pandas_says
     assert b.put(("grid",), kept) and b.bytes == kept.nbytes
 

@@ -124,3 +124,21 @@ def test_the_panel_speaks_the_learners_language(lang, title):
     assert not at.exception
     assert f":material/edit: **{title}**" in [m.value for m in at.sidebar.markdown]
     assert not [m for m in at.sidebar.markdown if "Edit the numbers" in m.value]
+
+
+def test_the_panels_grid_is_as_wide_as_its_texts_column_by_column():
+    import json
+    from dataclasses import replace
+
+    from attn_ui.widgets.grid_editor import column_px
+
+    at = steps_app()
+    x = at.session_state["config"].x.copy()
+    x[0, 1], x[1, 2] = -0.000012, 12.5  # columns of texts of other widths
+    at.session_state["config"] = replace(at.session_state["config"], x=x)
+    at.run()
+    (shown,) = [d for d in at.sidebar.dataframe if d.key]  # the grid (not the Every digit table beside it)
+    widths = {c: spec["width"] for c, spec in json.loads(shown.proto.columns).items()}
+    assert widths == {"_index": column_px(list(shown.value.index)),
+                      **{c: column_px(list(shown.value[c])) for c in shown.value.columns}}
+    assert len(set(widths.values())) > 2

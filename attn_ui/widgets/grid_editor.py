@@ -260,18 +260,27 @@ def _reads_as(text: str, v: float) -> bool:
 EVERY_DIGIT_CELLS = 400
 
 
+def every_digit_key(name: str) -> str:
+    """The key of matrix ``name``'s Every digit popover (a grid is drawn once a run: one popover per matrix)."""
+    return f"{name}_every_digit"
+
+
 def every_digit(name: str, values: np.ndarray, rows: list[str], precision: int) -> None:  # values [r, c]
     """Under a grid whose texts round some of its numbers: a popover with every digit of each (the shortest text
-    that reads back as exactly that float64); nothing when the grid shows every number exactly."""
+    that reads back as exactly that float64); nothing when the grid shows every number exactly. Its contents are
+    made only while it is open (opening it reruns the page)."""
     if values.size > EVERY_DIGIT_CELLS:  # not checked cell by cell on every run: too many
-        with st.popover(_("Every digit"), icon=":material/pin:"):
-            st.caption(_("{matrix} has {cells} cells: the JSON file on {page} holds every digit of each.").format(
-                matrix=MATRIX_NAMES[name], cells=f"{values.size:,}", page=_(registry.SHARE.title)))
+        with st.popover(_("Every digit"), icon=":material/pin:", key=every_digit_key(name), on_change="rerun") as box:
+            if box.open:
+                st.caption(_("{matrix} has {cells} cells: the JSON file on {page} holds every digit of each.").format(
+                    matrix=MATRIX_NAMES[name], cells=f"{values.size:,}", page=_(registry.SHARE.title)))
         return
     where, numbers = _numbers(values)
     if all(map(_reads_as, grid_texts(numbers, precision), numbers.tolist())):
         return
-    with st.popover(_("Every digit"), icon=":material/pin:"):
+    with st.popover(_("Every digit"), icon=":material/pin:", key=every_digit_key(name), on_change="rerun") as box:
+        if not box.open:
+            return
         texts = np.array(_texts(values, precision).ravel(), dtype=object)
         texts[where] = exact_texts(numbers)
         st.caption(_("{matrix} with every digit: the grid shows {n} decimals; a cell typed back as shown keeps its "

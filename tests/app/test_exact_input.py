@@ -86,6 +86,9 @@ def test_the_grid_writes_a_matrix_in_one_notation_and_offers_every_digit():
     at.run()
     assert list(grid(at, "0: a").iloc[0]) == ["0.3333", "<0.0001", "0.5000", "0.0000"]  # fixed, no "…"
     assert list(grid(at, "0: a").iloc[1]) == ["0.0000", "2.0000", "0.0000", "2.0000"]
+    assert not [d for d in at.dataframe if d.key is None]  # the popover is closed: its table is made when it opens
+    at.session_state["x_every_digit"] = True
+    at.run()
     every = [d for d in at.dataframe if d.key is None and "0.3333333333333333" in d.value.to_numpy().ravel()]
     assert len(every) == 1 and list(every[0].value.iloc[0]) == ["0.3333333333333333", "1e-05", "0.5", "0"]
 
@@ -93,8 +96,7 @@ def test_the_grid_writes_a_matrix_in_one_notation_and_offers_every_digit():
 def test_a_seed_preset_is_written_in_whole_numbers():
     at = new_app("pages/inputs.py")
     assert list(grid(at, "0: input1").iloc[0]) == ["1", "0", "1", "0"]  # the seed's X, not "1.0000"
-    assert not [d for d in at.dataframe if d.key is None and d.value.shape == (3, 4)]  # no Every digit table:
-    # the grid shows every digit already
+    assert "x_every_digit" not in at.session_state  # no Every digit popover: the grid shows every digit already
     at.switch_page("pages/steps.py").run()
     q = [texts for texts in chart_frames(at) if texts.get("title") == "Q"]
     assert q and list(q[0]["text"])[:3] == ["1", "0", "2"]  # Q = X W_Q of the seed: [[1, 0, 2], ...]

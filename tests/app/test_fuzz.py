@@ -41,6 +41,7 @@ LAZY_CONTAINERS = {
     "share_sidebar_open": [True, False],  # the sidebar's Share this, on every page
     "learn_list": [True, False],  # Learn's list of lessons
     "scaling_sweep_numbers": [True, False],  # Scaling's table of the variance sweep
+    **{f"{name}_every_digit": [True, False] for name in ("x", "y", "w_q", "w_k", "w_v", "w_o")},  # under a grid
     "heads_section_shown": ["3 · Each head attends", "4 · Concatenate the heads", "5 · Project with W_O",
                             "6 · Every shape", "7 · Check: one head is plain attention"],
 }

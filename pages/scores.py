@@ -224,7 +224,7 @@ for s in scored.values():
         st.info(_("{name}: not shown: {why}.").format(name=score_views.title(s.kind), why=text.md_escape(s.why)),
                 icon=":material/info:")
 table = score_views.summary(scored, cfg.score, precision)
-st.dataframe(table, hide_index=True, height=35 * (len(table) + 1) + 3)
+st.dataframe(table, hide_index=True, height=35 * (table.num_rows + 1) + 3)
 st.caption(_("Entropy of a row of weights: 0 when one key takes all the weight, ln n_k when the weights are uniform "
              "(ln {n} = {ln_n} here). General with W_a = I gives exactly the dot product's weights.").format(
     n=cfg.n_seq, ln_n=f"{np.log(cfg.n_seq):.4g}"))

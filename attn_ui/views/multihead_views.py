@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import altair as alt
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import streamlit as st
 
 from attn_core import (
@@ -499,7 +500,7 @@ _SCORE_WEIGHTS = {
 }
 
 
-def shapes_table(cfg: Config, trace: MultiHeadTrace) -> pd.DataFrame:
+def shapes_table(cfg: Config, trace: MultiHeadTrace) -> pa.Table:
     """Every array of the multi-head computation: symbol, formula, shape in symbols and here (its words and its
     columns' names in the session's language).
 
@@ -510,7 +511,8 @@ def shapes_table(cfg: Config, trace: MultiHeadTrace) -> pd.DataFrame:
     --------
     >>> from attn_core import make_config, run
     >>> cfg = make_config(["a", "b"], np.eye(2), np.eye(2), np.eye(2), np.eye(2), n_heads=2)
-    >>> shapes_table(cfg, run(cfg)).set_index("array").loc["concat", "here"]
+    >>> table = shapes_table(cfg, run(cfg)).to_pydict()
+    >>> table["here"][table["array"].index("concat")]
     '2 × 2'
     """
     n = trace.n_heads
@@ -544,7 +546,7 @@ def shapes_table(cfg: Config, trace: MultiHeadTrace) -> pd.DataFrame:
         ("W_O", _("output projection"), "n_heads·d_v × d_out", _shape(trace.w_o), "1"),
         (_("output"), "concat W_O", f"{n_q} × d_out", _shape(trace.output), "1"),
     ]
-    return pd.DataFrame(rows, columns=[_("array"), _("formula"), _("shape"), _("here"), _("how many")])
+    return text.rows_table([_("array"), _("formula"), _("shape"), _("here"), _("how many")], rows)
 
 
 # ---- the page's widgets and sections (pages/multihead.py draws them in order) ------------------------------
@@ -828,7 +830,7 @@ def check_metrics(cfg, trace, *, per_head: bool = True) -> None:
 
 def shapes_section() -> None:
     shapes = shapes_table(state.config(), compute.current_trace())
-    st.dataframe(shapes, hide_index=True, height=35 * (len(shapes) + 1) + 3)
+    st.dataframe(shapes, hide_index=True, height=35 * (shapes.num_rows + 1) + 3)
 
 
 def check_section() -> None:

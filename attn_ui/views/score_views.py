@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
+import pyarrow as pa
 
 from attn_core import (
     INITIALIZERS,
@@ -28,7 +28,7 @@ from attn_core import (
 )
 from attn_ui.app.i18n import _, error_text
 from attn_ui.widgets.numbers import format_numbers
-from attn_ui.widgets.text import score_name
+from attn_ui.widgets.text import rows_table, score_name, text_table
 
 #: most terms of v_a · tanh(…) written out one by one in the worked table (wider features: the sum only)
 MAX_TERMS = 4
@@ -104,7 +104,7 @@ def compare(
     return out
 
 
-def summary(scored: dict[str, Scored], yours: str, precision: int) -> pd.DataFrame:
+def summary(scored: dict[str, Scored], yours: str, precision: int) -> pa.Table:
     """One row per score function: largest weight, mean entropy of the query rows (nats; rows with every key
     masked left out), largest |weight − dot-product weight|; the configuration's function marked."""
     dot = scored.get("dot")
@@ -122,11 +122,11 @@ def summary(scored: dict[str, Scored], yours: str, precision: int) -> pd.DataFra
             np.array([np.abs(w - dot.trace.weights).max()]), precision)[0]
         largest, mean_h = format_numbers(np.array([w.max(), entropy]), precision)
         rows.append([name, largest, mean_h, diff])
-    return pd.DataFrame(rows, columns=[_("score function"), _("largest weight"), _("mean row entropy (nats)"),
-                                       _("largest |difference| from the dot product's weights")])
+    return rows_table([_("score function"), _("largest weight"), _("mean row entropy (nats)"),
+                       _("largest |difference| from the dot product's weights")], rows)
 
 
-def additive_table(trace: AttentionTrace, i: int, key_labels: list[str], precision: int) -> pd.DataFrame:
+def additive_table(trace: AttentionTrace, i: int, key_labels: list[str], precision: int) -> pa.Table:
     """How query ``i``'s additive scores are made, one row per key j: (for d_a ≤ MAX_TERMS) the terms
     v_a[f] · tanh(…)[f], then the score = features(i)[j] · v_a, the score ÷ s, and the weight."""
     feats = trace.features(i)  # [n_k, d_a]
@@ -138,15 +138,15 @@ def additive_table(trace: AttentionTrace, i: int, key_labels: list[str], precisi
             " + ".join(f"{v_a[f]} · {f_text[j * d_a + f]}" for f in range(d_a)) for j in range(feats.shape[0])
         ]
     _scores_columns(columns, trace, i, precision)
-    return pd.DataFrame(columns)
+    return text_table(columns)
 
 
-def dot_table(trace: AttentionTrace, i: int, key_labels: list[str], precision: int) -> pd.DataFrame:
+def dot_table(trace: AttentionTrace, i: int, key_labels: list[str], precision: int) -> pa.Table:
     """Query ``i``'s scores as dot products (of q, or of q W_a for "general") with every key: one row per key j:
     the score, the score ÷ s, and the weight."""
     columns: dict[str, list[str]] = {_("key"): key_labels}
     _scores_columns(columns, trace, i, precision)
-    return pd.DataFrame(columns)
+    return text_table(columns)
 
 
 def _factors(values: np.ndarray, precision: int) -> list[str]:

@@ -17,6 +17,7 @@ import string
 import unicodedata
 
 import numpy as np
+import pyarrow as pa
 
 from attn_core import Config
 from attn_ui.app.i18n import N_, _
@@ -172,6 +173,26 @@ def md_table(header: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(r) + " |" for r in rows]
     return "\n".join(lines)
+
+
+def text_table(columns: dict[str, list[str]]) -> pa.Table:
+    """A table of texts for ``st.dataframe(..., hide_index=True)``, column by column, as an Arrow table: Streamlit
+    sends it as it is, where a pandas DataFrame of the same texts cost ≈ 2 ms more a table (making it, then
+    converting it: bench/RESULTS.md, issue 37).
+
+    >>> text_table({"a": ["x", "y"], "b": ["1", "2"]}).to_pydict()
+    {'a': ['x', 'y'], 'b': ['1', '2']}
+    """
+    return pa.table({name: pa.array(values, pa.string()) for name, values in columns.items()})
+
+
+def rows_table(header: list[str], rows: list[list[str]] | list[tuple[str, ...]]) -> pa.Table:
+    """:func:`text_table` of rows of texts under ``header``.
+
+    >>> rows_table(["a", "b"], [["x", "1"], ["y", "2"]]).to_pydict()
+    {'a': ['x', 'y'], 'b': ['1', '2']}
+    """
+    return text_table({name: [row[j] for row in rows] for j, name in enumerate(header)})
 
 
 def divisor_latex(cfg: Config, divisor: float, precision: int) -> str:

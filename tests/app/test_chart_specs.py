@@ -342,3 +342,11 @@ def test_the_tooltip_has_every_digit_and_the_cell_the_decimals_shown():
     _, rows = _descriptions({**spec["layer"][0], "encoding": {**spec["layer"][0]["encoding"],
                                                               "description": {"field": "shown"}}}, frame)
     assert [row["shown"] for row in rows] == ["0.023612345678901234", "0.3333333333333333"]
+
+
+def test_a_heatmap_carries_its_cells_texts_only_where_it_writes_them():
+    small = _only_frame(heatmap.heatmap(np.arange(12.0).reshape(3, 4) / 7, list("abc"), list("defg")).spec())
+    assert list(small.text[:2]) == ["0.0000", "0.1429"]  # written on the cells
+    rows = [str(i) for i in range(64)]
+    large = heatmap.heatmap(np.arange(4096.0).reshape(64, 64) / 7, rows, rows)
+    assert large.layout.font == 0 and "text" not in _only_frame(large.spec()).columns  # colour only: no texts

@@ -91,8 +91,13 @@ def write(values: np.ndarray, how: Notation, precision: int) -> list[str]:  # [n
                 for v in values.tolist()]
     tiny = 0.5 * 10.0**-precision  # below it, fixed decimals would show 0
     step = f"{10.0**-precision:.{precision}f}"  # "0.0001"
-    return ["<" + step if 0 < v < tiny else ">" + MINUS + step if -tiny < v < 0 else _tidy(f"{v:.{precision}f}")
-            for v in values.tolist()]
+    every = values.tolist()
+    texts = list(map(f"{{:.{precision}f}}".format, every))  # as they are: a finite value ≥ tiny, or 0 (most of them)
+    special = np.signbit(values) | ~np.isfinite(values) | ((values > 0) & (values < tiny))  # the others: a sign,
+    for i in np.flatnonzero(special).tolist():  # −0, ±∞, NaN, a positive value too small to show
+        v = every[i]
+        texts[i] = "<" + step if 0 < v < tiny else ">" + MINUS + step if -tiny < v < 0 else _tidy(texts[i])
+    return texts
 
 
 def _fewest_decimals(texts: list[str], precision: int) -> list[str]:
@@ -105,15 +110,20 @@ def _fewest_decimals(texts: list[str], precision: int) -> list[str]:
     >>> _fewest_decimals(["0.1361", "0.0000"], 4), _fewest_decimals(["+∞", "2.50"], 2)
     (['0.1361', '0.0000'], ['+∞', '2.5'])
     """
-    is_number = ["." in t and t[0] not in "<>" for t in texts]
-    if not any(is_number) or precision <= 0 or any(t[0] in "<>" for t in texts):
+    if precision <= 0:
         return texts
-    # trailing zeros every value has (≤ precision)
-    drop = min(len(t) - len(t.rstrip("0")) for t, n in zip(texts, is_number, strict=True) if n)
-    if not drop:
+    drop = precision + 1  # the trailing zeros every value has (≤ precision); more: no value with decimals yet
+    for t in texts:
+        if t[0] in "<>":  # a mark: every value keeps its decimals
+            return texts
+        if "." in t:
+            drop = min(drop, len(t) - len(t.rstrip("0")))
+            if not drop:  # a value needs every decimal (a mark further on would keep them too): seen at once
+                return texts
+    if drop > precision:  # no value with decimals
         return texts
     cut = drop + 1 if drop == precision else drop  # every decimal: the point goes too
-    return [t[:-cut] if n else t for t, n in zip(texts, is_number, strict=True)]
+    return [t[:-cut] if "." in t else t for t in texts]
 
 
 def format_number(v: float, precision: int, style: Style = "fixed") -> str:

@@ -74,3 +74,29 @@ def test_grid_texts_carry_no_ellipsis():
     assert grid_texts(np.array([1.0, 16.0]), 4) == ["1", "16"]
     # some cells of a matrix, written in the matrix's notation
     assert grid_texts(np.array([1.0]), 4, "fixed") == ["1.0000"]
+
+
+def _fixed_one_by_one(values: np.ndarray, precision: int) -> list[str]:
+    """The "fixed" notation written value by value, as the app's rules say (the reference for numbers.write)."""
+    tiny, step, out = 0.5 * 10.0**-precision, f"{10.0**-precision:.{precision}f}", []
+    for v in values.tolist():
+        if 0 < v < tiny:
+            out.append("<" + step)
+        elif -tiny < v < 0:
+            out.append(">−" + step)
+        elif v != v:
+            out.append("NaN")
+        elif v in (float("inf"), float("-inf")):
+            out.append("+∞" if v > 0 else "−∞")
+        else:
+            text = f"{v:.{precision}f}"
+            out.append(("−" + text[1:] if text.strip("-0.") else text[1:]) if text.startswith("-") else text)
+    return out
+
+
+@pytest.mark.parametrize("precision", [0, 1, 2, 4, 6])
+def test_fixed_texts_are_each_value_written_on_its_own(precision):
+    rng = np.random.default_rng(precision)
+    edge = [0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 5e-5, -5e-5, 4.9e-5, -4.9e-5, 0.99995, -0.99995, 1e-300]
+    for values in (rng.normal(size=500), rng.normal(size=500) * 1e-4, np.array(edge), rng.choice(edge, 200)):
+        assert grid_texts(values, precision, "fixed") == _fixed_one_by_one(values, precision)

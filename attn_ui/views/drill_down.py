@@ -16,7 +16,7 @@ from attn_ui.app import i18n
 from attn_ui.app.i18n import N_, _
 from attn_ui.widgets import controls, text
 from attn_ui.widgets.matrix_display import formula, matrix_block
-from attn_ui.widgets.numbers import MINUS, format_number
+from attn_ui.widgets.numbers import MINUS, format_number, format_numbers
 
 MAX_TERMS = 6  # products written out in q_i·k_j before "…"
 MAX_ITEMS = 6  # entries of a vector written out before "…"
@@ -27,10 +27,10 @@ KEYS_PER_PAGE = 16  # drill-down tables with more keys than this show them a pag
 fmt = partial(format_number, style="short")  # 2, 0.5, 1.8639, −∞: numbers inside sentences and sums
 
 
-def _factor(v: float, precision: int) -> str:
-    """A factor of a product, in brackets when negative: "(−1)"."""
-    text = fmt(v, precision)
-    return f"({text})" if text.startswith(MINUS) else text
+def _factors(v: np.ndarray, precision: int) -> list[str]:  # [d] -> d strings
+    """Factors of products, each in brackets when negative: "(−1)"."""
+    return [f"({t})" if t.startswith(MINUS) else t for t in format_numbers(np.asarray(v, dtype=float), precision,
+                                                                           "short")]
 
 
 def dot_product_text(a: np.ndarray, b: np.ndarray, total: float, precision: int, max_terms: int = MAX_TERMS) -> str:
@@ -46,8 +46,8 @@ def dot_product_text(a: np.ndarray, b: np.ndarray, total: float, precision: int,
     >>> dot_product_text(np.array([1.0, -1.0, 1.0]), np.array([2.0, 3.0, 4.0]), 3.0, 4, max_terms=2)
     '1·2 + (−1)·3 + … (1 more) = 3'
     """
-    terms = [f"{_factor(x, precision)}·{_factor(y, precision)}" for x, y in zip(a[:max_terms], b[:max_terms],
-                                                                              strict=True)]
+    xs, ys = (_factors(v[:max_terms], precision) for v in (a, b))  # each vector's numbers written at once
+    terms = [f"{x}·{y}" for x, y in zip(xs, ys, strict=True)]
     if len(a) > max_terms:
         terms.append(_("… ({n} more)").format(n=len(a) - max_terms))
     return " + ".join(terms) + f" = {fmt(total, precision)}"
@@ -63,7 +63,7 @@ def vector_text(v: np.ndarray, precision: int, max_items: int = MAX_ITEMS) -> st
     >>> vector_text(np.arange(8.0), 2, max_items=3)
     '[0, 1, 2, … (5 more)]'
     """
-    items = [fmt(x, precision) for x in v[:max_items]]
+    items = format_numbers(np.asarray(v[:max_items], dtype=float), precision, "short")
     if len(v) > max_items:
         items.append(_("… ({n} more)").format(n=len(v) - max_items))
     return "[" + ", ".join(items) + "]"
@@ -203,8 +203,9 @@ def show_drill_down(t: AttentionTrace, cfg: Config, i: int, keys: range | None =
         formula(rf"m = \max_j \tilde s_{{{i}j}} = {fmt(m, p)}, \qquad "
                  rf"\sum_j e^{{\tilde s_{{{i}j}} - m}} = {fmt(total, p)}, \qquad "
                  rf"a_{{{i}j}} = e^{{\tilde s_{{{i}j}} - m}} \big/ {fmt(total, p)}")
-    rows = [[labels[j], fmt(t.masked[i, j], p), fmt(shifted[j], p), fmt(e[j], p), fmt(t.weights[i, j], p)]
-            for j in keys]
+    page = slice(keys.start, keys.stop, keys.step)  # the keys shown
+    columns = [format_numbers(m, p, "short") for m in (t.masked[i, page], shifted[page], e[page], t.weights[i, page])]
+    rows = [[labels[j], *cells] for j, *cells in zip(keys, *columns, strict=True)]
     rows.append([sigma, "", "", f"**{fmt(total, p)}**", f"**{fmt(t.weights[i].sum(), p)}**"])
     _table([_(r"key $j$"), r"$\tilde s_{ij}$", r"$\tilde s_{ij} - m$", r"$e^{\tilde s_{ij} - m}$",
             _(r"weight $a_{ij}$")], rows)
@@ -216,7 +217,8 @@ def show_drill_down(t: AttentionTrace, cfg: Config, i: int, keys: range | None =
     st.latex(rf"o_{{{i}}} = \sum_j a_{{{i}j}}\, v_j")
     c = t.contributions(i)  # [n_k, d_v]
     total_c = c.sum(axis=0)  # [d_v]
-    rows = [[labels[j], fmt(t.weights[i, j], p), vector_text(t.v[j], p), vector_text(c[j], p)] for j in keys]
+    rows = [[labels[j], weight, vector_text(t.v[j], p), vector_text(c[j], p)]
+            for j, weight in zip(keys, format_numbers(t.weights[i, page], p, "short"), strict=True)]
     rows.append([sigma, f"**{fmt(t.weights[i].sum(), p)}**", "", f"**{vector_text(total_c, p)}**"])
     _table([_(r"key $j$"), _(r"weight $a_{ij}$"), _(r"value $v_j$"), r"$a_{ij}\, v_j$"], rows)
     gap = float(np.abs(total_c - t.output[i]).max())

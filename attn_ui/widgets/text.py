@@ -183,7 +183,7 @@ def text_table(columns: dict[str, list[str]]) -> pa.Table:
     >>> text_table({"a": ["x", "y"], "b": ["1", "2"]}).to_pydict()
     {'a': ['x', 'y'], 'b': ['1', '2']}
     """
-    return pa.table({name: pa.array(values, pa.string()) for name, values in columns.items()})
+    return pa.Table.from_pydict({name: pa.array(values, pa.string()) for name, values in columns.items()})
 
 
 def rows_table(header: list[str], rows: list[list[str]] | list[tuple[str, ...]]) -> pa.Table:

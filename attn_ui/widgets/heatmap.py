@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import json
+import math
 import unicodedata
 from dataclasses import dataclass
 from typing import Literal
@@ -43,6 +44,10 @@ MAIN_COLUMN_PX = 1400 - SIDEBAR_PX - 2 * 80
 LEGEND_PX = 72  # the colour legend right of the cells: its offset, gradient and labels ("−0.9876")
 AXIS_PX = 14  # between a row label and the cells: ticks and padding
 LABEL_LIMIT = 180  # px: Vega's default labelLimit, the widest an axis label is drawn (cut with "…" beyond)
+#: px: the height of an axis label's line at FONT px. Labels whose lines are this far apart never overlap: each
+#: axis is told to draw every one of them (Vega's overlap rule, on by default, measures turned labels by their upright
+#: boxes and hid "input2" between "input1" and "input3" on cells that held all three)
+LABEL_LINE_PX = 15
 
 
 def cell_px(n_rows: int, n_cols: int, *, largest: int = 44, budget: int = 640) -> int:
@@ -117,6 +122,18 @@ def flat_width(n_cols: int, row_labels: list[str], col_labels: list[str], width:
     if n_cols <= 12 and n_cols * need <= (cells_room(row_labels) if room is None else room):
         return need, True
     return width, False
+
+
+def every_label(step_px: int, angle: int) -> bool:
+    """Whether an axis can draw every label of cells ``step_px`` apart: labels lying flat (``angle`` 0) where the
+    cells were made wide enough for them (:func:`flat_width`), or turned labels whose lines, step · sin |angle| apart,
+    are at least :data:`LABEL_LINE_PX` apart; a row axis (its labels flat, one above the other) passes its rows'
+    height and 90. Beyond, cells too small to label each one, the axis hides what would overlap.
+
+    >>> every_label(50, 0), every_label(44, -45), every_label(16, -90), every_label(8, -90), every_label(18, 90)
+    (True, True, True, False, True)
+    """
+    return angle == 0 or step_px * abs(math.sin(math.radians(angle))) >= LABEL_LINE_PX
 
 
 def row_height(n_rows: int, px: int, *, least: int = 18, budget: int = 640) -> int:
@@ -334,12 +351,15 @@ def heatmap_chart(layout: HeatmapLayout, data: list, domains: list) -> alt.Layer
                       **({"domainMid": 0} if lay.kind == "signed" else {}))
     # sort=None: the data's order, rows and columns in order (row-major); an explicit list of every label would
     # make Vega evaluate an indexof() expression per cell
-    # labels lie flat where they fit (angle 0: Streamlit's theme would turn them), else turned; greedy: hide labels
-    # that would still overlap
-    x = alt.X("col:O", sort=None, title=lay.x_title or None, axis=alt.Axis(labelAngle=lay.angle, labelOverlap="greedy"))
+    # labels lie flat where they fit (angle 0: Streamlit's theme would turn them), else turned; each one drawn where
+    # the cells give it its line (every_label), else greedy: hide labels that would overlap
+    x_overlap = False if every_label(lay.width_px, lay.angle) else "greedy"
+    y_overlap = False if every_label(lay.height_px, 90) else "greedy"
+    x = alt.X("col:O", sort=None, title=lay.x_title or None,
+              axis=alt.Axis(labelAngle=lay.angle, labelOverlap=x_overlap))
     # the rows' title lies flat above the row labels (turned on its side, a Chinese or Korean title is hard to read)
     y = alt.Y("row:O", sort=None, title=lay.y_title or None,
-              axis=alt.Axis(labelOverlap="greedy", titleAngle=0, titleAlign="left", titleY=-8, titleBaseline="bottom"))
+              axis=alt.Axis(labelOverlap=y_overlap, titleAngle=0, titleAlign="left", titleY=-8, titleBaseline="bottom"))
     base = alt.Chart(data[0]).encode(x=x, y=y).properties(
         width=alt.Step(lay.width_px), height=alt.Step(lay.height_px),
         **({"title": lay.title} if lay.title else {}),  # never alt.Undefined: altair 6 rejects it

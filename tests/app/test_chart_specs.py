@@ -350,3 +350,22 @@ def test_a_heatmap_carries_its_cells_texts_only_where_it_writes_them():
     rows = [str(i) for i in range(64)]
     large = heatmap.heatmap(np.arange(4096.0).reshape(64, 64) / 7, rows, rows)
     assert large.layout.font == 0 and "text" not in _only_frame(large.spec()).columns  # colour only: no texts
+
+
+def _axes(chart) -> tuple[dict, dict]:
+    spec = chart.to_dict()
+    encoding = spec["layer"][0]["encoding"] if "layer" in spec else spec["encoding"]
+    return encoding["x"]["axis"], encoding["y"]["axis"]
+
+
+def test_every_token_is_labelled_where_the_cells_give_each_label_its_line():
+    tokens = ["input1", "input2", "input3"]  # Learn's lessons: Vega's overlap rule hid input2 (issue 37)
+    x, y = _axes(heatmap.heatmap(np.eye(3) / 2, tokens, tokens, kind="weights", x_title="key", y_title="query"))
+    assert x["labelAngle"] == 0 and x["labelOverlap"] is False and y["labelOverlap"] is False
+    src = ["0: ▁translate", "1: ▁English", "2: ▁to", "3: ▁French", "4: :", "5: ▁It", "6: ▁is", "7: ▁easy"]
+    x, y = _axes(heatmap.heatmap(np.full((4, 8), 0.125), [f"{i}: ▁out" for i in range(4)], src, kind="weights",
+                                 precision=2))  # A model that translates: turned, and each on a line of its own
+    assert x["labelAngle"] == -45 and x["labelOverlap"] is False and y["labelOverlap"] is False
+    many = [f"{i}: t{i}" for i in range(64)]  # 10 px cells: too small for every label's line
+    x, y = _axes(heatmap.heatmap(np.zeros((64, 64)), many, many))
+    assert x["labelOverlap"] == "greedy" and y["labelOverlap"] == "greedy"

@@ -69,6 +69,14 @@ def label_boxes(chart: Locator) -> list[list[float]]:
         .map(e => { const b = e.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; })""")
 
 
+def axis_labels(chart: Locator, axis: str) -> list[tuple[str, bool]]:
+    """The labels of a chart's ``axis`` ("X" or "Y"), each with whether it is drawn (Vega hides a label its overlap
+    rule drops with opacity 0)."""
+    group = chart.locator(f'g.role-axis[aria-label^="{axis}-axis"]').first
+    return [tuple(pair) for pair in group.locator("g.role-axis-label text").evaluate_all(
+        "ts => ts.map(t => [t.textContent, getComputedStyle(t).opacity !== '0' && t.getAttribute('opacity') !== '0'])")]
+
+
 def assert_charts_readable(page: Page) -> None:
     """Every chart on the page is drawn at a readable size and no two of its labels overlap."""
     found = charts(page)
@@ -197,6 +205,9 @@ def test_a_typed_number_is_checked_by_one_click(page: Page, app_server: str, sho
     expect(main).to_contain_text(f"Right. The answer is {answer:.4f}.")
     expect(main).to_contain_text(f"Lesson 2 of {N_LESSONS} · right on the first try")
     screenshot(page, shots / "learn_2_right.png")
+    weights = chart_after(page, "Weights")  # the question is input2's weight on input2: every token labelled
+    tokens = [(t, True) for t in ("input1", "input2", "input3")]
+    assert axis_labels(weights, "X") == tokens and axis_labels(weights, "Y") == tokens
 
     press(page, "Try again")  # a wrong try after the right one: the record stays right
     field = page.get_by_label("Your prediction")

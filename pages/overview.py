@@ -4,7 +4,7 @@ import streamlit as st
 
 from attn_core import MATRIX_NAMES, SCORE_MATRICES, Config, config_mask
 from attn_ui.app import registry, state
-from attn_ui.app.i18n import N_, _
+from attn_ui.app.i18n import N_, _, ngettext
 from attn_ui.shell import frame
 from attn_ui.views import compute
 from attn_ui.widgets import grid_editor, text
@@ -33,8 +33,8 @@ def pipeline(cfg: Config) -> list[tuple[str, str, registry.Page]]:
         ("softmax", _("rows sum to 1 or 0") if blocked_rows(cfg) else _("rows sum to 1"), registry.STEPS),
         ("· V", f"{n_q}×{cfg.d_v}", registry.STEPS),
         (_("output"), _("{shape} per head").format(shape=f"{n_q}×{cfg.d_v}"), registry.STEPS),
-        (_("heads · W_O"), _("{n} head(s) → {shape}").format(n=cfg.n_heads, shape=f"{n_q}×{cfg.d_out}"),
-         registry.MULTIHEAD),
+        (_("heads · W_O"), ngettext("{n} head → {shape}", "{n} heads → {shape}", cfg.n_heads).format(
+            n=cfg.n_heads, shape=f"{n_q}×{cfg.d_out}"), registry.MULTIHEAD),
     ]
 
 

@@ -25,6 +25,7 @@ from attn_ui.infra import settings
 from attn_ui.lessons import Answer, Cell, Choice, Number, Token
 from attn_ui.views import generate_views, model_output, model_views, share_ui, translate_views
 from attn_ui.widgets import text
+from attn_ui.widgets.numbers import format_number
 
 # Learn's session keys: the lesson open, the learner's answers, and the ?lesson= link read once
 LESSON = "lesson"  # key of the lesson open on Learn (attn_ui.lessons); None: the first
@@ -278,6 +279,7 @@ def prediction(w: lessons.Worked, precision: int) -> None:
         elif isinstance(ask, Number):
             st.number_input(_("Your prediction"), min_value=ask.low, max_value=ask.high, step=ask.step, value=None,
                             format="%g", placeholder=_("Type a number"), width=240, **kept[0])
+            st.caption(tolerance_text(ask))
         elif isinstance(ask, Token):
             tokens = [text.md_escape(t) for t in lessons.token_choices(w.config)]
             st.radio(_("Your prediction"), list(range(len(tokens))), index=None, horizontal=True,
@@ -292,6 +294,15 @@ def prediction(w: lessons.Worked, precision: int) -> None:
         st.warning(_("Pick a query and a key first.") if isinstance(ask, Cell) else
                    _("Type a number first.") if isinstance(ask, Number) else _("Pick an answer first."),
                    icon=":material/info:")
+
+
+def tolerance_text(ask: Number) -> str:
+    """How near the answer a typed number must be to count as right (lessons.judge), said under the box it is typed
+    in: "within ±0.05 of the answer", or for a relative tolerance "within 25% of the answer"."""
+    if ask.relative:
+        return _("Counted right within {percent} of the answer.").format(percent=f"{ask.tolerance * 100:g}%")
+    return _("Counted right within ±{tolerance} of the answer.").format(
+        tolerance=format_number(ask.tolerance, 4, "short"))
 
 
 def commit() -> None:

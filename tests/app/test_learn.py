@@ -480,3 +480,12 @@ def test_the_lessons_that_generate_open_and_answer_in_every_language(lang: str):
         assert not at.exception and len(at.success) == 1
         answered = at.get("progress")[0].proto.text
         assert f"{n}" in answered and f"{len(lessons.LESSONS)}" in answered
+
+
+@pytest.mark.parametrize(("key", "said"), [("match-weight", "Counted right within ±0.05 of the answer."),
+                                           ("sqrt-dk", "Counted right within 25% of the answer.")])
+def test_a_typed_number_says_how_near_it_must_be(key: str, said: str):
+    lesson = lessons.by_key(key)
+    assert isinstance(lesson.ask, lessons.Number)
+    at = open_lesson(key)
+    assert said in [c.value for c in at.caption]

@@ -51,6 +51,13 @@ def test_overview_names_the_head_it_draws_when_there_are_several():
     assert not at.exception
     (title,) = charts(at)
     assert title == "Attention weights of head 0 (of 2)"
+    assert "2 heads → 3×6" in at.get("graphviz_chart")[0].proto.spec
+
+
+def test_the_pipeline_counts_one_head_in_the_singular():
+    at = new_app()
+    spec = at.get("graphviz_chart")[0].proto.spec
+    assert "1 head → 3×3" in spec and "head(s)" not in spec
 
 
 def test_rows_sum_to_1_or_0_when_a_query_has_every_key_masked():

@@ -1,9 +1,10 @@
-"""The key/value cache (attn_models.kv, issue 37) against the whole text rerun at every step, on the tiny GPT-2:
+"""The key/value cache (attn_models.kv, issue 37) against the whole text rerun at every step, on the tiny checkpoints:
 every step's logits and attention rows within 1e-12, with no intervention and with every intervention the cache takes
-(heads switched off to zeros, an explorer configuration's weights, edited or not, opened on the prompt or elsewhere);
-the interventions it cannot keep exact (a head switched off by its mean over the text, a configuration without a
-mask) fall back to the whole text, bit for bit. transformers' own numbers: tests/models/test_gpt2.py runs the cached
-path against reference_gpt2.npz (greedy tokens, first-step probabilities)."""
+(heads switched off to zeros, an explorer configuration's weights, edited or not, opened on the prompt or elsewhere;
+T5's cross-attention heads switched off by their mean over the source, or replaced); the interventions it cannot
+keep exact (a GPT-2 head switched off by its mean over the text, a configuration without a mask) fall back to the
+whole text, bit for bit. transformers' own numbers: tests/models/test_gpt2.py and test_t5.py run the cached path
+against reference_gpt2.npz and reference_t5.npz (greedy tokens, first-step probabilities)."""
 
 from __future__ import annotations
 
@@ -16,10 +17,11 @@ import numpy as np
 import pytest
 
 import attn_models
-from attn_models import Intervention, gpt2, kv
+from attn_models import Intervention, gpt2, kv, t5
 from attn_models.intervene import cacheable
 
-from .. import tiny_gpt2
+from .. import tiny_gpt2, tiny_t5
+from . import make_t5_reference as t5_cases
 from .make_gpt2_reference import EDIT_LAYER, EDITS
 
 REF_GPT2 = np.load(Path(__file__).with_name("reference_gpt2.npz"))
@@ -31,6 +33,12 @@ N_NEW = 8
 @pytest.fixture(scope="module")
 def lm(tmp_path_factory: pytest.TempPathFactory) -> gpt2.CausalLM:
     return attn_models.load_causal_lm(str(tiny_gpt2.build(tmp_path_factory.mktemp("gpt2") / "tiny")))
+
+
+@pytest.fixture(scope="module", params=list(t5_cases.CHECKPOINTS))
+def translator(request, tmp_path_factory) -> t5.Translator:
+    folder = tiny_t5.build(tmp_path_factory.mktemp(request.param) / "t5", config=t5_cases.CHECKPOINTS[request.param])
+    return attn_models.load_translator(str(folder))
 
 
 @pytest.fixture(params=[False, True], ids=["whole layer", "head by head"])
@@ -189,3 +197,55 @@ def test_a_configuration_without_a_mask_falls_back_to_the_whole_text_bit_for_bit
     ids = list(lm.encode(PROMPTS[0]).ids) + [gen.steps[0].id]
     _, rows = lm.run(np.array(ids), intervention=iv, own=False)
     assert np.abs(rows[EDIT_LAYER, :, 0, 1:]).max() > 0  # the first token does see the ones after it
+
+
+# ---- T5: each decoder step on the cache is the whole decoder's last row ----------------------------------------
+
+
+@pytest.mark.parametrize("i", range(len(tiny_t5.SENTENCES)))
+def test_every_decoder_step_on_the_cache_is_the_whole_decoders_last_row(translator, i):
+    _, src = translator.encode(tiny_t5.PREFIX + tiny_t5.SENTENCES[i])
+    enc = translator.run_encoder(src)
+    inputs = [translator.config.start_id]
+    cache = kv.KVCache(t5_cases.MAX_NEW)
+    for _ in range(t5_cases.MAX_NEW):
+        step = translator.run_decoder(enc, np.array(inputs[-1:]), last_only=True, cache=cache)
+        whole = translator.run_decoder(enc, np.array(inputs))
+        assert step.self_attentions.shape == (2, 4, 1, len(inputs)) and step.cross_attentions.shape[2] == 1
+        assert np.abs(step.logits[0] - whole.logits[-1]).max() <= TOL
+        assert np.abs(step.self_attentions[:, :, 0] - whole.self_attentions[:, :, -1]).max() <= TOL
+        assert np.abs(step.cross_attentions[:, :, 0] - whole.cross_attentions[:, :, -1]).max() <= TOL
+        inputs.append(int(np.argmax(step.logits[0])))
+    n_src, inner, layers = len(src), translator.config.inner, translator.config.n_decoder_layers
+    assert cache.nbytes == 2 * layers * (t5_cases.MAX_NEW + n_src) * inner * 8  # self: n_max rows; cross: the source
+
+
+def t5_interventions(tr: t5.Translator) -> dict[str, Intervention]:
+    text = tiny_t5.SENTENCES[0]
+    plain = tr.translate(text, max_new=6, cache=False)
+    cfg = tr.cross_config(text, plain.output_ids[:-1], 1)
+    w_q = cfg.w_q.copy()
+    w_q[3, 2] += 1.5
+    return {**{name: Intervention(ablate=pairs, how=how) for name, (pairs, how) in t5_cases.ABLATIONS.items()},
+            "config unedited": Intervention(config=cfg), "config edited": Intervention(config=replace(cfg, w_q=w_q)),
+            "mean and config": Intervention(ablate={(0, 2)}, how="mean", config=replace(cfg, w_q=w_q))}
+
+
+@pytest.mark.parametrize("name", [*t5_cases.ABLATIONS, "config unedited", "config edited", "mean and config"])
+@pytest.mark.parametrize("i", range(len(tiny_t5.SENTENCES)))
+def test_a_translation_on_the_cache_equals_the_whole_decoder_at_each_step(translator, name, i):
+    """Cross-attention heads switched off (by their mean over the source, which stays, or zeros), a cross-attention
+    replaced by the explorer's configuration: through the cache, the whole decoder's numbers within 1e-12."""
+    iv = None if name == "none" else t5_interventions(translator)[name]
+    cached = translator.translate(tiny_t5.SENTENCES[i], max_new=t5_cases.MAX_NEW, intervention=iv)
+    whole = translator.translate(tiny_t5.SENTENCES[i], max_new=t5_cases.MAX_NEW, intervention=iv, cache=False)
+    assert cached.output_ids.tolist() == whole.output_ids.tolist() and cached.text == whole.text
+    assert np.abs(cached.probs - whole.probs).max() <= TOL
+    assert cached.cross.shape == whole.cross.shape and np.abs(cached.cross - whole.cross).max() <= TOL
+
+
+def test_translate_calls_on_step_after_each_token(translator):
+    seen = []
+    t = translator.translate(tiny_t5.SENTENCES[1], max_new=t5_cases.MAX_NEW,
+                             on_step=lambda i, token: seen.append((i, token)))
+    assert seen == list(enumerate(t.output_ids.tolist()))

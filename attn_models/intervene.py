@@ -494,7 +494,10 @@ def attend(site: Site, intervention: Intervention | None = None, layer: int = 0,
     if site.cache is not None and site.y is None and (not cacheable(iv) or (own and cfg is not None)):
         raise ValueError("this intervention changes earlier positions at every new token: run the whole text")
     one_head = cfg is not None and one_head_of(cfg) is not None
-    traces = [] if cfg is not None and not one_head else model_traces(site, site.by_head or one_head)
+    # head by head as the explorer opens the layer (its configurations equal these traces bit for bit); on a cache,
+    # whose rows equal the whole text's to rounding only, every head at once unless one head is replaced
+    by_head = (site.by_head and site.cache is None) or one_head
+    traces = [] if cfg is not None and not one_head else model_traces(site, by_head)
     if cfg is not None:
         traces = replaced(traces, cfg, site, own)
     weights = np.stack([t.weights for trace in traces for t in trace.heads])  # [n_heads, n_q, n_k]

@@ -611,7 +611,7 @@ class CausalLM(Pretrained):
         prompt, each later one the new token alone over the keys and values kept (:meth:`extend`), every attention
         through attn_core; each step's logits and attention row are the whole text's to rounding (within 1e-12 in
         tests/models/test_kv_cache.py). It holds at most 2 · n_layers · n_ctx · d_model · 8 bytes (n_ctx: the prompt
-        and the tokens written; 18.9 MB at distilgpt2's shape and 256 tokens, 2.7 MB for 20 after 16). ``cache``
+        and the tokens written; 18.9 MB at distilgpt2's shape and 256 tokens, 2.6 MB for 20 after 16). ``cache``
         False, or an intervention a cache cannot keep exact (attn_models.intervene.cacheable: a head switched off by
         its mean over the text, which every new token changes at every earlier position; a configuration without a
         mask), reruns the whole forward pass on the context at every step instead (bench/gpt2.py measures both).

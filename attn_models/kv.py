@@ -36,11 +36,12 @@ class KVCache:
     rows to every self-attention's slot it reads, then the model calls :meth:`advance`; a cross-attention's slot
     (``fixed``) holds its source's rows, made on its first step.
 
-    Bytes (:attr:`nbytes`): at most 2 · n_max · 8 per column of each slot's K and V; for a model whose heads are
-    d_model wide together, 2 · n_layers · n_max · d_model · 8: GPT-2 of distilgpt2's shape (6 layers × 768) at the
-    app's 256 tokens 18.9 MB (at its 1,024 positions it would be 75.5 MB), 2.7 MB for 20 tokens written after a
-    16-token prompt. An explorer configuration adds a slot of its widths in its layer; T5 adds its cross-attentions'
-    keys and values of the source (2 · n_decoder_layers · n_src · n_heads·d_kv · 8 bytes).
+    Bytes (:attr:`nbytes`): each slot holds n_max rows of K and of V, 8 bytes a number; for a model whose heads are
+    d_model wide together, 2 · n_layers · n_max · d_model · 8 in all: GPT-2 of distilgpt2's shape (6 layers × 768)
+    at the app's 256 tokens 18.9 MB (at its 1,024 positions it would be 75.5 MB), 2.6 MB for 20 tokens written after
+    a 16-token prompt (35 positions fed). An explorer configuration of a whole layer has its slot in place of the
+    model's there (its widths within attn_core.LIMITS.width), one of one head adds that head's; T5 adds its
+    cross-attentions' keys and values of the source (2 · n_decoder_layers · n_src · n_heads·d_kv · 8 bytes).
 
     Attributes
     ----------

@@ -141,7 +141,7 @@ def product(x: np.ndarray, w: np.ndarray) -> np.ndarray:  # [n, d_in], [d_in, d_
     slab of rows at a time (about :data:`SLAB_BYTES`, one buffer that stays in the processor's cache) and the slabs'
     products summed in order. The casts are exact and no float64 copy of ``w`` is made: a few rows of x (a key/value
     cache's step) meet a float32 weight about as fast as they would its float64 copy, where casting it whole first
-    took 2–3 × as long (bench/gpt2.py). The sum over slabs differs from ``x @ f64(w)`` by rounding only.
+    took 2–2.6 × as long (bench/gpt2.py). The sum over slabs differs from ``x @ f64(w)`` by rounding only.
 
     >>> w = np.arange(12, dtype=np.float32).reshape(3, 4)
     >>> product(np.array([[1.0, 2.0, 3.0]]), w).tolist(), product(np.ones((1, 3)), w.astype(np.float64)).tolist()
@@ -166,7 +166,7 @@ def tied_logits(h: np.ndarray, table: np.ndarray) -> np.ndarray:  # [n, d_model]
     maybe memory-mapped) made float64 a chunk of rows at a time: exact, and never a whole float64 copy of it.
 
     :data:`CHUNK` rows a chunk for many rows of h; for a few (:data:`FEW_ROWS` or fewer: a generation's step) a slab of
-    about :data:`SLAB_BYTES`, cast into one buffer that stays in the processor's cache (3 × faster for one row at
+    about :data:`SLAB_BYTES`, cast into one buffer that stays in the processor's cache (2.6 × faster for one row at
     GPT-2's 50,257 × 768). Each logit is one row of h times one row of the table either way.
 
     >>> tied_logits(np.array([[1.0, 2.0]]), np.array([[1, 0], [0, 1], [1, 1]], dtype=np.float32)).tolist()

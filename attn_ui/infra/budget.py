@@ -36,7 +36,7 @@ queues behind a model's. Each pool is a :class:`FairSlots`, served first come fi
 of steps (a text written token by token, a translation) gives its slot back between two steps, once it has held it
 :data:`QUANTUM` (1 s), and queues again (:func:`taking_turns`): it holds a pool for about a second or one step's work
 at a time, whichever is longer, not for the whole write (while it waits it holds the steps done and the call's
-key/value cache, at most 2 · n_layers · n_tokens · d_model · 8 bytes: 18.9 MB for distilgpt2 at 256 tokens, 2.7 MB
+key/value cache, at most 2 · n_layers · n_tokens · d_model · 8 bytes: 18.9 MB for distilgpt2 at 256 tokens, 2.6 MB
 for 20 tokens after 16; not a step's intermediates: attn_models frees them first); between steps it also stops if
 its learner's browser has gone. A
 result being computed is computed once: another session asking for it meanwhile waits for it (holding no slot)

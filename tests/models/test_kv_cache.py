@@ -249,3 +249,17 @@ def test_translate_calls_on_step_after_each_token(translator):
     t = translator.translate(tiny_t5.SENTENCES[1], max_new=t5_cases.MAX_NEW,
                              on_step=lambda i, token: seen.append((i, token)))
     assert seen == list(enumerate(t.output_ids.tolist()))
+
+
+# ---- a write's other work at each token ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_top_words_are_the_whole_vocabularys_stable_sort(seed):
+    """ops.top_words partitions, then sorts the candidates: the same ids, in the same order (a tie: the smaller id
+    first), as a stable sort of every probability."""
+    rng = np.random.default_rng(seed)
+    probs = rng.integers(0, 40, 5000) / 40.0  # many ties
+    probs[rng.integers(0, 5000, 30)] = 1.0
+    for k in (1, 10, 31, 4999, 5000, 6000):
+        assert attn_models.ops.top_words(probs, k).tolist() == np.argsort(-probs, kind="stable")[:k].tolist()

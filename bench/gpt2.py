@@ -322,6 +322,7 @@ def bench_cache(cfg: gpt2.Gpt2Config, w32: gpt2.Gpt2Weights, repeats: int, torch
     after, long, theirs = [], [], {20: [], 32: []}
     for _ in range(repeats):  # ours and transformers' in turn
         after.append(timed_write(lm, prompt, 20, True))
+        held = made[-1]  # the 20-token write's cache
         if torch_python:
             theirs[20].append(torch_write(torch_python, folder, ids, 20))
         long.append(timed_write(lm, prompt, 32, True))
@@ -336,9 +337,9 @@ def bench_cache(cfg: gpt2.Gpt2Config, w32: gpt2.Gpt2Weights, repeats: int, torch
           f"{t_before / 20 * 1e3:.0f} ms a token; after (the cache) {t_after:.2f} s, "
           f"{t_after / 20 * 1e3:.0f} ms a token ({t_before / t_after:.1f} × faster); the same tokens: {same}")
     print(f"  after: the first token (the prompt's {len(ids)} positions) {first * 1e3:.0f} ms, each later one "
-          f"{later * 1e3:.1f} ms; the cache held {made[-1].nbytes / 1e6:.2f} MB (its n_max {made[-1].n_max} positions; "
-          f"2 · {cfg.n_layers} · {made[-1].n_max} · {cfg.d_model} · 8 = "
-          f"{2 * cfg.n_layers * made[-1].n_max * cfg.d_model * 8 / 1e6:.2f} MB)")
+          f"{later * 1e3:.1f} ms; the cache held {held.nbytes / 1e6:.2f} MB (its n_max {held.n_max} positions; "
+          f"2 · {cfg.n_layers} · {held.n_max} · {cfg.d_model} · 8 = "
+          f"{2 * cfg.n_layers * held.n_max * cfg.d_model * 8 / 1e6:.2f} MB)")
     per = min(t for t, _, _ in long) / 32
     print(f"32 tokens after {len(ids)} on the cache: {per * 1e3:.1f} ms a token")
     if not torch_python:

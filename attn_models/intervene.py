@@ -363,13 +363,14 @@ class Site:
 
     def mask(self, causal: bool | None = None) -> np.ndarray | None:  # -> bool [n_q, n_k] (True: may attend) or None
         """The padding mask when there is padding, with the causal mask when ``causal`` (default: the model's); with
-        a cache, the new rows' causal mask over every position so far (row i: positions up to past + i)."""
+        a cache, the new rows' causal mask over every position so far (row i: positions up to past + i; None for one
+        new row, which sees them all)."""
         pad = self.is_pad
         mask = padding_mask(np.asarray(pad, dtype=bool)) if pad is not None and np.any(pad) else None
         if mask is not None and self.cache is not None:
             raise ValueError("a key/value cache runs a text without padding")
-        if self.causal if causal is None else causal:
-            n, past = len(self.x), self.past
+        n, past = len(self.x), self.past
+        if (self.causal if causal is None else causal) and not (past and n == 1):
             causal_rows = np.tri(n, past + n, past, dtype=bool) if past else causal_mask(n)  # bool [n, past + n]
             mask = causal_rows if mask is None else mask & causal_rows
         return mask

@@ -20,6 +20,11 @@ Weights stay in the checkpoint's dtype (float32 for every published GPT-2): each
 runs, and wte a chunk at a time for the logits. A float32 → float64 cast is exact, so the numbers are the ones a
 float64 copy would give, in half the memory (bench/gpt2.py measures both).
 
+Writing (:meth:`CausalLM.generate`) runs on a key/value cache (attn_models.kv): the prompt, then each new token's row
+alone over the keys and values kept (:meth:`CausalLM.extend`), no block cast whole: each product casts a slab of its
+weight at a time (attn_models.ops.product). A mean ablation, or an explorer configuration without a mask, changes
+the earlier positions at every token; with those it reruns the whole text each step (attn_models.intervene.cacheable).
+
 A layer opens in the explorer whole when one layer's configuration fits attn_core.LIMITS (the tiny test model), else
 one head at a time (GPT-2 small: X [n_seq, 769], that head's W_Q, W_K, W_V columns [769, 64], its W_O rows [64, 768]);
 the forward pass computes attention in the same pieces, so ``run(layer_config(...))`` is the forward pass's own

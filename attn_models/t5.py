@@ -22,7 +22,9 @@ final_layer_norm, lm_head):
   cross-attention heads, and its configuration a decoder layer's cross-attention.
 
 Weights stay in the checkpoint's dtype (t5-small's float32: 242 MB; in float64 it would be 484 MB, over the memory
-cap) and each matrix is made float64 when a layer runs (a float32 → float64 cast is exact): the arithmetic is float64.
+cap) and each matrix is made float64 when a layer runs, whole or a slab of rows at a time (attn_models.ops.product; a
+float32 → float64 cast is exact): the arithmetic is float64. A translation runs the encoder once and the decoder on
+a key/value cache (attn_models.kv): each step the newest input's row alone (:meth:`Translator.translate`).
 
 One difference from transformers, on purpose: its ``T5LayerNorm`` computes the variance in float32 even in a float64
 model (``hidden_states.to(torch.float32).pow(2).mean(-1)``), which moves its float64 logits by up to 2e-5 (on the

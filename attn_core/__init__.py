@@ -53,6 +53,7 @@ from .multihead import (
     merge_heads,
     multi_head_attention,
     multi_head_cross_attention,
+    projected_multi_head_attention,
     split_heads,
     valid_head_counts,
 )
@@ -69,7 +70,8 @@ __all__ = [
     "apply_mask", "as_matrix", "codegen", "causal_mask", "config_mask", "configs_equal", "divisor_for", "embed",
     "head_slice", "initialize", "initialize_heads", "load_preset", "make_config", "merge_heads",
     "multi_head_attention", "padding_mask",
-    "positional_encoding", "project", "resize", "run", "SCORE_STARTS", "scale_scores", "score_weights",
+    "positional_encoding", "project", "projected_multi_head_attention", "resize", "run", "SCORE_STARTS",
+    "scale_scores", "score_weights",
     "scaled_dot_product_attention", "scores",
     "self_attention", "share", "softmax", "split_heads", "tokenize", "valid_head_counts", "validate_config",
     "weighted_sum", "with_dimensions", "with_query_rows",

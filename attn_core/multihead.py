@@ -7,6 +7,9 @@ w_o is [n_heads·d_v, d_out].
 The score functions' weights follow the same rule, one column slice per head: "general"'s W_a is
 [d_q, n_heads·d_k] (head h's W_a is its [d_q, d_k] slice); "additive"'s W_1 [d_q, n_heads·d_a], W_2
 [d_k, n_heads·d_a] and v_a [n_heads·d_a] give head h columns h·d_a:(h+1)·d_a (d_q, d_k per head).
+
+:func:`multi_head_cross_attention` projects, then hands Q, K, V to :func:`projected_multi_head_attention`, which a
+key/value cache calls on its own (a new token's queries over the keys and values kept so far).
 """
 
 from __future__ import annotations
@@ -230,7 +233,62 @@ def multi_head_cross_attention(
     """
     score = as_score(score)
     q, k, v = project_all(y, x, w_q, w_k, w_v, same=y is x, same_width=score.kind == "dot")  # [n_y, n_heads·d_q],
-    w_o = as_matrix("W_O", w_o)  # ... [n_x, n_heads·d_k], [n_x, n_heads·d_v]; [n_heads·d_v, d_out]
+    return _heads(q, k, v, w_o, n_heads, scale, mask, score, bias)  # ... [n_x, n_heads·d_k], [n_x, n_heads·d_v]
+
+
+def projected_multi_head_attention(
+    q: object,
+    k: object,
+    v: object,
+    w_o: object,
+    n_heads: int,
+    *,
+    scale: Scale = "sqrt_dk",
+    mask: object = None,
+    score: ScoreFunction | None = None,
+    bias: object = None,
+) -> MultiHeadTrace:  # [n_q, n_heads·d_k], [n_k, n_heads·d_k], [n_k, n_heads·d_v], [n_heads·d_v, d_out] -> [n_q, d_out]
+    """Multi-head attention of queries, keys and values already projected: each head's column slice of Q, K and V
+    through :func:`scaled_dot_product_attention`'s stages, the heads concatenated, then ``@ w_o``.
+
+    :func:`multi_head_cross_attention` is this after Q = Y W_Q, K = X W_K, V = X W_V. A key/value cache calls it
+    directly: a new token's queries [1, n_heads·d_k] over the keys and values of every token so far, kept from the
+    steps before, so its attention row is the last row of the whole text's attention.
+
+    Parameters
+    ----------
+    q : array_like of shape (n_q, n_heads·d_k)
+    k : array_like of shape (n_k, n_heads·d_k)
+        d_q ≠ d_k only with an additive score.
+    v : array_like of shape (n_k, n_heads·d_v)
+    w_o : array_like of shape (n_heads·d_v, d_out)
+    n_heads : int
+    scale, mask, score, bias
+        As in :func:`multi_head_cross_attention`; the mask and each head's bias are [n_q, n_k].
+
+    Returns
+    -------
+    MultiHeadTrace
+
+    Examples
+    --------
+    The last query of a causal self-attention, alone over every key, is the whole attention's last row:
+
+    >>> rng = np.random.default_rng(0)
+    >>> x, w = rng.standard_normal((4, 4)), rng.standard_normal((4, 4))
+    >>> whole = multi_head_attention(x, w, w, w, np.eye(4), 2, mask=np.tri(4, dtype=bool))
+    >>> last = projected_multi_head_attention(x[-1:] @ w, x @ w, x @ w, np.eye(4), 2)
+    >>> bool(np.allclose(last.output, whole.output[-1:])), last.heads[1].weights.shape
+    (True, (1, 4))
+    """
+    q, k, v = as_matrix("Q", q), as_matrix("K", k), as_matrix("V", v)
+    return _heads(q, k, v, w_o, n_heads, scale, mask, as_score(score), bias)
+
+
+def _heads(q: np.ndarray, k: np.ndarray, v: np.ndarray, w_o: object, n_heads: object, scale: Scale, mask: object,
+           score: ScoreFunction, bias: object) -> MultiHeadTrace:
+    """Every head on its column slice of the projections (valid float64 matrices), concatenated, ``@ w_o``."""
+    w_o = as_matrix("W_O", w_o)  # [n_heads·d_v, d_out]
     check_dim("W_O", w_o.shape[0], "W_V", v.shape[1],  # W_O [n_heads·d_v, d_out], W_V [d_model, n_heads·d_v]
               N_("{name}: has {size} rows but the heads concatenate to {other_size} columns (n_heads · d_v); they "
                  "must match."))

@@ -14,10 +14,13 @@ The modules, each importing only those listed before it (tests/core/test_imports
 - ``reader``: capped reading of JSON and model.safetensors (its header, then one tensor getter), config.json's
   fields and the one caps loop;
 - ``tokenizer``: tokenizer.json, or a BERT's vocab.txt as WordPiece; a token as an explorer label;
-- ``ops``: the numerical stages the families share (GELU both ways, LayerNorm, RMS norm, the bias column, the
-  tied logits, the top words);
+- ``ops``: the numerical stages the families share (GELU both ways, LayerNorm, RMS norm, the bias column, a
+  product with a weight kept in its checkpoint's dtype, the tied logits, the top words);
+- ``kv``: KVCache, a generation's keys and values so far (one per generate/translate call), so a new token's queries
+  attend to them instead of the whole text running again;
 - ``intervene``: Intervention, and ``attend``, the one intervention point of every attention (each head's output
-  before W_O, as TransformerLens's hook_z);
+  before W_O, as TransformerLens's hook_z; with a KVCache, on the new tokens' rows), and which interventions a cache
+  keeps exact (``cacheable``);
 - ``hub``: a checkpoint's files from a folder or the Hub's cache, judged before download;
 - ``patterns``: what a head mostly does, in words;
 - ``pretrained``: the base of each family's loaded model (its name and config; family, n_layers, n_heads);
@@ -45,10 +48,12 @@ the explorer's configuration, edited or not):
 >>> mlm = attn_models.load(attn_models.MASKED_MODEL)                    # a BertForMaskedLM   # doctest: +SKIP
 >>> mlm.fill_mask("The cat sat on the [MASK].")[0].tokens               # doctest: +SKIP
 
-A GPT-2-family causal language model (attn_models.gpt2): the next token, generation, every attention causal:
+A GPT-2-family causal language model (attn_models.gpt2): the next token, generation (on a key/value cache: each
+new token's row alone), every attention causal:
 
 >>> lm = attn_models.load_causal_lm("distilgpt2")                        # doctest: +SKIP
 >>> lm.next_token("The cat sat on the", temperature=0.7).tokens          # doctest: +SKIP
+>>> lm.generate("The cat sat on the", 20).text                           # doctest: +SKIP
 
 A T5 translator (attn_models.t5): the translation, and each output token's cross-attention over the source:
 
@@ -102,7 +107,8 @@ from .gpt2 import (
     parse_gpt2_config,
 )
 from .hub import RepoPlan, check_source, in_cache, judge_repo, repo_cached
-from .intervene import Intervention, ablate_heads
+from .intervene import Intervention, ablate_heads, cacheable
+from .kv import KVCache
 from .limits import MODEL_LIMITS, ModelLimits
 from .ops import erf, gelu, layer_norm, with_bias_column
 from .origin import ROLE_WORDS, KindError, Origin, OriginError, Role, expect_role, parse_origin, shown_name
@@ -127,9 +133,9 @@ __all__ = [
     "NextToken", "gpt2_resident_bytes", "load_causal_lm", "parse_gpt2_config",
     # T5 (attn_models.t5): an encoder-decoder translator
     "DecoderOutput", "T5Config", "Translation", "Translator", "load_translator", "parse_t5_config",
-    # interventions, shared stages, labels, what a head does
-    "Intervention", "ablate_heads", "erf", "gelu", "layer_norm", "with_bias_column", "token_label",
-    "describe_head", "head_description", "head_pattern",
+    # interventions, a generation's key/value cache, shared stages, labels, what a head does
+    "Intervention", "ablate_heads", "cacheable", "KVCache", "erf", "gelu", "layer_norm", "with_bias_column",
+    "token_label", "describe_head", "head_description", "head_pattern",
     # where an explorer configuration came from (attn_models.origin), and what kind of model a family is
     "ROLE_WORDS", "KindError", "Origin", "OriginError", "Role", "expect_role", "parse_origin", "shown_name",
 ]

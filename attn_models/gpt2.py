@@ -20,6 +20,11 @@ Weights stay in the checkpoint's dtype (float32 for every published GPT-2): each
 runs, and wte a chunk at a time for the logits. A float32 → float64 cast is exact, so the numbers are the ones a
 float64 copy would give, in half the memory (bench/gpt2.py measures both).
 
+Writing (:meth:`CausalLM.generate`) runs on a key/value cache (attn_models.kv): the prompt, then each new token's row
+alone over the keys and values kept (:meth:`CausalLM.extend`), no block cast whole: each product casts a slab of its
+weight at a time (attn_models.ops.product). A mean ablation, or an explorer configuration without a mask, changes
+the earlier positions at every token; with those it reruns the whole text each step (attn_models.intervene.cacheable).
+
 A layer opens in the explorer whole when one layer's configuration fits attn_core.LIMITS (the tiny test model), else
 one head at a time (GPT-2 small: X [n_seq, 769], that head's W_Q, W_K, W_V columns [769, 64], its W_O rows [64, 768]);
 the forward pass computes attention in the same pieces, so ``run(layer_config(...))`` is the forward pass's own
@@ -57,9 +62,20 @@ from attn_core import softmax as attn_softmax
 from .access import CAUSAL_MODEL, Access
 from .errors import N_, ModelError
 from .hub import Progress, opened
-from .intervene import Intervention, Site, attend, check_layer, each_head_off, edits_refused, head_weights, owns
+from .intervene import (
+    Intervention,
+    Site,
+    attend,
+    cacheable,
+    check_layer,
+    each_head_off,
+    edits_refused,
+    head_weights,
+    owns,
+)
+from .kv import KVCache
 from .limits import MODEL_LIMITS
-from .ops import f64, gelu_tanh, layer_norm, tied_logits, top_words, with_bias_column
+from .ops import f64, gelu_tanh, layer_norm, product, tied_logits, top_words, with_bias_column
 from .origin import Origin, Role, expect_role
 from .pretrained import Pretrained
 from .reader import Fields, Header, check_field_caps, check_memory, check_tensors, read_json, tensors
@@ -321,27 +337,30 @@ def read_gpt2_weights(path: Path, cfg: Gpt2Config) -> Gpt2Weights:
 # ---- the forward pass --------------------------------------------------------------------------------------------
 
 
-def attention(x1: np.ndarray, w: Block, cfg: Gpt2Config, intervention: Intervention, layer: int,
-              own: bool) -> tuple[np.ndarray, np.ndarray]:  # [n_seq, d_model + 1] -> [n_seq, d_model], [n_heads, n, n]
+def attention(x1: np.ndarray, w: Block, cfg: Gpt2Config, intervention: Intervention, layer: int, own: bool,
+              cache: KVCache | None = None) -> tuple[np.ndarray, np.ndarray]:  # [n, d + 1] -> [n, d], weights
     """GPT2Attention: causal self-attention of X₁ = [ln_1(h), 1] through attn_core at the intervention point
     (attn_models.intervene.attend): every head at once, or (``cfg.head_only``) one head at a time on its columns and
     W_O rows, the pieces :meth:`CausalLM.layer_config` opens. Returns concat @ W_O (c_proj without its bias) and the
-    weights."""
-    site = Site(x1, w.w_q, w.w_k, w.w_v, w.w_o, cfg.n_heads, causal=True, by_head=cfg.head_only)
+    weights [n_heads, n, n]; with a ``cache``, X₁'s rows are the new tokens' and the weights [n_heads, n, past + n]."""
+    site = Site(x1, w.w_q, w.w_k, w.w_v, w.w_o, cfg.n_heads, causal=True, by_head=cfg.head_only, cache=cache,
+                cache_key=layer)
     return attend(site, intervention, layer, own=own)
 
 
 def mlp(h: np.ndarray, w: Block, eps: float) -> np.ndarray:  # [n_seq, d_model] -> [n_seq, d_model]
-    """GPT2MLP on ln_2: gelu_new(ln_2(h) W_fc + b_fc) W_proj + b_proj."""
-    return gelu_tanh(layer_norm(h, w.ln2_g, w.ln2_b, eps) @ w.w_fc + w.b_fc) @ w.w_proj + w.b_proj
+    """GPT2MLP on ln_2: gelu_new(ln_2(h) W_fc + b_fc) W_proj + b_proj (attn_models.ops.product: ``@`` for float64
+    weights)."""
+    return product(gelu_tanh(product(layer_norm(h, w.ln2_g, w.ln2_b, eps), w.w_fc) + w.b_fc), w.w_proj) + w.b_proj
 
 
-def block(h: np.ndarray, w: Block, cfg: Gpt2Config, intervention: Intervention, layer: int,
-          own: bool) -> tuple[np.ndarray, np.ndarray]:  # [n_seq, d_model] -> [n_seq, d_model], [n_heads, n, n]
-    """GPT2Block (``w`` in float64): h + attention(ln_1(h)) + b_O, then + mlp; returns the block's output and its
-    attention weights."""
+def block(h: np.ndarray, w: Block, cfg: Gpt2Config, intervention: Intervention, layer: int, own: bool,
+          cache: KVCache | None = None) -> tuple[np.ndarray, np.ndarray]:  # [n, d_model] -> [n, d_model], weights
+    """GPT2Block: h + attention(ln_1(h)) + b_O, then + mlp; returns the block's output and its attention weights
+    ([n_heads, n, n]). ``w`` in float64 (the whole text: :meth:`CausalLM.run`), or with a key/value ``cache`` (h: the
+    new tokens' rows, weights [n_heads, n, past + n]: :meth:`CausalLM.extend`) in the checkpoint's dtype."""
     x1 = with_bias_column(layer_norm(h, w.ln1_g, w.ln1_b, cfg.eps))  # [n_seq, d_model + 1]
-    out, weights = attention(x1, w, cfg, intervention, layer, own)
+    out, weights = attention(x1, w, cfg, intervention, layer, own, cache)
     h = h + (out + w.b_o)  # transformers adds c_proj's bias to the product, then the residual
     return h + mlp(h, w, cfg.eps), weights
 
@@ -515,6 +534,31 @@ class CausalLM(Pretrained):
                 stream[i + 1], attentions[i] = block(stream[i], self.weights.blocks[layer].f64(), cfg, iv, layer, own)
         return stream, attentions
 
+    def extend(self, ids: np.ndarray, cache: KVCache, *,
+               intervention: Intervention | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """The blocks on the tokens ``ids`` that come after the ``cache.past`` tokens whose keys and values ``cache``
+        holds (a generation's step; its prompt first): each new token's queries attend, through attn_core, to the
+        cached keys and values and to the new ones up to their own; the new keys and values join the cache.
+
+        Returns the last block's output on the new tokens [n_new, d_model] (before ln_f) and their attention rows
+        [n_layers, n_heads, n_new, past + n_new]: the whole text's last n_new rows (:meth:`run`) to rounding (within
+        1e-12 in tests/models/test_kv_cache.py). The weights stay in the checkpoint's dtype (attn_models.ops.product).
+        ``intervention`` applies on this text's own X, as :meth:`run`'s with ``own=False``; one whose numbers a cache
+        cannot keep (attn_models.intervene.cacheable: a mean ablation, a configuration without a mask) is a ValueError.
+        """
+        past, n_new = cache.past, len(ids)
+        self.check_length(past + n_new)
+        iv = intervention or Intervention.NONE
+        iv.check(self.n_layers, self.n_heads)
+        cfg, w = self.config, self.weights
+        h = w.wte[ids].astype(np.float64) + w.wpe[past:past + n_new]  # [n_new, d_model]
+        attentions = np.empty((cfg.n_layers, cfg.n_heads, n_new, past + n_new))
+        with edits_refused(iv):
+            for layer in range(cfg.n_layers):
+                h, attentions[layer] = block(h, w.blocks[layer], cfg, iv, layer, False, cache)
+        cache.advance(n_new)
+        return h, attentions
+
     def forward(self, prompt: str, *, intervention: Intervention | None = None) -> CausalOutput:
         """The whole model on ``prompt`` (float64): logits, every attention, hidden states (see CausalOutput)."""
         enc = self.encode(prompt)
@@ -562,17 +606,26 @@ class CausalLM(Pretrained):
 
     def generate(self, prompt: str, n_new: int, *, sample: bool = False, temperature: float = 1.0, seed: int = 0,
                  top_k: int = 10, intervention: Intervention | None = None,
-                 on_step: Callable[[int, GenStep], None] | None = None) -> Generation:
+                 on_step: Callable[[int, GenStep], None] | None = None, cache: bool = True) -> Generation:
         """Up to ``n_new`` tokens after ``prompt``, one at a time: the most probable (``sample`` False: greedy, as
         transformers' ``do_sample=False``), or drawn from softmax(logits / temperature) with numpy's
         ``default_rng(seed)`` (the same seed, the same tokens). Stops after <|endoftext|> or when the context is
-        full (max_tokens). Each step reruns the whole forward pass on the context (no key/value cache: exact, and
-        bench/gpt2.py measures what it costs).
+        full (max_tokens).
 
-        ``intervention`` applies at every step; an explorer configuration's X belongs to the prompt (the first step),
-        its weights apply to the longer context after (see attn_models.Intervention). ``on_step(i, step)``, if given,
-        is called as step i is chosen (a page draws it as it comes; a server lets others compute meanwhile), with
-        the step's forward pass already freed; an exception it raises stops the generation.
+        With a key/value cache (attn_models.kv.KVCache, made here and dropped on return): the first step runs the
+        prompt, each later one the new token alone over the keys and values kept (:meth:`extend`), every attention
+        through attn_core; each step's logits and attention row are the whole text's to rounding (within 1e-12 in
+        tests/models/test_kv_cache.py). It holds at most 2 · n_layers · n_ctx · d_model · 8 bytes (n_ctx: the prompt
+        and the tokens written; 18.9 MB at distilgpt2's shape and 256 tokens, 2.6 MB for 20 after 16). ``cache``
+        False, or an intervention a cache cannot keep exact (attn_models.intervene.cacheable: a head switched off by
+        its mean over the text, which every new token changes at every earlier position; a configuration without a
+        mask), reruns the whole forward pass on the context at every step instead (bench/gpt2.py measures both).
+
+        ``intervention`` applies at every step; an explorer configuration's X belongs to the prompt (the first step:
+        run whole, the cache then made on the prompt's own X), its weights apply to the longer context after (see
+        attn_models.Intervention). ``on_step(i, step)``, if given, is called as step i is chosen (a page draws it as
+        it comes; a server lets others compute meanwhile), with the step's intermediates already freed (the cache is
+        kept); an exception it raises stops the generation.
         """
         self._check_sampling(temperature, top_k)
         if isinstance(n_new, bool) or not isinstance(n_new, (int, np.integer)) or not 1 <= n_new <= LIMITS.n_seq:
@@ -582,20 +635,24 @@ class CausalLM(Pretrained):
             raise ModelError(N_("The seed must be a whole number of at least 0, got {value}."), value=repr(seed)[:40])
         enc = self.encode(prompt)
         self.check_length(len(enc.ids))
+        iv = intervention or Intervention.NONE
+        iv.check(self.n_layers, self.n_heads)
         rng = np.random.default_rng(int(seed))
         ids, steps, stopped = list(enc.ids), [], "length"
+        if cache and cacheable(iv):
+            step_rows = self._cached_steps(enc.ids, int(n_new), iv, _own(intervention, prompt))
+        else:
+            step_rows = self._whole_steps(iv, _own(intervention, prompt))
         for step in range(int(n_new)):
             if len(ids) >= self.config.max_tokens:
                 stopped = "cap"
                 break
-            own = step == 0 and _own(intervention, prompt)
-            stream, attentions = self.run(np.array(ids, dtype=np.intp), intervention=intervention, own=own)
-            top, probs = self._top(self._last_logits(stream[-1]), temperature, top_k)
+            last, attention = step_rows(step, ids)  # [1, d_model], [n_layers, n_heads, n_ctx]
+            top, probs = self._top(self._last_logits(last), temperature, top_k)
             new = int(rng.choice(len(probs), p=probs)) if sample else int(np.argmax(probs))
             piece = self.piece(new)
-            steps.append(GenStep(piece_label(piece), new, float(probs[new]), top, attentions[:, :, -1, :].copy(),
-                                 piece))
-            del stream, attentions  # [n_layers + 1, n, d_model], [n_layers, n_heads, n, n]: not held in on_step
+            steps.append(GenStep(piece_label(piece), new, float(probs[new]), top, attention, piece))
+            del last, probs  # the step's intermediates ([vocab] probabilities): not held in on_step
             if on_step is not None:
                 on_step(step, steps[-1])
             ids.append(new)
@@ -604,6 +661,35 @@ class CausalLM(Pretrained):
                 break
         text = self.tokenizer.decode([int(i) for i in ids], skip_special_tokens=False)
         return Generation(enc.tokens, tuple(steps), text, stopped)
+
+    def _cached_steps(self, prompt_ids: np.ndarray, n_new: int, iv: Intervention,
+                      own: bool) -> Callable[[int, list[int]], tuple[np.ndarray, np.ndarray]]:
+        """A generation's step on one key/value cache: (the last block's output at the last position [1, d_model],
+        its attention row [n_layers, n_heads, n_ctx]). Step 0 runs the prompt; a configuration opened on it (``own``)
+        runs whole there on its own X, and the cache is made on the prompt's X, as every later step sees it."""
+        kv = KVCache(min(len(prompt_ids) + n_new - 1, self.config.max_tokens))  # the tokens the steps feed
+
+        def step_rows(step: int, ids: list[int]) -> tuple[np.ndarray, np.ndarray]:
+            if step == 0 and own and iv.config is not None:
+                stream, attentions = self.run(prompt_ids, intervention=iv, own=True)  # [L + 1, n, d], [L, H, n, n]
+                if n_new > 1:
+                    self.extend(prompt_ids, kv, intervention=iv)
+                return stream[-1][-1:], attentions[:, :, -1, :].copy()
+            new = prompt_ids if step == 0 else np.array(ids[-1:], dtype=np.intp)
+            hidden, attentions = self.extend(new, kv, intervention=iv)  # [n_new, d_model], [L, H, n_new, n_ctx]
+            return hidden[-1:], attentions[:, :, -1, :].copy()
+
+        return step_rows
+
+    def _whole_steps(self, iv: Intervention, own: bool) -> Callable[[int, list[int]], tuple[np.ndarray, np.ndarray]]:
+        """A generation's step without a cache: the whole forward pass on the context (the first step on the prompt,
+        ``own``: a configuration opened on it runs there on its own X), as :meth:`_cached_steps` returns it."""
+
+        def step_rows(step: int, ids: list[int]) -> tuple[np.ndarray, np.ndarray]:
+            stream, attentions = self.run(np.array(ids, dtype=np.intp), intervention=iv, own=step == 0 and own)
+            return stream[-1][-1:], attentions[:, :, -1, :].copy()  # [L + 1, n, d] and [L, H, n, n] freed here
+
+        return step_rows
 
     # ---- which heads matter, and one layer in the explorer -------------------------------------------------------
 

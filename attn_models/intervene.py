@@ -20,13 +20,21 @@ Where each family calls it: attn_models.bert.attention (BertSelfAttention), attn
 (GPT2Attention), attn_models.t5.attention (every T5Attention: the encoder's and decoder's self-attentions, and the
 decoder's EncDecAttention, the one an intervention addresses).
 
+With a key/value cache (a :class:`Site` whose ``cache`` is an attn_models.kv.KVCache: a generation's step), the
+queries are the new positions' rows only and every head attends over the keys and values kept so far and the new
+ones (attn_core.projected_multi_head_attention); (a), (b) and (c) act on those rows as on the whole text's.
+:func:`cacheable` says which interventions keep the whole text's numbers that way: not a self-attention head switched
+off by its mean (the mean is over every position, and a new token changes it at all the earlier ones), nor an
+explorer configuration without a mask in a causal model (every position would see the ones after it); there the
+family runs the whole text at every step.
+
 >>> Intervention(ablate={(2, 5)}).heads_in(2), Intervention.NONE.is_none
 (frozenset({5}), True)
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import ClassVar, Literal
@@ -42,10 +50,13 @@ from attn_core import (
     head_slice,
     multi_head_cross_attention,
     padding_mask,
+    projected_multi_head_attention,
     run,
 )
 
 from .errors import N_, ModelError
+from .kv import KVCache
+from .ops import product
 
 HOW = ("mean", "zero")
 
@@ -313,6 +324,13 @@ class Site:
     by_head : bool
         Computed one head at a time, each head on its own columns of W_Q, W_K, W_V and rows of W_O (a GPT-2 layer
         too wide to open whole: the pieces the explorer opens).
+    cache : attn_models.kv.KVCache, optional
+        A generation's keys and values so far (no padding then). Self-attention: ``x`` is the new positions' rows
+        (``cache.past`` … on), their keys and values are appended, their queries attend to every key up to their
+        own. Cross-attention: the keys and values of ``x`` (the source) are made on the first step and kept.
+        Weights may then stay in the checkpoint's dtype (attn_models.ops.product makes them float64).
+    cache_key : hashable
+        The attention's name in the cache (its layer and side).
     """
 
     x: np.ndarray
@@ -327,22 +345,43 @@ class Site:
     is_pad: np.ndarray | None = None
     causal: bool = False
     by_head: bool = False
+    cache: KVCache | None = None
+    cache_key: Hashable = None
 
     @property
     def queries(self) -> np.ndarray:  # [n_q, d_in]
         return self.x if self.y is None else self.y
 
     @property
+    def past(self) -> int:
+        """Positions before x's rows whose keys and values a self-attention's cache holds (0 without a cache)."""
+        return 0 if self.cache is None or self.y is not None else self.cache.past
+
+    @property
     def is_real(self) -> np.ndarray:  # bool [n_k]: the text's own tokens (not padding)
         return np.ones(len(self.x), dtype=bool) if self.is_pad is None else ~np.asarray(self.is_pad, dtype=bool)
 
     def mask(self, causal: bool | None = None) -> np.ndarray | None:  # -> bool [n_q, n_k] (True: may attend) or None
-        """The padding mask when there is padding, with the causal mask when ``causal`` (default: the model's)."""
+        """The padding mask when there is padding, with the causal mask when ``causal`` (default: the model's); with
+        a cache, the new rows' causal mask over every position so far (row i: positions up to past + i; None for one
+        new row, which sees them all)."""
         pad = self.is_pad
         mask = padding_mask(np.asarray(pad, dtype=bool)) if pad is not None and np.any(pad) else None
-        if self.causal if causal is None else causal:
-            mask = causal_mask(len(self.x)) if mask is None else mask & causal_mask(len(self.x))
+        if mask is not None and self.cache is not None:
+            raise ValueError("a key/value cache runs a text without padding")
+        n, past = len(self.x), self.past
+        if (self.causal if causal is None else causal) and not (past and n == 1):
+            causal_rows = np.tri(n, past + n, past, dtype=bool) if past else causal_mask(n)  # bool [n, past + n]
+            mask = causal_rows if mask is None else mask & causal_rows
         return mask
+
+    def projections(self, weights: str, w_q: np.ndarray, w_k: np.ndarray,
+                    w_v: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # -> [n_q, ·], [n_k, ·], [n_k, ·]
+        """With a cache: Q of the queries' rows, and K, V of every position so far (the new rows' appended to the
+        cache's slot of ``weights``, "model" or "config"; a cross-attention's made once)."""
+        q = product(self.queries, w_q)  # [n_q, n_heads·d_k]
+        k, v = self.cache.keys_values((self.cache_key, weights), self.x, w_k, w_v, fixed=self.y is not None)
+        return q, k, v
 
     def mask_for(self, cfg: Config) -> np.ndarray | None:
         """The mask ``cfg``'s weights meet on this text: the model's, made causal when the configuration's mask is
@@ -364,8 +403,12 @@ def head_weights(w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, w_o: np.ndar
 
 def model_traces(site: Site, by_head: bool) -> list[MultiHeadTrace]:
     """The attention as the model computes it, through attn_core: one trace of every head, or (``by_head``) one per
-    head on its own columns and W_O rows."""
+    head on its own columns and W_O rows; with a cache, on the layer's projections of the new rows and the cached
+    keys and values (:func:`cached_traces`)."""
     mask = site.mask()
+    if site.cache is not None:
+        q, k, v = site.projections("model", site.w_q, site.w_k, site.w_v)
+        return cached_traces(q, k, v, site.w_o, site.n_heads, by_head, scale=site.scale, mask=mask, bias=site.bias)
 
     def heads(w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, w_o: np.ndarray, n_heads: int,
               bias: np.ndarray | None) -> MultiHeadTrace:
@@ -376,6 +419,19 @@ def model_traces(site: Site, by_head: bool) -> list[MultiHeadTrace]:
         return [heads(site.w_q, site.w_k, site.w_v, site.w_o, site.n_heads, site.bias)]
     return [heads(*head_weights(site.w_q, site.w_k, site.w_v, site.w_o, h, site.n_heads), 1,
                   None if site.bias is None else site.bias[h:h + 1]) for h in range(site.n_heads)]
+
+
+def cached_traces(q: np.ndarray, k: np.ndarray, v: np.ndarray, w_o: np.ndarray, n_heads: int, by_head: bool,
+                  **options: object) -> list[MultiHeadTrace]:  # [n_q, H·d_k], [n_k, H·d_k], [n_k, H·d_v], [H·d_v, d]
+    """attn_core.projected_multi_head_attention of a cache's step: one trace of every head, or (``by_head``) one per
+    head on its column slices and W_O rows (a bias [n_heads, n_q, n_k] sliced alike); ``options``: scale, mask,
+    bias."""
+    if not by_head:
+        return [projected_multi_head_attention(q, k, v, w_o, n_heads, **options)]
+    d_k, d_v, bias = q.shape[1] // n_heads, v.shape[1] // n_heads, options.pop("bias", None)
+    return [projected_multi_head_attention(q[:, head_slice(h, d_k)], k[:, head_slice(h, d_k)], v[:, head_slice(h, d_v)],
+                                           w_o[head_slice(h, d_v)], 1, bias=None if bias is None else bias[h:h + 1],
+                                           **options) for h in range(n_heads)]
 
 
 def replaced(traces: list[MultiHeadTrace], cfg: Config, site: Site, own: bool) -> list[MultiHeadTrace]:
@@ -391,9 +447,14 @@ def replaced(traces: list[MultiHeadTrace], cfg: Config, site: Site, own: bool) -
             raise ModelError(N_("The configuration has {heads} heads; the model's layers have {n_heads}. Open the "
                                 "layer again."), heads=cfg.n_heads, n_heads=site.n_heads)
         check_runs_back(cfg, d_model, 1, n_q, own)
-    trace = run(cfg) if own else multi_head_cross_attention(
-        site.queries, site.x, cfg.w_q, cfg.w_k, cfg.w_v, cfg.w_o, cfg.n_heads, scale=cfg.scale,
-        mask=site.mask_for(cfg), score=cfg.score_function())
+    if site.cache is not None:  # the configuration's weights on the new rows, its keys and values kept in its slot
+        q, k, v = site.projections("config", cfg.w_q, cfg.w_k, cfg.w_v)
+        trace = projected_multi_head_attention(q, k, v, cfg.w_o, cfg.n_heads, scale=cfg.scale, mask=site.mask_for(cfg),
+                                               score=cfg.score_function())
+    else:
+        trace = run(cfg) if own else multi_head_cross_attention(
+            site.queries, site.x, cfg.w_q, cfg.w_k, cfg.w_v, cfg.w_o, cfg.n_heads, scale=cfg.scale,
+            mask=site.mask_for(cfg), score=cfg.score_function())
     if head is None:
         return [trace]
     return [trace if h == head else t for h, t in enumerate(traces)]
@@ -425,11 +486,19 @@ def attend(site: Site, intervention: Intervention | None = None, layer: int = 0,
     (a) the explorer's configuration in place of the attention when the intervention names this layer (``own``: this
     text is the one it was opened on; see :func:`replaced`), (b) the heads switched off (:func:`switched_off`),
     (c) ``concat @ W_O``. Raises ModelError when the configuration does not fit the model.
+
+    With ``site.cache`` (a generation's step): the new rows' output and weights [n_heads, n_q, past + n_q], each row
+    the whole text's (to rounding) where :func:`cacheable` says so; ValueError where it does not, or with ``own``.
     """
     iv = intervention or Intervention.NONE
     cfg, heads = iv.config_of(layer), iv.heads_in(layer)
+    if site.cache is not None and site.y is None and (not cacheable(iv) or (own and cfg is not None)):
+        raise ValueError("this intervention changes earlier positions at every new token: run the whole text")
     one_head = cfg is not None and one_head_of(cfg) is not None
-    traces = [] if cfg is not None and not one_head else model_traces(site, site.by_head or one_head)
+    # head by head as the explorer opens the layer (its configurations equal these traces bit for bit); on a cache,
+    # whose rows equal the whole text's to rounding only, every head at once unless one head is replaced
+    by_head = (site.by_head and site.cache is None) or one_head
+    traces = [] if cfg is not None and not one_head else model_traces(site, by_head)
     if cfg is not None:
         traces = replaced(traces, cfg, site, own)
     weights = np.stack([t.weights for trace in traces for t in trace.heads])  # [n_heads, n_q, n_k]
@@ -440,6 +509,24 @@ def attend(site: Site, intervention: Intervention | None = None, layer: int = 0,
     concat = switched_off(traces, heads, iv.how, site) if heads else np.concatenate([t.concat for t in traces], axis=1)
     w_o = traces[0].w_o if len(traces) == 1 else np.vstack([t.w_o for t in traces])  # [n_heads·d_v, d_model]
     return concat @ w_o, weights
+
+
+def cacheable(intervention: Intervention | None) -> bool:
+    """Whether a causal model's self-attentions run with ``intervention`` on a key/value cache (attn_models.kv) give
+    the whole text's numbers: each position's output must not depend on the positions after it. Not so for a head
+    switched off by its mean (``how="mean"``: the mean over every position changes with each new token, at every
+    earlier position), nor for an explorer configuration whose mask kind is "none" (its weights would let every
+    position see the ones after it). Heads switched off to zeros, and a configuration's weights on the text's own X
+    (causal, or any other mask kind, which keeps the model's causal mask: :meth:`Site.mask_for`), can. A configuration
+    run on the text it was opened on (its own X: the first step of a generation) runs whole, outside the cache.
+
+    A cross-attention's intervention always can (T5's: the mean of a head's values is over the source, which stays).
+
+    >>> cacheable(Intervention(ablate={(0, 1)}, how="zero")), cacheable(Intervention(ablate={(0, 1)}))
+    (True, False)
+    """
+    iv = intervention or Intervention.NONE
+    return not (iv.ablate and iv.how == "mean") and (iv.config is None or iv.config.mask_kind != "none")
 
 
 def check_layer(layer: object, n_layers: int) -> None:

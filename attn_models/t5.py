@@ -22,7 +22,9 @@ final_layer_norm, lm_head):
   cross-attention heads, and its configuration a decoder layer's cross-attention.
 
 Weights stay in the checkpoint's dtype (t5-small's float32: 242 MB; in float64 it would be 484 MB, over the memory
-cap) and each matrix is made float64 when a layer runs (a float32 → float64 cast is exact): the arithmetic is float64.
+cap) and each matrix is made float64 when a layer runs, whole or a slab of rows at a time (attn_models.ops.product; a
+float32 → float64 cast is exact): the arithmetic is float64. A translation runs the encoder once and the decoder on
+a key/value cache (attn_models.kv): each step the newest input's row alone (:meth:`Translator.translate`).
 
 One difference from transformers, on purpose: its ``T5LayerNorm`` computes the variance in float32 even in a float64
 model (``hidden_states.to(torch.float32).pow(2).mean(-1)``), which moves its float64 logits by up to 2e-5 (on the
@@ -47,8 +49,9 @@ from .access import TRANSLATOR_MODEL, Access
 from .errors import N_, ModelError
 from .hub import Progress, opened
 from .intervene import Intervention, Site, attend, check_layer, each_head_off, edits_refused
+from .kv import KVCache
 from .limits import MODEL_LIMITS
-from .ops import f64, gelu_tanh, rms_norm, tied_logits
+from .ops import f64, gelu_tanh, product, rms_norm, tied_logits
 from .origin import Origin, Role, expect_role
 from .pretrained import Pretrained
 from .reader import Fields, Header, check_field_caps, check_memory, check_tensors, read_json, tensors
@@ -374,23 +377,30 @@ def read_t5_weights(path: Path, cfg: T5Config) -> T5Weights:
 
 def attention(x: np.ndarray, w: T5Attention, cfg: T5Config, *, y: np.ndarray | None = None,
               bias: np.ndarray | None = None, causal: bool = False, intervention: Intervention | None = None,
-              layer: int = 0) -> tuple[np.ndarray, np.ndarray]:  # -> [n_q, d_model], [n_heads, n_q, n_k]
+              layer: int = 0, cache: KVCache | None = None) -> tuple[np.ndarray, np.ndarray]:  # -> [n_q, d], weights
     """T5Attention through attn_core at the intervention point (attn_models.intervene.attend), unscaled: a
     self-attention of ``x`` (the relative-position ``bias``; ``causal`` in the decoder) or, with ``y``, the decoder's
     EncDecAttention (queries from ``y``, keys and values from the encoder's output ``x``), the one an
     ``intervention`` changes: its configuration's weights always meet this run's X and Y. Returns concat @ W_O and
-    the weights."""
-    site = Site(x, *w.matrices(), cfg.n_heads, scale="none", bias=bias, y=y, causal=causal)
+    the weights [n_heads, n_q, n_k].
+
+    With a key/value ``cache`` (the decoder's step in :meth:`Translator.translate`): a self-attention's ``x`` is the
+    new positions' rows (``bias`` their rows [n_heads, n_new, past + n_new]), attending to the cached keys and values;
+    a cross-attention's keys and values of ``x`` are made on the first step and kept; the weights stay in the
+    checkpoint's dtype (attn_models.ops.product)."""
+    matrices = w.matrices() if cache is None else (w.w_q, w.w_k, w.w_v, w.w_o)
+    site = Site(x, *matrices, cfg.n_heads, scale="none", bias=bias, y=y, causal=causal, cache=cache,
+                cache_key=(layer, "self" if y is None else "cross"))
     return attend(site, intervention, layer, own=False)
 
 
 def feed_forward(x: np.ndarray, b: T5Block, kind: str) -> np.ndarray:  # [n, d_model] -> [n, d_model]
-    """ReLU(x Wᵢ) W_o, or gelu_tanh(x Wᵢ₀) ⊙ (x Wᵢ₁) W_o for "gated-gelu"."""
+    """ReLU(x Wᵢ) W_o, or gelu_tanh(x Wᵢ₀) ⊙ (x Wᵢ₁) W_o for "gated-gelu" (float64: attn_models.ops.product)."""
     if kind == "gated-gelu":
-        inner = gelu_tanh(x @ f64(b.wi)) * (x @ f64(b.wi_1))  # [n, d_ff]
+        inner = gelu_tanh(product(x, b.wi)) * product(x, b.wi_1)  # [n, d_ff]
     else:
-        inner = np.maximum(x @ f64(b.wi), 0.0)  # [n, d_ff]
-    return inner @ f64(b.wo)
+        inner = np.maximum(product(x, b.wi), 0.0)  # [n, d_ff]
+    return product(inner, b.wo)
 
 
 @dataclass(frozen=True, eq=False)
@@ -434,7 +444,7 @@ class Translation:
     text : the output decoded, special tokens left out
     cross : [n_decoder_layers, n_heads, n_out, n_src]; row t is decoder position t, whose input is the token before
         output token t (``<pad>``, the start, for t = 0) and whose next-token logits chose output token t: where the
-        model looked in the source while choosing that token
+        model looked in the source while choosing that token (on the key/value cache each row is made at its step)
     probs : [n_out]: each chosen token's probability when it was chosen
     """
 
@@ -503,29 +513,39 @@ class Translator(Pretrained):
         return EncoderRun(rms_norm(h, w.encoder_norm, c.eps), attentions, xs)
 
     def run_decoder(self, enc: EncoderRun, target_ids: np.ndarray, *, intervention: Intervention | None = None,
-                    last_only: bool = False) -> DecoderOutput:
+                    last_only: bool = False, cache: KVCache | None = None) -> DecoderOutput:
         """The decoder stack on ``target_ids`` (its inputs: the start token first) reading ``enc``; logits of every
-        position, or of the last only (``last_only``: one row)."""
+        position, or of the last only (``last_only``: one row).
+
+        With a key/value ``cache`` (:meth:`translate`'s step), ``target_ids`` are the inputs after the ``cache.past``
+        ones it holds: their rows only are run, each attending to the cached keys and values (the self-attentions'
+        [n_heads, n_new, past + n_new]; the cross-attentions' source keys and values made on the first step), and
+        their keys and values join the cache: the whole decoder's last rows to rounding (within 1e-12 in
+        tests/models/test_kv_cache.py). Every intervention a Translator takes (on the cross-attentions) runs there."""
         c, w = self.config, self.weights
         iv = intervention or Intervention.NONE
         iv.check(c.n_decoder_layers, c.n_heads)
-        g = self.embed(target_ids)  # [n_t, d_model]
-        n_t, n_src = len(g), len(enc.output)
+        g = self.embed(target_ids)  # [n_new, d_model]: every position without a cache
+        past = 0 if cache is None else cache.past
+        n_new, n_t, n_src = len(g), past + len(g), len(enc.output)
         bias = position_bias(w.decoder_bias, n_t, n_t, False, c.num_buckets, c.max_distance)  # [n_heads, n_t, n_t]
-        selfs = np.empty((c.n_decoder_layers, c.n_heads, n_t, n_t))
-        crosses = np.empty((c.n_decoder_layers, c.n_heads, n_t, n_src))
-        ys = np.empty((c.n_decoder_layers, n_t, c.d_model))
-        xs = np.empty((c.n_decoder_layers, n_t, c.d_model))
+        bias = bias[:, past:]  # [n_heads, n_new, n_t]: the new positions' rows
+        selfs = np.empty((c.n_decoder_layers, c.n_heads, n_new, n_t))
+        crosses = np.empty((c.n_decoder_layers, c.n_heads, n_new, n_src))
+        ys = np.empty((c.n_decoder_layers, n_new, c.d_model))
+        xs = np.empty((c.n_decoder_layers, n_new, c.d_model))
         with edits_refused(iv):
             for i, b in enumerate(w.decoder):
-                xs[i] = x = rms_norm(g, b.ln_self, c.eps)  # [n_t, d_model]
-                out, selfs[i] = attention(x, b.self_attn, c, bias=bias, causal=True)
+                xs[i] = x = rms_norm(g, b.ln_self, c.eps)  # [n_new, d_model]
+                out, selfs[i] = attention(x, b.self_attn, c, bias=bias, causal=True, layer=i, cache=cache)
                 g = g + out
-                ys[i] = y = rms_norm(g, b.ln_cross, c.eps)  # [n_t, d_model]: the queries' input
-                out, crosses[i] = attention(enc.output, b.cross_attn, c, y=y, intervention=iv, layer=i)
+                ys[i] = y = rms_norm(g, b.ln_cross, c.eps)  # [n_new, d_model]: the queries' input
+                out, crosses[i] = attention(enc.output, b.cross_attn, c, y=y, intervention=iv, layer=i, cache=cache)
                 g = g + out
                 g = g + feed_forward(rms_norm(g, b.ln_ff, c.eps), b, c.ff)
-        final = rms_norm(g[-1:] if last_only else g, w.decoder_norm, c.eps)  # [n_t or 1, d_model]
+        if cache is not None:
+            cache.advance(n_new)
+        final = rms_norm(g[-1:] if last_only else g, w.decoder_norm, c.eps)  # [n_new or 1, d_model]
         return DecoderOutput(self.lm_logits(final), selfs, crosses, enc.attentions, enc.output, ys, xs)
 
     def lm_logits(self, h: np.ndarray) -> np.ndarray:  # [n, d_model] -> [n, vocab_size]
@@ -561,37 +581,54 @@ class Translator(Pretrained):
 
     def translate(self, text: str, *, prefix: str = PREFIX, max_new: int = 40,
                   intervention: Intervention | None = None,
-                  on_step: Callable[[int, int], None] | None = None) -> Translation:
+                  on_step: Callable[[int, int], None] | None = None, cache: bool = True) -> Translation:
         """Greedy decoding of ``prefix + text``, as transformers' ``generate(do_sample=False, num_beams=1,
         max_new_tokens=max_new)``: at each step the most probable token (the first on a tie), until ``</s>`` or
         ``max_new`` tokens. ``intervention``: cross-attention heads switched off, or a decoder layer's
         cross-attention replaced by an explorer configuration, at every step (see :func:`attention`).
-        ``on_step(i, token_id)``, if given, is called as output token i is chosen (a server lets others compute
-        between two tokens); an exception it raises stops the translation."""
+        ``on_step(i, token_id)``, if given, is called as output token i is chosen, the step's intermediates freed (a
+        server lets others compute between two tokens); an exception it raises stops the translation.
+
+        With a key/value cache (attn_models.kv.KVCache, made here and dropped on return), the encoder runs once and
+        each step runs the decoder on the newest input alone (:meth:`run_decoder`): the cross-attentions' keys and
+        values of the source are made once, the self-attentions' kept position by position; every intervention runs
+        there too (a head's mean is over the source, which stays). It holds 2 · n_decoder_layers · (n_out + n_src) ·
+        n_heads·d_kv · 8 bytes (t5-small, 40 tokens out of 40: 3.9 MB). ``cache`` False reruns the decoder on every
+        input at every step (bench/t5.py measures both).
+        """
         if isinstance(max_new, bool) or not isinstance(max_new, (int, np.integer)) or not 1 <= max_new <= MAX_NEW:
             raise ModelError(N_("max_new must be a whole number from 1 to {cap}, got {value}."), cap=MAX_NEW,
                              value=repr(max_new)[:40])
         tokens, src = self.encode(prefix + text)
         enc = self.run_encoder(src)
         c = self.config
+        kv = KVCache(int(max_new)) if cache else None  # the decoder's inputs: the start, every output but the last
         out: list[int] = []
         probs: list[float] = []
-        last = None
+        rows: list[np.ndarray] = []  # each step's cross-attention row [n_decoder_layers, n_heads, n_src]
         while len(out) < max_new:
-            last = self.run_decoder(enc, np.array([c.start_id, *out], dtype=np.intp), intervention=intervention,
-                                    last_only=True)
-            p = softmax(last.logits[0])  # [vocab]
-            token = int(np.argmax(last.logits[0]))
+            if kv is None:
+                step = self.run_decoder(enc, np.array([c.start_id, *out], dtype=np.intp), intervention=intervention,
+                                        last_only=True)
+            else:
+                step = self.run_decoder(enc, np.array([out[-1] if out else c.start_id], dtype=np.intp),
+                                        intervention=intervention, last_only=True, cache=kv)
+            rows.append(step.cross_attentions[:, :, -1].copy())
+            logits = step.logits[0]  # [vocab]
+            token = int(np.argmax(logits))
             out.append(token)
-            probs.append(float(p[token]))
+            probs.append(float(softmax(logits)[token]))
+            last = step.cross_attentions if kv is None else None  # [L, H, n_t, n_src]: every row, without a cache
+            del step, logits  # the step's intermediates: not held in on_step
             if on_step is not None:
                 on_step(len(out) - 1, token)
             if token == c.eos_id:
                 break
         ids = np.array(out, dtype=np.intp)
+        cross = last if kv is None else np.stack(rows, axis=2)  # [n_decoder_layers, n_heads, n_out, n_src]
         return Translation(tokens, src, tuple(self.label(i) for i in ids), ids,
-                           self.tokenizer.decode([int(i) for i in ids], skip_special_tokens=True),
-                           last.cross_attentions, np.array(probs))
+                           self.tokenizer.decode([int(i) for i in ids], skip_special_tokens=True), cross,
+                           np.array(probs))
 
     def head_effects(self, text: str, *, prefix: str = PREFIX, how: str = "mean") -> np.ndarray:
         """The probability of the translation's first token (the model's own choice) with each decoder
@@ -612,7 +649,8 @@ class Translator(Pretrained):
         ``prefix + text`` (keys and values; its tokens the source's), Y the decoder's normed hidden states before
         that cross-attention (queries; one row per decoder input: the start token, then ``output_prefix_ids``),
         W_Q, W_K, W_V, W_O the layer's (float64), scale "none". ``run(cfg)`` equals the decoder's cross attentions
-        (and :attr:`Translation.cross` when ``output_prefix_ids`` is the translation's ids but the last) bit for bit.
+        bit for bit, and :attr:`Translation.cross` when ``output_prefix_ids`` is the translation's ids but the last
+        (bit for bit for ``translate(cache=False)``; within 1e-12 for its rows made one step at a time on the cache).
         """
         check_layer(layer, self.config.n_decoder_layers)
         tokens, src, tgt, out_ids = self._sides(text, output_prefix_ids, prefix)

@@ -78,11 +78,28 @@ def xavier_config(n_seq: int, d_model: int, width: int, n_heads: int):
     )
 
 
+def caps_width(n_seq: int = LIMITS.n_seq, step: int = 64) -> int:
+    """The widest d_model = widths (a multiple of ``step``: 8 heads of whole d_k) whose configuration at ``n_seq``
+    tokens the app accepts: X, W_Q, W_K, W_V and a square W_O within LIMITS.total_cells, LIMITS.d_model and
+    LIMITS.width. The caps a learner can reach: LIMITS.d_model (769, a GPT-2 head's X) and LIMITS.width together
+    are over the cells' cap.
+
+    >>> caps_width()
+    512
+    """
+    def cells(w: int) -> int:
+        return n_seq * w + 3 * w * w + w * w
+
+    fits = [w for w in range(step, min(LIMITS.d_model, LIMITS.width) + 1, step) if cells(w) <= LIMITS.total_cells]
+    return max(fits)
+
+
+CAPS_W = caps_width()
 CONFIGS: dict[str, tuple[str, Callable]] = {
     "seed000": ("seed 000 preset (3 tokens, d_model 4, d_k 3)", lambda: load_preset("seed000")),
     "mid": ("n_seq 64, d_model 64, W 64×64, 8 heads", lambda: xavier_config(64, 64, 64, 8)),
-    "caps": (f"caps: n_seq {LIMITS.n_seq}, d_model {LIMITS.d_model}, widths {LIMITS.width}, 8 heads",
-             lambda: xavier_config(LIMITS.n_seq, LIMITS.d_model, LIMITS.width, 8)),
+    "caps": (f"caps: n_seq {LIMITS.n_seq}, d_model {CAPS_W}, widths {CAPS_W}, 8 heads (the largest the app accepts)",
+             lambda: xavier_config(LIMITS.n_seq, CAPS_W, CAPS_W, 8)),
 }
 
 

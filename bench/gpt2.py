@@ -18,9 +18,18 @@ distilgpt2 (6 layers) and GPT-2 small (12 layers), both d_model 768, 12 heads, v
   ``generate(max_new_tokens=32)`` from 16 tokens (with its cache) per token, beside ours over the same 32 steps.
 - the explorer: one head's configuration (X [n, 769], W_Q, W_K, W_V [769, 64], W_O [64, 768]) made and run by
   attn_core at 256 tokens, against attn_core.LIMITS.
+- the key/value cache (issue 37): the same random weights written as a checkpoint folder (config.json,
+  model.safetensors, tests/tiny_gpt2.py's tokenizer) and read by ``load_causal_lm``; ``generate`` of 20 tokens after
+  a 16-token prompt, before (``cache=False``: the whole forward pass on the context every step) and after (the
+  cache: the prompt, then one token a step), and 32 tokens after 16 a token; the first step (the prompt) and the
+  later ones apart; the cache's bytes; transformers' ``generate`` with its cache in float64 on one thread on the same
+  folder (``--torch-python``: a separate venv's Python runs bench/torch_generate.py), and whether its greedy tokens
+  are ours.
 
 Run: ``.venv/bin/python bench/gpt2.py`` (``--repeats 3``, ``--layers 6 12``, ``--threads 1``);
-``PYTHONPATH=/tmp/tf .venv/bin/python bench/gpt2.py`` adds transformers' column.
+``PYTHONPATH=/tmp/tf .venv/bin/python bench/gpt2.py`` adds transformers' column (torch importable here);
+``--torch-python /tmp/torchenv/bin/python`` adds transformers' generate from a separate venv; ``--cache-only``: the
+key/value cache's figures alone.
 """
 
 from __future__ import annotations
@@ -41,7 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 
 import attn_core  # noqa: E402
-from attn_models import gpt2, ops  # noqa: E402
+from attn_models import gpt2, kv, load_causal_lm, ops  # noqa: E402
 from attn_models.gpt2 import gpt2_resident_bytes  # noqa: E402
 from attn_models.intervene import head_weights  # noqa: E402
 from attn_models.limits import MODEL_LIMITS  # noqa: E402
@@ -145,10 +154,13 @@ def torch_model(cfg: gpt2.Gpt2Config, w: gpt2.Gpt2Weights):
     return model
 
 
-def bench(n_layers: int, repeats: int) -> None:
+def bench(n_layers: int, repeats: int, torch_python: str | None = None, cache_only: bool = False) -> None:
     name = {6: "distilgpt2", 12: "GPT-2 small"}.get(n_layers, f"{n_layers} layers")
     cfg = gpt2.Gpt2Config(n_layers=n_layers, n_heads=12, d_model=768, vocab_size=50257, max_positions=1024, eps=1e-5)
     print(f"\n== {name}: {n_layers} layers, d_model 768, 12 heads, vocab 50,257 ==")
+    if cache_only:
+        bench_cache(cfg, random_weights(cfg, np.float32), repeats, torch_python)
+        return
     print(f"gpt2_resident_bytes: float32 {gpt2_resident_bytes(cfg) / 1e6:.1f} MB, float64 "
           f"{gpt2_resident_bytes(cfg, 8) / 1e6:.1f} MB; the cap (MODEL_LIMITS.causal_resident_bytes) "
           f"{MODEL_LIMITS.causal_resident_bytes / 1e6:.0f} MB")
@@ -222,6 +234,125 @@ def bench(n_layers: int, repeats: int) -> None:
     print(f"one head in the explorer at 256 tokens: {cells:,} cells (cap {attn_core.LIMITS.total_cells:,}), made and "
           f"run in {time.perf_counter() - t:.3f} s; a whole layer would be "
           f"{256 * 769 + 3 * 769 * 768 + 768 * 768:,} cells")
+    bench_cache(cfg, w32, repeats, torch_python)
+
+
+def write_checkpoint(cfg: gpt2.Gpt2Config, w: gpt2.Gpt2Weights, folder: Path) -> Path:
+    """``w`` as a GPT-2 checkpoint folder transformers and ``load_causal_lm`` both read: config.json (distilgpt2's
+    shape), model.safetensors (GPT2LMHeadModel's names, c_attn fused again), tests/tiny_gpt2.py's tokenizer (its ids
+    are the first 301 of the vocabulary; the others have no text)."""
+    import json
+
+    from safetensors.numpy import save_file
+
+    from tests import tiny_gpt2
+
+    d = cfg.d_model
+    t = {"wte.weight": w.wte, "wpe.weight": w.wpe, "ln_f.weight": w.ln_f_g, "ln_f.bias": w.ln_f_b}
+    for i, b in enumerate(w.blocks):
+        p = f"h.{i}."
+        qkv = np.hstack([b.w_q, b.w_k, b.w_v])  # [d + 1, 3d]: the bias as the last row
+        t.update({p + "ln_1.weight": b.ln1_g, p + "ln_1.bias": b.ln1_b, p + "attn.c_attn.weight": qkv[:d],
+                  p + "attn.c_attn.bias": qkv[d], p + "attn.c_proj.weight": b.w_o, p + "attn.c_proj.bias": b.b_o,
+                  p + "ln_2.weight": b.ln2_g, p + "ln_2.bias": b.ln2_b, p + "mlp.c_fc.weight": b.w_fc,
+                  p + "mlp.c_fc.bias": b.b_fc, p + "mlp.c_proj.weight": b.w_proj, p + "mlp.c_proj.bias": b.b_proj})
+    folder.mkdir(parents=True, exist_ok=True)
+    config = {**tiny_gpt2.config(cfg.vocab_size), "n_layer": cfg.n_layers, "n_head": cfg.n_heads, "n_embd": d,
+              "n_positions": cfg.max_positions, "n_ctx": cfg.max_positions}
+    (folder / "config.json").write_text(json.dumps(config, indent=2))
+    (folder / "tokenizer.json").write_text(tiny_gpt2.tokenizer().to_str())
+    save_file({"transformer." + k: np.ascontiguousarray(v) for k, v in t.items()}, str(folder / "model.safetensors"))
+    return folder
+
+
+def prompt_of(lm: gpt2.CausalLM, n_tokens: int) -> str:
+    """A prompt of ``n_tokens`` tokens: tests/tiny_gpt2.py's corpus word by word, each word taken only when it keeps
+    the prompt within ``n_tokens`` (a word of two pieces may be skipped for one of one)."""
+    from tests import tiny_gpt2
+
+    text = ""
+    for word in " ".join(tiny_gpt2.CORPUS * 8).split():
+        longer = (text + " " + word).strip()
+        if len(lm.encode(longer).ids) <= n_tokens:
+            text = longer
+        if len(lm.encode(text).ids) == n_tokens:
+            break
+    return text
+
+
+def timed_write(lm: gpt2.CausalLM, prompt: str, n_new: int, cache: bool) -> tuple[float, list[float], object]:
+    """(seconds for ``generate``, the seconds at which each token was chosen, the Generation)."""
+    marks: list[float] = []
+    start = time.perf_counter()
+    gen = lm.generate(prompt, n_new, cache=cache, on_step=lambda i, step: marks.append(time.perf_counter() - start))
+    return time.perf_counter() - start, marks, gen
+
+
+def torch_write(torch_python: str, folder: Path, ids: np.ndarray, n_new: int) -> dict:
+    """transformers' generate of ``n_new`` tokens after ``ids`` in a separate venv (bench/torch_generate.py): its
+    JSON (the best of 2 runs in one process: the first warms torch up)."""
+    import json
+    import subprocess
+
+    run = subprocess.run([torch_python, str(Path(__file__).with_name("torch_generate.py")), "gpt2", str(folder),
+                          "--ids", *map(str, ids), "--new", str(n_new), "--repeats", "2"], check=True,
+                         capture_output=True, text=True, env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+def bench_cache(cfg: gpt2.Gpt2Config, w32: gpt2.Gpt2Weights, repeats: int, torch_python: str | None) -> None:
+    """Issue 37: writing on the key/value cache against the whole text each step, and against transformers (runs of
+    ours and theirs alternate, so a change in the shared machine's load falls on both)."""
+    import tempfile
+
+    folder = write_checkpoint(cfg, w32, Path(tempfile.mkdtemp(prefix="gpt2_bench_")) / "gpt2")
+    lm = load_causal_lm(str(folder))
+    prompt = prompt_of(lm, 16)
+    ids = lm.encode(prompt).ids
+    print(f"\n-- the key/value cache (issue 37): {folder}, a prompt of {len(ids)} tokens --")
+    made: list[kv.KVCache] = []
+
+    class Counted(kv.KVCache):
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    gpt2.KVCache = Counted  # to read the cache's bytes after a write
+    before = [timed_write(lm, prompt, 20, False) for _ in range(max(1, repeats - 1))]
+    after, long, theirs = [], [], {20: [], 32: []}
+    for _ in range(repeats):  # ours and transformers' in turn
+        after.append(timed_write(lm, prompt, 20, True))
+        held = made[-1]  # the 20-token write's cache
+        if torch_python:
+            theirs[20].append(torch_write(torch_python, folder, ids, 20))
+        long.append(timed_write(lm, prompt, 32, True))
+        if torch_python:
+            theirs[32].append(torch_write(torch_python, folder, ids, 32))
+    gpt2.KVCache = kv.KVCache
+    t_before, t_after = min(b[0] for b in before), min(a[0] for a in after)
+    same = all(b[2].ids.tolist() == after[0][2].ids.tolist() for b in before)
+    first = min(a[1][0] for a in after)
+    later = min((a[1][-1] - a[1][0]) / (len(a[1]) - 1) for a in after)
+    print(f"20 tokens after {len(ids)}: before (the whole text each step) {t_before:.2f} s, "
+          f"{t_before / 20 * 1e3:.0f} ms a token; after (the cache) {t_after:.2f} s, "
+          f"{t_after / 20 * 1e3:.0f} ms a token ({t_before / t_after:.1f} × faster); the same tokens: {same}")
+    print(f"  after: the first token (the prompt's {len(ids)} positions) {first * 1e3:.0f} ms, each later one "
+          f"{later * 1e3:.1f} ms; the cache held {held.nbytes / 1e6:.2f} MB (its n_max {held.n_max} positions; "
+          f"2 · {cfg.n_layers} · {held.n_max} · {cfg.d_model} · 8 = "
+          f"{2 * cfg.n_layers * held.n_max * cfg.d_model * 8 / 1e6:.2f} MB)")
+    per = min(t for t, _, _ in long) / 32
+    print(f"32 tokens after {len(ids)} on the cache: {per * 1e3:.1f} ms a token")
+    if not torch_python:
+        print("(no --torch-python: no transformers column)")
+        return
+    t20 = min(min(r["seconds"]) for r in theirs[20])
+    t32 = min(min(r["seconds"]) for r in theirs[32]) / 32
+    equal = all(r["ids"] == after[0][2].ids.tolist() for r in theirs[20]) and all(
+        r["ids"] == long[0][2].ids.tolist() for r in theirs[32])
+    print(f"transformers generate, float64, its cache, {theirs[20][0]['threads']} thread: 20 tokens after {len(ids)} "
+          f"{t20:.2f} s ({t20 / 20 * 1e3:.0f} ms a token); 32 after {len(ids)}: {t32 * 1e3:.1f} ms a token")
+    print(f"ours / transformers, a token (32 after {len(ids)}): {per / t32:.2f} ×; 20 after {len(ids)}: "
+          f"{t_after / t20:.2f} ×; greedy tokens equal to transformers': {equal}")
 
 
 def main() -> None:
@@ -230,6 +361,9 @@ def main() -> None:
     ap.add_argument("--layers", type=int, nargs="+", default=[6, 12])
     ap.add_argument("--threads", default="1", help="BLAS (and torch) threads; on a busy shared machine, 2 OpenBLAS "
                     "threads made a [16, 769] @ [769, 64] product 90 × slower than 1 (load average 10 on 2 cores)")
+    ap.add_argument("--torch-python", help="a Python with torch and transformers (a separate venv) for transformers' "
+                    "generate on the same checkpoint folder (bench/torch_generate.py)")
+    ap.add_argument("--cache-only", action="store_true", help="the key/value cache's figures only (issue 37)")
     args = ap.parse_args()
     try:
         import torch
@@ -244,11 +378,12 @@ def main() -> None:
     if len(args.layers) > 1:  # one process per model: the RSS figures of one do not hold the other's freed memory
         import subprocess
 
+        more = ["--cache-only"] * args.cache_only + (["--torch-python", args.torch_python] if args.torch_python else [])
         for n in args.layers:
             subprocess.run([sys.executable, __file__, "--layers", str(n), "--repeats", str(args.repeats), "--threads",
-                            args.threads], check=True)
+                            args.threads, *more], check=True)
         return
-    bench(args.layers[0], args.repeats)
+    bench(args.layers[0], args.repeats, args.torch_python, args.cache_only)
 
 
 if __name__ == "__main__":

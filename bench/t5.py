@@ -10,11 +10,14 @@ Prints figures; never a timed assertion.
   the first load, and ``t5_resident_bytes`` (the weights in their float32).
 - encoder: ``run_encoder`` on 16 and 64 source tokens, best of ``--repeats``.
 - translation: greedy decoding of ``--new`` tokens (a random checkpoint never says </s>: every step runs), the time
-  per generated token (each step reruns the decoder on the whole prefix: no cache, every attention through
-  attn_core), best of ``--repeats``; transformers' ``generate(do_sample=False, num_beams=1)`` with its cache beside.
+  per generated token, best of ``--repeats``: before (``cache=False``: each step reruns the decoder on the whole
+  prefix) and after (the key/value cache, issue 37: the decoder on the newest input alone, the cross-attentions' keys
+  and values of the source made once), every attention through attn_core either way, and whether both write the same
+  tokens; transformers' ``generate(do_sample=False, num_beams=1)`` with its cache beside (in this process when torch
+  is importable, or ``--torch-python``: a separate venv's Python runs bench/torch_generate.py on the same folder).
 
 Run: ``.venv/bin/python bench/t5.py`` (``--repeats 3 --new 20``); with the torch column:
-``PYTHONPATH=/tmp/tf .venv/bin/python bench/t5.py``.
+``PYTHONPATH=/tmp/tf .venv/bin/python bench/t5.py``, or ``--torch-python /tmp/torchenv/bin/python``.
 """
 
 from __future__ import annotations
@@ -65,6 +68,8 @@ def main() -> None:
     parser.add_argument("--model", help="a T5 checkpoint folder (default: a random one of t5-small's shapes)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--new", type=int, default=20, help="tokens to generate")
+    parser.add_argument("--torch-python", help="a Python with torch and transformers (a separate venv): transformers' "
+                        "generate on the same folder (bench/torch_generate.py)")
     args = parser.parse_args()
     folder = Path(args.model) if args.model else tiny_t5.build(Path(tempfile.mkdtemp(prefix="t5_bench_")) / "t5",
                                                               config=T5_SMALL)
@@ -104,18 +109,35 @@ def main() -> None:
                           args.repeats)
             line += f" (transformers float64: {theirs * 1e3:.1f} ms)"
         print(line)
-    n_src = len(tr.encode(tiny_t5.PREFIX + text)[1])
+    src_ids = tr.encode(tiny_t5.PREFIX + text)[1]
+    n_src = len(src_ids)
+    before = best(lambda: tr.translate(text, max_new=args.new, cache=False), max(1, args.repeats - 1))
     mine = best(lambda: tr.translate(text, max_new=args.new), args.repeats)
-    n_out = len(tr.translate(text, max_new=args.new).output_ids)
-    line = (f"translation, {n_src} source tokens, {n_out} generated: {mine:.2f} s, {mine / n_out * 1e3:.0f} ms a token "
-            f"(RSS now {rss_mb():.0f} MB)")
+    out = tr.translate(text, max_new=args.new)
+    n_out = len(out.output_ids)
+    same = out.output_ids.tolist() == tr.translate(text, max_new=args.new, cache=False).output_ids.tolist()
+    print(f"translation, {n_src} source tokens, {n_out} generated: before (the decoder on the whole prefix each step) "
+          f"{before:.2f} s, {before / n_out * 1e3:.0f} ms a token; after (the key/value cache) {mine:.2f} s, "
+          f"{mine / n_out * 1e3:.0f} ms a token ({before / mine:.1f} × faster); the same tokens: {same} "
+          f"(RSS now {rss_mb():.0f} MB)")
     if torch_model is not None:
-        src = torch.tensor(np.array([tr.encode(tiny_t5.PREFIX + text)[1]]))
+        src = torch.tensor(np.array([src_ids]))
         theirs = best(lambda: torch_model.generate(src, do_sample=False, num_beams=1, max_new_tokens=args.new),
                       args.repeats)
-        line += f"; transformers float64 generate: {theirs:.2f} s, {theirs / n_out * 1e3:.0f} ms a token"
-    print(line)
+        print(f"transformers float64 generate (in this process): {theirs:.2f} s, {theirs / n_out * 1e3:.0f} ms a token")
+    if args.torch_python:
+        import json
+        import subprocess
 
+        run = subprocess.run([args.torch_python, str(Path(__file__).with_name("torch_generate.py")), "t5", str(folder),
+                              "--ids", *map(str, src_ids), "--new", str(args.new), "--repeats", str(args.repeats)],
+                             check=True, capture_output=True, text=True,
+                             env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
+        theirs = json.loads(run.stdout.strip().splitlines()[-1])
+        t = min(theirs["seconds"])
+        print(f"transformers float64 generate, its cache, {theirs['threads']} thread (--torch-python): {t:.2f} s, "
+              f"{t / n_out * 1e3:.0f} ms a token; ours / transformers {mine / t:.2f} ×; the same tokens: "
+              f"{theirs['ids'] == out.output_ids.tolist()}")
 
 if __name__ == "__main__":
     main()

@@ -39,6 +39,8 @@ MAX_GRID_PX = 390
 
 def hint() -> None:
     """Under a page's title: where its numbers are edited, and that the page follows."""
+    if frame.on_phone():
+        return  # the panel is right here, above the page (frame.panel_slot)
     st.caption(_(":material/edit: Change X or a weight under **Edit the numbers** in the sidebar: everything on this "
                  "page recomputes at once."))
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import threading
 
 import streamlit as st
@@ -82,9 +83,32 @@ def pages() -> list[st.Page]:
 _RUN = threading.local()
 
 
+def on_phone() -> bool:
+    """Whether the browser is a phone's, by its user agent, as Streamlit itself tells one (it closes the sidebar after
+    a page is picked on a phone only): there the sidebar is an overlay over the page, so what must stay beside the
+    page (the edit panel) is drawn in it instead.
+
+    >>> on_phone()  # no browser: not a phone
+    False
+    """
+    try:
+        agent = st.context.headers.get("User-Agent") or ""
+    except Exception:  # noqa: BLE001 - no request (plain Python, a test): no browser
+        return False
+    return PHONE.search(agent) is not None
+
+
+#: a phone's user agent: "Mobile" (Android phones, iPhone Safari and Chrome), iPhone, or Android without "Mobile" left
+#: out (a tablet: the sidebar stands beside the page there)
+PHONE = re.compile(r"Mobi|iPhone|iPod")
+
+
 def panel_slot() -> st.delta_generator.DeltaGenerator:
     """Where a page's edit panel goes (attn_ui.shell.edit_panel): high in the sidebar, right under the list of pages, so
-    that its grid is in view beside the page (above the language, Undo and Share, which are drawn before the page)."""
+    that its grid is in view beside the page (above the language, Undo and Share, which are drawn before the page); on a
+    phone, in the page under its title, above what it changes (the sidebar covers the page there)."""
+    if on_phone():
+        return st.container(border=True)
     return getattr(_RUN, "panel", None) or st.sidebar
 
 

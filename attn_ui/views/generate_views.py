@@ -40,7 +40,7 @@ ABLATE_HOW = "gen_ablate_how"  # segmented control: "mean" or "zero"
 DEFAULT_PROMPT = "The cat sat on the"  # input of an English model: not translated
 TOP_K = 10  # the most probable next tokens shown
 COMPARED = 8  # tokens in a chart of two distributions side by side (two bars each: 8 groups fit the main column)
-MAX_NEW = 20  # the most tokens one click writes (each is a forward pass over the whole text so far)
+MAX_NEW = 20  # the most tokens one click writes (each a step on the key/value cache: attn_models.CausalLM.generate)
 TEMPERATURES = (0.1, 2.0)  # the slider's ends
 MODES = {"greedy": N_("greedy"), "sample": N_("sampled")}  # each next token: the most probable, or drawn at random
 

@@ -92,7 +92,7 @@ def softmax_table(cmp: analysis.SoftmaxComparison, key_labels: list[str], *, pre
 
     >>> table = softmax_table(analysis.compare_softmax(np.array([1000.0, 0.0])), ["a", "b"], precision=2)
     >>> table["naive weight"].tolist()
-    ['⚠ NaN', '0.00']
+    ['⚠ NaN', '0']
     """
     def column(values: np.ndarray, style: Style) -> list[str]:  # numpy's words where it overflowed, marked
         texts = format_numbers(values, precision + 3 if style == "sig" else precision, style)

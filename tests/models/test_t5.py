@@ -73,9 +73,12 @@ def test_greedy_translation_equals_transformers_generate(translator, i):
     assert t.output_ids.tolist() == generated[1:].tolist()  # transformers' starts with the start token
     assert t.output_tokens == tuple(tr.tokenizer.id_to_token(int(j)) for j in generated[1:])
     assert t.text == tr.tokenizer.decode([int(j) for j in generated[1:]], skip_special_tokens=True)
-    # row t of the cross-attention and each probability: decoder position t, which chose output token t
+    # row t of the cross-attention and each probability: decoder position t, which chose output token t (each step on
+    # the key/value cache: the whole decoder's to rounding; rerunning the whole decoder each step: bit for bit)
     full = tr.decode_step(t.source_ids, np.concatenate([[0], t.output_ids[:-1]]))
-    assert np.array_equal(t.cross, full.cross_attentions)
+    assert np.abs(t.cross - full.cross_attentions).max() <= 1e-12
+    assert np.array_equal(tr.translate(tiny_t5.SENTENCES[i], max_new=cases.MAX_NEW, cache=False).cross,
+                          full.cross_attentions)
     e = np.exp(full.logits - full.logits.max(axis=1, keepdims=True))
     probs = (e / e.sum(axis=1, keepdims=True))[np.arange(len(t.output_ids)), t.output_ids]
     assert np.abs(t.probs - probs).max() < 1e-12
@@ -147,15 +150,17 @@ def test_rms_norm_by_hand():
 @pytest.mark.parametrize("layer", [0, 1])
 def test_cross_config_runs_to_the_translations_cross_attentions_bit_for_bit(relu, layer):
     text = tiny_t5.SENTENCES[1]
-    t = relu.translate(text, max_new=6)
+    t = relu.translate(text, max_new=6, cache=False)  # the whole decoder at each step; on the cache: to 1e-12 (below)
     cfg = relu.cross_config(text, t.output_ids[:-1], layer, head=2)
     assert cfg.scale == "none" and cfg.cross and cfg.n_heads == 4
     assert cfg.tokens == t.source_tokens and len(cfg.y_tokens) == len(t.output_ids)
     assert cfg.y_tokens[0] == "<pad>" and cfg.y_tokens[1:] == t.output_tokens[:-1]
     assert cfg.origin["layer"] == layer and cfg.origin["head"] == 2
     trace = run(cfg)
+    cached = relu.translate(text, max_new=6)
     for h in range(4):
         assert np.array_equal(trace.heads[h].weights, t.cross[layer, h])
+        assert np.abs(trace.heads[h].weights - cached.cross[layer, h]).max() <= 1e-12
 
 
 @pytest.mark.parametrize("side", ["encoder", "decoder"])

@@ -1,0 +1,73 @@
+"""The learner's loop on a phone (issue 37): the sidebar closes once a page is picked, and the edit panel stands in
+the page, above what it changes, so that an edit and its effect are on one screen.
+
+A phone is told by its user agent, as Streamlit tells one (it closes the sidebar after a page is picked on a phone
+only): the tests open the app with an Android phone's user agent at 390 × 844.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from attn_ui.app import registry
+
+from .helpers import MAIN, grids, nav_link, open_app, wait_for_app, watch_runs
+
+pytestmark = pytest.mark.e2e
+
+PHONE_UA = ("Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 "
+            "Mobile Safari/537.36")
+SIDEBAR = '[data-testid="stSidebar"]'
+
+
+@pytest.fixture
+def phone(browser: Browser) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True,
+                                  user_agent=PHONE_UA)
+    context.set_default_timeout(30_000)
+    page = context.new_page()
+    watch_runs(page)
+    try:
+        yield page
+    finally:
+        context.close()
+
+
+OPEN_JS = f"""() => {{ const b = document.querySelector('{SIDEBAR}').getBoundingClientRect();
+    return b.right > 10; }}"""
+
+
+def sidebar_open(page: Page) -> bool:
+    box = page.locator(SIDEBAR).bounding_box()
+    return box is not None and box["x"] + box["width"] > 10
+
+
+def settled(page: Page, is_open: bool) -> None:
+    """Wait until the sidebar's sliding transition has left it open (or closed); fails after 5 s."""
+    page.wait_for_function(OPEN_JS if is_open else f"() => !({OPEN_JS})()", timeout=5_000)
+
+
+def test_the_edit_panel_is_in_the_page_on_a_phone(phone: Page, app_server: str):
+    open_app(phone, f"{app_server}/{registry.STEPS.name}")
+    main = phone.locator(MAIN)
+    expect(main.get_by_text("Edit the numbers")).to_be_visible()
+    expect(grids(phone).first).to_be_visible()  # X's grid, in the page
+    assert main.locator('[data-testid="stDataFrame"]').count() >= 1
+    assert not sidebar_open(phone)
+    panel_top = main.get_by_text("Edit the numbers").bounding_box()["y"]
+    first_chart = main.locator('[data-testid="stVegaLiteChart"]').first.bounding_box()["y"]
+    assert panel_top < first_chart  # above what it changes
+
+
+def test_the_sidebar_closes_once_a_page_is_picked_on_a_phone(phone: Page, app_server: str):
+    open_app(phone, app_server)
+    phone.locator('[data-testid="stExpandSidebarButton"]').click()
+    settled(phone, True)
+    nav_link(phone, registry.MASKING.title).click()
+    wait_for_app(phone)
+    expect(phone.locator(f"{MAIN} h1").first).to_contain_text(registry.MASKING.page_heading)
+    settled(phone, False)
+    assert not sidebar_open(phone)

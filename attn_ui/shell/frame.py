@@ -19,6 +19,7 @@ import streamlit as st
 
 from attn_ui.app import address, i18n, origins, registry, state
 from attn_ui.app.i18n import _
+from attn_ui.infra import st_internals
 from attn_ui.lessons import lesson_ui
 from attn_ui.views import model_views, share_ui
 from attn_ui.widgets import grid_editor, heatmap, text
@@ -88,14 +89,21 @@ def on_phone() -> bool:
     a page is picked on a phone only): there the sidebar is an overlay over the page, so what must stay beside the
     page (the edit panel) is drawn in it instead.
 
+    Read once a session (the headers are those of the request that opened it; reading them cost ≈ 1 ms, and the
+    edit panel's pages asked twice a run).
+
     >>> on_phone()  # no browser: not a phone
     False
     """
-    try:
-        agent = st.context.headers.get("User-Agent") or ""
-    except Exception:  # noqa: BLE001 - no request (plain Python, a test): no browser
+    if not st_internals.running():  # plain Python, a test: no browser, and no session to keep it in
         return False
-    return PHONE.search(agent) is not None
+    if (known := st.session_state.get(state.PHONE)) is None:
+        try:
+            agent = st.context.headers.get("User-Agent") or ""
+        except Exception:  # noqa: BLE001 - no request (AppTest): no browser
+            agent = ""
+        known = st.session_state[state.PHONE] = PHONE.search(agent) is not None
+    return known
 
 
 #: a phone's user agent: "Mobile" (Android phones, iPhone Safari and Chrome), iPhone, or Android without "Mobile" left

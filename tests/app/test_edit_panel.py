@@ -142,3 +142,12 @@ def test_the_panels_grid_is_as_wide_as_its_texts_column_by_column():
     assert widths == {"_index": column_px(list(shown.value.index)),
                       **{c: column_px(list(shown.value[c])) for c in shown.value.columns}}
     assert len(set(widths.values())) > 2
+
+
+def test_whether_the_browser_is_a_phones_is_read_once_a_session():
+    at = steps_app()
+    assert at.session_state["on_phone"] is False  # AppTest sends no user agent: not a phone
+    assert [d for d in at.sidebar.dataframe if d.key]  # the panel's grid in the sidebar
+    at.session_state["on_phone"] = True  # as a phone's first run would have kept it
+    at.run()
+    assert not [d for d in at.sidebar.dataframe if d.key] and [d for d in at.main.dataframe if d.key]  # in the page

@@ -16,14 +16,13 @@ import math
 import numpy as np
 
 from .errors import N_, AttentionInputError
-from .limits import LIMITS
 from .masks import _whole
 
 
 def _heads(n_heads: object) -> int:
-    if isinstance(n_heads, bool) or not isinstance(n_heads, (int, np.integer)) or not 1 <= n_heads <= LIMITS.n_heads:
-        raise AttentionInputError(N_("n_heads: ALiBi needs a whole number of heads from 1 to {cap}, got {n_heads!r}."),
-                                  cap=LIMITS.n_heads, n_heads=n_heads)
+    if isinstance(n_heads, bool) or not isinstance(n_heads, (int, np.integer)) or n_heads < 1:
+        raise AttentionInputError(N_("n_heads: must be a whole number of at least 1, got {n_heads!r}."),
+                                  n_heads=n_heads)
     return int(n_heads)
 
 

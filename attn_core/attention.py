@@ -174,12 +174,13 @@ def scale_scores(s: np.ndarray, divisor: float, *, out: np.ndarray | None = None
 
 
 def soft_cap(s: np.ndarray, cap: float, *, out: np.ndarray | None = None) -> np.ndarray:  # -> [n_q, n_k]
-    """Squash the scaled scores into (−cap, cap): ``cap · tanh(s / cap)`` (Gemma 2's ``attn_logit_softcapping``).
+    """Squash the scaled scores into [−cap, cap]: ``cap · tanh(s / cap)`` (Gemma 2's ``attn_logit_softcapping``).
 
-    Near 0 a score passes almost unchanged (tanh(z) ≈ z); a large one is held just under ``cap``, so no single key can
-    take every weight. In the pipeline it comes after the scaling and before the bias and the mask, as in
-    transformers' Gemma 2 eager attention (``matmul(q, kᵀ) * scaling``, then ``/ softcap``, ``tanh``, ``* softcap``,
-    then ``+ attention_mask``). ``out``, if given, is an [n_q, n_k] array to write into (it may be ``s`` itself).
+    Near 0 a score passes almost unchanged (tanh(z) ≈ z); a large one is held under ``cap`` (at it once tanh rounds to
+    1 in float64, beyond about 19·cap), so no single key can take every weight. In the pipeline it comes after the
+    scaling and before the bias and the mask, as in transformers' Gemma 2 eager attention (``matmul(q, kᵀ) *
+    scaling``, then ``/ softcap``, ``tanh``, ``* softcap``, then ``+ attention_mask``). ``out``, if given, is an
+    [n_q, n_k] array to write into (it may be ``s`` itself).
 
     Examples
     --------

@@ -20,6 +20,7 @@ import numpy as np
 from .attention import DOT, Scale, project
 from .errors import N_, AttentionInputError
 from .modern import ModernTrace, RoPE, _modern, head_counts
+from .multihead import merge_heads
 from .validation import as_matrix, check_dim, check_inner, check_overflow
 
 
@@ -106,14 +107,15 @@ def decode_step(
     q, k, v = project(x_t, w_q), project(x_t, w_k), project(x_t, w_v)  # [1, n_heads·d_k], [1, n_kv·d_k], [1, n_kv·d_v]
     for name, m, w_name in (("Q", q, "W_Q"), ("K", k, "W_K"), ("V", v, "W_V")):
         check_overflow(name, m, "X", w_name)
-    v_all = v if v_cached is None else np.concatenate([v_cached, v])  # [t + 1, n_kv·d_v]
     w_o = np.eye(w_v.shape[1] // n_kv * n_heads) if w_o is None else w_o
-    trace = _modern(x_t, q, k, v_all, w_o, n_heads, n_kv, np.array([position]), np.arange(position + 1), rope=rope,
+    trace = _modern(x_t, q, k, v, w_o, n_heads, n_kv, np.array([position]), np.arange(position + 1), rope=rope,
                     qk_norm=qk_norm, qk_norm_eps=qk_norm_eps, q_norm_weight=q_norm_weight,
                     k_norm_weight=k_norm_weight, alibi=alibi, window=window, causal=True, softcap=softcap, scale=scale,
-                    mask=None, bias=None, score=DOT, k_ready=k_cached)
-    k_all = trace.heads[0].k if n_kv == 1 else np.concatenate(
-        [trace.heads[trace.kv_heads.index(g)].k for g in range(n_kv)], axis=1)  # [t + 1, n_kv·d_k]: as scored
+                    mask=None, bias=None, score=DOT, k_ready=k_cached,
+                    v_ready=v_cached)
+    first = [trace.kv_heads.index(g) for g in range(n_kv)]  # a query head reading each key/value head
+    k_all = merge_heads([trace.heads[h].k for h in first])  # [t + 1, n_kv·d_k]: the keys as scored
+    v_all = merge_heads([trace.heads[h].v for h in first])  # [t + 1, n_kv·d_v]
     return DecodeStep(position, k_cached, v_cached, k_all, v_all, trace)
 
 

@@ -233,10 +233,11 @@ def modern_attention(
 
 def _modern(x, q_in, k_in, v_in, w_o, n_heads, n_kv, q_positions, k_positions, *, rope, qk_norm, qk_norm_eps,
             q_norm_weight, k_norm_weight, alibi, window, causal, softcap, scale, mask, bias, score,
-            k_ready=None) -> ModernTrace:
+            k_ready=None, v_ready=None) -> ModernTrace:
     """The pipeline once Q, K, V are projected (valid float64) and the head counts checked. ``k_ready`` (a key/value
     cache): the keys of earlier positions already normed and rotated [n_past, n_kv·d_k], before this call's
-    ``k_in`` rows; the queries sit at ``q_positions`` (contiguous), the keys at ``k_positions``."""
+    ``k_in`` rows (``v_ready``: their values, before ``v_in``); the queries sit at ``q_positions`` (contiguous), the
+    keys at ``k_positions``."""
     if rope is not None and not isinstance(rope, RoPE):
         raise AttentionInputError(N_("rope: must be RoPE(base, layout) or none, got {rope!r}."), rope=rope)
     qk_norm, alibi, causal = _flag(qk_norm, "qk_norm"), _flag(alibi, "alibi"), _flag(causal, "causal")
@@ -247,6 +248,7 @@ def _modern(x, q_in, k_in, v_in, w_o, n_heads, n_kv, q_positions, k_positions, *
     k_normed, k_rotated, k_new = prepare_heads(k_in, n_kv, "K", k_positions[-k_in.shape[0]:], rope, qk_norm,
                                                qk_norm_eps, k_norm_weight)  # ..., [n_new, n_kv·d_k]
     k_scored = k_new if k_ready is None else np.concatenate([k_ready, k_new])  # [n_k, n_kv·d_k]
+    v_all = v_in if v_ready is None else np.concatenate([v_ready, v_in])  # [n_k, n_kv·d_v]
     n_q, n_k = q_scored.shape[0], k_scored.shape[0]
     q_offset = int(q_positions[0]) - int(k_positions[0])  # the first query's distance from the first key
     full_mask = modern_mask(n_q, n_k, mask=mask, causal=causal, window=window, q_offset=q_offset)
@@ -255,7 +257,7 @@ def _modern(x, q_in, k_in, v_in, w_o, n_heads, n_kv, q_positions, k_positions, *
     if ali is not None:
         biases = [ali[h] if b is None else b + ali[h] for h, b in enumerate(biases)]
     all_bias = None if biases[0] is None else np.stack(biases)  # [n_heads, n_q, n_k]
-    base = _heads(q_scored, k_scored, v_in, w_o, n_heads, scale, full_mask, score, all_bias,
+    base = _heads(q_scored, k_scored, v_all, w_o, n_heads, scale, full_mask, score, all_bias,
                   n_kv if n_kv != n_heads else None, softcap)
     return ModernTrace(base.heads, base.concat, base.w_o, base.output, base.n_kv_heads, x, q_in, k_in, v_in,
                        np.asarray(q_positions), q_normed, k_normed, q_rotated, k_rotated, rope,

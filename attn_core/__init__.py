@@ -7,6 +7,7 @@ submodules ``analysis``, ``share`` and ``codegen`` as namespaces), never ``from 
 """
 
 from . import analysis, codegen, share
+from .alibi import alibi_bias, alibi_slopes
 from .attention import (
     SCORE_FUNCTIONS,
     SCORE_WORDS,
@@ -23,6 +24,7 @@ from .attention import (
     scaled_dot_product_attention,
     scores,
     self_attention,
+    soft_cap,
     softmax,
     weighted_sum,
 )
@@ -43,13 +45,16 @@ from .config import (
 )
 from .errors import N_, AttentionInputError, Phrase, Words
 from .initializers import INITIALIZERS, SCORE_STARTS, initialize, initialize_heads, resize, score_weights
+from .kvcache import DecodeStep, DecodeTrace, cached_decode, decode_step
 from .limits import LIMITS, Limits
-from .masks import additive_mask, causal_mask, padding_mask
+from .masks import additive_mask, causal_mask, padding_mask, sliding_window_mask
+from .modern import ModernTrace, RoPE, modern_attention
 from .multihead import (
     MultiHeadTrace,
     head_biases,
     head_score,
     head_slice,
+    kv_head_of,
     merge_heads,
     multi_head_attention,
     multi_head_cross_attention,
@@ -57,7 +62,10 @@ from .multihead import (
     split_heads,
     valid_head_counts,
 )
+from .norms import rms_norm
+from .online import OnlineTile, OnlineTrace, online_softmax_attention
 from .presets import DEFAULT_PRESET, PRESETS, Preset, load_preset
+from .rope import ROPE_LAYOUTS, apply_rope, rope_angles, rope_frequencies
 from .tokens import embed, positional_encoding, tokenize
 from .validation import as_matrix, divisor_for
 
@@ -75,6 +83,10 @@ __all__ = [
     "scaled_dot_product_attention", "scores",
     "self_attention", "share", "softmax", "split_heads", "tokenize", "valid_head_counts", "validate_config",
     "weighted_sum", "with_dimensions", "with_query_rows",
+    # modern attention (issue 38): RoPE, RMSNorm / QK-norm, grouped-query heads
+    "ROPE_LAYOUTS", "apply_rope", "kv_head_of", "rms_norm", "rope_angles", "rope_frequencies",
+    "DecodeStep", "DecodeTrace", "ModernTrace", "OnlineTile", "OnlineTrace", "RoPE", "alibi_bias", "alibi_slopes",
+    "cached_decode", "decode_step", "modern_attention", "online_softmax_attention", "sliding_window_mask", "soft_cap",
     # texts marked for the app's catalogs (an error's hint, a preset's note, a score function's name): the app
     # translates them, attn_core (numpy only) never does
     "N_", "SCORE_WORDS", "Words", "Phrase",

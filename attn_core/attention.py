@@ -15,6 +15,7 @@ all zeros (no key to attend to), so a fully masked query row has zero weights an
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -172,6 +173,35 @@ def scale_scores(s: np.ndarray, divisor: float, *, out: np.ndarray | None = None
     return np.divide(s, divisor, out=out)
 
 
+def soft_cap(s: np.ndarray, cap: float, *, out: np.ndarray | None = None) -> np.ndarray:  # -> [n_q, n_k]
+    """Squash the scaled scores into [−cap, cap]: ``cap · tanh(s / cap)`` (Gemma 2's ``attn_logit_softcapping``).
+
+    Near 0 a score passes almost unchanged (tanh(z) ≈ z); a large one is held under ``cap`` (at it once tanh rounds to
+    1 in float64, beyond about 19·cap), so no single key can take every weight. In the pipeline it comes after the
+    scaling and before the bias and the mask, as in transformers' Gemma 2 eager attention (``matmul(q, kᵀ) *
+    scaling``, then ``/ softcap``, ``tanh``, ``* softcap``, then ``+ attention_mask``). ``out``, if given, is an
+    [n_q, n_k] array to write into (it may be ``s`` itself).
+
+    Examples
+    --------
+    >>> np.round(soft_cap(np.array([[0.1, 50.0, -1e6]]), 10.0), 4).tolist()
+    [[0.1, 9.9991, -10.0]]
+    """
+    with np.errstate(over="ignore"):  # a tiny cap: s / cap beyond float64 is ±inf, and tanh(±inf) = ±1
+        out = np.divide(s, cap, out=out)  # [n_q, n_k]
+    np.tanh(out, out=out)  # in (−1, 1)
+    return np.multiply(out, cap, out=out)  # in (−cap, cap)
+
+
+def check_softcap(cap: object) -> float | None:
+    """``cap`` as a float (None stays None), or AttentionInputError unless it is a finite number above 0."""
+    if cap is None:
+        return None
+    if isinstance(cap, numbers.Real) and not isinstance(cap, (bool, np.bool_)) and np.isfinite(cap) and cap > 0:
+        return float(cap)
+    raise AttentionInputError(N_("softcap: must be a finite number above 0 (or none), got {cap!r}."), cap=cap)
+
+
 def add_bias(s: np.ndarray, bias: np.ndarray | None, *, out: np.ndarray | None = None) -> np.ndarray:  # -> [n_q, n_k]
     """Add the score bias to the scaled scores: ``s + bias`` (``s`` itself when there is no bias).
 
@@ -274,8 +304,10 @@ class AttentionTrace:
         ``q @ k.T``.
     scaled : ndarray of shape (n_q, n_k)
         ``scores / divisor`` (computed on first use, then kept).
+    capped : ndarray of shape (n_q, n_k)
+        ``softcap · tanh(scaled / softcap)`` (``scaled`` itself without a soft cap; computed on first use, then kept).
     biased : ndarray of shape (n_q, n_k)
-        ``scaled + bias`` (``scaled`` itself without a bias; computed on first use, then kept).
+        ``capped + bias`` (``capped`` itself without a bias; computed on first use, then kept).
     masked : ndarray of shape (n_q, n_k)
         ``biased`` with disallowed cells at -inf (the same array as ``biased`` without a mask;
         computed on first use, then kept).
@@ -300,6 +332,9 @@ class AttentionTrace:
     bias : ndarray of shape (n_q, n_k) or None
         The additive score bias: a finite number added to each scaled score before the mask (T5's relative
         positions, ALiBi); the mask is its infinite sibling, adding -inf.
+    softcap : float or None
+        Gemma 2's logit soft-capping: the scaled scores squashed into (−softcap, softcap) before the bias and the
+        mask (:func:`soft_cap`).
     """
 
     q: np.ndarray
@@ -317,6 +352,7 @@ class AttentionTrace:
     k_2: np.ndarray | None = None
     v_a: np.ndarray | None = None
     bias: np.ndarray | None = None
+    softcap: float | None = None
 
     # scaled and masked are rebuilt from scores on first use (bit for bit what the weights came from):
     # holding one [n_q, n_k] array per head fewer (two with a mask) keeps a full trace near bare numpy (bench/core.py).
@@ -326,9 +362,14 @@ class AttentionTrace:
         return scale_scores(self.scores, self.divisor)
 
     @cached_property
+    def capped(self) -> np.ndarray:  # [n_q, n_k]
+        """``softcap · tanh(scaled / softcap)`` (``scaled`` without a soft cap)."""
+        return self.scaled if self.softcap is None else soft_cap(self.scaled, self.softcap)
+
+    @cached_property
     def biased(self) -> np.ndarray:  # [n_q, n_k]
-        """``scaled + bias`` (``scaled`` without a bias)."""
-        return self.scaled if self.bias is None else add_bias(self.scaled, self.bias)
+        """``capped + bias`` (``capped`` without a bias)."""
+        return self.capped if self.bias is None else add_bias(self.capped, self.bias)
 
     @cached_property
     def masked(self) -> np.ndarray:  # [n_q, n_k]
@@ -366,18 +407,21 @@ class AttentionTrace:
             return np.tanh(self.q_1[i] + self.k_2)  # [d_a] + [n_k, d_a] -> [n_k, d_a]
 
 
-def _attend(q, k, v, scale, mask, names, out=None, score: ScoreFunction = DOT, bias=None) -> AttentionTrace:
+def _attend(q, k, v, scale, mask, names, out=None, score: ScoreFunction = DOT, bias=None,
+            softcap: float | None = None) -> AttentionTrace:
     """The shared pipeline once the inputs are valid float64 matrices: one line per stage a learner sees.
 
     ``names``: what the learner calls q, k and v ("Q", or "Q (head 0)" in multi-head).
     ``score``: the score function and its weights (valid float64, checked against q and k here).
     ``bias``: None or a finite float64 [n_q, n_k] added to the scaled scores (checked here against the shape).
+    ``softcap``: None or a positive float (checked): the scaled scores soft-capped before the bias and the mask.
     ``out``: optional (scores, weights) [n_q, n_k] buffers to fill; multi-head passes slices of one
     [n_heads, n_q, n_k] block per kind, so large traces come from two allocations instead of 2·n_heads.
     ``scaled``, ``masked`` and ``weights`` are one buffer, each stage written over the one before; the trace
     keeps ``scores`` and ``weights`` and rebuilds ``scaled`` and ``masked`` from ``scores`` when asked.
     """
     q_name, k_name, v_name = names
+    softcap = check_softcap(softcap)
     _check_score_shapes(score, q, k, q_name, k_name)
     check_dim(v_name, v.shape[0], k_name, k.shape[0],  # n_k: V [n_k, d_v], K [n_k, d_k]
               N_("{name}: has {size} rows but {other} has {other_size}; every key needs one value row."))
@@ -403,6 +447,8 @@ def _attend(q, k, v, scale, mask, names, out=None, score: ScoreFunction = DOT, b
     scaled = scale_scores(s, divisor, out=w_buf)  # [n_q, n_k]: scores / divisor
     if divisor < 1:  # finite scores divided by 1 or more stay finite
         check_finite(N_("scaled scores"), scaled, hint=N_("it overflowed float64 (beyond ±1.8e308): raise the divisor"))
+    if softcap is not None:
+        soft_cap(scaled, softcap, out=scaled)  # [n_q, n_k]: softcap · tanh(scaled / softcap), in place
     if bias is not None:
         add_bias(scaled, bias, out=scaled)  # [n_q, n_k]: + the score bias, in place
         check_finite(N_("scaled scores + bias"), scaled, hint=N_("it overflowed float64 (beyond ±1.8e308)"))
@@ -412,7 +458,7 @@ def _attend(q, k, v, scale, mask, names, out=None, score: ScoreFunction = DOT, b
     check_overflow(N_("output"), output, v_name)
     fully = () if mask is None else tuple(int(i) for i in np.flatnonzero(~mask.any(axis=1)))
     return AttentionTrace(q, k, v, s, weights, output, divisor, mask, fully, score.kind, q_a, q_1, k_2, score.v_a,
-                          bias)
+                          bias, softcap)
 
 
 def check_bias_shape(bias: np.ndarray, n_q: int, n_k: int, q_name: str = "Q", k_name: str = "K") -> None:
@@ -458,7 +504,7 @@ def _check_score_shapes(score: ScoreFunction, q: np.ndarray, k: np.ndarray, q_na
 
 def scaled_dot_product_attention(
     q: object, k: object, v: object, *, scale: Scale = "sqrt_dk", mask: object = None,
-    score: ScoreFunction | None = None, bias: object = None,
+    score: ScoreFunction | None = None, bias: object = None, softcap: float | None = None,
 ) -> AttentionTrace:  # [n_q, d_k], [n_k, d_k], [n_k, d_v] -> trace with output [n_q, d_v]
     """softmax(mask(Q Kᵀ / s + B)) V, keeping every intermediate (another score function than Q Kᵀ if given; B = 0
     without a bias).
@@ -477,6 +523,8 @@ def scaled_dot_product_attention(
     bias : array_like of shape (n_q, n_k), optional
         A finite number added to each scaled score before the mask (the mask's finite sibling: T5's relative
         positions, ALiBi).
+    softcap : float, optional
+        Soft-cap the scaled scores to (−softcap, softcap) before the bias and the mask (Gemma 2, :func:`soft_cap`).
 
     Returns
     -------
@@ -498,7 +546,7 @@ def scaled_dot_product_attention(
     ([[0.0, 0.0]], [[0.5, 0.5]])
     """
     q, k, v = as_matrix("Q", q), as_matrix("K", k), as_matrix("V", v)
-    return _attend(q, k, v, scale, mask, ("Q", "K", "V"), score=as_score(score), bias=as_bias(bias))
+    return _attend(q, k, v, scale, mask, ("Q", "K", "V"), score=as_score(score), bias=as_bias(bias), softcap=softcap)
 
 
 def self_attention(

@@ -79,6 +79,93 @@ show("concat", concat)
 show("output", output)
 '''
 
+_MODERN_BODY = '''
+
+def softmax(a):  # [n_q, n_k] -> [n_q, n_k]: rows sum to 1; a row that is all -inf gives all zeros
+    m = np.max(a, axis=-1, keepdims=True)
+    m = np.where(np.isneginf(m), 0.0, m)  # an all-masked row: exp(-inf - 0) = 0, no inf - inf
+    with np.errstate(over="ignore", invalid="ignore"):
+        e = np.exp(a - m)  # <= 1 everywhere
+    total = np.sum(e, axis=-1, keepdims=True)
+    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
+
+
+def rms_norm(m, eps=1e-6):  # [n, d] -> [n, d]: each row over its root mean square (QK-norm, as Qwen 3's)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        normed = m / np.sqrt(np.mean(m * m, axis=-1, keepdims=True) + eps)
+    normed[~np.isfinite(normed)] = 0.0
+    return normed
+
+
+def rope(m, positions, base, layout):  # [n, d] -> [n, d]: pair i of row p turned by the angle p * base**(-2i/d)
+    d = m.shape[1]
+    theta = 1.0 / base ** (np.arange(0, d, 2, dtype=np.float64) / d)  # [d/2]
+    angles = positions.astype(np.float64)[:, None] * theta[None, :]  # [n, d/2]
+    cos, sin = np.cos(angles), np.sin(angles)
+    a, b = (m[:, :d // 2], m[:, d // 2:]) if layout == "half" else (m[:, 0::2], m[:, 1::2])  # the pairs
+    out = np.empty_like(m)
+    if layout == "half":  # pairs (i, i + d/2), transformers' rotate_half
+        out[:, :d // 2], out[:, d // 2:] = a * cos - b * sin, a * sin + b * cos
+    else:  # pairs (2i, 2i + 1), RoFormer's and Meta's Llama
+        out[:, 0::2], out[:, 1::2] = a * cos - b * sin, a * sin + b * cos
+    return out
+
+
+def alibi_slopes(n):  # the paper's geometric slopes, the non-power-of-two rule as in its code
+    p = 2 ** int(np.floor(np.log2(n)))
+    slopes = (2.0 ** (-8.0 / p)) ** np.arange(1, p + 1, dtype=np.float64)
+    if p != n:
+        extra = (2.0 ** (-8.0 / (2 * p))) ** np.arange(1, 2 * p + 1, 2, dtype=np.float64)
+        slopes = np.concatenate([slopes, extra[:n - p]])
+    return slopes
+
+
+def show(name, m):  # print one matrix as a parseable block
+    print(f"## {{name}} {{m.shape[0]}} {{m.shape[1]}}")
+    for row in m:
+        print(" ".join(repr(float(v)) for v in row))
+
+
+Q = Y @ W_Q  # [n_q, n_heads*d_q]
+K = X @ W_K  # [n_seq, n_kv_heads*d_k]
+V = X @ W_V  # [n_seq, n_kv_heads*d_v]
+d_q = Q.shape[1] // n_heads
+d_k = K.shape[1] // n_kv_heads
+d_v = V.shape[1] // n_kv_heads
+divisor = {divisor}
+positions = np.arange(len(tokens))  # each token's position: RoPE's angle, ALiBi's distance
+i, j = np.arange(len(query_tokens))[:, None], np.arange(len(tokens))[None, :]  # query and key positions
+{options}{window_lines}
+def scored(m, h):  # a head's queries or keys as scored: QK-normed, then rotated
+    {norm_line}
+    {rope_line}
+    return m
+
+
+head_outputs = []
+for h in range(n_heads):
+    g = h // (n_heads // n_kv_heads)  # the key/value head query head h reads
+    q = scored(Q[:, h * d_q:(h + 1) * d_q], h)  # [n_q, d_q]
+    k = scored(K[:, g * d_k:(g + 1) * d_k], g)  # [n_seq, d_k]
+    v = V[:, g * d_v:(g + 1) * d_v]  # [n_seq, d_v]
+{score_lines}
+    scaled = scores / divisor  # [n_q, n_seq]
+{cap_line}
+{bias_line}
+    masked = biased if mask is None else np.where(mask, biased, -np.inf)  # [n_q, n_seq]
+    weights = softmax(masked)  # [n_q, n_seq]
+    output = weights @ v  # [n_q, d_v]
+    for name, m in (("q", q), ("k", k), ("v", v), {score_shown}("scores", scores), ("scaled", scaled),
+                    {extra_shown}("masked", masked), ("weights", weights), ("output", output)):
+        show(f"head{{h}}_{{name}}", m)
+    head_outputs.append(output)
+
+concat = np.concatenate(head_outputs, axis=1)  # [n_q, n_heads*d_v]
+output = concat @ W_O  # [n_q, d_out]
+show("concat", concat)
+show("output", output)
+'''
+
 SCORE_CODE = {  # per score function: the lines that make a head's scores, and the intermediates they show
     "dot": ("    scores = q @ k.T  # [n_q, n_seq]: dot product", ""),
     "general": ("    q_a = q @ W_a[:, h * d_k:(h + 1) * d_k]  # [n_q, d_k]: this head's slice of W_a\n"
@@ -112,7 +199,10 @@ def numpy_script(cfg: Config, file_name: str = "attention.py") -> str:
     lines = [f"tokens = {list(cfg.tokens)!r}"]
     if cfg.cross:
         lines.append(f"query_tokens = {list(cfg.y_tokens)!r}  # cross-attention: Y's rows ask, X's rows answer")
-    lines += [f"n_heads = {int(cfg.n_heads)}", ""]
+    lines.append(f"n_heads = {int(cfg.n_heads)}")
+    if cfg.modern:
+        lines.append(f"n_kv_heads = {cfg.kv_heads}  # key/value heads: query head h reads h // (n_heads // n_kv_heads)")
+    lines.append("")
     for name in cfg.matrix_names():
         lines.append(f"{MATRIX_NAMES[name]} = {_array(cfg.matrix(name))}  # {_SHAPES[name]}")
     if not cfg.cross:
@@ -131,9 +221,40 @@ def numpy_script(cfg: Config, file_name: str = "attention.py") -> str:
     else:
         bias_line, bias_shown = "    biased = scaled  # no score bias", ""
     score_lines, score_shown = SCORE_CODE[cfg.score]
+    if cfg.modern:
+        return _HEADER.format(file_name=file_name) + "\n".join(lines) + _modern_body(cfg, divisor, score_lines,
+                                                                                       score_shown)
     return _HEADER.format(file_name=file_name) + "\n".join(lines) + _BODY.format(
         divisor=divisor, score_lines=score_lines, score_shown=score_shown, bias_line=bias_line,
         bias_shown=bias_shown)
+
+
+def _modern_body(cfg: Config, divisor: str, score_lines: str, score_shown: str) -> str:
+    """The script's body with the modern options, in attn_core.modern_attention's order and operations."""
+    options = ""
+    if cfg.window is not None:
+        causal = cfg.mask_kind == "causal"
+        rule = "(j > i - window) & (j <= i)  # causal: the window keys ending at the query" if causal else (
+            "np.abs(i - j) < window  # the same reach on both sides")
+        window_lines = (f"window = {int(cfg.window)}\nwindow_mask = {rule}\n"
+                        "mask = window_mask if mask is None else mask & window_mask\n")
+    else:
+        window_lines = ""
+    norm_line = "m = rms_norm(m)" if cfg.qk_norm else "pass  # no QK-norm"
+    rope_line = (f"m = rope(m, positions, {float(cfg.rope.base)!r}, {cfg.rope.layout!r})" if cfg.rope is not None
+                 else "pass  # no RoPE")
+    cap_line = (f"    capped = {float(cfg.softcap)!r} * np.tanh(scaled / {float(cfg.softcap)!r})  # soft-capped"
+                if cfg.softcap is not None else "    capped = scaled  # no soft cap")
+    bias = [*(["B[h]"] if cfg.score_bias is not None else []), *(["alibi[h]"] if cfg.alibi else [])]
+    bias_line = "    biased = capped  # no score bias" if not bias else (
+        f"    biased = capped + ({' + '.join(bias)})  # [n_q, n_seq]: + the score bias")
+    if cfg.alibi:
+        options = "alibi = alibi_slopes(n_heads)[:, None, None] * (j - i)[None]  # -m_h * (i - j): ALiBi\n"
+    extra = [*(['("capped", capped), '] if cfg.softcap is not None else []),
+             *(['("biased", biased), '] if cfg.alibi else [])]
+    return _MODERN_BODY.format(divisor=divisor, options=options, window_lines=window_lines, norm_line=norm_line,
+                               rope_line=rope_line, score_lines=score_lines, score_shown=score_shown, cap_line=cap_line,
+                               bias_line=bias_line, extra_shown="".join(extra))
 
 
 def _array(m: np.ndarray, dtype: str = "") -> str:  # [r, c] -> "np.array([\n    [...],\n])"

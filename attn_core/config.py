@@ -16,12 +16,13 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .attention import SCORE_FUNCTIONS, SCORE_WORDS, Scale, ScoreFunction
+from .attention import SCORE_FUNCTIONS, SCORE_WORDS, Scale, ScoreFunction, check_softcap
 from .errors import N_, AttentionInputError
 from .initializers import initialize, resize
 from .limits import LIMITS
-from .masks import causal_mask, padding_mask
-from .multihead import MultiHeadTrace, check_heads, check_score_heads, multi_head_cross_attention
+from .masks import _whole, causal_mask, padding_mask
+from .modern import RoPE, modern_attention
+from .multihead import MultiHeadTrace, check_grouped_heads, check_heads, check_score_heads, multi_head_cross_attention
 from .validation import as_matrix, check_dim, divisor_for
 
 MASK_KINDS = ("none", "causal", "padding", "custom")
@@ -71,6 +72,25 @@ class Config:
         A finite number per head, query and key added to the scaled scores before the mask (attn_core.add_bias: the
         mask's finite sibling). A T5 layer's learned relative positions arrive as one; no grid edits it. Its cells
         count toward the cap on cells.
+
+    The modern options (attn_core.modern_attention; every default leaves a configuration as it was before them):
+
+    n_kv_heads : int or None
+        Grouped-query attention: W_K is [d_model, n_kv_heads·d_k] and W_V [d_model, n_kv_heads·d_v], W_O
+        [n_heads·d_v, d_out]; None is n_heads (one key/value head per query head; n_kv_heads = n_heads is stored as
+        None). Must divide n_heads; the dot score only.
+    rope : RoPE or None
+        Rotary position embeddings of each head's queries and keys (d_q, d_k even); self-attention only.
+    qk_norm : bool
+        RMS-normalise each head's queries and keys over d_k (eps 1e-6, no gain) before RoPE (Qwen 3); self-attention
+        only.
+    alibi : bool
+        ALiBi's bias −m_h · (i − j) added to each head's scores (with the score bias, if any); self-attention only.
+    window : int or None
+        A sliding window of ``window`` keys (causal when mask_kind is "causal": i − window < j ≤ i; else
+        |i − j| < window), and-ed with the mask; self-attention only.
+    softcap : float or None
+        Soft-cap the scaled scores: softcap · tanh(s / softcap), before the bias and the mask (Gemma 2).
     """
 
     tokens: tuple[str, ...]
@@ -93,6 +113,12 @@ class Config:
     y_tokens: tuple[str, ...] | None = None
     y: np.ndarray | None = None
     score_bias: np.ndarray | None = None
+    n_kv_heads: int | None = None
+    rope: RoPE | None = None
+    qk_norm: bool = False
+    alibi: bool = False
+    window: int | None = None
+    softcap: float | None = None
 
     @property
     def n_seq(self) -> int:
@@ -119,9 +145,20 @@ class Config:
         return self.x.shape[1]
 
     @property
+    def kv_heads(self) -> int:
+        """Key/value heads: n_kv_heads, or n_heads without grouping."""
+        return self.n_heads if self.n_kv_heads is None else self.n_kv_heads
+
+    @property
+    def modern(self) -> bool:
+        """Whether any modern option is set (then :func:`run` goes through attn_core.modern_attention)."""
+        return (self.n_kv_heads is not None or self.rope is not None or self.qk_norm or self.alibi
+                or self.window is not None or self.softcap is not None)
+
+    @property
     def d_k(self) -> int:
         """Per-head width of the keys (and of the queries, but with an additive score)."""
-        return self.w_k.shape[1] // self.n_heads
+        return self.w_k.shape[1] // self.kv_heads
 
     @property
     def d_q(self) -> int:
@@ -136,7 +173,7 @@ class Config:
     @property
     def d_v(self) -> int:
         """Per-head width of values."""
-        return self.w_v.shape[1] // self.n_heads
+        return self.w_v.shape[1] // self.kv_heads
 
     @property
     def d_out(self) -> int:
@@ -210,17 +247,27 @@ def validate_config(cfg: Config) -> Config:
         check_dim(name, w.shape[0], "X", d_model,  # d_model: W [d_model, width], X [n_seq, d_model]
                   N_("{name}: has {size} rows but {other} has {other_size} columns (d_model); they must match."))
         _cap(N_("columns of {name}: {value} is over the cap of {cap}."), w.shape[1], LIMITS.width, name=name)
-    if score != "additive":
-        check_dim("W_K", w_k.shape[1], "W_Q", w_q.shape[1],  # n_heads·d_k: W_K, W_Q [d_model, n_heads·d_k]
-                  N_("{name}: has {size} columns but {other} has {other_size}; queries and keys need the same width "
-                     "d_k."))
-    check_dim("W_O", w_o.shape[0], "W_V", w_v.shape[1],  # W_O [n_heads·d_v, d_out], W_V [d_model, n_heads·d_v]
-              N_("{name}: has {size} rows but {other} has {other_size} columns (n_heads · d_v); they must match."))
+    grouped = cfg.n_kv_heads is not None and not (isinstance(cfg.n_heads, (int, np.integer))
+                                                  and cfg.n_kv_heads == cfg.n_heads)
+    if grouped:  # W_K and W_V of n_kv_heads heads, W_O of n_heads: checked by width and count below
+        n_heads, n_kv = check_grouped_heads(cfg.n_heads, cfg.n_kv_heads, w_q.shape[1], w_k.shape[1], w_v.shape[1],
+                                            ScoreFunction(score))
+        check_dim("W_O", w_o.shape[0], "W_V", w_v.shape[1] // n_kv * n_heads,  # W_O [n_heads·d_v, d_out]
+                  N_("{name}: has {size} rows but the heads concatenate to {other_size} columns (n_heads · d_v, "
+                     "{other} being n_kv_heads · d_v wide); they must match."))
+    else:
+        if score != "additive":
+            check_dim("W_K", w_k.shape[1], "W_Q", w_q.shape[1],  # n_heads·d_k: W_K, W_Q [d_model, n_heads·d_k]
+                      N_("{name}: has {size} columns but {other} has {other_size}; queries and keys need the same "
+                         "width d_k."))
+        check_dim("W_O", w_o.shape[0], "W_V", w_v.shape[1],  # W_O [n_heads·d_v, d_out], W_V [d_model, n_heads·d_v]
+                  N_("{name}: has {size} rows but {other} has {other_size} columns (n_heads · d_v); they must match."))
     _cap(N_("columns of {name}: {value} is over the cap of {cap}."), w_o.shape[1], LIMITS.width, name="W_O")
     for name in SCORE_MATRICES[score]:
         _cap(N_("columns of {name}: {value} is over the cap of {cap}."), mats[name].shape[1], LIMITS.width,
              name=MATRIX_NAMES[name])
-    n_heads = check_heads(cfg.n_heads, w_q.shape[1], w_v.shape[1], w_k.shape[1])
+    if not grouped:
+        n_heads = check_heads(cfg.n_heads, w_q.shape[1], w_v.shape[1], w_k.shape[1])
     _cap(N_("n_heads: {value} is over the cap of {cap}."), n_heads, LIMITS.n_heads)
     n_q = n_seq if "y" not in mats else mats["y"].shape[0]
     bias = None if cfg.score_bias is None else _score_bias(cfg.score_bias, n_heads, n_q, n_seq)
@@ -261,9 +308,40 @@ def validate_config(cfg: Config) -> Config:
             N_("mask: the custom mask must be True/False of shape ({n_q}, {n_seq}), got {dtype} of shape {shape}."),
             n_q=n_q, n_seq=n_seq, dtype=custom.dtype, shape=custom.shape, matrix="mask",
         )
+    modern = _check_modern(cfg, n_heads, w_q.shape[1] // n_heads, w_k.shape[1] // (n_kv if grouped else n_heads),
+                           cross=y_tokens is not None)
     return Config(tokens, x, w_q, w_k, w_v, w_o, n_heads, scale, cfg.mask_kind,
                   tuple(bool(p) for p in is_pad), custom.copy(), _check_origin(cfg.origin), score,
-                  extra["w_a"], extra["w_1"], extra["w_2"], v_a, y_tokens, mats.get("y"), bias)
+                  extra["w_a"], extra["w_1"], extra["w_2"], v_a, y_tokens, mats.get("y"), bias,
+                  n_kv if grouped else None, **modern)
+
+
+def _check_modern(cfg: Config, n_heads: int, d_q: int, d_k: int, *, cross: bool) -> dict:
+    """The modern options of ``cfg`` (but n_kv_heads, checked with the widths), checked: a RoPE (even per-head widths),
+    flags that are True/False, a window of at least 1 key, a positive soft cap; those that need positions refused
+    with cross-attention."""
+    if cfg.rope is not None and not isinstance(cfg.rope, RoPE):
+        raise AttentionInputError(N_("rope: must be RoPE(base, layout) or none, got {rope!r}."), rope=cfg.rope)
+    flags = {}
+    for name in ("qk_norm", "alibi"):
+        value = getattr(cfg, name)
+        if not isinstance(value, (bool, np.bool_)):
+            raise AttentionInputError(N_("{name}: must be True or False, got {value!r}."), name=name, value=value)
+        flags[name] = bool(value)
+    window = None if cfg.window is None else _whole(cfg.window, "window", 1)
+    if cross:
+        asked = [name for name, on in (("rope", cfg.rope is not None), ("qk_norm", flags["qk_norm"]),
+                                       ("alibi", flags["alibi"]), ("window", window is not None)) if on]
+        if asked:
+            raise AttentionInputError(N_("{name}: works on self-attention (positions of one sequence); with Y, turn "
+                                         "it off."), name=asked[0], matrix="Y")
+    if cfg.rope is not None:
+        for name, width in (("W_Q", d_q), ("W_K", d_k)):
+            if width % 2:
+                raise AttentionInputError(
+                    N_("rope: turns pairs of features, so each head of {name} needs an even width, got {width}."),
+                    name=name, width=width, matrix=name)
+    return {"rope": cfg.rope, **flags, "window": window, "softcap": check_softcap(cfg.softcap)}
 
 
 def _score_bias(bias: object, n_heads: int, n_q: int, n_seq: int) -> np.ndarray:  # -> [n_heads, n_q, n_seq]
@@ -350,10 +428,24 @@ def config_mask(cfg: Config) -> np.ndarray | None:  # -> bool [n_q, n_seq] or No
 
 def run(cfg: Config) -> MultiHeadTrace:
     """Multi-head attention of the configuration (one head: plain self-attention, then ``@ w_o``); queries from Y
-    when cross, with the configuration's score function."""
+    when cross, with the configuration's score function.
+
+    With a modern option (``cfg.modern``), self-attention goes through attn_core.modern_attention (a ModernTrace, a
+    MultiHeadTrace with the steps before the scores; causal and the window from the mask kind, a padding or custom
+    mask and-ed with the window); cross-attention (grouped-query heads and the soft cap only) through
+    multi_head_cross_attention with them.
+    """
+    if cfg.modern and cfg.y is None:
+        causal = cfg.mask_kind == "causal"
+        return modern_attention(
+            cfg.x, cfg.w_q, cfg.w_k, cfg.w_v, cfg.w_o, n_heads=cfg.n_heads, n_kv_heads=cfg.n_kv_heads, rope=cfg.rope,
+            qk_norm=cfg.qk_norm, alibi=cfg.alibi, window=cfg.window, causal=causal, softcap=cfg.softcap,
+            scale=cfg.scale, mask=None if causal else config_mask(cfg), bias=cfg.score_bias,
+            score=cfg.score_function())
     return multi_head_cross_attention(
         cfg.x if cfg.y is None else cfg.y, cfg.x, cfg.w_q, cfg.w_k, cfg.w_v, cfg.w_o, cfg.n_heads, scale=cfg.scale,
-        mask=config_mask(cfg), score=cfg.score_function(), bias=cfg.score_bias,
+        mask=config_mask(cfg), score=cfg.score_function(), bias=cfg.score_bias, n_kv_heads=cfg.n_kv_heads,
+        softcap=cfg.softcap,
     )
 
 
@@ -364,25 +456,35 @@ def with_dimensions(
     """Resize every matrix, keeping each value that still fits; new cells come from ``init``.
 
     ``d_qk`` and ``d_v`` are the full widths of W_Q/W_K and W_V (n_heads · per-head width); ``d_k``, W_K's
-    when it differs from W_Q's (an additive score allows it).
+    when it differs from W_Q's (an additive score allows it). With grouped-query heads (n_kv_heads), W_K and W_V are
+    the key/value heads' widths: ``d_v`` is W_V's (n_kv_heads · per-head d_v), W_K defaults to n_kv_heads heads as
+    wide as W_Q's, and W_O has n_heads · per-head d_v rows; widths that no longer split into the heads make one head
+    (and no grouping).
     A square W_O stays square (new cells from the identity); a rectangular one keeps d_out.
     New tokens are labelled t1, t2, ...; new tokens are not padding and may attend everywhere.
     Y keeps its rows and follows d_model; W_a, W_1 and W_2 follow the widths of the queries and keys.
     A score bias follows the tokens (new cells 0) while the head count stays; it is dropped when the head count
     changes (it was one matrix per head).
     """
-    d_k = d_qk if d_k is None else d_k
+    n_heads, n_kv = cfg.n_heads, cfg.kv_heads
+    if d_k is None:
+        d_k = d_qk if d_qk % n_heads else d_qk // n_heads * n_kv  # n_kv_heads heads as wide as W_Q's
+    if any(w % h for w, h in ((d_qk, n_heads), (d_k, n_kv), (d_v, n_kv))) or (
+            n_kv != n_heads and d_k != d_qk // n_heads * n_kv):
+        n_heads = n_kv = 1
+        d_k = d_qk if cfg.score != "additive" or d_k is None else d_k
+    o_rows = d_v // n_kv * n_heads  # W_O [n_heads·d_v, d_out]
+
     def grow(a: np.ndarray, shape: tuple[int, int], salt: int) -> np.ndarray:
         return resize(a, shape, initialize(init, shape, seed=seed + salt))
 
     square_o = cfg.w_o.shape[0] == cfg.w_o.shape[1]
-    o_shape = (d_v, d_v) if square_o else (d_v, cfg.d_out)
+    o_shape = (o_rows, o_rows) if square_o else (o_rows, cfg.d_out)
     o_fill = np.eye(*o_shape) if square_o else initialize(init, o_shape, seed=seed + 4)
     tokens = tuple(cfg.tokens[:n_seq]) + tuple(f"t{i + 1}" for i in range(cfg.n_seq, n_seq))
     pad = tuple(cfg.is_pad[:n_seq]) + (False,) * max(0, n_seq - cfg.n_seq)
     n_q = n_seq if cfg.y is None else cfg.n_q
     custom = resize(cfg.custom_mask.astype(float), (n_q, n_seq), np.ones((n_q, n_seq))).astype(bool)
-    n_heads = cfg.n_heads if all(w % cfg.n_heads == 0 for w in (d_qk, d_k, d_v)) else 1
     extra = {}
     if cfg.y is not None:
         extra["y"] = grow(cfg.y, (cfg.n_q, d_model), 5)
@@ -403,6 +505,7 @@ def with_dimensions(
         w_v=grow(cfg.w_v, (d_model, d_v), 3),
         w_o=resize(cfg.w_o, o_shape, o_fill),
         n_heads=n_heads,
+        n_kv_heads=None if n_kv == n_heads else n_kv,
         is_pad=pad,
         custom_mask=custom,
         **extra,
@@ -455,4 +558,10 @@ def configs_equal(a: Config, b: Config) -> bool:
         and a.origin == b.origin
         and a.score == b.score
         and a.y_tokens == b.y_tokens
+        and a.n_kv_heads == b.n_kv_heads
+        and a.rope == b.rope
+        and a.qk_norm == b.qk_norm
+        and a.alibi == b.alibi
+        and a.window == b.window
+        and a.softcap == b.softcap
     )

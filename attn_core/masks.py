@@ -49,3 +49,41 @@ def additive_mask(mask: np.ndarray) -> np.ndarray:  # bool [n_q, n_k] -> [n_q, n
     [[0.0, -inf]]
     """
     return np.where(mask, 0.0, -np.inf)
+
+
+def _whole(value: object, name: str, least: int) -> int:
+    """``value`` as an int, or AttentionInputError naming ``name`` unless it is a whole number of at least ``least``."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
+        raise AttentionInputError(N_("{name}: must be a whole number of at least {least}, got {value!r}."), name=name,
+                                  least=least, value=value)
+    return int(value)
+
+
+def sliding_window_mask(n_q: int, n_k: int, window: int, *, causal: bool = True,
+                        q_offset: int = 0) -> np.ndarray:  # -> bool [n_q, n_k]
+    """Each query sees only the ``window`` keys nearest to it (Mistral's, Gemma 2's local layers' sliding window).
+
+    Query row r sits at position i = r + ``q_offset`` (with a key/value cache the new token's position), key j at
+    position j. The rule, inclusive of the query's own position:
+
+    - ``causal=True``: i − window < j ≤ i, i.e. the ``window`` keys ending at the query itself. This is transformers'
+      ``sliding_window_causal_mask_function`` (``kv_idx > q_idx - sliding_window`` and ``kv_idx <= q_idx``): a query
+      sees ``sliding_window`` keys counting itself, as Mistral's ``sliding_window`` config says.
+    - ``causal=False``: |i − j| < window, the same reach on both sides (2·window − 1 keys). transformers'
+      bidirectional overlay counts one further (``abs(q_idx - kv_idx) <= sliding_window``): its window w is this one's
+      w + 1.
+
+    Examples
+    --------
+    >>> sliding_window_mask(4, 4, 2).astype(int).tolist()
+    [[1, 0, 0, 0], [1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 1]]
+    >>> sliding_window_mask(3, 3, 2, causal=False).astype(int).tolist()
+    [[1, 1, 0], [1, 1, 1], [0, 1, 1]]
+    """
+    n_q, n_k = _whole(n_q, "n_q", 1), _whole(n_k, "n_k", 1)
+    window, q_offset = _whole(window, "window", 1), _whole(q_offset, "q_offset", 0)
+    i = np.arange(n_q)[:, None] + q_offset  # [n_q, 1]: the queries' positions
+    j = np.arange(n_k)[None, :]  # [1, n_k]: the keys' positions
+    if causal:
+        return (j > i - window) & (j <= i)  # [n_q, n_k]
+    return np.abs(i - j) < window  # [n_q, n_k]

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .attention import DOT, AttentionTrace, Scale, ScoreFunction, _attend, as_score, project_all
+from .attention import DOT, SCORE_WORDS, AttentionTrace, Scale, ScoreFunction, _attend, as_score, project_all
 from .errors import N_, AttentionInputError
 from .validation import as_matrix, check_dim, check_overflow
 
@@ -58,12 +58,21 @@ class MultiHeadTrace:
     w_o : ndarray of shape (n_heads·d_v, d_out)
     output : ndarray of shape (n_seq, d_out)
         ``concat @ w_o``.
+    n_kv_heads : int or None
+        Grouped-query attention: how many key/value heads the query heads share (None: one each, multi-head).
     """
 
     heads: tuple[AttentionTrace, ...]
     concat: np.ndarray
     w_o: np.ndarray
     output: np.ndarray
+    n_kv_heads: int | None = None
+
+    @property
+    def kv_heads(self) -> tuple[int, ...]:
+        """The key/value head each query head read (:func:`kv_head_of`; head h read h without grouping)."""
+        n_kv = self.n_kv_heads or self.n_heads
+        return tuple(kv_head_of(h, self.n_heads, n_kv) for h in range(self.n_heads))
 
     @property
     def n_heads(self) -> int:
@@ -97,6 +106,47 @@ def check_heads(n_heads: object, d_qk: int, d_v: int, d_k: int | None = None) ->
                 n_heads=n_heads, width=width, name=name, options=options, matrix=name,
             )
     return n_heads
+
+
+def check_kv_heads(n_kv_heads: object, n_heads: int) -> int:
+    """``n_kv_heads`` as an int, or AttentionInputError naming n_kv_heads and n_heads unless it is a whole number of
+    at least 1 that divides ``n_heads`` (each key/value head serves the same number of query heads)."""
+    if isinstance(n_kv_heads, bool) or not isinstance(n_kv_heads, (int, np.integer)) or n_kv_heads < 1:
+        raise AttentionInputError(N_("n_kv_heads: must be a whole number of at least 1, got {n_kv_heads!r}."),
+                                  n_kv_heads=n_kv_heads)
+    if n_heads % n_kv_heads:
+        options = ", ".join(str(g) for g in range(1, n_heads + 1) if n_heads % g == 0)
+        raise AttentionInputError(
+            N_("n_kv_heads: {n_kv_heads} key/value heads do not divide the {n_heads} query heads (n_heads); each "
+               "key/value head serves the same number of query heads: choose one of {options}."),
+            n_kv_heads=n_kv_heads, n_heads=n_heads, options=options)
+    return int(n_kv_heads)
+
+
+def kv_head_of(h: int, n_heads: int, n_kv_heads: int) -> int:
+    """The key/value head that query head ``h`` reads in grouped-query attention: ``h // (n_heads // n_kv_heads)``.
+
+    Consecutive query heads share a key/value head (transformers' ``repeat_kv``, PyTorch's ``repeat_interleave`` in
+    ``scaled_dot_product_attention(enable_gqa=True)``). n_kv_heads = n_heads is multi-head attention (head h reads
+    head h), n_kv_heads = 1 multi-query attention (every head reads head 0).
+
+    Examples
+    --------
+    >>> [kv_head_of(h, 8, 2) for h in range(8)]
+    [0, 0, 0, 0, 1, 1, 1, 1]
+    >>> kv_head_of(1, 6, 4)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attn_core.errors.AttentionInputError: n_kv_heads: 4 key/value heads do not divide the 6 query heads ...
+    """
+    if isinstance(n_heads, bool) or not isinstance(n_heads, (int, np.integer)) or n_heads < 1:
+        raise AttentionInputError(N_("n_heads: must be a whole number of at least 1, got {n_heads!r}."),
+                                  n_heads=n_heads)
+    n_kv_heads = check_kv_heads(n_kv_heads, int(n_heads))
+    if isinstance(h, bool) or not isinstance(h, (int, np.integer)) or not 0 <= h < n_heads:
+        raise AttentionInputError(N_("head: {h!r} is not a head; heads are counted 0 to {last}."), h=h,
+                                  last=n_heads - 1)
+    return int(h) // (int(n_heads) // n_kv_heads)
 
 
 def valid_head_counts(d_qk: int, d_v: int, *more: int) -> list[int]:
@@ -173,6 +223,8 @@ def multi_head_attention(
     mask: object = None,
     score: ScoreFunction | None = None,
     bias: object = None,
+    n_kv_heads: int | None = None,
+    softcap: float | None = None,
 ) -> MultiHeadTrace:  # [n_seq, d_model], ..., [n_heads·d_v, d_out] -> output [n_seq, d_out]
     """Attention per head on column slices of the projections, heads concatenated, then ``@ w_o``.
 
@@ -191,6 +243,13 @@ def multi_head_attention(
     bias : array_like of shape (n_heads, n_seq, n_seq) or (n_seq, n_seq), optional
         The additive score bias, one matrix per head or one for every head (T5's relative positions: a learned
         number per head and distance); added to each head's scaled scores before the mask.
+    n_kv_heads : int, optional
+        Grouped-query attention: w_k is [d_model, n_kv_heads·d_k] and w_v [d_model, n_kv_heads·d_v], and query head h
+        reads key/value head :func:`kv_head_of` (h) (h // (n_heads // n_kv_heads)); n_kv_heads must divide n_heads.
+        None or n_heads is multi-head attention, 1 multi-query attention. The dot score only.
+    softcap : float, optional
+        Soft-cap every head's scaled scores to (−softcap, softcap) before the bias and the mask (Gemma 2,
+        :func:`attn_core.soft_cap`).
 
     Returns
     -------
@@ -204,7 +263,7 @@ def multi_head_attention(
     ((2, 2), (2, 2))
     """
     return multi_head_cross_attention(x, x, w_q, w_k, w_v, w_o, n_heads, scale=scale, mask=mask, score=score,
-                                      bias=bias)
+                                      bias=bias, n_kv_heads=n_kv_heads, softcap=softcap)
 
 
 def multi_head_cross_attention(
@@ -220,6 +279,8 @@ def multi_head_cross_attention(
     mask: object = None,
     score: ScoreFunction | None = None,
     bias: object = None,
+    n_kv_heads: int | None = None,
+    softcap: float | None = None,
 ) -> MultiHeadTrace:  # [n_y, d_model], [n_x, d_model], ..., [n_heads·d_v, d_out] -> output [n_y, d_out]
     """Multi-head cross-attention: queries from ``y``, keys and values from ``x``; otherwise as
     :func:`multi_head_attention` (which is the case y = x). The mask is [n_y, n_x], the bias [n_heads, n_y, n_x]
@@ -232,8 +293,10 @@ def multi_head_cross_attention(
     ((1, 2), (1, 2))
     """
     score = as_score(score)
-    q, k, v = project_all(y, x, w_q, w_k, w_v, same=y is x, same_width=score.kind == "dot")  # [n_y, n_heads·d_q],
-    return _heads(q, k, v, w_o, n_heads, scale, mask, score, bias)  # ... [n_x, n_heads·d_k], [n_x, n_heads·d_v]
+    grouped = n_kv_heads is not None and n_kv_heads != n_heads  # W_K narrower than W_Q: not their widths to compare
+    q, k, v = project_all(y, x, w_q, w_k, w_v, same=y is x,  # [n_y, n_heads·d_q], [n_x, n_kv·d_k], [n_x, n_kv·d_v]
+                          same_width=score.kind == "dot" and not grouped)
+    return _heads(q, k, v, w_o, n_heads, scale, mask, score, bias, n_kv_heads, softcap)
 
 
 def projected_multi_head_attention(
@@ -247,6 +310,8 @@ def projected_multi_head_attention(
     mask: object = None,
     score: ScoreFunction | None = None,
     bias: object = None,
+    n_kv_heads: int | None = None,
+    softcap: float | None = None,
 ) -> MultiHeadTrace:  # [n_q, n_heads·d_k], [n_k, n_heads·d_k], [n_k, n_heads·d_v], [n_heads·d_v, d_out] -> [n_q, d_out]
     """Multi-head attention of queries, keys and values already projected: each head's column slice of Q, K and V
     through :func:`scaled_dot_product_attention`'s stages, the heads concatenated, then ``@ w_o``.
@@ -263,8 +328,9 @@ def projected_multi_head_attention(
     v : array_like of shape (n_k, n_heads·d_v)
     w_o : array_like of shape (n_heads·d_v, d_out)
     n_heads : int
-    scale, mask, score, bias
-        As in :func:`multi_head_cross_attention`; the mask and each head's bias are [n_q, n_k].
+    scale, mask, score, bias, n_kv_heads, softcap
+        As in :func:`multi_head_attention`; the mask and each head's bias are [n_q, n_k]. With n_kv_heads, k is
+        [n_k, n_kv_heads·d_k] and v [n_k, n_kv_heads·d_v].
 
     Returns
     -------
@@ -282,29 +348,67 @@ def projected_multi_head_attention(
     (True, (1, 4))
     """
     q, k, v = as_matrix("Q", q), as_matrix("K", k), as_matrix("V", v)
-    return _heads(q, k, v, w_o, n_heads, scale, mask, as_score(score), bias)
+    return _heads(q, k, v, w_o, n_heads, scale, mask, as_score(score), bias, n_kv_heads, softcap)
 
 
 def _heads(q: np.ndarray, k: np.ndarray, v: np.ndarray, w_o: object, n_heads: object, scale: Scale, mask: object,
-           score: ScoreFunction, bias: object) -> MultiHeadTrace:
-    """Every head on its column slice of the projections (valid float64 matrices), concatenated, ``@ w_o``."""
+           score: ScoreFunction, bias: object, n_kv_heads: object = None,
+           softcap: float | None = None) -> MultiHeadTrace:
+    """Every head on its column slice of the projections (valid float64 matrices), concatenated, ``@ w_o``; with
+    ``n_kv_heads``, query head h on key/value head kv_head_of(h)'s slices of k and v."""
     w_o = as_matrix("W_O", w_o)  # [n_heads·d_v, d_out]
-    check_dim("W_O", w_o.shape[0], "W_V", v.shape[1],  # W_O [n_heads·d_v, d_out], W_V [d_model, n_heads·d_v]
-              N_("{name}: has {size} rows but the heads concatenate to {other_size} columns (n_heads · d_v); they "
-                 "must match."))
-    n_heads = check_heads(n_heads, q.shape[1], v.shape[1], k.shape[1])
-    check_score_heads(score, n_heads, q.shape[1] // n_heads, k.shape[1] // n_heads)
-    q_h, k_h, v_h = split_heads(q, n_heads), split_heads(k, n_heads), split_heads(v, n_heads)
+    grouped = n_kv_heads is not None and not (isinstance(n_heads, (int, np.integer)) and n_kv_heads == n_heads)
+    if grouped:
+        n_heads, n_kv = check_grouped_heads(n_heads, n_kv_heads, q.shape[1], k.shape[1], v.shape[1], score)
+        check_dim("W_O", w_o.shape[0], "W_V", v.shape[1] // n_kv * n_heads,  # W_O [n_heads·d_v, d_out]
+                  N_("{name}: has {size} rows but the {other} heads, one per query head, concatenate to {other_size} "
+                     "columns (n_heads · d_v); they must match."))
+    else:
+        check_dim("W_O", w_o.shape[0], "W_V", v.shape[1],  # W_O [n_heads·d_v, d_out], W_V [d_model, n_heads·d_v]
+                  N_("{name}: has {size} rows but the heads concatenate to {other_size} columns (n_heads · d_v); they "
+                     "must match."))
+        n_heads = check_heads(n_heads, q.shape[1], v.shape[1], k.shape[1])
+        n_kv = n_heads
+        check_score_heads(score, n_heads, q.shape[1] // n_heads, k.shape[1] // n_heads)
+    q_h, k_h, v_h = split_heads(q, n_heads), split_heads(k, n_kv), split_heads(v, n_kv)
+    kv_of = [kv_head_of(h, n_heads, n_kv) for h in range(n_heads)]  # the key/value head each query head reads
+    kv_word = "KV head" if grouped else "head"
     n_q, n_k = q.shape[0], k.shape[0]
     biases = head_biases(bias, n_heads, n_q, n_k)  # n_heads × ([n_q, n_k] or None)
     # every head's scores and weights live in one block each (large blocks get huge pages: far fewer page faults)
     s_all, w_all = np.empty((n_heads, n_q, n_k)), np.empty((n_heads, n_q, n_k))  # [n_heads, n_q, n_k]
     heads = tuple(
-        _attend(q_h[h], k_h[h], v_h[h], scale, mask, (f"Q (head {h})", f"K (head {h})", f"V (head {h})"),
-                out=(s_all[h], w_all[h]), score=head_score(score, h, n_heads), bias=biases[h])
+        _attend(q_h[h], k_h[kv_of[h]], v_h[kv_of[h]], scale, mask,
+                (f"Q (head {h})", f"K ({kv_word} {kv_of[h]})", f"V ({kv_word} {kv_of[h]})"),
+                out=(s_all[h], w_all[h]), score=head_score(score, h, n_heads), bias=biases[h], softcap=softcap)
         for h in range(n_heads)
     )  # each: q [n_q, d_q], output [n_q, d_v]
     concat = merge_heads([t.output for t in heads])  # [n_q, n_heads·d_v]
     output = concat @ w_o  # [n_q, d_out]
     check_overflow(N_("output"), output, "W_O")
-    return MultiHeadTrace(heads, concat, w_o, output)
+    return MultiHeadTrace(heads, concat, w_o, output, n_kv if grouped else None)
+
+
+def check_grouped_heads(n_heads: object, n_kv_heads: object, d_q: int, d_k: int, d_v: int,
+                        score: ScoreFunction = DOT) -> tuple[int, int]:
+    """n_heads and n_kv_heads as ints, or AttentionInputError naming the width or count at fault: W_Q's ``d_q``
+    columns make n_heads heads, W_K's ``d_k`` and W_V's ``d_v`` make n_kv_heads heads, as wide as the query heads
+    for W_K."""
+    if isinstance(n_heads, bool) or not isinstance(n_heads, (int, np.integer)) or n_heads < 1:
+        raise AttentionInputError(N_("n_heads: must be a whole number of at least 1, got {n_heads!r}."),
+                                  n_heads=n_heads)
+    n_heads = int(n_heads)
+    n_kv = check_kv_heads(n_kv_heads, n_heads)
+    if score.kind != "dot":
+        raise AttentionInputError(N_("n_kv_heads: grouped-query attention ({n_kv_heads} key/value heads for {n_heads} "
+                                     "query heads) works with the dot score only, not {score}."),
+                                  n_kv_heads=n_kv, n_heads=n_heads, score=SCORE_WORDS[score.kind])
+    for name, width, count, word in (("W_Q", d_q, n_heads, "n_heads"), ("W_V", d_v, n_kv, "n_kv_heads")):
+        if width % count:
+            raise AttentionInputError(
+                N_("{name}: its {width} columns do not split into {count} heads ({word}); choose a width that is a "
+                   "multiple of {count}."), name=name, width=width, count=count, word=word, matrix=name)
+    check_dim("W_K", d_k, "W_Q", d_q // n_heads * n_kv,  # W_K [d_model, n_kv·d_k], W_Q [d_model, n_heads·d_k]
+              N_("{name}: has {size} columns but needs {other_size}: n_kv_heads key/value heads as wide as each "
+                 "query head of {other} (d_k)."))
+    return n_heads, n_kv

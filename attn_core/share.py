@@ -11,7 +11,10 @@ The JSON document is one object::
 ``{"model": ..., "layer": 2, "sentence": ..., "head": 5}``: :class:`attn_core.Config`). So are ``score`` ("dot",
 "general" or "additive"; "dot" when absent) with the score function's weights (``w_a``; ``w_1``, ``w_2``, ``v_a``),
 and ``y_tokens`` with ``y`` (cross-attention's query sequence): a file or link written before they existed opens as
-the dot-product self-attention it was. Every other field is required and no other field is allowed. ``scale``
+the dot-product self-attention it was. So are the modern options (:class:`attn_core.Config`), each written only when
+it is not its default: ``n_kv_heads`` (a whole number), ``rope`` (``{"base": 10000.0, "layout": "half"}``),
+``qk_norm`` and ``alibi`` (true), ``window`` (a whole number), ``softcap`` (a number). Every other field is required
+and no other field is allowed. ``scale``
 is "sqrt_dk", "none" or a positive number; ``custom_mask`` holds 0/1 (1 = may attend). A permalink value is that
 JSON, compact, compressed with zlib, in unpadded base64url.
 
@@ -46,12 +49,14 @@ import numpy as np
 from .config import MATRICES, MATRIX_NAMES, SCORE_MATRICES, Config, config_mask, validate_config
 from .errors import N_, AttentionInputError
 from .limits import LIMITS
+from .modern import ModernTrace, RoPE
 from .multihead import MultiHeadTrace
 
 FORMAT = "self-attention-explorer"
 VERSION = 1
 FIELDS = ("tokens", "n_heads", "scale", "mask_kind", "is_pad", "custom_mask", *MATRICES)
-OPTIONAL_FIELDS = ("page", "origin", "score", "y_tokens", "y", "w_a", "w_1", "w_2", "v_a", "score_bias")
+OPTIONAL_FIELDS = ("page", "origin", "score", "y_tokens", "y", "w_a", "w_1", "w_2", "v_a", "score_bias",
+                   *("n_kv_heads", "rope", "qk_norm", "alibi", "window", "softcap"))  # the modern options
 STAGES = ("q", "k", "v", "scores", "scaled", "masked", "weights", "output")  # per head, as in AttentionTrace
 
 _PAGE = re.compile(r"[a-z][a-z0-9_]{0,31}")
@@ -107,6 +112,15 @@ def config_to_dict(cfg: Config, page: str | None = None) -> dict:
         doc |= {"y_tokens": list(cfg.y_tokens), "y": cfg.y.tolist()}
     if cfg.score_bias is not None:
         doc["score_bias"] = cfg.score_bias.tolist()  # [n_heads][n_q][n_seq]
+    if cfg.n_kv_heads is not None:
+        doc["n_kv_heads"] = int(cfg.n_kv_heads)
+    if cfg.rope is not None:
+        doc["rope"] = {"base": float(cfg.rope.base), "layout": cfg.rope.layout}
+    doc |= {name: True for name in ("qk_norm", "alibi") if getattr(cfg, name)}
+    if cfg.window is not None:
+        doc["window"] = int(cfg.window)
+    if cfg.softcap is not None:
+        doc["softcap"] = float(cfg.softcap)
     return doc
 
 
@@ -165,8 +179,39 @@ def config_from_dict(doc: object) -> tuple[Config, str | None]:
         y_tokens=_tokens(doc["y_tokens"], "y_tokens") if "y_tokens" in doc else None,
         score_bias=_score_bias(doc["score_bias"]) if "score_bias" in doc else None,
         **mats,
+        **_modern_options(doc),
     )
     return validate_config(cfg), page
+
+
+def _modern_options(doc: dict) -> dict:
+    """The modern options present in ``doc``, typed as JSON should have them (validate_config checks the rest)."""
+    out: dict = {}
+    for name in ("n_kv_heads", "window"):
+        if name in doc:
+            if type(doc[name]) is not int or not 1 <= doc[name] <= max(LIMITS.n_heads, LIMITS.n_seq):
+                raise AttentionInputError(N_("{name}: must be a whole number from 1 to {most}, got {got}."),
+                                          name=name, most=max(LIMITS.n_heads, LIMITS.n_seq), got=_short(doc[name]))
+            out[name] = doc[name]
+    for name in ("qk_norm", "alibi"):
+        if name in doc:
+            if type(doc[name]) is not bool:
+                raise AttentionInputError(N_("{name}: must be true or false, got {got}."), name=name,
+                                          got=_json_type(doc[name]))
+            out[name] = doc[name]
+    if "softcap" in doc:
+        cap = doc["softcap"]
+        if type(cap) not in (int, float) or (type(cap) is int and not _fits_float(cap)):
+            raise AttentionInputError(N_("softcap: must be a number above 0, got {got}."), got=_json_type(cap))
+        out["softcap"] = float(cap)
+    if "rope" in doc:
+        rope = doc["rope"]
+        if (type(rope) is not dict or set(rope) != {"base", "layout"} or type(rope["base"]) not in (int, float)
+                or (type(rope["base"]) is int and not _fits_float(rope["base"])) or not _is_short_text(rope["layout"])):
+            raise AttentionInputError(N_('rope: must be {{"base": a number above 1, "layout": "half" or '
+                                         '"interleaved"}}.'))
+        out["rope"] = RoPE(float(rope["base"]), rope["layout"])  # checks the base and the layout
+    return out
 
 
 def _short(value: object) -> str:
@@ -559,8 +604,11 @@ def named_matrices(cfg: Config, trace: MultiHeadTrace) -> dict[str, np.ndarray]:
 
     Names: the configuration's matrices (``x, w_q, w_k, w_v, w_o``, and ``y``, ``w_a``, ``w_1``, ``w_2``, ``v_a``
     where present), ``mask`` (0/1, when a mask applies), per head ``head{h}_{q,k,v,scores,scaled,masked,weights,
-    output}`` (with ``head{h}_q_a`` for a general score, ``head{h}_q_1`` and ``head{h}_k_2`` for an additive one),
-    then ``concat`` and ``output``.
+    output}`` (with ``head{h}_q_a`` for a general score, ``head{h}_q_1`` and ``head{h}_k_2`` for an additive one;
+    ``head{h}_capped`` after ``scaled`` with a soft cap and ``head{h}_biased`` with ALiBi), then ``concat`` and
+    ``output``. A head's q and k are the ones it scored (QK-normed and rotated with those options); with grouped-query
+    heads, head h's k and v are its key/value head's. ``mask`` is the one the heads used (with a window, the mask kind
+    and the window together).
 
     Examples
     --------
@@ -570,12 +618,14 @@ def named_matrices(cfg: Config, trace: MultiHeadTrace) -> dict[str, np.ndarray]:
     ['w_o', 'head0_q', 'head0_k', 'head0_v']
     """
     out = {name: cfg.matrix(name) for name in cfg.matrix_names()}
-    mask = config_mask(cfg)
+    mask = trace.mask if isinstance(trace, ModernTrace) else config_mask(cfg)  # the mask the heads used
     if mask is not None:
         out["mask"] = mask.astype(np.float64)  # [n_q, n_seq] of 0/1
     extra = {"dot": (), "general": ("q_a",), "additive": ("q_1", "k_2")}[cfg.score]
+    after = ("scaled", *(("capped",) if cfg.softcap is not None else ()), *(("biased",) if cfg.alibi else ()))
+    stages = (*STAGES[:3], *extra, *STAGES[3:5], *after[1:], *STAGES[5:])  # q k v [extra] scores scaled [..] masked
     for h, head in enumerate(trace.heads):
-        out |= {f"head{h}_{stage}": getattr(head, stage) for stage in (*STAGES[:3], *extra, *STAGES[3:])}
+        out |= {f"head{h}_{stage}": getattr(head, stage) for stage in stages}
     out["concat"] = trace.concat  # [n_q, n_heads·d_v]
     out["output"] = trace.output  # [n_q, d_out]
     return out

@@ -295,8 +295,8 @@ def _head_dtype(h):
 @pytest.mark.parametrize("edit, message", [
     (_head_offsets, "model.safetensors: its header puts cls.predictions.transform.dense.weight at bytes 0 … "
                     "1000000000000 of its "),
-    (_head_dtype, "model.safetensors: cls.predictions.decoder.weight holds I8 numbers; only F16, BF16, F32, F64 are read "
-                  "here."),
+    (_head_dtype, "model.safetensors: cls.predictions.decoder.weight holds I8 numbers; only F16, BF16, F32, F64 are "
+                  "read here."),
 ])
 def test_a_header_that_lies_about_the_head_is_refused(tmp_path, edit, message):
     with pytest.raises(attn_models.ModelError) as err:

@@ -50,6 +50,7 @@ from .multihead import (
     head_biases,
     head_score,
     head_slice,
+    kv_head_of,
     merge_heads,
     multi_head_attention,
     multi_head_cross_attention,
@@ -57,7 +58,9 @@ from .multihead import (
     split_heads,
     valid_head_counts,
 )
+from .norms import rms_norm
 from .presets import DEFAULT_PRESET, PRESETS, Preset, load_preset
+from .rope import ROPE_LAYOUTS, apply_rope, rope_angles, rope_frequencies
 from .tokens import embed, positional_encoding, tokenize
 from .validation import as_matrix, divisor_for
 
@@ -75,6 +78,8 @@ __all__ = [
     "scaled_dot_product_attention", "scores",
     "self_attention", "share", "softmax", "split_heads", "tokenize", "valid_head_counts", "validate_config",
     "weighted_sum", "with_dimensions", "with_query_rows",
+    # modern attention (issue 38): RoPE, RMSNorm / QK-norm, grouped-query heads
+    "ROPE_LAYOUTS", "apply_rope", "kv_head_of", "rms_norm", "rope_angles", "rope_frequencies",
     # texts marked for the app's catalogs (an error's hint, a preset's note, a score function's name): the app
     # translates them, attn_core (numpy only) never does
     "N_", "SCORE_WORDS", "Words", "Phrase",

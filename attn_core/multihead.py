@@ -99,6 +99,47 @@ def check_heads(n_heads: object, d_qk: int, d_v: int, d_k: int | None = None) ->
     return n_heads
 
 
+def check_kv_heads(n_kv_heads: object, n_heads: int) -> int:
+    """``n_kv_heads`` as an int, or AttentionInputError naming n_kv_heads and n_heads unless it is a whole number of
+    at least 1 that divides ``n_heads`` (each key/value head serves the same number of query heads)."""
+    if isinstance(n_kv_heads, bool) or not isinstance(n_kv_heads, (int, np.integer)) or n_kv_heads < 1:
+        raise AttentionInputError(N_("n_kv_heads: must be a whole number of at least 1, got {n_kv_heads!r}."),
+                                  n_kv_heads=n_kv_heads)
+    if n_heads % n_kv_heads:
+        options = ", ".join(str(g) for g in range(1, n_heads + 1) if n_heads % g == 0)
+        raise AttentionInputError(
+            N_("n_kv_heads: {n_kv_heads} key/value heads do not divide the {n_heads} query heads (n_heads); each "
+               "key/value head serves the same number of query heads: choose one of {options}."),
+            n_kv_heads=n_kv_heads, n_heads=n_heads, options=options)
+    return int(n_kv_heads)
+
+
+def kv_head_of(h: int, n_heads: int, n_kv_heads: int) -> int:
+    """The key/value head that query head ``h`` reads in grouped-query attention: ``h // (n_heads // n_kv_heads)``.
+
+    Consecutive query heads share a key/value head (transformers' ``repeat_kv``, PyTorch's ``repeat_interleave`` in
+    ``scaled_dot_product_attention(enable_gqa=True)``). n_kv_heads = n_heads is multi-head attention (head h reads
+    head h), n_kv_heads = 1 multi-query attention (every head reads head 0).
+
+    Examples
+    --------
+    >>> [kv_head_of(h, 8, 2) for h in range(8)]
+    [0, 0, 0, 0, 1, 1, 1, 1]
+    >>> kv_head_of(1, 6, 4)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attn_core.errors.AttentionInputError: n_kv_heads: 4 key/value heads do not divide the 6 query heads ...
+    """
+    if isinstance(n_heads, bool) or not isinstance(n_heads, (int, np.integer)) or n_heads < 1:
+        raise AttentionInputError(N_("n_heads: must be a whole number of at least 1, got {n_heads!r}."),
+                                  n_heads=n_heads)
+    n_kv_heads = check_kv_heads(n_kv_heads, int(n_heads))
+    if isinstance(h, bool) or not isinstance(h, (int, np.integer)) or not 0 <= h < n_heads:
+        raise AttentionInputError(N_("head: {h!r} is not a head; heads are counted 0 to {last}."), h=h,
+                                  last=n_heads - 1)
+    return int(h) // (int(n_heads) // n_kv_heads)
+
+
 def valid_head_counts(d_qk: int, d_v: int, *more: int) -> list[int]:
     """Every head count that divides every width given."""
     widths = (d_qk, d_v, *more)

@@ -87,6 +87,16 @@ def gelu(x: np.ndarray) -> np.ndarray:  # [...] -> [...]
     return x * 0.5 * (1.0 + erf(x * math.sqrt(0.5)))
 
 
+def silu(x: np.ndarray) -> np.ndarray:  # [...] -> [...]
+    """x · sigmoid(x) (SiLU, the gate of a Llama's SwiGLU MLP: transformers' ``hidden_act="silu"``).
+
+    >>> silu(np.array([-1.0, 0.0, 1.0])).round(6).tolist()
+    [-0.268941, 0.0, 0.731059]
+    """
+    with np.errstate(over="ignore"):  # exp(-x) overflows for x < -709: x / inf = -0, the limit
+        return x / (1.0 + np.exp(-x))
+
+
 def gelu_tanh(x: np.ndarray) -> np.ndarray:  # [...] -> [...]
     """The tanh approximation of GELU: ½ x (1 + tanh(√(2/π) (x + 0.044715 x³))) (transformers' NewGELU,
     ``gelu_new``: GPT-2's activation, and T5 v1.1's gated-gelu).

@@ -1,7 +1,7 @@
 """Make tests/models/reference_llama.npz: each tiny checkpoint of tests/tiny_llama.py (LlamaForCausalLM,
 Qwen2ForCausalLM, MistralForCausalLM) run by Hugging Face transformers + PyTorch in float64 (eager attention: an
-implementation independent of attn_models), for tests/models/test_llama.py, on each of tests/tiny_llama.PROMPTS
-(``{variant}_p{i}_...``):
+implementation independent of attn_models; RoPE's angles, RMSNorm and softmax in float64 too, :func:`in_float64`), for
+tests/models/test_llama.py, on each of tests/tiny_llama.PROMPTS (``{variant}_p{i}_...``):
 
 - ``ids``, ``logits`` [n, vocab], ``attentions`` [n_layers, n_heads, n, n], ``hidden`` [n_layers + 1, n, d];
 - ``probs_t07``: softmax(last logits / 0.7) over the vocabulary;
@@ -58,6 +58,47 @@ def ablation_hooks(layers, pairs, how: str, n_heads: int) -> list:
     return handles
 
 
+def in_float64(model) -> None:
+    """transformers computes RoPE's angles, every RMSNorm and the eager attention's softmax in float32 whatever the
+    model's dtype (the rotary embedding's forward calls ``.float()``; LlamaRMSNorm casts
+    ``hidden_states.to(torch.float32)``; eager_attention_forward calls ``softmax(..., dtype=torch.float32)``): about
+    1e-6 off float64 at these sizes. The same formulas in float64 here (θ_i = 1 / rope_theta^(2i/d), emb =
+    cat(freqs, freqs), cos and sin; weight · x · rsqrt(mean(x²) + eps); softmax in the scores' dtype), so the
+    reference is float64 through."""
+    import torch
+
+    softmax = torch.nn.functional.softmax
+    if not getattr(softmax, "in_float64", False):
+        def softmax_own_dtype(x, dim=None, _stacklevel=3, dtype=None):
+            return softmax(x, dim=dim)
+
+        softmax_own_dtype.in_float64 = True
+        torch.nn.functional.softmax = softmax_own_dtype
+
+    def rms_forward(module):
+        def forward(hidden_states):
+            variance = hidden_states.pow(2).mean(-1, keepdim=True)
+            return module.weight * (hidden_states * torch.rsqrt(variance + module.variance_epsilon))
+        return forward
+
+    for module in model.modules():
+        if type(module).__name__.endswith("RMSNorm"):
+            module.forward = rms_forward(module)
+
+    rotary = model.model.rotary_emb
+    cfg = model.config
+    base = cfg.rope_parameters["rope_theta"] if getattr(cfg, "rope_parameters", None) else cfg.rope_theta
+    dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
+
+    def forward(x, position_ids, *args, **kwargs):
+        inv = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.float64) / dim))  # [d/2]
+        freqs = position_ids[..., None].to(torch.float64) * inv  # [batch, n, d/2]
+        emb = torch.cat((freqs, freqs), dim=-1)  # [batch, n, d]
+        return emb.cos().to(x.dtype), emb.sin().to(x.dtype)
+
+    rotary.forward = forward
+
+
 def edits(variant: str) -> tuple[tuple[int, int, float], ...]:
     return (*EDITS, BIAS_EDIT) if variant == "qwen2" else EDITS
 
@@ -76,6 +117,7 @@ def main() -> None:
         model = transformers.AutoModelForCausalLM.from_pretrained(folder, attn_implementation="eager",
                                                                   dtype=torch.float64).eval()
         assert next(model.parameters()).dtype == torch.float64
+        in_float64(model)
         n_heads, d = model.config.num_attention_heads, model.config.hidden_size
         layers = model.model.layers
         for i, prompt in enumerate(tiny_llama.PROMPTS):

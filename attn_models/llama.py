@@ -141,7 +141,7 @@ def llama_resident_bytes(cfg: LlamaConfig, itemsize: int = 2) -> int:
     >>> smol = LlamaConfig("llama", n_layers=30, n_heads=9, n_kv_heads=3, d_model=576, d_head=64, d_ff=1536,
     ...                    vocab_size=49152, max_positions=8192, eps=1e-5, rope_theta=100000.0, tied=True)
     >>> round(llama_resident_bytes(smol) / 1e6, 1), round(llama_resident_bytes(smol, 4) / 1e6, 1)
-    (269.1, 538.3)
+    (269.1, 538.2)
     """
     d, ff, w, kv = cfg.d_model, cfg.d_ff, cfg.n_heads * cfg.d_head, cfg.n_kv_heads * cfg.d_head
     layer = 2 * d + (d + 1) * (w + 2 * kv) + w * d + d + 3 * d * ff

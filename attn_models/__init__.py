@@ -16,6 +16,8 @@ The modules, each importing only those listed before it (tests/core/test_imports
 - ``tokenizer``: tokenizer.json, or a BERT's vocab.txt as WordPiece; a token as an explorer label;
 - ``ops``: the numerical stages the families share (GELU both ways, LayerNorm, RMS norm, the bias column, a
   product with a weight kept in its checkpoint's dtype, the tied logits, the top words);
+- ``causal``: what every causal language model shares (CausalModel: tokens, the next token, generation on a
+  KVCache, which heads matter; NextToken, Generation and the other results), GPT-2's and a Llama's alike;
 - ``kv``: KVCache, a generation's keys and values so far (one per generate/translate call), so a new token's queries
   attend to them instead of the whole text running again;
 - ``intervene``: Intervention, and ``attend``, the one intervention point of every attention (each head's output
@@ -24,8 +26,8 @@ The modules, each importing only those listed before it (tests/core/test_imports
 - ``hub``: a checkpoint's files from a folder or the Hub's cache, judged before download;
 - ``patterns``: what a head mostly does, in words;
 - ``pretrained``: the base of each family's loaded model (its name and config; family, n_layers, n_heads);
-- ``bert``, ``gpt2``, ``t5``: one module per family (config and caps, tensor names, weights, forward pass, heads,
-  the loaded model's class and its loader), importing the shared modules above, never each other;
+- ``bert``, ``gpt2``, ``llama``, ``t5``: one module per family (config and caps, tensor names, weights, forward pass,
+  heads, the loaded model's class and its loader), importing the shared modules above, never each other;
 - ``family``: the interface every loaded model satisfies (LoadedModel) and the registry of families (FAMILIES,
   model_family, fetch, load).
 
@@ -54,6 +56,13 @@ new token's row alone), every attention causal:
 >>> lm = attn_models.load_causal_lm("distilgpt2")                        # doctest: +SKIP
 >>> lm.next_token("The cat sat on the", temperature=0.7).tokens          # doctest: +SKIP
 >>> lm.generate("The cat sat on the", 20).text                           # doctest: +SKIP
+
+A Llama-family model (attn_models.llama: Llama, SmolLM, Mistral, Qwen 2: RMSNorm, RoPE, grouped-query heads, SwiGLU)
+behind the same interface; its query heads report the key/value head they share:
+
+>>> smol = attn_models.load("HuggingFaceTB/SmolLM2-135M")                # doctest: +SKIP
+>>> smol.n_heads, smol.n_kv_heads, [smol.kv_head(h) for h in range(9)]   # doctest: +SKIP
+(9, 3, [0, 0, 0, 1, 1, 1, 2, 2, 2])
 
 A T5 translator (attn_models.t5): the translation, and each output token's cross-attention over the source:
 
@@ -110,6 +119,7 @@ from .hub import RepoPlan, check_source, in_cache, judge_repo, repo_cached
 from .intervene import Intervention, ablate_heads, cacheable
 from .kv import KVCache
 from .limits import MODEL_LIMITS, ModelLimits
+from .llama import LLAMA_MODEL, LlamaConfig, LlamaLM, llama_resident_bytes, load_llama, parse_llama_config
 from .ops import erf, gelu, layer_norm, with_bias_column
 from .origin import ROLE_WORDS, KindError, Origin, OriginError, Role, expect_role, parse_origin, shown_name
 from .patterns import describe_head, head_description, head_pattern
@@ -131,6 +141,8 @@ __all__ = [
     # GPT-2 (attn_models.gpt2): a causal language model
     "DEFAULT_CAUSAL_MODEL", "CausalEncoded", "CausalLM", "CausalOutput", "GenStep", "Generation", "Gpt2Config",
     "NextToken", "gpt2_resident_bytes", "load_causal_lm", "parse_gpt2_config",
+    # Llama, SmolLM, Mistral, Qwen 2 (attn_models.llama): a causal language model with RoPE and grouped-query heads
+    "LLAMA_MODEL", "LlamaConfig", "LlamaLM", "llama_resident_bytes", "load_llama", "parse_llama_config",
     # T5 (attn_models.t5): an encoder-decoder translator
     "DecoderOutput", "T5Config", "Translation", "Translator", "load_translator", "parse_t5_config",
     # interventions, a generation's key/value cache, shared stages, labels, what a head does

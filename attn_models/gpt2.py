@@ -47,44 +47,44 @@ shows them (``\\xe4``). :attr:`CausalEncoded.pieces` holds the exact text of eac
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
 
 from attn_core import LIMITS, Config, make_config
-from attn_core import softmax as attn_softmax
 
 from .access import CAUSAL_MODEL, Access
+from .causal import (
+    EOT,
+    CausalEncoded,
+    CausalModel,
+    CausalOutput,
+    Generation,
+    GenStep,
+    NextToken,
+    own_prompt,
+    piece_label,
+    temperature_probs,
+)
 from .errors import N_, ModelError
 from .hub import Progress, opened
-from .intervene import (
-    Intervention,
-    Site,
-    attend,
-    cacheable,
-    check_layer,
-    each_head_off,
-    edits_refused,
-    head_weights,
-    owns,
-)
+from .intervene import Intervention, Site, attend, check_layer, edits_refused, head_weights
 from .kv import KVCache
 from .limits import MODEL_LIMITS
-from .ops import f64, gelu_tanh, layer_norm, product, tied_logits, top_words, with_bias_column
-from .origin import Origin, Role, expect_role
-from .pretrained import Pretrained
+from .ops import f64, gelu_tanh, layer_norm, product, tied_logits, with_bias_column
+from .origin import Origin
 from .reader import Fields, Header, check_field_caps, check_memory, check_tensors, read_json, tensors
 from .reader import read_header as read_safetensors_header
-from .tokenizer import TOKENIZER, check_id
+from .tokenizer import TOKENIZER
+
+__all__ = ["EOT", "CausalEncoded", "CausalLM", "CausalOutput", "GenStep", "Generation", "Gpt2Config", "NextToken",
+           "gpt2_resident_bytes", "load_causal_lm", "parse_gpt2_config", "piece_label", "read_gpt2_config",
+           "temperature_probs"]
 
 GPT2_TYPES = ("gpt2",)  # config.json model_type values read as GPT-2
 GELU_TANH = ("gelu_new", "gelu_pytorch_tanh")  # GPT-2's activation_function: the tanh approximation (same formula)
-EOT = "<|endoftext|>"
 DEFAULT_CAUSAL_MODEL = CAUSAL_MODEL  # distilgpt2 (6 layers) fits MODEL_LIMITS; GPT-2 small does not (bench/gpt2.py)
 
 
@@ -365,96 +365,13 @@ def block(h: np.ndarray, w: Block, cfg: Gpt2Config, intervention: Intervention, 
     return h + mlp(h, w, cfg.eps), weights
 
 
-# ---- what the API returns ----------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, eq=False)
-class CausalEncoded:
-    """A prompt as the model reads it: ``tokens`` (labels, see the module's doc), ``pieces`` (each token's exact text),
-    ``ids`` int [n_seq]."""
-
-    tokens: tuple[str, ...]
-    pieces: tuple[str, ...]
-    ids: np.ndarray
-    text: str | None = None
-
-
-@dataclass(frozen=True, eq=False)
-class CausalOutput:
-    """:meth:`CausalLM.forward`'s result, named as transformers' GPT2LMHeadModel names it.
-
-    tokens (labels), ids int [n_seq], logits [n_seq, vocab_size] (row i: the next token after token i),
-    attentions [n_layers, n_heads, n_seq, n_seq] (row = query; causal: zero above the diagonal), hidden_states
-    [n_layers + 1, n_seq, d_model] (each block's input, then ln_f of the last block's output, as transformers).
-    """
-
-    tokens: tuple[str, ...]
-    ids: np.ndarray
-    logits: np.ndarray
-    attentions: np.ndarray
-    hidden_states: np.ndarray
-
-
-@dataclass(frozen=True, eq=False)
-class NextToken:
-    """The ``top_k`` most probable next tokens: labels, ids int [k], probs [k] (of softmax(logits / temperature) over
-    the whole vocabulary; most probable first, a tie: the smaller id first)."""
-
-    tokens: tuple[str, ...]
-    ids: np.ndarray
-    probs: np.ndarray
-    temperature: float
-
-
-@dataclass(frozen=True, eq=False)
-class GenStep:
-    """One generated token: its label, id, probability (under the temperature), the step's top tokens, and
-    ``attention`` [n_layers, n_heads, n_ctx]: the attention row of the query that predicted it (the last position)
-    over the n_ctx tokens before it."""
-
-    token: str
-    id: int
-    prob: float
-    top: NextToken
-    attention: np.ndarray
-    piece: str = ""
-
-
-@dataclass(frozen=True, eq=False)
-class Generation:
-    """:meth:`CausalLM.generate`'s result: the prompt's tokens and the steps; ``stopped``: "length" (n_new tokens),
-    "eot" (the model wrote <|endoftext|>, the last step) or "cap" (the context reached max_tokens)."""
-
-    prompt_tokens: tuple[str, ...]
-    steps: tuple[GenStep, ...]
-    text: str
-    stopped: str
-
-    @property
-    def ids(self) -> np.ndarray:
-        return np.array([s.id for s in self.steps], dtype=np.intp)
-
-
-def piece_label(piece: str) -> str:
-    """A token's text as an explorer label: white space alone made visible, at most LIMITS.token_chars characters.
-
-    >>> piece_label(" cat"), piece_label(" "), piece_label("\\n\\n"), piece_label("\\\\xe4")
-    (' cat', '␣', '↵↵', '\\\\xe4')
-    """
-    label = piece if piece.strip() else piece.replace(" ", "␣").replace("\n", "↵").replace("\t", "⇥").replace(
-        "\r", "⏎")
-    if not label.strip():  # other white space (a no-break space, …): its code point
-        label = "".join(f"U+{ord(c):04X}" for c in label)
-    cap = LIMITS.token_chars
-    return label if len(label) <= cap else label[: cap - 1] + "…"
-
-
 # ---- the model -----------------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, eq=False)
-class CausalLM(Pretrained):
-    """A GPT-2-family causal language model (see :func:`load_causal_lm`).
+class CausalLM(CausalModel):
+    """A GPT-2-family causal language model (see :func:`load_causal_lm`): attn_models.causal.CausalModel (tokens, the
+    next token, generation, which heads matter) with GPT-2's forward pass.
 
     name (the source), config, weights (the checkpoint's dtype), tokenizer (tokenizers.Tokenizer: byte-level BPE,
     no truncation, no padding), load_seconds.
@@ -462,53 +379,6 @@ class CausalLM(Pretrained):
 
     config: Gpt2Config
     weights: Gpt2Weights
-    tokenizer: object
-    load_seconds: float = 0.0
-    role: ClassVar[Role] = "causal"  # what it does (attn_models.origin.Role): A model that writes reads it
-
-    @property
-    def eot_id(self) -> int | None:
-        """The id of <|endoftext|> (None: the tokenizer has none)."""
-        return self.tokenizer.token_to_id(EOT)
-
-    # ---- tokens ---------------------------------------------------------------------------------------------------
-
-    def piece(self, token_id: int) -> str:
-        """The exact text of one token (bytes that are not a whole UTF-8 character: as ``\\xe4``)."""
-        token = self.tokenizer.id_to_token(int(token_id))
-        if token is None:
-            return ""
-        table = _byte_decoder()
-        if all(c in table for c in token):
-            return bytes(table[c] for c in token).decode("utf-8", errors="backslashreplace")
-        return token
-
-    def encode(self, prompt: str) -> CausalEncoded:
-        """The prompt's byte-level BPE tokens (no length check here: :meth:`forward` checks)."""
-        if not isinstance(prompt, str):
-            raise ModelError(N_("The prompt must be text, got {kind}."), kind=type(prompt).__name__)
-        ids = list(self.tokenizer.encode(prompt).ids)
-        return self._encoded(ids, prompt)
-
-    def _encoded(self, ids: Sequence[int], text: str | None = None) -> CausalEncoded:
-        for i in ids:
-            check_id(self.piece(i), i, self.config.vocab_size)
-        pieces = tuple(self.piece(i) for i in ids)
-        return CausalEncoded(tuple(piece_label(p) for p in pieces), pieces, np.array(ids, dtype=np.intp), text)
-
-    def check_length(self, n_seq: int) -> None:
-        """ModelError for an empty prompt, or more tokens than the app (n_seq cap) or the model's positions allow."""
-        if n_seq < 1:
-            raise ModelError(N_("The prompt is empty: type a few words for the model to continue."))
-        cap = self.config.max_tokens
-        if n_seq > cap and cap == LIMITS.n_seq:
-            raise ModelError(N_("The text is {n} tokens; the cap of {most} (n_seq) allows {cap}. Shorten it."),
-                             n=n_seq, most=LIMITS.n_seq, cap=cap)
-        if n_seq > cap:
-            raise ModelError(N_("The text is {n} tokens; the model's {positions} positions allow {cap}. Shorten it."),
-                             n=n_seq, positions=self.config.max_positions, cap=cap)
-
-    # ---- the forward pass ------------------------------------------------------------------------------------------
 
     def run(self, ids: np.ndarray, *, intervention: Intervention | None = None, own: bool = True, start: int = 0,
             hidden: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -562,7 +432,7 @@ class CausalLM(Pretrained):
     def forward(self, prompt: str, *, intervention: Intervention | None = None) -> CausalOutput:
         """The whole model on ``prompt`` (float64): logits, every attention, hidden states (see CausalOutput)."""
         enc = self.encode(prompt)
-        stream, attentions = self.run(enc.ids, intervention=intervention, own=_own(intervention, prompt))
+        stream, attentions = self.run(enc.ids, intervention=intervention, own=own_prompt(intervention, prompt))
         w = self.weights
         last = layer_norm(stream[-1], w.ln_f_g.astype(np.float64), w.ln_f_b.astype(np.float64), self.config.eps)
         hidden = np.concatenate([stream[:-1], last[None]])
@@ -572,144 +442,6 @@ class CausalLM(Pretrained):
         w = self.weights
         h = layer_norm(stream_last[-1:], w.ln_f_g.astype(np.float64), w.ln_f_b.astype(np.float64), self.config.eps)
         return tied_logits(h, w.wte)[0]
-
-    # ---- the next token, and generation --------------------------------------------------------------------------
-
-    def next_token(self, prompt: str, *, temperature: float = 1.0, top_k: int = 10,
-                   intervention: Intervention | None = None) -> NextToken:
-        """The ``top_k`` most probable next tokens after ``prompt``: softmax(logits of the last position /
-        temperature). Temperature above 1 flattens the distribution, below 1 sharpens it."""
-        self._check_sampling(temperature, top_k)
-        enc = self.encode(prompt)
-        stream, _ = self.run(enc.ids, intervention=intervention, own=_own(intervention, prompt))
-        return self._top(self._last_logits(stream[-1]), temperature, top_k)[0]
-
-    def probs(self, prompt: str, *, temperature: float = 1.0, intervention: Intervention | None = None) -> np.ndarray:
-        """softmax(last logits / temperature) over the whole vocabulary [vocab_size]."""
-        self._check_sampling(temperature, 1)
-        stream, _ = self.run(self.encode(prompt).ids, intervention=intervention, own=_own(intervention, prompt))
-        return temperature_probs(self._last_logits(stream[-1]), temperature)
-
-    def _top(self, logits: np.ndarray, temperature: float, top_k: int) -> tuple[NextToken, np.ndarray]:
-        probs = temperature_probs(logits, temperature)  # [vocab]
-        ids = top_words(probs, int(top_k))
-        return NextToken(tuple(piece_label(self.piece(i)) for i in ids), ids, probs[ids], float(temperature)), probs
-
-    def _check_sampling(self, temperature: float, top_k: int) -> None:
-        if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not (
-                math.isfinite(temperature) and temperature > 0):
-            raise ModelError(N_("The temperature must be a number above 0, got {value}."), value=repr(temperature)[:40])
-        vocab = self.config.vocab_size
-        if isinstance(top_k, bool) or not isinstance(top_k, (int, np.integer)) or not 1 <= top_k <= vocab:
-            raise ModelError(N_("top_k must be a whole number from 1 to {vocab}, got {top_k}."), vocab=vocab,
-                             top_k=repr(top_k)[:40])
-
-    def generate(self, prompt: str, n_new: int, *, sample: bool = False, temperature: float = 1.0, seed: int = 0,
-                 top_k: int = 10, intervention: Intervention | None = None,
-                 on_step: Callable[[int, GenStep], None] | None = None, cache: bool = True) -> Generation:
-        """Up to ``n_new`` tokens after ``prompt``, one at a time: the most probable (``sample`` False: greedy, as
-        transformers' ``do_sample=False``), or drawn from softmax(logits / temperature) with numpy's
-        ``default_rng(seed)`` (the same seed, the same tokens). Stops after <|endoftext|> or when the context is
-        full (max_tokens).
-
-        With a key/value cache (attn_models.kv.KVCache, made here and dropped on return): the first step runs the
-        prompt, each later one the new token alone over the keys and values kept (:meth:`extend`), every attention
-        through attn_core; each step's logits and attention row are the whole text's to rounding (within 1e-12 in
-        tests/models/test_kv_cache.py). It holds at most 2 · n_layers · n_ctx · d_model · 8 bytes (n_ctx: the prompt
-        and the tokens written; 18.9 MB at distilgpt2's shape and 256 tokens, 2.6 MB for 20 after 16). ``cache``
-        False, or an intervention a cache cannot keep exact (attn_models.intervene.cacheable: a head switched off by
-        its mean over the text, which every new token changes at every earlier position; a configuration without a
-        mask), reruns the whole forward pass on the context at every step instead (bench/gpt2.py measures both).
-
-        ``intervention`` applies at every step; an explorer configuration's X belongs to the prompt (the first step:
-        run whole, the cache then made on the prompt's own X), its weights apply to the longer context after (see
-        attn_models.Intervention). ``on_step(i, step)``, if given, is called as step i is chosen (a page draws it as
-        it comes; a server lets others compute meanwhile), with the step's intermediates already freed (the cache is
-        kept); an exception it raises stops the generation.
-        """
-        self._check_sampling(temperature, top_k)
-        if isinstance(n_new, bool) or not isinstance(n_new, (int, np.integer)) or not 1 <= n_new <= LIMITS.n_seq:
-            raise ModelError(N_("The number of tokens to generate must be a whole number from 1 to {most}, got "
-                                "{value}."), most=LIMITS.n_seq, value=repr(n_new)[:40])
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise ModelError(N_("The seed must be a whole number of at least 0, got {value}."), value=repr(seed)[:40])
-        enc = self.encode(prompt)
-        self.check_length(len(enc.ids))
-        iv = intervention or Intervention.NONE
-        iv.check(self.n_layers, self.n_heads)
-        rng = np.random.default_rng(int(seed))
-        ids, steps, stopped = list(enc.ids), [], "length"
-        if cache and cacheable(iv):
-            step_rows = self._cached_steps(enc.ids, int(n_new), iv, _own(intervention, prompt))
-        else:
-            step_rows = self._whole_steps(iv, _own(intervention, prompt))
-        for step in range(int(n_new)):
-            if len(ids) >= self.config.max_tokens:
-                stopped = "cap"
-                break
-            last, attention = step_rows(step, ids)  # [1, d_model], [n_layers, n_heads, n_ctx]
-            top, probs = self._top(self._last_logits(last), temperature, top_k)
-            new = int(rng.choice(len(probs), p=probs)) if sample else int(np.argmax(probs))
-            piece = self.piece(new)
-            steps.append(GenStep(piece_label(piece), new, float(probs[new]), top, attention, piece))
-            del last, probs  # the step's intermediates ([vocab] probabilities): not held in on_step
-            if on_step is not None:
-                on_step(step, steps[-1])
-            ids.append(new)
-            if new == self.eot_id:
-                stopped = "eot"
-                break
-        text = self.tokenizer.decode([int(i) for i in ids], skip_special_tokens=False)
-        return Generation(enc.tokens, tuple(steps), text, stopped)
-
-    def _cached_steps(self, prompt_ids: np.ndarray, n_new: int, iv: Intervention,
-                      own: bool) -> Callable[[int, list[int]], tuple[np.ndarray, np.ndarray]]:
-        """A generation's step on one key/value cache: (the last block's output at the last position [1, d_model],
-        its attention row [n_layers, n_heads, n_ctx]). Step 0 runs the prompt; a configuration opened on it (``own``)
-        runs whole there on its own X, and the cache is made on the prompt's X, as every later step sees it."""
-        kv = KVCache(min(len(prompt_ids) + n_new - 1, self.config.max_tokens))  # the tokens the steps feed
-
-        def step_rows(step: int, ids: list[int]) -> tuple[np.ndarray, np.ndarray]:
-            if step == 0 and own and iv.config is not None:
-                stream, attentions = self.run(prompt_ids, intervention=iv, own=True)  # [L + 1, n, d], [L, H, n, n]
-                if n_new > 1:
-                    self.extend(prompt_ids, kv, intervention=iv)
-                return stream[-1][-1:], attentions[:, :, -1, :].copy()
-            new = prompt_ids if step == 0 else np.array(ids[-1:], dtype=np.intp)
-            hidden, attentions = self.extend(new, kv, intervention=iv)  # [n_new, d_model], [L, H, n_new, n_ctx]
-            return hidden[-1:], attentions[:, :, -1, :].copy()
-
-        return step_rows
-
-    def _whole_steps(self, iv: Intervention, own: bool) -> Callable[[int, list[int]], tuple[np.ndarray, np.ndarray]]:
-        """A generation's step without a cache: the whole forward pass on the context (the first step on the prompt,
-        ``own``: a configuration opened on it runs there on its own X), as :meth:`_cached_steps` returns it."""
-
-        def step_rows(step: int, ids: list[int]) -> tuple[np.ndarray, np.ndarray]:
-            stream, attentions = self.run(np.array(ids, dtype=np.intp), intervention=iv, own=step == 0 and own)
-            return stream[-1][-1:], attentions[:, :, -1, :].copy()  # [L + 1, n, d] and [L, H, n, n] freed here
-
-        return step_rows
-
-    # ---- which heads matter, and one layer in the explorer -------------------------------------------------------
-
-    def head_effects(self, prompt: str, token_id: int, *, how: str = "mean",
-                     layers: Sequence[int] | None = None) -> np.ndarray:
-        """The next-token probability of ``token_id`` (temperature 1) with each head switched off alone:
-        [len(layers), n_heads] (every layer by default, rows in the order given). Each ablation in layer L reruns
-        layers L and after only, from the model's own input to layer L."""
-        vocab = self.config.vocab_size
-        if isinstance(token_id, bool) or not isinstance(token_id, (int, np.integer)) or not 0 <= token_id < vocab:
-            raise ModelError(N_("Token id {id} is not in the vocabulary (ids 0 … {last})."), id=repr(token_id)[:40],
-                             last=vocab - 1)
-        rows = list(range(self.n_layers)) if layers is None else list(layers)
-        for layer in rows:
-            check_layer(layer, self.n_layers)
-        Intervention(how=how)  # ModelError unless "mean" or "zero"
-        ids = self.encode(prompt).ids
-        clean = self.run(ids)[0]  # [n_layers + 1, n_seq, d_model]
-        return each_head_off(rows, self.n_heads, how, lambda layer, iv: temperature_probs(self._last_logits(
-            self.run(ids, intervention=iv, start=layer, hidden=clean[layer])[0][-1]), 1.0)[token_id])
 
     def layer_config(self, prompt: str, layer: int, *, head: int = 0) -> Config:
         """Layer ``layer``'s causal self-attention on ``prompt`` as an attn_core configuration.
@@ -741,45 +473,11 @@ class CausalLM(Pretrained):
         return make_config(list(enc.tokens), x1, w_q, w_k, w_v, w_o, n_heads=n_heads, scale="sqrt_dk",
                            mask_kind="causal", origin=origin.as_dict())
 
-    def config_for(self, origin: Origin) -> Config:
-        """The configuration ``origin`` names (:meth:`layer_config` on its prompt, layer and head), as the model
-        computes it; ModelError when it is another family's."""
-        expect_role(self, origin.role)
-        return self.layer_config(origin.sentence, origin.layer, head=origin.head)
-
     def output_bias(self, layer: int) -> np.ndarray:  # -> [d_model]
         """b_O of layer ``layer`` (float64): the layer's attention output is ``concat @ W_O + b_O``."""
         check_layer(layer, self.n_layers)
         return self.weights.blocks[layer].b_o.astype(np.float64)
 
-
-def temperature_probs(logits: np.ndarray, temperature: float) -> np.ndarray:  # [vocab] -> [vocab]
-    """softmax(logits / temperature) (attn_core.softmax: the largest subtracted first).
-
-    >>> temperature_probs(np.array([0.0, np.log(3.0)]), 1.0).round(6).tolist()
-    [0.25, 0.75]
-    """
-    return attn_softmax(logits / temperature)
-
-
-def _own(iv: Intervention | None, prompt: str) -> bool:
-    """Whether ``iv``'s configuration (if any) was opened on ``prompt``: its X and mask are this prompt's."""
-    return iv is None or iv.config is None or owns(iv.config, prompt, 0)
-
-
-@cache
-def _byte_decoder() -> dict[str, int]:
-    """GPT-2's byte-level symbol → byte (the printable bytes stand for themselves; the others are shifted to
-    U+0100 …, as GPT-2's ``bytes_to_unicode``)."""
-    keep = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
-    table, shifted = {}, 0
-    for b in range(256):
-        if b in keep:
-            table[chr(b)] = b
-        else:
-            table[chr(256 + shifted)] = b
-            shifted += 1
-    return table
 
 
 # ---- loading -------------------------------------------------------------------------------------------------------

@@ -46,8 +46,10 @@ from attn_core import (
     Config,
     MultiHeadTrace,
     Phrase,
+    apply_rope,
     causal_mask,
     head_slice,
+    kv_head_of,
     multi_head_cross_attention,
     padding_mask,
     projected_multi_head_attention,
@@ -56,7 +58,7 @@ from attn_core import (
 
 from .errors import N_, ModelError
 from .kv import KVCache
-from .ops import product
+from .ops import f64, product
 
 HOW = ("mean", "zero")
 
@@ -331,6 +333,15 @@ class Site:
         Weights may then stay in the checkpoint's dtype (attn_models.ops.product makes them float64).
     cache_key : hashable
         The attention's name in the cache (its layer and side).
+    rope_base : float, optional
+        Rotary position embedding (a Llama's): each head's queries and keys, once projected, turned by their
+        positions' angles (attn_core.apply_rope, transformers' rotate_half layout, θ_i = base^(−2i/d_k)); with a
+        cache, the keys are kept after their turn. None: no RoPE.
+    n_kv_heads : int, optional
+        Grouped-query attention: w_k and w_v hold this many key/value heads, query head h reads key/value head
+        attn_core.kv_head_of(h, n_heads, n_kv_heads). None: as many as query heads.
+    window : int, optional
+        A sliding window (a Mistral's): each query attends to itself and the window − 1 positions before it.
     """
 
     x: np.ndarray
@@ -347,6 +358,9 @@ class Site:
     by_head: bool = False
     cache: KVCache | None = None
     cache_key: Hashable = None
+    rope_base: float | None = None
+    n_kv_heads: int | None = None
+    window: int | None = None
 
     @property
     def queries(self) -> np.ndarray:  # [n_q, d_in]
@@ -370,7 +384,12 @@ class Site:
         if mask is not None and self.cache is not None:
             raise ValueError("a key/value cache runs a text without padding")
         n, past = len(self.x), self.past
-        if (self.causal if causal is None else causal) and not (past and n == 1):
+        if (self.causal if causal is None else causal) and self.window is not None:
+            at = past + np.arange(n)[:, None]  # [n, 1]: each query's position
+            seen = at - np.arange(past + n)[None, :]  # [n, past + n]: how far back each key is
+            causal_rows = (seen >= 0) & (seen < self.window)  # bool [n, past + n]: itself and window − 1 before
+            mask = causal_rows if mask is None else mask & causal_rows
+        elif (self.causal if causal is None else causal) and not (past and n == 1):
             causal_rows = np.tri(n, past + n, past, dtype=bool) if past else causal_mask(n)  # bool [n, past + n]
             mask = causal_rows if mask is None else mask & causal_rows
         return mask
@@ -381,6 +400,34 @@ class Site:
         cache's slot of ``weights``, "model" or "config"; a cross-attention's made once)."""
         q = product(self.queries, w_q)  # [n_q, n_heads·d_k]
         k, v = self.cache.keys_values((self.cache_key, weights), self.x, w_k, w_v, fixed=self.y is not None)
+        return q, k, v
+
+    @property
+    def modern(self) -> bool:
+        """Whether its queries and keys are turned (RoPE) or its heads share keys and values (GQA): projected here,
+        then attn_core.projected_multi_head_attention (:meth:`rotated`)."""
+        return self.rope_base is not None or self.n_kv_heads is not None
+
+    def rotated(self, weights: str, x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray,
+                n_heads: int, n_kv_heads: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Q [n_q, n_heads·d_k], K [n_k, n_heads·d_k], V [n_k, n_heads·d_v] of ``x`` (the queries' rows; with a
+        cache, the new ones, K and V of every position so far from the cache's slot of ``weights``): projected,
+        each head's Q and K turned by their positions (RoPE, when ``rope_base``), then each query head given its
+        key/value head's K and V columns (GQA: transformers' ``repeat_kv``)."""
+        q, k, v = product(x, w_q), product(x, w_k), product(x, w_v)  # [n, H·d_k], [n, KV·d_k], [n, KV·d_v]
+        d_k, d_v = q.shape[1] // n_heads, v.shape[1] // n_kv_heads
+        if self.rope_base is not None:
+            at = self.past + np.arange(len(x))  # int [n]: the rows' positions
+            for h in range(n_heads):
+                q[:, head_slice(h, d_k)] = apply_rope(q[:, head_slice(h, d_k)], at, base=self.rope_base)
+            for g in range(n_kv_heads):
+                k[:, head_slice(g, d_k)] = apply_rope(k[:, head_slice(g, d_k)], at, base=self.rope_base)
+        if self.cache is not None:
+            k, v = self.cache.append((self.cache_key, weights), k, v)  # [past + n, KV·d_k], [past + n, KV·d_v]
+        if n_kv_heads != n_heads:
+            groups = [kv_head_of(h, n_heads, n_kv_heads) for h in range(n_heads)]
+            k = np.hstack([k[:, head_slice(g, d_k)] for g in groups])  # [n_k, H·d_k]
+            v = np.hstack([v[:, head_slice(g, d_v)] for g in groups])  # [n_k, H·d_v]
         return q, k, v
 
     def mask_for(self, cfg: Config) -> np.ndarray | None:
@@ -406,6 +453,11 @@ def model_traces(site: Site, by_head: bool) -> list[MultiHeadTrace]:
     head on its own columns and W_O rows; with a cache, on the layer's projections of the new rows and the cached
     keys and values (:func:`cached_traces`)."""
     mask = site.mask()
+    if site.modern:
+        q, k, v = site.rotated("model", site.x, site.w_q, site.w_k, site.w_v, site.n_heads,
+                               site.n_kv_heads or site.n_heads)
+        return cached_traces(q, k, v, f64(site.w_o), site.n_heads, by_head, scale=site.scale, mask=mask,
+                             bias=site.bias)  # W_O widened: a bfloat16 one (its bits) is not numbers to attn_core
     if site.cache is not None:
         q, k, v = site.projections("model", site.w_q, site.w_k, site.w_v)
         return cached_traces(q, k, v, site.w_o, site.n_heads, by_head, scale=site.scale, mask=mask, bias=site.bias)
@@ -447,7 +499,12 @@ def replaced(traces: list[MultiHeadTrace], cfg: Config, site: Site, own: bool) -
             raise ModelError(N_("The configuration has {heads} heads; the model's layers have {n_heads}. Open the "
                                 "layer again."), heads=cfg.n_heads, n_heads=site.n_heads)
         check_runs_back(cfg, d_model, 1, n_q, own)
-    if site.cache is not None:  # the configuration's weights on the new rows, its keys and values kept in its slot
+    if site.modern:  # RoPE and GQA are the model's, not (yet) the configuration's: its W_K, W_V have every head's
+        x = cfg.x if own else site.x
+        q, k, v = site.rotated("config", x, cfg.w_q, cfg.w_k, cfg.w_v, cfg.n_heads, cfg.n_heads)
+        trace = projected_multi_head_attention(q, k, v, cfg.w_o, cfg.n_heads, scale=cfg.scale, mask=site.mask_for(cfg),
+                                               score=cfg.score_function())
+    elif site.cache is not None:  # the configuration's weights on the new rows, its keys and values kept in its slot
         q, k, v = site.projections("config", cfg.w_q, cfg.w_k, cfg.w_v)
         trace = projected_multi_head_attention(q, k, v, cfg.w_o, cfg.n_heads, scale=cfg.scale, mask=site.mask_for(cfg),
                                                score=cfg.score_function())

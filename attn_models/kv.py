@@ -65,16 +65,22 @@ class KVCache:
             if key not in self._slots:
                 self._slots[key] = (product(x, w_k), product(x, w_v))  # [n_src, w_k], [n_src, w_v]
             return self._slots[key]
-        end = self.past + len(x)
+        return self.append(key, product(x, w_k), product(x, w_v))
+
+    def append(self, key: Hashable, k_new: np.ndarray,
+               v_new: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # [n_new, w_k], [n_new, w_v] -> [n_k, ·] each
+        """K and V of every position so far in slot ``key``, after the new positions' rows already made (a Llama's
+        keys after RoPE, which :meth:`keys_values`' projection alone cannot give), written at ``past`` … ."""
+        end = self.past + len(k_new)
         if end > self.n_max:
             raise ValueError(f"a key/value cache of {self.n_max} positions cannot take positions up to {end}")
         if key not in self._slots:
             if self.past:
                 raise ValueError(f"slot {key!r} is new after {self.past} positions: it would miss their keys")
-            self._slots[key] = (np.empty((self.n_max, w_k.shape[1])), np.empty((self.n_max, w_v.shape[1])))
+            self._slots[key] = (np.empty((self.n_max, k_new.shape[1])), np.empty((self.n_max, v_new.shape[1])))
         k, v = self._slots[key]  # [n_max, w_k], [n_max, w_v]
-        k[self.past:end] = product(x, w_k)
-        v[self.past:end] = product(x, w_v)
+        k[self.past:end] = k_new
+        v[self.past:end] = v_new
         return k[:end], v[:end]
 
     def advance(self, n_new: int) -> None:

@@ -39,6 +39,9 @@ class ModelLimits:
     resident_bytes: int = 300_000_000  # a loaded encoder or translator, as its family's resident_bytes counts it
     # a loaded GPT-2 (attn_models.gpt2.gpt2_resident_bytes): distilgpt2 kept in float32 takes 327.7 MB
     causal_resident_bytes: int = 340_000_000  # (GPT-2 small: 497.8 MB, over it); see bench/gpt2.py and bench/RESULTS.md
+    # a causal Llama-family model's num_hidden_layers (attn_models.llama): HuggingFaceTB/SmolLM2-135M has 30; the
+    # layers set a token's time, its memory is capped by causal_resident_bytes (bench/llama.py)
+    causal_layers: int = 32
     relative_buckets: int = 256  # T5's relative_attention_num_buckets (attn_models.t5; t5-small has 32)
     relative_distance: int = 8_192  # T5's relative_attention_max_distance (attn_models.t5; t5-small has 128)
 

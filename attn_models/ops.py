@@ -5,7 +5,8 @@ logits and the top words. Each is one small pure function, named as transformers
 - :func:`gelu_tanh`: the tanh approximation (GPT-2's ``gelu_new``, T5 v1.1's gated-gelu);
 - :func:`layer_norm` (BERT, GPT-2) and :func:`rms_norm` (T5's ``T5LayerNorm``);
 - :func:`with_bias_column`: X with a constant-1 column, so that a projection's bias is its weight's last row;
-- :func:`product`: ``x @ w`` in float64 for a weight kept in its checkpoint's dtype, without a float64 copy of it;
+- :func:`f64`, :func:`product`: a weight kept in its checkpoint's dtype (float32, float16, bfloat16 as its bits) made
+  float64, and ``x @ w`` in float64 without a float64 copy of it;
 - :func:`tied_logits`: ``h @ Eᵀ`` with a vocabulary table E kept in its checkpoint's dtype, a chunk of rows at a
   time (BertForMaskedLM's decoder, GPT-2's LM head, T5's);
 - :func:`top_words`: the ids of the largest probabilities.
@@ -16,6 +17,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+
+from .reader import BF16, bf16_to_f32
 
 CHUNK = 4096  # vocabulary rows made float64 at a time (the whole of all-MiniLM's word embedding would be 94 MB)
 SLAB_BYTES = 2**20  # a slab of a weight made float64 at a time for a few rows of x: it stays in the processor's cache
@@ -84,6 +87,16 @@ def gelu(x: np.ndarray) -> np.ndarray:  # [...] -> [...]
     return x * 0.5 * (1.0 + erf(x * math.sqrt(0.5)))
 
 
+def silu(x: np.ndarray) -> np.ndarray:  # [...] -> [...]
+    """x · sigmoid(x) (SiLU, the gate of a Llama's SwiGLU MLP: transformers' ``hidden_act="silu"``).
+
+    >>> silu(np.array([-1.0, 0.0, 1.0])).round(6).tolist()
+    [-0.268941, 0.0, 0.731059]
+    """
+    with np.errstate(over="ignore"):  # exp(-x) overflows for x < -709: x / inf = -0, the limit
+        return x / (1.0 + np.exp(-x))
+
+
 def gelu_tanh(x: np.ndarray) -> np.ndarray:  # [...] -> [...]
     """The tanh approximation of GELU: ½ x (1 + tanh(√(2/π) (x + 0.044715 x³))) (transformers' NewGELU,
     ``gelu_new``: GPT-2's activation, and T5 v1.1's gated-gelu).
@@ -129,8 +142,18 @@ def with_bias_column(x: np.ndarray) -> np.ndarray:  # [n_seq, d_model] -> [n_seq
 
 
 def f64(a: np.ndarray) -> np.ndarray:  # [...] -> [...]
-    """A weight as float64: exact from float16 and float32; no copy when it already is."""
-    return np.asarray(a, dtype=np.float64)
+    """A weight as float64: exact from float16, bfloat16 (its bits: attn_models.reader.BF16) and float32; no copy
+    when it already is.
+
+    >>> f64(np.array([0x3F80, 0x4049], dtype=np.uint16).view(BF16)).tolist()  # 1 and 3.140625 in bfloat16
+    [1.0, 3.140625]
+    """
+    return bf16_to_f32(a).astype(np.float64) if a.dtype == BF16 else np.asarray(a, dtype=np.float64)
+
+
+def widen_into(out: np.ndarray, a: np.ndarray) -> None:  # [rows, d] -> out [rows, d] float64
+    """``out[...] = a`` made float64, exactly (bfloat16 through float32)."""
+    np.copyto(out, bf16_to_f32(a) if a.dtype == BF16 else a)
 
 
 # ---- the vocabulary: tied logits, top words --------------------------------------------------------------------
@@ -155,7 +178,7 @@ def product(x: np.ndarray, w: np.ndarray) -> np.ndarray:  # [n, d_in], [d_in, d_
     with np.errstate(over="ignore", invalid="ignore"):  # an edited weight's overflow is named by attn_core
         for r in range(0, len(w), rows):
             piece = slab[:min(rows, len(w) - r)]
-            np.copyto(piece, w[r:r + rows])  # exact: float32 → float64
+            widen_into(piece, w[r:r + rows])  # exact: float32 (or bfloat16) → float64
             np.matmul(x[:, r:r + rows], piece, out=part)
             out += part
     return out
@@ -178,7 +201,7 @@ def tied_logits(h: np.ndarray, table: np.ndarray) -> np.ndarray:  # [n, d_model]
     for i in range(0, len(table), rows):
         chunk = table[i:i + rows]  # [rows, d_model] in the table's dtype
         if buf is not None:
-            np.copyto(buf[:len(chunk)], chunk)  # exact
+            widen_into(buf[:len(chunk)], chunk)  # exact
             chunk = buf[:len(chunk)]
         logits[:, i:i + len(chunk)] = h @ chunk.T
     return logits

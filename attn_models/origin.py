@@ -9,7 +9,8 @@ it into an :class:`Origin`, every field checked (its type, its range, and that i
 The objects, as the families write them (links made since issue 30 read as they were):
 
 - an encoder's layer (BERT, RoBERTa, XLM-R): ``model, layer, sentence, pad_to, head, bias_column``;
-- a GPT-2's layer or head: ``family: "gpt2"``, ``model, layer, sentence, head, bias_column`` and, for a head opened
+- a causal model's layer or head: ``family`` (its model_type: "gpt2", or a Llama family's "llama", "mistral",
+  "qwen2"), ``model, layer, sentence, head, bias_column`` and, for a head opened
   alone, ``of_heads``; links made before carry ``pad_to: 0`` too;
 - a T5's attention: ``model, layer, sentence, prefix, head, side`` ("encoder", "decoder" or "cross") and, for the
   decoder's two, ``target`` (the output ids before, as text: "3 17 9").
@@ -39,6 +40,7 @@ from .limits import MODEL_LIMITS
 Role = Literal["encoder", "causal", "translator"]  # what a model does: which page reads it
 Side = Literal["encoder", "decoder", "cross"]  # a T5's attention
 SIDES = ("encoder", "decoder", "cross")
+CAUSAL_FAMILIES = ("gpt2", "llama", "mistral", "qwen2")  # a causal origin's family: its model's model_type
 MODEL_CHARS = 1_000  # the longest model name (a repo id, or the operator's folder)
 SENTENCE_CHARS = 4_000  # as attn_core.config.ORIGIN_CHARS
 PREFIX_CHARS = 200  # a T5's task prefix ("translate English to French: ")
@@ -53,7 +55,8 @@ FIELDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
 
 
 #: each role in words, as a message names a model's kind
-ROLE_WORDS = {"encoder": N_("an encoder (BERT family)"), "causal": N_("a causal language model (GPT-2 family)"),
+ROLE_WORDS = {"encoder": N_("an encoder (BERT family)"),
+              "causal": N_("a causal language model (GPT-2 or Llama family)"),
               "translator": N_("an encoder-decoder translator (T5)")}
 
 
@@ -103,6 +106,7 @@ class Origin:
     side: Side | None = None
     prefix: str = ""
     target: tuple[int, ...] | None = None
+    family: str = "gpt2"  # a causal model's config.json model_type (:data:`CAUSAL_FAMILIES`)
 
     @property
     def runs_back(self) -> bool:
@@ -114,7 +118,7 @@ class Origin:
         """The JSON object a configuration keeps (:func:`parse_origin` reads it back to an equal Origin)."""
         out: dict[str, str | int] = {"model": self.model, "layer": self.layer, "sentence": self.sentence}
         if self.role == "causal":
-            out["family"] = "gpt2"
+            out["family"] = self.family
         if self.role == "encoder":
             out["pad_to"] = self.pad_to
         out["head"] = self.head
@@ -152,8 +156,8 @@ def shown_name(source: str) -> str:
 def role_of(origin: dict) -> Role:
     """The kind of model an origin object names, by the fields its family writes (see the module's text)."""
     if "family" in origin:
-        if origin["family"] != "gpt2":
-            raise _refused(N_("family must be {what}"), what="gpt2")
+        if origin["family"] not in CAUSAL_FAMILIES:
+            raise _refused(N_("family must be {what}"), what=", ".join(CAUSAL_FAMILIES))
         return "causal"
     return "translator" if "side" in origin else "encoder"
 
@@ -182,7 +186,7 @@ def parse_origin(origin: object) -> Origin | None:
     if extra := sorted(origin.keys() - required - optional):
         raise _refused(N_("{field} is not part of such an origin"), field=str(extra[0])[:40])
     model = _text(origin, "model", MODEL_CHARS, least=1)
-    layer = _whole(origin, "layer", 0, MODEL_LIMITS.n_layers - 1)
+    layer = _whole(origin, "layer", 0, max(MODEL_LIMITS.n_layers, MODEL_LIMITS.causal_layers) - 1)
     head = _whole(origin, "head", 0, LIMITS.n_heads - 1)
     sentence = _text(origin, "sentence", SENTENCE_CHARS)
     bias_column = _whole(origin, "bias_column", 1, LIMITS.d_model - 1) if "bias_column" in origin else None
@@ -194,7 +198,8 @@ def parse_origin(origin: object) -> Origin | None:
         of_heads = _whole(origin, "of_heads", 2, LIMITS.n_heads) if "of_heads" in origin else None
         if of_heads is not None and head >= of_heads:
             raise _refused(N_("head must be below of_heads ({n})"), n=of_heads)
-        return Origin(role, model, layer, head, sentence, bias_column=bias_column, of_heads=of_heads)
+        return Origin(role, model, layer, head, sentence, bias_column=bias_column, of_heads=of_heads,
+                      family=origin["family"])
     side = origin["side"]
     if side not in SIDES:
         raise _refused(N_("side must be one of {sides}"), sides=", ".join(SIDES))

@@ -4,14 +4,16 @@ asks them).
 
 >>> from types import SimpleNamespace
 >>> m = Pretrained("someone/tiny", SimpleNamespace(model_type="gpt2", n_layers=2, n_heads=4))
->>> m.family, m.n_layers, m.n_heads
-('gpt2', 2, 4)
+>>> m.family, m.n_layers, m.n_heads, m.n_kv_heads, m.kv_head(3)
+('gpt2', 2, 4, 4, 3)
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+
+from attn_core import kv_head_of
 
 
 @dataclass(frozen=True, eq=False)
@@ -31,7 +33,7 @@ class Pretrained:
 
     @property
     def family(self) -> str:
-        """config.json's model_type ("bert", "roberta", "xlm-roberta", "gpt2", "t5")."""
+        """config.json's model_type ("bert", "roberta", "xlm-roberta", "gpt2", "llama", "mistral", "qwen2", "t5")."""
         return self.config.model_type
 
     @property
@@ -42,3 +44,14 @@ class Pretrained:
     @property
     def n_heads(self) -> int:
         return self.config.n_heads
+
+    @property
+    def n_kv_heads(self) -> int:
+        """The key/value heads of a layer: fewer than n_heads with grouped-query attention (a Llama's
+        num_key_value_heads), else n_heads."""
+        return getattr(self.config, "n_kv_heads", self.config.n_heads)
+
+    def kv_head(self, head: int) -> int:
+        """The key/value head query head ``head`` reads (attn_core.kv_head_of): ``head`` itself unless its layers
+        share keys and values among query heads (grouped-query attention), whose heads a page may group by it."""
+        return kv_head_of(head, self.n_heads, self.n_kv_heads)

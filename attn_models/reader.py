@@ -26,8 +26,32 @@ from .errors import N_, ModelError
 from .limits import MODEL_LIMITS, too_large
 
 WEIGHTS = "model.safetensors"
-DTYPES = {"F16": 2, "F32": 4, "F64": 8}  # safetensors dtypes read, and their bytes a number
+DTYPES = {"F16": 2, "BF16": 2, "F32": 4, "F64": 8}  # safetensors dtypes read, and their bytes a number in the file
 NUMPY_DTYPES = {"F16": "<f2", "F32": "<f4", "F64": "<f8"}  # as the format stores them: little-endian
+#: bfloat16 kept as its bits (numpy has no bfloat16): a record of one little-endian uint16, so that no arithmetic takes
+#: it for a number by mistake; attn_models.ops.f64 and ops.product widen it (:func:`bf16_to_f32`)
+BF16 = np.dtype([("bf16", "<u2")])
+
+
+# ---- bfloat16 ----------------------------------------------------------------------------------------------------
+
+
+def bf16_to_f32(bits: np.ndarray) -> np.ndarray:  # [...] uint16 or BF16 -> [...] float32
+    """bfloat16 numbers (their 16 bits, as uint16 or :data:`BF16`) as float32: the bits are float32's top half, so
+    shifting them 16 places up is exact.
+
+    >>> bf16_to_f32(np.array([0x3F80, 0xC040, 0x7F80], dtype=np.uint16)).tolist()  # 1, -3, +inf
+    [1.0, -3.0, inf]
+    """
+    bits = np.asarray(bits)
+    if bits.dtype == BF16:
+        bits = bits.view("<u2")
+    return (bits.astype("<u4") << 16).view("<f4")
+
+
+def bf16_finite(bits: np.ndarray) -> bool:
+    """Whether every bfloat16 number (as uint16 bits) is finite: its 8 exponent bits are not all ones (NaN, ±inf)."""
+    return not np.any((np.asarray(bits).view("<u2") & 0x7F80) == 0x7F80)
 
 
 # ---- capped files, JSON ------------------------------------------------------------------------------------------
@@ -217,9 +241,12 @@ class Header:
     def entry(self, key: str) -> dict:
         return self.entries[self.names[key]]
 
-    def itemsize(self, key: str) -> int:
-        """Bytes a number of tensor ``key`` (its entry checked: :func:`check_tensors`)."""
-        return DTYPES[self.entry(key)["dtype"]]
+    def itemsize(self, key: str, *, keep_bf16: bool = False) -> int:
+        """Bytes a number of tensor ``key`` once read (its entry checked: :func:`check_tensors`): its dtype's, except
+        bfloat16, which :func:`tensors` widens to float32 (4 bytes) unless the family keeps its bits (``keep_bf16``:
+        2 bytes)."""
+        dtype = self.entry(key)["dtype"]
+        return 4 if dtype == "BF16" and not keep_bf16 else DTYPES[dtype]
 
 
 def read_header(path: Path, rename: Callable[[str], str | None] = lambda name: name) -> Header:
@@ -244,24 +271,41 @@ def check_tensors(header: Header, shapes: Mapping[str, tuple[int, ...]], missing
 
 
 def check_finite(name: str, t: np.ndarray) -> None:
-    """ModelError when a tensor holds NaN or ±inf; checked 4096 rows at a time (no copy of a large table)."""
+    """ModelError when a tensor holds NaN or ±inf (bfloat16 as its bits: :data:`BF16`); checked 4096 rows at a time
+    (no copy of a large table)."""
+    finite = bf16_finite if t.dtype == BF16 else (lambda part: np.isfinite(part).all())
     for i in range(0, max(len(t), 1), 4096):
-        if not np.isfinite(t[i:i + 4096]).all():
+        if not finite(t[i:i + 4096]):
             raise ModelError(N_("model.safetensors: {name} holds a value that is not a finite number (NaN or "
                                 "infinity)."), name=name)
 
 
+def read_bf16(header: Header, key: str) -> np.ndarray:  # -> [shape] BF16
+    """Tensor ``key``, stored as bfloat16 (its entry checked), read from the file as its bits (:data:`BF16`):
+    safetensors' numpy loader has no bfloat16."""
+    entry = header.entry(key)
+    with open(header.path, "rb") as f:
+        f.seek(header.data_start + entry["data_offsets"][0])
+        bits = np.fromfile(f, dtype=BF16, count=int(np.prod(entry["shape"], dtype=np.int64)))
+    return bits.reshape(tuple(entry["shape"]))
+
+
 @contextmanager
-def tensors(header: Header) -> Iterator[Callable[[str], np.ndarray]]:
+def tensors(header: Header, *, keep_bf16: bool = False) -> Iterator[Callable[[str], np.ndarray]]:
     """The one tensor getter of every family: ``get(name)`` is tensor ``name`` (the family's name; its entry checked
     by :func:`check_tensors`) in its checkpoint's dtype, every value checked finite; ModelError naming the file or the
-    tensor otherwise."""
+    tensor otherwise. A bfloat16 tensor (numpy has no such type) is widened to float32, exactly, or with
+    ``keep_bf16`` kept as its bits (:data:`BF16`, 2 bytes a number; attn_models.ops widens it where it is used)."""
     from safetensors import SafetensorError, safe_open
 
     try:
         with safe_open(str(header.path), framework="numpy") as f:
 
             def get(name: str) -> np.ndarray:  # -> its stored shape and dtype
+                if header.entry(name).get("dtype") == "BF16":
+                    bits = read_bf16(header, name)
+                    check_finite(name, bits)
+                    return bits if keep_bf16 else bf16_to_f32(bits)
                 try:
                     t = f.get_tensor(header.names[name])
                 except (TypeError, ValueError) as err:  # e.g. bfloat16, which numpy has no type for
@@ -278,8 +322,12 @@ def tensors(header: Header) -> Iterator[Callable[[str], np.ndarray]]:
 def map_tensor(header: Header, key: str, rows: int = 4096) -> np.memmap:
     """Tensor ``key`` memory-mapped read-only, in its own dtype: no private copy; a row is read from the file (the
     page cache) when it is looked up. Its values are checked finite first, read from the file ``rows`` rows at a time
-    into a private buffer, so the check does not leave the whole table's pages in the process's resident memory."""
+    into a private buffer, so the check does not leave the whole table's pages in the process's resident memory.
+    A bfloat16 table is refused by name (numpy cannot map it as numbers)."""
     entry = header.entry(key)
+    if entry["dtype"] not in NUMPY_DTYPES:  # bfloat16: numpy cannot map it as numbers
+        raise ModelError(N_("model.safetensors: {name} holds {dtype} numbers; only {dtypes} are read here."),
+                         name=key, dtype=entry["dtype"], dtypes=", ".join(NUMPY_DTYPES))
     dtype, shape = np.dtype(NUMPY_DTYPES[entry["dtype"]]), tuple(entry["shape"])
     offset = header.data_start + entry["data_offsets"][0]
     row_numbers = int(np.prod(shape[1:], dtype=np.int64))

@@ -50,7 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import numpy as np  # noqa: E402
 
 import attn_core  # noqa: E402
-from attn_models import gpt2, kv, load_causal_lm, ops  # noqa: E402
+from attn_models import causal, gpt2, kv, load_causal_lm, ops  # noqa: E402
 from attn_models.gpt2 import gpt2_resident_bytes  # noqa: E402
 from attn_models.intervene import head_weights  # noqa: E402
 from attn_models.limits import MODEL_LIMITS  # noqa: E402
@@ -317,7 +317,7 @@ def bench_cache(cfg: gpt2.Gpt2Config, w32: gpt2.Gpt2Weights, repeats: int, torch
             super().__init__(*args, **kwargs)
             made.append(self)
 
-    gpt2.KVCache = Counted  # to read the cache's bytes after a write
+    causal.KVCache = Counted  # to read the cache's bytes after a write
     before = [timed_write(lm, prompt, 20, False) for _ in range(max(1, repeats - 1))]
     after, long, theirs = [], [], {20: [], 32: []}
     for _ in range(repeats):  # ours and transformers' in turn
@@ -328,7 +328,7 @@ def bench_cache(cfg: gpt2.Gpt2Config, w32: gpt2.Gpt2Weights, repeats: int, torch
         long.append(timed_write(lm, prompt, 32, True))
         if torch_python:
             theirs[32].append(torch_write(torch_python, folder, ids, 32))
-    gpt2.KVCache = kv.KVCache
+    causal.KVCache = kv.KVCache
     t_before, t_after = min(b[0] for b in before), min(a[0] for a in after)
     same = all(b[2].ids.tolist() == after[0][2].ids.tolist() for b in before)
     first = min(a[1][0] for a in after)

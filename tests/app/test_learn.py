@@ -435,7 +435,7 @@ def test_a_lesson_that_generates_reads_the_operators_model_of_its_family(key: st
 
 @pytest.mark.parametrize("key, other, said", [
     ("next-word", "translator", "is an encoder-decoder translator (T5), not a causal language model"),
-    ("source-word", "causal", "is a causal language model (GPT-2 family), not an encoder-decoder translator"),
+    ("source-word", "causal", "is a causal language model (GPT-2 or Llama family), not an encoder-decoder translator"),
 ])
 def test_a_lesson_that_generates_on_a_model_of_another_kind_says_so_and_can_be_skipped(key: str, other: str,
                                                                                        said: str):

@@ -58,12 +58,12 @@ def test_a_hub_repo_of_each_family_is_downloaded_and_read(tmp_path, folders, fak
 
 
 def test_another_model_type_is_refused_before_its_weights_are_downloaded(tmp_path, fake):
-    doc = json.dumps({"model_type": "llama", "num_hidden_layers": 2}).encode()
-    fake.add("someone/llama", {"config.json": doc, "tokenizer.json": b"{}", "model.safetensors": b"x"})
+    doc = json.dumps({"model_type": "mamba", "num_hidden_layers": 2}).encode()
+    fake.add("someone/mamba", {"config.json": doc, "tokenizer.json": b"{}", "model.safetensors": b"x"})
     with pytest.raises(attn_models.ModelError) as err:
-        attn_models.load("someone/llama", cache_dir=tmp_path)
-    assert str(err.value) == ("config.json: model_type 'llama' is not one this app runs (bert, roberta, xlm-roberta, "
-                              "gpt2, t5).")
+        attn_models.load("someone/mamba", cache_dir=tmp_path)
+    assert str(err.value) == ("config.json: model_type 'mamba' is not one this app runs (bert, roberta, xlm-roberta, "
+                              "gpt2, llama, mistral, qwen2, t5).")
     assert fake.fetched("config.json") and not fake.fetched("model.safetensors")
     assert not list(tmp_path.glob("models--*"))
 

@@ -154,7 +154,7 @@ def _shape(h):
 
 
 def _dtype(h):
-    h["embeddings.LayerNorm.weight"]["dtype"] = "BF16"
+    h["embeddings.LayerNorm.weight"]["dtype"] = "I8"
 
 
 def _offsets(h):
@@ -172,7 +172,8 @@ def _missing(h):
 @pytest.mark.parametrize("edit, message", [
     (_shape, "model.safetensors: encoder.layer.0.attention.self.key.weight has shape (16, 17), config.json implies "
              "(16, 16)."),
-    (_dtype, "model.safetensors: embeddings.LayerNorm.weight holds BF16 numbers; only F16, F32, F64 are read here."),
+    (_dtype, "model.safetensors: embeddings.LayerNorm.weight holds I8 numbers; only F16, BF16, F32, F64 are read "
+             "here."),
     (_offsets, "model.safetensors: its header puts encoder.layer.1.output.dense.bias at bytes 0 … 1000000000000 of "
                "its "),
     (_entry, "model.safetensors: the header's entry for embeddings.LayerNorm.bias is malformed."),
@@ -294,8 +295,8 @@ def _head_dtype(h):
 @pytest.mark.parametrize("edit, message", [
     (_head_offsets, "model.safetensors: its header puts cls.predictions.transform.dense.weight at bytes 0 … "
                     "1000000000000 of its "),
-    (_head_dtype, "model.safetensors: cls.predictions.decoder.weight holds I8 numbers; only F16, F32, F64 are read "
-                  "here."),
+    (_head_dtype, "model.safetensors: cls.predictions.decoder.weight holds I8 numbers; only F16, BF16, F32, F64 are "
+                  "read here."),
 ])
 def test_a_header_that_lies_about_the_head_is_refused(tmp_path, edit, message):
     with pytest.raises(attn_models.ModelError) as err:

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import attn_models
-from attn_models import Intervention, gpt2, kv, t5
+from attn_models import Intervention, causal, gpt2, kv, t5
 from attn_models.intervene import cacheable
 
 from .. import tiny_gpt2, tiny_t5
@@ -116,7 +116,7 @@ def test_the_cache_lives_for_one_call_and_on_step_comes_after_each_token(lm, mon
             super().__init__(*args, **kwargs)
             made.add(self)
 
-    monkeypatch.setattr(gpt2, "KVCache", Recorded)
+    monkeypatch.setattr(causal, "KVCache", Recorded)
     seen = []
     gen = lm.generate(PROMPTS[0], 5, on_step=lambda i, step: seen.append((i, step.id, len(made))))
     assert [i for i, _, _ in seen] == list(range(5)) and [t for _, t, _ in seen] == gen.ids.tolist()

@@ -218,7 +218,7 @@ def test_a_pickle_only_checkpoint_is_refused_never_unpickled(tmp_path, tiny_dir)
 @pytest.mark.parametrize("change, cap", [
     ({"hidden_size": 1024, "num_attention_heads": 16}, f"over the cap of {LIMITS.d_model} (d_model)"),
     ({"hidden_size": 64, "num_attention_heads": 32}, f"over the cap of {LIMITS.n_heads} (heads)"),
-    ({"model_type": "llama"}, "model_type 'llama' is not one this app runs"),
+    ({"model_type": "mamba"}, "model_type 'mamba' is not one this app runs"),
     ({"hidden_act": "gelu_new"}, "exact"),
 ])
 def test_models_over_the_caps_are_refused_naming_the_cap(tmp_path, tiny_dir, change, cap):

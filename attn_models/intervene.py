@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar, Literal
 
 import numpy as np
@@ -46,10 +46,12 @@ from attn_core import (
     Config,
     MultiHeadTrace,
     Phrase,
+    RoPE,
     apply_rope,
     causal_mask,
     head_slice,
     kv_head_of,
+    modern_attention,
     multi_head_cross_attention,
     padding_mask,
     projected_multi_head_attention,
@@ -404,31 +406,46 @@ class Site:
 
     @property
     def modern(self) -> bool:
-        """Whether its queries and keys are turned (RoPE) or its heads share keys and values (GQA): projected here,
-        then attn_core.projected_multi_head_attention (:meth:`rotated`)."""
+        """Whether its queries and keys are turned (RoPE) or its heads share keys and values (GQA): the model's
+        attention is attn_core.modern_attention (:func:`model_traces`), on a cache :meth:`rotated`."""
         return self.rope_base is not None or self.n_kv_heads is not None
 
+    @property
+    def rope(self) -> RoPE | None:
+        """The model's RoPE (transformers' rotate_half layout), or None."""
+        return None if self.rope_base is None else RoPE(self.rope_base, "half")
+
     def rotated(self, weights: str, x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray,
-                n_heads: int, n_kv_heads: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Q [n_q, n_heads·d_k], K [n_k, n_heads·d_k], V [n_k, n_heads·d_v] of ``x`` (the queries' rows; with a
-        cache, the new ones, K and V of every position so far from the cache's slot of ``weights``): projected,
-        each head's Q and K turned by their positions (RoPE, when ``rope_base``), then each query head given its
-        key/value head's K and V columns (GQA: transformers' ``repeat_kv``)."""
+                n_heads: int, n_kv_heads: int,
+                rope: RoPE | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """With a key/value cache: Q [n_q, n_heads·d_k] of ``x`` (the new rows), K [n_k, n_kv_heads·d_k] and V
+        [n_k, n_kv_heads·d_v] of every position so far (the cache's slot of ``weights``, "model" or "config"):
+        projected, each head's Q and K turned by their positions by ``rope`` (None: not turned), the new keys kept
+        after their turn. attn_core.projected_multi_head_attention(…, n_kv_heads=…) then gives query head h key/value
+        head kv_head_of(h)."""
         q, k, v = product(x, w_q), product(x, w_k), product(x, w_v)  # [n, H·d_k], [n, KV·d_k], [n, KV·d_v]
-        d_k, d_v = q.shape[1] // n_heads, v.shape[1] // n_kv_heads
-        if self.rope_base is not None:
+        d_q, d_k = q.shape[1] // n_heads, k.shape[1] // n_kv_heads
+        if rope is not None:
             at = self.past + np.arange(len(x))  # int [n]: the rows' positions
             for h in range(n_heads):
-                q[:, head_slice(h, d_k)] = apply_rope(q[:, head_slice(h, d_k)], at, base=self.rope_base)
+                q[:, head_slice(h, d_q)] = apply_rope(q[:, head_slice(h, d_q)], at, base=rope.base,
+                                                      layout=rope.layout, name=f"Q (head {h})")
             for g in range(n_kv_heads):
-                k[:, head_slice(g, d_k)] = apply_rope(k[:, head_slice(g, d_k)], at, base=self.rope_base)
+                k[:, head_slice(g, d_k)] = apply_rope(k[:, head_slice(g, d_k)], at, base=rope.base,
+                                                      layout=rope.layout, name=f"K (head {g})")
         if self.cache is not None:
             k, v = self.cache.append((self.cache_key, weights), k, v)  # [past + n, KV·d_k], [past + n, KV·d_v]
-        if n_kv_heads != n_heads:
-            groups = [kv_head_of(h, n_heads, n_kv_heads) for h in range(n_heads)]
-            k = np.hstack([k[:, head_slice(g, d_k)] for g in groups])  # [n_k, H·d_k]
-            v = np.hstack([v[:, head_slice(g, d_v)] for g in groups])  # [n_k, H·d_v]
         return q, k, v
+
+    def modern_trace(self, x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, w_o: np.ndarray,
+                     n_heads: int, n_kv_heads: int | None) -> MultiHeadTrace:
+        """attn_core.modern_attention of ``x`` (the whole text, no cache) with the model's RoPE, causal mask, window,
+        padding and scale: the pipeline an explorer configuration of this layer runs (attn_core.run), so the two
+        are one computation, bit for bit."""
+        pad = self.is_pad
+        mask = padding_mask(np.asarray(pad, dtype=bool)) if pad is not None and np.any(pad) else None
+        return modern_attention(x, w_q, w_k, w_v, w_o, n_heads=n_heads, n_kv_heads=n_kv_heads, rope=self.rope,
+                                causal=self.causal, window=self.window, scale=self.scale, mask=mask, bias=self.bias)
 
     def mask_for(self, cfg: Config) -> np.ndarray | None:
         """The mask ``cfg``'s weights meet on this text: the model's, made causal when the configuration's mask is
@@ -440,12 +457,17 @@ class Site:
         return self.mask(kind == "causal" or (self.causal and kind != "none"))
 
 
-def head_weights(w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, w_o: np.ndarray, h: int,
-                 n_heads: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Head ``h``'s columns of W_Q, W_K, W_V [d_in, d_k] and rows of W_O [d_v, d_model] (contiguous copies)."""
-    cols, rows = head_slice(h, w_q.shape[1] // n_heads), head_slice(h, w_v.shape[1] // n_heads)
-    return (np.ascontiguousarray(w_q[:, cols]), np.ascontiguousarray(w_k[:, cols]),
-            np.ascontiguousarray(w_v[:, rows]), np.ascontiguousarray(w_o[rows]))
+def head_weights(w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, w_o: np.ndarray, h: int, n_heads: int,
+                 n_kv_heads: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Head ``h``'s columns of W_Q [d_in, d_k], its key/value head's columns of W_K, W_V [d_in, d_k], [d_in, d_v]
+    (head ``h``'s own without grouped-query attention: ``n_kv_heads`` None; else kv_head_of(h)) and its rows of W_O
+    [d_v, d_model] (contiguous copies): one head as the explorer opens it alone."""
+    n_kv = n_heads if n_kv_heads is None else n_kv_heads
+    g = kv_head_of(h, n_heads, n_kv)
+    cols, kv_cols = head_slice(h, w_q.shape[1] // n_heads), head_slice(g, w_k.shape[1] // n_kv)
+    v_cols, rows = head_slice(g, w_v.shape[1] // n_kv), head_slice(h, w_v.shape[1] // n_kv)
+    return (np.ascontiguousarray(w_q[:, cols]), np.ascontiguousarray(w_k[:, kv_cols]),
+            np.ascontiguousarray(w_v[:, v_cols]), np.ascontiguousarray(w_o[rows]))
 
 
 def model_traces(site: Site, by_head: bool) -> list[MultiHeadTrace]:
@@ -453,11 +475,17 @@ def model_traces(site: Site, by_head: bool) -> list[MultiHeadTrace]:
     head on its own columns and W_O rows; with a cache, on the layer's projections of the new rows and the cached
     keys and values (:func:`cached_traces`)."""
     mask = site.mask()
-    if site.modern:
-        q, k, v = site.rotated("model", site.x, site.w_q, site.w_k, site.w_v, site.n_heads,
-                               site.n_kv_heads or site.n_heads)
+    if site.modern and site.cache is not None:  # the new rows over the keys (turned) and values kept
+        n_kv = site.n_kv_heads or site.n_heads
+        q, k, v = site.rotated("model", site.x, site.w_q, site.w_k, site.w_v, site.n_heads, n_kv, site.rope)
         return cached_traces(q, k, v, f64(site.w_o), site.n_heads, by_head, scale=site.scale, mask=mask,
-                             bias=site.bias)  # W_O widened: a bfloat16 one (its bits) is not numbers to attn_core
+                             bias=site.bias, n_kv_heads=n_kv)  # W_O widened: bfloat16 bits are not numbers here
+    if site.modern:  # attn_core.modern_attention, as attn_core.run runs the layer's (or one head's) configuration
+        w_q, w_k, w_v, w_o = (f64(w) for w in (site.w_q, site.w_k, site.w_v, site.w_o))
+        if not by_head:
+            return [site.modern_trace(site.x, w_q, w_k, w_v, w_o, site.n_heads, site.n_kv_heads)]
+        return [site.modern_trace(site.x, *head_weights(w_q, w_k, w_v, w_o, h, site.n_heads, site.n_kv_heads), 1, None)
+                for h in range(site.n_heads)]
     if site.cache is not None:
         q, k, v = site.projections("model", site.w_q, site.w_k, site.w_v)
         return cached_traces(q, k, v, site.w_o, site.n_heads, by_head, scale=site.scale, mask=mask, bias=site.bias)
@@ -480,10 +508,12 @@ def cached_traces(q: np.ndarray, k: np.ndarray, v: np.ndarray, w_o: np.ndarray, 
     bias."""
     if not by_head:
         return [projected_multi_head_attention(q, k, v, w_o, n_heads, **options)]
-    d_k, d_v, bias = q.shape[1] // n_heads, v.shape[1] // n_heads, options.pop("bias", None)
-    return [projected_multi_head_attention(q[:, head_slice(h, d_k)], k[:, head_slice(h, d_k)], v[:, head_slice(h, d_v)],
-                                           w_o[head_slice(h, d_v)], 1, bias=None if bias is None else bias[h:h + 1],
-                                           **options) for h in range(n_heads)]
+    n_kv = options.pop("n_kv_heads", None) or n_heads
+    d_k, d_v, bias = q.shape[1] // n_heads, v.shape[1] // n_kv, options.pop("bias", None)
+    return [projected_multi_head_attention(
+        q[:, head_slice(h, d_k)], k[:, head_slice(kv_head_of(h, n_heads, n_kv), d_k)],
+        v[:, head_slice(kv_head_of(h, n_heads, n_kv), d_v)], w_o[head_slice(h, d_v)], 1,
+        bias=None if bias is None else bias[h:h + 1], **options) for h in range(n_heads)]
 
 
 def replaced(traces: list[MultiHeadTrace], cfg: Config, site: Site, own: bool) -> list[MultiHeadTrace]:
@@ -499,11 +529,20 @@ def replaced(traces: list[MultiHeadTrace], cfg: Config, site: Site, own: bool) -
             raise ModelError(N_("The configuration has {heads} heads; the model's layers have {n_heads}. Open the "
                                 "layer again."), heads=cfg.n_heads, n_heads=site.n_heads)
         check_runs_back(cfg, d_model, 1, n_q, own)
-    if site.modern:  # RoPE and GQA are the model's, not (yet) the configuration's: its W_K, W_V have every head's
-        x = cfg.x if own else site.x
-        q, k, v = site.rotated("config", x, cfg.w_q, cfg.w_k, cfg.w_v, cfg.n_heads, cfg.n_heads)
-        trace = projected_multi_head_attention(q, k, v, cfg.w_o, cfg.n_heads, scale=cfg.scale, mask=site.mask_for(cfg),
-                                               score=cfg.score_function())
+    modern = site.y is None and (site.modern or cfg.modern)  # RoPE, grouped K/V, window …: the model's or the edit's
+    if modern and site.cache is not None:  # the configuration's own pipeline (its RoPE, its key/value heads,
+        # window, soft cap, scale, score) on the new rows, its keys (turned) and values kept in its slot
+        q, k, v = site.rotated("config", site.x, cfg.w_q, cfg.w_k, cfg.w_v, cfg.n_heads, cfg.kv_heads, cfg.rope)
+        mask = replace(site, window=cfg.window).mask_for(cfg)
+        trace = projected_multi_head_attention(q, k, v, cfg.w_o, cfg.n_heads, scale=cfg.scale, mask=mask,
+                                               score=cfg.score_function(), n_kv_heads=cfg.n_kv_heads,
+                                               softcap=cfg.softcap)
+    elif modern and not own:  # the configuration's own pipeline (attn_core.run's) on this text's X
+        mask = replace(site, window=None).mask_for(cfg)  # the model's mask on this text; the window is the config's
+        trace = modern_attention(site.x, cfg.w_q, cfg.w_k, cfg.w_v, cfg.w_o, n_heads=cfg.n_heads,
+                                 n_kv_heads=cfg.n_kv_heads, rope=cfg.rope, qk_norm=cfg.qk_norm, alibi=cfg.alibi,
+                                 window=cfg.window, causal=False, softcap=cfg.softcap, scale=cfg.scale, mask=mask,
+                                 score=cfg.score_function())
     elif site.cache is not None:  # the configuration's weights on the new rows, its keys and values kept in its slot
         q, k, v = site.projections("config", cfg.w_q, cfg.w_k, cfg.w_v)
         trace = projected_multi_head_attention(q, k, v, cfg.w_o, cfg.n_heads, scale=cfg.scale, mask=site.mask_for(cfg),
@@ -575,7 +614,9 @@ def cacheable(intervention: Intervention | None) -> bool:
     earlier position), nor for an explorer configuration whose mask kind is "none" (its weights would let every
     position see the ones after it). Heads switched off to zeros, and a configuration's weights on the text's own X
     (causal, or any other mask kind, which keeps the model's causal mask: :meth:`Site.mask_for`), can. A configuration
-    run on the text it was opened on (its own X: the first step of a generation) runs whole, outside the cache.
+    run on the text it was opened on (its own X: the first step of a generation) runs whole, outside the cache. A
+    configuration with QK-norm or ALiBi runs the whole text too (the cache's step turns and groups the keys, caps and
+    masks the scores, as attn_core.run does, but has neither).
 
     A cross-attention's intervention always can (T5's: the mean of a head's values is over the source, which stays).
 
@@ -583,7 +624,9 @@ def cacheable(intervention: Intervention | None) -> bool:
     (True, False)
     """
     iv = intervention or Intervention.NONE
-    return not (iv.ablate and iv.how == "mean") and (iv.config is None or iv.config.mask_kind != "none")
+    cfg = iv.config
+    return not (iv.ablate and iv.how == "mean") and (cfg is None or (
+        cfg.mask_kind != "none" and not (cfg.y is None and (cfg.qk_norm or cfg.alibi))))
 
 
 def check_layer(layer: object, n_layers: int) -> None:

@@ -35,11 +35,13 @@ MODEL_LIMITS.causal_layers = 32: the layers' count sets the time a token takes, 
 bounds (bench/llama.py measures load, memory and time a token at SmolLM2-135M's shape). The server's default causal
 model stays distilgpt2 (ATTN_CAUSAL_MODEL may name a Llama-family checkpoint instead).
 
-**The explorer.** :meth:`LlamaLM.layer_config` opens a layer (or, SmolLM2's width, one head) as an attn_core
-configuration: X = [input_layernorm(h), 1], W_Q, W_K, W_V with their bias row, W_K's and W_V's columns given to each
-query head from its key/value head, W_O. An edit runs back through the model with the model's RoPE and window
-(attn_models.intervene.Site.rotated). attn_core's configurations do not yet carry RoPE, so ``attn_core.run`` of
-one shows the layer's attention without the positions' turn: the model's numbers are :meth:`LlamaLM.forward`'s.
+**The explorer.** :meth:`LlamaLM.layer_config` opens a layer (or, SmolLM2's width, one head with its key/value
+head) as an attn_core configuration that carries the layer's attention whole: X = [input_layernorm(h), 1], W_Q and
+W_K, W_V of the key/value heads (n_kv_heads) with their bias row, W_O, RoPE (rope_theta, the "half" layout), the
+causal mask and a Mistral's window. ``attn_core.run`` of it is the model's attention of that layer bit for bit (the
+model computes it with attn_core.modern_attention, as run does); an edit runs back through the configuration's own
+pipeline (attn_models.intervene.attend), so an edit of a shared key/value head reaches every query head of its
+group.
 
 >>> lm = load_llama("HuggingFaceTB/SmolLM2-135M")                       # doctest: +SKIP
 >>> lm.next_token("The cat sat on the").tokens[:3]                       # doctest: +SKIP
@@ -55,7 +57,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from attn_core import LIMITS, Config, make_config, rms_norm
+from attn_core import LIMITS, Config, RoPE, make_config, rms_norm
 
 from .access import Access
 from .causal import CausalModel, CausalOutput, own_prompt
@@ -478,11 +480,17 @@ class LlamaLM(CausalModel):
         return tied_logits(self._final(stream_last[-1:]), self.weights.lm_head)[0]
 
     def layer_config(self, prompt: str, layer: int, *, head: int = 0) -> Config:
-        """Layer ``layer``'s attention on ``prompt`` as an attn_core configuration (see the module's text: X =
-        [input_layernorm(h), 1]; W_Q, W_K, W_V with their bias row, W_K's and W_V's columns repeated for the query
-        heads that share them; W_O; causal; √d_k). The whole layer when it fits attn_core.LIMITS, else head ``head``
-        alone (origin "of_heads"). Run back (attn_models.Intervention(config=…)) it gives the model's numbers, RoPE
-        and window included; ``attn_core.run`` of it has no RoPE yet."""
+        """Layer ``layer``'s attention on ``prompt`` as an attn_core configuration (see the module's text): X =
+        [input_layernorm(h), 1]; W_Q [d + 1, H·d_k] and W_K, W_V [d + 1, KV·d_k] of the key/value heads
+        (``n_kv_heads``: grouped-query attention, query head h reading kv_head(h)), each with its bias row; W_O; the
+        layer's RoPE (``rope=RoPE(rope_theta, "half")``); causal, with a Mistral's ``window``; √d_k.
+
+        The whole layer when it fits attn_core.LIMITS, else head ``head`` alone (origin "of_heads"): n_heads 1 (no
+        grouping: its W_K and W_V are its key/value head's columns, shared with the other heads of its group), RoPE
+        on. ``attn_core.run`` of it gives the layer's (or that head's) weights and outputs bit for bit as
+        :meth:`forward` computes them (both are attn_core.modern_attention on the same numbers); run back
+        (attn_models.Intervention(config=…)) its edits go through the model with the configuration's own pipeline:
+        an edit of a key/value head's W_K reaches every query head of its group."""
         check_layer(layer, self.n_layers)
         if isinstance(head, bool) or not isinstance(head, (int, np.integer)) or not 0 <= head < self.n_heads:
             raise ModelError(N_("Head {head} of layer {layer} does not exist: each layer has heads 0 … {last}."),
@@ -493,17 +501,17 @@ class LlamaLM(CausalModel):
         h_in = self.run(enc.ids)[0][layer] if layer else self._embed(enc.ids)
         w = self.weights.blocks[layer].f64()
         x1 = with_bias_column(rms_norm(h_in, w.in_norm, cfg.eps))  # [n_seq, d_model + 1]
-        cols = [np.arange(self.kv_head(h) * cfg.d_head, (self.kv_head(h) + 1) * cfg.d_head) for h in range(cfg.n_heads)]
-        w_k, w_v = w.w_k[:, np.concatenate(cols)], w.w_v[:, np.concatenate(cols)]  # [d + 1, H·d_k] each
         origin = Origin("causal", self.name, int(layer), int(head), prompt, bias_column=cfg.d_model,
                         of_heads=self.n_heads if cfg.head_only else None, family=cfg.model_type)
-        if cfg.head_only:
-            w_q, w_k, w_v, w_o = head_weights(w.w_q, w_k, w_v, w.w_o, int(head), self.n_heads)
-            n_heads = 1
+        if cfg.head_only:  # one query head with its key/value head: [d + 1, d_k] each, W_O [d_k, d]
+            w_q, w_k, w_v, w_o = head_weights(w.w_q, w.w_k, w.w_v, w.w_o, int(head), self.n_heads, cfg.n_kv_heads)
+            n_heads, n_kv = 1, None
         else:
-            w_q, w_o, n_heads = w.w_q, w.w_o, self.n_heads
-        return make_config(list(enc.tokens), x1, w_q, w_k, w_v, w_o, n_heads=n_heads, scale="sqrt_dk",
-                           mask_kind="causal", origin=origin.as_dict())
+            w_q, w_k, w_v, w_o, n_heads = w.w_q, w.w_k, w.w_v, w.w_o, self.n_heads
+            n_kv = None if cfg.n_kv_heads == cfg.n_heads else cfg.n_kv_heads
+        return make_config(list(enc.tokens), x1, w_q, w_k, w_v, w_o, n_heads=n_heads, n_kv_heads=n_kv,
+                           scale="sqrt_dk", mask_kind="causal", rope=RoPE(cfg.rope_theta, "half"), window=cfg.window,
+                           origin=origin.as_dict())
 
     def output_bias(self, layer: int) -> np.ndarray:  # -> [d_model]
         """b_O of layer ``layer`` (float64; zeros unless attention_bias): the attention output is concat @ W_O + b_O."""

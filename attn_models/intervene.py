@@ -598,7 +598,8 @@ def attend(site: Site, intervention: Intervention | None = None, layer: int = 0,
     if cfg is not None:
         traces = replaced(traces, cfg, site, own)
     weights = np.stack([t.weights for trace in traces for t in trace.heads])  # [n_heads, n_q, n_k]
-    if cfg is None and not heads:  # the model as trained: attn_core's concat @ W_O (head by head: their sum)
+    if not heads and (cfg is None or one_head):  # the model as trained, or one head replaced in a layer computed
+        # head by head: attn_core's concat @ W_O (head by head: their sum, as the model's own; bit for bit unedited)
         return (traces[0].output if len(traces) == 1 else np.sum([t.output for t in traces], axis=0)), weights
     if not heads and len(traces) == 1:
         return traces[0].output, weights  # the configuration's own concat @ W_O

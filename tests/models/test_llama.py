@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import attn_core
 import attn_models
 from attn_models import Intervention, ModelError, llama, reader
 
@@ -140,6 +141,147 @@ def test_heads_report_the_key_value_head_they_share(models):
     w = models["llama"].weights.blocks[0]
     assert cfg.n_kv_heads == 2 and cfg.kv_heads == 2 and cfg.w_k.shape == cfg.w_v.shape == (17, 8)  # grouped
     assert np.array_equal(cfg.w_k, w.w_k) and np.array_equal(cfg.w_v, w.w_v)  # the key/value heads themselves
+
+
+def by_hand(cfg, theta: float, n_kv: int, window: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """A layer's attention written out here (not attn_core): Q, K, V = X W; rotate_half RoPE per head; query head h
+    reads key/value head h // (H / KV) (transformers' repeat_kv); causal (and window) softmax(q kᵀ / √d_k) v.
+    Returns the weights [H, n, n] and the heads' outputs side by side [n, H·d_v]."""
+    n, n_heads = cfg.n_seq, cfg.n_heads
+    q, k, v = cfg.x @ cfg.w_q, cfg.x @ cfg.w_k, cfg.x @ cfg.w_v
+    d = q.shape[1] // n_heads
+    inv = 1.0 / theta ** (np.arange(0, d, 2) / d)  # [d/2]
+    ang = np.arange(n)[:, None] * np.concatenate([inv, inv])[None]  # [n, d]
+
+    def turn(m):  # [n, d]
+        return m * np.cos(ang) + np.concatenate([-m[:, d // 2:], m[:, :d // 2]], axis=1) * np.sin(ang)
+
+    i, j = np.indices((n, n))
+    allowed = (j <= i) & ((i - j < window) if window else True)
+    weights, outs = [], []
+    for h in range(n_heads):
+        g = h // (n_heads // n_kv)
+        s = turn(q[:, h * d:(h + 1) * d]) @ turn(k[:, g * d:(g + 1) * d]).T / np.sqrt(d)
+        s = np.where(allowed, s, -np.inf)
+        e = np.exp(s - s.max(axis=1, keepdims=True))
+        w = e / e.sum(axis=1, keepdims=True)
+        weights.append(w)
+        outs.append(w @ v[:, g * d:(g + 1) * d])
+    return np.stack(weights), np.concatenate(outs, axis=1)
+
+
+def model_heads(lm, prompt: str, layer: int):
+    """The model's own traces of ``layer`` on ``prompt`` (attn_models.intervene.model_traces at the site
+    attn_models.llama.attention makes)."""
+    from attn_models import intervene
+    from attn_models.ops import with_bias_column
+
+    cfg, w = lm.config, lm.weights.blocks[layer].f64()
+    ids = lm.encode(prompt).ids
+    x1 = with_bias_column(llama.rms_norm(lm.run(ids)[0][layer], w.in_norm, cfg.eps))
+    site = intervene.Site(x1, w.w_q, w.w_k, w.w_v, w.w_o, cfg.n_heads, causal=True, by_head=cfg.head_only,
+                          rope_base=cfg.rope_theta, n_kv_heads=cfg.n_kv_heads, window=cfg.window)
+    return intervene.model_traces(site, cfg.head_only)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_layer_opened_in_the_explorer_is_the_models_attention(models, variant):
+    """attn_core.run of the configuration a layer opens as = the model's attention of that layer: its weights bit for
+    bit as forward's (and transformers' to 1e-9), its heads' outputs bit for bit as the model's own and within 1e-12
+    of the attention written out by hand; the configuration carries RoPE, the grouped K/V, causal and the window."""
+    lm = models[variant]
+    cfg_m = lm.config
+    for i, prompt in enumerate(PROMPTS):
+        out = lm.forward(prompt)
+        for layer in range(lm.n_layers):
+            cfg = lm.layer_config(prompt, layer)
+            assert cfg.rope == attn_core.RoPE(cfg_m.rope_theta, "half") and cfg.mask_kind == "causal"
+            assert cfg.n_kv_heads == (None if cfg_m.n_kv_heads == cfg_m.n_heads else cfg_m.n_kv_heads)
+            assert cfg.w_k.shape == cfg.w_v.shape == (cfg_m.d_model + 1, cfg_m.n_kv_heads * cfg_m.d_head)
+            assert cfg.window == cfg_m.window and cfg.n_heads == cfg_m.n_heads
+            t = attn_core.run(cfg)
+            weights = np.stack([h.weights for h in t.heads])  # [H, n, n]
+            assert np.array_equal(weights, out.attentions[layer])
+            assert np.abs(weights - REF[f"{variant}_p{i}_attentions"][layer]).max() <= TOL
+            own = model_heads(lm, prompt, layer)[0]
+            assert np.array_equal(t.concat, own.concat) and np.array_equal(t.output, own.output)
+            hand_w, hand_o = by_hand(cfg, cfg_m.rope_theta, cfg_m.n_kv_heads, cfg_m.window)
+            assert np.abs(weights - hand_w).max() <= 1e-12 and np.abs(t.concat - hand_o).max() <= 1e-12
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_an_opened_layer_that_is_not_edited_runs_back_bit_for_bit(models, variant):
+    lm = models[variant]
+    for prompt in PROMPTS:
+        out = lm.forward(prompt)
+        for layer in range(lm.n_layers):
+            back = lm.forward(prompt, intervention=Intervention(config=lm.layer_config(prompt, layer)))
+            assert np.array_equal(back.logits, out.logits) and np.array_equal(back.attentions, out.attentions)
+
+
+def with_kv_head_edited(cfg, g: int, added: float = 1.5):
+    """``cfg`` with key/value head ``g``'s columns of W_K changed (a few cells, as a learner's edits)."""
+    w_k = cfg.w_k.copy()
+    d = cfg.d_k
+    w_k[[1, 4, 9], g * d] += added
+    w_k[3, g * d + 1] -= added
+    return replace(cfg, w_k=w_k)
+
+
+@pytest.mark.parametrize(("variant", "g", "group"), [("llama", 0, [0, 1]), ("llama", 1, [2, 3]),
+                                                     ("qwen2", 1, [2, 3]), ("mistral", 0, [0, 1]),
+                                                     ("smol", 0, [0, 1, 2, 3])])
+def test_an_edit_of_a_shared_key_value_head_reaches_exactly_its_group(models, variant, g, group):
+    """W_K of one key/value head edited in the explorer and run back: the query heads that share it change, the
+    others' weights stay bit for bit; on another prompt and on the key/value cache too."""
+    lm, layer = models[variant], 1
+    assert [h for h in range(lm.n_heads) if lm.kv_head(h) == g] == group
+    others = [h for h in range(lm.n_heads) if h not in group]
+    cfg = with_kv_head_edited(lm.layer_config(PROMPTS[0], layer), g)
+    for prompt in PROMPTS[:2]:  # the prompt it was opened on (its own X), then another (that prompt's X)
+        out = lm.forward(prompt)
+        edited = lm.forward(prompt, intervention=Intervention(config=cfg))
+        a, b = edited.attentions[layer], out.attentions[layer]  # [H, n, n]
+        assert all(np.abs(a[h] - b[h]).max() > 1e-3 for h in group)
+        assert np.array_equal(a[others], b[others])
+        assert np.array_equal(edited.attentions[:layer], out.attentions[:layer])
+    if variant == "llama":  # as the explorer computes the edited layer
+        t = attn_core.run(cfg)
+        assert np.array_equal(np.stack([h.weights for h in t.heads]), lm.forward(
+            PROMPTS[0], intervention=Intervention(config=cfg)).attentions[layer])
+    cached = lm.generate(PROMPTS[0], 4, intervention=Intervention(config=cfg))
+    whole = lm.generate(PROMPTS[0], 4, intervention=Intervention(config=cfg), cache=False)
+    assert cached.ids.tolist() == whole.ids.tolist()
+    worst = max(float(np.abs(x.attention - y.attention).max()) for x, y in zip(cached.steps, whole.steps, strict=True))
+    assert worst <= 1e-12
+
+
+def test_one_head_alone_is_its_query_head_with_its_key_value_head(models, monkeypatch):
+    """A layer over attn_core.LIMITS opens one head: n_heads 1, no grouping (n_kv_heads None), W_Q its columns, W_K and
+    W_V its key/value head's, W_O its rows, RoPE and causal on. attn_core.run of it is the model's head bit for bit;
+    run back unedited, the model's output bit for bit; its W_K edited, that query head alone changes (the configuration
+    holds its copy of the shared key/value head and replaces this head only)."""
+    monkeypatch.setattr(llama.LlamaConfig, "head_only", property(lambda self: True))
+    lm, layer, head = models["llama"], 2, 3
+    out = lm.forward(PROMPTS[2])
+    cfg = lm.layer_config(PROMPTS[2], layer, head=head)
+    w = lm.weights.blocks[layer].f64()
+    assert cfg.n_heads == 1 and cfg.n_kv_heads is None and cfg.rope == attn_core.RoPE(10000.0, "half")
+    assert cfg.mask_kind == "causal" and cfg.origin["of_heads"] == 4 and cfg.origin["head"] == head
+    assert np.array_equal(cfg.w_q, w.w_q[:, 12:16]) and np.array_equal(cfg.w_o, w.w_o[12:16])
+    assert np.array_equal(cfg.w_k, w.w_k[:, 4:8]) and np.array_equal(cfg.w_v, w.w_v[:, 4:8])  # key/value head 1
+    t = attn_core.run(cfg)
+    assert np.array_equal(t.heads[0].weights, out.attentions[layer, head])
+    own = model_heads(lm, PROMPTS[2], layer)[head]  # the model, head by head
+    assert np.array_equal(t.concat, own.concat) and np.array_equal(t.output, own.output)
+    back = lm.forward(PROMPTS[2], intervention=Intervention(config=cfg))
+    assert np.array_equal(back.logits, out.logits)
+    changed = lm.forward(PROMPTS[2], intervention=Intervention(config=with_kv_head_edited(cfg, 0)))
+    a, b = changed.attentions[layer], out.attentions[layer]
+    assert np.array_equal(a[[0, 1, 2]], b[[0, 1, 2]]) and np.abs(a[head] - b[head]).max() > 1e-3
+    mistral = models["mistral"].layer_config(PROMPTS[3], 0, head=1)
+    assert mistral.window == 5 and np.array_equal(attn_core.run(mistral).heads[0].weights,
+                                                  models["mistral"].forward(PROMPTS[3]).attentions[0, 1])
 
 
 def test_bfloat16_stays_as_its_bits_and_the_memory_counts_it(models):

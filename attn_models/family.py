@@ -64,6 +64,10 @@ class LoadedModel(Protocol):
         Its size: n_layers, n_heads, d_model.
     n_kv_heads : int
         A layer's key/value heads: n_heads, or fewer when query heads share them (grouped-query attention).
+    rope_base : float or None
+        RoPE's base when the attention turns queries and keys by their positions (a Llama family's), else None.
+    window : int or None
+        The attention's sliding window (a Mistral's), else None.
     """
 
     @property
@@ -80,6 +84,12 @@ class LoadedModel(Protocol):
 
     @property
     def n_kv_heads(self) -> int: ...
+
+    @property
+    def rope_base(self) -> float | None: ...
+
+    @property
+    def window(self) -> int | None: ...
 
     def kv_head(self, head: int) -> int:
         """The key/value head query ``head`` reads (itself without grouped-query attention): a page groups the heads

@@ -4,8 +4,8 @@ asks them).
 
 >>> from types import SimpleNamespace
 >>> m = Pretrained("someone/tiny", SimpleNamespace(model_type="gpt2", n_layers=2, n_heads=4))
->>> m.family, m.n_layers, m.n_heads, m.n_kv_heads, m.kv_head(3)
-('gpt2', 2, 4, 4, 3)
+>>> m.family, m.n_layers, m.n_heads, m.n_kv_heads, m.kv_head(3), m.rope_base, m.window
+('gpt2', 2, 4, 4, 3, None, None)
 """
 
 from __future__ import annotations
@@ -50,6 +50,17 @@ class Pretrained:
         """The key/value heads of a layer: fewer than n_heads with grouped-query attention (a Llama's
         num_key_value_heads), else n_heads."""
         return getattr(self.config, "n_kv_heads", self.config.n_heads)
+
+    @property
+    def rope_base(self) -> float | None:
+        """RoPE's base θ when its attention turns queries and keys by their positions (a Llama's rope_theta), else
+        None (positions added to the input, or learned relative ones)."""
+        return getattr(self.config, "rope_theta", None)
+
+    @property
+    def window(self) -> int | None:
+        """The sliding window of its attention (a Mistral's: each query sees itself and window − 1 before), or None."""
+        return getattr(self.config, "window", None)
 
     def kv_head(self, head: int) -> int:
         """The key/value head query head ``head`` reads (attn_core.kv_head_of): ``head`` itself unless its layers

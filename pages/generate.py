@@ -1,5 +1,6 @@
-"""A model that writes: a GPT-2-family decoder reads your prompt with causal attention, says which token comes next
-(at a temperature), writes on token by token, and opens any of its heads in the explorer with its causal mask."""
+"""A model that writes: a causal decoder (GPT-2 or Llama family) reads your prompt with causal attention, says which
+token comes next (at a temperature), writes on token by token, and opens any of its heads in the explorer with its
+causal mask (and a Llama's RoPE and grouped key/value heads)."""
 
 from functools import partial
 
@@ -35,21 +36,22 @@ frame.page_start(registry.GENERATE)
 
 
 st.markdown(_(
-    "A **decoder** (the GPT-2 family) writes text one token at a time. Each token's query may attend only to itself "
-    "and the tokens before it, the **causal mask** of the Masking page, so the last position has read the whole "
-    "prompt and nothing after it; its output becomes a probability for every token of the vocabulary: the next "
-    "token. Every attention here is computed by this app's core, on the model's real weights."
+    "A **decoder** (the GPT-2 or the Llama family) writes text one token at a time. Each token's query may attend "
+    "only to itself and the tokens before it, the **causal mask** of the Masking page, so the last position has read "
+    "the whole prompt and nothing after it; its output becomes a probability for every token of the vocabulary: the "
+    "next token. Every attention here is computed by this app's core, on the model's real weights."
 ))
 
 # ---- the model ---------------------------------------------------------------------------------------------
 source = st.session_state.get(generate_views.SOURCE) or generate_views.operator_source()
 model = model_views.model_box(
     "causal", source, source_key=generate_views.SOURCE, other_key=OTHER, download_key="gen_download",
-    not_it=_("{name} is not a causal language model (GPT-2 family): it does not write. It is read on {page}."),
-    labels=(_("A Hugging Face repo id (owner/name) of the GPT-2 family"),
-            _("A Hugging Face repo id (owner/name) of the GPT-2 family, or a folder on this machine")),
-    help_text=_("config.json (model_type gpt2), tokenizer.json and model.safetensors. Empty: this server's causal "
-                "model."),
+    not_it=_("{name} is not a causal language model (GPT-2 or Llama family): it does not write. It is read on "
+             "{page}."),
+    labels=(_("A Hugging Face repo id (owner/name) of the GPT-2 or Llama family"),
+            _("A Hugging Face repo id (owner/name) of the GPT-2 or Llama family, or a folder on this machine")),
+    help_text=_("config.json (model_type gpt2, or llama, mistral or qwen2: the Llama family, SmolLM2 among them), "
+                "tokenizer.json and model.safetensors. Empty: this server's causal model."),
     placeholder=model_views.placeholder(generate_views.operator_source(), attn_models.CAUSAL_MODEL))
 if model is None:
     st.stop()
@@ -58,6 +60,8 @@ st.caption(_("**{name}** · {layers} layers × {heads} heads · d_model {d_model
              "{vocab:,} tokens · at most {most} tokens of text").format(
     name=text.md_escape(attn_models.shown_name(model.name)), layers=cfg_m.n_layers, heads=cfg_m.n_heads,
     d_model=cfg_m.d_model, d_k=cfg_m.d_k, vocab=cfg_m.vocab_size, most=cfg_m.max_tokens))
+st.caption(generate_views.attention_words(model))
+kv_groups = generate_views.kv_groups(model)  # the K/V head each query head reads, when heads share them
 
 # ---- the prompt ------------------------------------------------------------------------------------------------
 prompt = st.text_input(_("Prompt"), max_chars=2_000,
@@ -99,14 +103,19 @@ st.caption(_("One small heatmap per head on your prompt: row = query token, colu
 labels = text.numbered(tuple(label(t) for t in tokens))
 side_by_side = st.container(horizontal=True, gap="medium")
 with side_by_side.container(width="content"):
-    charts.show_chart(model_views.model_view(run.attentions, tuple(label(t) for t in tokens)), key=VIEW,
-                      on_select=partial(model_views.pick_from_view, VIEW, LAYER, HEAD), selection_mode=model_views.PICK)
+    charts.show_chart(model_views.model_view(run.attentions, tuple(label(t) for t in tokens), kv_groups=kv_groups),
+                      key=VIEW, on_select=partial(model_views.pick_from_view, VIEW, LAYER, HEAD),
+                      selection_mode=model_views.PICK)
+    if kv_groups is not None:
+        st.caption(i18n.sentences(_("Heads on the same band share their keys and values (grouped-query "
+                                    "attention)."), generate_views.kv_group_words(kv_groups)))
 with side_by_side.container(width=model_views.ONE_PX):
     st.subheader(_("One head"))
     pick = st.container(horizontal=True)
     v_layer = pick.selectbox(_("Layer"), list(range(cfg_m.n_layers)), width=120,
                              **state.bind(LAYER, state.kept(LAYER, 0, list(range(cfg_m.n_layers)))))
-    v_head = pick.selectbox(_("Head"), list(range(cfg_m.n_heads)), width=120,
+    v_head = pick.selectbox(_("Head"), list(range(cfg_m.n_heads)), width=140,
+                            format_func=partial(generate_views.head_choice, model),
                             **state.bind(HEAD, state.kept(HEAD, 0, list(range(cfg_m.n_heads)))))
     weights = run.attentions[v_layer, v_head]  # [n, n]
     precision = min(controls.precision(), 2)

@@ -1,5 +1,6 @@
-"""A model that writes: a causal language model (GPT-2 family, attn_models.CausalLM) on a prompt, its next-token
-distribution at a temperature, token-by-token generation, heads switched off: cached computations and their words.
+"""A model that writes: a causal language model (GPT-2 or Llama family: attn_models.CausalLM, LlamaLM) on a prompt,
+its next-token distribution at a temperature, token-by-token generation, heads switched off, the heads' groups: cached
+computations and their words.
 
 Chart factories come from attn_ui.lessons.lesson_views (bars) and attn_ui.widgets.heatmap; the rest is Streamlit glue
 for
@@ -152,6 +153,58 @@ def change_words(off: str, before, after, after_top_before: float, before_top_af
         off=off, old=shown(before.tokens[0]), old_before=percent(float(before.probs[0])),
         old_after=percent(before_top_after), new=shown(after.tokens[0]), new_after=percent(float(after.probs[0])),
         new_before=percent(after_top_before))
+
+
+def kv_groups(model) -> tuple[int, ...] | None:
+    """The key/value head each query head reads (``model.kv_head``), when the model's heads share them (grouped-query
+    attention); None when each head has its own."""
+    if model.n_kv_heads >= model.n_heads:
+        return None
+    return tuple(model.kv_head(h) for h in range(model.n_heads))
+
+
+def kv_group_words(groups: tuple[int, ...]) -> str:
+    """Which query heads share which key/value head, from :func:`kv_groups`.
+
+    >>> print(kv_group_words((0, 0, 0, 1, 1, 1)))
+    Heads 0–2 share K/V head 0 · heads 3–5 share K/V head 1.
+    >>> print(kv_group_words((0, 0, 0, 0)))
+    Heads 0–3 share K/V head 0.
+    """
+    parts = []
+    for g in dict.fromkeys(groups):
+        heads = [h for h, k in enumerate(groups) if k == g]
+        parts.append(_("heads {first}–{last} share K/V head {g}").format(first=heads[0], last=heads[-1], g=g)
+                     if len(heads) > 1 else _("head {first} has K/V head {g} alone").format(first=heads[0], g=g))
+    text_ = " · ".join(parts)
+    return text_[:1].upper() + text_[1:] + "."
+
+
+def attention_words(model) -> str:
+    """The model's attention in a sentence, from what it says of itself (RoPE, grouped-query heads, a window)."""
+    cfg = model.config
+    parts = []
+    if model.rope_base is not None:
+        parts.append(_("RoPE turns each head's queries and keys by their positions (base {base})").format(
+            base=f"{model.rope_base:,.0f}" if float(model.rope_base).is_integer() else f"{model.rope_base:g}"))
+    else:
+        parts.append(_("positions are added to the input before the first layer"))
+    if model.n_kv_heads < cfg.n_heads:
+        parts.append(_("grouped-query attention (GQA): {heads} query heads share {kv} K/V heads").format(
+            heads=cfg.n_heads, kv=model.n_kv_heads))
+    else:
+        parts.append(_("{heads} heads, each with its own keys and values").format(heads=cfg.n_heads))
+    if model.window is not None:
+        parts.append(_("a sliding window: each query sees itself and the {before} tokens before it").format(
+            before=model.window - 1))
+    return _("Its attention: {parts}.").format(parts="; ".join(parts))
+
+
+def head_choice(model, head: int) -> str:
+    """A head as the page's head picker names it: its number, and its K/V head when heads share them."""
+    if model.n_kv_heads >= model.n_heads:
+        return str(head)
+    return _("{head} (K/V {g})").format(head=head, g=model.kv_head(head))
 
 
 def follow_origin(o: attn_models.Origin) -> None:

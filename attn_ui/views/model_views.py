@@ -442,6 +442,9 @@ class ModelViewLayout:
     #: the tooltip's field titles: "layer", "head", "mostly", "query → key", "weight" (a block's: "mean weight")
     tooltip: tuple[str, str, str, str, str]
     cells: tuple[str, ...] = ()  # the name of each cell's tokens along a side: "4: it" or "4: it … 7: tired"
+    #: the key/value head each query head reads, when heads share them (grouped-query attention), else ()
+    kv_groups: tuple[int, ...] = ()
+    kv_title: str = ""  # the tooltip's title of a head's key/value head
 
 
 def head_text(weights: np.ndarray, tokens: tuple[str, ...] | list[str],
@@ -476,7 +479,8 @@ def cell_names(labels: list[str], step: int) -> list[str]:
 
 
 def model_view(attentions: np.ndarray, tokens: tuple[str, ...] | list[str] | None = None,
-               is_pad: np.ndarray | None = None) -> charts.Chart:  # attentions [n_layers, n_heads, n_seq, n_seq]
+               is_pad: np.ndarray | None = None,
+               kv_groups: tuple[int, ...] | None = None) -> charts.Chart:  # [n_layers, n_heads, n_seq, n_seq]
     """BertViz's model view: one small heatmap per layer (row) and head (column), weights 0 … 1.
 
     Each small heatmap is one image (a PNG of its cells, colours as the weights heatmaps), so the browser draws
@@ -485,7 +489,9 @@ def model_view(attentions: np.ndarray, tokens: tuple[str, ...] | list[str] | Non
     the key it gives the most weight (text.numbered; a block: its first and last token), and that weight (a block's
     mean). One band per row, not per pixel: 72 heads of 16 × 16 hover cells (18,432 marks) took the browser ≈ 2.8 s
     to redraw on every run of the page. Click one to pick it (selection ``pick``: fields layer, head); with
-    ``tokens``, its tooltip also says what the head mostly does.
+    ``tokens``, its tooltip also says what the head mostly does. ``kv_groups`` (the key/value head each query head
+    reads, when heads share them: the model's ``kv_head``) groups the columns: every other group on a grey band, the
+    tooltip naming the head's key/value head.
 
     Examples
     --------
@@ -494,6 +500,8 @@ def model_view(attentions: np.ndarray, tokens: tuple[str, ...] | list[str] | Non
     (6, 'data:image/png;base64,', 24)
     >>> [p["name"] for p in c.to_dict()["params"]]
     ['pick']
+    >>> len(model_view(np.full((2, 4, 3, 3), 1 / 3), kv_groups=(0, 0, 1, 1)).to_dict()["layer"])
+    4
     """
     n_layers, n_heads, n = attentions.shape[:3]
     panel_px = int(max(16, min(96, (VIEW_PX - LABEL_PX) // n_heads - GAP_PX)))
@@ -523,7 +531,9 @@ def model_view(attentions: np.ndarray, tokens: tuple[str, ...] | list[str] | Non
         head_label=_("head {n}"), layer_label=_("layer {n}"),
         tooltip=(_("layer"), _("head"), _("mostly"), _("query → key with the most weight"),
                  _("weight") if step == 1 else _("mean weight")),
-        cells=tuple(cell_names(labels, step)))
+        cells=tuple(cell_names(labels, step)),
+        kv_groups=tuple(int(g) for g in kv_groups) if kv_groups is not None and len(set(kv_groups)) < n_heads else (),
+        kv_title=_("key/value head"))
     return charts.Chart(model_view_build, layout, (data, cells), canvas=cells.num_rows > CANVAS_CELLS)
 
 
@@ -566,7 +576,14 @@ def model_view_build(layout: ModelViewLayout, data: list, domains: list) -> alt.
                                           gradientLength=min(160, layout.n_heads * (p + GAP_PX)),
                                           gradientThickness=8)))
     title = {"title": alt.TitleParams(layout.note, anchor="start", fontSize=11)} if layout.note else {}
-    return alt.layer(images, hover, legend, description=layout.title, **title).properties(
+    layers = [images, hover, legend]
+    if layout.kv_groups:  # heads sharing a key/value head: every other group on a grey band, under the images
+        groups = pd.DataFrame({"head": range(layout.n_heads), "kv": layout.kv_groups})
+        bands = alt.Chart(groups).mark_rect(color="#9e9e9e", opacity=0.22).encode(
+            x=x, tooltip=[alt.Tooltip("head:O", title=t_head), alt.Tooltip("kv:O", title=layout.kv_title)],
+        ).transform_filter("datum.kv % 2 == 1")
+        layers.insert(0, bands)
+    return alt.layer(*layers, description=layout.title, **title).properties(
         width=alt.Step(p + GAP_PX), height=alt.Step(p + GAP_PX))
 
 

@@ -137,7 +137,7 @@ def test_an_encoder_is_named_and_sent_to_a_real_model(monkeypatch, tmp_path):
     monkeypatch.setenv("ATTN_CAUSAL_MODEL", str(tiny_bert.build(tmp_path / "bert")))
     at = new_app(GENERATE)
     assert not at.exception
-    assert "is not a causal language model (GPT-2 family): it does not write" in text_of(at)
+    assert "is not a causal language model (GPT-2 or Llama family): it does not write" in text_of(at)
 
 
 def test_an_edited_head_runs_back_and_changes_the_next_token_as_transformers_says():

@@ -107,8 +107,8 @@ with side_by_side.container(width="content"):
                       key=VIEW, on_select=partial(model_views.pick_from_view, VIEW, LAYER, HEAD),
                       selection_mode=model_views.PICK)
     if kv_groups is not None:
-        st.caption(i18n.sentences(_("Heads on the same band share their keys and values (grouped-query "
-                                    "attention)."), generate_views.kv_group_words(kv_groups)))
+        st.caption(i18n.sentences(_("A line parts the heads that share their keys and values "
+                                    "(grouped-query attention)."), generate_views.kv_group_words(kv_groups)))
 with side_by_side.container(width=model_views.ONE_PX):
     st.subheader(_("One head"))
     pick = st.container(horizontal=True)

@@ -444,7 +444,7 @@ class ModelViewLayout:
     cells: tuple[str, ...] = ()  # the name of each cell's tokens along a side: "4: it" or "4: it … 7: tired"
     #: the key/value head each query head reads, when heads share them (grouped-query attention), else ()
     kv_groups: tuple[int, ...] = ()
-    kv_title: str = ""  # the tooltip's title of a head's key/value head
+    kv_label: str = ""  # over each group of heads sharing a key/value head, {n} its number
 
 
 def head_text(weights: np.ndarray, tokens: tuple[str, ...] | list[str],
@@ -490,8 +490,8 @@ def model_view(attentions: np.ndarray, tokens: tuple[str, ...] | list[str] | Non
     mean). One band per row, not per pixel: 72 heads of 16 × 16 hover cells (18,432 marks) took the browser ≈ 2.8 s
     to redraw on every run of the page. Click one to pick it (selection ``pick``: fields layer, head); with
     ``tokens``, its tooltip also says what the head mostly does. ``kv_groups`` (the key/value head each query head
-    reads, when heads share them: the model's ``kv_head``) groups the columns: every other group on a grey band, the
-    tooltip naming the head's key/value head.
+    reads, when heads share them: the model's ``kv_head``) groups the columns: a line between two groups, each
+    group's key/value head named above it.
 
     Examples
     --------
@@ -501,7 +501,7 @@ def model_view(attentions: np.ndarray, tokens: tuple[str, ...] | list[str] | Non
     >>> [p["name"] for p in c.to_dict()["params"]]
     ['pick']
     >>> len(model_view(np.full((2, 4, 3, 3), 1 / 3), kv_groups=(0, 0, 1, 1)).to_dict()["layer"])
-    4
+    5
     """
     n_layers, n_heads, n = attentions.shape[:3]
     panel_px = int(max(16, min(96, (VIEW_PX - LABEL_PX) // n_heads - GAP_PX)))
@@ -533,7 +533,7 @@ def model_view(attentions: np.ndarray, tokens: tuple[str, ...] | list[str] | Non
                  _("weight") if step == 1 else _("mean weight")),
         cells=tuple(cell_names(labels, step)),
         kv_groups=tuple(int(g) for g in kv_groups) if kv_groups is not None and len(set(kv_groups)) < n_heads else (),
-        kv_title=_("key/value head"))
+        kv_label=_("K/V head {n}"))
     return charts.Chart(model_view_build, layout, (data, cells), canvas=cells.num_rows > CANVAS_CELLS)
 
 
@@ -548,7 +548,8 @@ def model_view_build(layout: ModelViewLayout, data: list, domains: list) -> alt.
     p = layout.panel_px
     gap = GAP_PX / (p + GAP_PX)
     pick = alt.selection_point(name=PICK, fields=["layer", "head"], on="click", clear=False)
-    x = alt.X("head:O", title=None, scale=alt.Scale(paddingInner=gap, paddingOuter=gap / 2),
+    heads = alt.Scale(paddingInner=gap, paddingOuter=gap / 2)
+    x = alt.X("head:O", title=None, scale=heads,
               axis=alt.Axis(orient="top", labelAngle=0, ticks=False, domain=False, labelPadding=4,
                             labelExpr=label_expr(layout.head_label) if p >= 44 else "datum.value"))
     y = alt.Y("layer:O", title=None, scale=alt.Scale(paddingInner=gap, paddingOuter=gap / 2),
@@ -577,12 +578,16 @@ def model_view_build(layout: ModelViewLayout, data: list, domains: list) -> alt.
                                           gradientThickness=8)))
     title = {"title": alt.TitleParams(layout.note, anchor="start", fontSize=11)} if layout.note else {}
     layers = [images, hover, legend]
-    if layout.kv_groups:  # heads sharing a key/value head: every other group on a grey band, under the images
-        groups = pd.DataFrame({"head": range(layout.n_heads), "kv": layout.kv_groups})
-        bands = alt.Chart(groups).mark_rect(color="#9e9e9e", opacity=0.22).encode(
-            x=x, tooltip=[alt.Tooltip("head:O", title=t_head), alt.Tooltip("kv:O", title=layout.kv_title)],
-        ).transform_filter("datum.kv % 2 == 1")
-        layers.insert(0, bands)
+    if layout.kv_groups:  # heads sharing a key/value head: a line before each group but the first, its number on top
+        starts = [h for h, g in enumerate(layout.kv_groups) if h == 0 or layout.kv_groups[h - 1] != g]
+        groups = pd.DataFrame({"head": starts, "kv": [layout.kv_groups[h] for h in starts],
+                               "label": [layout.kv_label.format(n=layout.kv_groups[h]) for h in starts]})
+        edge = alt.X("head:O", bandPosition=0, title=None, scale=heads)  # a group's first band's left edge
+        rules = alt.Chart(groups).mark_rule(color="#616161", strokeWidth=2, xOffset=-GAP_PX / 2 - 1).encode(
+            x=edge).transform_filter("datum.head > 0")
+        names = alt.Chart(groups).mark_text(align="left", baseline="bottom", dy=-20, fontSize=11,
+                                            color="#424242").encode(x=edge, y=alt.value(0), text="label:N")
+        layers = [images, rules, names, hover, legend]
     return alt.layer(*layers, description=layout.title, **title).properties(
         width=alt.Step(p + GAP_PX), height=alt.Step(p + GAP_PX))
 

@@ -46,8 +46,8 @@ def test_the_page_says_the_llama_attention_and_groups_the_heads():
            "attention (GQA): 4 query heads share 2 K/V heads." in said
     assert "Heads 0–1 share K/V head 0 · heads 2–3 share K/V head 1." in said
     assert at.selectbox(key="gen_head").options == ["0 (K/V 0)", "1 (K/V 0)", "2 (K/V 1)", "3 (K/V 1)"]
-    view = [c for c in at.get("vega_lite_chart") if '"kv"' in c.proto.spec]
-    assert view, "the model view's grey bands of the heads sharing a K/V head"
+    view = [c for c in at.get("vega_lite_chart") if '"rule"' in c.proto.spec and '"label"' in c.proto.spec]
+    assert view, "the model view's lines between the heads sharing a K/V head, and their names"
     want = softmax(REF["llama_p0_logits"][-1])
     bars = bar_charts(at)["Next token at T = 1"]
     np.testing.assert_allclose(bars["probability"], np.sort(want)[::-1][:10], rtol=0, atol=1e-12)

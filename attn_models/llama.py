@@ -378,9 +378,10 @@ def read_llama_weights(path: Path, cfg: LlamaConfig) -> LlamaWeights:
 def attention(x1: np.ndarray, w: Block, cfg: LlamaConfig, intervention: Intervention, layer: int, own: bool,
               cache: KVCache | None = None) -> tuple[np.ndarray, np.ndarray]:  # [n, d + 1] -> [n, d], weights
     """LlamaAttention: causal grouped-query self-attention of X₁ = [rms_norm(h), 1] with RoPE (and a Mistral's
-    window) through attn_core at the intervention point (attn_models.intervene.attend, Site.rotated). Returns
-    concat @ W_O (o_proj without its bias) and the weights [n_heads, n, n]; with a ``cache``, X₁'s rows are the new
-    tokens' and the weights [n_heads, n, past + n]."""
+    window) through attn_core at the intervention point (attn_models.intervene.attend: attn_core.modern_attention, as
+    attn_core.run runs :meth:`LlamaLM.layer_config`'s configuration; on a cache, Site.rotated). Returns concat @ W_O
+    (o_proj without its bias) and the weights [n_heads, n, n]; with a ``cache``, X₁'s rows are the new tokens' and the
+    weights [n_heads, n, past + n]."""
     site = Site(x1, w.w_q, w.w_k, w.w_v, w.w_o, cfg.n_heads, causal=True, by_head=cfg.head_only, cache=cache,
                 cache_key=layer, rope_base=cfg.rope_theta, n_kv_heads=cfg.n_kv_heads, window=cfg.window)
     return attend(site, intervention, layer, own=own)

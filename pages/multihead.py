@@ -127,13 +127,14 @@ st.markdown(  # one element, not a row of metrics and a box: the browser redraws
 
 # ---- 2. the weights, cut into heads ---------------------------------------------------------------
 st.header(_("2 · W_Q, W_K, W_V cut into heads"))
-st.caption(_("Each grey band is one head's column slice; head h uses columns h·d_k … (h+1)·d_k − 1 of W_Q and W_K "
-             "and h·d_v … (h+1)·d_v − 1 of W_V. Edit them in the sidebar, under Edit the numbers.")
-           if same_qk else
-           _("Each grey band is one head's column slice; head h uses columns h·d_q … (h+1)·d_q − 1 of W_Q, "
-             "h·d_k … (h+1)·d_k − 1 of W_K and h·d_v … (h+1)·d_v − 1 of W_V. Edit them in the sidebar, under "
-             "Edit the numbers."))
-if grouped:
+if not grouped:
+    st.caption(_("Each grey band is one head's column slice; head h uses columns h·d_k … (h+1)·d_k − 1 of W_Q and "
+                 "W_K and h·d_v … (h+1)·d_v − 1 of W_V. Edit them in the sidebar, under Edit the numbers.")
+               if same_qk else
+               _("Each grey band is one head's column slice; head h uses columns h·d_q … (h+1)·d_q − 1 of W_Q, "
+                 "h·d_k … (h+1)·d_k − 1 of W_K and h·d_v … (h+1)·d_v − 1 of W_V. Edit them in the sidebar, under "
+                 "Edit the numbers."))
+else:
     st.caption(_("W_K and W_V are cut into the {k} key/value heads' slices (g·d_k … (g+1)·d_k − 1), W_Q into the "
                  "{n} query heads'. Query head h reads key/value head h ÷ {group} (rounded down).").format(
         k=cfg.kv_heads, n=cfg.n_heads, group=cfg.n_heads // cfg.kv_heads))

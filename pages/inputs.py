@@ -181,6 +181,12 @@ with w2:
     matrix_section("w_k", "W_K", "K = X W_K")
 with w3:
     matrix_section("w_v", "W_V", "V = X W_V")
+if cfg.n_kv_heads:
+    st.caption(_("Grouped-query attention (set on Modern attention): W_Q holds the {n} query heads ({d_model} × {n}·"
+                 "{d_k} = {d_model} × {q_cols}); W_K and W_V hold the {k} key/value heads they share, so W_K is "
+                 "{d_model} × {k}·{d_k} = {d_model} × {k_cols} and W_V {d_model} × {k}·{d_v} = {d_model} × "
+                 "{v_cols}.").format(n=cfg.n_heads, k=cfg.kv_heads, d_model=cfg.d_model, d_k=cfg.d_k, d_v=cfg.d_v,
+                                     q_cols=cfg.w_q.shape[1], k_cols=cfg.w_k.shape[1], v_cols=cfg.w_v.shape[1]))
 if cfg.score != "dot":
     st.caption(_("W_O ({rows} × {cols}) is edited on the {multihead} page and in the sidebar's edit panel of the pages "
                  "that show the steps, the {score} score function's weights on {scores}.").format(
@@ -215,12 +221,18 @@ if cfg.score == "additive":  # queries and keys may differ in width
     dims_row.number_input("d_k", 1, LIMITS.width, **state.bind("inputs_d_k", cfg.w_k.shape[1], change_dimensions),
                           help=_("Columns of W_K. With several heads this is n_heads · d_k. At most {n}.").format(
                               n=LIMITS.width))
+elif cfg.n_kv_heads:  # W_K follows W_Q: as many columns per key/value head as W_Q has per query head
+    dims_row.number_input("d_k", 1, LIMITS.width, **state.bind("inputs_d_qk", cfg.w_q.shape[1], change_dimensions),
+                          help=_("Columns of W_Q: n_heads · d_k. W_K follows with n_kv_heads · d_k columns (grouped-"
+                                 "query attention). At most {n}.").format(n=LIMITS.width))
 else:
     dims_row.number_input("d_k", 1, LIMITS.width, **state.bind("inputs_d_qk", cfg.w_q.shape[1], change_dimensions),
                           help=_("Columns of W_Q and W_K. With several heads this is n_heads · d_k: each head gets an "
                                  "equal slice. At most {n}.").format(n=LIMITS.width))
 dims_row.number_input("d_v", 1, LIMITS.width, **state.bind("inputs_d_v", cfg.w_v.shape[1], change_dimensions),
-                      help=_("Columns of W_V; may differ from d_k. The output has d_v columns. At most {n}.").format(
+                      help=(_("Columns of W_V: n_kv_heads · d_v with grouped-query attention; may differ from W_K's. "
+                              "At most {n}.") if cfg.n_kv_heads else
+                            _("Columns of W_V; may differ from d_k. The output has d_v columns. At most {n}.")).format(
                           n=LIMITS.width))
 fill_row = row()
 fill_row.selectbox(_("New cells are filled with"), randomise.NAMES, key="inputs_fill", width=360,

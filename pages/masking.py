@@ -96,7 +96,7 @@ elif cfg.mask_kind == "custom":
 trace = compute.current_trace()
 head = controls.head_selector(cfg.n_heads, "masking")
 t = trace.heads[head]
-u = compute.trace(replace(cfg, mask_kind="none")).heads[head]
+u = compute.trace(replace(cfg, mask_kind="none", window=None)).heads[head]  # no mask kind, no sliding window
 mask = np.ones(t.weights.shape, dtype=bool) if t.mask is None else t.mask  # [n_q, n_k]
 per_head = cfg.n_heads > 1  # titles name the head
 score = text.SCORE_LATEX[cfg.score]  # QK^T, or the configuration's other score function
@@ -130,7 +130,10 @@ if t.bias is not None:
         "positions: one number per head and distance between query and key). The mask adds −∞ where a key is ruled "
         "out; the bias adds a finite number, from {lo} to {hi} in this head: it favours or penalises a key and never "
         "rules it out. Below, the scores before the mask already include B.").format(
-        lo=f"{float(t.bias.min()):.4g}", hi=f"{float(t.bias.max()):.4g}"))
+        lo=f"{float(t.bias.min()):.4g}", hi=f"{float(t.bias.max()):.4g}") if not cfg.alibi else i18n.sentences(
+        step_by_step.bias_words(trace, cfg, head),
+        _("In this head B runs from {lo} to {hi}. Below, the scores before the mask already include B.").format(
+            lo=f"{float(t.bias.min()):.4g}", hi=f"{float(t.bias.max()):.4g}")))
     matrix_block(_("Score bias B (head {head})").format(head=head) if per_head else _("Score bias B"),
                  "B", t.bias, queries, labels, y_title=_("query"), x_title=_("key"))
 
@@ -146,6 +149,11 @@ def slots(a: np.ndarray, b: np.ndarray, extra_b: int = 0) -> list:
 
 
 plus_b = "" if t.bias is None else " + B"  # the bias, when there is one, is part of the scores the mask meets
+if cfg.rope is not None or cfg.qk_norm:  # the scores of the normed / rotated q and k (Step by step, 1a, 1b)
+    score = r"\tilde Q \tilde K^\top" if cfg.score == "dot" else score
+scaled = rf"{score} / {t.divisor:.4g}"
+if t.softcap is not None:  # the soft cap comes before the bias and the mask
+    scaled = rf"{t.softcap:g} \tanh\big({scaled} / {t.softcap:g}\big)"
 if t.bias is None:
     before_title = _("Scaled scores (head {head})") if per_head else _("Scaled scores")
     after_title = _("Scaled scores + M (head {head})") if per_head else _("Scaled scores + M")
@@ -156,11 +164,11 @@ domain = heatmap.shared_domain(t.biased, t.masked)
 left, right = slots(t.biased, t.masked)
 if left:
     with left:
-        matrix_block(before_title.format(head=head), rf"{score} / {t.divisor:.4g}{plus_b}", t.biased, queries, labels,
+        matrix_block(before_title.format(head=head), rf"{scaled}{plus_b}", t.biased, queries, labels,
                      y_title=_("query"), x_title=_("key"), domain=domain)
 if right:
     with right:
-        matrix_block(after_title.format(head=head), rf"{score} / {t.divisor:.4g}{plus_b} + M", t.masked, queries,
+        matrix_block(after_title.format(head=head), rf"{scaled}{plus_b} + M", t.masked, queries,
                      labels, y_title=_("query"), x_title=_("key"), domain=domain)
 
 st.header(_("Weights before and after the mask"))

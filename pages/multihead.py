@@ -35,27 +35,35 @@ cfg = state.config()
 st.header(_("1 · How many heads"))
 d_qk, d_kk, d_v = cfg.w_q.shape[1], cfg.w_k.shape[1], cfg.w_v.shape[1]  # n_heads·d_q, n_heads·d_k, n_heads·d_v
 same_qk = d_qk == d_kk
-valid = [h for h in valid_head_counts(d_qk, d_v, d_kk) if h <= LIMITS.n_heads]
+grouped = multihead_views.grouped_head_counts(cfg)  # grouped-query heads: {n_heads: n_kv_heads} keeping the widths
+valid = list(grouped) if grouped else [h for h in valid_head_counts(d_qk, d_v, d_kk) if h <= LIMITS.n_heads]
 st.session_state.setdefault(multihead_views.WANTED, cfg.n_heads)
 wanted = int(st.number_input(
     _("Number of heads (n_heads)"), min_value=1, max_value=LIMITS.n_heads, step=1, key=multihead_views.WANTED,
     width=240,
-    help=(_("Must divide the {d_qk} columns of W_Q/W_K and the {d_v} columns of W_V; at most {most}.") if same_qk else
+    help=_("Grouped-query heads: {valid}, which keep the widths and the group of {group} query heads per key/value "
+           "head.").format(valid=", ".join(map(str, valid)), group=cfg.n_heads // cfg.kv_heads) if grouped else
+    (_("Must divide the {d_qk} columns of W_Q/W_K and the {d_v} columns of W_V; at most {most}.") if same_qk else
           _("Must divide the {d_qk} columns of W_Q, the {d_kk} of W_K and the {d_v} columns of W_V; at most {most}.")
           ).format(d_qk=d_qk, d_kk=d_kk, d_v=d_v, most=LIMITS.n_heads),
 ))
 if wanted != cfg.n_heads and wanted in valid:
-    if message := state.update_config(**state.with_heads(cfg, wanted)):
+    if message := state.update_config(**multihead_views.heads_changes(cfg, wanted)):
         st.error(text.md_escape(message), icon=":material/error:")
     cfg = state.config()
 if wanted not in valid:
     nearest = sorted(sorted(valid, key=lambda h: (abs(h - wanted), h))[:2])
-    fit = (_("Every head needs an equal slice of the columns: W_Q and W_K have {d_qk} columns ({d_qk} ÷ {n} = "
+    fit = _("With grouped-query attention each key/value head is shared by a group of {group} query heads, and W_K "
+            "({d_kk} columns) and W_V ({d_v}) hold the key/value heads: a new head count keeps the group (n_kv_heads = "
+            "n_heads ÷ {group}) and every width, so it must be a multiple of {group} that divides W_Q's {d_qk} "
+            "columns into heads as wide as W_K's. To change the grouping, go to Modern attention.").format(
+        group=cfg.n_heads // cfg.kv_heads, d_kk=d_kk, d_v=d_v, d_qk=d_qk) if grouped else ((
+          _("Every head needs an equal slice of the columns: W_Q and W_K have {d_qk} columns ({d_qk} ÷ {n} = "
              "{r_qk}) and W_V has {d_v} ({d_v} ÷ {n} = {r_v}), so n_heads must divide both.") if same_qk else
            _("Every head needs an equal slice of the columns: W_Q has {d_qk} columns ({d_qk} ÷ {n} = {r_qk}), W_K "
              "{d_kk} ({d_kk} ÷ {n} = {r_kk}) and W_V has {d_v} ({d_v} ÷ {n} = {r_v}), so n_heads must divide all "
              "three.")).format(n=wanted, d_qk=d_qk, d_kk=d_kk, d_v=d_v, r_qk=f"{d_qk / wanted:.4g}",
-                                r_kk=f"{d_kk / wanted:.4g}", r_v=f"{d_v / wanted:.4g}")
+                                r_kk=f"{d_kk / wanted:.4g}", r_v=f"{d_v / wanted:.4g}"))
     near = (_("Nearest: {a}.").format(a=nearest[0]) if len(nearest) == 1 else
             _("Nearest: {a} or {b}.").format(a=nearest[0], b=nearest[1]))
     st.warning(
@@ -94,6 +102,12 @@ widths = [
                                                                              n=cfg.n_heads)] if cfg.d_a else []),
     _("concat width n_heads·d_v **{width}**").format(width=cfg.n_heads * cfg.d_v),
 ]
+if grouped:
+    widths[1:] = [_("d_k per head **{d_k}** ({d_qk} columns of W_Q ÷ {n} query heads = {d_kk} columns of W_K ÷ {k} "
+                    "key/value heads)").format(d_k=cfg.d_k, d_qk=d_qk, n=cfg.n_heads, d_kk=d_kk, k=cfg.kv_heads),
+                  _("d_v per head **{d_v}** ({cols} columns of W_V ÷ {k} key/value heads)").format(
+                      d_v=cfg.d_v, cols=d_v, k=cfg.kv_heads),
+                  _("concat width n_heads·d_v **{width}**").format(width=cfg.n_heads * cfg.d_v)]
 score_note = {
     "dot": "",
     "general": N_("Each head scores with {formula}, using its own column slice of W_a (see Score functions); a change "
@@ -107,24 +121,31 @@ st.markdown(  # one element, not a row of metrics and a box: the browser redraws
         _(score_note).format(formula=text.SCORE_TEXT[cfg.score]),
         _("The queries come from Y ({n_q} rows), the keys and values from X ({n_seq} rows).").format(
             n_q=cfg.n_q, n_seq=cfg.n_seq) if cfg.cross else "",
+        multihead_views.options_text(cfg),
     )
 )
 
 # ---- 2. the weights, cut into heads ---------------------------------------------------------------
 st.header(_("2 · W_Q, W_K, W_V cut into heads"))
-st.caption(_("Each grey band is one head's column slice; head h uses columns h·d_k … (h+1)·d_k − 1 of W_Q and W_K "
-             "and h·d_v … (h+1)·d_v − 1 of W_V. Edit them in the sidebar, under Edit the numbers.")
-           if same_qk else
-           _("Each grey band is one head's column slice; head h uses columns h·d_q … (h+1)·d_q − 1 of W_Q, "
-             "h·d_k … (h+1)·d_k − 1 of W_K and h·d_v … (h+1)·d_v − 1 of W_V. Edit them in the sidebar, under "
-             "Edit the numbers."))
+if not grouped:
+    st.caption(_("Each grey band is one head's column slice; head h uses columns h·d_k … (h+1)·d_k − 1 of W_Q and "
+                 "W_K and h·d_v … (h+1)·d_v − 1 of W_V. Edit them in the sidebar, under Edit the numbers.")
+               if same_qk else
+               _("Each grey band is one head's column slice; head h uses columns h·d_q … (h+1)·d_q − 1 of W_Q, "
+                 "h·d_k … (h+1)·d_k − 1 of W_K and h·d_v … (h+1)·d_v − 1 of W_V. Edit them in the sidebar, under "
+                 "Edit the numbers."))
+else:
+    st.caption(_("W_K and W_V are cut into the {k} key/value heads' slices (g·d_k … (g+1)·d_k − 1), W_Q into the "
+                 "{n} query heads'. Query head h reads key/value head h ÷ {group} (rounded down).").format(
+        k=cfg.kv_heads, n=cfg.n_heads, group=cfg.n_heads // cfg.kv_heads))
 label = controls.view_picker(_("Weight matrix shown"), list(multihead_views.WEIGHTS),  # only the chosen one drawn
                              key=multihead_views.WEIGHTS_SHOWN)
 name = multihead_views.WEIGHTS[label]
 width = {"w_q": "d_k" if same_qk else "d_q", "w_k": "d_k", "w_v": "d_v"}[name]
 w = cfg.matrix(name)
-multihead_views.show_matrix(w, text.dim_labels(w.shape[0]), key=name, n_heads=cfg.n_heads,
-            title=f"{label} · {w.shape[0]} × {w.shape[1]} = d_model × n_heads·{width}", y_title=_("input dimension"))
+bands, count = (cfg.kv_heads, "n_kv_heads") if grouped and name != "w_q" else (cfg.n_heads, "n_heads")
+multihead_views.show_matrix(w, text.dim_labels(w.shape[0]), key=name, n_heads=bands,
+            title=f"{label} · {w.shape[0]} × {w.shape[1]} = d_model × {count}·{width}", y_title=_("input dimension"))
 st.page_link(registry.INPUTS.file, label=_("Change the widths or randomise the weights on Inputs & weights"),
              icon=":material/edit:")
 

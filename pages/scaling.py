@@ -104,7 +104,20 @@ if cfg.score != "dot":
                                                       name=_(text.SCORE_NAMES[cfg.score])))
 
 plus_b = "" if t.bias is None else " + B"  # the score bias, when there is one, in every softmax below
-if t.bias is not None:
+if cfg.modern and (cfg.rope is not None or cfg.qk_norm or cfg.softcap is not None or cfg.alibi):
+    st.info(i18n.sentences(
+        _("The scores here are those of the q and k as scored: QK-normed and rotated by RoPE when those are on (Step "
+          "by step, steps 1a, 1b); the variances below are measured on them.")
+        if cfg.rope is not None or cfg.qk_norm else "",
+        _("With QK-norm every row of q and k has a root mean square near 1, so the scores' size no longer grows with "
+          "the inputs, only with d_k.") if cfg.qk_norm else "",
+        _("The soft cap comes after the division: the weights and outputs drawn below (yours and the unscaled ones) "
+          "are the softmax of c·tanh(score ÷ s ÷ c) with c = {c}, not of score ÷ s; the formulas and the measurements "
+          "of the divisor leave the cap out.").format(
+            c=f"{cfg.softcap:g}") if cfg.softcap is not None else "",
+        _("ALiBi's bias (the Masking page draws it) is added after the division and the cap, and is not divided.")
+        if cfg.alibi else ""), icon=":material/info:")
+if t.bias is not None and not cfg.alibi:
     st.info(_(
         "**This configuration adds a score bias B after the division** (a T5 layer's learned relative positions; "
         "the Masking page draws it). T5 does not divide by √d_k at all: its scale is *none*, because its training "

@@ -4,7 +4,7 @@ and where the queries come from (self- or cross-attention)."""
 import numpy as np
 import streamlit as st
 
-from attn_core import INITIALIZERS, LIMITS, SCORE_FUNCTIONS, SCORE_MATRICES, SCORE_STARTS, config_mask
+from attn_core import INITIALIZERS, LIMITS, SCORE_FUNCTIONS, SCORE_MATRICES, SCORE_STARTS
 from attn_ui.app import i18n, registry, state
 from attn_ui.app.i18n import N_, _, ngettext
 from attn_ui.infra import budget
@@ -188,11 +188,24 @@ st.header(_("3 · The three side by side, on your Q and K"))
 head = controls.head_selector(cfg.n_heads, "scores")
 t_head = compute.current_trace().heads[head]  # the configuration's own Q, K, V of this head (the cached trace)
 q, k, v = t_head.q, t_head.k, t_head.v
-mask = config_mask(cfg)
+mask = t_head.mask  # the mask the head used: the configuration's and a sliding window together
 defaults = state.default_score_weights(cfg, "general") | state.default_score_weights(cfg, "additive")
 functions = score_views.functions(cfg, defaults)
 scored = comparison(q, k, v, functions, head, cfg.n_heads, cfg.scale, mask, i18n.language(),
-                    None if cfg.score_bias is None else cfg.score_bias[head])
+                    t_head.bias)  # the head's score bias: a given one and ALiBi's
+if cfg.modern:
+    st.caption(i18n.sentences(
+        _("With your modern options the three run on this head's q and k as they were scored (QK-normed and rotated "
+          "by RoPE when those are on), its mask (with the sliding window) and its score bias (with ALiBi's).")
+        if cfg.rope is not None or cfg.qk_norm or cfg.window is not None or cfg.alibi else "",
+        _("The soft cap is left out of this comparison: every function's scaled scores go to the softmax as they "
+          "are.") if cfg.softcap is not None else "",
+        _("Grouped-query heads and RoPE take the dot product only: as your configuration the other two are "
+          "refused; here they are computed on this one head's numbers, for comparison.")
+        if cfg.n_kv_heads or cfg.rope is not None else ""))
+    if cfg.n_kv_heads or cfg.rope is not None:
+        st.page_link(registry.MODERN.file, label=_("To choose another score function, turn grouped-query heads and "
+                                                   "RoPE off on Modern attention"), icon=":material/bolt:")
 q_labels, k_labels = text.query_labels(cfg), text.token_labels(cfg)
 several = cfg.n_heads > 1
 rows_of = _("rows of Y W_Q") if cfg.cross else _("rows of Q = X W_Q")

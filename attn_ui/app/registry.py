@@ -56,6 +56,8 @@ STEPS = Page("steps", N_("Step by step"), ":material/stairs:")
 SCALING = Page("scaling", N_("Scaling"), ":material/straighten:")
 MASKING = Page("masking", N_("Masking"), ":material/visibility_off:")
 MULTIHEAD = Page("multihead", N_("Multi-head"), ":material/view_column:", heading=N_("Multi-head attention"))
+MODERN = Page("modern", N_("Modern attention"), ":material/bolt:",
+              heading=N_("Modern attention: what today's LLMs change"))
 SCORES = Page("scores", N_("Score functions"), ":material/functions:",
               heading=N_("Score functions and cross-attention"))
 MODEL = Page("model", N_("A real model"), ":material/psychology:")
@@ -64,8 +66,8 @@ TRANSLATE = Page("translate", N_("A model that translates"), ":material/translat
 SHARE = Page("share", N_("Share & export"), ":material/share:")
 
 #: every page, in sidebar order; the first is the default page (the app's root address)
-PAGES: tuple[Page, ...] = (OVERVIEW, LEARN, INPUTS, STEPS, SCALING, MASKING, MULTIHEAD, SCORES, MODEL, GENERATE,
-                           TRANSLATE, SHARE)
+PAGES: tuple[Page, ...] = (OVERVIEW, LEARN, INPUTS, STEPS, SCALING, MASKING, MULTIHEAD, MODERN, SCORES, MODEL,
+                           GENERATE, TRANSLATE, SHARE)
 DEFAULT = PAGES[0]
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import streamlit as st
 
@@ -12,6 +14,8 @@ from attn_core import (
     ScoreFunction,
     config_mask,
     multi_head_cross_attention,
+    run,
+    validate_config,
 )
 from attn_ui.app import i18n, registry, state
 from attn_ui.app.i18n import _
@@ -29,9 +33,24 @@ def _multi_head(
                                       score=ScoreFunction(score, *score_weights), bias=bias)
 
 
+@budget.cached("modern_trace", slots=budget.EXPLORER_SLOTS)
+def _modern(numbers: Config) -> MultiHeadTrace:
+    """attn_core.run of a configuration with a modern option: a ModernTrace (self-attention), or the grouped or
+    soft-capped heads of cross-attention."""
+    return run(numbers)
+
+
 def trace(cfg: Config) -> MultiHeadTrace:
     """attn_core.run(cfg), computed once per distinct configuration (every matrix, Y, the score function's weights
-    and the score bias included, are the key). Raises AttentionInputError."""
+    and the score bias included, are the key). Raises AttentionInputError.
+
+    A configuration with a modern option (cfg.modern: grouped-query heads, RoPE, QK-norm, ALiBi, a window, a soft
+    cap) is validated first (an option the core refuses, RoPE with cross-attention or another score function with
+    grouped heads, gives its message, never a trace that silently leaves it out) and runs through attn_core.run:
+    a ModernTrace for self-attention. Its labels and origin are not part of the key."""
+    if cfg.modern:
+        checked = validate_config(cfg)
+        return _modern(replace(checked, tokens=(), y_tokens=None if checked.y is None else (), origin=None))
     sf = cfg.score_function()
     return _multi_head(cfg.y, cfg.x, cfg.w_q, cfg.w_k, cfg.w_v, cfg.w_o, cfg.n_heads, cfg.scale, config_mask(cfg),
                        sf.kind, (sf.w_a, sf.w_1, sf.w_2, sf.v_a), cfg.score_bias)

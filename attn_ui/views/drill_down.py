@@ -11,7 +11,7 @@ from functools import partial
 import numpy as np
 import streamlit as st
 
-from attn_core import AttentionTrace, Config
+from attn_core import AttentionTrace, Config, ModernTrace, MultiHeadTrace
 from attn_ui.app import i18n
 from attn_ui.app.i18n import N_, _
 from attn_ui.widgets import controls, text
@@ -97,14 +97,15 @@ def _table(header: list[str], rows: list[list[str]]) -> None:
         st.markdown(table)
 
 
-def drill_down_section(t: AttentionTrace, cfg: Config, *, prefix: str) -> int:
+def drill_down_section(t: AttentionTrace, cfg: Config, *, prefix: str, mt: MultiHeadTrace | None = None) -> int:
     """Heading, query picker (and, for many keys, a page of keys) and the drill-down; returns the query index.
 
-    The picker offers the n_q queries (Y's tokens with cross-attention); the keys are X's tokens.
+    The picker offers the n_q queries (Y's tokens with cross-attention); the keys are X's tokens. ``mt``: the whole
+    trace (its modern options are said where they change the numbers).
     """
     st.header(_("Drill-down: one query, number by number"), anchor="drill-down")
     i = controls.query_selector(text.query_labels(cfg), prefix)
-    show_drill_down(t, cfg, i, keys_page(t.k.shape[0], text.token_labels(cfg), prefix))
+    show_drill_down(t, cfg, i, keys_page(t.k.shape[0], text.token_labels(cfg), prefix), mt=mt)
     return i
 
 
@@ -131,7 +132,21 @@ def _masked_note(scaled: float, masked: bool, p: int) -> str:
 
 def _score_rows(t: AttentionTrace, i: int, keys: range, labels: list[str], masked: np.ndarray,
                 p: int) -> tuple[list[str], list[list[str]]]:
-    """Section a's table for the trace's score function: each score of query ``i`` as a sum of products."""
+    """Section a's table for the trace's score function: each score of query ``i`` as a sum of products; with a soft
+    cap or a score bias, the scaled score as it is and what the cap and the bias make of it (what the softmax takes)."""
+    header, rows = _products(t, i, keys, labels, masked if t.softcap is None and t.bias is None else np.zeros_like(
+        masked), p)
+    if t.softcap is None and t.bias is None:
+        return header, rows
+    after = (r"$c \tanh(\tilde s / c) + b$" if t.softcap is not None and t.bias is not None else
+             r"$c \tanh(\tilde s / c)$" if t.bias is None else r"$\tilde s + b$")
+    return [*header, after], [[*row, _masked_note(t.biased[i, j], masked[j], p)] for row, j in zip(rows, keys,
+                                                                                                  strict=True)]
+
+
+def _products(t: AttentionTrace, i: int, keys: range, labels: list[str], masked: np.ndarray,
+              p: int) -> tuple[list[str], list[list[str]]]:
+    """Each score of query ``i`` as a sum of products, and its scaled value (masked ones said)."""
     scaled, key = _(r"scaled $\tilde s$"), _(r"key $j$")
     products = _("{formula} (sum of products)")  # the formula: $…$
     if t.score_fn == "general":  # (q_i W_a) · k_j
@@ -151,6 +166,33 @@ def _score_rows(t: AttentionTrace, i: int, keys: range, labels: list[str], maske
     return header, rows
 
 
+def after_scaling_latex(t: AttentionTrace, i: int) -> str:
+    """What happens to query ``i``'s scaled scores before the softmax, in LaTeX (a soft cap, a bias), or ""."""
+    parts = []
+    if t.softcap is not None:
+        parts.append(rf"\tilde s_{{{i}j}} \leftarrow c \tanh(\tilde s_{{{i}j}} / c),\; c = {t.softcap:g}")
+    if t.bias is not None:
+        parts.append(rf"\tilde s_{{{i}j}} \leftarrow \tilde s_{{{i}j}} + b_{{{i}j}}")
+    return "".join(r", \quad " + part for part in parts)
+
+
+def scored_rows_note(mt: MultiHeadTrace | None) -> str:
+    """When the head's q and k were QK-normed or rotated (a ModernTrace), say that the rows below are those."""
+    if not isinstance(mt, ModernTrace):
+        return ""
+    normed, rotated = mt.q_normed is not None, mt.q_rotated is not None
+    if normed and rotated:
+        return _("q_i and every k_j here are the rows as scored: QK-normed, then rotated by RoPE to their "
+                 "positions (Step by step, steps 1a and 1b), not the rows of Q = X W_Q and K = X W_K.")
+    if rotated:
+        return _("q_i and every k_j here are the rows as scored: rotated by RoPE to their positions (Step by "
+                 "step, step 1a), not the rows of Q = X W_Q and K = X W_K.")
+    if normed:
+        return _("q_i and every k_j here are the rows as scored: QK-normed (Step by step, step 1a), not the rows "
+                 "of Q = X W_Q and K = X W_K.")
+    return ""
+
+
 SCORE_LATEX_I = {  # query i's score with key j, per score function (i filled in)
     "dot": r"s_{{{i}j}} = q_{{{i}}} \cdot k_j = \sum_d q_{{{i},d}}\, k_{{j,d}}",
     "general": r"s_{{{i}j}} = (q_{{{i}}} W_a) \cdot k_j = \sum_d (q_{{{i}}} W_a)_d\, k_{{j,d}}",
@@ -159,11 +201,14 @@ SCORE_LATEX_I = {  # query i's score with key j, per score function (i filled in
 }
 
 
-def show_drill_down(t: AttentionTrace, cfg: Config, i: int, keys: range | None = None) -> None:
+def show_drill_down(t: AttentionTrace, cfg: Config, i: int, keys: range | None = None, *,
+                    mt: MultiHeadTrace | None = None) -> None:
     """Query ``i``'s row written out: each score as a sum of products (q_i·k_j for the dot product, (q_i W_a)·k_j
     for "general", f_ij·v_a with the tanh features f_ij for "additive"), its softmax, its weighted values.
 
-    The tables list the keys in ``keys`` (default: all); their Σ rows always sum over every key.
+    The tables list the keys in ``keys`` (default: all); their Σ rows always sum over every key. The q_i and k_j
+    written out are the rows as scored (QK-normed and rotated by RoPE when ``mt`` did so); a soft cap and a score
+    bias (ALiBi's, a T5 layer's) get a column of their own before the softmax.
     """
     p = controls.precision()
     labels = [text.md_escape(label) for label in text.token_labels(cfg)]  # the keys: X's tokens
@@ -179,8 +224,10 @@ def show_drill_down(t: AttentionTrace, cfg: Config, i: int, keys: range | None =
         st.markdown("### " + _("a · Scores of query {query} with keys {first}–{last} (of {n})").format(
             query=query, first=keys.start, last=keys.stop - 1, n=n_k))
     formula(SCORE_LATEX_I[t.score_fn].format(i=i) + rf", \qquad \tilde s_{{{i}j}} = s_{{{i}j}} \,/\, s, \quad "
-             rf"s = {text.divisor_latex(cfg, t.divisor, p)}")
+             rf"s = {text.divisor_latex(cfg, t.divisor, p)}" + after_scaling_latex(t, i))
     st.markdown(f"$q_{{{i}}}$ = {vector_text(t.q[i], p)}")
+    if note := scored_rows_note(mt):
+        st.caption(note)
     if t.score_fn == "general":
         st.markdown(f"$q_{{{i}}} W_a$ = {vector_text(t.q_a[i], p)}")
     elif t.score_fn == "additive":

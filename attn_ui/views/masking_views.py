@@ -12,7 +12,9 @@ import numpy as np
 import pandas as pd
 
 from attn_core import Config, analysis
+from attn_ui.app import i18n
 from attn_ui.app.i18n import _
+from attn_ui.views import step_by_step
 from attn_ui.widgets import charts, heatmap, text
 from attn_ui.widgets.numbers import Style, format_numbers
 
@@ -27,12 +29,25 @@ def mask_heatmap(mask: np.ndarray, rows: list[str], cols: list[str]) -> charts.C
 
 
 def how_built(cfg: Config) -> str:
-    """How the configuration's boolean mask [n_q, n_k] is built, in a sentence (Markdown; token labels escaped).
+    """How the configuration's boolean mask [n_q, n_k] is built, in a sentence (Markdown; token labels escaped); with a
+    sliding window (a modern option), the window's rule and that the mask used is both together.
 
     >>> from attn_core import load_preset
     >>> how_built(load_preset("seed002_causal"))
     'Causal: query i may attend to keys 0 … i, the lower triangle of ones (in NumPy: `np.tril(np.ones((4, 4)))`).'
     """
+    kind = _kind_built(cfg)
+    if cfg.window is None:
+        return kind
+    window = step_by_step.window_words(cfg, cfg.window)
+    if cfg.mask_kind == "none":
+        return i18n.sentences(window, _("No other mask is chosen: the window is the whole mask (set on Modern "
+                                        "attention)."))
+    return i18n.sentences(kind, window, _("The mask used is the two together (set on Modern attention): a key is "
+                                          "allowed where both allow it, as drawn."))
+
+
+def _kind_built(cfg: Config) -> str:
     n_q, n_k = cfg.n_q, cfg.n_seq
     if cfg.mask_kind == "causal":
         return _("Causal: query i may attend to keys 0 … i, the lower triangle of ones (in NumPy: "

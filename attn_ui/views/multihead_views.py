@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import altair as alt
 import numpy as np
@@ -22,6 +22,7 @@ from attn_core import (
     LIMITS,
     AttentionInputError,
     Config,
+    ModernTrace,
     MultiHeadTrace,
     config_mask,
     cross_attention,
@@ -29,7 +30,11 @@ from attn_core import (
     head_slice,
     initialize,
     merge_heads,
+    modern_attention,
+    multi_head_cross_attention,
+    run,
     valid_head_counts,
+    validate_config,
 )
 from attn_ui.app import i18n, registry, state
 from attn_ui.app.i18n import N_, _, ngettext
@@ -427,7 +432,7 @@ def head_block_build(layout: BlockLayout, data: list, domains: list) -> alt.Face
 
 
 def head_weights(weights: list[np.ndarray], tokens: list[str], *, precision: int = 4,
-                 keys: list[str] | None = None) -> charts.Chart:
+                 keys: list[str] | None = None, first: int = 0) -> charts.Chart:
     """Small multiples: each head's attention weights [n_q, n_k], one shared 0..1 colour scale.
 
     Parameters
@@ -438,6 +443,8 @@ def head_weights(weights: list[np.ndarray], tokens: list[str], *, precision: int
         Unique labels of the queries (rows); also of the keys (columns) unless ``keys`` is given.
     keys : list of str, optional
         Unique labels of the keys (columns), when they differ from the queries' (cross-attention).
+    first : int
+        The number of the first head drawn (a group of grouped-query heads starts further on).
 
     Examples
     --------
@@ -451,7 +458,7 @@ def head_weights(weights: list[np.ndarray], tokens: list[str], *, precision: int
     parts = [
         heatmap.heatmap(w, tokens, keys, title=_("head {h}").format(h=h), kind="weights", precision=precision,
                         domain=(0.0, 1.0), x_title=_("key"), y_title=_("query"), px=px)
-        for h, w in enumerate(weights)
+        for h, w in enumerate(weights, start=first)
     ]
     longest = max(map(len, format_numbers(weights[0].ravel(), precision)))
     cell_w = heatmap.cell_width(px, longest if heatmap.shows_text(n_q, n_k, px) else 0)
@@ -465,7 +472,7 @@ def head_weights(weights: list[np.ndarray], tokens: list[str], *, precision: int
                    _("Attention weights of each of the {n} heads: one small heatmap per head, titled head 0 to head "
                      "{last}, {n_q} rows (query) by {n_k} columns (key); colour: white at 0 to dark blue at 1, the "
                      "same scale for every head; each cell's number in its tooltip.")
-                   ).format(n=len(weights), last=len(weights) - 1, n_q=n_q, n_k=n_k)
+                   ).format(n=len(weights), last=first + len(weights) - 1, n_q=n_q, n_k=n_k)
     layout = (tuple(p.layout for p in parts), math.ceil(len(parts) / rows), description)
     return charts.Chart(head_weights_build, layout, tuple(p.data[0] for p in parts),  # 0 … 1: fixed, in the layouts
                         canvas=all(p.layout.on_canvas for p in parts))  # thousands of rects: one canvas, no SVG nodes
@@ -500,6 +507,54 @@ _SCORE_WEIGHTS = {
 }
 
 
+def kv_groups(trace: MultiHeadTrace) -> list[list[int]]:
+    """The query heads reading each key/value head, in order (one head each without grouping).
+
+    >>> from attn_core import make_config, run
+    >>> c = make_config(["a", "b"], np.eye(2), np.eye(2, 4), np.eye(2), np.eye(2), w_o=np.eye(4), n_heads=2,
+    ...                 n_kv_heads=1)
+    >>> kv_groups(run(c))
+    [[0, 1]]
+    """
+    groups: dict[int, list[int]] = {}
+    for h, g in enumerate(trace.kv_heads):
+        groups.setdefault(g, []).append(h)
+    return [groups[g] for g in sorted(groups)]
+
+
+def modern_shape_rows(trace: MultiHeadTrace, n_q: str, d_q: str, kv_h: str, each: str,
+                      each_kv: str) -> list[tuple[str, str, str, str, str]]:
+    """The shapes table's rows for QK-norm and RoPE: each head's q and k as they are scored."""
+    if not isinstance(trace, ModernTrace) or (trace.q_normed is None and trace.q_rotated is None):
+        return []
+    how = ("RoPE(RMSNorm({m}))" if trace.q_normed is not None and trace.q_rotated is not None
+           else "RoPE({m})" if trace.q_rotated is not None else "RMSNorm({m})")
+    h0 = trace.heads[0]
+    return [("Q̃_h", how.format(m="Q_h"), f"{n_q} × {d_q}", _shape(h0.q), each),
+            (f"K̃_{kv_h}", how.format(m=f"K_{kv_h}"), "n_seq × d_k", _shape(h0.k), each_kv)]
+
+
+def scores_formula(trace: MultiHeadTrace, score: str, kv_h: str) -> str:
+    """scores_h's formula: the score function's, with the scored (normed, rotated) rows and the key/value head."""
+    modern = isinstance(trace, ModernTrace) and (trace.q_normed is not None or trace.q_rotated is not None)
+    if score == "dot":
+        return f"Q̃_h K̃_{kv_h}ᵀ" if modern else f"Q_h K_{kv_h}ᵀ"
+    return _SCORE_FORMULAS[score]
+
+
+def weights_formula(t) -> str:
+    """weights_h's formula: the scaling, a soft cap, a bias and the mask, in their order."""
+    inner = "scores_h ÷ s"
+    if t.softcap is not None:
+        inner = f"c·tanh({inner} ÷ c)"
+    if t.bias is not None:
+        inner = f"{inner} + B_h"
+    if t.mask is not None or t.bias is not None or t.softcap is not None:
+        return _("softmax({inner}), row by row (masked cells −∞)").format(inner=inner) if t.mask is not None else \
+            _("softmax({inner}), row by row").format(inner=inner)
+    return _("softmax(mask(scores_h ÷ s)), row by row")
+
+
 def shapes_table(cfg: Config, trace: MultiHeadTrace) -> pa.Table:
     """Every array of the multi-head computation: symbol, formula, shape in symbols and here (its words and its
     columns' names in the session's language).
@@ -521,27 +576,44 @@ def shapes_table(cfg: Config, trace: MultiHeadTrace) -> pa.Table:
     n_q = "n_q" if cfg.cross else "n_seq"  # the queries' count in symbols
     d_q = "d_q" if cfg.score == "additive" else "d_k"  # the queries' width per head
     src = "Y" if cfg.cross else "X"
-    q, k, v = (merge_heads([getattr(t, m) for t in trace.heads]) for m in ("q", "k", "v"))  # [n_q or n_seq, n·d]
+    groups = kv_groups(trace)  # with grouped-query heads: K and V once per key/value head
+    firsts = [readers[0] for readers in groups]
+    if isinstance(trace, ModernTrace):  # the projections, before any QK-norm or RoPE
+        q, k, v = trace.q, trace.k, trace.v
+    else:
+        q = merge_heads([t.q for t in trace.heads])  # [n_q or n_seq, n·d]
+        k, v = (merge_heads([getattr(trace.heads[h], m) for h in firsts]) for m in ("k", "v"))  # [n_seq, n_kv·d]
+    heads_k = "n_kv_heads" if len(groups) != n else "n_heads"  # the key/value heads' count in symbols
+    each_kv = each if len(groups) == n else _("{n} (one per key/value head)").format(n=len(groups))
+    kv_h = "g" if len(groups) != n else "h"  # the key/value head query head h reads (g = h without grouping)
     rows = [
         ("X", _("the inputs, one row per token (the keys and values)") if cfg.cross else
          _("the inputs, one row per token"), "n_seq × d_model", _shape(cfg.x), "1"),
         *([("Y", _("the queries' inputs, one row per query token"), "n_q × d_model", _shape(cfg.y), "1")]
           if cfg.cross else []),
         ("W_Q", _("query weights, n_heads column slices"), f"d_model × n_heads·{d_q}", _shape(cfg.w_q), "1"),
-        ("W_K", _("key weights, n_heads column slices"), "d_model × n_heads·d_k", _shape(cfg.w_k), "1"),
-        ("W_V", _("value weights, n_heads column slices"), "d_model × n_heads·d_v", _shape(cfg.w_v), "1"),
+        *([("W_K", _("key weights, n_heads column slices"), "d_model × n_heads·d_k", _shape(cfg.w_k), "1"),
+           ("W_V", _("value weights, n_heads column slices"), "d_model × n_heads·d_v", _shape(cfg.w_v), "1")]
+          if heads_k == "n_heads" else
+          [("W_K", _("key weights, n_kv_heads column slices"), "d_model × n_kv_heads·d_k", _shape(cfg.w_k), "1"),
+           ("W_V", _("value weights, n_kv_heads column slices"), "d_model × n_kv_heads·d_v", _shape(cfg.w_v), "1")]),
         *((name, _(what), sym, _shape(cfg.matrix(attr)), "1") for name, what, sym, attr in _SCORE_WEIGHTS[cfg.score]),
         ("Q", f"{src} W_Q", f"{n_q} × n_heads·{d_q}", _shape(q), "1"),
-        ("K", "X W_K", "n_seq × n_heads·d_k", _shape(k), "1"),
-        ("V", "X W_V", "n_seq × n_heads·d_v", _shape(v), "1"),
+        ("K", "X W_K", f"n_seq × {heads_k}·d_k", _shape(k), "1"),
+        ("V", "X W_V", f"n_seq × {heads_k}·d_v", _shape(v), "1"),
         ("Q_h", _("columns h·{d} … (h+1)·{d} − 1 of Q").format(d=d_q), f"{n_q} × {d_q}", _shape(h0.q), each),
-        ("K_h", _("columns h·d_k … (h+1)·d_k − 1 of K"), "n_seq × d_k", _shape(h0.k), each),
-        ("V_h", _("columns h·d_v … (h+1)·d_v − 1 of V"), "n_seq × d_v", _shape(h0.v), each),
+        *([("K_h", _("columns h·d_k … (h+1)·d_k − 1 of K"), "n_seq × d_k", _shape(h0.k), each),
+           ("V_h", _("columns h·d_v … (h+1)·d_v − 1 of V"), "n_seq × d_v", _shape(h0.v), each)]
+          if kv_h == "h" else
+          [("K_g", _("columns g·d_k … (g+1)·d_k − 1 of K, g the key/value head that query head h reads"),
+            "n_seq × d_k", _shape(h0.k), each_kv),
+           ("V_g", _("columns g·d_v … (g+1)·d_v − 1 of V"), "n_seq × d_v", _shape(h0.v), each_kv)]),
+        *modern_shape_rows(trace, n_q, d_q, kv_h, each, each_kv),
         *((name, _(what), sym.format(n_q=n_q), _shape(getattr(h0, attr)), each)
           for name, what, sym, attr in _SCORE_ROWS[cfg.score]),
-        ("scores_h", _SCORE_FORMULAS[cfg.score], f"{n_q} × n_seq", _shape(h0.scores), each),
-        ("weights_h", _("softmax(mask(scores_h ÷ s)), row by row"), f"{n_q} × n_seq", _shape(h0.weights), each),
-        ("head_h", "weights_h V_h", f"{n_q} × d_v", _shape(h0.output), each),
+        ("scores_h", scores_formula(trace, cfg.score, kv_h), f"{n_q} × n_seq", _shape(h0.scores), each),
+        ("weights_h", weights_formula(h0), f"{n_q} × n_seq", _shape(h0.weights), each),
+        ("head_h", f"weights_h V_{kv_h}", f"{n_q} × d_v", _shape(h0.output), each),
         ("concat", _("[head_0 | head_1 | … ] side by side"), f"{n_q} × n_heads·d_v", _shape(trace.concat), "1"),
         ("W_O", _("output projection"), "n_heads·d_v × d_out", _shape(trace.w_o), "1"),
         (_("output"), "concat W_O", f"{n_q} × d_out", _shape(trace.output), "1"),
@@ -564,9 +636,37 @@ CONCAT_METRIC = N_("max |concat − single-head output|")  # when W_O changes th
 MIXING_W_O = ("xavier_uniform", 0)
 
 
+def grouped_head_counts(cfg: Config) -> dict[int, int]:
+    """With grouped-query heads, the head counts that keep every width (and so every value) of W_Q, W_K, W_V, each
+    with its key/value heads: the group size (query heads per key/value head, W_Q's columns ÷ W_K's) stays, so
+    n_kv_heads = n_heads ÷ group; without grouping, {} (valid_head_counts applies).
+
+    >>> from attn_core import make_config
+    >>> c = make_config(["a"], np.ones((1, 2)), np.ones((2, 8)), np.ones((2, 4)), np.ones((2, 4)), w_o=np.eye(8),
+    ...                 n_heads=4, n_kv_heads=2)
+    >>> grouped_head_counts(c)
+    {2: 1, 4: 2, 8: 4}
+    """
+    if not cfg.n_kv_heads:
+        return {}
+    group = cfg.n_heads // cfg.n_kv_heads
+    d_q, d_k, d_v = cfg.w_q.shape[1], cfg.w_k.shape[1], cfg.w_v.shape[1]
+    return {n: n // group for n in range(group, min(d_q, LIMITS.n_heads) + 1, group)
+            if d_q % n == 0 and d_k % (n // group) == 0 and d_v % (n // group) == 0 and d_k // (n // group) == d_q // n}
+
+
+def heads_changes(cfg: Config, n_heads: int) -> dict:
+    """The changes for ``n_heads`` heads (state.with_heads), with grouped-query heads the key/value heads that keep
+    the group size (grouped_head_counts)."""
+    changes = state.with_heads(cfg, n_heads)
+    if cfg.n_kv_heads:
+        changes["n_kv_heads"] = grouped_head_counts(cfg)[n_heads]
+    return changes
+
+
 def use_heads(n_heads: int) -> None:
     """on_click: switch to a valid head count (and show it in the number box)."""
-    if message := state.update_config(**state.with_heads(state.config(), n_heads)):
+    if message := state.update_config(**heads_changes(state.config(), n_heads)):
         state.notify(message)
     st.session_state[WANTED] = state.config().n_heads
 
@@ -689,9 +789,21 @@ def per_head_section() -> None:
                            "0 … 1."), _("The queries are Y's tokens, the keys X's.") if cfg.cross else ""))
     shown = tokens_that_fit(max(cfg.n_q, cfg.n_seq), cfg.n_heads)
     s_q, s_k = min(shown, cfg.n_q), min(shown, cfg.n_seq)
-    charts.show_chart(head_weights(
-        [t.weights[:s_q, :s_k] for t in trace.heads], queries[:s_q], keys=keys[:s_k], precision=controls.precision(),
-    ))
+    groups = kv_groups(trace)
+    if len(groups) == cfg.n_heads:
+        charts.show_chart(head_weights(
+            [t.weights[:s_q, :s_k] for t in trace.heads], queries[:s_q], keys=keys[:s_k],
+            precision=controls.precision(),
+        ))
+    else:  # grouped-query heads: one row of panels per key/value head, its readers side by side
+        st.caption(group_text(groups))
+        for g, readers in enumerate(groups):
+            st.markdown(_("**Key/value head {g}** · K and V shared by query heads {readers}").format(
+                g=g, readers=", ".join(map(str, readers))))
+            charts.show_chart(head_weights(
+                [trace.heads[h].weights[:s_q, :s_k] for h in readers], queries[:s_q], keys=keys[:s_k],
+                precision=controls.precision(), first=readers[0],
+            ))
     if (s_q, s_k) != (cfg.n_q, cfg.n_seq):
         st.caption((_("Drawing the first {s_q} of {n_q} queries and {s_k} of {n_k} keys of each head; Step by step "
                       "shows one head whole.") if cfg.cross else
@@ -701,13 +813,41 @@ def per_head_section() -> None:
                          format_func=head_names(cfg.n_heads).__getitem__, required=True,
                          **state.bind(PICK, st.session_state[state.HEAD], pick_head))
     head = st.session_state[state.HEAD]
-    q_cols, k_cols, v_cols = head_slice(head, cfg.d_q), head_slice(head, cfg.d_k), head_slice(head, cfg.d_v)
-    st.caption((_("Head {head} uses {qk} of W_Q and W_K and {v} of W_V.") if q_cols == k_cols else
+    g = trace.kv_heads[min(head, cfg.n_heads - 1)]
+    q_cols, k_cols, v_cols = head_slice(head, cfg.d_q), head_slice(g, cfg.d_k), head_slice(g, cfg.d_v)
+    if len(groups) != cfg.n_heads:
+        st.caption(_("Head {head} uses {q} of W_Q; it reads key/value head {g}: {k} of W_K and {v} of W_V.").format(
+            head=head, g=g, q=columns(q_cols), k=columns(k_cols), v=columns(v_cols)))
+    else:
+        st.caption((_("Head {head} uses {qk} of W_Q and W_K and {v} of W_V.") if q_cols == k_cols else
                 _("Head {head} uses {q} of W_Q, {k} of W_K and {v} of W_V."))
-               .format(head=head, qk=columns(k_cols), q=columns(q_cols), k=columns(k_cols), v=columns(v_cols)))
+                   .format(head=head, qk=columns(k_cols), q=columns(q_cols), k=columns(k_cols), v=columns(v_cols)))
     if st.button(_("Open head {head} on Step by step").format(head=head), key="heads_open_steps",
                  icon=":material/stairs:"):
         st.switch_page(registry.STEPS.file)
+
+
+def group_text(groups: list[list[int]]) -> str:
+    """Which query heads read which key/value head, in words: "key/value head 0 ← query heads 0, 1 · …"."""
+    return i18n.sentences(
+        _("Grouped-query attention: {n} query heads share {k} key/value heads; each head has its own W_Q slice and "
+          "its own weights, but the heads of a group score against the same keys and average the same values.").format(
+            n=sum(map(len, groups)), k=len(groups)),
+        " · ".join(_("key/value head {g} ← query heads {readers}").format(g=g, readers=", ".join(map(str, readers)))
+                   for g, readers in enumerate(groups)))
+
+
+def options_text(cfg: Config) -> str:
+    """The modern options every head runs with, in words, or ""."""
+    parts = [name for name, on in (("QK-norm", cfg.qk_norm), ("RoPE", cfg.rope is not None),
+                                   (_("soft cap {c}").format(c=f"{cfg.softcap:g}") if cfg.softcap is not None else "",
+                                    cfg.softcap is not None),
+                                   (_("ALiBi (a slope per head)"), cfg.alibi),
+                                   (_("sliding window {w}").format(w=cfg.window), cfg.window is not None)) if on]
+    if not parts:
+        return ""
+    return _("Every head also runs with {options} (set on Modern attention; Step by step shows each step).").format(
+        options=", ".join(parts))
 
 
 def concat_section() -> None:
@@ -786,16 +926,15 @@ def check_metrics(cfg, trace, *, per_head: bool = True) -> None:
     """How far the multi-head output is from single-head attention (and, with ``per_head``, one head's block of
     concat from plain attention on its slices)."""
     head = min(st.session_state[state.HEAD], cfg.n_heads - 1)
-    q_cols, k_cols, v_cols = head_slice(head, cfg.d_q), head_slice(head, cfg.d_k), head_slice(head, cfg.d_v)
+    g = trace.kv_heads[head]  # the key/value head it reads (itself without grouping)
+    q_cols, k_cols, v_cols = head_slice(head, cfg.d_q), head_slice(g, cfg.d_k), head_slice(g, cfg.d_v)
     y, score, mask = cfg.y if cfg.cross else cfg.x, cfg.score_function(), config_mask(cfg)
     # a score function's weights are per head: single-head attention on the whole of W_Q, W_K has no W_a
-    # (W_1, W_2) of its own unless there is one head
-    whole = cfg.n_heads == 1 or cfg.score == "dot"
+    # (W_1, W_2) of its own unless there is one head; grouped-query heads' W_K is narrower than W_Q
+    whole = (cfg.n_heads == 1 or cfg.score == "dot") and not cfg.n_kv_heads
     try:
-        single = cross_attention(y, cfg.x, cfg.w_q, cfg.w_k, cfg.w_v, scale=cfg.scale, mask=mask,
-                                 score=score) if whole else None
-        one = cross_attention(y, cfg.x, cfg.w_q[:, q_cols], cfg.w_k[:, k_cols], cfg.w_v[:, v_cols], scale=cfg.scale,
-                              mask=mask, score=head_score(score, head, cfg.n_heads)) if per_head else None
+        single = whole_attention(cfg) if whole else None
+        one = head_attention(cfg, trace, head, (q_cols, k_cols, v_cols), y, score, mask) if per_head else None
     except AttentionInputError as err:
         st.error(_("Single-head attention cannot be computed here: {error}").format(
             error=text.md_escape(i18n.error_text(err))), icon=":material/error:")
@@ -811,7 +950,11 @@ def check_metrics(cfg, trace, *, per_head: bool = True) -> None:
     places = st.columns(len(metrics)) if len(metrics) > 1 else [st] * len(metrics)
     for place, (label, value, why) in zip(places, metrics, strict=True):
         place.metric(label, f"{value:.3g}", width="content", help=why)
-    if single is None:
+    if single is None and cfg.n_kv_heads:
+        st.caption(_("With grouped-query heads W_K and W_V are narrower than W_Q ({k} key/value heads for {n} query "
+                     "heads): there is no single-head attention on the whole of them to compare the output "
+                     "with.").format(k=cfg.kv_heads, n=cfg.n_heads))
+    elif single is None:
         st.caption((_("The general score's weights hold one column slice per head: with {n} heads there is no "
                       "single-head attention on the whole of W_Q and W_K to compare the output with.")
                     if cfg.score == "general" else
@@ -826,6 +969,34 @@ def check_metrics(cfg, trace, *, per_head: bool = True) -> None:
             "shape."
         ).format(r=out.shape[0], c=out.shape[1], n="n_q" if cfg.cross else "n_seq", concat=trace.concat.shape[1],
                  r1=single.output.shape[0], c1=single.output.shape[1]))
+
+
+def whole_attention(cfg: Config):
+    """Single-head attention on the whole of W_Q, W_K, W_V with the configuration's scale, mask and modern options
+    (attn_core.run of it with one head and W_O = I): its head's trace. With one head and W_O = I it is this page's
+    output exactly. The score bias is kept with one head (it is that head's), dropped with several."""
+    one = replace(cfg, n_heads=1, n_kv_heads=None, w_o=np.eye(cfg.w_v.shape[1]),
+                  score_bias=cfg.score_bias if cfg.n_heads == 1 else None)
+    return run(validate_config(one)).heads[0]
+
+
+def head_attention(cfg: Config, trace: MultiHeadTrace, head: int, cols: tuple[slice, slice, slice], y, score,
+                   mask):
+    """Plain attention of head ``head`` on its own column slices (``cols``: of W_Q, and of W_K and W_V of the
+    key/value head it reads), computed apart from the page's trace with the configuration's options (RoPE, QK-norm,
+    the window, the soft cap) and the head's own score bias (ALiBi's slope is the head's)."""
+    q_cols, k_cols, v_cols = cols
+    w_q, w_k, w_v = cfg.w_q[:, q_cols], cfg.w_k[:, k_cols], cfg.w_v[:, v_cols]
+    sf, bias = head_score(score, head, cfg.n_heads), trace.heads[head].bias
+    if cfg.modern and not cfg.cross:
+        causal = cfg.mask_kind == "causal"
+        return modern_attention(cfg.x, w_q, w_k, w_v, n_heads=1, rope=cfg.rope, qk_norm=cfg.qk_norm, window=cfg.window,
+                                causal=causal, softcap=cfg.softcap, scale=cfg.scale, mask=None if causal else mask,
+                                bias=bias, score=sf).heads[0]
+    if cfg.softcap is not None:
+        return multi_head_cross_attention(y, cfg.x, w_q, w_k, w_v, np.eye(w_v.shape[1]), 1, scale=cfg.scale, mask=mask,
+                                          score=sf, bias=bias, softcap=cfg.softcap).heads[0]
+    return cross_attention(y, cfg.x, w_q, w_k, w_v, scale=cfg.scale, mask=mask, score=sf, bias=bias)
 
 
 def shapes_section() -> None:

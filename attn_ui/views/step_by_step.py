@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
-from attn_core import AttentionTrace, Config, MultiHeadTrace
+from attn_core import AttentionTrace, Config, ModernTrace, MultiHeadTrace, alibi_slopes, head_slice
 from attn_ui.app import i18n, state
 from attn_ui.app.i18n import N_, _
 from attn_ui.views import compute
@@ -126,14 +126,154 @@ def scaled_in_words(t: AttentionTrace, precision: int) -> str:
         hi=format_number(hi, precision, "short"))
 
 
-def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None = None) -> None:
+def sharing(mt: MultiHeadTrace | None, head: int) -> tuple[int, list[int]] | None:
+    """With grouped-query heads, (the key/value head query head ``head`` reads, every query head reading it); None
+    without grouping.
+
+    >>> from attn_core import make_config, run
+    >>> c = make_config(["a", "b"], np.eye(2), np.eye(2, 4), np.eye(2), np.eye(2), w_o=np.eye(4), n_heads=2,
+    ...                 n_kv_heads=1)
+    >>> sharing(run(c), 1)
+    (0, [0, 1])
+    """
+    if mt is None or not mt.n_kv_heads or mt.n_kv_heads == mt.n_heads:
+        return None
+    g = mt.kv_heads[head]
+    return g, [h for h, kv in enumerate(mt.kv_heads) if kv == g]
+
+
+def kv_head_columns(t: AttentionTrace, head: int, g: int, readers: list[int]) -> str:
+    """Which columns grouped-query head ``head`` uses: its own of W_Q, and those of key/value head ``g`` (shared by
+    the query heads ``readers``) of W_K and W_V."""
+    d_q, d_k, d_v = t.q.shape[1], t.k.shape[1], t.v.shape[1]
+
+    def cols(d: int, h: int) -> str:
+        return f"{h * d}…{(h + 1) * d - 1}"
+
+    return _("Query head {head} uses columns {q} of W_Q. It reads key/value head {g}, columns {k} of W_K and {v} of "
+             "W_V, which query heads {readers} share (grouped-query attention).").format(
+        head=head, q=cols(d_q, head), g=g, k=cols(d_k, g), v=cols(d_v, g), readers=", ".join(map(str, readers)))
+
+
+def projections(t: AttentionTrace, mt: MultiHeadTrace | None, head: int) -> tuple[np.ndarray, np.ndarray]:
+    """Head ``head``'s Q and K as projected (X W_Q, X W_K of its key/value head), before any QK-norm or RoPE: the
+    trace's own q, k unless a ModernTrace normed or rotated them."""
+    if not isinstance(mt, ModernTrace) or (mt.q_normed is None and mt.q_rotated is None):
+        return t.q, t.k
+    d_k = t.q.shape[1]
+    return mt.q[:, head_slice(head, d_k)], mt.k[:, head_slice(mt.kv_heads[head], d_k)]
+
+
+def rope_latex(layout: str) -> str:
+    """RoPE's rotation of one pair of a row at position p, in LaTeX, for the layout's pairs."""
+    pair = (r"(x_i,\, x_{i + d/2})" if layout == "half" else r"(x_{2i},\, x_{2i+1})")
+    return (rf"{pair} \mapsto (a\cosarphi - b\sinarphi,\; a\sinarphi + b\cosarphi), \quad "
+            r"arphi = p\,	heta_i, \quad 	heta_i = \mathrm{base}^{-2i/d}")
+
+
+def _pre_score_steps(mt: ModernTrace, *, head: int, prefix: str,
+                     pair_rows: tuple[list[str], list[str]], q_title: str, kv_title: str) -> list[str]:
+    """QK-norm's and RoPE's steps (1a, 1b) for head ``head``: its q and k normed, then rotated, each a heatmap.
+    Returns the steps shown ("norm", "rope"), in order."""
+    queries, keys = pair_rows
+    g = mt.kv_heads[head]
+    letters = iter("abc")
+    shown = []
+    parts = []
+    if mt.q_normed is not None:
+        parts.append(("norm", mt.q_normed[head], mt.k_normed[g]))
+    if mt.q_rotated is not None:
+        parts.append(("rope", mt.q_rotated[head], mt.k_rotated[g]))
+    for kind, q, k in parts:
+        step = "1" + next(letters)
+        if kind == "norm":
+            st.header(_("{step} · QK-norm: each row of q and k divided by its root mean square").format(step=step))
+            latex = (rf"\hat q_i = rac{{q_i}}{{\sqrt{{	frac{{1}}{{d_k}}\sum_d q_{{i,d}}^2 + arepsilon}}}}, "
+                     rf"\quad arepsilon = {mt.qk_norm_eps:g} \quad(	ext{{likewise }} \hat k_j)")
+            note = _("RMSNorm over each head's d_k features (Qwen 3's q_norm and k_norm, no gain here): every row now "
+                     "has a root mean square just under 1 (ε keeps a zero row from dividing by 0), so no query or key "
+                     "can make the scores large by its length alone.")
+            names = ("Q (QK-norm)", "K (QK-norm)")
+            shown.append(kind)
+        else:
+            st.header(_("{step} · RoPE: q and k turned by their position").format(step=step))
+            latex = rope_latex(mt.rope.layout)
+            note = i18n.sentences(
+                (_("Layout “half” (transformers' rotate_half: Llama, Mistral, Qwen): feature i pairs with feature "
+                   "i + d/2.") if mt.rope.layout == "half" else
+                 _("Layout “interleaved” (RoFormer, Meta's Llama): features 2i and 2i + 1 make a pair.")),
+                _("Token p's row (p = 0 for the first) has each pair turned by the angle p·θ_i, base = {base}. A "
+                  "rotation keeps each row's length; the dot product of a query at position m with a key at "
+                  "position n depends on their offset m − n, not on where they are.").format(base=f"{mt.rope.base:g}"))
+            names = ("Q (RoPE)", "K (RoPE)")
+            shown.append(kind)
+        formula(latex)
+        st.caption(note)
+        dom = heatmap.shared_domain(q, k)
+        items = ((names[0], q, queries, q_title), (names[1], k, keys, kv_title))
+        widths = [heatmap.heatmap_width(m, rows, controls.precision(), text.dim_labels(m.shape[1]))
+                  for _n, m, rows, _t in items]
+        for col, (name, m, rows, y_title) in zip(controls.side_by_side(widths), items, strict=True):
+            with col:
+                matrix_block(name, "", m, rows, text.dim_labels(m.shape[1]), y_title=y_title,
+                             x_title=_("dimension ({dim})").format(dim="d_k"), domain=dom,
+                             key=f"{prefix}_{kind}_{name[0].lower()}_chart")
+    return shown
+
+
+def bias_words(mt: MultiHeadTrace | None, cfg: Config, head: int) -> str:
+    """Where head ``head``'s score bias comes from, in words: ALiBi (its slope), a given bias (a T5 layer's), or
+    both added."""
+    alibi = isinstance(mt, ModernTrace) and mt.alibi is not None
+    t5 = _("This configuration adds a number to each scaled score before the mask: B, one matrix per head (a T5 "
+           "layer's learned relative positions: one number per head and distance between query and key). It is the "
+           "mask's finite sibling: where a mask adds −∞ and rules a key out, a bias favours or penalises a key and "
+           "never rules it out.")
+    if not alibi:
+        return t5
+    m = float(alibi_slopes(mt.n_heads)[head])
+    words = _("ALiBi (BLOOM) adds B_ij = −m·(i − j) to each scaled score before the mask: a penalty that grows with "
+              "the distance of key j behind query i (and, without a causal mask, a bonus of the same size for a key "
+              "ahead of it). Each head has its own slope; this head's m = {m}. It is the mask's finite sibling: it "
+              "favours near keys, never rules one out.").format(m=f"{m:.6g}")
+    if cfg.score_bias is None:
+        return words
+    return i18n.sentences(words, _("The configuration's own score bias is added to ALiBi's: B is their sum."))
+
+
+def window_words(cfg: Config, window: int) -> str:
+    """The sliding window's rule in words (causal with a causal mask, else both sides)."""
+    if cfg.mask_kind == "causal":
+        return _("Sliding window of {w} keys: query i sees key j only if i − {w} < j ≤ i, the {w} keys ending at "
+                 "itself.").format(w=window)
+    return _("Sliding window of {w} keys: query i sees key j only if |i − j| < {w}, up to {w} − 1 keys on each "
+             "side.").format(w=window)
+
+
+def mask_words(cfg: Config, mt: MultiHeadTrace | None) -> str:
+    """What the mask of this configuration is made of, in words: the mask kind's note, and the sliding window."""
+    window = mt.window if isinstance(mt, ModernTrace) else None
+    kind = _(MASK_NOTES[cfg.mask_kind]) if cfg.mask_kind in MASK_NOTES else ""
+    if window is None:
+        return kind or _("Masked")
+    return i18n.sentences(kind, window_words(cfg, window),
+                          _("The mask used is the two together: a key is allowed where both allow it.") if kind else "")
+
+
+def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None = None,
+               mt: MultiHeadTrace | None = None) -> None:
     """Every intermediate of one head, in order, each with its formula, shape and heatmap.
 
     ``head`` names the head in the formulas (None for single-head attention). Clicking a cell of the
     scores or weights heatmap chooses that row's query for :func:`show_drill_down`. Rows of Q, the scores, the
     weights and the output are the queries (Y's tokens with cross-attention); rows of K and V, and the scores'
     columns, are X's tokens (the keys).
+
+    ``mt``: the whole trace, when it has the modern options: grouped-query heads (K and V are the key/value head's,
+    shared by the query heads said), QK-norm and RoPE (steps 1a, 1b between the projections and the scores, which are
+    computed from them), a soft cap (step 3b), ALiBi (with the score bias) and a sliding window (in the mask).
     """
+    hh = 0 if head is None else head
     p = controls.precision()
     queries, keys = text.query_labels(cfg), text.token_labels(cfg)
     h = _sup(head)
@@ -143,14 +283,18 @@ def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None 
     q_title, kv_title = (_("query (Y)"), _("token (X)")) if cfg.cross else (_("token"), _("token"))
 
     st.header(_("1 · Queries, keys, values"))
-    if head is not None:
+    shared = sharing(mt, hh)
+    if shared is not None:
+        st.caption(kv_head_columns(t, hh, *shared))
+    elif head is not None:
         st.caption(head_columns(t, head))
     if cfg.cross:
         st.caption(_("Cross-attention: the queries are the {n_q} rows of Y (Q = Y W_Q), the keys and values the "
                      "{n_k} rows of X (K = X W_K, V = X W_V).").format(n_q=cfg.n_q, n_k=cfg.n_seq))
-    domain = heatmap.shared_domain(t.q, t.k, t.v)
+    q_raw, k_raw = projections(t, mt, hh)
+    domain = heatmap.shared_domain(q_raw, k_raw, t.v)
     q_dim = "d_q" if t.score_fn == "additive" else "d_k"
-    qkv = (("Q", t.q, q_dim, queries, q_title, src), ("K", t.k, "d_k", keys, kv_title, "X"),
+    qkv = (("Q", q_raw, q_dim, queries, q_title, src), ("K", k_raw, "d_k", keys, kv_title, "X"),
            ("V", t.v, "d_v", keys, kv_title, "X"))
     shown = controls.one_at_a_time(_("Projection shown"), [name for name, *_ in qkv], key=f"{prefix}_qkv_shown",
                                    large=any(in_blocks(m) for _, m, *_ in qkv), format_func=str)
@@ -158,12 +302,18 @@ def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None 
     widths = [heatmap.heatmap_width(m, rows, p, text.dim_labels(m.shape[1])) for _, m, _, rows, _, _ in qkv]
     for col, (name, m, dim, rows, y_title, source) in zip(controls.side_by_side(widths), qkv, strict=True):
         with col:
+            kv = shared is not None and name != "Q"  # K and V of the key/value head this query head reads
+            sup = _sup(shared[0]) if kv else h
             matrix_block(
-                name if head is None else _("{name} (head {head})").format(name=name, head=head),
-                rf"{name}{h} = {source}\,W_{name}{h}", m, rows, text.dim_labels(m.shape[1]), y_title=y_title,
+                name if head is None else _("{name} (key/value head {g})").format(name=name, g=shared[0]) if kv
+                else _("{name} (head {head})").format(name=name, head=head),
+                rf"{name}{sup} = {source}\,W_{name}{sup}", m, rows, text.dim_labels(m.shape[1]), y_title=y_title,
                 x_title=_("dimension ({dim})").format(dim=dim), domain=domain,
                 key=f"{prefix}_{name.lower()}_chart",
             )
+
+    scored = (_pre_score_steps(mt, head=hh, prefix=prefix, pair_rows=(queries, keys), q_title=q_title,
+                               kv_title=kv_title) if isinstance(mt, ModernTrace) else [])
 
     st.header(_("2 · Scores"))
     click = _("Click a cell to explain its query row in the drill-down below.")
@@ -192,6 +342,15 @@ def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None 
                  r"\sum_d v_{a,d}\, \tanh\big((q_i W_1)_d + (k_j W_2)_d\big)")
         note = _("Each score adds query i's row of Q W_1 to key j's row of K W_2, takes tanh of each of the d_a "
                  "numbers (the features) and weighs them with v_a. The drill-down shows one query's features.")
+    elif scored:
+        latex = rf"S{h} = \tilde Q{h} \tilde K{h}{{}}^\top, \qquad s_{{ij}} = \tilde q_i \cdot \tilde k_j"
+        note = {("norm",): _("Row i holds the dot products of query i with every key, both QK-normed (step 1a): "
+                             "the rows of the heatmaps just above, not of Q and K."),
+                ("rope",): _("Row i holds the dot products of query i with every key, both rotated by RoPE (step "
+                             "1a): the rows of the heatmaps just above, not of Q and K."),
+                ("norm", "rope"): _("Row i holds the dot products of query i with every key, both QK-normed and then "
+                                    "rotated by RoPE (steps 1a, 1b): the rows of the heatmaps just above, not of Q "
+                                    "and K.")}[tuple(scored)]
     else:
         latex = rf"S{h} = Q{h} K{h}{{}}^\top, \qquad s_{{ij}} = q_i \cdot k_j"
         note = _("Row i holds the dot products of query i with every key.")
@@ -213,13 +372,22 @@ def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None 
     else:
         matrix_block(_("Scaled scores"), latex, t.scaled, **pair, note=note, key=f"{prefix}_scaled_chart")
 
+    if t.softcap is not None:
+        st.header(_("3b · Soft-capped scores"))
+        c = f"{t.softcap:g}"
+        matrix_block(
+            _("Soft-capped scores"), rf"\tilde S{h} \leftarrow c \tanh\big(\tilde S{h} / c\big), \qquad c = {c}",
+            t.capped, **pair, key=f"{prefix}_capped_chart",
+            note=_("Gemma 2's soft cap, after the scaling and before any bias and the mask: every score now lies "
+                   "strictly between −{c} and {c}; a score much smaller than {c} barely changes (tanh x ≈ x near 0), a "
+                   "large one is squeezed toward ±{c}, so no key can take all the weight by one huge score.").format(
+                c=c),
+        )
+
     step = 4
     if t.bias is not None:
         st.header(_("{step} · Score bias added").format(step=step))
-        st.markdown(_("This configuration adds a number to each scaled score before the mask: B, one matrix per head "
-                      "(a T5 layer's learned relative positions: one number per head and distance between query and "
-                      "key). It is the mask's finite sibling: where a mask adds −∞ and rules a key out, a bias favours "
-                      "or penalises a key and never rules it out."))
+        st.markdown(bias_words(mt, cfg, hh))
         matrix_block(_("Score bias B"), rf"B{h}", t.bias, **pair, key=f"{prefix}_bias_chart")
         matrix_block(_("Scaled scores + B"), rf"\tilde S{h} \leftarrow \tilde S{h} + B{h}", t.biased, **pair,
                      key=f"{prefix}_biased_chart")
@@ -230,8 +398,7 @@ def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None 
             _("Masked scores"),
             _(r"\tilde S_{ij} \leftarrow -\infty \quad \text{where query } i \text{ may not attend to key } j"),
             t.masked, **pair,
-            note=i18n.sentences(_(MASK_NOTES[cfg.mask_kind]) if cfg.mask_kind in MASK_NOTES else _("Masked"),
-                           _("Grey cells (−∞) get weight exp(−∞) = 0.")),
+            note=i18n.sentences(mask_words(cfg, mt), _("Grey cells (−∞) get weight exp(−∞) = 0.")),
             key=f"{prefix}_masked_chart",
         )
         step += 1

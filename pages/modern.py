@@ -233,9 +233,11 @@ def gqa() -> None:
             g=n_kv, d_model=cfg.d_model, wk=cfg.w_k.shape[1], wv=cfg.w_v.shape[1], d_k=cfg.d_k, d_v=cfg.d_v),
     ))
     mine, mha = mv.cache_bytes(cfg), mv.cache_bytes(cfg, cfg.n_heads)
-    st.markdown(_("**Memory of a KV cache**, per token and layer, at {b} bytes a number (float16, as models serve): "
-                  "{n_kv} × (d_k + d_v) × {b} = **{mine:,} bytes**, against {n} × (d_k + d_v) × {b} = {mha:,} bytes "
-                  "with one K/V head per query head: **{ratio:g}× less**.").format(
+    st.markdown((_("**Memory of a KV cache**, per token and layer, at {b} bytes a number (float16, as models serve): "
+                   "{n_kv} × (d_k + d_v) × {b} = **{mine:,} bytes**, against {n} × (d_k + d_v) × {b} = {mha:,} bytes "
+                   "with one K/V head per query head: **{ratio:g} times less**.") if mine < mha else
+                 _("**Memory of a KV cache**, per token and layer, at {b} bytes a number (float16, as models serve): "
+                   "{n_kv} × (d_k + d_v) × {b} = **{mine:,} bytes**, as much as multi-head attention holds.")).format(
         b=mv.BYTES_PER_NUMBER, n_kv=n_kv, n=cfg.n_heads, mine=mine, mha=mha, ratio=mha / mine))
     if n_kv == cfg.n_heads:
         st.info(_("Every query head has its own K and V here (multi-head attention). Choose fewer key/value heads "
@@ -308,8 +310,11 @@ def window() -> None:
         return
     causal = cfg.mask_kind == "causal"
     mask = np.ones(t.weights.shape, dtype=bool) if t.mask is None else t.mask
-    st.markdown(_("Query i sees key j when **i − {w} < j ≤ i**: itself and the {w1} keys before it, {w} at most "
-                  "(Mistral's inclusive rule).").format(w=cfg.window, w1=cfg.window - 1) if causal else
+    st.markdown(ngettext("Query i sees key j when **i − {w} < j ≤ i**: itself and the {w1} key before it, {w} at "
+                         "most (Mistral's inclusive rule).",
+                         "Query i sees key j when **i − {w} < j ≤ i**: itself and the {w1} keys before it, {w} at "
+                         "most (Mistral's inclusive rule).", cfg.window - 1).format(w=cfg.window, w1=cfg.window - 1)
+                if causal else
                 _("Query i sees key j when **|i − j| < {w}** (no causal mask: both sides). Switch the causal mask on "
                   "for Mistral's rule i − {w} < j ≤ i.").format(w=cfg.window))
     st.markdown(_("**The mask the heads use** (window ∧ the configuration's mask) · shape {r} × {c}").format(
@@ -329,12 +334,12 @@ def window() -> None:
 
 def softcap() -> None:
     st.subheader(_("Soft-capping the scores"))
-    largest = float(np.abs(t.scaled).max())
+    largest = largest_plain()
     gemma = largest - mv.GEMMA_CAP * np.tanh(largest / mv.GEMMA_CAP)
-    why = _("Gemma 2 caps at 50: its scores reach tens. Your largest |scaled score|{head} is {s}; a cap of 50 would "
-            "pull it in by only {g}, so the Gemma 2 preset takes a cap at the size of your scores ({cap:g}, the "
-            "largest rounded), which pulls it in by about a quarter, as 50 does to a score of 50.").format(
-        head=per_head, s=fmt(largest), g=f"{gemma:.3g}", cap=mv.sensible_cap(largest))
+    why = _("Gemma 2 caps at 50: its scores reach tens. The largest |scaled score| of the seeds' attention on your "
+            "numbers (every head) is {s}; a cap of 50 would pull it in by only {g}, so the Gemma 2 preset takes a cap "
+            "at the size of your scores ({cap:g}, the largest rounded), which pulls it in by about a quarter, as 50 "
+            "does to a score of 50.").format(s=fmt(largest), g=f"{gemma:.3g}", cap=mv.sensible_cap(largest))
     if cfg.softcap is None:
         st.info(why, icon=":material/info:")
         st.info(_("The soft-cap is off. Switch it on above (or the Gemma 2 preset)."), icon=":material/info:")
@@ -352,7 +357,7 @@ def softcap() -> None:
                   "no score reaches the cap.").format(
         c=fmt(cs.largest_change), q=text.md_escape(queries[cs.at[0]]), k=text.md_escape(keys[cs.at[1]]),
         m=fmt(cs.largest_capped), cap=cfg.softcap))
-    charts.show_chart(charts.cached_chart(mv.cap_curve, cfg.softcap, largest))
+    charts.show_chart(charts.cached_chart(mv.cap_curve, cfg.softcap, float(np.abs(t.scaled).max())))
     st.caption(why)
 
 
@@ -442,7 +447,7 @@ def cache() -> None:
                          **state.bind(mv.STEP, state.kept(mv.STEP, cfg.n_seq - 1, steps))) if len(steps) > 1 else 0
     step = dt.steps[n]
     st.markdown(_("Token {tok}: **computed** its q, k, v (one row each); **from the cache** {n} rows of K and V; "
-                  "{dots} dot products (1 query × {k} keys × {h} heads), where the whole text's forward pass to here "
+                  "{dots} dot products (1 query × {k} keys × n_heads = {h}), where the whole text's forward pass to here "
                   "computes {again}.").format(tok=text.md_escape(keys[n]), n=n, dots=step.dot_products, k=n + 1,
                                                h=cfg.n_heads, again=cfg.n_heads * (n + 1) ** 2))
     row1 = [keys[n]]

@@ -44,7 +44,9 @@ REFUSED = "modern_refused"  # {widget key: (value typed, message)}: a change the
 LAYOUTS = {"half": N_("half (Llama, Mistral, Qwen: rotate_half)"),
            "interleaved": N_("interleaved (RoFormer, Meta's Llama: pairs side by side)")}
 BYTES_PER_NUMBER = 2  # a KV cache in bfloat16 / float16, as the models serve
-GEMMA_CAP = 50.0  # Gemma 2's attn_logit_softcapping
+GEMMA_CAP = 50.0
+#: the plot is the size given, axes and legends added around it (Streamlit's default squeezes a small chart)
+PAD = alt.AutoSizeParams(type="pad", contains="padding")  # Gemma 2's attn_logit_softcapping
 
 # ---- the sections --------------------------------------------------------------------------------------------------
 GQA, ROPE_S, WINDOW_S, CAP_S, ALIBI_S, ONLINE, CACHE = (
@@ -234,25 +236,22 @@ def group_label(g: int, heads: list[int]) -> str:
 
 def gqa_diagram(n_heads: int, n_kv: int) -> alt.LayerChart:
     """The query heads as squares in a row, each under the key/value head it reads (a bar spanning its group)."""
-    q_name, kv_name = _("query head"), _("K/V head")
+    q_name, kv_name = _("query heads"), _("K/V heads")
     rows = [{"level": kv_name, "x0": hs[0], "x1": hs[-1] + 1, "label": f"K,V {g}", "g": g} for g, hs in
             groups(n_heads, n_kv)]
     rows += [{"level": q_name, "x0": h, "x1": h + 1, "label": f"Q {h}", "g": kv_head_of(h, n_heads, n_kv)}
              for h in range(n_heads)]
-    data = pd.DataFrame(rows)
-    px = max(28, min(56, 640 // n_heads))
-    x = alt.X("x0:Q", axis=None, scale=alt.Scale(domain=[0, n_heads], nice=False))
-    y = alt.Y("level:N", sort=[kv_name, q_name], title=None, axis=alt.Axis(labelFontSize=12, ticks=False,
-                                                                            domain=False))
-    base = alt.Chart(data).encode(x=x, x2="x1:Q", y=y)
-    rects = base.mark_rect(stroke="white", strokeWidth=2).encode(
-        color=alt.Color("g:O", legend=None, scale=alt.Scale(scheme="tableau10")),
+    data = pd.DataFrame(rows).assign(mid=lambda f: (f.x0 + f.x1) / 2)
+    px = max(36, min(64, 640 // n_heads))
+    scale = alt.Scale(domain=[0, n_heads], nice=False, zero=False)
+    y = alt.Y("level:N", sort=[kv_name, q_name], title=None, axis=alt.Axis(ticks=False, domain=False))
+    rects = alt.Chart(data).mark_rect(stroke="white", strokeWidth=2).encode(
+        x=alt.X("x0:Q", axis=None, scale=scale), x2="x1:Q", y=y,
+        color=alt.Color("g:N", legend=None, scale=alt.Scale(scheme="tableau10")),
         tooltip=[alt.Tooltip("label:N", title=_("head"))])
-    labels = base.transform_calculate(mid="(datum.x0 + datum.x1) / 2").mark_text(
-        color="white", fontSize=12, fontWeight="bold").encode(x=alt.X("mid:Q", axis=None,
-                                                                      scale=alt.Scale(domain=[0, n_heads], nice=False)),
-                                                             text="label:N")
-    return (rects + labels).properties(width=px * n_heads, height=70,
+    labels = alt.Chart(data).mark_text(color="white", fontSize=12, fontWeight="bold").encode(
+        x=alt.X("mid:Q", axis=None, scale=scale), y=y, text="label:N")
+    return (rects + labels).properties(width=px * n_heads, height=72, autosize=PAD,
                                        description=_("Which key/value head each query head reads"))
 
 
@@ -381,7 +380,7 @@ def cap_curve(cap: float, largest: float) -> alt.LayerChart:
         x=x, y=y, strokeDash=alt.StrokeDash("curve:N", title=None, legend=alt.Legend(orient="bottom")),
         color=alt.Color("curve:N", title=None, scale=alt.Scale(range=["#5e3c99", "#808495"])))
     rules = alt.Chart(pd.DataFrame({"out": [cap, -cap]})).mark_rule(strokeDash=[2, 2], color="#e66101").encode(y=y)
-    return (rules + lines).properties(width=320, height=220,
+    return (rules + lines).properties(width=320, height=220, autosize=PAD,
                                       description=_("The soft cap: cap · tanh(s / cap) against s"))
 
 
@@ -432,7 +431,7 @@ def m_chart(o: OnlineTrace, i: int) -> alt.LayerChart:
         color=alt.Color("what:N", title=None, scale=alt.Scale(domain=["m", "l"], range=["#e66101", "#5e3c99"]),
                         legend=alt.Legend(orient="bottom")),
         tooltip=[alt.Tooltip("what:N"), alt.Tooltip("tile:O"), alt.Tooltip("value:Q", format=".6g")],
-    ).properties(width=max(160, 48 * n), height=180,
+    ).properties(width=max(160, 48 * n), height=180, autosize=PAD,
                  description=_("The running max m and sum l after each tile"))
 
 

@@ -447,8 +447,8 @@ def cache() -> None:
                          **state.bind(mv.STEP, state.kept(mv.STEP, cfg.n_seq - 1, steps))) if len(steps) > 1 else 0
     step = dt.steps[n]
     st.markdown(_("Token {tok}: **computed** its q, k, v (one row each); **from the cache** {n} rows of K and V; "
-                  "{dots} dot products (1 query × {k} keys × n_heads = {h}), where the whole text's forward pass to here "
-                  "computes {again}.").format(tok=text.md_escape(keys[n]), n=n, dots=step.dot_products, k=n + 1,
+                  "{dots} dot products (1 query × {k} keys × n_heads = {h}), where the whole text's forward pass to "
+                  "here computes {again}.").format(tok=text.md_escape(keys[n]), n=n, dots=step.dot_products, k=n + 1,
                                                h=cfg.n_heads, again=cfg.n_heads * (n + 1) ** 2))
     row1 = [keys[n]]
     a, b = controls.side_by_side([heatmap.heatmap_width(step.k_cache, keys[:n + 1], precision)] * 2)

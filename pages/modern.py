@@ -292,11 +292,14 @@ def rope() -> None:
                            **state.bind(mv.SHIFT, state.kept(mv.SHIFT, 5))))
     w_q, w_k = mv.head_weights(cfg, head)
     chk = mv.shift_check(q0[m], k0[n], m, n, s, cfg.rope, cfg.x[m], cfg.x[n], w_q, w_k)
-    st.dataframe({"": [_("with RoPE: R(m)q · R(n)k"), _("positions added to X (sinusoidal), no RoPE")],
-                  f"(m, n) = ({m}, {n})": [fmt(chk.rope_at), fmt(chk.abs_at)],
-                  f"(m+s, n+s) = ({m + s}, {n + s})": [fmt(chk.rope_shifted), fmt(chk.abs_shifted)],
-                  _("difference"): [f"{abs(chk.rope_at - chk.rope_shifted):.3g}",
-                                    f"{abs(chk.abs_at - chk.abs_shifted):.3g}"]}, hide_index=True)
+    st.dataframe({"": [f"(m, n) = ({m}, {n})", f"(m+s, n+s) = ({m + s}, {n + s})", _("difference")],
+                  _("with RoPE"): [fmt(chk.rope_at), fmt(chk.rope_shifted),
+                                   f"{abs(chk.rope_at - chk.rope_shifted):.3g}"],
+                  _("positions added to X"): [fmt(chk.abs_at), fmt(chk.abs_shifted),
+                                              f"{abs(chk.abs_at - chk.abs_shifted):.3g}"]}, hide_index=True)
+    st.caption(_("with RoPE: R(m)q · R(n)k, the head's query and key as RoPE receives them; positions added to X: the "
+                 "original Transformer's sinusoidal encoding of the position added to the token's row of X, then "
+                 "the head's W_Q and W_K, no RoPE."))
     st.markdown(_("With RoPE the two scores differ by {d_rope}: equal to float64 rounding (the rotations by m + s and "
                   "n + s differ by the same angle (m − n)θ_i). With the original Transformer's positions added to X "
                   "they differ by {d_abs}: the score depends on where the pair sits, not only on m − n.").format(
@@ -409,7 +412,7 @@ def online() -> None:
                                                                                b=tile.stop - 1),
                  "", tile.scores[rows], [queries[i] for i in rows], cols, y_title=_("query"), x_title=_("key"))
     st.dataframe(mv.tile_table(o, pick, rows, queries, precision))
-    i = rows[0]
+    i = max(rows, key=lambda r: len(mv.rises(o, r)))  # the row where m rose most often (the first if none)
     r = mv.rises(o, i)
     if r:
         st.markdown(" ".join(_("In tile {t}, {q} meets a larger score: m rises from {a} to {b}, and l and O so far are "
@@ -418,6 +421,7 @@ def online() -> None:
     else:
         st.markdown(_("For {q} no later tile holds a larger score than the ones before it, so nothing is rescaled. "
                       "Try a block of 1, or another query.").format(q=text.md_escape(queries[i])))
+    st.markdown(_("**m and l of {q} after each tile**").format(q=text.md_escape(queries[i])))
     charts.show_chart(charts.cached_chart(mv.m_chart, o, i))
     if t.softcap is None and t.bias is None:
         ref, what = t.output, _("the softmax output (Step by step's output{head})").format(head=per_head)

@@ -212,8 +212,8 @@ def test_rope_shift_property_equals_numpy():
     abs_mn = ((c.x[m] + pe[m]) @ c.w_q) @ ((c.x[n] + pe[n]) @ c.w_k)
     abs_shifted = ((c.x[m] + pe[m + s]) @ c.w_q) @ ((c.x[n] + pe[n + s]) @ c.w_k)
     table = at.dataframe[0].value
-    assert np.allclose([float(x.replace("−", "-")) for x in table.iloc[:, 1]], [at_mn, abs_mn], rtol=1e-3)
-    assert np.allclose([float(x.replace("−", "-")) for x in table.iloc[:, 2]], [shifted, abs_shifted], rtol=1e-3)
+    shown = np.array([[float(x.replace("−", "-")) for x in table.iloc[:2, c]] for c in (1, 2)])  # RoPE, X's
+    assert np.allclose(shown, [[at_mn, shifted], [abs_mn, abs_shifted]], rtol=1e-3)
     t = texts(at)
     assert number_after("With RoPE the two scores differ by", t) < 1e-12
     assert abs(number_after("they differ by", t) - abs(abs_mn - abs_shifted)) < 1e-2 * abs(abs_mn - abs_shifted)

@@ -53,7 +53,7 @@ def navigation() -> st.Page:
     pg = st.navigation([
         st.Page(p.file, title=_(p.title), icon=p.icon, url_path=p.name, default=p == registry.DEFAULT)
         for p in registry.PAGES
-    ])
+    ], expanded=True)  # every page listed: past 12 pages Streamlit would hide the last behind "View more"
     _RUN.panel = st.sidebar.container()  # under the pages' list: the page's edit panel, if it has one (panel_slot)
     st.session_state[state.FRAMED] = True  # read by page_start: the frame is drawn for this run
     address.restore(pg)  # once per session: a link, or this learner's address after a reload; may switch page

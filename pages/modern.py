@@ -49,21 +49,27 @@ def commit(key: str, make: Callable[[], dict]) -> None:
         message = state.update_config(**make())
     except AttentionInputError as err:  # a RoPE base or a width the core refused before the configuration was made
         message = i18n.error_text(err)
-    if message:
-        refused()[key] = (st.session_state.get(key), message)
+    if message:  # kept with the configuration it was refused for: a change made elsewhere makes it stale
+        refused()[key] = (st.session_state.get(key), message, state.config())
     else:
         refused().clear()
 
 
+def current_refusal(key: str) -> tuple | None:
+    entry = refused().get(key)
+    return entry if entry is not None and entry[2] is state.config() else None
+
+
 def shown(key: str, value: object) -> object:
     """What widget ``key`` shows: the value the core refused, if it refused one, else the configuration's."""
-    return refused()[key][0] if key in refused() else value
+    entry = current_refusal(key)
+    return value if entry is None else entry[0]
 
 
 def refusal(key: str) -> bool:
     """Draw the message of a refused change of widget ``key`` (its name and what to change), if any."""
-    if key in refused():
-        st.error(text.md_escape(refused()[key][1]), icon=":material/error:")
+    if entry := current_refusal(key):
+        st.error(text.md_escape(entry[1]), icon=":material/error:")
         return True
     return False
 
@@ -112,11 +118,14 @@ def apply_preset(name: str) -> None:
     st.session_state["modern_preset_last"] = name
 
 
-def widen() -> None:
-    """RoPE's refusal on odd widths: one more column per head in W_Q and W_K, every value kept, then RoPE on."""
+def widen(preset: str | None = None) -> None:
+    """RoPE's refusal on odd widths: one more column per head in W_Q and W_K, every value kept, then RoPE on (or
+    ``preset`` applied again)."""
     c = state.config()
     commit(mv.ROPE_ON, lambda: {f: getattr(n, f) for n in [mv.even_widths(replace(c, rope=None))]
                                 for f in ("w_q", "w_k", "w_o", "n_kv_heads")} | {"rope": c.rope or RoPE()})
+    if preset and not refused():
+        apply_preset(preset)
 
 
 # ---- 1 · the options -------------------------------------------------------------------------------------------
@@ -128,7 +137,7 @@ if refusal("preset"):
     last = st.session_state.get("modern_preset_last")
     if last in ("llama", "qwen") and (cfg.d_q % 2 or cfg.d_k % 2):
         st.button(_("Widen each head of W_Q and W_K to an even width ({d_q} → {even}), keeping every value").format(
-            d_q=cfg.d_k, even=cfg.d_k + cfg.d_k % 2), key="modern_widen_preset", on_click=widen)
+            d_q=cfg.d_k, even=cfg.d_k + cfg.d_k % 2), key="modern_widen_preset", on_click=widen, args=(last,))
 st.caption(_("A preset keeps your numbers and sets the options as the model does. A model's key/value heads are fewer "
              "than its query heads: the presets take half of yours (at least 1); with one head there is nothing to "
              "group (split it into heads on Multi-head)."))
@@ -244,11 +253,12 @@ def gqa() -> None:
                   "above to share them.") if cfg.n_heads > 1 else
                 _("One head: nothing to share. Split the weights into heads on Multi-head, then share K and V here."),
                 icon=":material/info:")
-    for g, hs in mv.groups(cfg.n_heads, n_kv)[:8]:
+    per_group = max(1, 8 // n_kv)  # at most about 8 heatmaps: each costs the browser on every run
+    for g, hs in mv.groups(cfg.n_heads, n_kv):
         st.markdown(f"**{mv.group_label(g, hs)}**")
         spots = controls.side_by_side([heatmap.heatmap_width(trace.heads[h].weights, queries, precision)
-                                       for h in hs[:8]])
-        for spot, h in zip(spots, hs[:8], strict=True):
+                                       for h in hs[:per_group]])
+        for spot, h in zip(spots, hs[:per_group], strict=True):
             with spot:
                 w = trace.heads[h]
                 matrix_block(_("Weights (head {h})").format(h=h), "", w.weights, queries, keys, kind="weights",

@@ -378,7 +378,7 @@ def cap_curve(cap: float, largest: float) -> alt.LayerChart:
     y = alt.Y("out:Q", title=_("score after the cap"), scale=alt.Scale(domain=[-top, top]))
     lines = alt.Chart(data).mark_line().encode(
         x=x, y=y, strokeDash=alt.StrokeDash("curve:N", title=None, legend=alt.Legend(orient="bottom")),
-        color=alt.Color("curve:N", title=None, scale=alt.Scale(range=["#5e3c99", "#808495"])))
+        color=alt.Color("curve:N", title=None, scale=alt.Scale(range=["#8073ac", "#808495"])))
     rules = alt.Chart(pd.DataFrame({"out": [cap, -cap]})).mark_rule(strokeDash=[2, 2], color="#e66101").encode(y=y)
     return (rules + lines).properties(width=320, height=220, autosize=PAD,
                                       description=_("The soft cap: cap · tanh(s / cap) against s"))
@@ -428,7 +428,7 @@ def m_chart(o: OnlineTrace, i: int) -> alt.LayerChart:
     return alt.Chart(data).mark_line(point=True).encode(
         x=alt.X("tile:O", title=_("after tile"), axis=alt.Axis(labelAngle=0)),
         y=alt.Y("value:Q", title=None),
-        color=alt.Color("what:N", title=None, scale=alt.Scale(domain=["m", "l"], range=["#e66101", "#5e3c99"]),
+        color=alt.Color("what:N", title=None, scale=alt.Scale(domain=["m", "l"], range=["#e66101", "#8073ac"]),
                         legend=alt.Legend(orient="bottom")),
         tooltip=[alt.Tooltip("what:N"), alt.Tooltip("tile:O"), alt.Tooltip("value:Q", format=".6g")],
     ).properties(width=max(160, 48 * n), height=180, autosize=PAD,

@@ -144,6 +144,15 @@ def test_rope_on_odd_widths_is_refused_with_a_way_out():
     assert not at.error
 
 
+def test_a_refusal_goes_when_the_configuration_changes_elsewhere():
+    at = open_page()
+    at.toggle(key=mv.ROPE_ON).set_value(True).run()
+    assert at.error
+    at.session_state["config"] = load_preset("seed002_causal")  # as Inputs & weights would change it
+    at.run()
+    assert not at.error and not at.toggle(key=mv.ROPE_ON).value
+
+
 @pytest.mark.parametrize(("key", "bad", "words"), [(mv.CAP, -1.0, "softcap: must be a finite number above 0"),
                                                    (mv.ROPE_BASE, 0.5, "RoPE base: must be a finite number above 1")])
 def test_bad_values_are_refused_with_a_message_and_stay_typed(key, bad, words):
@@ -191,8 +200,7 @@ def llama_on_seed000() -> AppTest:
     at = open_page()
     at.button(key="modern_preset_llama").click().run()  # refused: d_k = 3 is odd
     assert at.error and cfg(at).rope is None
-    at.button(key="modern_widen_preset").click().run()
-    at.button(key="modern_preset_llama").click().run()
+    at.button(key="modern_widen_preset").click().run()  # widens W_Q and W_K, then applies the preset again
     assert not at.error and cfg(at).rope is not None and cfg(at).window == 2
     return at
 

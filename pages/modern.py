@@ -226,7 +226,13 @@ precision = controls.precision()
 
 
 def fmt(x: float) -> str:
-    return f"{x:.{max(precision, 4)}g}"
+    """A number with at least 4 significant digits, with the minus sign the app prints."""
+    return f"{x:.{max(precision, 4)}g}".replace("-", "−")
+
+
+def small(x: float) -> str:
+    """A difference, to 3 significant digits (2.22e−16)."""
+    return f"{x:.3g}".replace("-", "−")
 
 
 def gqa() -> None:
@@ -304,16 +310,16 @@ def rope() -> None:
     chk = mv.shift_check(q0[m], k0[n], m, n, s, cfg.rope, cfg.x[m], cfg.x[n], w_q, w_k)
     st.dataframe({"": [f"(m, n) = ({m}, {n})", f"(m+s, n+s) = ({m + s}, {n + s})", _("difference")],
                   _("with RoPE"): [fmt(chk.rope_at), fmt(chk.rope_shifted),
-                                   f"{abs(chk.rope_at - chk.rope_shifted):.3g}"],
+                                   small(abs(chk.rope_at - chk.rope_shifted))],
                   _("positions added to X"): [fmt(chk.abs_at), fmt(chk.abs_shifted),
-                                              f"{abs(chk.abs_at - chk.abs_shifted):.3g}"]}, hide_index=True)
+                                              small(abs(chk.abs_at - chk.abs_shifted))]}, hide_index=True)
     st.caption(_("with RoPE: R(m)q · R(n)k, the head's query and key as RoPE receives them; positions added to X: the "
                  "original Transformer's sinusoidal encoding of the position added to the token's row of X, then "
                  "the head's W_Q and W_K, no RoPE."))
     st.markdown(_("With RoPE the two scores differ by {d_rope}: equal to float64 rounding (the rotations by m + s and "
                   "n + s differ by the same angle (m − n)θ_i). With the original Transformer's positions added to X "
                   "they differ by {d_abs}: the score depends on where the pair sits, not only on m − n.").format(
-        d_rope=f"{abs(chk.rope_at - chk.rope_shifted):.3g}", d_abs=f"{abs(chk.abs_at - chk.abs_shifted):.3g}"))
+        d_rope=small(abs(chk.rope_at - chk.rope_shifted)), d_abs=small(abs(chk.abs_at - chk.abs_shifted))))
 
 
 def window() -> None:
@@ -352,7 +358,7 @@ def softcap() -> None:
     why = _("Gemma 2 caps at 50: its scores reach tens. The largest |scaled score| of the seeds' attention on your "
             "numbers (every head) is {s}; a cap of 50 would pull it in by only {g}, so the Gemma 2 preset takes a cap "
             "at the size of your scores ({cap:g}, the largest rounded), which pulls it in by about a quarter, as 50 "
-            "does to a score of 50.").format(s=fmt(largest), g=f"{gemma:.3g}", cap=mv.sensible_cap(largest))
+            "does to a score of 50.").format(s=fmt(largest), g=small(gemma), cap=mv.sensible_cap(largest))
     if cfg.softcap is None:
         st.info(why, icon=":material/info:")
         st.info(_("The soft-cap is off. Switch it on above (or the Gemma 2 preset)."), icon=":material/info:")
@@ -426,15 +432,16 @@ def online() -> None:
     r = mv.rises(o, i)
     if r:
         st.markdown(" ".join(_("In tile {t}, {q} meets a larger score: m rises from {a} to {b}, and l and O so far are "
-                               "multiplied by exp({a} − {b}) = {f}.").format(
-            t=k + 1, q=text.md_escape(queries[i]), a=fmt(m0), b=fmt(m1), f=fmt(f)) for k, m0, m1, f in r))
+                               "multiplied by exp({a} − {b_}) = {f}.").format(
+            t=k + 1, q=text.md_escape(queries[i]), a=fmt(m0), b=fmt(m1), b_=fmt(m1) if m1 >= 0 else f"({fmt(m1)})",
+            f=fmt(f)) for k, m0, m1, f in r))
     else:
         st.markdown(_("For {q} no later tile holds a larger score than the ones before it, so nothing is rescaled. "
                       "Try a block of 1, or another query.").format(q=text.md_escape(queries[i])))
     st.markdown(_("**m and l of {q} after each tile**").format(q=text.md_escape(queries[i])))
     charts.show_chart(charts.cached_chart(mv.m_chart, o, i))
     if t.softcap is None and t.bias is None:
-        ref, what = t.output, _("the softmax output (Step by step's output{head})").format(head=per_head)
+        ref, what = t.output, _("the softmax output shown on Step by step{head}").format(head=per_head)
     else:
         ref = scaled_dot_product_attention(t.q, t.k, t.v, scale=float(t.divisor), mask=t.mask).output
         what = _("softmax(q kᵀ / s) v without the cap and ALiBi (the tiles here take the scaled scores; "
@@ -443,8 +450,8 @@ def online() -> None:
     finite = np.isfinite(lse)
     st.markdown(_("**After the last tile**: O / l equals {what}: largest difference **{d}**. m + log l equals each "
                   "row's log-sum-exp log Σ_j exp(s_ij): largest difference **{e}**.").format(
-        what=what, d=f"{mv.max_diff(o.output, ref):.3g}",
-        e=f"{mv.max_diff(o.logsumexp[finite], lse[finite]):.3g}"))
+        what=what, d=small(mv.max_diff(o.output, ref)),
+        e=small(mv.max_diff(o.logsumexp[finite], lse[finite]))))
 
 
 def cache() -> None:
@@ -478,7 +485,7 @@ def cache() -> None:
                  kind="weights", masked=None if sw.mask is None else ~sw.mask)
     st.dataframe(mv.cache_table(dt, keys, cfg.n_heads))
     st.markdown(_("The cached outputs, stacked, equal the whole causal forward pass: largest difference **{d}**.")
-                .format(d=f"{mv.max_diff(dt.output, whole.output):.3g}"))
+                .format(d=small(mv.max_diff(dt.output, whole.output))))
 
 
 {mv.GQA: gqa, mv.ROPE_S: rope, mv.WINDOW_S: window, mv.CAP_S: softcap, mv.ALIBI_S: alibi, mv.ONLINE: online,

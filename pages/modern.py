@@ -213,11 +213,11 @@ matrix_block(_("Weights{head}, with these options").format(head=per_head), "", t
 d = mv.max_diff(t.weights, u.weights)
 if cfg.rope or cfg.qk_norm or cfg.alibi or cfg.window or cfg.softcap:
     i, j = np.unravel_index(int(np.argmax(np.abs(t.weights - u.weights))), t.weights.shape)
-    st.markdown(_("With RoPE, QK-norm, ALiBi, the window and the cap off (the seeds' attention on these numbers), "
+    st.markdown(_("With RoPE, QK-norm, ALiBi, the window and the cap off (the tutorials' attention on these numbers), "
                   "these weights differ by up to **{d}** (query {q}, key {k}).").format(
         d=f"{d:.4g}", q=text.md_escape(queries[i]), k=text.md_escape(keys[j])))
 else:
-    st.markdown(_("No option that changes a score is on: these are the seeds' weights. Switch one on above."))
+    st.markdown(_("No option that changes a score is on: these are the tutorials' weights. Switch one on above."))
 
 # ---- 2–8 · one section at a time --------------------------------------------------------------------------------
 st.header(_("2–8 · Each step, on your numbers"))
@@ -355,7 +355,7 @@ def softcap() -> None:
     st.subheader(_("Soft-capping the scores"))
     largest = largest_plain()
     gemma = largest - mv.GEMMA_CAP * np.tanh(largest / mv.GEMMA_CAP)
-    why = _("Gemma 2 caps at 50: its scores reach tens. The largest |scaled score| of the seeds' attention on your "
+    why = _("Gemma 2 caps at 50: its scores reach tens. The largest |scaled score| of the tutorials' attention on your "
             "numbers (every head) is {s}; a cap of 50 would pull it in by only {g}, so the Gemma 2 preset takes a cap "
             "at the size of your scores ({cap:g}, the largest rounded), which pulls it in by about a quarter, as 50 "
             "does to a score of 50.").format(s=fmt(largest), g=small(gemma), cap=mv.sensible_cap(largest))
@@ -406,8 +406,8 @@ def online() -> None:
     st.markdown(_("FlashAttention never holds a whole row of scores: it reads the keys a block at a time and keeps, "
                   "per query, the running max m, the running sum l of exp(s − m) and the unnormalised output O. When "
                   "a block holds a larger score, m rises and l and O so far are multiplied by exp(m_old − m_new). "
-                  "With one block (B = n) m is each row's max and p = exp(s − m): seed 001's stable softmax "
-                  "(subtract the row max) is its first step, l its denominator."))
+                  "With one block (B = n) m is each row's max and p = exp(s − m): the Korean blog post's stable "
+                  "softmax (subtract the row max, see Masking) is its first step, l its denominator."))
     a, b = st.columns(2)
     sizes = list(range(1, cfg.n_seq + 1))
     block = a.select_slider(_("Keys per tile (block size B)"), sizes,

@@ -100,7 +100,7 @@ PRESET_HELP = {
     "bloom": N_("ALiBi's linear distance penalty instead of positions in X, and a causal mask."),
     "qwen": N_("QK-norm (RMSNorm of each head's queries and keys), then RoPE (θ base 1,000,000), grouped-query heads "
                "and a causal mask."),
-    "off": N_("Every modern option off: the seeds' attention (the mask stays as it is)."),
+    "off": N_("Every modern option off: the tutorials' attention (the mask stays as it is)."),
 }
 
 

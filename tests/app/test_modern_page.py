@@ -277,7 +277,7 @@ def test_online_softmax_ends_at_the_softmax_output():
     assert np.allclose(o / l[:, None], weights @ v, atol=1e-12)
     t = texts(at)
     assert number_after("largest difference", t) < 1e-12
-    assert "seed 001's stable softmax" in t
+    assert "the Korean blog post's stable softmax" in t
 
 
 def test_kv_cache_counts_dot_products_and_equals_the_causal_forward():

@@ -2,9 +2,491 @@
 at a time on the learner's own numbers (grouped-query heads, RoPE, QK-norm, ALiBi, a sliding window, soft-capping,
 the KV cache and the online softmax of FlashAttention)."""
 
-from attn_ui.app import registry
+from collections.abc import Callable
+from dataclasses import replace
+
+import numpy as np
+import streamlit as st
+
+from attn_core import AttentionInputError, RoPE, alibi_slopes, scaled_dot_product_attention
+from attn_ui.app import i18n, registry, state
+from attn_ui.app.i18n import _, ngettext
 from attn_ui.shell import edit_panel, frame
+from attn_ui.views import modern_views as mv
+from attn_ui.widgets import charts, controls, grid_editor, heatmap, text
+from attn_ui.widgets.matrix_display import matrix_block
 
 frame.page_start(registry.MODERN)
 in_panel = edit_panel.sidebar()  # X and the weights, beside what they do here
 edit_panel.hint()
+controls.precision_control("modern", st.sidebar)
+
+st.markdown(_(
+    "Today's language models still compute softmax(q kᵀ / √d_k) v, but around it they change a few steps: fewer key "
+    "and value heads, positions turned into the queries and keys (RoPE), a window, a cap on the scores, a bias by "
+    "distance, and two ways to compute the same numbers faster (tiles, a cache). Switch each on, on your own numbers: "
+    "every other page (Step by step, Multi-head, Masking) computes with them too."
+))
+grid_editor.pending_errors_banner(registry.MODERN, in_panel=in_panel)
+cfg = state.config()
+if cfg.cross or cfg.score != "dot":
+    st.info(_("These options change self-attention with the dot-product score, as in the models they come from; this "
+              "configuration has {what}. Switch back on Score functions.").format(
+                  what=_("queries from Y (cross-attention)") if cfg.cross else text.score_name(cfg.score)),
+            icon=":material/info:")
+    st.page_link(registry.SCORES.file, label=_(registry.SCORES.title), icon=registry.SCORES.icon)
+    st.stop()
+
+
+# ---- changing the configuration --------------------------------------------------------------------------------
+def refused() -> dict:
+    return st.session_state.setdefault(mv.REFUSED, {})
+
+
+def commit(key: str, make: Callable[[], dict]) -> None:
+    """Apply the fields ``make()`` returns; a refusal is kept beside widget ``key`` with the value typed."""
+    try:
+        message = state.update_config(**make())
+    except AttentionInputError as err:  # a RoPE base or a width the core refused before the configuration was made
+        message = i18n.error_text(err)
+    if message:  # kept with the configuration it was refused for: a change made elsewhere makes it stale
+        refused()[key] = (st.session_state.get(key), message, state.config())
+    else:
+        refused().clear()
+
+
+def current_refusal(key: str) -> tuple | None:
+    entry = refused().get(key)
+    return entry if entry is not None and entry[2] is state.config() else None
+
+
+def shown(key: str, value: object) -> object:
+    """What widget ``key`` shows: the value the core refused, if it refused one, else the configuration's."""
+    entry = current_refusal(key)
+    return value if entry is None else entry[0]
+
+
+def refusal(key: str) -> bool:
+    """Draw the message of a refused change of widget ``key`` (its name and what to change), if any."""
+    if entry := current_refusal(key):
+        st.error(text.md_escape(entry[1]), icon=":material/error:")
+        return True
+    return False
+
+
+def rope_of(on: bool, base: object, layout: str) -> dict:
+    return {"rope": RoPE(base, layout) if on else None}
+
+
+def set_rope() -> None:
+    c = state.config()
+    base = c.rope.base if c.rope else 10000.0
+    commit(mv.ROPE_ON, lambda: rope_of(st.session_state[mv.ROPE_ON], base, c.rope.layout if c.rope else "half"))
+
+
+def set_base() -> None:
+    c = state.config()
+    commit(mv.ROPE_BASE, lambda: rope_of(True, st.session_state[mv.ROPE_BASE], c.rope.layout if c.rope else "half"))
+
+
+def set_layout() -> None:
+    c = state.config()
+    commit(mv.ROPE_LAYOUT, lambda: rope_of(True, c.rope.base if c.rope else 10000.0, st.session_state[mv.ROPE_LAYOUT]))
+
+
+def set_cap() -> None:
+    on, value = st.session_state[mv.CAP_ON], st.session_state.get(mv.CAP)
+    default = mv.sensible_cap(largest_plain())
+    commit(mv.CAP_ON, lambda: {"softcap": (value if value is not None else default) if on else None})
+
+
+def set_cap_value() -> None:
+    commit(mv.CAP, lambda: {"softcap": st.session_state[mv.CAP]})
+
+
+def largest_plain() -> float:
+    """The largest |scaled score| of the seeds' attention on these numbers (Gemma 2's cap is scaled to it)."""
+    try:
+        t = mv.trace(mv.plain(state.config()))
+    except AttentionInputError:
+        return 1.0
+    return max(float(np.abs(h.scaled).max()) for h in t.heads)
+
+
+def apply_preset(name: str) -> None:
+    commit("preset", lambda: mv.preset_changes(name, state.config(), largest_plain()))
+    st.session_state["modern_preset_last"] = name
+
+
+def widen(preset: str | None = None) -> None:
+    """RoPE's refusal on odd widths: one more column per head in W_Q and W_K, every value kept, then RoPE on (or
+    ``preset`` applied again)."""
+    c = state.config()
+    commit(mv.ROPE_ON, lambda: {f: getattr(n, f) for n in [mv.even_widths(replace(c, rope=None))]
+                                for f in ("w_q", "w_k", "w_o", "n_kv_heads")} | {"rope": c.rope or RoPE()})
+    if preset and not refused():
+        apply_preset(preset)
+
+
+# ---- 1 · the options -------------------------------------------------------------------------------------------
+st.header(_("1 · Switch the options on"))
+row = st.container(horizontal=True)
+for name, label in mv.PRESETS.items():
+    row.button(_(label), key=f"modern_preset_{name}", on_click=apply_preset, args=(name,), help=_(mv.PRESET_HELP[name]))
+if refusal("preset"):
+    last = st.session_state.get("modern_preset_last")
+    if last in ("llama", "qwen") and (cfg.d_q % 2 or cfg.d_k % 2):
+        st.button(_("Widen each head of W_Q and W_K to an even width ({d_q} → {even}), keeping every value").format(
+            d_q=cfg.d_k, even=cfg.d_k + cfg.d_k % 2), key="modern_widen_preset", on_click=widen, args=(last,))
+st.caption(_("A preset keeps your numbers and sets the options as the model does. A model's key/value heads are fewer "
+             "than its query heads: the presets take half of yours (at least 1); with one head there is nothing to "
+             "group (split it into heads on Multi-head)."))
+
+left, middle, right = st.columns(3, gap="medium")
+with left:
+    kvs = mv.kv_choices(cfg.n_heads)
+    st.selectbox(_("Key/value heads"), kvs, **state.bind(mv.KV, cfg.kv_heads, lambda: commit(
+        mv.KV, lambda: mv.kv_changes(state.config(), st.session_state[mv.KV]))),
+        format_func=lambda g: (_("{g} (multi-head)") if g == cfg.n_heads else
+                               _("{g} (multi-query)") if g == 1 else _("{g} (grouped)")).format(g=g),
+        help=_("How many K and V heads the {n} query heads share (a divisor of n_heads). Changing it resizes W_K and "
+               "W_V; every value that still fits is kept.").format(n=cfg.n_heads))
+    refusal(mv.KV)
+    st.toggle(_("Causal mask"), **state.bind(mv.CAUSAL, cfg.mask_kind == "causal", lambda: commit(
+        mv.CAUSAL, lambda: {"mask_kind": "causal" if st.session_state[mv.CAUSAL] else "none"})),
+        help=_("A decoder's mask: a token sees itself and the tokens before it. The same as on Masking."))
+    st.toggle(_("QK-norm (Qwen 3)"), **state.bind(mv.QK_NORM, cfg.qk_norm, lambda: commit(
+        mv.QK_NORM, lambda: {"qk_norm": st.session_state[mv.QK_NORM]})),
+        help=_("RMS-normalise each head's queries and keys over d_k before RoPE (eps 10⁻⁶, no gain)."))
+    st.toggle(_("ALiBi (BLOOM)"), **state.bind(mv.ALIBI, cfg.alibi, lambda: commit(
+        mv.ALIBI, lambda: {"alibi": st.session_state[mv.ALIBI]})),
+        help=_("Add −m_h · (i − j) to head h's scores: a penalty growing with the distance, one slope per head."))
+with middle:
+    st.toggle(_("RoPE (Llama, Mistral, Qwen)"), **state.bind(mv.ROPE_ON, shown(mv.ROPE_ON, cfg.rope is not None),
+                                                            set_rope),
+              help=_("Rotate each pair of a head's query and key features by an angle proportional to the position."))
+    if refusal(mv.ROPE_ON) and (cfg.d_q % 2 or cfg.d_k % 2):
+        st.button(_("Widen each head of W_Q and W_K to an even width ({d} → {even}), keeping every value").format(
+            d=cfg.d_k, even=cfg.d_k + cfg.d_k % 2), key="modern_widen", on_click=widen)
+    if cfg.rope is not None:
+        st.number_input(_("RoPE base θ"), min_value=None, step=1000.0, format="%g",
+                        **state.bind(mv.ROPE_BASE, shown(mv.ROPE_BASE, cfg.rope.base), set_base),
+                        help=_("θ_i = base^(−2i/d_k): 10,000 in Llama 2, 500,000 in Llama 3, 1,000,000 in Qwen 3."))
+        refusal(mv.ROPE_BASE)
+        st.radio(_("Layout"), list(mv.LAYOUTS), format_func=i18n.option_labels(mv.LAYOUTS),
+                 **state.bind(mv.ROPE_LAYOUT, cfg.rope.layout, set_layout))
+with right:
+    windows = [0, *range(1, cfg.n_seq + 1)]
+    st.select_slider(_("Sliding window W (Mistral)"), windows, format_func=lambda w: _("off") if w == 0 else str(w),
+                     **state.bind(mv.WINDOW, cfg.window or 0, lambda: commit(
+                         mv.WINDOW, lambda: {"window": st.session_state[mv.WINDOW] or None})),
+                     help=_("Each query sees at most W keys: itself and the W − 1 before it (with the causal mask)."))
+    st.toggle(_("Soft-cap the scores (Gemma 2)"), **state.bind(mv.CAP_ON, cfg.softcap is not None, set_cap))
+    refusal(mv.CAP_ON)
+    if cfg.softcap is not None or mv.CAP in refused():
+        st.number_input(_("Cap"), min_value=None, step=0.1, format="%g",
+                        **state.bind(mv.CAP, shown(mv.CAP, cfg.softcap), set_cap_value),
+                        help=_("Scores become cap · tanh(s / cap): never beyond ±cap."))
+        refusal(mv.CAP)
+
+cfg = state.config()
+st.subheader(_("The pipeline these options make"))
+st.markdown("  \n".join(f"**{what}** · ${latex}$" for what, latex in mv.pipeline(cfg)))
+
+try:
+    trace = mv.trace(cfg)
+except AttentionInputError as err:
+    page = _(registry.INPUTS.title)
+    st.error(_("This configuration cannot be computed: {message} Change it on {page}.").format(
+        message=text.md_escape(i18n.error_text(err)), page=page), icon=":material/error:")
+    st.stop()
+
+queries, keys = text.query_labels(cfg), text.token_labels(cfg)
+head = controls.head_selector(cfg.n_heads, "modern")
+t = trace.heads[head]
+per_head = _(" (head {h})").format(h=head) if cfg.n_heads > 1 else ""
+base_trace = mv.trace(mv.plain(cfg))
+u = base_trace.heads[head]
+matrix_block(_("Weights{head}, with these options").format(head=per_head), "", t.weights, queries, keys,
+             kind="weights", y_title=_("query"), x_title=_("key"),
+             masked=None if t.mask is None else ~t.mask)
+d = mv.max_diff(t.weights, u.weights)
+if cfg.rope or cfg.qk_norm or cfg.alibi or cfg.window or cfg.softcap:
+    i, j = np.unravel_index(int(np.argmax(np.abs(t.weights - u.weights))), t.weights.shape)
+    st.markdown(_("With RoPE, QK-norm, ALiBi, the window and the cap off (the tutorials' attention on these numbers), "
+                  "these weights differ by up to **{d}** (query {q}, key {k}).").format(
+        d=f"{d:.4g}", q=text.md_escape(queries[i]), k=text.md_escape(keys[j])))
+else:
+    st.markdown(_("No option that changes a score is on: these are the tutorials' weights. Switch one on above."))
+
+# ---- 2–8 · one section at a time --------------------------------------------------------------------------------
+st.header(_("2–8 · Each step, on your numbers"))
+section = controls.view_picker(_("Section shown"), mv.SECTIONS, key=mv.SECTION)
+precision = controls.precision()
+
+
+def fmt(x: float) -> str:
+    """A number with at least 4 significant digits, with the minus sign the app prints."""
+    return f"{x:.{max(precision, 4)}g}".replace("-", "−")
+
+
+def small(x: float) -> str:
+    """A difference, to 3 significant digits (2.22e−16)."""
+    return f"{x:.3g}".replace("-", "−")
+
+
+def gqa() -> None:
+    st.subheader(_("Grouped-query attention"))
+    n_kv = cfg.kv_heads
+    charts.show_chart(charts.cached_chart(mv.gqa_diagram, cfg.n_heads, n_kv))
+    st.markdown(i18n.sentences(
+        ngettext("{n} query head reads", "{n} query heads read", cfg.n_heads).format(n=cfg.n_heads),
+        ngettext("{g} K matrix and {g} V matrix: W_K is {d_model} × {wk} and W_V {d_model} × {wv} ({g} head of d_k = "
+                 "{d_k} and d_v = {d_v}).",
+                 "{g} K matrices and {g} V matrices: W_K is {d_model} × {wk} and W_V {d_model} × {wv} ({g} heads of "
+                 "d_k = {d_k} and d_v = {d_v}).", n_kv).format(
+            g=n_kv, d_model=cfg.d_model, wk=cfg.w_k.shape[1], wv=cfg.w_v.shape[1], d_k=cfg.d_k, d_v=cfg.d_v),
+    ))
+    mine, mha = mv.cache_bytes(cfg), mv.cache_bytes(cfg, cfg.n_heads)
+    st.markdown((_("**Memory of a KV cache**, per token and layer, at {b} bytes a number (float16, as models serve): "
+                   "{n_kv} × (d_k + d_v) × {b} = **{mine:,} bytes**, against {n} × (d_k + d_v) × {b} = {mha:,} bytes "
+                   "with one K/V head per query head: **{ratio:g} times less**.") if mine < mha else
+                 _("**Memory of a KV cache**, per token and layer, at {b} bytes a number (float16, as models serve): "
+                   "{n_kv} × (d_k + d_v) × {b} = **{mine:,} bytes**, as much as multi-head attention holds.")).format(
+        b=mv.BYTES_PER_NUMBER, n_kv=n_kv, n=cfg.n_heads, mine=mine, mha=mha, ratio=mha / mine))
+    if n_kv == cfg.n_heads:
+        st.info(_("Every query head has its own K and V here (multi-head attention). Choose fewer key/value heads "
+                  "above to share them.") if cfg.n_heads > 1 else
+                _("One head: nothing to share. Split the weights into heads on Multi-head, then share K and V here."),
+                icon=":material/info:")
+    per_group = max(1, 8 // n_kv)  # at most about 8 heatmaps: each costs the browser on every run
+    for g, hs in mv.groups(cfg.n_heads, n_kv):
+        st.markdown(f"**{mv.group_label(g, hs)}**")
+        spots = controls.side_by_side([heatmap.heatmap_width(trace.heads[h].weights, queries, precision)
+                                       for h in hs[:per_group]])
+        for spot, h in zip(spots, hs[:per_group], strict=True):
+            with spot:
+                w = trace.heads[h]
+                matrix_block(_("Weights (head {h})").format(h=h), "", w.weights, queries, keys, kind="weights",
+                             masked=None if w.mask is None else ~w.mask)
+
+
+def rope() -> None:
+    st.subheader(_("RoPE: positions turned into the queries and keys"))
+    if cfg.rope is None:
+        st.info(_("RoPE is off. Switch it on above (or a Llama / Mistral or Qwen 3 preset)."), icon=":material/info:")
+        return
+    g = trace.kv_heads[head]
+    st.markdown(_("Each pair i of a head's features turns by the angle p · θ_i, θ_i = {base:g}^(−2i/{d}), p the "
+                  "token's position; layout **{layout}**. {norm}").format(
+        base=cfg.rope.base, d=cfg.d_k, layout=_(mv.LAYOUTS[cfg.rope.layout]),
+        norm=_("QK-norm comes first: RoPE turns the normed rows.") if cfg.qk_norm else ""))
+    q0, q1 = mv.before_rope(trace, head, "q"), trace.q_rotated[head]
+    k0, k1 = mv.before_rope(trace, head, "k"), trace.k_rotated[g]
+    cols = text.dim_labels(cfg.d_k)
+    for name, before, after in (("Q", q0, q1), ("K", k0, k1)):
+        dom = heatmap.shared_domain(before, after)
+        a, b = controls.pair(before, after, queries)
+        which = f"{name}{per_head}" if name == "Q" else (f"K (K/V head {g})" if cfg.n_heads > 1 else "K")
+        with a:
+            matrix_block(_("{m} before RoPE").format(m=which), "", before, queries, cols, domain=dom,
+                         y_title=_("position"))
+        with b:
+            matrix_block(_("{m} after RoPE").format(m=which), "", after, queries, cols, domain=dom,
+                         y_title=_("position"))
+    theta = mv.raw_angles(cfg.n_seq, cfg.d_k, cfg.rope.base)
+    matrix_block(_("Angles p · θ_i (radians)"), r"\varphi_{p,i} = p\,\theta_i", theta, queries,
+                 [f"i={i}" for i in range(theta.shape[1])], y_title=_("position"), x_title=_("pair"))
+    st.markdown(_("**What RoPE makes true:** a query and a key score the same wherever the pair sits; only m − n "
+                  "counts. Pick a pair and a shift:"))
+    a, b, c = st.columns(3)
+    m = a.selectbox(_("query at position m"), range(cfg.n_seq), format_func=lambda i: queries[i],
+                    **state.bind(mv.PAIR_M, state.kept(mv.PAIR_M, cfg.n_seq - 1, list(range(cfg.n_seq)))))
+    n = b.selectbox(_("key at position n"), range(cfg.n_seq), format_func=lambda i: keys[i],
+                    **state.bind(mv.PAIR_N, state.kept(mv.PAIR_N, 0, list(range(cfg.n_seq)))))
+    s = int(c.number_input(_("shift s"), min_value=0, max_value=100_000, step=1,
+                           **state.bind(mv.SHIFT, state.kept(mv.SHIFT, 5))))
+    w_q, w_k = mv.head_weights(cfg, head)
+    chk = mv.shift_check(q0[m], k0[n], m, n, s, cfg.rope, cfg.x[m], cfg.x[n], w_q, w_k)
+    st.dataframe({"": [f"(m, n) = ({m}, {n})", f"(m+s, n+s) = ({m + s}, {n + s})", _("difference")],
+                  _("with RoPE"): [fmt(chk.rope_at), fmt(chk.rope_shifted),
+                                   small(abs(chk.rope_at - chk.rope_shifted))],
+                  _("positions added to X"): [fmt(chk.abs_at), fmt(chk.abs_shifted),
+                                              small(abs(chk.abs_at - chk.abs_shifted))]}, hide_index=True)
+    st.caption(_("with RoPE: R(m)q · R(n)k, the head's query and key as RoPE receives them; positions added to X: the "
+                 "original Transformer's sinusoidal encoding of the position added to the token's row of X, then "
+                 "the head's W_Q and W_K, no RoPE."))
+    st.markdown(_("With RoPE the two scores differ by {d_rope}: equal to float64 rounding (the rotations by m + s and "
+                  "n + s differ by the same angle (m − n)θ_i). With the original Transformer's positions added to X "
+                  "they differ by {d_abs}: the score depends on where the pair sits, not only on m − n.").format(
+        d_rope=small(abs(chk.rope_at - chk.rope_shifted)), d_abs=small(abs(chk.abs_at - chk.abs_shifted))))
+
+
+def window() -> None:
+    st.subheader(_("The sliding window"))
+    if cfg.window is None:
+        st.info(_("The window is off. Choose W above (or the Llama / Mistral preset)."), icon=":material/info:")
+        return
+    causal = cfg.mask_kind == "causal"
+    mask = np.ones(t.weights.shape, dtype=bool) if t.mask is None else t.mask
+    st.markdown(ngettext("Query i sees key j when **i − {w} < j ≤ i**: itself and the {w1} key before it, {w} at "
+                         "most (Mistral's inclusive rule).",
+                         "Query i sees key j when **i − {w} < j ≤ i**: itself and the {w1} keys before it, {w} at "
+                         "most (Mistral's inclusive rule).", cfg.window - 1).format(w=cfg.window, w1=cfg.window - 1)
+                if causal else
+                _("Query i sees key j when **|i − j| < {w}** (no causal mask: both sides). Switch the causal mask on "
+                  "for Mistral's rule i − {w} < j ≤ i.").format(w=cfg.window))
+    st.markdown(_("**The mask the heads use** (window ∧ the configuration's mask) · shape {r} × {c}").format(
+        r=mask.shape[0], c=mask.shape[1]))
+    charts.show_chart(heatmap.heatmap(mask.astype(float), queries, keys, kind="weights", precision=0, masked=~mask,
+                                      x_title=_("key"), y_title=_("query")))
+    before_t = mv.trace(replace(cfg, window=None)).heads[head]
+    hidden = mv.hidden_by_window(before_t.mask, mask, before_t.weights)
+    n_hidden = sum(len(lost) for _i, lost in hidden)
+    st.markdown(_("**What a query can no longer see**: the keys the window hides that the mask alone allowed, and "
+                  "the weight each had without the window ({n} in all).").format(n=n_hidden))
+    st.dataframe(mv.hidden_table(hidden, queries, keys, precision))
+    if not n_hidden:
+        st.caption(_("W = {w} hides nothing here: every query already sees at most {w} keys. Choose a smaller W.")
+                   .format(w=cfg.window))
+
+
+def softcap() -> None:
+    st.subheader(_("Soft-capping the scores"))
+    largest = largest_plain()
+    gemma = largest - mv.GEMMA_CAP * np.tanh(largest / mv.GEMMA_CAP)
+    why = _("Gemma 2 caps at 50: its scores reach tens. The largest |scaled score| of the tutorials' attention on your "
+            "numbers (every head) is {s}; a cap of 50 would pull it in by only {g}, so the Gemma 2 preset takes a cap "
+            "at the size of your scores ({cap:g}, the largest rounded), which pulls it in by about a quarter, as 50 "
+            "does to a score of 50.").format(s=fmt(largest), g=small(gemma), cap=mv.sensible_cap(largest))
+    if cfg.softcap is None:
+        st.info(why, icon=":material/info:")
+        st.info(_("The soft-cap is off. Switch it on above (or the Gemma 2 preset)."), icon=":material/info:")
+        return
+    st.markdown(_("After scaling and before the bias and the mask: s ← {cap:g} · tanh(s / {cap:g}).").format(
+        cap=cfg.softcap))
+    dom = heatmap.shared_domain(t.scaled, t.capped)
+    a, b = controls.pair(t.scaled, t.capped, queries)
+    with a:
+        matrix_block(_("Scaled scores{head}").format(head=per_head), "", t.scaled, queries, keys, domain=dom)
+    with b:
+        matrix_block(_("Capped{head}").format(head=per_head), "", t.capped, queries, keys, domain=dom)
+    cs = mv.cap_summary(t.scaled, t.capped, cfg.softcap)
+    st.markdown(_("The largest change is **{c}** (query {q}, key {k}); the largest |capped score| is {m} < {cap:g}: "
+                  "no score reaches the cap.").format(
+        c=fmt(cs.largest_change), q=text.md_escape(queries[cs.at[0]]), k=text.md_escape(keys[cs.at[1]]),
+        m=fmt(cs.largest_capped), cap=cfg.softcap))
+    charts.show_chart(charts.cached_chart(mv.cap_curve, cfg.softcap, float(np.abs(t.scaled).max())))
+    st.caption(why)
+
+
+def alibi() -> None:
+    st.subheader(_("ALiBi: a penalty by distance"))
+    if not cfg.alibi:
+        st.info(_("ALiBi is off. Switch it on above (or the BLOOM preset)."), icon=":material/info:")
+        return
+    slopes = alibi_slopes(cfg.n_heads)
+    st.dataframe({_("head"): list(range(cfg.n_heads)), _("slope m_h"): [fmt(x) for x in slopes]}, hide_index=True)
+    st.markdown(_("Head h adds −m_h · (i − j) to its scores, after the scale (and the cap) and before the mask and "
+                  "softmax; the slopes are 2^(−8/n)·1, 2^(−8/n)·2, … for n heads. There are no positions in X: the "
+                  "bias is the only place a position enters.{causal}").format(
+        causal="" if cfg.mask_kind == "causal" else " " + _("Without the causal mask, keys after the query get a "
+                                                           "positive bias (ALiBi is defined for causal models).")))
+    a, b = controls.pair(trace.alibi[head], t.biased, queries)
+    with a:
+        matrix_block(_("ALiBi bias{head}").format(head=per_head), r"-m_h\,(i-j)", trace.alibi[head], queries, keys,
+                     y_title=_("query"), x_title=_("key"))
+    with b:
+        matrix_block(_("Scores + bias{head}").format(head=per_head), "", t.biased, queries, keys,
+                     y_title=_("query"), x_title=_("key"))
+
+
+def online() -> None:
+    st.subheader(_("Online softmax: FlashAttention's tiles"))
+    st.markdown(_("FlashAttention never holds a whole row of scores: it reads the keys a block at a time and keeps, "
+                  "per query, the running max m, the running sum l of exp(s − m) and the unnormalised output O. When "
+                  "a block holds a larger score, m rises and l and O so far are multiplied by exp(m_old − m_new). "
+                  "With one block (B = n) m is each row's max and p = exp(s − m): the Korean blog post's stable "
+                  "softmax (subtract the row max, see Masking) is its first step, l its denominator."))
+    a, b = st.columns(2)
+    sizes = list(range(1, cfg.n_seq + 1))
+    block = a.select_slider(_("Keys per tile (block size B)"), sizes,
+                            **state.bind(mv.BLOCK, state.kept(mv.BLOCK, max(1, cfg.n_seq // 2) if cfg.n_seq > 1 else 1,
+                                                              sizes)))
+    rows_all = -1
+    row = b.selectbox(_("Query rows"), [rows_all, *range(cfg.n_q)],
+                      format_func=lambda i: _("all") if i == rows_all else queries[i],
+                      **state.bind(mv.ROW, state.kept(mv.ROW, rows_all, [rows_all, *range(cfg.n_q)])))
+    o = mv.online(t.q, t.k, t.v, int(block), float(t.divisor), t.mask)
+    tiles = list(range(len(o.tiles)))
+    pick = st.select_slider(_("Tile"), tiles, format_func=lambda i: _("{i} of {n}").format(i=i + 1, n=len(tiles)),
+                            **state.bind(mv.TILE, state.kept(mv.TILE, 0, tiles))) if len(tiles) > 1 else 0
+    tile = o.tiles[pick]
+    rows = list(range(cfg.n_q)) if row == rows_all else [row]
+    cols = keys[tile.start:tile.stop]
+    matrix_block(_("Tile {i}: the block's scaled scores, keys {a}–{b}").format(i=pick + 1, a=tile.start,
+                                                                               b=tile.stop - 1),
+                 "", tile.scores[rows], [queries[i] for i in rows], cols, y_title=_("query"), x_title=_("key"))
+    st.dataframe(mv.tile_table(o, pick, rows, queries, precision))
+    i = max(rows, key=lambda r: len(mv.rises(o, r)))  # the row where m rose most often (the first if none)
+    r = mv.rises(o, i)
+    if r:
+        st.markdown(" ".join(_("In tile {t}, {q} meets a larger score: m rises from {a} to {b}, and l and O so far are "
+                               "multiplied by exp({a} − {b_}) = {f}.").format(
+            t=k + 1, q=text.md_escape(queries[i]), a=fmt(m0), b=fmt(m1), b_=fmt(m1) if m1 >= 0 else f"({fmt(m1)})",
+            f=fmt(f)) for k, m0, m1, f in r))
+    else:
+        st.markdown(_("For {q} no later tile holds a larger score than the ones before it, so nothing is rescaled. "
+                      "Try a block of 1, or another query.").format(q=text.md_escape(queries[i])))
+    st.markdown(_("**m and l of {q} after each tile**").format(q=text.md_escape(queries[i])))
+    charts.show_chart(charts.cached_chart(mv.m_chart, o, i))
+    if t.softcap is None and t.bias is None:
+        ref, what = t.output, _("the softmax output shown on Step by step{head}").format(head=per_head)
+    else:
+        ref = scaled_dot_product_attention(t.q, t.k, t.v, scale=float(t.divisor), mask=t.mask).output
+        what = _("softmax(q kᵀ / s) v without the cap and ALiBi (the tiles here take the scaled scores; "
+                 "FlashAttention applies those inside each tile)")
+    lse = mv.logsumexp(scaled_dot_product_attention(t.q, t.k, t.v, scale=float(t.divisor), mask=t.mask).masked)
+    finite = np.isfinite(lse)
+    st.markdown(_("**After the last tile**: O / l equals {what}: largest difference **{d}**. m + log l equals each "
+                  "row's log-sum-exp log Σ_j exp(s_ij): largest difference **{e}**.").format(
+        what=what, d=small(mv.max_diff(o.output, ref)),
+        e=small(mv.max_diff(o.logsumexp[finite], lse[finite]))))
+
+
+def cache() -> None:
+    st.subheader(_("KV cache: decoding token by token"))
+    dt = mv.decode(cfg)
+    whole = mv.trace(mv.causal_config(cfg))
+    st.markdown(_("A model writes one token at a time. Token t's attention row does not change once written (the "
+                  "causal mask), so each step computes only the new token's q, k and v and reads the earlier keys "
+                  "and values from a cache (the keys kept as scored: after QK-norm and RoPE)."))
+    if cfg.mask_kind != "causal":
+        st.caption(_("Decoding is causal: it is compared with this configuration under the causal mask."))
+    steps = list(range(cfg.n_seq))
+    n = st.select_slider(_("Token decoded"), steps, format_func=lambda i: keys[i],
+                         **state.bind(mv.STEP, state.kept(mv.STEP, cfg.n_seq - 1, steps))) if len(steps) > 1 else 0
+    step = dt.steps[n]
+    st.markdown(_("Token {tok}: **computed** its q, k, v (one row each); **from the cache** {n} rows of K and V; "
+                  "{dots} dot products (1 query × {k} keys × n_heads = {h}), where the whole text's forward pass to "
+                  "here computes {again}.").format(tok=text.md_escape(keys[n]), n=n, dots=step.dot_products, k=n + 1,
+                                               h=cfg.n_heads, again=cfg.n_heads * (n + 1) ** 2))
+    row1 = [keys[n]]
+    a, b = controls.side_by_side([heatmap.heatmap_width(step.k_cache, keys[:n + 1], precision)] * 2)
+    with a:
+        matrix_block(_("K cache after this step"), "", step.k_cache, keys[:n + 1],
+                     text.dim_labels(step.k_cache.shape[1]), note=_("the last row is new; the others came from the "
+                                                                    "cache"))
+    with b:
+        matrix_block(_("V cache after this step"), "", step.v_cache, keys[:n + 1],
+                     text.dim_labels(step.v_cache.shape[1]), note=_("the last row is new"))
+    sw = step.trace.heads[head]
+    matrix_block(_("Weights of the new query{head}").format(head=per_head), "", sw.weights, row1, keys[:n + 1],
+                 kind="weights", masked=None if sw.mask is None else ~sw.mask)
+    st.dataframe(mv.cache_table(dt, keys, cfg.n_heads))
+    st.markdown(_("The cached outputs, stacked, equal the whole causal forward pass: largest difference **{d}**.")
+                .format(d=small(mv.max_diff(dt.output, whole.output))))
+
+
+{mv.GQA: gqa, mv.ROPE_S: rope, mv.WINDOW_S: window, mv.CAP_S: softcap, mv.ALIBI_S: alibi, mv.ONLINE: online,
+ mv.CACHE: cache}[section]()

@@ -52,7 +52,8 @@ def navigation() -> st.Page:
     state.init()
     lesson_ui.init()
     grid_editor.commit_pending()  # an edit sent with a page switch still counts
-    pg = st.navigation(pages())
+    # every page listed (expanded): past 12 pages Streamlit would hide the last behind "View more"
+    pg = st.navigation(pages(), expanded=True)
     _RUN.panel = st.sidebar.container()  # under the pages' list: the page's edit panel, if it has one (panel_slot)
     st.session_state[state.FRAMED] = True  # read by page_start: the frame is drawn for this run
     address.restore(pg)  # once per session: a link, or this learner's address after a reload; may switch page

@@ -1,0 +1,458 @@
+"""The Modern attention page's presets, cached computations, charts and sentences.
+
+What Llama, Mistral, Gemma 2, BLOOM and Qwen 3 change in the seeds' attention (attn_core.modern_attention), on the
+learner's own configuration. Every sentence that states a property of a number is computed here from the numbers the
+page shows. Nothing here calls st: the page (pages/modern.py) draws.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from attn_core import (
+    Config,
+    DecodeTrace,
+    ModernTrace,
+    OnlineTrace,
+    RoPE,
+    apply_rope,
+    cached_decode,
+    config_mask,
+    head_slice,
+    kv_head_of,
+    online_softmax_attention,
+    positional_encoding,
+    run,
+    with_dimensions,
+)
+from attn_ui.app.i18n import N_, _
+from attn_ui.infra import budget
+from attn_ui.widgets.numbers import format_numbers
+
+# ---- widget keys (page-prefixed) ---------------------------------------------------------------------------------
+KV, ROPE_ON, ROPE_BASE, ROPE_LAYOUT = "modern_kv", "modern_rope", "modern_rope_base", "modern_rope_layout"
+QK_NORM, ALIBI, CAUSAL = "modern_qk_norm", "modern_alibi", "modern_causal"
+WINDOW_ON, WINDOW, CAP_ON, CAP = "modern_window_on", "modern_window", "modern_cap_on", "modern_cap"
+SECTION, BLOCK, TILE, ROW, STEP = "modern_section", "modern_block", "modern_tile", "modern_row", "modern_step"
+PAIR_M, PAIR_N, SHIFT = "modern_m", "modern_n", "modern_shift"
+REFUSED = "modern_refused"  # {widget key: (value typed, message)}: a change the core refused, shown beside its widget
+
+LAYOUTS = {"half": N_("half (Llama, Mistral, Qwen: rotate_half)"),
+           "interleaved": N_("interleaved (RoFormer, Meta's Llama: pairs side by side)")}
+BYTES_PER_NUMBER = 2  # a KV cache in bfloat16 / float16, as the models serve
+GEMMA_CAP = 50.0
+#: the plot is the size given, axes and legends added around it (Streamlit's default squeezes a small chart)
+PAD = alt.AutoSizeParams(type="pad", contains="padding")  # Gemma 2's attn_logit_softcapping
+
+# ---- the sections --------------------------------------------------------------------------------------------------
+GQA, ROPE_S, WINDOW_S, CAP_S, ALIBI_S, ONLINE, CACHE = (
+    N_("Grouped-query heads"), N_("RoPE"), N_("Window"), N_("Soft-cap"), N_("ALiBi"), N_("Online softmax"),
+    N_("KV cache"))
+SECTIONS = [GQA, ROPE_S, WINDOW_S, CAP_S, ALIBI_S, ONLINE, CACHE]
+
+
+# ---- presets ---------------------------------------------------------------------------------------------------------
+
+OFF_FIELDS = {"n_kv_heads": None, "rope": None, "qk_norm": False, "alibi": False, "window": None, "softcap": None}
+
+
+def grouped_kv(n_heads: int) -> int:
+    """The key/value heads a preset groups ``n_heads`` query heads into: the largest divisor of n_heads at most half
+    of it (8 → 4, 6 → 3, 2 → 1), n_heads itself for one head.
+
+    >>> [grouped_kv(n) for n in (1, 2, 6, 8)]
+    [1, 1, 3, 4]
+    """
+    return max([g for g in range(1, n_heads // 2 + 1) if n_heads % g == 0], default=n_heads)
+
+
+def preset_window(n_seq: int) -> int:
+    """A window that hides something: half the tokens, rounded up (Mistral 7B's is 4,096 of a 32k context).
+
+    >>> preset_window(3), preset_window(6)
+    (2, 3)
+    """
+    return max(1, (n_seq + 1) // 2)
+
+
+def sensible_cap(largest: float) -> float:
+    """A soft cap for scores of this size: the largest |scaled score| rounded to two significant digits (at least
+    0.1), so the largest is pulled in by about a quarter (tanh(1) ≈ 0.76), as Gemma 2's cap of 50 acts on scores of
+    a few tens.
+
+    >>> sensible_cap(1.2345), sensible_cap(0.0)
+    (1.2, 0.1)
+    """
+    return max(0.1, float(f"{largest:.2g}"))
+
+
+PRESETS = {"llama": N_("Llama / Mistral"), "gemma": N_("Gemma 2"), "bloom": N_("BLOOM"), "qwen": N_("Qwen 3"),
+           "off": N_("Off")}
+PRESET_HELP = {
+    "llama": N_("RoPE (θ base 10,000, half layout), grouped-query heads, a causal mask and a sliding window of half "
+                "the tokens (Mistral's)."),
+    "gemma": N_("Soft-capped scores (Gemma 2 caps at 50; here at the size of your scores), grouped-query heads and a "
+                "causal mask."),
+    "bloom": N_("ALiBi's linear distance penalty instead of positions in X, and a causal mask."),
+    "qwen": N_("QK-norm (RMSNorm of each head's queries and keys), then RoPE (θ base 1,000,000), grouped-query heads "
+               "and a causal mask."),
+    "off": N_("Every modern option off: the tutorials' attention (the mask stays as it is)."),
+}
+
+
+def preset_changes(name: str, cfg: Config, largest_scaled: float) -> dict:
+    """The Config fields preset ``name`` sets on ``cfg`` (``largest_scaled``: the largest |scaled score| of the
+    seeds' attention on these numbers, for Gemma 2's cap). Grouped-query heads change W_K, W_V (and W_O) too."""
+    fields = {k: v for k, v in OFF_FIELDS.items() if k != "n_kv_heads"}
+    if name != "off":
+        fields["mask_kind"] = "causal"
+    if name == "llama":
+        fields |= {"rope": RoPE(10000.0, "half"), "window": preset_window(cfg.n_seq)}
+    elif name == "gemma":
+        fields["softcap"] = sensible_cap(largest_scaled)
+    elif name == "bloom":
+        fields["alibi"] = True
+    elif name == "qwen":
+        fields |= {"rope": RoPE(1_000_000.0, "half"), "qk_norm": True}
+    kv = {"off": cfg.n_heads, "bloom": cfg.kv_heads}.get(name, grouped_kv(cfg.n_heads))
+    return fields | (kv_changes(cfg, kv) if kv != cfg.kv_heads else {})
+
+
+def kv_changes(cfg: Config, n_kv: int) -> dict:
+    """The fields that give ``cfg`` ``n_kv`` key/value heads: n_kv_heads, and W_K, W_V resized to n_kv heads
+    (attn_core.with_dimensions: each value that still fits kept, new heads' columns drawn anew) and W_O."""
+    per_k, per_v = cfg.w_k.shape[1] // cfg.kv_heads, cfg.w_v.shape[1] // cfg.kv_heads
+    new = with_dimensions(replace(cfg, n_kv_heads=n_kv), n_seq=cfg.n_seq, d_model=cfg.d_model,
+                          d_qk=cfg.w_q.shape[1], d_v=per_v * n_kv, d_k=per_k * n_kv)
+    return {"n_kv_heads": new.n_kv_heads, "w_k": new.w_k, "w_v": new.w_v, "w_o": new.w_o}
+
+
+def even_widths(cfg: Config) -> Config:
+    """``cfg`` with one more column per head in W_Q and W_K where a head's width is odd (RoPE turns pairs), every
+    value kept (new columns drawn with Xavier's initialiser)."""
+    d_q, d_k = cfg.d_q + cfg.d_q % 2, cfg.d_k + cfg.d_k % 2
+    return with_dimensions(cfg, n_seq=cfg.n_seq, d_model=cfg.d_model, d_qk=d_q * cfg.n_heads,
+                           d_v=cfg.w_v.shape[1], d_k=d_k * cfg.kv_heads)
+
+
+def kv_choices(n_heads: int) -> list[int]:
+    """Key/value head counts for ``n_heads`` query heads: its divisors, largest (multi-head) first.
+
+    >>> kv_choices(8)
+    [8, 4, 2, 1]
+    """
+    return [g for g in range(n_heads, 0, -1) if n_heads % g == 0]
+
+
+# ---- cached computations ---------------------------------------------------------------------------------------------
+
+@budget.cached("modern_trace", slots=budget.EXPLORER_SLOTS)
+def trace(cfg: Config) -> ModernTrace:
+    """attn_core.run(cfg) for a configuration with modern options, once per distinct configuration. Raises
+    AttentionInputError."""
+    return run(cfg)
+
+
+def plain(cfg: Config) -> Config:
+    """``cfg`` with the options that change the scores off (RoPE, QK-norm, ALiBi, window, soft-cap); grouped heads
+    kept (they share weights, they do not change a score)."""
+    return replace(cfg, rope=None, qk_norm=False, alibi=False, window=None, softcap=None)
+
+
+@budget.cached("modern_online", slots=budget.EXPLORER_SLOTS)
+def online(q: np.ndarray, k: np.ndarray, v: np.ndarray, block: int, divisor: float,
+           mask: np.ndarray | None) -> OnlineTrace:
+    return online_softmax_attention(q, k, v, block=block, scale=divisor, mask=mask)
+
+
+def decode_options(cfg: Config) -> dict:
+    """attn_core.decode_step's options from the configuration (decoding is causal)."""
+    return {"n_heads": cfg.n_heads, "n_kv_heads": cfg.n_kv_heads, "rope": cfg.rope, "qk_norm": cfg.qk_norm,
+            "alibi": cfg.alibi, "window": cfg.window, "softcap": cfg.softcap, "scale": cfg.scale}
+
+
+@budget.cached("modern_decode", slots=budget.EXPLORER_SLOTS)
+def decode(cfg: Config) -> DecodeTrace:
+    return cached_decode(cfg.x, cfg.w_q, cfg.w_k, cfg.w_v, cfg.w_o, **decode_options(cfg))
+
+
+def causal_config(cfg: Config) -> Config:
+    """The configuration decoding computes: ``cfg`` with the causal mask (a causal model's forward pass)."""
+    return replace(cfg, mask_kind="causal")
+
+
+# ---- the pipeline in formulas ------------------------------------------------------------------------------------
+
+def pipeline(cfg: Config) -> list[tuple[str, str]]:
+    """One (what, LaTeX) line per step the options make, in the order modern_attention runs them."""
+    kv = cfg.kv_heads
+    lines = [(_("projections"), r"Q = X W_Q,\; K = X W_K,\; V = X W_V" + (
+        rf"\quad ({cfg.n_heads}\ \text{{query heads}},\ {kv}\ \text{{K/V}})" if kv != cfg.n_heads else ""))]
+    if cfg.qk_norm:
+        lines.append((_("QK-norm"), r"q \leftarrow q \,/\, \sqrt{\tfrac{1}{d_k}\textstyle\sum_i q_i^2 + \epsilon}"
+                                    r",\quad k \leftarrow k \,/\, \mathrm{rms}(k)"))
+    if cfg.rope is not None:
+        lines.append((_("RoPE"), rf"q_m \leftarrow R(m\,\theta)\, q_m,\; k_n \leftarrow R(n\,\theta)\, k_n,\quad "
+                                 rf"\theta_i = {cfg.rope.base:g}^{{-2i/d_k}}"))
+    if kv != cfg.n_heads:
+        lines.append((_("grouped heads"), rf"\text{{head }} h \text{{ reads K/V head }} "
+                                          rf"\lfloor h / {cfg.n_heads // kv} \rfloor"))
+    lines.append((_("scores"), r"s = q k^\top / \sqrt{d_k}" if cfg.scale == "sqrt_dk" else r"s = q k^\top / c"))
+    if cfg.softcap is not None:
+        lines.append((_("soft-cap"), rf"s \leftarrow {cfg.softcap:g} \tanh(s / {cfg.softcap:g})"))
+    if cfg.alibi:
+        lines.append((_("ALiBi"), r"s_{ij} \leftarrow s_{ij} - m_h\,(i - j)"))
+    causal = cfg.mask_kind == "causal"
+    if cfg.window is not None:
+        rule = rf"i - {cfg.window} < j \le i" if causal else rf"|i - j| < {cfg.window}"
+        lines.append((_("window"), rf"s_{{ij}} = -\infty \text{{ unless }} {rule}"))
+    elif causal:
+        lines.append((_("causal mask"), r"s_{ij} = -\infty \text{ unless } j \le i"))
+    lines.append((_("softmax, values"), r"\mathrm{out} = \mathrm{softmax}(s)\, v"))
+    return lines
+
+
+# ---- grouped-query heads -----------------------------------------------------------------------------------------
+
+def groups(n_heads: int, n_kv: int) -> list[tuple[int, list[int]]]:
+    """Each key/value head with the query heads that read it.
+
+    >>> groups(4, 2)
+    [(0, [0, 1]), (1, [2, 3])]
+    """
+    return [(g, [h for h in range(n_heads) if kv_head_of(h, n_heads, n_kv) == g]) for g in range(n_kv)]
+
+
+def group_label(g: int, heads: list[int]) -> str:
+    """ "query heads 0–1 → KV head 0" """
+    which = str(heads[0]) if len(heads) == 1 else f"{heads[0]}–{heads[-1]}"
+    return (_("query head {which} → KV head {g}") if len(heads) == 1 else
+            _("query heads {which} → KV head {g}")).format(which=which, g=g)
+
+
+def gqa_diagram(n_heads: int, n_kv: int) -> alt.LayerChart:
+    """The query heads as squares in a row, each under the key/value head it reads (a bar spanning its group)."""
+    q_name, kv_name = _("query heads"), _("K/V heads")
+    rows = [{"level": kv_name, "x0": hs[0], "x1": hs[-1] + 1, "label": f"K,V {g}", "g": g} for g, hs in
+            groups(n_heads, n_kv)]
+    rows += [{"level": q_name, "x0": h, "x1": h + 1, "label": f"Q {h}", "g": kv_head_of(h, n_heads, n_kv)}
+             for h in range(n_heads)]
+    data = pd.DataFrame(rows).assign(mid=lambda f: (f.x0 + f.x1) / 2)
+    px = max(36, min(64, 640 // n_heads))
+    scale = alt.Scale(domain=[0, n_heads], nice=False, zero=False)
+    y = alt.Y("level:N", sort=[kv_name, q_name], title=None, axis=alt.Axis(ticks=False, domain=False))
+    rects = alt.Chart(data).mark_rect(stroke="white", strokeWidth=2).encode(
+        x=alt.X("x0:Q", axis=None, scale=scale), x2="x1:Q", y=y,
+        color=alt.Color("g:N", legend=None, scale=alt.Scale(scheme="tableau10")),
+        tooltip=[alt.Tooltip("label:N", title=_("head"))])
+    labels = alt.Chart(data).mark_text(color="white", fontSize=12, fontWeight="bold").encode(
+        x=alt.X("mid:Q", axis=None, scale=scale), y=y, text="label:N")
+    return (rects + labels).properties(width=px * n_heads, height=72, autosize=PAD,
+                                       description=_("Which key/value head each query head reads"))
+
+
+def cache_bytes(cfg: Config, n_kv: int | None = None) -> int:
+    """Bytes a KV cache holds per token and layer: K and V rows of ``n_kv`` heads (default the configuration's), at
+    BYTES_PER_NUMBER bytes a number.
+
+    >>> from attn_core import load_preset
+    >>> cache_bytes(load_preset("seed003_heads")), cache_bytes(load_preset("seed003_heads"), 2)
+    (2048, 512)
+    """
+    n_kv = cfg.kv_heads if n_kv is None else n_kv
+    return n_kv * (cfg.d_k + cfg.d_v) * BYTES_PER_NUMBER
+
+
+# ---- RoPE ------------------------------------------------------------------------------------------------------------
+
+def before_rope(t: ModernTrace, h: int, which: str) -> np.ndarray:
+    """Head ``h``'s queries (``which`` "q") or its key/value head's keys ("k") as RoPE receives them: after QK-norm
+    if on, else straight from the projection. [n_seq, d_k]"""
+    if which == "q":
+        normed, m, n, i = t.q_normed, t.q, t.n_heads, h
+    else:
+        normed, m, n, i = t.k_normed, t.k, len(set(t.kv_heads)), t.kv_heads[h]
+    if normed is not None:
+        return normed[i]
+    width = m.shape[1] // n
+    return m[:, head_slice(i, width)]
+
+
+def raw_angles(n_seq: int, d: int, base: float) -> np.ndarray:  # -> [n_seq, d/2]
+    """p · θ_i, θ_i = base^(−2i/d), not wrapped."""
+    theta = 1.0 / base ** (np.arange(0, d, 2, dtype=np.float64) / d)
+    return np.arange(n_seq)[:, None] * theta[None, :]
+
+
+@dataclass(frozen=True)
+class ShiftCheck:
+    """q_m · k_n with RoPE at positions (m, n) and at (m + s, n + s), and the same with the original Transformer's
+    sinusoidal positions added to X instead (absolute positions)."""
+
+    rope_at: float
+    rope_shifted: float
+    abs_at: float
+    abs_shifted: float
+
+
+def shift_check(q_row: np.ndarray, k_row: np.ndarray, m: int, n: int, s: int, rope: RoPE, x_m: np.ndarray,
+                x_n: np.ndarray, w_q: np.ndarray, w_k: np.ndarray) -> ShiftCheck:
+    """``q_row``, ``k_row`` [d_k]: one query and one key as RoPE receives them; ``x_m``, ``x_n`` [d_model] the rows of
+    X and ``w_q``, ``w_k`` [d_model, d_k] the head's weights, for the absolute positions."""
+    def rot(v: np.ndarray, p: int) -> np.ndarray:
+        return apply_rope(v[None, :], [p], base=rope.base, layout=rope.layout)[0]
+
+    pe = positional_encoding(max(m, n) + s + 1, x_m.shape[0])  # [positions, d_model]
+
+    def absolute(pm: int, pn: int) -> float:
+        return float(((x_m + pe[pm]) @ w_q) @ ((x_n + pe[pn]) @ w_k))
+
+    return ShiftCheck(float(rot(q_row, m) @ rot(k_row, n)), float(rot(q_row, m + s) @ rot(k_row, n + s)),
+                      absolute(m, n), absolute(m + s, n + s))
+
+
+def head_weights(cfg: Config, h: int) -> tuple[np.ndarray, np.ndarray]:
+    """Head ``h``'s column slices of W_Q and of its key/value head's W_K: [d_model, d_q], [d_model, d_k]."""
+    g = kv_head_of(h, cfg.n_heads, cfg.kv_heads)
+    return cfg.w_q[:, head_slice(h, cfg.d_q)], cfg.w_k[:, head_slice(g, cfg.d_k)]
+
+
+# ---- window ----------------------------------------------------------------------------------------------------------
+
+def hidden_by_window(before: np.ndarray | None, after: np.ndarray, weights_before: np.ndarray
+                     ) -> list[tuple[int, list[tuple[int, float]]]]:
+    """For each query, the keys the window hides that the mask without it allowed, with the weight each had.
+
+    ``before`` bool [n_q, n_k] or None (nothing masked), ``after`` bool [n_q, n_k], ``weights_before`` [n_q, n_k].
+
+    >>> hidden_by_window(np.tril(np.ones((3, 3), bool)), np.array([[1, 0, 0], [1, 1, 0], [0, 1, 1]], bool),
+    ...                  np.array([[1, 0, 0], [.5, .5, 0], [.2, .3, .5]]))
+    [(0, []), (1, []), (2, [(0, 0.2)])]
+    """
+    allowed = np.ones(after.shape, dtype=bool) if before is None else before
+    gone = allowed & ~after  # [n_q, n_k]
+    return [(i, [(int(j), float(weights_before[i, j])) for j in np.flatnonzero(gone[i])])
+            for i in range(after.shape[0])]
+
+
+def hidden_table(hidden: list, queries: list[str], keys: list[str], precision: int) -> pd.DataFrame:
+    """One row per query: the keys the window hides and the weight they had together."""
+    rows = []
+    for i, lost in hidden:
+        total = sum(w for _j, w in lost)
+        rows.append({_("query"): queries[i],
+                     _("keys hidden by the window"): ", ".join(
+                         f"{keys[j]} ({format_numbers(np.array([w]), precision)[0]})" for j, w in lost) or "—",
+                     _("weight they had"): format_numbers(np.array([total]), precision)[0]})
+    return pd.DataFrame(rows).set_index(_("query"))
+
+
+# ---- soft-cap --------------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CapSummary:
+    largest_change: float
+    at: tuple[int, int]
+    largest_capped: float
+    cap: float
+
+
+def cap_summary(scaled: np.ndarray, capped: np.ndarray, cap: float) -> CapSummary:
+    """The largest |scaled − capped| and where, and the largest |capped| (below ``cap``)."""
+    change = np.abs(scaled - capped)
+    i, j = np.unravel_index(int(np.argmax(change)), change.shape)
+    return CapSummary(float(change[i, j]), (int(i), int(j)), float(np.abs(capped).max()), cap)
+
+
+def cap_curve(cap: float, largest: float) -> alt.LayerChart:
+    """cap · tanh(s / cap) against s, with the line s = s and the caps ±cap, over the scores' range."""
+    top = max(3 * cap, 1.2 * largest)
+    s = np.linspace(-top, top, 201)
+    data = pd.DataFrame({"s": np.concatenate([s, s]), "out": np.concatenate([cap * np.tanh(s / cap), s]),
+                         "curve": np.repeat([_("capped"), _("not capped")], len(s))})
+    x = alt.X("s:Q", title=_("scaled score s"))
+    y = alt.Y("out:Q", title=_("score after the cap"), scale=alt.Scale(domain=[-top, top]))
+    lines = alt.Chart(data).mark_line().encode(
+        x=x, y=y, strokeDash=alt.StrokeDash("curve:N", title=None, legend=alt.Legend(orient="bottom")),
+        color=alt.Color("curve:N", title=None, scale=alt.Scale(range=["#8073ac", "#808495"])))
+    rules = alt.Chart(pd.DataFrame({"out": [cap, -cap]})).mark_rule(strokeDash=[2, 2], color="#e66101").encode(y=y)
+    return (rules + lines).properties(width=320, height=220, autosize=PAD,
+                                      description=_("The soft cap: cap · tanh(s / cap) against s"))
+
+
+# ---- online softmax --------------------------------------------------------------------------------------------------
+
+def logsumexp(masked: np.ndarray) -> np.ndarray:  # [n_q, n_k] (−inf where masked) -> [n_q]
+    """log Σ_j exp(s_ij) of each row, computed the stable way (−inf for a row masked everywhere)."""
+    m = masked.max(axis=1)  # [n_q]
+    safe = np.where(np.isneginf(m), 0.0, m)
+    with np.errstate(divide="ignore"):
+        return safe + np.log(np.exp(masked - safe[:, None]).sum(axis=1))
+
+
+def tile_table(o: OnlineTrace, t_index: int, rows: list[int], queries: list[str], precision: int) -> pd.DataFrame:
+    """Tile ``t_index``'s running state for the query ``rows``: m before/after, the rescale factor, l, O."""
+    tile = o.tiles[t_index]
+
+    def f(values: np.ndarray) -> list[str]:
+        return format_numbers(np.asarray(values, dtype=float), precision)
+
+    def vec(m: np.ndarray) -> list[str]:
+        return ["[" + ", ".join(f(r)) + "]" for r in m]
+
+    return pd.DataFrame({
+        _("query"): [queries[i] for i in rows],
+        _("m before"): f(tile.m_old[rows]), _("m after"): f(tile.m_new[rows]),
+        "exp(m_old − m_new)": f(tile.rescale[rows]),
+        _("l before"): f(tile.l_old[rows]), _("l after"): f(tile.l_new[rows]),
+        _("O after"): vec(tile.o_new[rows]),
+    }).set_index(_("query"))
+
+
+def rises(o: OnlineTrace, i: int) -> list[tuple[int, float, float, float]]:
+    """The tiles after the first where row ``i``'s running max rose: (tile, m before, m after, the rescale)."""
+    return [(t, float(tile.m_old[i]), float(tile.m_new[i]), float(tile.rescale[i]))
+            for t, tile in enumerate(o.tiles) if t > 0 and np.isfinite(tile.m_old[i]) and tile.m_new[i] > tile.m_old[i]]
+
+
+def m_chart(o: OnlineTrace, i: int) -> alt.LayerChart:
+    """Row ``i``'s running max m and sum l after each tile."""
+    n = len(o.tiles)
+    m = [float(t.m_new[i]) if np.isfinite(t.m_new[i]) else None for t in o.tiles]
+    data = pd.DataFrame({"tile": np.tile(np.arange(1, n + 1), 2), "value": m + [float(t.l_new[i]) for t in o.tiles],
+                         "what": np.repeat(["m", "l"], n)})
+    return alt.Chart(data).mark_line(point=True).encode(
+        x=alt.X("tile:O", title=_("after tile"), axis=alt.Axis(labelAngle=0)),
+        y=alt.Y("value:Q", title=None),
+        color=alt.Color("what:N", title=None, scale=alt.Scale(domain=["m", "l"], range=["#e66101", "#8073ac"]),
+                        legend=alt.Legend(orient="bottom")),
+        tooltip=[alt.Tooltip("what:N"), alt.Tooltip("tile:O"), alt.Tooltip("value:Q", format=".6g")],
+    ).properties(width=max(160, 48 * n), height=180, autosize=PAD,
+                 description=_("The running max m and sum l after each tile"))
+
+
+# ---- KV cache --------------------------------------------------------------------------------------------------------
+
+def cache_table(dt: DecodeTrace, tokens: list[str], n_heads: int) -> pd.DataFrame:
+    """One row per decoded token: rows read from the cache, computed anew, dot products with and without a cache."""
+    rows, total, again = [], 0, 0
+    for t, step in enumerate(dt.steps):
+        total += step.dot_products
+        again += n_heads * (t + 1) ** 2
+        rows.append({_("token"): tokens[t], _("K, V rows from the cache"): t,
+                     _("computed"): _("q, k, v of 1 token"), _("dot products"): step.dot_products,
+                     _("dot products so far"): total, _("without a cache, so far"): again})
+    return pd.DataFrame(rows).set_index(_("token"))
+
+
+def max_diff(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.max(np.abs(a - b))) if a.size else 0.0
+
+
+def mask_of(cfg: Config) -> np.ndarray | None:
+    """The configuration's own mask (without the window), for what the window adds."""
+    return config_mask(cfg)

@@ -155,15 +155,18 @@ def _solve_grouped(cfg: Config, trace: MultiHeadTrace) -> Solution:
     d_k, d_v = cfg.w_k.shape[1] // n_kv, cfg.w_v.shape[1] // n_kv
     per_token_gqa = cfg.w_k.shape[1] + cfg.w_v.shape[1]  # one token's cached key and value rows, every K/V head
     per_token_mha = n_heads * (d_k + d_v)  # the same with one key/value head per query head
+    if list(t.kv_heads) != [kv_head_of(h, n_heads, n_kv) for h in range(n_heads)]:
+        raise AssertionError("the trace's grouping is not kv_head_of's")
     reads = np.zeros((n_heads, n_kv))  # [n_heads, n_kv]: 1 where query head h reads key/value head g
     reads[np.arange(n_heads), list(t.kv_heads)] = 1.0
+    first_group = np.array([h for h in range(n_heads) if t.kv_heads[h] == 0])  # the query heads of K/V head 0
     return Solution(
         answer=counts.index((n_k, n_v)),
         facts={"n_heads": n_heads, "n_kv": n_kv, "group": n_heads // n_kv, "d_k": d_k, "d_v": d_v,
                "n_seq": cfg.n_seq, "d_model": cfg.d_model,
                "w_q_shape": cfg.w_q.shape, "w_k_shape": cfg.w_k.shape, "w_v_shape": cfg.w_v.shape,
                "kv_total": 2 * n_kv, "mha_total": 2 * n_heads, "mixed_total": n_heads + n_kv,
-               "kv_of": np.array(t.kv_heads), "first_group": np.array([h for h in range(n_heads) if t.kv_heads[h] == 0]),
+               "kv_of": np.array(t.kv_heads), "first_group": first_group,
                "n_k": n_k, "n_v": n_v,
                "cache_gqa": per_token_gqa, "cache_mha": per_token_mha, "saved": per_token_mha - per_token_gqa,
                "ratio": per_token_mha / per_token_gqa, "cache_gqa_all": per_token_gqa * cfg.n_seq,
@@ -230,6 +233,8 @@ def _solve_window(cfg: Config, trace: MultiHeadTrace) -> Solution:
     t = _modern(trace)
     i, w = WINDOW_QUERY, t.window
     seen = np.flatnonzero(t.mask[i])  # the keys query i may attend to
+    if not np.array_equal(t.mask, sliding_window_mask(cfg.n_seq, cfg.n_seq, w, causal=True)):
+        raise AssertionError("the trace's mask is not the causal sliding window's")
     ranges = ((i - w + 1, i), (i - w, i), (i - w, i - 1), (0, i))  # in the order of WINDOW_OPTIONS
     weights = t.heads[0].weights
     return Solution(
@@ -341,7 +346,8 @@ def _solve_softcap(cfg: Config, trace: MultiHeadTrace) -> Solution:
                "change": change, "largest": float(scaled[far]), "smallest": float(scaled[near]),
                "largest_to": float(capped[far]), "smallest_to": float(capped[near]),
                "key": cfg.tokens[far], "w_top": float(head.weights[r].max()), "w_plain": float(plain_w.max())},
-        numbers=((N_("“{query}”'s scores"), "scaled"), (N_("soft-capped"), "capped"), (N_("how much each moved"), "change"),
+        numbers=((N_("“{query}”'s scores"), "scaled"), (N_("soft-capped"), "capped"),
+                 (N_("how much each moved"), "change"),
                  (N_("its largest weight, with the cap"), "w_top"), (N_("… without it"), "w_plain")),
         views=_heatmaps(cfg, (N_("Scores before the cap"), head.scaled, "signed"),
                         (N_("Scores after the cap"), head.capped, "signed")),
@@ -354,9 +360,9 @@ LESSONS: tuple[Lesson, ...] = (
     Lesson(
         key="grouped-query", title=N_("Grouped-query attention"),
         build=_grouped,
-        setup=N_("A layer with {n_heads} query heads, each with queries and keys {d_k} wide, as Llama and Mistral build "
-                 "their larger models: the query heads are grouped, and each group shares one key/value head. W_Q is "
-                 "{w_q_shape}, while W_K is {w_k_shape} and W_V {w_v_shape}."),
+        setup=N_("A layer with {n_heads} query heads, each with queries and keys {d_k} wide, as Llama and Mistral "
+                 "build their larger models: the query heads are grouped, and each group shares one key/value head. "
+                 "W_Q is {w_q_shape}, while W_K is {w_k_shape} and W_V {w_v_shape}."),
         question=N_("How many key and value matrices (slices of W_K and W_V, one per key/value head) does the layer "
                     "have?"),
         ask=Choice(GROUPED_OPTIONS), solve=_solve_grouped,
@@ -403,8 +409,8 @@ LESSONS: tuple[Lesson, ...] = (
                        "row slides along the diagonal, so no query sees more than {window} keys however long the "
                        "text."),
         page=registry.MODERN,
-        hint=N_("On Modern attention, set the window to 1 (each token sees only itself) or to {n_seq} (the plain causal "
-                "mask) and watch the band of weights."),
+        hint=N_("On Modern attention, set the window to 1 (each token sees only itself) or to {n_seq} (the plain "
+                "causal mask) and watch the band of weights."),
     ),
     Lesson(
         key="kv-cache", title=N_("A KV cache"),
@@ -431,7 +437,8 @@ LESSONS: tuple[Lesson, ...] = (
         setup=N_("Online softmax (FlashAttention) reads the keys in tiles of {block} and keeps, for each query, a "
                  "running m, the largest score so far, l, the sum of exp(score − m), and O, the sum of "
                  "exp(score − m) times the value rows. The scaled scores of “{query}” arrive tile by tile: {tiles}. "
-                 "Tile {tile} (keys {start} to {stop}, counted from 0) brings {s_top}, larger than m = {m_old} so far."),
+                 "Tile {tile} (keys {start} to {stop}, counted from 0) brings {s_top}, larger than m = {m_old} so "
+                 "far."),
         question=N_("What happens to m, l and O when tile {tile} arrives?"),
         ask=Choice(ONLINE_OPTIONS), solve=_solve_online,
         explanation=N_("m rises from {m_old} to {m_new}. Everything summed so far was exp(score − m_old), so the old l "

@@ -327,8 +327,7 @@ def _solve_online(cfg: Config, trace: MultiHeadTrace) -> Solution:
 SOFTCAP_OPTIONS = (
     N_("{largest}, the score farthest from 0"),
     N_("{smallest}, the score nearest 0"),
-    N_("none: every score moves by the same amount"),
-    N_("none: a score below the cap stays as it was"),
+    N_("none more than another: every score moves by the same amount"),
 )
 
 
@@ -338,7 +337,8 @@ def _solve_softcap(cfg: Config, trace: MultiHeadTrace) -> Solution:
     change = np.abs(scaled - capped)  # [n_k]
     far, near = int(np.argmax(np.abs(scaled))), int(np.argmin(np.abs(scaled)))
     moved = int(np.argmax(change))
-    answer = (0 if moved == far else 1 if moved == near else 2)
+    same = bool(np.ptp(change) < 1e-12)  # every score moved alike
+    answer = (2 if same else 0 if moved == far else 1 if moved == near else 2)
     plain_w = softmax(scaled)  # [n_k]: the same row without the cap
     return Solution(
         answer=answer,
@@ -363,8 +363,7 @@ LESSONS: tuple[Lesson, ...] = (
         setup=N_("A layer with {n_heads} query heads, each with queries and keys {d_k} wide, as Llama and Mistral "
                  "build their larger models: the query heads are grouped, and each group shares one key/value head. "
                  "W_Q is {w_q_shape}, while W_K is {w_k_shape} and W_V {w_v_shape}."),
-        question=N_("How many key and value matrices (slices of W_K and W_V, one per key/value head) does the layer "
-                    "have?"),
+        question=N_("How many key and value matrices (slices of W_K and W_V) does the layer have?"),
         ask=Choice(GROUPED_OPTIONS), solve=_solve_grouped,
         explanation=N_("Query head h reads key/value head h ÷ {group}, rounded down: heads {first_group} share the "
                        "first pair, and so on ({kv_of}). So W_K and W_V are cut into {n_kv} slices each, {kv_total} "

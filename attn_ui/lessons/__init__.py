@@ -3,8 +3,9 @@
 - attn_ui.lessons.engine: what a lesson is (a configuration, a setup, a question with a prediction to commit, how the
   answer is computed from the attention trace, an explanation, the page where the learner tries it), how an answer is
   judged and how its texts are filled. Pure data and numpy over attn_core: no Streamlit.
-- attn_ui.lessons.by_hand and attn_ui.lessons.with_models: the content, one :class:`Lesson` each (adding a lesson is
-  one entry in the right one, and its independent answer in tests/core/test_lessons.py).
+- attn_ui.lessons.by_hand, attn_ui.lessons.modern and attn_ui.lessons.with_models: the content, one :class:`Lesson`
+  each (adding a lesson is one entry in the right one, and its independent answer in tests/core/test_lessons.py, or
+  tests/core/test_lessons_modern.py for modern attention's).
 - attn_ui.lessons.lesson_ui (Streamlit glue: the learner's progress, Try it yourself) and lesson_views (charts).
 
 The texts are templates: ``{name}`` stands for the fact ``name`` that the lesson's solver computed from the trace
@@ -20,7 +21,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING
 
-from attn_ui.lessons import by_hand, with_models
+from attn_ui.lessons import by_hand, modern, with_models
 from attn_ui.lessons.by_hand import TUTORIAL
 from attn_ui.lessons.engine import (
     Answer,
@@ -68,8 +69,9 @@ __all__ = [
     "readable_sentence",
 ]
 
-#: the course: the lessons done by hand, then the ones that look inside a pretrained model
-LESSONS: tuple[Lesson, ...] = by_hand.LESSONS + with_models.LESSONS
+#: the course: the lessons done by hand, then modern attention's (what today's models change), then the ones that look
+#: inside a pretrained model
+LESSONS: tuple[Lesson, ...] = by_hand.LESSONS + modern.LESSONS + with_models.LESSONS
 _BY_KEY = {lesson.key: lesson for lesson in LESSONS}
 
 

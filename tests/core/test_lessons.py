@@ -23,10 +23,11 @@ from attn_ui.app import registry
 from attn_ui.lessons import Cell, Choice, Number, Token
 from attn_ui.widgets.numbers import format_number
 from tests import minilm, tiny_bert, tiny_gpt2, tiny_t5
+from tests.core import test_lessons_modern as modern
 from tests.models import make_output_reference as cases
 
-TRY_PAGES = {registry.STEPS, registry.SCALING, registry.MASKING, registry.MULTIHEAD, registry.MODEL, registry.GENERATE,
-             registry.TRANSLATE}
+TRY_PAGES = {registry.STEPS, registry.SCALING, registry.MASKING, registry.MULTIHEAD, registry.MODERN, registry.MODEL,
+             registry.GENERATE, registry.TRANSLATE}
 #: what the models do, by transformers + PyTorch in float64 (tests/models/make_output_reference.py): the model
 #: lessons' answers are computed from these, not with attn_models
 OUTPUTS = np.load(Path(__file__).resolve().parents[1] / "models" / "reference_outputs.npz")
@@ -355,6 +356,7 @@ EXPECTED: dict[str, Callable[[Config], tuple[object, list[float]]]] = {
     "causal": causal, "padding": padding, "permutation": permutation, "positions": positions, "heads": heads,
     "value-width": value_width, "real-model": real_model, "head-off": head_off, "masked-word": masked_word,
     "query-zero": query_zero, "next-word": next_word, "source-word": source_word,
+    **modern.EXPECTED,  # modern attention's, written out in tests/core/test_lessons_modern.py
 }
 
 ids = [lesson.key for lesson in lessons.LESSONS]
@@ -763,6 +765,7 @@ SAID: dict[str, Callable[[Config], list]] = {
     "value-width": said_value_width, "real-model": said_real_model, "head-off": said_head_off,
     "masked-word": said_masked_word, "query-zero": said_query_zero, "next-word": said_next_word,
     "source-word": said_source_word,
+    **modern.SAID,  # modern attention's (tests/core/test_lessons_modern.py)
 }
 
 

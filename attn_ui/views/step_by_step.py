@@ -164,11 +164,25 @@ def projections(t: AttentionTrace, mt: MultiHeadTrace | None, head: int) -> tupl
     return mt.q[:, head_slice(head, d_k)], mt.k[:, head_slice(mt.kv_heads[head], d_k)]
 
 
+def latex_number(x: float) -> str:
+    """A small or large number in LaTeX, its exponent as a power of ten: 1e-06 → "10^{-6}", 2.5e-05 → "2.5 \\cdot
+    10^{-5}".
+
+    >>> latex_number(1e-6), latex_number(2.5e-5), latex_number(0.5)
+    ('10^{-6}', '2.5 \\cdot 10^{-5}', '0.5')
+    """
+    mantissa, _e, exponent = f"{x:g}".partition("e")
+    if not exponent:
+        return mantissa
+    power = f"10^{{{int(exponent)}}}"
+    return power if mantissa == "1" else rf"{mantissa} \cdot {power}"
+
+
 def rope_latex(layout: str) -> str:
     """RoPE's rotation of one pair of a row at position p, in LaTeX, for the layout's pairs."""
     pair = (r"(x_i,\, x_{i + d/2})" if layout == "half" else r"(x_{2i},\, x_{2i+1})")
-    return (rf"{pair} \mapsto (a\cosarphi - b\sinarphi,\; a\sinarphi + b\cosarphi), \quad "
-            r"arphi = p\,	heta_i, \quad 	heta_i = \mathrm{base}^{-2i/d}")
+    return (rf"{pair} \mapsto (a\cos\varphi - b\sin\varphi,\; a\sin\varphi + b\cos\varphi), \quad "
+            r"\varphi = p\,\theta_i, \quad \theta_i = \mathrm{base}^{-2i/d}")
 
 
 def _pre_score_steps(mt: ModernTrace, *, head: int, prefix: str,
@@ -188,8 +202,8 @@ def _pre_score_steps(mt: ModernTrace, *, head: int, prefix: str,
         step = "1" + next(letters)
         if kind == "norm":
             st.header(_("{step} · QK-norm: each row of q and k divided by its root mean square").format(step=step))
-            latex = (rf"\hat q_i = rac{{q_i}}{{\sqrt{{	frac{{1}}{{d_k}}\sum_d q_{{i,d}}^2 + arepsilon}}}}, "
-                     rf"\quad arepsilon = {mt.qk_norm_eps:g} \quad(	ext{{likewise }} \hat k_j)")
+            latex = (rf"\hat q_i = \frac{{q_i}}{{\sqrt{{\tfrac{{1}}{{d_k}}\sum_d q_{{i,d}}^2 + \varepsilon}}}}, "
+                     rf"\quad \varepsilon = {latex_number(mt.qk_norm_eps)} \quad(\text{{likewise }} \hat k_j)")
             note = _("RMSNorm over each head's d_k features (Qwen 3's q_norm and k_norm, no gain here): every row now "
                      "has a root mean square just under 1 (ε keeps a zero row from dividing by 0), so no query or key "
                      "can make the scores large by its length alone.")

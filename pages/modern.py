@@ -10,7 +10,7 @@ import streamlit as st
 
 from attn_core import AttentionInputError, RoPE, alibi_slopes, scaled_dot_product_attention
 from attn_ui.app import i18n, registry, state
-from attn_ui.app.i18n import _, ngettext
+from attn_ui.app.i18n import N_, _, ngettext
 from attn_ui.shell import edit_panel, frame
 from attn_ui.views import modern_views as mv
 from attn_ui.widgets import charts, controls, grid_editor, heatmap, text
@@ -204,10 +204,17 @@ except AttentionInputError as err:
 queries, keys = text.query_labels(cfg), text.token_labels(cfg)
 head = controls.head_selector(cfg.n_heads, "modern")
 t = trace.heads[head]
-per_head = _(" (head {h})").format(h=head) if cfg.n_heads > 1 else ""
+
+
+def of_head(title: str, title_head: str) -> str:
+    """A title (both marked texts), naming the head shown when the configuration has several."""
+    return _(title_head).format(head=head) if cfg.n_heads > 1 else _(title)
+
+
 base_trace = mv.trace(mv.plain(cfg))
 u = base_trace.heads[head]
-matrix_block(_("Weights{head}, with these options").format(head=per_head), "", t.weights, queries, keys,
+matrix_block(of_head(N_("Weights, with these options"), N_("Weights (head {head}), with these options")), "",
+             t.weights, queries, keys,
              kind="weights", y_title=_("query"), x_title=_("key"),
              masked=None if t.mask is None else ~t.mask)
 d = mv.max_diff(t.weights, u.weights)
@@ -287,7 +294,8 @@ def rope() -> None:
     for name, before, after in (("Q", q0, q1), ("K", k0, k1)):
         dom = heatmap.shared_domain(before, after)
         a, b = controls.pair(before, after, queries)
-        which = f"{name}{per_head}" if name == "Q" else (f"K (K/V head {g})" if cfg.n_heads > 1 else "K")
+        which = (of_head("Q", N_("Q (head {head})")) if name == "Q" else
+                 _("K (K/V head {g})").format(g=g) if cfg.n_heads > 1 else "K")
         with a:
             matrix_block(_("{m} before RoPE").format(m=which), "", before, queries, cols, domain=dom,
                          y_title=_("position"))
@@ -368,9 +376,10 @@ def softcap() -> None:
     dom = heatmap.shared_domain(t.scaled, t.capped)
     a, b = controls.pair(t.scaled, t.capped, queries)
     with a:
-        matrix_block(_("Scaled scores{head}").format(head=per_head), "", t.scaled, queries, keys, domain=dom)
+        matrix_block(of_head(N_("Scaled scores"), N_("Scaled scores (head {head})")), "", t.scaled, queries, keys,
+                     domain=dom)
     with b:
-        matrix_block(_("Capped{head}").format(head=per_head), "", t.capped, queries, keys, domain=dom)
+        matrix_block(of_head(N_("Capped"), N_("Capped (head {head})")), "", t.capped, queries, keys, domain=dom)
     cs = mv.cap_summary(t.scaled, t.capped, cfg.softcap)
     st.markdown(_("The largest change is **{c}** (query {q}, key {k}); the largest |capped score| is {m} < {cap:g}: "
                   "no score reaches the cap.").format(
@@ -394,10 +403,11 @@ def alibi() -> None:
                                                            "positive bias (ALiBi is defined for causal models).")))
     a, b = controls.pair(trace.alibi[head], t.biased, queries)
     with a:
-        matrix_block(_("ALiBi bias{head}").format(head=per_head), r"-m_h\,(i-j)", trace.alibi[head], queries, keys,
+        matrix_block(of_head(N_("ALiBi bias"), N_("ALiBi bias (head {head})")), r"-m_h\,(i-j)", trace.alibi[head],
+                     queries, keys,
                      y_title=_("query"), x_title=_("key"))
     with b:
-        matrix_block(_("Scores + bias{head}").format(head=per_head), "", t.biased, queries, keys,
+        matrix_block(of_head(N_("Scores + bias"), N_("Scores + bias (head {head})")), "", t.biased, queries, keys,
                      y_title=_("query"), x_title=_("key"))
 
 
@@ -441,7 +451,8 @@ def online() -> None:
     st.markdown(_("**m and l of {q} after each tile**").format(q=text.md_escape(queries[i])))
     charts.show_chart(charts.cached_chart(mv.m_chart, o, i))
     if t.softcap is None and t.bias is None:
-        ref, what = t.output, _("the softmax output shown on Step by step{head}").format(head=per_head)
+        ref, what = t.output, of_head(N_("the softmax output shown on Step by step"),
+                                         N_("the softmax output of head {head} shown on Step by step"))
     else:
         ref = scaled_dot_product_attention(t.q, t.k, t.v, scale=float(t.divisor), mask=t.mask).output
         what = _("softmax(q kᵀ / s) v without the cap and ALiBi (the tiles here take the scaled scores; "
@@ -481,7 +492,8 @@ def cache() -> None:
         matrix_block(_("V cache after this step"), "", step.v_cache, keys[:n + 1],
                      text.dim_labels(step.v_cache.shape[1]), note=_("the last row is new"))
     sw = step.trace.heads[head]
-    matrix_block(_("Weights of the new query{head}").format(head=per_head), "", sw.weights, row1, keys[:n + 1],
+    matrix_block(of_head(N_("Weights of the new query"), N_("Weights of the new query (head {head})")), "",
+                 sw.weights, row1, keys[:n + 1],
                  kind="weights", masked=None if sw.mask is None else ~sw.mask)
     st.dataframe(mv.cache_table(dt, keys, cfg.n_heads))
     st.markdown(_("The cached outputs, stacked, equal the whole causal forward pass: largest difference **{d}**.")

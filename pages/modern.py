@@ -147,8 +147,8 @@ with left:
     kvs = mv.kv_choices(cfg.n_heads)
     st.selectbox(_("Key/value heads"), kvs, **state.bind(mv.KV, cfg.kv_heads, lambda: commit(
         mv.KV, lambda: mv.kv_changes(state.config(), st.session_state[mv.KV]))),
-        format_func=lambda g: (_("{g} (multi-head)") if g == cfg.n_heads else
-                               _("{g} (multi-query)") if g == 1 else _("{g} (grouped)")).format(g=g),
+        format_func={g: (_("{g} (multi-head)") if g == cfg.n_heads else _("{g} (multi-query)") if g == 1 else
+                         _("{g} (grouped)")).format(g=g) for g in kvs}.__getitem__,  # made in the run (translator)
         help=_("How many K and V heads the {n} query heads share (a divisor of n_heads). Changing it resizes W_K and "
                "W_V; every value that still fits is kept.").format(n=cfg.n_heads))
     refusal(mv.KV)
@@ -177,7 +177,8 @@ with middle:
                  **state.bind(mv.ROPE_LAYOUT, cfg.rope.layout, set_layout))
 with right:
     windows = [0, *range(1, cfg.n_seq + 1)]
-    st.select_slider(_("Sliding window W (Mistral)"), windows, format_func=lambda w: _("off") if w == 0 else str(w),
+    window_labels = {0: _("off"), **{w: str(w) for w in windows[1:]}}  # made in the run (i18n.translator)
+    st.select_slider(_("Sliding window W (Mistral)"), windows, format_func=window_labels.__getitem__,
                      **state.bind(mv.WINDOW, cfg.window or 0, lambda: commit(
                          mv.WINDOW, lambda: {"window": st.session_state[mv.WINDOW] or None})),
                      help=_("Each query sees at most W keys: itself and the W − 1 before it (with the causal mask)."))
@@ -425,11 +426,12 @@ def online() -> None:
                                                               sizes)))
     rows_all = -1
     row = b.selectbox(_("Query rows"), [rows_all, *range(cfg.n_q)],
-                      format_func=lambda i: _("all") if i == rows_all else queries[i],
+                      format_func={rows_all: _("all"), **dict(enumerate(queries))}.__getitem__,
                       **state.bind(mv.ROW, state.kept(mv.ROW, rows_all, [rows_all, *range(cfg.n_q)])))
     o = mv.online(t.q, t.k, t.v, int(block), float(t.divisor), t.mask)
     tiles = list(range(len(o.tiles)))
-    pick = st.select_slider(_("Tile"), tiles, format_func=lambda i: _("{i} of {n}").format(i=i + 1, n=len(tiles)),
+    tile_labels = [_("{i} of {n}").format(i=i + 1, n=len(tiles)) for i in tiles]
+    pick = st.select_slider(_("Tile"), tiles, format_func=tile_labels.__getitem__,
                             **state.bind(mv.TILE, state.kept(mv.TILE, 0, tiles))) if len(tiles) > 1 else 0
     tile = o.tiles[pick]
     rows = list(range(cfg.n_q)) if row == rows_all else [row]

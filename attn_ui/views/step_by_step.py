@@ -165,7 +165,7 @@ def projections(t: AttentionTrace, mt: MultiHeadTrace | None, head: int) -> tupl
 
 
 def latex_number(x: float) -> str:
-    """A small or large number in LaTeX, its exponent as a power of ten: 1e-06 → "10^{-6}", 2.5e-05 → "2.5 \\cdot
+    r"""A small or large number in LaTeX, its exponent as a power of ten: 1e-06 → "10^{-6}", 2.5e-05 → "2.5 \cdot
     10^{-5}".
 
     >>> latex_number(1e-6), latex_number(2.5e-5), latex_number(0.5)

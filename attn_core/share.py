@@ -206,10 +206,20 @@ def _modern_options(doc: dict) -> dict:
         out["softcap"] = float(cap)
     if "rope" in doc:
         rope = doc["rope"]
-        if (type(rope) is not dict or set(rope) != {"base", "layout"} or type(rope["base"]) not in (int, float)
-                or (type(rope["base"]) is int and not _fits_float(rope["base"])) or not _is_short_text(rope["layout"])):
-            raise AttentionInputError(N_('rope: must be {{"base": a number above 1, "layout": "half" or '
-                                         '"interleaved"}}.'))
+        if type(rope) is not dict:
+            raise AttentionInputError(N_('rope: must be an object with "base" and "layout", got {got}.'),
+                                      got=_json_type(rope))
+        if set(rope) != {"base", "layout"}:
+            raise AttentionInputError(N_('rope: has the keys {keys}; it takes exactly "base" and "layout".'),
+                                      keys=", ".join(repr(k)[:40] for k in sorted(rope)[:5]))
+        base = rope["base"]
+        if type(base) not in (int, float):
+            raise AttentionInputError(N_("RoPE base: must be a number above 1, got {got}."), got=_json_type(base))
+        if type(base) is int and not _fits_float(base):
+            raise AttentionInputError(N_("RoPE base: is too large for a float64 number."))
+        if not _is_short_text(rope["layout"]):
+            raise AttentionInputError(N_("RoPE layout: must be \"half\" or \"interleaved\", got {got}."),
+                                      got=_json_type(rope["layout"]))
         out["rope"] = RoPE(float(rope["base"]), rope["layout"])  # checks the base and the layout
     return out
 

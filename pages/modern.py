@@ -15,6 +15,7 @@ from attn_ui.shell import edit_panel, frame
 from attn_ui.views import modern_views as mv
 from attn_ui.widgets import charts, controls, grid_editor, heatmap, text
 from attn_ui.widgets.matrix_display import matrix_block
+from attn_ui.widgets.numbers import exact_texts
 
 frame.page_start(registry.MODERN)
 in_panel = edit_panel.sidebar()  # X and the weights, beside what they do here
@@ -138,9 +139,11 @@ if refusal("preset"):
     if last in ("llama", "qwen") and (cfg.d_q % 2 or cfg.d_k % 2):
         st.button(_("Widen each head of W_Q and W_K to an even width ({d_q} → {even}), keeping every value").format(
             d_q=cfg.d_k, even=cfg.d_k + cfg.d_k % 2), key="modern_widen_preset", on_click=widen, args=(last,))
-st.caption(_("A preset keeps your numbers and sets the options as the model does. A model's key/value heads are fewer "
-             "than its query heads: the presets take half of yours (at least 1); with one head there is nothing to "
-             "group (split it into heads on Multi-head)."))
+st.caption(_("A preset sets the options as the model does and keeps X, W_Q and W_O. A model's key/value heads are "
+             "fewer than its query heads: Llama / Mistral, Gemma 2 and Qwen 3 take half of yours (at least 1), which "
+             "keeps the first key/value heads' columns of W_K and W_V and drops the others (Undo brings them back; "
+             "going back to more key/value heads draws new ones). With one head there is nothing to group (split it "
+             "into heads on Multi-head)."))
 
 left, middle, right = st.columns(3, gap="medium")
 with left:
@@ -285,9 +288,9 @@ def rope() -> None:
         st.info(_("RoPE is off. Switch it on above (or a Llama / Mistral or Qwen 3 preset)."), icon=":material/info:")
         return
     g = trace.kv_heads[head]
-    st.markdown(_("Each pair i of a head's features turns by the angle p · θ_i, θ_i = {base:g}^(−2i/{d}), p the "
+    st.markdown(_("Each pair i of a head's features turns by the angle p · θ_i, θ_i = {base}^(−2i/{d}), p the "
                   "token's position; layout **{layout}**. {norm}").format(
-        base=cfg.rope.base, d=cfg.d_k, layout=_(mv.LAYOUTS[cfg.rope.layout]),
+        base=mv.base_text(cfg.rope.base), d=cfg.d_k, layout=_(mv.LAYOUTS[cfg.rope.layout]),
         norm=_("QK-norm comes first: RoPE turns the normed rows.") if cfg.qk_norm else ""))
     q0, q1 = mv.before_rope(trace, head, "q"), trace.q_rotated[head]
     k0, k1 = mv.before_rope(trace, head, "k"), trace.k_rotated[g]
@@ -382,10 +385,17 @@ def softcap() -> None:
     with b:
         matrix_block(of_head(N_("Capped"), N_("Capped (head {head})")), "", t.capped, queries, keys, domain=dom)
     cs = mv.cap_summary(t.scaled, t.capped, cfg.softcap)
-    st.markdown(_("The largest change is **{c}** (query {q}, key {k}); the largest |capped score| is {m} < {cap:g}: "
-                  "no score reaches the cap.").format(
+    m_text, cap_text = fmt(cs.largest_capped), fmt(cfg.softcap)
+    if m_text == cap_text:  # below the cap but not by 4 digits: every digit, so the two read apart
+        m_text, cap_text = (t.replace("-", "−") for t in exact_texts(np.array([cs.largest_capped, cfg.softcap])))
+    reached = cs.largest_capped >= cfg.softcap  # tanh(s / c) rounds to 1.0 in float64 once |s| / c ≳ 19
+    st.markdown((_("The largest change is **{c}** (query {q}, key {k}); the largest |capped score| is the cap itself, "
+                   "{cap}: tanh(s / c) rounds to exactly 1 in float64 once |s| / c is above about 19, so these "
+                   "scores reach the cap.") if reached else
+                 _("The largest change is **{c}** (query {q}, key {k}); the largest |capped score| is {m}, below the "
+                   "cap {cap}: no score reaches it.")).format(
         c=fmt(cs.largest_change), q=text.md_escape(queries[cs.at[0]]), k=text.md_escape(keys[cs.at[1]]),
-        m=fmt(cs.largest_capped), cap=cfg.softcap))
+        m=m_text, cap=cap_text))
     charts.show_chart(charts.cached_chart(mv.cap_curve, cfg.softcap, float(np.abs(t.scaled).max())))
     st.caption(why)
 
@@ -398,8 +408,11 @@ def alibi() -> None:
     slopes = alibi_slopes(cfg.n_heads)
     st.dataframe({_("head"): list(range(cfg.n_heads)), _("slope m_h"): [fmt(x) for x in slopes]}, hide_index=True)
     st.markdown(_("Head h adds −m_h · (i − j) to its scores, after the scale (and the cap) and before the mask and "
-                  "softmax; the slopes are 2^(−8/n)·1, 2^(−8/n)·2, … for n heads. There are no positions in X: the "
-                  "bias is the only place a position enters.{causal}").format(
+                  "softmax. With n heads, n a power of two, head h (counted from 0) has the slope m_h = 2^(−8(h+1)/n), "
+                  "a geometric sequence; for another n the paper takes the slopes for the power of two below n, then "
+                  "every other slope for twice that power, as many as are missing (the table above). There are no "
+                  "positions in X: the bias is "
+                  "the only place a position enters.{causal}").format(
         causal="" if cfg.mask_kind == "causal" else " " + _("Without the causal mask, keys after the query get a "
                                                            "positive bias (ALiBi is defined for causal models).")))
     a, b = controls.pair(trace.alibi[head], t.biased, queries)
@@ -480,10 +493,15 @@ def cache() -> None:
     n = st.select_slider(_("Token decoded"), steps, format_func=lambda i: keys[i],
                          **state.bind(mv.STEP, state.kept(mv.STEP, cfg.n_seq - 1, steps))) if len(steps) > 1 else 0
     step = dt.steps[n]
-    st.markdown(_("Token {tok}: **computed** its q, k, v (one row each); **from the cache** {n} rows of K and V; "
-                  "{dots} dot products (1 query × {k} keys × n_heads = {h}), where the whole text's forward pass to "
-                  "here computes {again}.").format(tok=text.md_escape(keys[n]), n=n, dots=step.dot_products, k=n + 1,
-                                               h=cfg.n_heads, again=cfg.n_heads * (n + 1) ** 2))
+    st.markdown(ngettext(
+        "Token {tok}: **computed** its q, k, v (one row each); **from the cache** {n} rows of K and V; {dots} dot "
+        "products (its one query against {k} keys, in {h} head), where one forward pass over the {k} tokens without "
+        "a cache computes {again} ({k} queries × {k} keys × {h} head).",
+        "Token {tok}: **computed** its q, k, v (one row each); **from the cache** {n} rows of K and V; {dots} dot "
+        "products (its one query against {k} keys, in each of {h} heads), where one forward pass over the {k} tokens "
+        "without a cache computes {again} ({k} queries × {k} keys × {h} heads).", cfg.n_heads).format(
+        tok=text.md_escape(keys[n]), n=n, dots=step.dot_products, k=n + 1, h=cfg.n_heads,
+        again=cfg.n_heads * (n + 1) ** 2))
     row1 = [keys[n]]
     a, b = controls.side_by_side([heatmap.heatmap_width(step.k_cache, keys[:n + 1], precision)] * 2)
     with a:

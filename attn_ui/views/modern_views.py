@@ -33,6 +33,23 @@ from attn_ui.app.i18n import N_, _
 from attn_ui.infra import budget
 from attn_ui.widgets.numbers import format_numbers
 
+
+def base_text(base: float, *, latex: bool = False) -> str:
+    r"""RoPE's base as a person writes it: a whole number with its thousands grouped (1,000,000; in LaTeX 1\,000\,000),
+    else the shortest float text ("1e+06" would read as e + 6 in a formula).
+
+    >>> base_text(1e6), base_text(1e6, latex=True), base_text(12.5), base_text(1e300, latex=True)
+    ('1,000,000', '1\\,000\\,000', '12.5', '10^{300}')
+    """
+    if base.is_integer() and base < 1e15:
+        return f"{int(base):,}".replace(",", r"\," if latex else ",")
+    mantissa, _e, exponent = f"{base:g}".partition("e")
+    if not exponent:
+        return mantissa
+    power = f"10^{{{int(exponent)}}}" if latex else f"10^{int(exponent)}"
+    return power if mantissa == "1" else (rf"{mantissa} \cdot {power}" if latex else f"{mantissa}·{power}")
+
+
 # ---- widget keys (page-prefixed) ---------------------------------------------------------------------------------
 KV, ROPE_ON, ROPE_BASE, ROPE_LAYOUT = "modern_kv", "modern_rope", "modern_rope_base", "modern_rope_layout"
 QK_NORM, ALIBI, CAUSAL = "modern_qk_norm", "modern_alibi", "modern_causal"
@@ -118,7 +135,7 @@ def preset_changes(name: str, cfg: Config, largest_scaled: float) -> dict:
         fields["alibi"] = True
     elif name == "qwen":
         fields |= {"rope": RoPE(1_000_000.0, "half"), "qk_norm": True}
-    kv = {"off": cfg.n_heads, "bloom": cfg.kv_heads}.get(name, grouped_kv(cfg.n_heads))
+    kv = {"off": cfg.n_heads, "bloom": cfg.n_heads}.get(name, grouped_kv(cfg.n_heads))  # BLOOM: multi-head
     return fields | (kv_changes(cfg, kv) if kv != cfg.kv_heads else {})
 
 
@@ -197,7 +214,7 @@ def pipeline(cfg: Config) -> list[tuple[str, str]]:
                                     r",\quad k \leftarrow k \,/\, \mathrm{rms}(k)"))
     if cfg.rope is not None:
         lines.append((_("RoPE"), rf"q_m \leftarrow R(m\,\theta)\, q_m,\; k_n \leftarrow R(n\,\theta)\, k_n,\quad "
-                                 rf"\theta_i = {cfg.rope.base:g}^{{-2i/d_k}}"))
+                                 rf"\theta_i = {{{base_text(cfg.rope.base, latex=True)}}}^{{-2i/d_k}}"))
     if kv != cfg.n_heads:
         lines.append((_("grouped heads"), rf"\text{{head }} h \text{{ reads K/V head }} "
                                           rf"\lfloor h / {cfg.n_heads // kv} \rfloor"))

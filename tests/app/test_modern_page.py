@@ -6,6 +6,7 @@ refused value leaves a message, the value typed and no exception.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -186,8 +187,8 @@ def test_presets_set_the_fields_the_models_use():
     c = press("gemma")
     assert (c.rope, c.window, c.n_kv_heads, c.mask_kind) == (None, None, 4, "causal")
     assert c.softcap == float(f"{largest:.2g}")
-    c = press("bloom")
-    assert (c.alibi, c.rope, c.softcap, c.mask_kind) == (True, None, None, "causal")
+    c = press("bloom")  # BLOOM is multi-head: one K/V head per query head again, whatever the preset before
+    assert (c.alibi, c.rope, c.softcap, c.mask_kind, c.kv_heads) == (True, None, None, "causal", 8)
     c = press("qwen")
     assert (c.qk_norm, c.rope.base, c.n_kv_heads, c.alibi) == (True, 1_000_000.0, 4, False)
     c = press("off")
@@ -302,3 +303,20 @@ def test_every_option_on_every_section():
     for section in mv.SECTIONS:
         show(at, section)
         assert not at.error
+
+
+@pytest.mark.parametrize("cap", [1e-3, 1e3])
+def test_the_soft_cap_sentence_says_whether_the_cap_is_reached_on_these_numbers(cap):
+    """tanh(s / c) rounds to 1.0 in float64 once |s| / c ≳ 19: a tiny cap is reached (the capped score equals it), a
+    large one is not; the sentence follows the numbers, computed here with numpy."""
+    at = open_page()
+    c = cfg(at)
+    at.session_state["config"] = replace(c, softcap=cap)
+    show(at, mv.CAP_S)
+    q, k = c.x @ c.w_q, c.x @ c.w_k  # seed 000: one head
+    capped = cap * np.tanh(q @ k.T / np.sqrt(k.shape[1]) / cap)
+    said = texts(at)
+    if np.abs(capped).max() >= cap:
+        assert cap == 1e-3 and "is the cap itself" in said and "no score reaches" not in said
+    else:
+        assert cap == 1e3 and "below the cap" in said and "is the cap itself" not in said

@@ -134,7 +134,11 @@ def test_rope_needs_even_head_widths_and_positions_need_self_attention():
 
 @pytest.mark.parametrize("doc_changes, words", [
     ({"n_kv_heads": 2.0}, "n_kv_heads: must be a whole number from 1"),
-    ({"rope": {"base": 10000}}, "rope: must be"),
+    ({"rope": {"base": 10000}}, "rope: has the keys 'base'; it takes exactly \"base\" and \"layout\""),
+    ({"rope": 5}, 'rope: must be an object with "base" and "layout", got a number'),
+    ({"rope": {"base": "1e4", "layout": "half"}}, "RoPE base: must be a number above 1, got a string"),
+    ({"rope": {"base": 10**400, "layout": "half"}}, "RoPE base: is too large for a float64 number"),
+    ({"rope": {"base": 10000, "layout": 3}}, 'RoPE layout: must be "half" or "interleaved", got a number'),
     ({"rope": {"base": 10000, "layout": "spiral"}}, "RoPE layout: 'spiral'"),
     ({"qk_norm": 1}, "qk_norm: must be true or false"),
     ({"softcap": "big"}, "softcap: must be a number above 0"),

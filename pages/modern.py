@@ -195,7 +195,7 @@ with right:
 
 cfg = state.config()
 st.subheader(_("The pipeline these options make"))
-st.markdown("  \n".join(f"**{what}** · ${latex}$" for what, latex in mv.pipeline(cfg)))
+st.markdown("  \n".join(f"**{what}** · {formulas}" for what, formulas in mv.pipeline(cfg)))
 
 try:
     trace = mv.trace(cfg)

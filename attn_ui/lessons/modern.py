@@ -138,9 +138,9 @@ def _distinct(arrays: list[np.ndarray]) -> int:
     return len({(a.shape, a.tobytes()) for a in arrays})
 
 
-GROUPED_OPTIONS = (
-    N_("{n_kv} of W_K and {n_kv} of W_V: {kv_total} in all, each pair shared by {group} query heads"),
+GROUPED_OPTIONS = (  # the right one is not always first: in each lesson's own place
     N_("{n_heads} of each: {mha_total} in all, one pair per query head"),
+    N_("{n_kv} of W_K and {n_kv} of W_V: {kv_total} in all, each pair shared by {group} query heads"),
     N_("one of each: 2 in all, shared by every query head"),
     N_("{n_heads} of W_K but only {n_kv} of W_V: {mixed_total} in all"),
 )
@@ -151,7 +151,7 @@ def _solve_grouped(cfg: Config, trace: MultiHeadTrace) -> Solution:
     n_heads, n_kv = t.n_heads, len(set(t.kv_heads))
     n_k = _distinct([h.k for h in t.heads])  # the key matrices the query heads read
     n_v = _distinct([h.v for h in t.heads])
-    counts = ((n_kv, n_kv), (n_heads, n_heads), (1, 1), (n_heads, n_kv))  # in the order of GROUPED_OPTIONS
+    counts = ((n_heads, n_heads), (n_kv, n_kv), (1, 1), (n_heads, n_kv))  # in the order of GROUPED_OPTIONS
     d_k, d_v = cfg.w_k.shape[1] // n_kv, cfg.w_v.shape[1] // n_kv
     per_token_gqa = cfg.w_k.shape[1] + cfg.w_v.shape[1]  # one token's cached key and value rows, every K/V head
     per_token_mha = n_heads * (d_k + d_v)  # the same with one key/value head per query head
@@ -184,9 +184,9 @@ def _solve_grouped(cfg: Config, trace: MultiHeadTrace) -> Solution:
 
 
 ROPE_OPTIONS = (
-    N_("none: every score stays as it was"),
     N_("all of them"),
     N_("only the scores of tokens far apart"),
+    N_("none: every score stays as it was"),
     N_("only the scores of tokens close together"),
 )
 
@@ -203,8 +203,8 @@ def _solve_rope(cfg: Config, trace: MultiHeadTrace) -> Solution:
     change = np.abs(moved - head.scores)  # [n_seq, n_seq]
     tiny = 1e-9
     far = np.abs(pos[:, None] - pos[None, :]) > 1  # [n_seq, n_seq]
-    answer = (0 if (change <= tiny).all() else 1 if (change > tiny).all()
-              else 2 if (change[~far] <= tiny).all() else 3)
+    answer = (2 if (change <= tiny).all() else 0 if (change > tiny).all()  # in the order of ROPE_OPTIONS
+              else 1 if (change[~far] <= tiny).all() else 3)
     return Solution(
         answer=answer,
         facts={"n_seq": cfg.n_seq, "last": int(pos[-1]), "d_k": head.q.shape[1], "base": rope.base, "shift": SHIFT,
@@ -222,9 +222,9 @@ def _solve_rope(cfg: Config, trace: MultiHeadTrace) -> Solution:
 
 
 WINDOW_OPTIONS = (
-    N_("positions {lo} to {pos}: {window} keys, counting itself"),
     N_("positions {lo_wide} to {pos}: {wide} keys"),
     N_("positions {lo_wide} to {before}: the {window} keys before it, not itself"),
+    N_("positions {lo} to {pos}: {window} keys, counting itself"),
     N_("positions 0 to {pos}: itself and every key before it"),
 )
 
@@ -235,7 +235,7 @@ def _solve_window(cfg: Config, trace: MultiHeadTrace) -> Solution:
     seen = np.flatnonzero(t.mask[i])  # the keys query i may attend to
     if not np.array_equal(t.mask, sliding_window_mask(cfg.n_seq, cfg.n_seq, w, causal=True)):
         raise AssertionError("the trace's mask is not the causal sliding window's")
-    ranges = ((i - w + 1, i), (i - w, i), (i - w, i - 1), (0, i))  # in the order of WINDOW_OPTIONS
+    ranges = ((i - w, i), (i - w, i - 1), (i - w + 1, i), (0, i))  # in the order of WINDOW_OPTIONS
     weights = t.heads[0].weights
     return Solution(
         answer=ranges.index((int(seen.min()), int(seen.max()))) if np.array_equal(
@@ -281,10 +281,10 @@ def _solve_decoding(cfg: Config, trace: MultiHeadTrace) -> Solution:
 
 
 ONLINE_OPTIONS = (
-    N_("m rises to the new largest score, and the old l and O are multiplied by exp(m_old − m_new), a number below 1, "
-       "before the tile's own terms are added"),
     N_("m rises, and the old l and O stay as they are: the tile's terms are added to them"),
     N_("m stays where it was; l and O simply grow by the tile's terms"),
+    N_("m rises to the new largest score, and the old l and O are multiplied by exp(m_old − m_new), a number below 1, "
+       "before the tile's own terms are added"),
     N_("the tiles before are read again with the new m"),
 )
 
@@ -299,7 +299,7 @@ def _solve_online(cfg: Config, trace: MultiHeadTrace) -> Solution:
     m_old, m_new, rescale = float(tile.m_old[r]), float(tile.m_new[r]), float(tile.rescale[r])
     p = tile.p[r] @ online.v[tile.start:tile.stop]  # [d_v]: the tile's own terms
     kept = np.allclose(tile.o_new[r], rescale * tile.o_old[r] + p, rtol=0, atol=1e-12)
-    answer = (2 if m_new == m_old else 0 if rescale < 1 and kept else 1)
+    answer = (1 if m_new == m_old else 2 if rescale < 1 and kept else 0)  # in the order of ONLINE_OPTIONS
     n_tiles = len(online.tiles)
     return Solution(
         answer=answer,
@@ -325,8 +325,8 @@ def _solve_online(cfg: Config, trace: MultiHeadTrace) -> Solution:
 
 
 SOFTCAP_OPTIONS = (
-    N_("{largest}, the score farthest from 0"),
     N_("{smallest}, the score nearest 0"),
+    N_("{largest}, the score farthest from 0"),
     N_("none more than another: every score moves by the same amount"),
 )
 
@@ -338,7 +338,7 @@ def _solve_softcap(cfg: Config, trace: MultiHeadTrace) -> Solution:
     far, near = int(np.argmax(np.abs(scaled))), int(np.argmin(np.abs(scaled)))
     moved = int(np.argmax(change))
     same = bool(np.ptp(change) < 1e-12)  # every score moved alike
-    answer = (2 if same else 0 if moved == far else 1 if moved == near else 2)
+    answer = (2 if same else 1 if moved == far else 0 if moved == near else 2)  # in the order of SOFTCAP_OPTIONS
     plain_w = softmax(scaled)  # [n_k]: the same row without the cap
     return Solution(
         answer=answer,

@@ -205,31 +205,34 @@ def causal_config(cfg: Config) -> Config:
 # ---- the pipeline in formulas ------------------------------------------------------------------------------------
 
 def pipeline(cfg: Config) -> list[tuple[str, str]]:
-    """One (what, LaTeX) line per step the options make, in the order modern_attention runs them."""
+    """One (what, Markdown) line per step the options make, in the order modern_attention runs them: each formula its
+    own $…$ (a phone breaks the line between them), the words between them translated."""
     kv = cfg.kv_heads
-    lines = [(_("projections"), r"Q = X W_Q,\; K = X W_K,\; V = X W_V" + (
-        rf"\quad ({cfg.n_heads}\ \text{{query heads}},\ {kv}\ \text{{K/V}})" if kv != cfg.n_heads else ""))]
+    lines = [(_("projections"), "$Q = X W_Q$, $K = X W_K$, $V = X W_V$" + (
+        " " + _("({n} query heads, {kv} K/V)").format(n=cfg.n_heads, kv=kv) if kv != cfg.n_heads else ""))]
     if cfg.qk_norm:
-        lines.append((_("QK-norm"), r"q \leftarrow q \,/\, \sqrt{\tfrac{1}{d_k}\textstyle\sum_i q_i^2 + \epsilon}"
-                                    r",\quad k \leftarrow k \,/\, \mathrm{rms}(k)"))
+        lines.append((_("QK-norm"), r"$q \leftarrow q \,/\, \mathrm{rms}(q)$, $k \leftarrow k \,/\, \mathrm{rms}(k)$, "
+                                    r"$\mathrm{rms}(x) = (\tfrac{1}{d_k}\textstyle\sum_i x_i^2 + \epsilon)^{1/2}$"))
     if cfg.rope is not None:
-        lines.append((_("RoPE"), rf"q_m \leftarrow R(m\,\theta)\, q_m,\; k_n \leftarrow R(n\,\theta)\, k_n,\quad "
-                                 rf"\theta_i = {{{base_text(cfg.rope.base, latex=True)}}}^{{-2i/d_k}}"))
+        lines.append((_("RoPE"), r"$q_m \leftarrow R(m\,\theta)\, q_m$, $k_n \leftarrow R(n\,\theta)\, k_n$, "
+                                 rf"$\theta_i = {{{base_text(cfg.rope.base, latex=True)}}}^{{-2i/d_k}}$"))
     if kv != cfg.n_heads:
-        lines.append((_("grouped heads"), rf"\text{{head }} h \text{{ reads K/V head }} "
-                                          rf"\lfloor h / {cfg.n_heads // kv} \rfloor"))
-    lines.append((_("scores"), r"s = q k^\top / \sqrt{d_k}" if cfg.scale == "sqrt_dk" else r"s = q k^\top / c"))
+        lines.append((_("grouped heads"), _("head h reads K/V head {which}").format(
+            which=rf"$\lfloor h / {cfg.n_heads // kv} \rfloor$")))
+    # no \sqrt in a line of text: KaTeX draws its bar as a 400em-wide svg clipped by its box (past a phone's edge)
+    lines.append((_("scores"), r"$s = q k^\top / {\surd d_k}$" if cfg.scale == "sqrt_dk" else r"$s = q k^\top / c$"))
     if cfg.softcap is not None:
-        lines.append((_("soft-cap"), rf"s \leftarrow {cfg.softcap:g} \tanh(s / {cfg.softcap:g})"))
+        cap = base_text(cfg.softcap, latex=True)
+        lines.append((_("soft-cap"), rf"$s \leftarrow {cap} \tanh(s / {cap})$"))
     if cfg.alibi:
-        lines.append((_("ALiBi"), r"s_{ij} \leftarrow s_{ij} - m_h\,(i - j)"))
+        lines.append((_("ALiBi"), r"$s_{ij} \leftarrow s_{ij} - m_h\,(i - j)$"))
     causal = cfg.mask_kind == "causal"
-    if cfg.window is not None:
-        rule = rf"i - {cfg.window} < j \le i" if causal else rf"|i - j| < {cfg.window}"
-        lines.append((_("window"), rf"s_{{ij}} = -\infty \text{{ unless }} {rule}"))
-    elif causal:
-        lines.append((_("causal mask"), r"s_{ij} = -\infty \text{ unless } j \le i"))
-    lines.append((_("softmax, values"), r"\mathrm{out} = \mathrm{softmax}(s)\, v"))
+    if cfg.window is not None or causal:
+        rule = (r"j \le i" if cfg.window is None else rf"i - {cfg.window} < j \le i" if causal else
+                rf"|i - j| < {cfg.window}")
+        lines.append((_("window") if cfg.window is not None else _("causal mask"),
+                      _("{masked} unless {rule}").format(masked=r"$s_{ij} = -\infty$", rule=f"${rule}$")))
+    lines.append((_("softmax, values"), r"$\mathrm{out} = \mathrm{softmax}(s)\, v$"))
     return lines
 
 
@@ -387,7 +390,7 @@ def cap_summary(scaled: np.ndarray, capped: np.ndarray, cap: float) -> CapSummar
 
 def cap_curve(cap: float, largest: float) -> alt.LayerChart:
     """cap · tanh(s / cap) against s, with the line s = s and the caps ±cap, over the scores' range."""
-    top = max(3 * cap, 1.2 * largest)
+    top = min(max(3 * cap, 1.2 * largest), 1e300)  # a cap near float64's largest would overflow to inf (NaN in Vega)
     s = np.linspace(-top, top, 201)
     data = pd.DataFrame({"s": np.concatenate([s, s]), "out": np.concatenate([cap * np.tanh(s / cap), s]),
                          "curve": np.repeat([_("capped"), _("not capped")], len(s))})

@@ -100,7 +100,7 @@ def grouped_query(cfg):
     n_heads, n_kv, d_k, d_v = head_widths(cfg)
     key_slices = {cfg.w_k[:, g * d_k:(g + 1) * d_k].tobytes() for g in range(n_kv)}
     value_slices = {cfg.w_v[:, g * d_v:(g + 1) * d_v].tobytes() for g in range(n_kv)}
-    counts = [(n_kv, n_kv), (n_heads, n_heads), (1, 1), (n_heads, n_kv)]  # the options' order
+    counts = [(n_heads, n_heads), (n_kv, n_kv), (1, 1), (n_heads, n_kv)]  # the options' order
     assert len(set(counts)) == 4  # one option each
     return counts.index((len(key_slices), len(value_slices))), []
 
@@ -122,14 +122,14 @@ def rope_shift(cfg):
     before, moved, keys_only = rope_shift_numbers(cfg)
     assert np.abs(moved - before).max() < 1e-12  # none changes
     assert np.abs(keys_only - before).max() > 0.1  # but moving one side does
-    return 0, []
+    return 2, []  # "none", third of the options
 
 
 def sliding_window(cfg):
     n, w, i = cfg.x.shape[0], cfg.window, modern_lessons.WINDOW_QUERY
     allowed = window_by_hand(n, w)
     seen = [j for j in range(n) if allowed[i, j]]
-    ranges = [(i - w + 1, i), (i - w, i), (i - w, i - 1), (0, i)]  # the options' order
+    ranges = [(i - w, i), (i - w, i - 1), (i - w + 1, i), (0, i)]  # the options' order
     assert seen == list(range(seen[0], seen[-1] + 1)) and len(set(ranges)) == 4
     return ranges.index((seen[0], seen[-1])), []
 
@@ -184,7 +184,7 @@ def online_softmax(cfg):
     m_old, m_new, factor, _, _, o_old, o_new = tiles[t]
     assert t > 0 and m_new > m_old and 0 < factor < 1  # "a number below 1"
     assert not np.allclose(o_new, o_old)
-    return 0, []
+    return 2, []  # "m rises … multiplied by exp(m_old − m_new)", third of the options
 
 
 def soft_cap_numbers(cfg):
@@ -200,8 +200,8 @@ def soft_cap(cfg):
     s, capped, *_ = soft_cap_numbers(cfg)
     change = np.abs(s - capped)
     assert np.argmax(np.abs(s)) != np.argmin(np.abs(s))
-    return (0 if np.argmax(change) == np.argmax(np.abs(s)) else 1 if np.argmax(change) == np.argmin(np.abs(s))
-            else 2), []
+    return (1 if np.argmax(change) == np.argmax(np.abs(s)) else 0 if np.argmax(change) == np.argmin(np.abs(s))
+            else 2), []  # the options' order: the nearest 0, the farthest, all alike
 
 
 EXPECTED: dict[str, Callable[[Config], tuple[object, list[float]]]] = {
@@ -334,7 +334,7 @@ def test_grouped_query_facts_and_output():
     cfg, facts = w.config, w.solution.facts
     n_heads, n_kv, d_k, d_v = head_widths(cfg)
     reads, out = grouped_by_hand(cfg)
-    assert (n_heads, n_kv) == (8, 2) and w.solution.answer == 0
+    assert (n_heads, n_kv) == (8, 2) and w.solution.answer == 1
     assert list(facts["kv_of"]) == reads and (facts["n_k"], facts["n_v"]) == (n_kv, n_kv)
     assert (facts["kv_total"], facts["mha_total"]) == (2 * n_kv, 2 * n_heads)
     # the cache: one token's key and value rows over every key/value head, against one pair per query head
@@ -414,3 +414,10 @@ def test_the_modern_answers_are_judged(key: str):
     else:
         assert isinstance(lesson.ask, Choice) and sol.answer == expected
         assert [i for i in range(len(lesson.ask.options)) if lessons.judge(lesson, sol, i)] == [expected]
+
+
+def test_the_right_choice_is_not_always_first():
+    """A learner must not learn "pick the first": the modern lessons' right options sit in different places."""
+    places = {lesson.key: lessons.solved(lesson.key).solution.answer for lesson in modern_lessons.LESSONS
+              if isinstance(lesson.ask, Choice)}
+    assert len(set(places.values())) > 1, places

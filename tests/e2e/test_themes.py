@@ -82,6 +82,9 @@ OVERFLOW_JS = """() => {
     for (const e of document.querySelectorAll('[data-testid="stMain"] *')) {
         if (e.closest(scrolls)) continue;
         if (e.matches('[data-testid="stSlider"] input')) continue;  // the thumb's invisible input, 20 px wide
+        // KaTeX's MathML copy for screen readers is clipped to nothing and never drawn; it keeps the width of a
+        // formula the browser wrapped at its "=" (the drawn copy wraps)
+        if (e.closest('.katex-mathml')) continue;
         const r = e.getBoundingClientRect();
         const id = e.closest('[data-testid]')?.dataset.testid;
         if (r.width && r.right > w + 1) out.push(`${e.tagName.toLowerCase()} in ${id} right=${Math.round(r.right)}: `

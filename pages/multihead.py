@@ -37,6 +37,8 @@ d_qk, d_kk, d_v = cfg.w_q.shape[1], cfg.w_k.shape[1], cfg.w_v.shape[1]  # n_head
 same_qk = d_qk == d_kk
 grouped = multihead_views.grouped_head_counts(cfg)  # grouped-query heads: {n_heads: n_kv_heads} keeping the widths
 valid = list(grouped) if grouped else [h for h in valid_head_counts(d_qk, d_v, d_kk) if h <= LIMITS.n_heads]
+if cfg.rope is not None:  # RoPE turns pairs of features: every query and key head an even width
+    valid = [h for h in valid if d_qk // h % 2 == 0 and d_kk // (grouped[h] if grouped else h) % 2 == 0]
 st.session_state.setdefault(multihead_views.WANTED, cfg.n_heads)
 wanted = int(st.number_input(
     _("Number of heads (n_heads)"), min_value=1, max_value=LIMITS.n_heads, step=1, key=multihead_views.WANTED,
@@ -68,7 +70,9 @@ if wanted not in valid:
             _("Nearest: {a} or {b}.").format(a=nearest[0], b=nearest[1]))
     st.warning(
         i18n.sentences(
-            _("**{n} heads do not fit.**").format(n=wanted), fit,
+            ngettext("**{n} head does not fit.**", "**{n} heads do not fit.**", wanted).format(n=wanted), fit,
+            _("RoPE turns pairs of features, so each head of W_Q and W_K must also be an even width.")
+            if cfg.rope is not None else "",
             _("Valid choices: {valid}.").format(valid=", ".join(map(str, valid))), near,
             ngettext("Still showing {n} head; or change the widths on Inputs & weights.",
                      "Still showing {n} heads; or change the widths on Inputs & weights.", cfg.n_heads

@@ -190,3 +190,20 @@ def test_masking_shows_the_window_in_the_mask():
     at = open_with(cfg, registry.MASKING.file)
     text = page_text(at)
     assert "Sliding window of 2 keys" in text and "the two together" in text
+
+
+def test_multi_head_offers_only_head_counts_rope_can_turn():
+    """W_Q, W_K and W_V 6 wide: 1, 2, 3 and 6 heads divide them, but RoPE turns pairs of features, so only heads of an
+    even width (6 ÷ 1, 6 ÷ 3) are offered; asking for 2 says why."""
+    rng = np.random.default_rng(6)
+    cfg = make_config(TOKENS[:3], rng.normal(size=(3, 4)), *(rng.normal(size=(4, 6)) for _ in range(3)),
+                      rope=RoPE())
+    at = new_app()
+    at.session_state["config"] = cfg
+    at.switch_page(registry.MULTIHEAD.file).run()
+    assert not at.exception
+    at.number_input(key="heads_wanted").set_value(2).run()
+    assert not at.exception and at.session_state["config"].n_heads == 1
+    said = " ".join(w.value for w in at.warning)
+    assert "**2 heads do not fit.**" in said and "RoPE turns pairs of features" in said
+    assert "Valid choices: 1, 3." in said

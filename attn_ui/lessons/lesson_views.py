@@ -66,18 +66,23 @@ def bars(
     return charts.Chart(bars_build, (title, categories, names, y_title, group_px, stacked, tips), (data,))
 
 
+def text_px(text: str, char_px: float) -> int:
+    """About how wide ``text`` is drawn: ``char_px`` a character, twice that for a wide one (Chinese, Korean)."""
+    return round(sum(2 * char_px if unicodedata.east_asian_width(ch) in "WF" else char_px for ch in text))
+
+
 def bars_build(layout: tuple, data: list, domains: list) -> alt.LayerChart:
     """The chart of a :func:`bars` layout (its builder: the structure depends on the layout only)."""
     title, categories, names, y_title, group_px, stacked, tips = layout
     colour = alt.Color("series:N", title=None, scale=alt.Scale(domain=list(names), range=list(SERIES_COLOURS)),
-                       legend=(alt.Legend(orient="bottom", direction="vertical", labelLimit=0) if len(names) > 1
-                               else None))
+                       legend=alt.Legend(orient="top", labelLimit=0) if len(names) > 1 else None)
     x = alt.X("category:N", sort=list(categories), title=None, axis=alt.Axis(labelAngle=0))
     tooltip = [alt.Tooltip("category:N", title=tips[0]), alt.Tooltip("series:N", title=tips[1]),
                alt.Tooltip("text:N", title=tips[2])]
-    # as wide as its title (13 px bold: ≈ 7.5 px a character, 14 for a wide one), the legend one name a line below
-    title_px = round(sum(14 if unicodedata.east_asian_width(ch) in "WF" else 7.5 for ch in title))
-    size = {"width": max(200, len(categories) * group_px, title_px), "height": HEIGHT}
+    # as wide as its title (13 px bold) and its legend in one row above the bars (each name 11 px, a swatch, a gap)
+    title_px = text_px(title, 7.5)
+    legend_px = sum(text_px(name, 6.5) + 30 for name in names) if len(names) > 1 else 0
+    size = {"width": max(200, len(categories) * group_px, title_px, legend_px), "height": HEIGHT}
     if stacked:
         order = alt.Order("rank:Q")  # the series from the bottom up, in the order given
         return alt.Chart(data[0], title=title).transform_calculate(

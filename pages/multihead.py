@@ -107,9 +107,13 @@ widths = [
     _("concat width n_heads·d_v **{width}**").format(width=cfg.n_heads * cfg.d_v),
 ]
 if grouped:
-    widths[1:] = [_("d_k per head **{d_k}** ({d_qk} columns of W_Q ÷ {n} query heads = {d_kk} columns of W_K ÷ {k} "
-                    "key/value heads)").format(d_k=cfg.d_k, d_qk=d_qk, n=cfg.n_heads, d_kk=d_kk, k=cfg.kv_heads),
-                  _("d_v per head **{d_v}** ({cols} columns of W_V ÷ {k} key/value heads)").format(
+    widths[1:] = [ngettext("d_k per head **{d_k}** ({d_qk} columns of W_Q ÷ {n} query heads = {d_kk} columns of W_K "
+                           "÷ {k} key/value head)",
+                           "d_k per head **{d_k}** ({d_qk} columns of W_Q ÷ {n} query heads = {d_kk} columns of W_K "
+                           "÷ {k} key/value heads)", cfg.kv_heads).format(d_k=cfg.d_k, d_qk=d_qk, n=cfg.n_heads,
+                                                                          d_kk=d_kk, k=cfg.kv_heads),
+                  ngettext("d_v per head **{d_v}** ({cols} columns of W_V ÷ {k} key/value head)",
+                           "d_v per head **{d_v}** ({cols} columns of W_V ÷ {k} key/value heads)", cfg.kv_heads).format(
                       d_v=cfg.d_v, cols=d_v, k=cfg.kv_heads),
                   _("concat width n_heads·d_v **{width}**").format(width=cfg.n_heads * cfg.d_v)]
 score_note = {

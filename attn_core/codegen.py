@@ -32,7 +32,7 @@ import numpy as np
 
 '''
 
-_BODY = '''
+_SOFTMAX = '''
 
 def softmax(a):  # [n_q, n_k] -> [n_q, n_k]: rows sum to 1; a row that is all -inf gives all zeros
     m = np.max(a, axis=-1, keepdims=True)
@@ -41,13 +41,16 @@ def softmax(a):  # [n_q, n_k] -> [n_q, n_k]: rows sum to 1; a row that is all -i
         e = np.exp(a - m)  # <= 1 everywhere
     total = np.sum(e, axis=-1, keepdims=True)
     return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
-
+'''
+_SHOW = '''
 
 def show(name, m):  # print one matrix as a parseable block
     print(f"## {{name}} {{m.shape[0]}} {{m.shape[1]}}")
     for row in m:
         print(" ".join(repr(float(v)) for v in row))
+'''  # both scripts' helpers (their braces doubled: the bodies are str.format templates)
 
+_BODY = _SOFTMAX + _SHOW + '''
 
 Q = Y @ W_Q  # [n_q, n_heads*d_q]
 K = X @ W_K  # [n_seq, n_heads*d_k]
@@ -79,16 +82,7 @@ show("concat", concat)
 show("output", output)
 '''
 
-_MODERN_BODY = '''
-
-def softmax(a):  # [n_q, n_k] -> [n_q, n_k]: rows sum to 1; a row that is all -inf gives all zeros
-    m = np.max(a, axis=-1, keepdims=True)
-    m = np.where(np.isneginf(m), 0.0, m)  # an all-masked row: exp(-inf - 0) = 0, no inf - inf
-    with np.errstate(over="ignore", invalid="ignore"):
-        e = np.exp(a - m)  # <= 1 everywhere
-    total = np.sum(e, axis=-1, keepdims=True)
-    return np.divide(e, total, out=np.zeros_like(e), where=total > 0)
-
+_MODERN_BODY = _SOFTMAX + '''
 
 def rms_norm(m, eps=1e-6):  # [n, d] -> [n, d]: each row over its root mean square (QK-norm, as Qwen 3's)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -118,13 +112,7 @@ def alibi_slopes(n):  # the paper's geometric slopes, the non-power-of-two rule 
         extra = (2.0 ** (-8.0 / (2 * p))) ** np.arange(1, 2 * p + 1, 2, dtype=np.float64)
         slopes = np.concatenate([slopes, extra[:n - p]])
     return slopes
-
-
-def show(name, m):  # print one matrix as a parseable block
-    print(f"## {{name}} {{m.shape[0]}} {{m.shape[1]}}")
-    for row in m:
-        print(" ".join(repr(float(v)) for v in row))
-
+''' + _SHOW + '''
 
 Q = Y @ W_Q  # [n_q, n_heads*d_q]
 K = X @ W_K  # [n_seq, n_kv_heads*d_k]

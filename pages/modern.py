@@ -489,9 +489,12 @@ def cache() -> None:
                   "and values from a cache (the keys kept as scored: after QK-norm and RoPE)."))
     if cfg.mask_kind != "causal":
         st.caption(_("Decoding is causal: it is compared with this configuration under the causal mask."))
-    steps = list(range(cfg.n_seq))
+    if len(dt.steps) < cfg.n_seq:
+        st.caption(_("The first {k} of the {n} tokens are decoded here: every step keeps its own cache and trace, so "
+                     "the memory grows with the square of the tokens.").format(k=len(dt.steps), n=cfg.n_seq))
+    steps = list(range(len(dt.steps)))
     n = st.select_slider(_("Token decoded"), steps, format_func=lambda i: keys[i],
-                         **state.bind(mv.STEP, state.kept(mv.STEP, cfg.n_seq - 1, steps))) if len(steps) > 1 else 0
+                         **state.bind(mv.STEP, state.kept(mv.STEP, steps[-1], steps))) if len(steps) > 1 else 0
     step = dt.steps[n]
     st.markdown(ngettext(
         "Token {tok}: **computed** its q, k, v (one row each); **from the cache** {n} rows of K and V; {dots} dot "
@@ -517,7 +520,7 @@ def cache() -> None:
                  kind="weights", masked=None if sw.mask is None else ~sw.mask)
     st.dataframe(mv.cache_table(dt, keys, cfg.n_heads))
     st.markdown(_("The cached outputs, stacked, equal the whole causal forward pass: largest difference **{d}**.")
-                .format(d=small(mv.max_diff(dt.output, whole.output))))
+                .format(d=small(mv.max_diff(dt.output, whole.output[:len(dt.steps)]))))
 
 
 {mv.GQA: gqa, mv.ROPE_S: rope, mv.WINDOW_S: window, mv.CAP_S: softcap, mv.ALIBI_S: alibi, mv.ONLINE: online,

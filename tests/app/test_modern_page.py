@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attn_core import load_preset
+from attn_core import load_preset, make_config
 from attn_ui.views import modern_views as mv
 
 from .apptools import new_app, plain
@@ -320,3 +320,20 @@ def test_the_soft_cap_sentence_says_whether_the_cap_is_reached_on_these_numbers(
         assert cap == 1e-3 and "is the cap itself" in said and "no score reaches" not in said
     else:
         assert cap == 1e3 and "below the cap" in said and "is the cap itself" not in said
+
+
+def test_the_kv_cache_section_decodes_at_most_its_first_tokens():
+    """Each decoding step keeps its own cache and trace (memory grows with the square of the tokens): past
+    mv.DECODE_TOKENS the section decodes the first ones, says so, and compares them with the whole causal forward's
+    first rows."""
+    rng = np.random.default_rng(5)
+    n = mv.DECODE_TOKENS + 6
+    w = [rng.normal(size=(4, 4)) for _ in range(3)]
+    cfg = make_config([f"t{i}" for i in range(n)], rng.normal(size=(n, 4)), *w, n_heads=2, mask_kind="causal")
+    at = new_app()
+    at.session_state["config"] = cfg
+    at.switch_page(PAGE).run()
+    show(at, mv.CACHE)
+    said = texts(at) + " ".join(c.value for c in at.caption)
+    assert f"The first {mv.DECODE_TOKENS} of the {n} tokens are decoded here" in said
+    assert len(mv.decode(cfg).steps) == mv.DECODE_TOKENS

@@ -433,10 +433,10 @@ def online() -> None:
                   "With one block (B = n) m is each row's max and p = exp(s − m): the Korean blog post's stable "
                   "softmax (subtract the row max, see Masking) is its first step, l its denominator."))
     a, b = st.columns(2)
-    sizes = list(range(1, cfg.n_seq + 1))
+    sizes = mv.block_sizes(cfg.n_seq)
     block = a.select_slider(_("Keys per tile (block size B)"), sizes,
-                            **state.bind(mv.BLOCK, state.kept(mv.BLOCK, max(1, cfg.n_seq // 2) if cfg.n_seq > 1 else 1,
-                                                              sizes)))
+                            help=_("At most {most} tiles: each keeps its own m, l and O.").format(most=mv.MAX_TILES),
+                            **state.bind(mv.BLOCK, state.kept(mv.BLOCK, max(sizes[0], cfg.n_seq // 2), sizes)))
     rows_all = -1
     row = b.selectbox(_("Query rows"), [rows_all, *range(cfg.n_q)],
                       format_func={rows_all: _("all"), **dict(enumerate(queries))}.__getitem__,

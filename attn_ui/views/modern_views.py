@@ -180,6 +180,20 @@ def plain(cfg: Config) -> Config:
     return replace(cfg, rope=None, qk_norm=False, alibi=False, window=None, softcap=None)
 
 
+#: the most tiles the online softmax section makes: each tile keeps its O before and after ([n_q, d_v] each), so the
+#: memory grows with the tiles (256 tiles of one key at the caps: 266 MB measured for one head; 16: about 17 MB)
+MAX_TILES = 16
+
+
+def block_sizes(n_seq: int) -> list[int]:
+    """The block sizes offered: as few keys per tile as give at most MAX_TILES tiles, up to one tile of every key.
+
+    >>> block_sizes(4), block_sizes(40)[:3]
+    ([1, 2, 3, 4], [3, 4, 5])
+    """
+    return list(range(-(-n_seq // MAX_TILES), n_seq + 1))
+
+
 @budget.cached("modern_online", slots=budget.EXPLORER_SLOTS)
 def online(q: np.ndarray, k: np.ndarray, v: np.ndarray, block: int, divisor: float,
            mask: np.ndarray | None) -> OnlineTrace:

@@ -337,3 +337,11 @@ def test_the_kv_cache_section_decodes_at_most_its_first_tokens():
     said = texts(at) + " ".join(c.value for c in at.caption)
     assert f"The first {mv.DECODE_TOKENS} of the {n} tokens are decoded here" in said
     assert len(mv.decode(cfg).steps) == mv.DECODE_TOKENS
+
+
+def test_the_online_softmax_offers_at_most_max_tiles():
+    """Each tile keeps its own m, l and O, so the smallest block offered gives at most mv.MAX_TILES tiles."""
+    for n in (1, 4, 16, 17, 40, 256):
+        sizes = mv.block_sizes(n)
+        assert sizes[-1] == n and -(-n // sizes[0]) <= mv.MAX_TILES
+        assert sizes[0] == 1 or -(-n // (sizes[0] - 1)) > mv.MAX_TILES  # and no smaller block would do

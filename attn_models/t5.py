@@ -446,6 +446,10 @@ class Translation:
         output token t (``<pad>``, the start, for t = 0) and whose next-token logits chose output token t: where the
         model looked in the source while choosing that token (on the key/value cache each row is made at its step)
     probs : [n_out]: each chosen token's probability when it was chosen
+    encoder_attentions : [n_layers, n_heads, n_src, n_src]: the encoder's self-attentions on the source
+    decoder_attentions : [n_decoder_layers, n_heads, n_out, n_out]: the decoder's causal self-attentions, row t
+        decoder position t over positions 0 … t (zeros after t); on the key/value cache each row is made at its step
+    decoder_tokens : the decoder's n_out inputs: the start token (``<pad>``), then every output token but the last
     """
 
     source_tokens: tuple[str, ...]
@@ -455,6 +459,18 @@ class Translation:
     text: str
     cross: np.ndarray
     probs: np.ndarray
+    encoder_attentions: np.ndarray
+    decoder_attentions: np.ndarray
+    decoder_tokens: tuple[str, ...]
+
+
+def causal_rows(rows: list[np.ndarray]) -> np.ndarray:  # n_t arrays [L, H, t + 1] -> [L, H, n_t, n_t]
+    """A causal self-attention made one row a step (row t over positions 0 … t) as one array, zeros after t."""
+    n_t = len(rows)
+    out = np.zeros((*rows[0].shape[:2], n_t, n_t))
+    for t, row in enumerate(rows):
+        out[:, :, t, :t + 1] = row
+    return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -606,6 +622,7 @@ class Translator(Pretrained):
         out: list[int] = []
         probs: list[float] = []
         rows: list[np.ndarray] = []  # each step's cross-attention row [n_decoder_layers, n_heads, n_src]
+        selves: list[np.ndarray] = []  # each step's self-attention row [n_decoder_layers, n_heads, t + 1]
         while len(out) < max_new:
             if kv is None:
                 step = self.run_decoder(enc, np.array([c.start_id, *out], dtype=np.intp), intervention=intervention,
@@ -614,21 +631,24 @@ class Translator(Pretrained):
                 step = self.run_decoder(enc, np.array([out[-1] if out else c.start_id], dtype=np.intp),
                                         intervention=intervention, last_only=True, cache=kv)
             rows.append(step.cross_attentions[:, :, -1].copy())
+            selves.append(step.self_attentions[:, :, -1].copy())
             logits = step.logits[0]  # [vocab]
             token = int(np.argmax(logits))
             out.append(token)
             probs.append(float(softmax(logits)[token]))
-            last = step.cross_attentions if kv is None else None  # [L, H, n_t, n_src]: every row, without a cache
+            last = step if kv is None else None  # every row of every attention, without a cache
             del step, logits  # the step's intermediates: not held in on_step
             if on_step is not None:
                 on_step(len(out) - 1, token)
             if token == c.eos_id:
                 break
         ids = np.array(out, dtype=np.intp)
-        cross = last if kv is None else np.stack(rows, axis=2)  # [n_decoder_layers, n_heads, n_out, n_src]
-        return Translation(tokens, src, tuple(self.label(i) for i in ids), ids,
+        cross = last.cross_attentions if kv is None else np.stack(rows, axis=2)  # [L_dec, n_heads, n_out, n_src]
+        selfs = last.self_attentions if kv is None else causal_rows(selves)  # [L_dec, n_heads, n_out, n_out]
+        labels = tuple(self.label(i) for i in ids)
+        return Translation(tokens, src, labels, ids,
                            self.tokenizer.decode([int(i) for i in ids], skip_special_tokens=True), cross,
-                           np.array(probs))
+                           np.array(probs), enc.attentions, selfs, (self.label(c.start_id), *labels[:-1]))
 
     def head_effects(self, text: str, *, prefix: str = PREFIX, how: str = "mean") -> np.ndarray:
         """The probability of the translation's first token (the model's own choice) with each decoder

@@ -35,7 +35,9 @@ def operator_source() -> str:
     return settings.settings().translator_model
 
 
-@budget.cached("translation")  # the cross-attentions [L, H, n_out, n_src]: ≈ 6 · 8 · 40 · 40 · 8 bytes = 0.6 MB
+# the cross- and the decoder's self-attentions [L, H, n_out, n_src or n_out] (≈ 6 · 8 · 40 · 40 · 8 bytes = 0.6 MB
+# each) and the encoder's [L, H, n_src, n_src]: t5-small at the cap of 256 source tokens 25 MB, at 20 tokens 0.15 MB
+@budget.cached("translation")
 def translation(source: str, sentence: str, change: Change = Change()):  # noqa: B008 - a frozen value
     """The greedy translation (attn_models.Translation), once per (model, sentence, change). Between two tokens it
     gives its computing slot back and stops if the learner's browser has gone (budget.taking_turns)."""

@@ -77,8 +77,13 @@ def test_greedy_translation_equals_transformers_generate(translator, i):
     # the key/value cache: the whole decoder's to rounding; rerunning the whole decoder each step: bit for bit)
     full = tr.decode_step(t.source_ids, np.concatenate([[0], t.output_ids[:-1]]))
     assert np.abs(t.cross - full.cross_attentions).max() <= 1e-12
-    assert np.array_equal(tr.translate(tiny_t5.SENTENCES[i], max_new=cases.MAX_NEW, cache=False).cross,
-                          full.cross_attentions)
+    plain = tr.translate(tiny_t5.SENTENCES[i], max_new=cases.MAX_NEW, cache=False)
+    assert np.array_equal(plain.cross, full.cross_attentions)
+    # the encoder's and the decoder's self-attentions kept with it (attention rollout reads them), likewise
+    assert np.array_equal(t.encoder_attentions, full.encoder_attentions)
+    assert np.abs(t.decoder_attentions - full.self_attentions).max() <= 1e-12
+    assert np.array_equal(plain.decoder_attentions, full.self_attentions)
+    assert t.decoder_tokens == (tr.label(0), *t.output_tokens[:-1])
     e = np.exp(full.logits - full.logits.max(axis=1, keepdims=True))
     probs = (e / e.sum(axis=1, keepdims=True))[np.arange(len(t.output_ids)), t.output_ids]
     assert np.abs(t.probs - probs).max() < 1e-12

@@ -9,7 +9,7 @@ from attn_core import configs_equal
 from attn_ui.app import i18n, origins, registry, state
 from attn_ui.app.i18n import _, ngettext
 from attn_ui.shell import frame
-from attn_ui.views import model_output, model_views, translate_views
+from attn_ui.views import across_views, model_output, model_views, translate_views
 from attn_ui.views.translate_views import ABLATE, ENC_LAYER, HEAD, LAYER, OTHER, SENTENCE  # the page's widget keys
 from attn_ui.views.translate_views import ABLATE_HOW as HOW
 from attn_ui.widgets import charts, controls, heatmap, text
@@ -129,6 +129,11 @@ if enc_row.button(_("Open this encoder head in the explorer"), key="trans_open_e
         st.error(text.md_escape(i18n.error_text(err)), icon=":material/error:")
     else:
         open_config(cfg, _("encoder layer {layer} of the translator opened"))
+
+# ---- across tokens and layers: several tokens together, attention rollout ----------------------------------------
+across = across_views.translator_sides(trained, enc_layer, layer)
+across_views.tokens_summed(across)
+across_views.rollout(across)
 
 # ---- cross-attention heads switched off -----------------------------------------------------------------------------
 st.header(_("Switch cross-attention heads off"))

@@ -65,7 +65,7 @@ from .multihead import (
 from .norms import rms_norm
 from .online import OnlineTile, OnlineTrace, online_softmax_attention
 from .presets import DEFAULT_PRESET, PRESETS, Preset, load_preset
-from .rollout import attention_rollout, head_mean, summed_attention
+from .rollout import attention_rollout, head_mean, rollout_row, summed_attention
 from .rope import ROPE_LAYOUTS, apply_rope, rope_angles, rope_frequencies
 from .tokens import embed, positional_encoding, tokenize
 from .validation import as_matrix, divisor_for
@@ -89,7 +89,7 @@ __all__ = [
     "DecodeStep", "DecodeTrace", "ModernTrace", "OnlineTile", "OnlineTrace", "RoPE", "alibi_bias", "alibi_slopes",
     "cached_decode", "decode_step", "modern_attention", "online_softmax_attention", "sliding_window_mask", "soft_cap",
     # across layers and tokens (issue 39): attention rollout (Abnar & Zuidema 2020), several queries summed
-    "attention_rollout", "head_mean", "summed_attention",
+    "attention_rollout", "head_mean", "rollout_row", "summed_attention",
     # texts marked for the app's catalogs (an error's hint, a preset's note, a score function's name): the app
     # translates them, attn_core (numpy only) never does
     "N_", "SCORE_WORDS", "Words", "Phrase",

@@ -1,7 +1,7 @@
 """Across tokens and layers, on every model page (A real model, A model that writes, A model that translates): several
 query tokens' attention summed or averaged, per head and over the heads, and attention rollout (Abnar & Zuidema
 2020) beside the last layer's own attention. The numbers come from attn_core (summed_attention, head_mean,
-attention_rollout) on the run the page already made: no model runs here. Widget keys are here, by the page's prefix.
+rollout_row) on the run the page already made: no model runs here. Widget keys are here, by the page's prefix.
 
 A page builds its :class:`Side` list once (:func:`encoder_sides`, :func:`causal_sides`, :func:`translator_sides`)
 and calls :func:`tokens_summed` and :func:`rollout` with it.
@@ -15,11 +15,11 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
-from attn_core import attention_rollout, head_mean, summed_attention
+from attn_core import head_mean, rollout_row, summed_attention
 from attn_ui.app import i18n, state
 from attn_ui.app.i18n import N_, _
 from attn_ui.widgets import charts, controls, heatmap, text
-from attn_ui.widgets.numbers import format_number
+from attn_ui.widgets.numbers import format_numbers
 
 # Widget keys: each formatted with a side's prefix ("model", "gen", "trans_enc", "trans_dec", "trans_cross")
 QUERIES = "{side}_sum_queries"  # multiselect: the query tokens summed, by position
@@ -155,11 +155,11 @@ def tokens_summed(sides: list[Side]) -> None:
 def summed_words(per_head: np.ndarray, over: np.ndarray, queries: list[int], side: Side, how: str) -> str:
     """One sentence on the numbers shown: the key the chosen tokens weigh most over the heads, and the head that puts
     the most on one key (``per_head`` [n_heads, n_k], ``over`` [n_k])."""
-    p = min(controls.precision(), PRECISION)
     k = int(np.argmax(over))
     h, hk = (int(i) for i in np.unravel_index(int(np.argmax(per_head)), per_head.shape))
-    said = {"key": text.md_escape(side.cols[k]), "w": format_number(float(over[k]), p), "head": h,
-            "head_key": text.md_escape(side.cols[hk]), "hw": format_number(float(per_head[h, hk]), p)}
+    w, hw = as_shown(np.vstack([per_head, over]), [(len(per_head), k), (h, hk)])
+    said = {"key": text.md_escape(side.cols[k]), "w": w, "head": h, "head_key": text.md_escape(side.cols[hk]),
+            "hw": hw}
     if how == "sum":
         first = _("Over the heads, the {n} tokens chosen put the most weight together on “{key}” ({w}; at most {n}).")
     else:
@@ -192,13 +192,12 @@ def rollout(sides: list[Side]) -> None:
                           **state.bind(key_t, state.kept(key_t, choices[-1] if side.causal else choices[0], choices)))
     after = row.selectbox(_("After layer"), layers, width=140,
                           **state.bind(key_l, state.kept(key_l, layers[-1], layers)))
-    # [after + 1, n, n]: the layers up to the one chosen (the padding left out: attn_core.attention_rollout)
-    joint = attention_rollout(side.attentions[:after + 1], is_pad=side.is_pad)
-    rolled_row = joint[-1, token]  # [n]
+    # [n]: the token's row after the layers up to the one chosen (the padding left out: attn_core.rollout_row)
+    rolled_row = rollout_row(side.attentions[:after + 1], token, is_pad=side.is_pad)
     own = head_mean(side.attentions[after])[token]  # [n]: that layer alone, its heads averaged
     values = np.vstack([rolled_row, own])  # [2, n]
-    row_labels = [_("rollout after layer {layer}").format(layer=after),
-                  _("layer {layer} alone, heads averaged").format(layer=after)]
+    row_labels = [_("rollout to layer {layer}").format(layer=after),  # short: Streamlit's theme cuts axis labels
+                  _("layer {layer} alone").format(layer=after)]
     masked = np.broadcast_to(~side.allowed[token], values.shape)
     with st.container(horizontal=True, wrap=False):
         charts.show_chart(heatmap.heatmap(
@@ -218,13 +217,18 @@ def rollout(sides: list[Side]) -> None:
 def rollout_words(rolled: np.ndarray, own: np.ndarray, side: Side, after: int) -> str:
     """One sentence on the numbers shown: the input token the rollout puts most on, and the one the layer alone
     does (``rolled``, ``own`` [n])."""
-    p = min(controls.precision(), PRECISION)
     a, b = int(np.argmax(rolled)), int(np.argmax(own))
-    said = {"layer": after, "a": text.md_escape(side.cols[a]), "wa": format_number(float(rolled[a]), p),
-            "b": text.md_escape(side.cols[b]), "wb": format_number(float(own[b]), p),
-            "wa_own": format_number(float(own[a]), p)}
+    wa, wb, wa_own = as_shown(np.vstack([rolled, own]), [(0, a), (1, b), (1, a)])
+    said = {"layer": after, "a": text.md_escape(side.cols[a]), "b": text.md_escape(side.cols[b]), "wa": wa, "wb": wb,
+            "wa_own": wa_own}
     if a == b:
-        return _("Both put the most on “{a}”: {wa} rolled out through layer {layer}, {wb} in layer {layer} "
-                 "alone.").format(**said)
-    return _("Rolled out through layer {layer}, the most comes from “{a}” ({wa}; layer {layer} alone gives it "
-             "{wa_own}); layer {layer} alone puts the most on “{b}” ({wb}).").format(**said)
+        return _("Both put the most on “{a}”: {wa} rolled out through layer {layer}, {wb} in layer {layer} alone "
+                 "(its heads averaged).").format(**said)
+    return _("Rolled out through layer {layer}, the most comes from “{a}” ({wa}; layer {layer} alone, its heads "
+             "averaged, gives it {wa_own}); layer {layer} alone puts the most on “{b}” ({wb}).").format(**said)
+
+
+def as_shown(values: np.ndarray, cells: list[tuple[int, int]]) -> list[str]:  # values [r, c]
+    """Cells of a heatmap's ``values`` written as the heatmap writes them (one notation for the whole matrix)."""
+    texts = format_numbers(values.ravel(), min(controls.precision(), PRECISION))
+    return [texts[i * values.shape[1] + j] for i, j in cells]

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import attn_models
-from attn_core import AttentionInputError, attention_rollout, head_mean, softmax, summed_attention
+from attn_core import AttentionInputError, attention_rollout, head_mean, rollout_row, softmax, summed_attention
 
 from .. import minilm, tiny_bert
 
@@ -100,6 +100,32 @@ def test_rollout_on_a_padded_run_is_the_papers_on_the_real_tokens(tiny):
     assert (joint[:, out.is_pad] == 0).all() and (joint[:, :, out.is_pad] == 0).all()
     full = reference(out.attentions, True)  # on every token, pads included: the real rows are the same
     np.testing.assert_allclose(joint[:, real], full[:, real], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 1), (1, 3, 4), (3, 4, 5), (6, 12, 17), (12, 2, 40)])
+@pytest.mark.parametrize("residual", [True, False])
+def test_one_tokens_row_read_from_the_left_is_the_papers_row(shape, residual):
+    a = random_weights(np.random.default_rng(sum(shape) + 1), *shape, causal=shape[0] == 3)
+    want = reference(a, residual)[-1]  # [n, n]
+    for q in range(shape[-1]):
+        np.testing.assert_allclose(rollout_row(a, q, residual=residual), want[q], rtol=0, atol=1e-12)
+
+
+def test_one_tokens_row_on_a_padded_run_and_minilms(tiny):
+    out = tiny.forward(tiny_bert.SENTENCE, 12)
+    joint = attention_rollout(out.attentions, is_pad=out.is_pad)[-1]
+    for q in np.flatnonzero(~out.is_pad):
+        np.testing.assert_allclose(rollout_row(out.attentions, q, is_pad=out.is_pad), joint[q], rtol=0, atol=1e-12)
+    a = minilm.model().forward("The cat sat on the mat.").attentions
+    np.testing.assert_allclose(rollout_row(a[:3], 0), reference(a[:3], True)[-1, 0], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize(("query", "is_pad"), [(3, None), (-1, None), (1.0, None), (True, None),
+                                                (2, np.array([False, False, True]))])
+def test_one_tokens_row_names_a_query_that_is_not_a_token(query, is_pad):
+    with pytest.raises(AttentionInputError) as err:
+        rollout_row(np.full((1, 1, 3, 3), 1 / 3), query, is_pad=is_pad)
+    assert str(err.value) == f"query: {query!r} is not the position of a token (0 … 2, not padding)."
 
 
 @settings(max_examples=40, deadline=None)

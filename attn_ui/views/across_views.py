@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
-from attn_core import head_mean, rollout_row, summed_attention
+from attn_core import AttentionInputError, head_mean, rollout_row, summed_attention
 from attn_ui.app import i18n, state
 from attn_ui.app.i18n import N_, _
 from attn_ui.widgets import charts, controls, heatmap, text
@@ -137,8 +137,12 @@ def tokens_summed(sides: list[Side]) -> None:
         return
     queries = sorted(queries)
     layer = side.layer
-    per_head = summed_attention(side.attentions[layer], queries, how)  # [n_heads, n_k]
-    over = summed_attention(head_mean(side.attentions[layer]), queries, how)  # [n_k]
+    try:
+        per_head = summed_attention(side.attentions[layer], queries, how)  # [n_heads, n_k]
+        over = summed_attention(head_mean(side.attentions[layer]), queries, how)  # [n_k]
+    except AttentionInputError as err:
+        st.error(text.md_escape(i18n.error_text(err)), icon=":material/error:")
+        return
     values = np.vstack([per_head, over])  # [n_heads + 1, n_k]
     masked = ~side.allowed[queries].any(axis=0)  # [n_k]: keys none of the chosen queries may read
     row_labels = [_(controls.HEAD_OPTION).format(h=h) for h in range(len(per_head))] + [_("mean of the heads")]
@@ -193,7 +197,11 @@ def rollout(sides: list[Side]) -> None:
     after = row.selectbox(_("After layer"), layers, width=140,
                           **state.bind(key_l, state.kept(key_l, layers[-1], layers)))
     # [n]: the token's row after the layers up to the one chosen (the padding left out: attn_core.rollout_row)
-    rolled_row = rollout_row(side.attentions[:after + 1], token, is_pad=side.is_pad)
+    try:
+        rolled_row = rollout_row(side.attentions[:after + 1], token, is_pad=side.is_pad)
+    except AttentionInputError as err:  # weights whose rows do not sum to 1: a family's bug, said, not a traceback
+        st.error(text.md_escape(i18n.error_text(err)), icon=":material/error:")
+        return
     own = head_mean(side.attentions[after])[token]  # [n]: that layer alone, its heads averaged
     values = np.vstack([rolled_row, own])  # [2, n]
     row_labels = [_("rollout to layer {layer}").format(layer=after),  # short: Streamlit's theme cuts axis labels

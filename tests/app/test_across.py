@@ -183,3 +183,23 @@ def test_a_model_that_translates_summed_and_rolled_out_on_each_side(folders):
     np.testing.assert_allclose(got, rolled(dec, np.ones(n_out, dtype=bool), n_out - 1, n_dec - 1), rtol=0,
                                atol=1e-12)
     assert not at.exception, at.exception
+
+
+def broken_page() -> None:
+    """The sections on weights whose rows do not sum to 1 (no family gives such; a bug would)."""
+    import numpy as np
+
+    from attn_ui.app import state
+    from attn_ui.views import across_views
+
+    state.init()
+    sides = across_views.causal_sides(np.full((1, 1, 3, 3), 0.5), ["a", "b", "c"], 0)
+    across_views.rollout(sides)
+
+
+def test_weights_that_are_not_attention_are_a_message_not_a_traceback():
+    at = AppTest.from_function(broken_page, default_timeout=30).run()
+    assert not at.exception, at.exception
+    assert [plain(e.value) for e in at.error] == [
+        "attentions: layer 0, head 0, row 0 sums to 1.5 (or has a negative weight); attention weights are ≥ 0 and "
+        "each row sums to 1, or to 0 when every key is masked."]

@@ -40,7 +40,8 @@ class Side:
     attentions : [n_layers, n_heads, n_q, n_k]; layer : the layer the page has chosen
     rows, cols : the query and key tokens as the page names them (numbered, unique)
     allowed : bool [n_q, n_k], True where a query may attend (the padding or the causal mask)
-    real : bool [n_q]: the queries that are tokens of the text (not padding); self_attention : rollout applies
+    real : bool [n_q]: the queries that are tokens of the text (not padding)
+    self_attention : rollout applies (not to cross-attention); causal : no query reads a later token (a decoder's)
     """
 
     key: str
@@ -52,11 +53,7 @@ class Side:
     allowed: np.ndarray
     real: np.ndarray
     self_attention: bool = True
-
-    @property
-    def causal(self) -> bool:
-        """No query may read a later token (a decoder's self-attention)."""
-        return self.self_attention and len(self.rows) > 1 and not self.allowed[0, 1:].any()
+    causal: bool = False
 
     @property
     def is_pad(self) -> np.ndarray | None:
@@ -77,7 +74,7 @@ def causal_sides(attentions: np.ndarray, labels: Sequence[str], layer: int) -> l
     n = len(labels)
     named = tuple(text.numbered(tuple(labels)))
     return [Side("gen", N_("self-attention"), attentions, layer, named, named, np.tri(n, dtype=bool),
-                 np.ones(n, dtype=bool))]
+                 np.ones(n, dtype=bool), causal=True)]
 
 
 def translator_sides(trained, enc_layer: int, dec_layer: int) -> list[Side]:
@@ -90,7 +87,7 @@ def translator_sides(trained, enc_layer: int, dec_layer: int) -> list[Side]:
         Side("trans_enc", N_("the encoder's self-attention"), trained.encoder_attentions, enc_layer, src, src,
              np.ones((n_src, n_src), dtype=bool), np.ones(n_src, dtype=bool)),
         Side("trans_dec", N_("the decoder's self-attention"), trained.decoder_attentions, dec_layer, dec, dec,
-             np.tri(n_out, dtype=bool), np.ones(n_out, dtype=bool)),
+             np.tri(n_out, dtype=bool), np.ones(n_out, dtype=bool), causal=True),
         Side("trans_cross", N_("cross-attention"), trained.cross, dec_layer, out, src,
              np.ones((n_out, n_src), dtype=bool), np.ones(n_out, dtype=bool), self_attention=False),
     ]

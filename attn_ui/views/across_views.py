@@ -151,6 +151,8 @@ def tokens_summed(sides: list[Side]) -> None:
             domain=(0.0, float(len(queries)) if how == "sum" else 1.0), x_title=_("key"), y_title=_("head"),
             title=title, masked=np.broadcast_to(masked, values.shape)))
     st.markdown(summed_words(per_head, over, queries, side, how))
+    h = int(np.unravel_index(int(np.argmax(per_head)), per_head.shape)[0])
+    single_tokens(values, row_labels, side.cols, [len(per_head), h])
 
 
 def summed_words(per_head: np.ndarray, over: np.ndarray, queries: list[int], side: Side, how: str) -> str:
@@ -210,6 +212,7 @@ def rollout(sides: list[Side]) -> None:
             x_title=_("input token"), title=_("where “{token}” comes from").format(token=side.rows[token]),
             masked=masked))
     st.markdown(rollout_words(rolled_row, own, side, after))
+    single_tokens(values, row_labels, side.cols, [0, 1])
     if side.is_pad is not None:
         st.caption(_("Computed over the real tokens only: the padding mask gives the padding tokens no weight from "
                      "any real token, so they never feed one (their columns are grey), and their own rows are left "
@@ -231,6 +234,23 @@ def rollout_words(rolled: np.ndarray, own: np.ndarray, side: Side, after: int) -
                  "(its heads averaged).").format(**said)
     return _("Rolled out through layer {layer}, the most comes from “{a}” ({wa}; layer {layer} alone, its heads "
              "averaged, gives it {wa_own}); layer {layer} alone puts the most on “{b}” ({wb}).").format(**said)
+
+
+TOP = 5  # keys listed per row when the heatmap draws blocks of tokens
+
+
+def single_tokens(values: np.ndarray, row_labels: list[str], cols: tuple[str, ...], rows: list[int]) -> None:
+    """Above heatmap.MAX_SIDE tokens the heatmap draws the mean of each block of tokens: then the TOP keys of the
+    ``rows`` the sentence speaks of, token by token, so that its numbers are on the screen (``values`` [r, c])."""
+    if len(cols) <= heatmap.MAX_SIDE:
+        return
+    st.caption(_("Above {most} tokens the chart draws the mean of each block of tokens; the {k} keys each row named "
+                 "above weighs most, token by token:").format(most=heatmap.MAX_SIDE, k=TOP))
+    texts = format_numbers(values.ravel(), min(controls.precision(), PRECISION))
+    cells = [[f"{text.md_escape(cols[j])} ({texts[i * values.shape[1] + j]})"
+              for j in np.argsort(-values[i], kind="stable")[:TOP]] for i in rows]
+    st.markdown(text.md_table([_("row"), *[str(k + 1) for k in range(TOP)]],
+                              [[text.md_escape(row_labels[i]), *c] for i, c in zip(rows, cells, strict=True)]))
 
 
 def as_shown(values: np.ndarray, cells: list[tuple[int, int]]) -> list[str]:  # values [r, c]

@@ -203,3 +203,37 @@ def test_weights_that_are_not_attention_are_a_message_not_a_traceback():
     assert [plain(e.value) for e in at.error] == [
         "attentions: layer 0, head 0, row 0 sums to 1.5 (or has a negative weight); attention weights are ≥ 0 and "
         "each row sums to 1, or to 0 when every key is masked."]
+
+
+def long_page() -> None:
+    """The sections on 80 tokens of random causal weights: the heatmaps draw blocks of tokens."""
+    import numpy as np
+
+    from attn_core import causal_mask, softmax
+    from attn_ui.app import state
+    from attn_ui.views import across_views
+
+    state.init()
+    scores = np.random.default_rng(0).standard_normal((2, 3, 80, 80)) * 3
+    a = softmax(np.where(causal_mask(80), scores, -np.inf))
+    sides = across_views.causal_sides(a, [f"t{i}" for i in range(80)], 1)
+    across_views.tokens_summed(sides)
+    across_views.rollout(sides)
+
+
+def test_above_64_tokens_the_keys_each_sentence_names_are_listed_token_by_token():
+    from attn_core import causal_mask, softmax
+
+    at = AppTest.from_function(long_page, default_timeout=30).run()
+    assert not at.exception, at.exception
+    scores = np.random.default_rng(0).standard_normal((2, 3, 80, 80)) * 3
+    a = softmax(np.where(causal_mask(80), scores, -np.inf))
+    rows = rolled(a, np.ones(80, dtype=bool), 79, 1)  # the last token after layer 1: the rollout and the layer
+    tables = [m.value for m in at.markdown if m.value.startswith("| row")]
+    assert len(tables) == 2
+    lines = tables[1].splitlines()[2:]
+    for line, values in zip(lines, rows, strict=True):
+        top = np.argsort(-values, kind="stable")[:5]
+        assert plain(line).split(" | ")[1:] == [f"{j}: t{j} ({values[j]:.2f})" for j in top[:4]] + \
+            [f"{top[4]}: t{top[4]} ({values[top[4]]:.2f}) |"]
+    assert "Above 64 tokens the chart draws the mean of each block" in words(at)

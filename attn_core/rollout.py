@@ -23,7 +23,7 @@ HOW = ("sum", "mean")  # how summed_attention combines the chosen queries' rows
 
 
 def head_mean(attentions: np.ndarray) -> np.ndarray:  # [..., n_heads, n_q, n_k] -> [..., n_q, n_k]
-    """The weights averaged over the heads, as the paper's notebooks write it: the sum over heads / n_heads.
+    """The weights averaged over the heads as the paper's code does it (run_bert_sv.py): the sum over heads / n_heads.
 
     >>> head_mean(np.array([[[1.0, 0.0]], [[0.0, 1.0]]])).tolist()  # two heads of one query row
     [[0.5, 0.5]]

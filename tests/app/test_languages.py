@@ -35,7 +35,8 @@ NAMES = [
     "Hugging Face", "Bahdanau", "Luong", "Vaswani", "Attention Is All You Need", "PyTorch", "NumPy", "JSON", "CSV",
     "BERT", "Streamlit", "English", "The cat sat on the mat.", "the cat sat on the mat",  # the model lesson's tokens
     "le chat dort", "the cat sleeps", "one-hot",
-    "alignment vectors", "attention sink",  # the field's English term, quoted beside its translation
+    "alignment vectors", "attention sink", "attention rollout",  # the field's English term, beside its translation
+    "Quantifying Attention Flow in Transformers",  # Abnar & Zuidema 2020's title (attention rollout)
     "Python", "hf download",  # a command to type
     "dog bites man", "man bites dog",  # a lesson's sentence
 ]

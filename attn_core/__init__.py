@@ -62,6 +62,7 @@ from .multihead import (
     split_heads,
     valid_head_counts,
 )
+from .neuron import NeuronView, head_neuron, neuron_view
 from .norms import rms_norm
 from .online import OnlineTile, OnlineTrace, online_softmax_attention
 from .presets import DEFAULT_PRESET, PRESETS, Preset, load_preset
@@ -87,6 +88,8 @@ __all__ = [
     "ROPE_LAYOUTS", "apply_rope", "kv_head_of", "rms_norm", "rope_angles", "rope_frequencies",
     "DecodeStep", "DecodeTrace", "ModernTrace", "OnlineTile", "OnlineTrace", "RoPE", "alibi_bias", "alibi_slopes",
     "cached_decode", "decode_step", "modern_attention", "online_softmax_attention", "sliding_window_mask", "soft_cap",
+    # the neuron view (issue 39): one query and one key of a head, feature by feature
+    "NeuronView", "head_neuron", "neuron_view",
     # texts marked for the app's catalogs (an error's hint, a preset's note, a score function's name): the app
     # translates them, attn_core (numpy only) never does
     "N_", "SCORE_WORDS", "Words", "Phrase",

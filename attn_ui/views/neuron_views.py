@@ -38,6 +38,7 @@ SIDES = {"cross": N_("cross-attention"), "decoder": N_("decoder self-attention")
 NAMED = 5  # the features whose products are largest in size, named under the chart
 SAME = 1e-9  # the page's heatmap cell and the view's weight agree to this (they are the same float64 computation)
 ROW_PX = 22  # a row of cells
+LEGEND_PX = 44  # a colour key: its two ends' labels apart
 DIGITS = 4  # decimals of the arithmetic written out
 
 
@@ -87,11 +88,11 @@ def vectors_build(layout: VectorsLayout, data: list, domains: list) -> alt.VConc
                     scale=alt.Scale(paddingInner=0.08)),
             y=alt.Y("row:N", sort=list(rows), title=None, axis=alt.Axis(labelLimit=140)),
             color=alt.Color("value:Q", scale=alt.Scale(scheme=scheme, domain=domain, domainMid=0),
-                            legend=alt.Legend(title=None, orient="right", gradientLength=ROW_PX * len(rows),
-                                              gradientThickness=10)),
+                            legend=alt.Legend(title=None, orient="right", gradientLength=LEGEND_PX,
+                                              gradientThickness=10, tickCount=2, labelOverlap="greedy")),
             tooltip=[alt.Tooltip("row:N", title=""), alt.Tooltip("feature:O", title=lay.feature_title),
                      alt.Tooltip("text:N", title=lay.value_title)],
-        ).properties(width="container", height=alt.Step(ROW_PX))
+        ).properties(width="container", height=max(ROW_PX * len(rows), LEGEND_PX))
 
     return alt.vconcat(
         band(data[0], lay.top_rows, domains[0], "redblue", None),

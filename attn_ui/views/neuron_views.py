@@ -64,7 +64,7 @@ def vectors_chart(rows: dict[str, np.ndarray], product: np.ndarray, *, x_title: 
     value on hover. The chart stretches to the width of its container (d_k cells of a few pixels on a phone)."""
     d_k = product.shape[0]
     names = tuple(rows)
-    bottom = "q ⊙ k"
+    bottom = "q_i ⊙ k_j"
     top = charts.table({"row": charts.repeated(names, d_k), "feature": np.tile(np.arange(d_k), len(names)),
                         "value": np.concatenate([rows[n] for n in names]),
                         "text": [t for n in names for t in format_numbers(rows[n], DIGITS)]})
@@ -72,15 +72,24 @@ def vectors_chart(rows: dict[str, np.ndarray], product: np.ndarray, *, x_title: 
                         "text": format_numbers(product, DIGITS)})
     top_max = max(float(np.abs(np.concatenate([rows[n] for n in names])).max()), 1e-12)
     low_max = max(float(np.abs(product).max()), 1e-12)
-    layout = VectorsLayout(names, bottom, d_k, x_title, _("value"), _("feature"), 8 if d_k > 16 else 1)
+    layout = VectorsLayout(names, bottom, d_k, x_title, _("value"), _("feature"), label_every(d_k))
     return charts.Chart(vectors_build, layout, (top, low), ((-top_max, top_max), (-low_max, low_max)))
+
+
+def label_every(d_k: int) -> int:
+    """An axis label every this many features: every one up to 16, then 8 or 16 (on a phone greedy overlap removal
+    drops more).
+
+    >>> label_every(4), label_every(64), label_every(128)
+    (1, 8, 16)
+    """
+    return 1 if d_k <= 16 else 8 if d_k <= 64 else 16
 
 
 def vectors_build(layout: VectorsLayout, data: list, domains: list) -> alt.VConcatChart:
     """The builder of :func:`vectors_chart` (its structure depends on ``layout`` only)."""
     lay = layout
-    x_axis = alt.Axis(labelExpr=f"datum.value % {lay.every} == 0 ? datum.value : ''", labelAngle=0,
-                      labelOverlap=False, ticks=False)
+    x_axis = alt.Axis(values=list(range(0, lay.d_k, lay.every)), labelAngle=0, labelOverlap="greedy", ticks=False)
 
     def band(frame, rows: tuple[str, ...], domain, scheme: str, x_title: str | None) -> alt.Chart:
         return alt.Chart(frame).mark_rect(stroke=None).encode(
@@ -113,7 +122,9 @@ def section(origin: attn_models.Origin, *, key: str, shown: np.ndarray | None = 
     st.subheader(_("Inside one score: the query and key vectors"))
     origin, shown = _side(origin, key, shown)
     try:
-        cfg = model_views.opened(origin)
+        cfg = model_views.opened(replace(origin, head=0))  # a whole layer: one configuration for all its heads
+        if cfg.n_heads == 1 and origin.head:  # the model opens a head alone (a layer beyond attn_core.LIMITS)
+            cfg = model_views.opened(origin)
         trace = compute.trace(cfg)
     except (attn_models.ModelError, AttentionInputError) as err:
         st.warning(text.md_escape(i18n.error_text(err)), icon=":material/warning:")
@@ -131,7 +142,7 @@ def section(origin: attn_models.Origin, *, key: str, shown: np.ndarray | None = 
         _("Show q and k before RoPE too"), help=_("RoPE turns each query and key by its position before the dot "
                                                   "product; the score uses the turned vectors."),
         **state.bind(key + BEFORE, bool(state.kept(key + BEFORE, False))))
-    rows = {_("q (query {i})").format(i=i): v.q_i, _("k (key {j})").format(j=j): v.k_j}
+    rows = {"q_i": v.q_i, "k_j": v.k_j}  # names that do not change with i and j: one chart layout for every pair
     if v.q_before is not None:
         rows = {_("q after RoPE"): v.q_i, _("k after RoPE"): v.k_j}
         if before:
@@ -169,13 +180,19 @@ def _pick(key: str, q_labels: list[str], k_labels: list[str], weights: np.ndarra
     row = st.container(horizontal=True)
     queries, keys = list(range(len(q_labels))), list(range(len(k_labels)))
     i = row.selectbox(_("Query token"), queries, format_func=q_labels.__getitem__, width=260,
-                      **state.bind(key + QUERY, state.kept(key + QUERY, queries[-1] if last else min(1, queries[-1]),
-                                                           queries), partial(_new_query, key)))
-    strongest = int(np.argmax(weights[i]))
+                      **state.bind(key + QUERY, _kept(key + QUERY, queries[-1] if last else min(1, queries[-1]),
+                                                      queries), partial(_new_query, key)))
     j = row.selectbox(_("Key token"), keys, format_func=k_labels.__getitem__, width=260,
                       help=_("At first, the key this query weighs most."),
-                      **state.bind(key + KEY, state.kept(key + KEY, strongest, keys)))
+                      **state.bind(key + KEY, _kept(key + KEY, int(np.argmax(weights[i])), keys)))
     return int(i), int(j)
+
+
+def _kept(key: str, default: int, options: list[int]) -> int:
+    """The choice kept for widget ``key`` while it is one of ``options`` (another text, another attention of a T5
+    may have fewer tokens), else ``default``."""
+    value = state.kept(key, default)
+    return value if value in options else default
 
 
 def _new_query(key: str) -> None:

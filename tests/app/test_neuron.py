@@ -67,7 +67,7 @@ def check(at: AppTest, cfg, head: int, i: int, j: int):
     assert SUBHEADER in [s.value for s in at.subheader]
     v = head_neuron(run(cfg), head, i, j)
     drawn = vectors(at)
-    np.testing.assert_array_equal(drawn["q ⊙ k"], v.product)
+    np.testing.assert_array_equal(drawn["q_i ⊙ k_j"], v.product)
     assert any(np.array_equal(row, v.q_i) for row in drawn.values())
     assert any(np.array_equal(row, v.k_j) for row in drawn.values())
     shown_numbers(at, v)
@@ -128,7 +128,7 @@ def test_a_model_that_writes_llama_shows_rope(monkeypatch, dirs):
     cfg = lm.config_for(attn_models.Origin("causal", dirs["llama"], 0, 3, tiny_gpt2.PROMPTS[0], family="llama"))
     i, j = at.selectbox(key="gen_neuron_query").value, at.selectbox(key="gen_neuron_key").value
     v = check(at, cfg, 3, i, j)
-    assert set(vectors(at)) == {"q after RoPE", "k after RoPE", "q ⊙ k"}
+    assert set(vectors(at)) == {"q after RoPE", "k after RoPE", "q_i ⊙ k_j"}
     at.toggle(key="gen_neuron_before").set_value(True).run()
     drawn = vectors(at)
     np.testing.assert_array_equal(drawn["q before RoPE"], v.q_before)
@@ -158,3 +158,19 @@ def test_a_model_that_translates_every_attention(dirs):
         v = check(at, model.config_for(origin), 0, i, j)
         assert v.bias is not None and "+ score bias" in texts(at)
         assert "the heatmap's cell" not in texts(at)  # the heatmap above is the cross-attention's
+
+
+def test_the_chart_factory():
+    """Three aligned rows of d_k cells: q and k on one diverging scale centred on 0, their product on its own."""
+    q, k = np.array([1.0, -3.0, 0.5] * 40), np.array([2.0, 1.0, -1.0] * 40)  # d_k 120
+    spec = neuron_views.vectors_chart({"q": q, "k": k}, q * k, x_title="feature").to_dict()
+    top, low = spec["vconcat"]
+    datasets = spec["datasets"]
+    top_rows, low_rows = datasets[top["data"]["name"]], datasets[low["data"]["name"]]
+    assert [r["value"] for r in top_rows] == [*q, *k] and [r["value"] for r in low_rows] == list(q * k)
+    assert top["encoding"]["color"]["scale"]["domain"] == [-3.0, 3.0]
+    assert low["encoding"]["color"]["scale"]["domain"] == [-3.0, 3.0] and low["encoding"]["color"]["scale"][
+        "domainMid"] == 0
+    assert low["encoding"]["x"]["axis"]["values"] == list(range(0, 120, 16))
+    assert spec["resolve"]["scale"]["color"] == "independent"
+    assert neuron_views.label_every(16) == 1

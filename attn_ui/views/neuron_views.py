@@ -137,7 +137,7 @@ def section(origin: attn_models.Origin, *, key: str, shown: np.ndarray | None = 
     v = head_neuron(trace, h, i, j)
     st.caption(_("A score is a dot product: query i's vector times key j's, feature by feature, summed. Here are the "
                  "two vectors of this head ({d_k} features each: d_k), their product feature by feature, and the "
-                 "arithmetic from it to the weight in the heatmap.").format(d_k=v.d_k))
+                 "arithmetic from it to the attention weight.").format(d_k=v.d_k))
     before = v.q_before is not None and st.toggle(
         _("Show q and k before RoPE too"), help=_("RoPE turns each query and key by its position before the dot "
                                                   "product; the score uses the turned vectors."),

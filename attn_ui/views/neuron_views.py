@@ -39,6 +39,7 @@ NAMED = 5  # the features whose products are largest in size, named under the ch
 SAME = 1e-9  # the page's heatmap cell and the view's weight agree to this (they are the same float64 computation)
 ROW_PX = 22  # a row of cells
 LEGEND_PX = 44  # a colour key: its two ends' labels apart
+MARK_PX = 12  # under the products: a ▲ at each of the NAMED largest, above the axis labels
 DIGITS = 4  # decimals of the arithmetic written out
 
 
@@ -61,15 +62,18 @@ class VectorsLayout:
 def vectors_chart(rows: dict[str, np.ndarray], product: np.ndarray, *, x_title: str) -> charts.Chart:
     """Rows of d_k cells, aligned feature by feature: ``rows`` (name -> [d_k]: q_i, k_j, and before RoPE) on one
     diverging colour scale, and ``product`` [d_k] (q_i ⊙ k_j) under them on its own, both centred on 0; each cell's
-    value on hover. The chart stretches to the width of its container (d_k cells of a few pixels on a phone)."""
+    value on hover; a ▲ under the NAMED products largest in size (the features the page names). The chart stretches
+    to the width of its container (d_k cells of a few pixels on a phone)."""
     d_k = product.shape[0]
     names = tuple(rows)
     bottom = "q_i ⊙ k_j"
     top = charts.table({"row": charts.repeated(names, d_k), "feature": np.tile(np.arange(d_k), len(names)),
                         "value": np.concatenate([rows[n] for n in names]),
                         "text": [t for n in names for t in format_numbers(rows[n], DIGITS)]})
+    largest = np.zeros(d_k, dtype=bool)
+    largest[np.argsort(-np.abs(product), kind="stable")[:NAMED]] = True  # NeuronView.largest's features
     low = charts.table({"row": [bottom] * d_k, "feature": np.arange(d_k), "value": product,
-                        "text": format_numbers(product, DIGITS)})
+                        "text": format_numbers(product, DIGITS), "largest": largest})
     top_max = max(float(np.abs(np.concatenate([rows[n] for n in names])).max()), 1e-12)
     low_max = max(float(np.abs(product).max()), 1e-12)
     layout = VectorsLayout(names, bottom, d_k, x_title, _("value"), _("feature"), label_every(d_k))
@@ -89,12 +93,13 @@ def label_every(d_k: int) -> int:
 def vectors_build(layout: VectorsLayout, data: list, domains: list) -> alt.VConcatChart:
     """The builder of :func:`vectors_chart` (its structure depends on ``layout`` only)."""
     lay = layout
-    x_axis = alt.Axis(values=list(range(0, lay.d_k, lay.every)), labelAngle=0, labelOverlap="greedy", ticks=False)
+    x_axis = alt.Axis(values=list(range(0, lay.d_k, lay.every)), labelAngle=0, labelOverlap="greedy", ticks=False,
+                      offset=MARK_PX)
+    x_scale = alt.Scale(domain=list(range(lay.d_k)), paddingInner=0.08)
 
     def band(frame, rows: tuple[str, ...], domain, scheme: str, x_title: str | None) -> alt.Chart:
         return alt.Chart(frame).mark_rect(stroke=None).encode(
-            x=alt.X("feature:O", sort=None, title=x_title, axis=x_axis if x_title else None,
-                    scale=alt.Scale(paddingInner=0.08)),
+            x=alt.X("feature:O", sort=None, title=x_title, axis=x_axis if x_title else None, scale=x_scale),
             y=alt.Y("row:N", sort=list(rows), title=None, axis=alt.Axis(labelLimit=140)),
             color=alt.Color("value:Q", scale=alt.Scale(scheme=scheme, domain=domain, domainMid=0),
                             legend=alt.Legend(title=None, orient="right", gradientLength=LEGEND_PX,
@@ -103,9 +108,14 @@ def vectors_build(layout: VectorsLayout, data: list, domains: list) -> alt.VConc
                      alt.Tooltip("text:N", title=lay.value_title)],
         ).properties(width="container", height=max(ROW_PX * len(rows), LEGEND_PX))
 
+    low_px = max(ROW_PX, LEGEND_PX)
+    marks = alt.Chart(data[1]).transform_filter("datum.largest").mark_text(
+        text="▲", color="#888888", fontSize=11, baseline="top", dy=low_px / 2 + 1).encode(
+        x=alt.X("feature:O", sort=None, scale=x_scale), y=alt.Y("row:N", title=None),
+        tooltip=[alt.Tooltip("feature:O", title=lay.feature_title), alt.Tooltip("text:N", title=lay.value_title)])
     return alt.vconcat(
         band(data[0], lay.top_rows, domains[0], "redblue", None),
-        band(data[1], (lay.bottom_row,), domains[1], "purpleorange", lay.x_title),
+        band(data[1], (lay.bottom_row,), domains[1], "purpleorange", lay.x_title) + marks,
         spacing=6,
     ).resolve_scale(color="independent").properties(autosize=alt.AutoSizeParams(type="fit-x", contains="padding"))
 
@@ -214,7 +224,7 @@ def largest_words(v: NeuronView) -> str:
     """The features whose products weigh most in the score, with their q, k and product (Markdown)."""
     parts = [_("feature {d}: {q} × {k} = {p}").format(d=int(d), q=num(v.q_i[d]), k=num(v.k_j[d]),
                                                       p=num(v.product[d])) for d in v.largest(NAMED)]
-    return _("**The largest products** (in size): {parts}.").format(parts="; ".join(parts))
+    return _("**The largest products** (in size; ▲ under the chart): {parts}.").format(parts="; ".join(parts))
 
 
 def arithmetic(v: NeuronView, q_label: str, k_label: str, shown: np.ndarray | None) -> str:

@@ -164,9 +164,10 @@ def test_the_chart_factory():
     """Three aligned rows of d_k cells: q and k on one diverging scale centred on 0, their product on its own."""
     q, k = np.array([1.0, -3.0, 0.5] * 40), np.array([2.0, 1.0, -1.0] * 40)  # d_k 120
     spec = neuron_views.vectors_chart({"q": q, "k": k}, q * k, x_title="feature").to_dict()
-    top, low = spec["vconcat"]
+    top, bottom = spec["vconcat"]
+    low, marks = bottom["layer"]
     datasets = spec["datasets"]
-    top_rows, low_rows = datasets[top["data"]["name"]], datasets[low["data"]["name"]]
+    top_rows, low_rows = datasets[top["data"]["name"]], datasets[bottom["data"]["name"]]
     assert [r["value"] for r in top_rows] == [*q, *k] and [r["value"] for r in low_rows] == list(q * k)
     assert top["encoding"]["color"]["scale"]["domain"] == [-3.0, 3.0]
     assert low["encoding"]["color"]["scale"]["domain"] == [-3.0, 3.0] and low["encoding"]["color"]["scale"][
@@ -174,3 +175,5 @@ def test_the_chart_factory():
     assert low["encoding"]["x"]["axis"]["values"] == list(range(0, 120, 16))
     assert spec["resolve"]["scale"]["color"] == "independent"
     assert neuron_views.label_every(16) == 1
+    assert [r["feature"] for r in low_rows if r["largest"]] == [1, 4, 7, 10, 13]  # the products −3, as named
+    assert marks["mark"]["text"] == "▲" and marks["transform"] == [{"filter": "datum.largest"}]

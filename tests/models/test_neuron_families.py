@@ -2,7 +2,8 @@
 make_neuron_reference.py): for each tiny checkpoint, every layer, head, query and key, the q_i and k_j the view shows
 (attn_core.head_neuron on attn_core.run of the model's own configuration of that head, as the model pages show it)
 are transformers' query and key projections (a Llama's after apply_rotary_pos_emb, and before it), and the score ÷
-the divisor (+ T5's position bias) is the score transformers' softmax reads, whose weights are the view's weight."""
+the divisor (+ T5's position bias) is the score transformers' softmax reads, whose weights are the view's weight.
+The Llama (RoPE, grouped K/V heads) in the quick tier, the other families in the full tier."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ CASES = {  # family -> (build, text, [(attention name in the npz, origin fields)
 }
 
 
-@pytest.mark.parametrize("family", list(CASES))
+@pytest.mark.parametrize("family", [f if f == "llama" else pytest.param(f, marks=pytest.mark.full) for f in CASES])
 def test_the_vectors_and_scores_shown_are_transformers(family, tmp_path):
     build, text, attentions = CASES[family]
     model = attn_models.load(str(build(tmp_path / family)))

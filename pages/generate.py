@@ -135,7 +135,7 @@ with side_by_side.container(width=model_views.ONE_PX):
         else:
             st.switch_page(registry.STEPS.file)
 neuron_views.section(attn_models.Origin("causal", source, v_layer, v_head, prompt, family=model.family),
-                     key="gen_neuron", shown=weights)
+                     key="gen_neuron", shown=weights, labels=(labels, labels))
 
 # ---- writing on, token by token -----------------------------------------------------------------------------------
 st.header(_("Write on, token by token"))

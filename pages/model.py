@@ -141,7 +141,7 @@ else:
                   "the layer's projections ({rows} × {d_model}, their bias the last row); {heads} heads of d_k {d_k}; "
                   "W_O = its output projection; scaled by √d_k.").format(**opening))
 neuron_views.section(attn_models.Origin("encoder", source, layer, head, sentence, pad_to=pad_to), key="model_neuron",
-                     shown=weights)
+                     shown=weights, labels=(labels, labels))
 
 # ---- what the model does, and with heads switched off -------------------------------------------------------------
 st.header(_("What the model does"))

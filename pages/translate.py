@@ -111,7 +111,8 @@ if st.button(_("Open this cross-attention head in the explorer"), key="trans_ope
         open_config(cfg, _("decoder layer {layer}'s cross-attention opened"))
 neuron_views.section(attn_models.Origin(
     "translator", source, layer, head, sentence, side="cross", prefix=attn_models.t5.PREFIX,
-    target=tuple(int(i) for i in trained.output_ids[:-1])), key="trans_neuron", shown=cross)
+    target=tuple(int(i) for i in trained.output_ids[:-1])), key="trans_neuron", shown=cross,
+    labels=(out_labels, src_labels))
 
 # ---- the encoder's self-attention, with T5's position bias --------------------------------------------------------
 st.header(_("The encoder's self-attention and its position bias"))

@@ -123,14 +123,17 @@ def vectors_build(layout: VectorsLayout, data: list, domains: list) -> alt.VConc
 # ---- the section on a model page ----------------------------------------------------------------------------
 
 
-def section(origin: attn_models.Origin, *, key: str, shown: np.ndarray | None = None) -> None:
+def section(origin: attn_models.Origin, *, key: str, shown: np.ndarray | None = None,
+            labels: tuple[list[str], list[str]] | None = None) -> None:
     """The neuron view of the head ``origin`` names (the page's layer and head, on its text): pick a query and a
     key, see q_i, k_j, q_i ⊙ k_j and the arithmetic to the weight. ``shown``: the weights the page's heatmap draws for
     that head ([n_q, n_k]); the weight is said to be its cell only when it is, to SAME. A translator's origin (a
     cross-attention head) offers its decoder's and encoder's self-attention too, same layer and head. ``key``: the
-    page's prefix of the section's widget keys."""
+    page's prefix of the section's widget keys. ``labels``: the heatmap's row and column labels (numbered), so that a
+    query and a key are named as the heatmap names them (a T5's output token chosen by each row); else the
+    configuration's tokens, numbered."""
     st.subheader(_("Inside one score: the query and key vectors"))
-    origin, shown = _side(origin, key, shown)
+    origin, (shown, labels) = _side(origin, key, (shown, labels))
     try:
         cfg = model_views.opened(replace(origin, head=0))  # a whole layer: one configuration for all its heads
         if cfg.n_heads == 1 and origin.head:  # the model opens a head alone (a layer beyond attn_core.LIMITS)
@@ -143,6 +146,8 @@ def section(origin: attn_models.Origin, *, key: str, shown: np.ndarray | None = 
     weights = trace.heads[h].weights  # [n_q, n_k]
     q_labels = text.numbered(tuple(label(t) for t in cfg.query_tokens))
     k_labels = text.numbered(tuple(label(t) for t in cfg.tokens))
+    if labels is not None and (len(labels[0]), len(labels[1])) == weights.shape:
+        q_labels, k_labels = list(labels[0]), list(labels[1])
     i, j = _pick(key, q_labels, k_labels, weights, bool(cfg.mask_kind == "causal" or cfg.cross))
     v = head_neuron(trace, h, i, j)
     st.caption(_("A score is a dot product: query i's vector times key j's, feature by feature, summed. Here are the "
@@ -165,23 +170,23 @@ def section(origin: attn_models.Origin, *, key: str, shown: np.ndarray | None = 
         st.markdown(rope_words(v, getattr(trace, "positions", None)))
 
 
-def _side(origin: attn_models.Origin, key: str,
-          shown: np.ndarray | None) -> tuple[attn_models.Origin, np.ndarray | None]:
+def _side(origin: attn_models.Origin, key: str, page: tuple) -> tuple[attn_models.Origin, tuple]:
     """A translator's choice of its attentions (the page's cross-attention head; its decoder's or encoder's
-    self-attention at the same layer and head); the origin as it is for any other model."""
+    self-attention at the same layer and head); the origin as it is for any other model. ``page``: what the page
+    says of the attention it draws (its weights, its labels), kept for that one only (else Nones)."""
     if origin.side is None:
-        return origin, shown
+        return origin, page
     side = st.segmented_control(_("Attention"), list(SIDES), format_func=i18n.option_labels(SIDES),
                                 **state.bind(key + SIDE, state.kept(key + SIDE, origin.side, list(SIDES)))) or "cross"
     if side == origin.side:
-        return origin, shown
+        return origin, page
     if side == "decoder":
-        return replace(origin, side="decoder"), None
+        return replace(origin, side="decoder"), (None, None)
     n_enc = model_views.model(origin.model).config.n_layers  # the encoder's layers (a T5's config)
     if origin.layer >= n_enc:
         st.caption(_("The encoder has {n} layers: its last, layer {layer}, is shown.").format(n=n_enc,
                                                                                           layer=n_enc - 1))
-    return replace(origin, side="encoder", target=None, layer=min(origin.layer, n_enc - 1)), None
+    return replace(origin, side="encoder", target=None, layer=min(origin.layer, n_enc - 1)), (None, None)
 
 
 def _pick(key: str, q_labels: list[str], k_labels: list[str], weights: np.ndarray, last: bool) -> tuple[int, int]:

@@ -14,6 +14,7 @@ import attn_models
 from attn_core import head_neuron, run
 from attn_ui.app import registry
 from attn_ui.views import neuron_views
+from attn_ui.widgets import text
 from attn_ui.widgets.numbers import format_number
 
 from .. import tiny_bert, tiny_gpt2, tiny_llama, tiny_t5
@@ -148,6 +149,8 @@ def test_a_model_that_translates_every_attention(dirs):
                               prefix=attn_models.t5.PREFIX, target=target)
     i, j = at.selectbox(key="trans_neuron_query").value, at.selectbox(key="trans_neuron_key").value
     check(at, model.config_for(base), 0, i, j)
+    out = [plain(t) for t in text.numbered(tr.output_tokens)]  # each row named by the token it chose, as the heatmap
+    assert [plain(o) for o in at.selectbox(key="trans_neuron_query").options] == out
     said = texts(at)
     assert "does not divide its scores (÷ 1)" in said and "the heatmap's cell" in said
     from dataclasses import replace

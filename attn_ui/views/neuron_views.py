@@ -71,7 +71,8 @@ def vectors_chart(rows: dict[str, np.ndarray], product: np.ndarray, *, x_title: 
                         "value": np.concatenate([rows[n] for n in names]),
                         "text": [t for n in names for t in format_numbers(rows[n], DIGITS)]})
     largest = np.zeros(d_k, dtype=bool)
-    largest[np.argsort(-np.abs(product), kind="stable")[:NAMED]] = True  # NeuronView.largest's features
+    if d_k > NAMED:  # NeuronView.largest's features (with NAMED or fewer, every one is named)
+        largest[np.argsort(-np.abs(product), kind="stable")[:NAMED]] = True
     low = charts.table({"row": [bottom] * d_k, "feature": np.arange(d_k), "value": product,
                         "text": format_numbers(product, DIGITS), "largest": largest})
     top_max = max(float(np.abs(np.concatenate([rows[n] for n in names])).max()), 1e-12)

@@ -62,6 +62,7 @@ from .multihead import (
     split_heads,
     valid_head_counts,
 )
+from .neuron import NeuronView, head_neuron, neuron_view
 from .norms import rms_norm
 from .online import OnlineTile, OnlineTrace, online_softmax_attention
 from .presets import DEFAULT_PRESET, PRESETS, Preset, load_preset
@@ -90,6 +91,8 @@ __all__ = [
     "cached_decode", "decode_step", "modern_attention", "online_softmax_attention", "sliding_window_mask", "soft_cap",
     # across layers and tokens (issue 39): attention rollout (Abnar & Zuidema 2020), several queries summed
     "attention_rollout", "head_mean", "rollout_row", "summed_attention",
+    # the neuron view (issue 39): one query and one key of a head, feature by feature
+    "NeuronView", "head_neuron", "neuron_view",
     # texts marked for the app's catalogs (an error's hint, a preset's note, a score function's name): the app
     # translates them, attn_core (numpy only) never does
     "N_", "SCORE_WORDS", "Words", "Phrase",

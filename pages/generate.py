@@ -13,7 +13,7 @@ from attn_ui.app import i18n, origins, registry, state
 from attn_ui.app.i18n import _, ngettext
 from attn_ui.lessons import lesson_views
 from attn_ui.shell import frame
-from attn_ui.views import across_views, generate_views, model_output, model_views
+from attn_ui.views import across_views, generate_views, model_output, model_views, neuron_views
 from attn_ui.views.generate_views import (  # the page's widget keys
     ABLATE,
     HEAD,
@@ -134,6 +134,8 @@ with side_by_side.container(width=model_views.ONE_PX):
             st.error(text.md_escape(message), icon=":material/error:")
         else:
             st.switch_page(registry.STEPS.file)
+neuron_views.section(attn_models.Origin("causal", source, v_layer, v_head, prompt, family=model.family),
+                     key="gen_neuron", shown=weights, labels=(labels, labels))
 
 # ---- across tokens and layers: several tokens together, attention rollout ----------------------------------------
 across = across_views.causal_sides(run.attentions, [label(t) for t in tokens], v_layer)

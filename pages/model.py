@@ -11,7 +11,7 @@ from attn_core import LIMITS
 from attn_ui.app import i18n, origins, registry, state
 from attn_ui.app.i18n import _, ngettext
 from attn_ui.shell import frame
-from attn_ui.views import across_views, model_output, model_views
+from attn_ui.views import across_views, model_output, model_views, neuron_views
 from attn_ui.views.model_views import (  # the page's widget keys
     ABLATE,
     EFFECT_ON,
@@ -140,6 +140,8 @@ else:
                   "{d_model}) with a constant-1 column appended (the bias feature, column {d_model}); W_Q, W_K, W_V = "
                   "the layer's projections ({rows} × {d_model}, their bias the last row); {heads} heads of d_k {d_k}; "
                   "W_O = its output projection; scaled by √d_k.").format(**opening))
+neuron_views.section(attn_models.Origin("encoder", source, layer, head, sentence, pad_to=pad_to), key="model_neuron",
+                     shown=weights, labels=(labels, labels))
 
 # ---- across tokens and layers: several tokens together, attention rollout ----------------------------------------
 across = across_views.encoder_sides(run.attentions, run.tokens, run.is_pad, layer)

@@ -9,7 +9,7 @@ from attn_core import configs_equal
 from attn_ui.app import i18n, origins, registry, state
 from attn_ui.app.i18n import _, ngettext
 from attn_ui.shell import frame
-from attn_ui.views import across_views, model_output, model_views, translate_views
+from attn_ui.views import across_views, model_output, model_views, neuron_views, translate_views
 from attn_ui.views.translate_views import ABLATE, ENC_LAYER, HEAD, LAYER, OTHER, SENTENCE  # the page's widget keys
 from attn_ui.views.translate_views import ABLATE_HOW as HOW
 from attn_ui.widgets import charts, controls, heatmap, text
@@ -109,6 +109,10 @@ if st.button(_("Open this cross-attention head in the explorer"), key="trans_ope
         st.error(text.md_escape(i18n.error_text(err)), icon=":material/error:")
     else:
         open_config(cfg, _("decoder layer {layer}'s cross-attention opened"))
+neuron_views.section(attn_models.Origin(
+    "translator", source, layer, head, sentence, side="cross", prefix=attn_models.t5.PREFIX,
+    target=tuple(int(i) for i in trained.output_ids[:-1])), key="trans_neuron", shown=cross,
+    labels=(out_labels, src_labels))
 
 # ---- the encoder's self-attention, with T5's position bias --------------------------------------------------------
 st.header(_("The encoder's self-attention and its position bias"))

@@ -33,7 +33,7 @@ from attn_core import softmax as attn_softmax
 from .errors import N_, ModelError
 from .intervene import Intervention, cacheable, check_layer, each_head_off, owns
 from .kv import KVCache
-from .ops import tied_logits, top_words
+from .ops import block_logits, tied_logits, top_words
 from .origin import Origin, Role, expect_role
 from .pretrained import Pretrained
 from .tokenizer import check_id
@@ -269,13 +269,10 @@ class CausalModel(Pretrained):
         return CausalOutput(enc.tokens, enc.ids, self.logits(last), attentions, hidden)
 
     def logits(self, normed: np.ndarray) -> np.ndarray:  # [n_seq, d_model] -> [n_seq, vocab]
-        """The logits of every position from the final norm's output: :func:`logit_blocks`' blocks of positions, each
-        one product with the unembedding (attn_models.ops.tied_logits). A position's logits depend on the block's
-        other rows in the last bits (the product's kernel), so the logit lens computes the same blocks."""
-        out = np.empty((len(normed), self.config.vocab_size))  # [n_seq, vocab]
-        for rows in logit_blocks(len(normed)):
-            out[rows] = tied_logits(normed[rows], self.unembedding)
-        return out
+        """The logits of every position from the final norm's output: the unembedding's products with
+        :func:`logit_blocks`' blocks of positions (attn_models.ops.block_logits). A product's last bits depend on how
+        many rows it has, so the logit lens computes the same blocks and its last row is these logits bit for bit."""
+        return block_logits(normed, self.unembedding, logit_blocks(len(normed)))
 
     def _last_logits(self, stream_last: np.ndarray) -> np.ndarray:  # [n_seq, d_model] -> [vocab]
         """The LM head on the last position of the last block's output (one row: a generation's step)."""
@@ -315,7 +312,7 @@ class CausalModel(Pretrained):
         for rows in logit_blocks(len(last)):  # the blocks of :meth:`logits` that hold a position asked for
             inside = np.flatnonzero((where >= rows.start) & (where < rows.stop))
             if len(inside):
-                block = tied_logits(last[rows], self.unembedding)  # [rows, vocab]
+                block = block_logits(last[rows], self.unembedding, [slice(0, len(last[rows]))])  # [rows, vocab]
                 for c in inside:
                     keep(n_rows - 1, int(c), block[where[c] - rows.start], None)
         finals = ids[-1, :, 0].copy()  # int [P]

@@ -21,6 +21,7 @@ import os
 import sys
 import time
 import tracemalloc
+from functools import partial
 from pathlib import Path
 
 THREADS = sys.argv[sys.argv.index("--threads") + 1] if "--threads" in sys.argv else "1"
@@ -50,6 +51,14 @@ def peak_of(fn) -> tuple[int, object]:
     return peak, result
 
 
+def lens_calls(lm: gpt2.CausalLM, prompt: str, last: list[int]) -> list[tuple[str, object]]:
+    """(what, the call) for each figure of a prompt."""
+    return [("run (the blocks alone)", partial(lm.run, lm.encode(prompt).ids)),
+            ("forward (every position's logits)", partial(lm.forward, prompt)),
+            ("logit lens, every position", partial(lm.logit_lens, prompt, top=5)),
+            (f"logit lens, the last {len(last)} positions", partial(lm.logit_lens, prompt, top=5, positions=last))]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tokens", type=int, nargs="+", default=[64, 256])
@@ -67,17 +76,13 @@ def main() -> None:
         whole = (cfg.n_layers + 1) * n * cfg.vocab_size * 8
         print(f"\n{n} tokens: every layer × position × token at once would be {whole / mb:,.1f} MB")
         last = list(range(max(0, n - PAGE_COLUMNS), n))
-        for what, fn in (("run (the blocks alone)", lambda: lm.run(lm.encode(prompt).ids)),
-                         ("forward (every position's logits)", lambda: lm.forward(prompt)),
-                         ("logit lens, every position", lambda: lm.logit_lens(prompt, top=5)),
-                         (f"logit lens, the last {len(last)} positions", lambda: lm.logit_lens(prompt, top=5,
-                                                                                             positions=last))):
+        for what, fn in lens_calls(lm, prompt, last):
             peak, _ = peak_of(fn)
             seconds = best(fn, args.repeats)
             print(f"  {what:<38} peak {peak / mb:7.1f} MB   {seconds:6.2f} s")
         normed = lm.final_norm(lm.run(lm.encode(prompt).ids)[0][-1])  # [n, d_model]
-        one = best(lambda: ops.tied_logits(normed, lm.unembedding), args.repeats)
-        blocks = best(lambda: lm.logits(normed), args.repeats)
+        one = best(partial(ops.tied_logits, normed, lm.unembedding), args.repeats)
+        blocks = best(partial(lm.logits, normed), args.repeats)
         print(f"  forward's logits: one product of {n} rows {one:.2f} s; in blocks of {causal.LOGIT_ROWS} "
               f"(now) {blocks:.2f} s")
 

@@ -123,14 +123,23 @@ def first_top_words(lens_: attn_models.LogitLens) -> str:
         last=after, token=token, row=read_after(first), p_there=percent(float(lens_.final_probs[first, -1])), p=p)
 
 
+def token_p(token: str, p: float) -> str:
+    """A token and its probability in a table's cell, kept on one line (no-break spaces): “␣cat 31.2 %”.
+
+    >>> token_p(" cat", 0.31234) == "␣cat\u00a031.2\u00a0%"
+    True
+    """
+    return f"{shown(token)}\u00a0{percent(p)}".replace(" ", "\u00a0")
+
+
 def top_table(lens_: attn_models.LogitLens, rows: list[str]) -> str:
     """The last position's top tokens after each layer, with their probabilities (a Markdown table)."""
-    header = [_("read after"), _("most probable next tokens"), _("the model's own next token")]
+    header = [_("read after"), _("most probable next tokens"), _("the model's own next token: rank, probability")]
     body = []
     for r, name in enumerate(rows):
-        tops = " · ".join(f"{shown(t)} {percent(float(p))}" for t, p in zip(lens_.labels[r][-1], lens_.probs[r, -1],
-                                                                              strict=True))
-        own = _("#{rank}, {p}").format(rank=int(lens_.final_ranks[r, -1]), p=percent(float(lens_.final_probs[r, -1])))
+        tops = " · ".join(token_p(t, float(p)) for t, p in zip(lens_.labels[r][-1], lens_.probs[r, -1], strict=True))
+        own = _("#{rank}, {p}").format(rank=int(lens_.final_ranks[r, -1]),
+                                       p=percent(float(lens_.final_probs[r, -1])).replace(" ", "\u00a0"))
         body.append([name, tops, own])
     return text.md_table(header, body)
 
@@ -139,8 +148,8 @@ def compared_table(before: attn_models.LogitLens, after: attn_models.LogitLens, 
                    changed: str) -> str:
     """The last position's most probable token after each layer, as trained and changed (a Markdown table)."""
     header = [_("read after"), _("as trained"), changed]
-    body = [[name, f"{shown(before.labels[r][-1][0])} {percent(float(before.probs[r, -1, 0]))}",
-             f"{shown(after.labels[r][-1][0])} {percent(float(after.probs[r, -1, 0]))}"] for r, name in enumerate(rows)]
+    body = [[name, token_p(before.labels[r][-1][0], float(before.probs[r, -1, 0])),
+             token_p(after.labels[r][-1][0], float(after.probs[r, -1, 0]))] for r, name in enumerate(rows)]
     return text.md_table(header, body)
 
 
@@ -179,7 +188,7 @@ def changes(source: str, n_layers: int, n_heads: int) -> list[tuple[str, str, Ch
 def lens_section(source: str, prompt: str, model) -> None:
     """The logit lens on A model that writes: the grid, the sentence, the last position's table, and before/after
     for each change the page holds (:func:`changes`)."""
-    st.header(_("The logit lens"))
+    st.header(_("The logit lens"), anchor="logit-lens")
     try:
         trained = lens(source, prompt)
     except attn_models.ModelError as err:

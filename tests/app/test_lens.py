@@ -25,6 +25,7 @@ from .test_generate import GENERATE, bar_charts, text_of
 from .test_steps import elements
 
 GRID = "The most probable next token after each layer"
+NBSP = "\u00a0"
 LONG = "the cat sat on the mat, the dog ran after the cat because it was tired"
 
 
@@ -83,9 +84,9 @@ def test_the_lens_is_the_models_and_its_last_row_the_next_token(family, folders)
     assert "The logit lens" in [h.value for h in at.header]
     assert plain(lens_views.first_top_words(want)) in said
     for r in range(n_rows):  # the last position's table: each layer's top tokens and probabilities
-        tops = " · ".join(f"{label(t)} {percent(float(p))}" for t, p in zip(want.labels[r][-1], want.probs[r, -1],
-                                                                           strict=True))
-        assert tops in said
+        tops = " · ".join(lens_views.token_p(t, float(p)) for t, p in zip(want.labels[r][-1], want.probs[r, -1],
+                                                                               strict=True))
+        assert plain(tops) in said and f"{percent(float(want.probs[r, -1, 0]))}".replace(" ", NBSP) in tops
     # against transformers (the lens's reference): the top token of every layer and position
     ref = "gpt2" if family == "gpt2" else "llama"
     assert np.array_equal(want.ids[..., 0], REF[f"{ref}_p0_ids"][..., 0])
@@ -115,8 +116,8 @@ def test_a_head_off_shows_the_lens_before_and_after(family, folders):
     said = text_of(at)
     assert plain(lens_views.change_words("With 1 head off", before, after)) in said
     for r, name in enumerate(lens_views.row_names(model.n_layers)):
-        assert (f"| {name} | {label(before.labels[r][-1][0])} {percent(float(before.probs[r, -1, 0]))} | "
-                f"{label(after.labels[r][-1][0])} {percent(float(after.probs[r, -1, 0]))} |") in said
+        assert plain(f"| {name} | {lens_views.token_p(before.labels[r][-1][0], float(before.probs[r, -1, 0]))} | "
+                     f"{lens_views.token_p(after.labels[r][-1][0], float(after.probs[r, -1, 0]))} |") in said
 
 
 def test_the_explorers_edits_show_the_lens_before_and_after(folders, monkeypatch):
@@ -135,4 +136,4 @@ def test_the_explorers_edits_show_the_lens_before_and_after(folders, monkeypatch
     model = attn_models.load(folders["gpt2"])
     after = model.logit_lens(tiny_gpt2.PROMPTS[0], top=lens_views.TOP, intervention=attn_models.Intervention(
         config=edited))
-    assert f"{label(after.labels[-1][-1][0])} {percent(float(after.probs[-1, -1, 0]))} |" in text_of(at)
+    assert plain(f"{lens_views.token_p(after.labels[-1][-1][0], float(after.probs[-1, -1, 0]))} |") in text_of(at)

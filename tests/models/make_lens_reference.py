@@ -56,7 +56,6 @@ def lens_arrays(model, final_norm, ids) -> dict[str, np.ndarray]:
 def ablation_hook(attn_out_proj, head: int, n_heads: int):
     """A forward pre-hook replacing head ``head``'s slice of the output projection's input with its mean over the
     prompt."""
-    import torch
 
     def hook(module, args):
         ctx = args[0].clone()  # [batch, n, n_heads·d_k]

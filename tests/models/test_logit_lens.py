@@ -80,13 +80,26 @@ def table_here(lm) -> np.ndarray:  # [vocab, d] float64
         np.float32).astype(np.float64)
 
 
+def edited(lm, prompt: str) -> Intervention:
+    """Layer 1's configuration on ``prompt`` with W_Q changed, as the explorer's edit run back."""
+    from dataclasses import replace
+
+    cfg = lm.layer_config(prompt, 1)
+    w_q = cfg.w_q.copy()
+    w_q[2, 1] += 3.0
+    w_q[5, 0] -= 2.0
+    return Intervention(config=replace(cfg, w_q=w_q))
+
+
+@pytest.mark.parametrize("change", ["off", "edited"])
 @pytest.mark.parametrize("name", ["gpt2", "llama", "smol"])
-def test_lens_after_a_change_is_the_changed_hidden_states_through_the_head(models, name):
-    """The lens with heads switched off: the changed forward's hidden states (each block's input; the last already
-    normed) through the final norm and the unembedding, in numpy here."""
+def test_lens_after_a_change_is_the_changed_hidden_states_through_the_head(models, name, change):
+    """The lens with heads switched off, and with the explorer's edit of a layer run back: the changed forward's
+    hidden states (each block's input; the last already normed) through the final norm and the unembedding, in numpy
+    here."""
     lm = models[name]
-    off = Intervention(ablate={(0, 1), (2, 3)}, how="zero")
     prompt = PROMPTS[name][3 if name != "gpt2" else 0]
+    off = Intervention(ablate={(0, 1), (2, 3)}, how="zero") if change == "off" else edited(lm, prompt)
     out = lm.forward(prompt, intervention=off)
     lens = lm.logit_lens(prompt, intervention=off, top=TOP)
     table = table_here(lm)
@@ -99,6 +112,7 @@ def test_lens_after_a_change_is_the_changed_hidden_states_through_the_head(model
         assert np.array_equal(lens.ids[layer], order)
         assert np.abs(lens.probs[layer] - np.take_along_axis(probs, order, -1)).max() <= 1e-12
         assert np.abs(lens.logits[layer] - np.take_along_axis(logits, order, -1)).max() <= 1e-12
+    assert not np.array_equal(lens.probs, lm.logit_lens(prompt, top=TOP).probs)  # the change changed the lens
 
 
 @pytest.mark.parametrize("name", MODELS)

@@ -14,12 +14,14 @@ layer is the model's own logits, bit for bit: both are :meth:`CausalModel.logits
 
 Token labels: byte-level pieces ("Ġcat") are shown as the text they stand for (" cat"); a piece that is only white
 space shows it (" " → "␣", a newline → "↵", a tab → "⇥"), and a piece that is part of a character's UTF-8 bytes
-shows them (``\\xe4``). :attr:`CausalEncoded.pieces` holds the exact text of each piece.
+shows them (``\\xe4``), as a control character shows its byte (``\\x05``: a box on the screen otherwise).
+:attr:`CausalEncoded.pieces` holds the exact text of each piece.
 """
 
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -162,9 +164,15 @@ def piece_label(piece: str) -> str:
 
     >>> piece_label(" cat"), piece_label(" "), piece_label("\\n\\n"), piece_label("\\\\xe4")
     (' cat', '␣', '↵↵', '\\\\xe4')
+
+    A control character that is not white space (a byte 0x00 … 0x1f or 0x7f alone) shows as its byte, as bytes do:
+
+    >>> piece_label("\\x05"), piece_label("a\\x7f")
+    ('\\\\x05', 'a\\\\x7f')
     """
     label = piece if piece.strip() else piece.replace(" ", "␣").replace("\n", "↵").replace("\t", "⇥").replace(
         "\r", "⏎")
+    label = "".join(f"\\x{ord(c):02x}" if unicodedata.category(c) == "Cc" and not c.isspace() else c for c in label)
     if not label.strip():  # other white space (a no-break space, …): its code point
         label = "".join(f"U+{ord(c):04X}" for c in label)
     cap = LIMITS.token_chars

@@ -92,6 +92,7 @@ def test_the_lens_is_the_models_and_its_last_row_the_next_token(family, folders)
     assert np.array_equal(want.ids[..., 0], REF[f"{ref}_p0_ids"][..., 0])
 
 
+@pytest.mark.full
 def test_a_long_prompt_shows_its_last_positions_and_says_so(family, folders):
     at = page(LONG)
     n = len(attn_models.load(folders[family]).encode(LONG).ids)

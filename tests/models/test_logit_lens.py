@@ -116,7 +116,7 @@ def test_lens_after_a_change_is_the_changed_hidden_states_through_the_head(model
 
 
 @pytest.mark.parametrize("name", MODELS)
-@pytest.mark.parametrize("rows", [causal.LOGIT_ROWS, 4, 7])
+@pytest.mark.parametrize("rows", [causal.LOGIT_ROWS, 4, pytest.param(7, marks=pytest.mark.full)])
 def test_the_last_row_is_the_models_own_logits_bit_for_bit(models, name, rows, monkeypatch):
     """The lens's last row is forward()'s logits and their softmax (attn_core's), bit for bit, at every position or
     a few, whatever the blocks' size (small blocks: the prompt spans several)."""

@@ -145,7 +145,7 @@ class LogitLens:
     def n_layers(self) -> int:
         return len(self.ids) - 1
 
-    def first_top(self, column: int = -1) -> int | None:
+    def first_top(self, column: int = -1) -> int:
         """The first row (0: the embeddings, l: after layer l − 1) from which the model's own top token at position
         ``positions[column]`` is the most probable at every later row too; the last row at the latest.
 
@@ -320,7 +320,7 @@ class CausalModel(Pretrained):
         for rows in logit_blocks(len(last)):  # the blocks of :meth:`logits` that hold a position asked for
             inside = np.flatnonzero((where >= rows.start) & (where < rows.stop))
             if len(inside):
-                block = block_logits(last[rows], self.unembedding, [slice(0, len(last[rows]))])  # [rows, vocab]
+                block = block_logits(last[rows], self.unembedding, [slice(0, rows.stop - rows.start)])  # [rows, vocab]
                 for c in inside:
                     keep(n_rows - 1, int(c), block[where[c] - rows.start], None)
         finals = ids[-1, :, 0].copy()  # int [P]

@@ -323,13 +323,16 @@ class CausalModel(Pretrained):
                 block = block_logits(last[rows], self.unembedding, [slice(0, rows.stop - rows.start)])  # [rows, vocab]
                 for c in inside:
                     keep(n_rows - 1, int(c), block[where[c] - rows.start], None)
+                del block  # one block of logits at a time
         finals = ids[-1, :, 0].copy()  # int [P]
-        earlier = self.final_norm(stream[:-1, where].reshape(-1, d))  # [n_layers · P, d_model], layer-major
+        earlier = stream[:-1, where].reshape(-1, d)  # [n_layers · P, d_model], layer-major (no larger than the stream)
         for start in range(0, len(earlier), LOGIT_ROWS):
-            block = tied_logits(earlier[start:start + LOGIT_ROWS], self.unembedding)  # [≤ LOGIT_ROWS, vocab]
+            normed = self.final_norm(earlier[start:start + LOGIT_ROWS])  # [≤ LOGIT_ROWS, d_model]
+            block = tied_logits(normed, self.unembedding)  # [≤ LOGIT_ROWS, vocab]
             for i, row in enumerate(block):
                 layer, column = divmod(start + i, n_pos)
                 keep(layer, column, row, int(finals[column]))
+            del block
         labels = tuple(tuple(tuple(piece_label(self.piece(i)) for i in at) for at in layer) for layer in ids)
         return LogitLens(enc.tokens, where, ids, labels, probs, logits, finals, final_probs, final_ranks)
 

@@ -6,7 +6,8 @@ download: bench/gpt2.py's random_weights, tests/tiny_gpt2.py's tokenizer). Print
   against the peak the lens adds (tracemalloc: numpy's allocations; the forward pass's own stream and attentions
   included) while it keeps only the top tokens, a block of at most LOGIT_ROWS positions of logits at a time;
 - the time of the lens at every position and at the last 12 (what A model that writes draws), beside ``forward``'s
-  (which computes every position's logits too) and ``run`` alone (the blocks, no logits), best of ``--repeats``;
+  (which computes every position's logits too) and ``run`` alone (the blocks, no logits), best of ``--repeats``; and
+  the lens alone (its blocks' stream given: the peak and time of its own logits, probabilities and top tokens);
 - ``forward``'s logits before this issue (one product of every position with wte) against the blocks of
   LOGIT_ROWS positions it computes now (so that the lens's last row is forward's, bit for bit).
 
@@ -23,6 +24,7 @@ import time
 import tracemalloc
 from functools import partial
 from pathlib import Path
+from unittest import mock
 
 THREADS = sys.argv[sys.argv.index("--threads") + 1] if "--threads" in sys.argv else "1"
 for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):  # before numpy is imported
@@ -52,11 +54,20 @@ def peak_of(fn) -> tuple[int, object]:
 
 
 def lens_calls(lm: gpt2.CausalLM, prompt: str, last: list[int]) -> list[tuple[str, object]]:
-    """(what, the call) for each figure of a prompt."""
+    """(what, the call) for each figure of a prompt; "alone": the blocks' stream given (run once before), so the
+    figure is the lens's own: its blocks of logits and probabilities."""
+    stream = lm.run(lm.encode(prompt).ids)
+
+    def alone(**kwargs):
+        with mock.patch.object(gpt2.CausalLM, "run", lambda self, ids, **_: stream):
+            return lm.logit_lens(prompt, top=5, **kwargs)
+
     return [("run (the blocks alone)", partial(lm.run, lm.encode(prompt).ids)),
             ("forward (every position's logits)", partial(lm.forward, prompt)),
             ("logit lens, every position", partial(lm.logit_lens, prompt, top=5)),
-            (f"logit lens, the last {len(last)} positions", partial(lm.logit_lens, prompt, top=5, positions=last))]
+            (f"logit lens, the last {len(last)} positions", partial(lm.logit_lens, prompt, top=5, positions=last)),
+            ("  the lens alone, every position", alone),
+            (f"  the lens alone, the last {len(last)}", partial(alone, positions=last))]
 
 
 def main() -> None:

@@ -329,10 +329,10 @@ class CausalModel(Pretrained):
         for start in range(0, len(earlier), LOGIT_ROWS):
             normed = self.final_norm(earlier[start:start + LOGIT_ROWS])  # [≤ LOGIT_ROWS, d_model]
             block = tied_logits(normed, self.unembedding)  # [≤ LOGIT_ROWS, vocab]
-            for i, row in enumerate(block):
+            for i in range(len(block)):
                 layer, column = divmod(start + i, n_pos)
-                keep(layer, column, row, int(finals[column]))
-            del block
+                keep(layer, column, block[i], int(finals[column]))
+            del block  # (no view of it kept either)
         labels = tuple(tuple(tuple(piece_label(self.piece(i)) for i in at) for at in layer) for layer in ids)
         return LogitLens(enc.tokens, where, ids, labels, probs, logits, finals, final_probs, final_ranks)
 

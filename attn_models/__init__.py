@@ -16,8 +16,9 @@ The modules, each importing only those listed before it (tests/core/test_imports
 - ``tokenizer``: tokenizer.json, or a BERT's vocab.txt as WordPiece; a token as an explorer label;
 - ``ops``: the numerical stages the families share (GELU both ways, LayerNorm, RMS norm, the bias column, a
   product with a weight kept in its checkpoint's dtype, the tied logits, the top words);
-- ``causal``: what every causal language model shares (CausalModel: tokens, the next token, generation on a
-  KVCache, which heads matter; NextToken, Generation and the other results), GPT-2's and a Llama's alike;
+- ``causal``: what every causal language model shares (CausalModel: tokens, the forward pass's logits, the next
+  token, generation on a KVCache, which heads matter, the logit lens; NextToken, Generation, LogitLens and the other
+  results), GPT-2's and a Llama's alike;
 - ``kv``: KVCache, a generation's keys and values so far (one per generate/translate call), so a new token's queries
   attend to them instead of the whole text running again;
 - ``intervene``: Intervention, and ``attend``, the one intervention point of every attention (each head's output
@@ -100,6 +101,7 @@ from .bert import (
     pool,
     resident_bytes,
 )
+from .causal import LogitLens
 from .errors import ModelError, ModelUnavailableError, NotFetchedError
 from .family import FAMILIES, FamilyConfig, LoadedModel, fetch, load, model_family
 from .gpt2 import (
@@ -141,6 +143,8 @@ __all__ = [
     # GPT-2 (attn_models.gpt2): a causal language model
     "DEFAULT_CAUSAL_MODEL", "CausalEncoded", "CausalLM", "CausalOutput", "GenStep", "Generation", "Gpt2Config",
     "NextToken", "gpt2_resident_bytes", "load_causal_lm", "parse_gpt2_config",
+    # what every causal language model reads (attn_models.causal): the logit lens
+    "LogitLens",
     # Llama, SmolLM, Mistral, Qwen 2 (attn_models.llama): a causal language model with RoPE and grouped-query heads
     "LLAMA_MODEL", "LlamaConfig", "LlamaLM", "llama_resident_bytes", "load_llama", "parse_llama_config",
     # T5 (attn_models.t5): an encoder-decoder translator

@@ -3,18 +3,25 @@ tokens (byte-level BPE through the ``tokenizers`` package, reading tokenizer.jso
 generation on a key/value cache (or the whole text at each step), which heads matter, and the results' dataclasses.
 
 A family's model is a :class:`CausalModel` that adds its own forward pass: ``run`` (the blocks on token ids: the
-residual stream and every attention), ``extend`` (the blocks on new tokens over a KVCache), ``forward``,
-``_last_logits`` (the LM head on the last position), ``layer_config`` and ``output_bias``. Families never import each
-other; both import this.
+residual stream and every attention), ``extend`` (the blocks on new tokens over a KVCache), ``final_norm`` (GPT-2's
+ln_f, a Llama's norm), ``unembedding`` (the LM head's table: GPT-2's wte, a Llama's lm_head, tied or not),
+``layer_config`` and ``output_bias``; ``forward``, the logits and the logit lens are computed here from those. Families
+never import each other; both import this.
+
+The logit lens (:meth:`CausalModel.logit_lens`) reads each layer's residual stream through the final norm and the
+unembedding, as if the blocks after it were skipped: the next tokens the model would say after each layer. Its last
+layer is the model's own logits, bit for bit: both are :meth:`CausalModel.logits` on the same rows.
 
 Token labels: byte-level pieces ("Ġcat") are shown as the text they stand for (" cat"); a piece that is only white
 space shows it (" " → "␣", a newline → "↵", a tab → "⇥"), and a piece that is part of a character's UTF-8 bytes
-shows them (``\\xe4``). :attr:`CausalEncoded.pieces` holds the exact text of each piece.
+shows them (``\\xe4``), as a control character shows its byte (``\\x05``: a box on the screen otherwise).
+:attr:`CausalEncoded.pieces` holds the exact text of each piece.
 """
 
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -28,12 +35,15 @@ from attn_core import softmax as attn_softmax
 from .errors import N_, ModelError
 from .intervene import Intervention, cacheable, check_layer, each_head_off, owns
 from .kv import KVCache
-from .ops import top_words
+from .ops import block_logits, tied_logits, top_words
 from .origin import Origin, Role, expect_role
 from .pretrained import Pretrained
 from .tokenizer import check_id
 
 EOT = "<|endoftext|>"
+#: positions whose logits one product with the vocabulary computes: a [64, vocab] float64 block, 25.7 MB at GPT-2's
+#: 50,257 tokens (the whole text's [256, vocab] at once would be 103 MB); blocks end at the last position
+LOGIT_ROWS = 64
 
 # ---- what the API returns ----------------------------------------------------------------------------------------
 
@@ -105,14 +115,64 @@ class Generation:
         return np.array([s.id for s in self.steps], dtype=np.intp)
 
 
+@dataclass(frozen=True, eq=False)
+class LogitLens:
+    """:meth:`CausalModel.logit_lens`'s result: the most probable next tokens read from the residual stream after each
+    layer, through the model's final norm and unembedding (temperature 1).
+
+    Row l of each array: l = 0 the embeddings (the first block's input), l = 1 … n_layers the output of layer l − 1;
+    the last row is the model's own next-token distribution.
+
+    tokens : the prompt's labels; positions : int [P], the positions read (in order; the next token after each);
+    ids : int [n_layers + 1, P, top], most probable first (a tie: the smaller id first); labels : their labels
+    (``labels[l][p][j]``: piece_label of ids[l, p, j]); probs, logits : [n_layers + 1, P, top];
+    final_ids : int [P], the model's own most probable next token at each position (ids[-1, :, 0]);
+    final_probs : [n_layers + 1, P] and final_ranks : int [n_layers + 1, P], that token's probability and rank (1: the
+    most probable; a tie ranked as the ids are) after each layer.
+    """
+
+    tokens: tuple[str, ...]
+    positions: np.ndarray
+    ids: np.ndarray
+    labels: tuple[tuple[tuple[str, ...], ...], ...]
+    probs: np.ndarray
+    logits: np.ndarray
+    final_ids: np.ndarray
+    final_probs: np.ndarray
+    final_ranks: np.ndarray
+
+    @property
+    def n_layers(self) -> int:
+        return len(self.ids) - 1
+
+    def first_top(self, column: int = -1) -> int:
+        """The first row (0: the embeddings, l: after layer l − 1) from which the model's own top token at position
+        ``positions[column]`` is the most probable at every later row too; the last row at the latest.
+
+        >>> lens = LogitLens((), np.array([4]), np.zeros((4, 1, 1)), (), np.zeros((4, 1, 1)), np.zeros((4, 1, 1)),
+        ...                  np.array([7]), np.zeros((4, 1)), np.array([[1], [3], [1], [1]]))
+        >>> lens.first_top()
+        2
+        """
+        ranks = self.final_ranks[:, column]  # int [n_layers + 1]
+        later = np.flatnonzero(ranks != 1)
+        return 0 if not len(later) else int(later[-1]) + 1
+
+
 def piece_label(piece: str) -> str:
     """A token's text as an explorer label: white space alone made visible, at most LIMITS.token_chars characters.
 
     >>> piece_label(" cat"), piece_label(" "), piece_label("\\n\\n"), piece_label("\\\\xe4")
     (' cat', '␣', '↵↵', '\\\\xe4')
+
+    A control character that is not white space (a byte 0x00 … 0x1f or 0x7f alone) shows as its byte, as bytes do:
+
+    >>> piece_label("\\x05"), piece_label("a\\x7f")
+    ('\\\\x05', 'a\\\\x7f')
     """
     label = piece if piece.strip() else piece.replace(" ", "␣").replace("\n", "↵").replace("\t", "⇥").replace(
         "\r", "⏎")
+    label = "".join(f"\\x{ord(c):02x}" if unicodedata.category(c) == "Cc" and not c.isspace() else c for c in label)
     if not label.strip():  # other white space (a no-break space, …): its code point
         label = "".join(f"U+{ord(c):04X}" for c in label)
     cap = LIMITS.token_chars
@@ -197,9 +257,98 @@ class CausalModel(Pretrained):
         the family's."""
         raise NotImplementedError
 
-    def _last_logits(self, stream_last: np.ndarray) -> np.ndarray:  # [n_seq, d_model] -> [vocab]
-        """The LM head on the last position of the last block's output; the family's."""
+    def final_norm(self, h: np.ndarray) -> np.ndarray:  # [n, d_model] -> [n, d_model], float64
+        """The norm between the last block and the LM head (GPT-2's ln_f, a Llama's norm), row by row; the family's."""
         raise NotImplementedError
+
+    @property
+    def unembedding(self) -> np.ndarray:  # [vocab_size, d_model], the checkpoint's dtype
+        """The LM head's table, one row per token (GPT-2's wte, tied; a Llama's lm_head, tied or its own); the
+        family's."""
+        raise NotImplementedError
+
+    def forward(self, prompt: str, *, intervention: Intervention | None = None) -> CausalOutput:
+        """The whole model on ``prompt`` (float64): logits (:meth:`logits`), every attention, hidden states (each
+        block's input, then the final norm of the last block's output, as transformers)."""
+        enc = self.encode(prompt)
+        stream, attentions = self.run(enc.ids, intervention=intervention, own=own_prompt(intervention, prompt))
+        last = self.final_norm(stream[-1])  # [n_seq, d_model]
+        hidden = np.concatenate([stream[:-1], last[None]])  # [n_layers + 1, n_seq, d_model]
+        return CausalOutput(enc.tokens, enc.ids, self.logits(last), attentions, hidden)
+
+    def logits(self, normed: np.ndarray) -> np.ndarray:  # [n_seq, d_model] -> [n_seq, vocab]
+        """The logits of every position from the final norm's output: the unembedding's products with
+        :func:`logit_blocks`' blocks of positions (attn_models.ops.block_logits). A product's last bits depend on how
+        many rows it has, so the logit lens computes the same blocks and its last row is these logits bit for bit."""
+        return block_logits(normed, self.unembedding, logit_blocks(len(normed)))
+
+    def _last_logits(self, stream_last: np.ndarray) -> np.ndarray:  # [n_seq, d_model] -> [vocab]
+        """The LM head on the last position of the last block's output (one row: a generation's step)."""
+        return tied_logits(self.final_norm(stream_last[-1:]), self.unembedding)[0]
+
+    # ---- the logit lens ------------------------------------------------------------------------------------------
+
+    def logit_lens(self, prompt: str, *, intervention: Intervention | None = None, top: int = 5,
+                   positions: int | Sequence[int] | None = None) -> LogitLens:
+        """The ``top`` most probable next tokens after each layer (the logit lens): each layer's residual stream
+        through the final norm and the unembedding, softmax at temperature 1, at every position or those given
+        (``positions``: one or several; −1 the last). The last row is the model's own: its logits are
+        :meth:`forward`'s bit for bit (the same :meth:`logits` blocks). With ``intervention`` (heads switched off,
+        an explorer configuration run back), the lens of the changed model.
+
+        Bounded: never a [n_layers + 1, n_seq, vocab] array (50,257 × 7 × 256 × 8 bytes = 720 MB at distilgpt2's
+        shape); one block of at most LOGIT_ROWS rows of logits (and its probabilities) at a time, only the top
+        tokens kept (bench/lens.py measures it)."""
+        self._check_sampling(1.0, top)
+        enc = self.encode(prompt)
+        stream, _ = self.run(enc.ids, intervention=intervention, own=own_prompt(intervention, prompt))
+        where = self._positions(positions, len(enc.ids))  # int [P]
+        top = int(top)
+        n_rows, n_pos, d = len(stream), len(where), stream.shape[-1]
+        ids = np.empty((n_rows, n_pos, top), dtype=np.intp)
+        probs, logits = np.empty((n_rows, n_pos, top)), np.empty((n_rows, n_pos, top))
+        final_probs, final_ranks = np.empty((n_rows, n_pos)), np.empty((n_rows, n_pos), dtype=np.intp)
+
+        def keep(layer: int, column: int, row: np.ndarray, final: int | None) -> None:  # row: logits [vocab]
+            p = temperature_probs(row, 1.0)  # [vocab]
+            ids[layer, column] = top_words(p, top)
+            probs[layer, column], logits[layer, column] = p[ids[layer, column]], row[ids[layer, column]]
+            final = int(ids[layer, column, 0]) if final is None else final
+            final_probs[layer, column], final_ranks[layer, column] = p[final], rank_of(p, final)
+
+        last = self.final_norm(stream[-1])  # [n_seq, d_model]: the model's own, as forward
+        for rows in logit_blocks(len(last)):  # the blocks of :meth:`logits` that hold a position asked for
+            inside = np.flatnonzero((where >= rows.start) & (where < rows.stop))
+            if len(inside):
+                block = block_logits(last[rows], self.unembedding, [slice(0, rows.stop - rows.start)])  # [rows, vocab]
+                for c in inside:
+                    keep(n_rows - 1, int(c), block[where[c] - rows.start], None)
+                del block  # one block of logits at a time
+        finals = ids[-1, :, 0].copy()  # int [P]
+        earlier = stream[:-1, where].reshape(-1, d)  # [n_layers · P, d_model], layer-major (no larger than the stream)
+        for start in range(0, len(earlier), LOGIT_ROWS):
+            normed = self.final_norm(earlier[start:start + LOGIT_ROWS])  # [≤ LOGIT_ROWS, d_model]
+            block = tied_logits(normed, self.unembedding)  # [≤ LOGIT_ROWS, vocab]
+            for i in range(len(block)):
+                layer, column = divmod(start + i, n_pos)
+                keep(layer, column, block[i], int(finals[column]))
+            del block  # (no view of it kept either)
+        labels = tuple(tuple(tuple(piece_label(self.piece(i)) for i in at) for at in layer) for layer in ids)
+        return LogitLens(enc.tokens, where, ids, labels, probs, logits, finals, final_probs, final_ranks)
+
+    def _positions(self, positions: int | Sequence[int] | None, n_seq: int) -> np.ndarray:  # -> int [P]
+        """The positions a lens reads, in order without repeats (negative: from the end); ModelError for one outside
+        the prompt."""
+        if positions is None:
+            return np.arange(n_seq)
+        asked = [positions] if isinstance(positions, (int, np.integer)) else list(positions)
+        if not asked:
+            raise ModelError(N_("Choose at least one position to read."))
+        for p in asked:
+            if isinstance(p, bool) or not isinstance(p, (int, np.integer)) or not -n_seq <= p < n_seq:
+                raise ModelError(N_("Position {position} is not in the prompt (positions 0 … {last})."),
+                                 position=repr(p)[:40], last=n_seq - 1)
+        return np.array(sorted({int(p) % n_seq for p in asked}), dtype=np.intp)
 
     def layer_config(self, prompt: str, layer: int, *, head: int = 0) -> Config:
         """Layer ``layer`` (or head ``head``) on ``prompt`` as an attn_core configuration; the family's."""
@@ -357,6 +506,29 @@ def temperature_probs(logits: np.ndarray, temperature: float) -> np.ndarray:  # 
     [0.25, 0.75]
     """
     return attn_softmax(logits / temperature)
+
+
+def logit_blocks(n_seq: int) -> list[slice]:
+    """The blocks of positions whose logits one product computes (:meth:`CausalModel.logits`): at most
+    :data:`LOGIT_ROWS` each, the last ending at the last position (so the last positions share one block).
+
+    >>> logit_blocks(150)
+    [slice(0, 22, None), slice(22, 86, None), slice(86, 150, None)]
+    >>> logit_blocks(5)
+    [slice(0, 5, None)]
+    """
+    return [slice(max(0, end - LOGIT_ROWS), end) for end in range(n_seq, 0, -LOGIT_ROWS)][::-1]
+
+
+def rank_of(probs: np.ndarray, token_id: int) -> int:  # [vocab] -> 1 …
+    """The rank of ``token_id`` among ``probs`` (1: the most probable), ties ranked by id as
+    attn_models.ops.top_words orders them.
+
+    >>> rank_of(np.array([0.1, 0.4, 0.1, 0.4]), 3), rank_of(np.array([0.1, 0.4, 0.1, 0.4]), 2)
+    (2, 4)
+    """
+    p = probs[token_id]
+    return 1 + int(np.count_nonzero(probs > p)) + int(np.count_nonzero(probs[:token_id] == p))
 
 
 def own_prompt(iv: Intervention | None, prompt: str) -> bool:

@@ -64,7 +64,6 @@ from .causal import (
     Generation,
     GenStep,
     NextToken,
-    own_prompt,
     piece_label,
     temperature_probs,
 )
@@ -73,7 +72,7 @@ from .hub import Progress, opened
 from .intervene import Intervention, Site, attend, check_layer, edits_refused, head_weights
 from .kv import KVCache
 from .limits import MODEL_LIMITS
-from .ops import f64, gelu_tanh, layer_norm, product, tied_logits, with_bias_column
+from .ops import f64, gelu_tanh, layer_norm, product, with_bias_column
 from .origin import Origin
 from .reader import Fields, Header, check_field_caps, check_memory, check_tensors, read_json, tensors
 from .reader import read_header as read_safetensors_header
@@ -429,19 +428,15 @@ class CausalLM(CausalModel):
         cache.advance(n_new)
         return h, attentions
 
-    def forward(self, prompt: str, *, intervention: Intervention | None = None) -> CausalOutput:
-        """The whole model on ``prompt`` (float64): logits, every attention, hidden states (see CausalOutput)."""
-        enc = self.encode(prompt)
-        stream, attentions = self.run(enc.ids, intervention=intervention, own=own_prompt(intervention, prompt))
+    def final_norm(self, h: np.ndarray) -> np.ndarray:  # [n, d_model] -> [n, d_model]
+        """ln_f of the last block's output, row by row."""
         w = self.weights
-        last = layer_norm(stream[-1], w.ln_f_g.astype(np.float64), w.ln_f_b.astype(np.float64), self.config.eps)
-        hidden = np.concatenate([stream[:-1], last[None]])
-        return CausalOutput(enc.tokens, enc.ids, tied_logits(last, w.wte), attentions, hidden)
+        return layer_norm(h, w.ln_f_g.astype(np.float64), w.ln_f_b.astype(np.float64), self.config.eps)
 
-    def _last_logits(self, stream_last: np.ndarray) -> np.ndarray:  # [n_seq, d_model] -> [vocab]
-        w = self.weights
-        h = layer_norm(stream_last[-1:], w.ln_f_g.astype(np.float64), w.ln_f_b.astype(np.float64), self.config.eps)
-        return tied_logits(h, w.wte)[0]
+    @property
+    def unembedding(self) -> np.ndarray:  # [vocab_size, d_model]
+        """wte: GPT-2's LM head is tied to its token embedding."""
+        return self.weights.wte
 
     def layer_config(self, prompt: str, layer: int, *, head: int = 0) -> Config:
         """Layer ``layer``'s causal self-attention on ``prompt`` as an attn_core configuration.

@@ -60,13 +60,13 @@ import numpy as np
 from attn_core import LIMITS, Config, RoPE, make_config, rms_norm
 
 from .access import Access
-from .causal import CausalModel, CausalOutput, own_prompt
+from .causal import CausalModel
 from .errors import N_, ModelError
 from .hub import Progress, opened
 from .intervene import Intervention, Site, attend, check_layer, edits_refused, head_weights
 from .kv import KVCache
 from .limits import MODEL_LIMITS
-from .ops import f64, product, silu, tied_logits, with_bias_column
+from .ops import f64, product, silu, with_bias_column
 from .origin import Origin
 from .reader import Fields, Header, check_field_caps, check_memory, check_tensors, read_json, tensors
 from .reader import read_header as read_safetensors_header
@@ -465,20 +465,14 @@ class LlamaLM(CausalModel):
         cache.advance(n_new)
         return h, attentions
 
-    def _final(self, h: np.ndarray) -> np.ndarray:  # [n, d_model] -> [n, d_model]
+    def final_norm(self, h: np.ndarray) -> np.ndarray:  # [n, d_model] -> [n, d_model]
+        """The final RMSNorm (``norm``) of the last layer's output, row by row."""
         return rms_norm(h, f64(self.weights.norm), self.config.eps)
 
-    def forward(self, prompt: str, *, intervention: Intervention | None = None) -> CausalOutput:
-        """The whole model on ``prompt`` (float64): logits, every attention, hidden states (each layer's input, then
-        the final norm of the last layer's output, as transformers)."""
-        enc = self.encode(prompt)
-        stream, attentions = self.run(enc.ids, intervention=intervention, own=own_prompt(intervention, prompt))
-        last = self._final(stream[-1])
-        hidden = np.concatenate([stream[:-1], last[None]])
-        return CausalOutput(enc.tokens, enc.ids, tied_logits(last, self.weights.lm_head), attentions, hidden)
-
-    def _last_logits(self, stream_last: np.ndarray) -> np.ndarray:  # [n_seq, d_model] -> [vocab]
-        return tied_logits(self._final(stream_last[-1:]), self.weights.lm_head)[0]
+    @property
+    def unembedding(self) -> np.ndarray:  # [vocab_size, d_model]
+        """lm_head: the embedding itself when tied (SmolLM2), else its own table."""
+        return self.weights.lm_head
 
     def layer_config(self, prompt: str, layer: int, *, head: int = 0) -> Config:
         """Layer ``layer``'s attention on ``prompt`` as an attn_core configuration (see the module's text): X =

@@ -213,6 +213,30 @@ def tied_logits(h: np.ndarray, table: np.ndarray) -> np.ndarray:  # [n, d_model]
     return logits
 
 
+def block_logits(h: np.ndarray, table: np.ndarray, blocks: list[slice]) -> np.ndarray:  # -> [n, vocab]
+    """``h @ tableᵀ`` in float64 (as :func:`tied_logits`) a block of h's rows at a time (``blocks``: slices of h's
+    rows, covering them), each :data:`CHUNK` rows of the table made float64 once for every block.
+
+    Each block's logits are one product per table chunk, ``h[block] @ chunkᵀ``: the same numbers, bit for bit, when
+    the block is computed alone (``block_logits(h[block], table, [slice(0, len(block))])``), whatever the other
+    blocks; a product's last bits depend on how many rows it has, so a caller that must match keeps the blocks.
+
+    >>> table = np.array([[1, 0], [0, 1], [1, 1]], dtype=np.float32)
+    >>> block_logits(np.array([[1.0, 2.0], [3.0, 4.0]]), table, [slice(0, 1), slice(1, 2)]).tolist()
+    [[1.0, 2.0, 3.0], [3.0, 4.0, 7.0]]
+    """
+    buf = None if table.dtype == np.float64 else np.empty((min(CHUNK, len(table)), table.shape[1]))  # [CHUNK, d]
+    logits = np.empty((len(h), len(table)))  # [n, vocab]
+    for i in range(0, len(table), CHUNK):
+        chunk = table[i:i + CHUNK]  # [CHUNK, d_model] in the table's dtype
+        if buf is not None:
+            widen_into(buf[:len(chunk)], chunk)  # exact
+            chunk = buf[:len(chunk)]
+        for rows in blocks:
+            logits[rows, i:i + len(chunk)] = h[rows] @ chunk.T
+    return logits
+
+
 def top_words(probs: np.ndarray, k: int) -> np.ndarray:  # [vocab] -> int [k]
     """The ids of the ``k`` largest probabilities, largest first (a tie: the smaller id first).
 

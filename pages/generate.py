@@ -13,7 +13,7 @@ from attn_ui.app import i18n, origins, registry, state
 from attn_ui.app.i18n import _, ngettext
 from attn_ui.lessons import lesson_views
 from attn_ui.shell import frame
-from attn_ui.views import across_views, generate_views, model_output, model_views, neuron_views
+from attn_ui.views import across_views, generate_views, lens_views, model_output, model_views, neuron_views
 from attn_ui.views.generate_views import (  # the page's widget keys
     ABLATE,
     HEAD,
@@ -238,6 +238,9 @@ if off:
         y_title=_("probability"), precision=2))
 else:
     st.caption(_("Choose heads to switch off: the next token's probabilities are computed again without them."))
+
+# ---- the logit lens: the next token after each layer, and before/after the changes above ---------------------------
+lens_views.lens_section(source, prompt, model)
 
 # ---- the configuration, when it came from this model ---------------------------------------------------------------
 cfg = state.config()

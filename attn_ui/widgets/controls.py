@@ -34,6 +34,23 @@ def precision_control(prefix: str, where: Any = st) -> int:
                         help=_("Applies to every number on this page."), **_shared(state.PRECISION, key, value))
 
 
+NO_FOCUS = N_("none (hover or click a cell)")  # the focus selectbox's first option
+
+
+def focus_control(labels: list[str], prefix: str, where: Any = st) -> str | None:
+    """The keyboard's way to focus a token (state.FOCUS, kept across pages): the heatmaps light its row and column
+    as a click on its cell does (attn_ui.widgets.charts.show_chart). One control per page, not one per chart."""
+    key, now = f"{prefix}_focus", i18n.translator()
+    value = st.session_state.get(state.FOCUS)
+    value = value if value in labels else None
+    st.session_state[state.FOCUS] = value
+    return where.selectbox(_("Focus on a token"), [None, *labels], format_func=lambda t: now(NO_FOCUS) if t is None
+                           else t, help=_("Lights the token's row and column in every heatmap, as a click on its cell "
+                                          "does. With a mouse: hover a cell to light its row and column, click it to "
+                                          "pin them, click it again (or double-click) to release."),
+                           **state.bind(key, value, state.copy_to(state.FOCUS, key)))
+
+
 def head_selector(n_heads: int, prefix: str) -> int:
     """The head to show (state HEAD); no widget when there is only one."""
     if n_heads == 1:

@@ -358,7 +358,7 @@ def cell_ink(scale: str = "color") -> dict:
 
 #: the two selections of a heatmap's focus (fields row and col, the labels): the cell under the pointer, and the cell
 #: clicked (pinned until it is clicked again, double-clicked, or a click lands off the cells)
-FOCUS, PIN = "focus", "pin"
+FOCUS, PIN = "focus", charts.PIN
 #: which row and column are lit: the pinned cell's, else the hovered one's (a label, or null)
 LIT_ROW, LIT_COL = "lit_row", "lit_col"
 FOCUS_COLOUR = "#e4572e"  # the outline of the lit row and column: red-orange, apart from both colour schemes
@@ -450,10 +450,9 @@ def heatmap_chart(layout: HeatmapLayout, data: list, domains: list) -> alt.Layer
     # the rows' title lies flat above the row labels (turned on its side, a Chinese or Korean title is hard to read)
     y = alt.Y("row:O", sort=None, title=lay.y_title or None,
               axis=alt.Axis(labelOverlap=y_overlap, titleAngle=0, titleAlign="left", titleY=-8, titleBaseline="bottom"))
-    base = alt.Chart(data[0]).encode(x=x, y=y).properties(
-        width=alt.Step(lay.width_px), height=alt.Step(lay.height_px),
-        **({"title": lay.title} if lay.title else {}),  # never alt.Undefined: altair 6 rejects it
-    )
+    base = alt.Chart(data[0]).encode(x=x, y=y).properties(width=alt.Step(lay.width_px), height=alt.Step(lay.height_px))
+    # the title over the whole chart (never alt.Undefined: altair 6 rejects it)
+    top = {"description": describe(lay), **({"title": lay.title} if lay.title else {})}
     # the tooltip's value ("shown", below) has every digit (:data:`EXACT`), the cell's text the decimals shown
     tooltip = [alt.Tooltip("row:O", title=lay.y_title or _("row")),
                alt.Tooltip("col:O", title=lay.x_title or _("column")),
@@ -481,14 +480,13 @@ def heatmap_chart(layout: HeatmapLayout, data: list, domains: list) -> alt.Layer
     if lay.focus:
         rect = rect.add_params(*focus_params())
     if not lay.font:
-        return alt.layer(rect, *focus, description=describe(lay)) if focus else rect.properties(
-            description=describe(lay))
+        return alt.layer(rect, *focus, **top) if focus else rect.properties(**top)
     text = base.mark_text(fontSize=lay.font).encode(text="text:N", color=cell_ink())
     if lay.has_masked:  # the number drawn on a masked cell ("−∞", or a weight 0) is read as "masked" too
         text = text.transform_calculate(description=masked_description(
             lay.x_title or _("col"), lay.y_title or _("row"), N_("text"), "datum.text")).encode(
             description="description:N")
-    return alt.layer(rect, text, *focus, description=describe(lay))
+    return alt.layer(rect, text, *focus, **top)
 
 
 def heatmap(

@@ -626,7 +626,7 @@ def focus_params() -> list:
     is_pinned = f"!!datum && isValid(datum.q) && vlSelectionTest({json.dumps(charts.PIN + '_store')}, datum)"
     pin = alt.selection_point(name=charts.PIN, fields=["q"], on="click", clear="dblclick", toggle=is_pinned)
     lit = f"isArray({charts.PIN}.q) ? {charts.PIN}.q[0] : (isArray({heatmap.FOCUS}.q) ? {heatmap.FOCUS}.q[0] : null)"
-    return [hover, pin, alt.param(name=LIT_Q, expr=lit)]
+    return [hover, pin, alt.param(name=LIT_Q, expr=lit), alt.param(name=charts.INK, value=charts.INKS["light"])]
 
 
 def focus_line(layout: ModelViewLayout, names: str) -> alt.Chart:

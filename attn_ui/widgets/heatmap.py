@@ -361,7 +361,9 @@ def cell_ink(scale: str = "color") -> dict:
 FOCUS, PIN = "focus", charts.PIN
 #: which row and column are lit: the pinned cell's, else the hovered one's (a label, or null)
 LIT_ROW, LIT_COL = "lit_row", "lit_col"
-FOCUS_COLOUR = "#e4572e"  # the outline of the lit row and column: red-orange, apart from both colour schemes
+#: the lit row's and column's outline and the focus lines: red-orange, apart from both colour schemes (a param, so the
+#: page's theme picks its shade: attn_ui.widgets.charts.INKS)
+FOCUS_COLOUR = {"expr": charts.INK}
 FOCUS_LINE_PX = 24  # the focus line's baseline above the cells (the rows' title sits 8 px above them)
 #: the focus lines' words (marked; shown with _()): the lit cell, and above it what a click does (or did)
 FOCUS_CELL = N_("{rows} {row} → {cols} {col}: {value}")
@@ -395,7 +397,8 @@ def focus_params() -> list:
     lit = "isArray({s}.{f}) ? {s}.{f}[0] : null"
     return [hover, pin,
             alt.param(name=LIT_ROW, expr=f"isArray({PIN}.row) ? {PIN}.row[0] : ({lit.format(s=FOCUS, f='row')})"),
-            alt.param(name=LIT_COL, expr=f"isArray({PIN}.row) ? {PIN}.col[0] : ({lit.format(s=FOCUS, f='col')})")]
+            alt.param(name=LIT_COL, expr=f"isArray({PIN}.row) ? {PIN}.col[0] : ({lit.format(s=FOCUS, f='col')})"),
+            alt.param(name=charts.INK, value=charts.INKS["light"])]
 
 
 def focus_layers(lay: HeatmapLayout, base: alt.Chart) -> list:
@@ -425,7 +428,7 @@ def focus_layers(lay: HeatmapLayout, base: alt.Chart) -> list:
              (("hint", FOCUS_HINT), ("click", FOCUS_CLICK), ("pinned", FOCUS_PINNED))}
     status = (f"isArray({PIN}.row) ? {words['pinned']} : "
               f"({LIT_ROW} === null && {LIT_COL} === null ? {words['hint']} : {words['click']})")
-    hint = alt.Chart(alt.Data(values=[{}])).mark_text(**line, opacity=0.75).encode(
+    hint = alt.Chart(alt.Data(values=[{}])).mark_text(**line, color=FOCUS_COLOUR).encode(
         x=alt.value(x0), y=alt.value(-FOCUS_LINE_PX - LABEL_LINE_PX), text=alt.value({"expr": status}),
     ).properties(name="focus_hint")
     return [row_band, col_band, cell, hint]

@@ -41,6 +41,7 @@ def tr(lang: str, text: str) -> str:
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_hover_lights_a_cell_a_click_pins_it_and_a_second_click_releases_it(page: Page, app_server: str, lang: str):
+    open_app(page, app_server)  # the root first: a fresh server's very first run of a page URL is a legacy run
     open_app(page, f"{app_server}/steps?lang={lang}")
     chart = square_chart(page)
     chart.scroll_into_view_if_needed()
@@ -73,6 +74,7 @@ def test_hover_lights_a_cell_a_click_pins_it_and_a_second_click_releases_it(page
 
 
 def test_the_focus_selectbox_pins_a_token_in_every_heatmap(page: Page, app_server: str):
+    open_app(page, app_server)
     open_app(page, f"{app_server}/steps")
     box = page.get_by_role("combobox", name="Focus on a token")
     with expect_rerun(page):

@@ -365,6 +365,9 @@ LIT_ROW, LIT_COL = "lit_row", "lit_col"
 #: page's theme picks its shade: attn_ui.widgets.charts.INKS)
 FOCUS_COLOUR = {"expr": charts.INK}
 FOCUS_LINE_PX = 24  # the focus line's baseline above the cells (the rows' title sits 8 px above them)
+#: px: a heatmap this wide (cells and legend) has its focus in one line beside the rows' title; a narrower one in two
+#: lines above it (the lit cell, then what to do)
+WIDE_LINE_PX = 420
 #: the focus lines' words (marked; shown with _()): the lit cell, and above it what a click does (or did)
 FOCUS_CELL = N_("{rows} {row} → {cols} {col}: {value}")
 FOCUS_HINT = N_("hover a cell: its row and column light up")
@@ -404,7 +407,8 @@ def focus_params() -> list:
 def focus_layers(lay: HeatmapLayout, base: alt.Chart) -> list:
     """What lights the focused cell (:func:`focus_params`): an outline around its row and one around its column,
     a line above the cells naming its query and key and its value (the number shown on it, else every digit), and
-    above that one what to do: hover, click to pin, click again to release. Nothing of it is drawn for screen readers
+    what to do: hover, click to pin, click again to release (on a wide heatmap one line beside the rows' title, on a
+    narrow one two lines above it). Nothing of it is drawn for screen readers
     (``aria`` off): the chart's description says what it is, and the keyboard's focus is the page's control."""
     width, height = lay.width_px * len(lay.cols), lay.height_px * len(lay.rows)
     outline = {"filled": False, "stroke": FOCUS_COLOUR, "strokeWidth": 2, "aria": False}
@@ -418,18 +422,23 @@ def focus_layers(lay: HeatmapLayout, base: alt.Chart) -> list:
     said = vega_text(_(FOCUS_CELL), {"rows": json.dumps(lay.y_title or _("row"), ensure_ascii=False),
                                       "cols": json.dumps(lay.x_title or _("column"), ensure_ascii=False),
                                       "row": "datum.row", "col": "datum.col", "value": number})
-    x0 = -(lay.labels_px + AXIS_PX)
-    line = {"align": "left", "baseline": "bottom", "fontSize": FONT, "aria": False, "limit": width + LEGEND_PX - x0}
-    cell = base.mark_text(**line, fontWeight="bold").encode(
-        x=alt.value(x0), y=alt.value(-FOCUS_LINE_PX), text="said:N", color=alt.value(FOCUS_COLOUR),
-    ).transform_filter(f"datum.row === {LIT_ROW} && datum.col === {LIT_COL}").transform_calculate(
-        said=said).properties(name="focus_cell")
     words = {k: json.dumps(_(w), ensure_ascii=False) for k, w in
              (("hint", FOCUS_HINT), ("click", FOCUS_CLICK), ("pinned", FOCUS_PINNED))}
-    status = (f"isArray({PIN}.row) ? {words['pinned']} : "
-              f"({LIT_ROW} === null && {LIT_COL} === null ? {words['hint']} : {words['click']})")
+    after_click = f"(isArray({PIN}.row) ? {words['pinned']} : {words['click']})"
+    nothing_lit = f"{LIT_ROW} === null && {LIT_COL} === null"
+    if width + LEGEND_PX >= WIDE_LINE_PX:  # one line, beside the rows' title: the chart no taller than without it
+        x0, y0 = max(0, label_px(lay.y_title) - lay.labels_px - AXIS_PX + 8), -8  # right of the title, on its line
+        said, hint, hint_y = f"{said} + ' · ' + {after_click}", f"{nothing_lit} ? {words['hint']} : ''", y0
+    else:  # the cell's line over the rows' title, what to do over it (narrow: one line would be cut short)
+        x0, y0 = -(lay.labels_px + AXIS_PX), -FOCUS_LINE_PX
+        hint, hint_y = f"{nothing_lit} ? {words['hint']} : {after_click}", y0 - LABEL_LINE_PX
+    line = {"align": "left", "baseline": "bottom", "fontSize": FONT, "aria": False, "limit": width + LEGEND_PX - x0}
+    cell = base.mark_text(**line, fontWeight="bold").encode(
+        x=alt.value(x0), y=alt.value(y0), text="said:N", color=alt.value(FOCUS_COLOUR),
+    ).transform_filter(f"datum.row === {LIT_ROW} && datum.col === {LIT_COL}").transform_calculate(
+        said=said).properties(name="focus_cell")
     hint = alt.Chart(alt.Data(values=[{}])).mark_text(**line, color=FOCUS_COLOUR).encode(
-        x=alt.value(x0), y=alt.value(-FOCUS_LINE_PX - LABEL_LINE_PX), text=alt.value({"expr": status}),
+        x=alt.value(x0), y=alt.value(hint_y), text=alt.value({"expr": hint}),
     ).properties(name="focus_hint")
     return [row_band, col_band, cell, hint]
 

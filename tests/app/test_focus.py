@@ -22,7 +22,7 @@ def _params(spec: dict) -> dict[str, dict]:
 
 
 def _layers(spec: dict) -> dict[str, dict]:
-    return {layer["name"]: layer for layer in spec.get("layer", []) if "name" in layer}
+    return {layer["name"]: layer for layer in spec.get("layer", []) if layer.get("name", "").startswith("focus_")}
 
 
 def _filters(layer: dict) -> str:

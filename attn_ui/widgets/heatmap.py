@@ -518,6 +518,7 @@ def heatmap(
     name: str = "",
     most: int | None = None,
     room: int | None = None,
+    focus: bool = True,
 ) -> charts.Chart:  # values [r, c]
     """A heatmap with the numbers on the cells; masked (-inf) cells grey and marked −∞.
 
@@ -549,6 +550,10 @@ def heatmap(
     room : int, optional
         The pixels the cells may take (default: the main column less the row labels and the legend,
         :func:`cells_room`), for a heatmap in a narrower column: numbers and flat column labels only where they fit.
+    focus : bool
+        Hover to light a cell's row and column, click to pin them (:func:`focus_layers`; never with one row or one
+        column). False for a panel of a concatenated chart (heatmap_chart of its layout beside others): the panels'
+        selections would share their names, which Vega-Lite refuses.
     """
     r, c = values.shape
     px = px or cell_px(r, c)
@@ -602,7 +607,7 @@ def heatmap(
         angle=0 if lie_flat else (-45 if c <= 12 else -90),
         title=title, x_title=x_title, y_title=y_title, select=select, has_masked=has_masked,
         fixed_domain=None if kind == "signed" or spread else (float(lo), float(hi)), name=name,
-        focus=r > 1 and c > 1, labels_px=max(map(label_px, row_labels), default=0),
+        focus=focus and r > 1 and c > 1, labels_px=max(map(label_px, row_labels), default=0),
     )
     return charts.Chart(heatmap_chart, layout, (data,), (None if layout.fixed_domain else (float(lo), float(hi)),),
                         canvas=layout.on_canvas)

@@ -514,7 +514,7 @@ def model_view(attentions: np.ndarray, tokens: tuple[str, ...] | list[str] | Non
     >>> c.data[0].num_rows, c.data[0].column("url")[0].as_py()[:22], c.data[1].num_rows
     (6, 'data:image/png;base64,', 24)
     >>> [p["name"] for p in c.to_dict()["params"]]
-    ['pick', 'focus', 'pin', 'lit_q']
+    ['pick', 'focus', 'pin', 'lit_q', 'focus_ink']
     >>> len(model_view(np.full((2, 4, 3, 3), 1 / 3), kv_groups=(0, 0, 1, 1)).to_dict()["layer"])
     7
     """

@@ -639,10 +639,9 @@ def focus_line(layout: ModelViewLayout, names: str) -> alt.Chart:
     top = -22 - (16 if layout.kv_groups else 0)  # above the heads' labels (and the K/V heads' names)
     return alt.Chart(alt.Data(values=[{}])).mark_text(
         align="left", baseline="bottom", fontSize=12, aria=False, color=heatmap.FOCUS_COLOUR, fontWeight="bold",
-        limit=LABEL_PX + layout.n_heads * (layout.panel_px + GAP_PX)).encode(
-        x=alt.value(-LABEL_PX), y=alt.value(top),
-        text=alt.value({"expr": f"{LIT_Q} === null ? {hint} : {said} + ' · ' + {status}"}),
-    ).properties(name="focus_cell")
+        limit=LABEL_PX + layout.n_heads * (layout.panel_px + GAP_PX),
+        text={"expr": f"{LIT_Q} === null ? {hint} : {said} + ' · ' + {status}"},  # a mark property: see heatmap
+    ).encode(x=alt.XValue(-LABEL_PX), y=alt.YValue(top)).properties(name="focus_cell")
 
 
 def one_room(labels: list[str]) -> int:

@@ -22,6 +22,7 @@ grid_editor.pending_errors_banner(registry.STEPS, in_panel=in_panel)
 cfg = state.config()
 trace = compute.current_trace()  # shows a message and stops if the configuration cannot be computed
 head = controls.head_selector(cfg.n_heads, "steps")
+controls.focus_control(list(dict.fromkeys(text.query_labels(cfg) + text.token_labels(cfg))), "steps", st.sidebar)
 st.caption(" · ".join(filter(None, [
     _("{n_q} queries (rows of Y) · {n_k} keys and values (rows of X)").format(n_q=cfg.n_q, n_k=cfg.n_seq)
     if cfg.cross else _("{n} tokens").format(n=cfg.n_seq),

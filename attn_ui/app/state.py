@@ -51,6 +51,9 @@ PRECISION = "precision"  # decimals shown in heatmaps and tables
 QUERY = "query"  # index of the query token in the drill-downs
 QUERY_PICKS = "query_picks"  # int: times the query was chosen in a selectbox (names the clickable heatmaps afresh)
 HEAD = "head"  # index of the head shown step by step
+#: str or None: the token (its label, "2: cat") whose row and column the heatmaps light without a pointer (the
+#: keyboard's focus: attn_ui.widgets.controls.focus_control; attn_ui.widgets.charts.show_chart gives it to the charts)
+FOCUS = "focus_token"
 NOTICE = "notice"  # [Notice]: one-off messages for the next page drawn (a refused link, a refused change, ...)
 LINK_APPLIED = "link_applied"  # bool: this session has read its address (?c= or ?s=; once, at start)
 # (Config, (parameter, value)): what attn_ui.app.address last put in the address bar, for that Config

@@ -76,7 +76,8 @@ def weights_with_row_sums(
     beside them each row's sum: 1, or 0 for a query with every key masked."""
     px = heatmap.cell_px(*weights.shape)
     heat = heatmap.heatmap(weights, rows, cols, kind="weights", precision=precision, px=px,
-                           masked=None if mask is None else ~mask, x_title=_("key"), y_title=_("query"))
+                           masked=None if mask is None else ~mask, x_title=_("key"), y_title=_("query"),
+                           focus=False)  # a panel of an hconcat: no selections of its own
     sums = heatmap.long_frame(weights.sum(axis=1)[:, None], rows, [_("Σ row")], precision)  # [n_q, 1] -> n_q rows
     return charts.Chart(row_sums_build, (heat.layout, tuple(rows), px), (heat.data[0], sums), heat.domains)
 

@@ -445,6 +445,20 @@ class ModelViewLayout:
     #: the key/value head each query head reads, when heads share them (grouped-query attention), else ()
     kv_groups: tuple[int, ...] = ()
     kv_label: str = ""  # over each group of heads sharing a key/value head, {n} its number
+    step: int = 1  # tokens per cell along a side (PANEL_SIDE cells at most)
+    #: the focus line's words: the query row lit ({query}: its tokens), what a click does, and did; and what to do
+    #: while no row is lit
+    focus_words: tuple[str, str, str, str] = ("", "", "", "")
+
+    def pin_value(self, token: str) -> list[dict] | None:
+        """The pin's initial value for the token labelled ``token`` (attn_ui.widgets.text.numbered: "4: it"): the row
+        of cells that holds it, in every small heatmap.
+
+        >>> ModelViewLayout(1, 1, 16, "", "", "", "", ("",) * 5, ("0: a … 1: b", "2: c"), step=2).pin_value("2: c")
+        [{'q': 1}]
+        """
+        position = int(token.split(":", 1)[0])
+        return [{"q": position // self.step}] if position // self.step < len(self.cells) else None
 
 
 def head_text(weights: np.ndarray, tokens: tuple[str, ...] | list[str],
@@ -488,7 +502,8 @@ def model_view(attentions: np.ndarray, tokens: tuple[str, ...] | list[str] | Non
     block of tokens. Over every row of pixels lies a hover band (invisible) whose tooltip names its query token and
     the key it gives the most weight (text.numbered; a block: its first and last token), and that weight (a block's
     mean). One band per row, not per pixel: 72 heads of 16 × 16 hover cells (18,432 marks) took the browser ≈ 2.8 s
-    to redraw on every run of the page. Click one to pick it (selection ``pick``: fields layer, head); with
+    to redraw on every run of the page. Hovering a row lights that query's row in every head and names it above the
+    heads; a click pins it (:func:`focus_params`). Click one to pick it (selection ``pick``: fields layer, head); with
     ``tokens``, its tooltip also says what the head mostly does. ``kv_groups`` (the key/value head each query head
     reads, when heads share them: the model's ``kv_head``) groups the columns: a line between two groups, each
     group's key/value head named above it.
@@ -499,9 +514,9 @@ def model_view(attentions: np.ndarray, tokens: tuple[str, ...] | list[str] | Non
     >>> c.data[0].num_rows, c.data[0].column("url")[0].as_py()[:22], c.data[1].num_rows
     (6, 'data:image/png;base64,', 24)
     >>> [p["name"] for p in c.to_dict()["params"]]
-    ['pick']
+    ['pick', 'focus', 'pin', 'lit_q', 'focus_ink']
     >>> len(model_view(np.full((2, 4, 3, 3), 1 / 3), kv_groups=(0, 0, 1, 1)).to_dict()["layer"])
-    5
+    7
     """
     n_layers, n_heads, n = attentions.shape[:3]
     panel_px = int(max(16, min(96, (VIEW_PX - LABEL_PX) // n_heads - GAP_PX)))
@@ -533,7 +548,9 @@ def model_view(attentions: np.ndarray, tokens: tuple[str, ...] | list[str] | Non
                  _("weight") if step == 1 else _("mean weight")),
         cells=tuple(cell_names(labels, step)),
         kv_groups=tuple(int(g) for g in kv_groups) if kv_groups is not None and len(set(kv_groups)) < n_heads else (),
-        kv_label=_("K/V head {n}"))
+        kv_label=_("K/V head {n}"), step=step,
+        focus_words=(_("query {query}: lit in every head"), _(heatmap.FOCUS_CLICK), _(heatmap.FOCUS_PINNED),
+                     _("hover a row of cells: that query lights up in every head")))
     return charts.Chart(model_view_build, layout, (data, cells), canvas=cells.num_rows > CANVAS_CELLS)
 
 
@@ -570,14 +587,20 @@ def model_view_build(layout: ModelViewLayout, data: list, domains: list) -> alt.
         pair=f"{names}[datum.q] + ' → ' + {names}[datum.k]",
     ).transform_lookup(
         lookup="panel", from_=alt.LookupData(data=data[0], key="panel", fields=["what"]),
-    ).add_params(pick)
+    ).add_params(pick, *focus_params())
     legend = alt.Chart(pd.DataFrame({"v": [0.0, 1.0]})).mark_rect(opacity=0).encode(  # the colour key, as elsewhere
         color=alt.Color("v:Q", scale=alt.Scale(scheme=heatmap.SCHEMES["weights"], domain=[0, 1]), title=None,
                         legend=alt.Legend(orient="bottom", direction="horizontal", format="~g",
                                           gradientLength=min(160, layout.n_heads * (p + GAP_PX)),
                                           gradientThickness=8)))
     title = {"title": alt.TitleParams(layout.note, anchor="start", fontSize=11)} if layout.note else {}
-    layers = [images, hover, legend]
+    lit = alt.Chart(data[1]).mark_rect(filled=False, stroke=heatmap.FOCUS_COLOUR, strokeWidth=1.5, aria=False).encode(
+        x=x, y=y, yOffset=alt.YOffset("q:O", scale=within),
+    ).transform_filter(f"datum.q === {LIT_Q}").transform_calculate(
+        layer=f"floor(datum.panel / {layout.n_heads})", head=f"datum.panel % {layout.n_heads}",
+    ).properties(name="focus_row")
+    focus = [lit, focus_line(layout, names)]
+    layers = [images, hover, *focus, legend]
     if layout.kv_groups:  # heads sharing a key/value head: a line before each group but the first, its number on top
         starts = [h for h, g in enumerate(layout.kv_groups) if h == 0 or layout.kv_groups[h - 1] != g]
         groups = pd.DataFrame({"head": starts, "kv": [layout.kv_groups[h] for h in starts],
@@ -587,9 +610,38 @@ def model_view_build(layout: ModelViewLayout, data: list, domains: list) -> alt.
             x=edge).transform_filter("datum.head > 0")
         names = alt.Chart(groups).mark_text(align="left", baseline="bottom", dy=-20, fontSize=11,
                                             color="#424242").encode(x=edge, y=alt.value(0), text="label:N")
-        layers = [images, rules, names, hover, legend]
+        layers = [images, rules, names, hover, *focus, legend]
     return alt.layer(*layers, description=layout.title, **title).properties(
         width=alt.Step(p + GAP_PX), height=alt.Step(p + GAP_PX))
+
+
+LIT_Q = "lit_q"  # the query row lit in every small heatmap: the pinned one, else the hovered one (or null)
+
+
+def focus_params() -> list:
+    """The model view's focus (as attn_ui.widgets.heatmap.focus_params, on the rows of cells: field q): hovering a row
+    of a small heatmap lights that query's row in every head; a click pins it (and picks the head, :data:`PICK`), the
+    same click again releases it."""
+    hover = alt.selection_point(name=heatmap.FOCUS, fields=["q"], on="pointerover", clear="pointerout")
+    is_pinned = f"!!datum && isValid(datum.q) && vlSelectionTest({json.dumps(charts.PIN + '_store')}, datum)"
+    pin = alt.selection_point(name=charts.PIN, fields=["q"], on="click", clear="dblclick", toggle=is_pinned)
+    lit = f"isArray({charts.PIN}.q) ? {charts.PIN}.q[0] : (isArray({heatmap.FOCUS}.q) ? {heatmap.FOCUS}.q[0] : null)"
+    return [hover, pin, alt.param(name=LIT_Q, expr=lit), alt.param(name=charts.INK, value=charts.INKS["light"])]
+
+
+def focus_line(layout: ModelViewLayout, names: str) -> alt.Chart:
+    """The line over the model view naming the query lit, and what a click does (pin) or did (click again to
+    release); what to do while none is lit (never empty: the chart keeps its height). ``names``: the cells' token
+    names as a JSON list."""
+    lit, click, pinned, hint = (json.dumps(w, ensure_ascii=False) for w in layout.focus_words)
+    said = heatmap.vega_text(json.loads(lit), {"query": f"{names}[{LIT_Q}]"})
+    status = f"(isArray({charts.PIN}.q) ? {pinned} : {click})"
+    top = -22 - (16 if layout.kv_groups else 0)  # above the heads' labels (and the K/V heads' names)
+    return alt.Chart(alt.Data(values=[{}])).mark_text(
+        align="left", baseline="bottom", fontSize=12, aria=False, color=heatmap.FOCUS_COLOUR, fontWeight="bold",
+        limit=LABEL_PX + layout.n_heads * (layout.panel_px + GAP_PX),
+        text={"expr": f"{LIT_Q} === null ? {hint} : {said} + ' · ' + {status}"},  # a mark property: see heatmap
+    ).encode(x=alt.XValue(-LABEL_PX), y=alt.YValue(top)).properties(name="focus_cell")
 
 
 def one_room(labels: list[str]) -> int:

@@ -457,7 +457,7 @@ def head_weights(weights: list[np.ndarray], tokens: list[str], *, precision: int
     px = heatmap.cell_px(n_q, n_k, budget=PANEL_PX)
     parts = [
         heatmap.heatmap(w, tokens, keys, title=_("head {h}").format(h=h), kind="weights", precision=precision,
-                        domain=(0.0, 1.0), x_title=_("key"), y_title=_("query"), px=px)
+                        domain=(0.0, 1.0), x_title=_("key"), y_title=_("query"), px=px, focus=False)  # concat panels
         for h, w in enumerate(weights, start=first)
     ]
     longest = max(map(len, format_numbers(weights[0].ravel(), precision)))

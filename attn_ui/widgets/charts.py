@@ -44,7 +44,7 @@ import pandas as pd
 import pyarrow as pa
 import streamlit as st
 
-from attn_ui.app import i18n
+from attn_ui.app import i18n, state
 from attn_ui.infra import budget
 
 Builder = Callable[[Any, list, list], alt.TopLevelMixin]
@@ -58,6 +58,13 @@ THEME = "streamlit"
 #: on top of Streamlit's theme (a spec's config wins over it): axis and legend labels of 12 px, titles of 13 px (read
 #: at a glance; the heatmaps' cell widths and label angles are worked out for them: attn_ui.widgets.heatmap.label_px)
 FONT_PX = 12
+#: the name of a chart's pinned focus (a click selection; attn_ui.widgets.heatmap.focus_params), whose initial value
+#: is the keyboard's focus (state.FOCUS) where the chart's layout gives one (its ``pin_value(label)``)
+PIN = "pin"
+#: the colour of a chart's focus (its outlines and lines, a param whose value :func:`show_chart` sets): red-orange,
+#: dark on a light page and light on a dark one (6.0:1 on white, 8.2:1 on Streamlit's dark background)
+INK = "focus_ink"
+INKS = {"light": "#b5361c", "dark": "#ff8a65"}
 CONFIG = {"axis": {"labelFontSize": FONT_PX, "titleFontSize": FONT_PX + 1},
           "legend": {"labelFontSize": FONT_PX, "titleFontSize": FONT_PX + 1},
           "title": {"fontSize": FONT_PX + 2, "subtitleFontSize": FONT_PX}}
@@ -104,12 +111,32 @@ def show_chart(chart: Chart | dict, **kwargs) -> object:
     schemes stay the factories' own (colour-blind-safe, set on each scale); a heatmap picks the colour of each
     cell's number from its fill (attn_ui.widgets.heatmap.cell_ink).
 
+    The keyboard's focus (state.FOCUS: a token's label) is pinned in every chart that has that token (:func:`pinned`).
+
     Width "content" by default: Streamlit's default "stretch" overrides the heatmaps' alt.Step cell size. Other
     keyword arguments go to ``st.vega_lite_chart`` (``key``, ``on_select``, ``selection_mode``).
     """
     kwargs.setdefault("width", "content")
     out = themed(describe(chart.spec() if isinstance(chart, Chart) else chart))
+    if isinstance(chart, Chart) and (token := st.session_state.get(state.FOCUS)) is not None:
+        pinned(out, getattr(chart.layout, "pin_value", lambda _token: None)(token))
+    for param in out.get("params", []):
+        if param.get("name") == INK:  # the learner's theme, as the browser reports it (None: light)
+            param["value"] = INKS.get(getattr(st.context.theme, "type", None) or "light", INKS["light"])
     return st.vega_lite_chart(spec=out, theme=THEME, **kwargs)
+
+
+def pinned(chart_spec: dict, value: list[dict] | None) -> dict:
+    """The spec (changed in place) with its :data:`PIN` selection starting at ``value`` (nothing changed for None,
+    or in a chart without one): the keyboard's way to what a click on a cell does.
+
+    >>> pinned({"params": [{"name": "pin", "select": {"type": "point"}}]}, [{"row": "0: a"}])["params"][0]["value"]
+    [{'row': '0: a'}]
+    """
+    for param in chart_spec.get("params", []) if value is not None else ():
+        if param.get("name") == PIN:
+            param["value"] = value
+    return chart_spec
 
 
 def themed(chart_spec: dict) -> dict:

@@ -34,6 +34,30 @@ def precision_control(prefix: str, where: Any = st) -> int:
                         help=_("Applies to every number on this page."), **_shared(state.PRECISION, key, value))
 
 
+NO_FOCUS = N_("none (hover or click a cell)")  # the focus selectbox's first option
+
+
+def focus_control(labels: list[str], prefix: str, where: Any = st) -> str | None:
+    """The keyboard's way to focus a token (state.FOCUS, kept across pages): the heatmaps light its row and column
+    as a click on its cell does (attn_ui.widgets.charts.show_chart). One control per page, not one per chart."""
+    key, now = f"{prefix}_focus", i18n.translator()
+    value = st.session_state.get(state.FOCUS)
+    value = value if value in labels else ""  # "": no focus (None would leave the box empty, "Choose an option")
+    st.session_state[state.FOCUS] = value or None
+    chosen = where.selectbox(_("Focus on a token"), ["", *labels], format_func=lambda t: t or now(NO_FOCUS),
+                             help=_("Lights the token's row and column in every heatmap, as a click on its cell "
+                                    "does. With a mouse: hover a cell to light its row and column, click it to pin "
+                                    "them, click it again (or double-click) to release."),
+                             **state.bind(key, value, partial(_focus, key)))
+    return chosen or None
+
+
+def _focus(key: str) -> None:
+    """on_change of the focus selectbox: its token, or None for its first option."""
+    st.session_state[state.FOCUS] = st.session_state[key] or None
+    st.session_state[state.KEPT][key] = st.session_state[key]
+
+
 def head_selector(n_heads: int, prefix: str) -> int:
     """The head to show (state HEAD); no widget when there is only one."""
     if n_heads == 1:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import math
+import string
 import unicodedata
 from dataclasses import dataclass
 from typing import Literal
@@ -289,6 +290,20 @@ class HeatmapLayout:
     has_masked: bool = False  # some cell is drawn grey as masked
     fixed_domain: tuple[float, float] | None = None  # weights and masks: 0 … 1 in the spec, not in the data
     name: str = ""  # what the matrix is, for the text alternative of a chart without a title (shown above it)
+    focus: bool = False  # hover a cell to light its row and column, click to pin them (:func:`focus_layers`)
+    labels_px: int = 0  # the row labels' width (:func:`label_px`), where the focus line starts
+
+    def pin_value(self, token: str | None) -> list[dict] | None:
+        """The pin's initial value (Vega-Lite's ``value`` of :data:`PIN`) for the token labelled ``token`` (the
+        keyboard's focus, attn_ui.widgets.controls.focus_control): its row and its column where the heatmap has
+        them (a matrix of tokens × dimensions lights the row only); None when neither axis has it (blocks).
+
+        >>> lay = HeatmapLayout(("0: a", "1: b"), ("0", "1"), "signed", 44, 44, 0.5, 0, 0, "", "", "", None)
+        >>> lay.pin_value("1: b"), lay.pin_value("2: c")
+        ([{'row': '1: b', 'col': None}], None)
+        """
+        row, col = (token if token in self.rows else None), (token if token in self.cols else None)
+        return None if row is None and col is None else [{"row": row, "col": col}]
 
     @property
     def on_canvas(self) -> bool:
@@ -341,6 +356,95 @@ def cell_ink(scale: str = "color") -> dict:
             .then(alt.value("white")).otherwise(alt.value("black")))
 
 
+#: the two selections of a heatmap's focus (fields row and col, the labels): the cell under the pointer, and the cell
+#: clicked (pinned until it is clicked again, double-clicked, or a click lands off the cells)
+FOCUS, PIN = "focus", charts.PIN
+#: which row and column are lit: the pinned cell's, else the hovered one's (a label, or null)
+LIT_ROW, LIT_COL = "lit_row", "lit_col"
+#: the lit row's and column's outline and the focus lines: red-orange, apart from both colour schemes (a param, so the
+#: page's theme picks its shade: attn_ui.widgets.charts.INKS)
+FOCUS_COLOUR = {"expr": charts.INK}
+FOCUS_LINE_PX = 24  # the focus line's baseline above the cells (the rows' title sits 8 px above them)
+#: px: a heatmap this wide (cells and legend) has its focus in one line beside the rows' title; a narrower one in two
+#: lines above it (the lit cell, then what to do)
+WIDE_LINE_PX = 420
+#: the focus lines' words (marked; shown with _()): the lit cell, and above it what a click does (or did)
+FOCUS_CELL = N_("{rows} {row} → {cols} {col}: {value}")
+FOCUS_HINT = N_("hover a cell: its row and column light up")
+FOCUS_CLICK = N_("click to pin it")
+FOCUS_PINNED = N_("pinned · click it again to release")
+
+
+def vega_text(template: str, parts: dict[str, str]) -> str:
+    """A Vega string expression writing a translated ``template`` whose ``{name}`` placeholders are the Vega
+    expressions ``parts[name]``.
+
+    >>> vega_text("{row} → {col}!", {"row": "datum.row", "col": "datum.col"})
+    '(datum.row) + " → " + (datum.col) + "!"'
+    """
+    pieces = []
+    for literal, name, _spec, _conv in string.Formatter().parse(template):
+        if literal:
+            pieces.append(json.dumps(literal, ensure_ascii=False))
+        if name is not None:
+            pieces.append(f"({parts[name]})")
+    return " + ".join(pieces) or '""'
+
+
+def focus_params() -> list:
+    """The hover selection, the pin (a click; the same click again releases it: its toggle is true when the
+    clicked cell is the pinned one) and which row and column are lit."""
+    hover = alt.selection_point(name=FOCUS, fields=["row", "col"], on="pointerover", clear="pointerout")
+    is_pinned = f"!!datum && isValid(datum.row) && vlSelectionTest({json.dumps(PIN + '_store')}, datum)"
+    pin = alt.selection_point(name=PIN, fields=["row", "col"], on="click", clear="dblclick", toggle=is_pinned)
+    lit = "isArray({s}.{f}) ? {s}.{f}[0] : null"
+    return [hover, pin,
+            alt.param(name=LIT_ROW, expr=f"isArray({PIN}.row) ? {PIN}.row[0] : ({lit.format(s=FOCUS, f='row')})"),
+            alt.param(name=LIT_COL, expr=f"isArray({PIN}.row) ? {PIN}.col[0] : ({lit.format(s=FOCUS, f='col')})"),
+            alt.param(name=charts.INK, value=charts.INKS["light"])]
+
+
+def focus_layers(lay: HeatmapLayout, base: alt.Chart) -> list:
+    """What lights the focused cell (:func:`focus_params`): an outline around its row and one around its column,
+    a line above the cells naming its query and key and its value (the number shown on it, else every digit), and
+    what to do: hover, click to pin, click again to release (on a wide heatmap one line beside the rows' title, on a
+    narrow one two lines above it). Nothing of it is drawn for screen readers
+    (``aria`` off): the chart's description says what it is, and the keyboard's focus is the page's control."""
+    width, height = lay.width_px * len(lay.cols), lay.height_px * len(lay.rows)
+    outline = {"filled": False, "stroke": FOCUS_COLOUR, "strokeWidth": 2, "aria": False}
+    row_band = base.mark_rect(**outline).encode(x=alt.XValue(0), x2=alt.X2Value(width)).transform_filter(
+        f"datum.row === {LIT_ROW} && datum.col_i === 0").properties(name="focus_row")
+    col_band = base.mark_rect(**outline).encode(y=alt.YValue(0), y2=alt.Y2Value(height)).transform_filter(
+        f"datum.col === {LIT_COL} && datum.row_i === 0").properties(name="focus_col")
+    number = ("datum.text" if lay.font else EXACT)
+    if lay.has_masked:
+        number = f"datum.masked ? {json.dumps(_(MASKED_WORD), ensure_ascii=False)} : {number}"
+    said = vega_text(_(FOCUS_CELL), {"rows": json.dumps(lay.y_title or _("row"), ensure_ascii=False),
+                                      "cols": json.dumps(lay.x_title or _("column"), ensure_ascii=False),
+                                      "row": "datum.row", "col": "datum.col", "value": number})
+    words = {k: json.dumps(_(w), ensure_ascii=False) for k, w in
+             (("hint", FOCUS_HINT), ("click", FOCUS_CLICK), ("pinned", FOCUS_PINNED))}
+    after_click = f"(isArray({PIN}.row) ? {words['pinned']} : {words['click']})"
+    nothing_lit = f"{LIT_ROW} === null && {LIT_COL} === null"
+    if width + LEGEND_PX >= WIDE_LINE_PX:  # one line, beside the rows' title: the chart no taller than without it
+        x0, y0 = max(0, label_px(lay.y_title) - lay.labels_px - AXIS_PX + 8), -8  # right of the title, on its line
+        said, hint, hint_y = f"{said} + ' · ' + {after_click}", f"{nothing_lit} ? {words['hint']} : ''", y0
+    else:  # the cell's line over the rows' title, what to do over it (narrow: one line would be cut short)
+        x0, y0 = -(lay.labels_px + AXIS_PX), -FOCUS_LINE_PX
+        hint, hint_y = f"{nothing_lit} ? {words['hint']} : {after_click}", y0 - LABEL_LINE_PX
+    line = {"align": "left", "baseline": "bottom", "fontSize": FONT, "aria": False, "limit": width + LEGEND_PX - x0}
+    # the colour and the hint's text as mark properties: an expression in an encoding's value costs Altair ≈ 0.1 s
+    # of schema matching per chart layout (measured)
+    cell = base.mark_text(**line, fontWeight="bold", color=FOCUS_COLOUR).encode(
+        x=alt.XValue(x0), y=alt.YValue(y0), text="said:N",
+    ).transform_filter(f"datum.row === {LIT_ROW} && datum.col === {LIT_COL}").transform_calculate(
+        said=said).properties(name="focus_cell")
+    hint = alt.Chart(alt.Data(values=[{}])).mark_text(**line, color=FOCUS_COLOUR, text={"expr": hint}).encode(
+        x=alt.XValue(x0), y=alt.YValue(hint_y),
+    ).properties(name="focus_hint")
+    return [row_band, col_band, cell, hint]
+
+
 def heatmap_chart(layout: HeatmapLayout, data: list, domains: list) -> alt.LayerChart | alt.Chart:
     """The heatmap of a layout, on ``data[0]`` (its long frame) with colour domain ``domains[0]``.
 
@@ -360,10 +464,9 @@ def heatmap_chart(layout: HeatmapLayout, data: list, domains: list) -> alt.Layer
     # the rows' title lies flat above the row labels (turned on its side, a Chinese or Korean title is hard to read)
     y = alt.Y("row:O", sort=None, title=lay.y_title or None,
               axis=alt.Axis(labelOverlap=y_overlap, titleAngle=0, titleAlign="left", titleY=-8, titleBaseline="bottom"))
-    base = alt.Chart(data[0]).encode(x=x, y=y).properties(
-        width=alt.Step(lay.width_px), height=alt.Step(lay.height_px),
-        **({"title": lay.title} if lay.title else {}),  # never alt.Undefined: altair 6 rejects it
-    )
+    base = alt.Chart(data[0]).encode(x=x, y=y).properties(width=alt.Step(lay.width_px), height=alt.Step(lay.height_px))
+    # the title over the whole chart (never alt.Undefined: altair 6 rejects it)
+    top = {"description": describe(lay), **({"title": lay.title} if lay.title else {})}
     # the tooltip's value ("shown", below) has every digit (:data:`EXACT`), the cell's text the decimals shown
     tooltip = [alt.Tooltip("row:O", title=lay.y_title or _("row")),
                alt.Tooltip("col:O", title=lay.x_title or _("column")),
@@ -387,14 +490,17 @@ def heatmap_chart(layout: HeatmapLayout, data: list, domains: list) -> alt.Layer
     if lay.select:
         sel = alt.selection_point(name=lay.select, fields=["row_i", "col_i"], on="click", clear=False)
         rect = rect.add_params(sel)
+    focus = focus_layers(lay, base) if lay.focus else []
+    if lay.focus:
+        rect = rect.add_params(*focus_params())
     if not lay.font:
-        return rect.properties(description=describe(lay))
+        return alt.layer(rect, *focus, **top) if focus else rect.properties(**top)
     text = base.mark_text(fontSize=lay.font).encode(text="text:N", color=cell_ink())
     if lay.has_masked:  # the number drawn on a masked cell ("−∞", or a weight 0) is read as "masked" too
         text = text.transform_calculate(description=masked_description(
             lay.x_title or _("col"), lay.y_title or _("row"), N_("text"), "datum.text")).encode(
             description="description:N")
-    return alt.layer(rect, text, description=describe(lay))
+    return alt.layer(rect, text, *focus, **top)
 
 
 def heatmap(
@@ -414,6 +520,7 @@ def heatmap(
     name: str = "",
     most: int | None = None,
     room: int | None = None,
+    focus: bool = True,
 ) -> charts.Chart:  # values [r, c]
     """A heatmap with the numbers on the cells; masked (-inf) cells grey and marked −∞.
 
@@ -445,6 +552,10 @@ def heatmap(
     room : int, optional
         The pixels the cells may take (default: the main column less the row labels and the legend,
         :func:`cells_room`), for a heatmap in a narrower column: numbers and flat column labels only where they fit.
+    focus : bool
+        Hover to light a cell's row and column, click to pin them (:func:`focus_layers`; never with one row or one
+        column). False for a panel of a concatenated chart (heatmap_chart of its layout beside others): the panels'
+        selections would share their names, which Vega-Lite refuses.
     """
     r, c = values.shape
     px = px or cell_px(r, c)
@@ -498,6 +609,7 @@ def heatmap(
         angle=0 if lie_flat else (-45 if c <= 12 else -90),
         title=title, x_title=x_title, y_title=y_title, select=select, has_masked=has_masked,
         fixed_domain=None if kind == "signed" or spread else (float(lo), float(hi)), name=name,
+        focus=focus and r > 1 and c > 1, labels_px=max(map(label_px, row_labels), default=0),
     )
     return charts.Chart(heatmap_chart, layout, (data,), (None if layout.fixed_domain else (float(lo), float(hi)),),
                         canvas=layout.on_canvas)

@@ -1,0 +1,89 @@
+"""Hover to focus, click to pin, in Chromium (issue 39): on Step by step's heatmaps, in English and in Chinese, and on
+A real model's thumbnails.
+
+- Hovering a cell outlines its row and its column and names its query, key and value in the line above the cells.
+- A click pins that focus: it stays after the pointer leaves, and the line above says how to release it; a click on
+  the same cell releases it (the line goes back to its hint).
+- The keyboard's way: the "Focus on a token" selectbox pins the token's row and column in every heatmap.
+"""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Locator, Page, expect
+
+from attn_ui.app import i18n
+from attn_ui.widgets import heatmap
+
+from .helpers import CHART, MAIN, chart_cell, chart_items, expect_rerun, open_app, wait_for_app
+
+pytestmark = pytest.mark.e2e
+
+LINE, HINT = "g.focus_cell_marks text", "g.focus_hint_marks text"
+ROW, COL = "g.focus_row_marks path", "g.focus_col_marks path"
+TOKENS = ("0: input1", "1: input2", "2: input3")  # seed 000's tokens
+
+
+def square_chart(page: Page) -> Locator:
+    """The first heatmap of Step by step whose rows and columns are both tokens (the scores): found by its cells'
+    accessible labels, so in any language."""
+    charts = page.locator(f"{MAIN} {CHART}")
+    for i in range(charts.count()):
+        chart = charts.nth(i)
+        if chart.locator(HINT).count() and list(chart_items(chart)[1].values())[:2] == [TOKENS[1], TOKENS[0]]:
+            return chart
+    raise AssertionError("no heatmap of tokens × tokens on the page")
+
+
+def tr(lang: str, text: str) -> str:
+    return i18n.catalog(lang).gettext(text)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_hover_lights_a_cell_a_click_pins_it_and_a_second_click_releases_it(page: Page, app_server: str, lang: str):
+    open_app(page, app_server)  # the root first: a fresh server's very first run of a page URL is a legacy run
+    open_app(page, f"{app_server}/steps?lang={lang}")
+    chart = square_chart(page)
+    chart.scroll_into_view_if_needed()
+    hint = chart.locator(HINT)
+    expect(hint).to_have_text(tr(lang, heatmap.FOCUS_HINT))
+    cell = chart_cell(chart, TOKENS[1], TOKENS[0])  # query 0, key 1
+    cell.hover(position={"x": 3, "y": 3})
+    line = chart.locator(LINE)
+    expect(line).to_have_count(1)
+    said = line.text_content()
+    assert TOKENS[0] in said and TOKENS[1] in said and said.index(TOKENS[0]) < said.index(TOKENS[1]), said
+    expect(chart.locator(ROW)).to_have_count(1)
+    expect(chart.locator(COL)).to_have_count(1)
+    expect(hint).to_have_text(tr(lang, heatmap.FOCUS_CLICK))
+
+    with expect_rerun(page):  # the scores' click also picks the drill-down's query: one run
+        cell.click(position={"x": 3, "y": 3})
+    page.mouse.move(0, 0)  # the pointer leaves the chart: the pinned focus stays
+    chart = square_chart(page)
+    expect(chart.locator(HINT)).to_have_text(tr(lang, heatmap.FOCUS_PINNED))
+    expect(chart.locator(LINE)).to_have_text(said)
+    expect(chart.locator(ROW)).to_have_count(1)
+
+    chart_cell(chart, TOKENS[1], TOKENS[0]).click(position={"x": 3, "y": 3})  # the same cell again: released
+    wait_for_app(page)
+    page.mouse.move(0, 0)
+    expect(chart.locator(HINT)).to_have_text(tr(lang, heatmap.FOCUS_HINT))
+    expect(chart.locator(LINE)).to_have_count(0)
+    expect(chart.locator(ROW)).to_have_count(0)
+
+
+def test_the_focus_selectbox_pins_a_token_in_every_heatmap(page: Page, app_server: str):
+    open_app(page, app_server)
+    open_app(page, f"{app_server}/steps")
+    box = page.get_by_role("combobox", name="Focus on a token")
+    with expect_rerun(page):
+        box.click()
+        page.get_by_role("option", name=TOKENS[2], exact=True).click()
+    chart = square_chart(page)
+    expect(chart.locator(HINT)).to_have_text(heatmap.FOCUS_PINNED)
+    expect(chart.locator(LINE)).to_contain_text(f"{TOKENS[2]} → ")
+    # every heatmap with the token lights it: Q (tokens × dimensions) its row only
+    charts = page.locator(f"{MAIN} {CHART}")
+    lit = [charts.nth(i).locator(ROW).count() for i in range(charts.count()) if charts.nth(i).locator(HINT).count()]
+    assert lit and all(n == 1 for n in lit), lit

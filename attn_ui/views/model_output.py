@@ -13,6 +13,7 @@ attn_ui.views.model_views.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -125,18 +126,21 @@ def outcome(source: str, sentence: str, others: tuple[str, ...], change: Change)
     return Outcome(similarities=attn_models.cosine_similarities(emb)[0, 1:])
 
 
-@budget.cached("model_head_effects")  # [n_heads] floats
-def head_effects(source: str, sentence: str, other: str | None, how: How, layer: int) -> np.ndarray:  # -> [n_heads]
-    """How much switching off each head of ``layer`` alone moves the result: the similarity of ``sentence`` and
+@budget.cached("model_head_effects")  # [len(layers), n_heads] floats
+def head_effects(source: str, sentence: str, other: str | None, how: How, layers: tuple[int, ...],
+                 _on_layer: Callable[[int], None] | None = None) -> np.ndarray:  # -> [len(layers), n_heads]
+    """How much switching off each head of ``layers`` alone moves the result: the similarity of ``sentence`` and
     ``other``, or (a masked-language model, ``other`` None) the probability of the model's top word for the first
-    [MASK]; after minus before. One layer at a time: each head reruns the layers from its own (bench/model.py: one
-    layer of MiniLM ≈ 0.7–1.4 s at 16–64 tokens). Raises attn_models.ModelError."""
+    [MASK]; after minus before. Each head reruns the layers from its own, a layer's heads side by side
+    (attn_models.Model.head_effects; bench/scan.py: every layer of MiniLM at 64 tokens ≈ 3–4 s). ``_on_layer(row)``
+    as each row is done, the computing slot lent between rows (budget.taking_turns). Raises attn_models.ModelError."""
     model = model_views.model(source)
+    turns = budget.taking_turns(_on_layer)
     if task(model) == "mask":
         top = model.fill_mask(sentence, top_k=1)[0]  # the first [MASK]'s top word, as trained
-        after = model.mask_effects(sentence, int(top.ids[0]), how=how, layers=[layer])[0]  # [n_heads]
-        return after - top.probs[0]
-    after = model.similarity_effects((sentence, other), how=how, layers=[layer])[0]  # [n_heads]
+        after = model.mask_effects(sentence, int(top.ids[0]), how=how, layers=list(layers), on_layer=turns)
+        return after - top.probs[0]  # [len(layers), n_heads]
+    after = model.similarity_effects((sentence, other), how=how, layers=list(layers), on_layer=turns)
     return after - outcome(source, sentence, (other,), Change()).similarities[0]
 
 

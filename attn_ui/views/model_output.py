@@ -33,10 +33,14 @@ How = Literal["mean", "zero"]
 OTHERS = ("A cat was lying on a rug.", "The dog was too tired to play.", "Prices rose again this year.")
 MAX_OTHERS = 8  # other sentences compared at once (each one more forward pass per result)
 TOP_K = 5  # words shown for a [MASK]
-#: "which heads matter" over every layer at once only for sentences up to this many tokens: about 8 s for
-#: all-MiniLM-L6-v2's 72 heads at 64 tokens (bench/RESULTS.md), and one visitor's scan holds one of the server's
-#: computing slots (attn_ui.infra.budget) that long; longer sentences are scanned one layer at a time
-SCAN_ALL_TOKENS = 64
+#: "which heads matter" over every layer at once only for sentences up to this many tokens. Before issue 37 it was 64:
+#: about 8 s for all-MiniLM-L6-v2's 72 heads at 64 tokens, one visitor holding a computing slot that long. The heads
+#: of a layer now run side by side from the layer's cached input (attn_models.bert.head_variants: 0.68 of the CPU
+#: time before, measured in alternation, bench/scan.py), the cost grows about linearly with the tokens (the
+#: feed-forward and projections dominate; bench/RESULTS.md, issue 37), and the slot is lent between layers
+#: (budget.taking_turns): at 96 tokens every layer costs about what 64 did before, and others wait about a second at
+#: a time. Longer sentences are scanned one layer at a time.
+SCAN_ALL_TOKENS = 96
 
 HOW_TEXT = {
     "mean": N_("its mean over the sentence's tokens"),

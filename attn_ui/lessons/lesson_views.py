@@ -23,12 +23,13 @@ from attn_ui.widgets.numbers import format_numbers
 SERIES_COLOURS = ("#5e3c99", "#e66101", "#009e73", "#0072b2")
 BAR_PX = 26  # least width of one bar
 HEIGHT = 200
-#: across (horizontal bars): the bars' room, the longest a category's label is drawn (ellipsis beyond: the tooltip
-#: has it whole), one bar's thickness; with the axis, the numbers after the bars and a padding, about 330 px: the
-#: chart fits a 390 px phone's page (≈ 358 px inside Streamlit's padding; tests/e2e/test_phone.py)
+#: across (horizontal bars): the bars' room (the title is broken into lines this wide), the longest a category's
+#: label is drawn (ellipsis beyond: the tooltip has it whole), one bar's step; with the axis, the numbers after the
+#: bars and a padding, about 330 px: the chart fits a 390 px phone's page (≈ 358 px inside Streamlit's padding;
+#: tests/e2e/test_phone.py)
 ACROSS_PX = 200
 LABEL_PX = 96
-ACROSS_BAR_PX = 14
+ACROSS_BAR_PX = 16
 ROOM = 1.3  # the value axis runs to 1.3 × the largest value: room for its number after the longest bar
 
 
@@ -75,7 +76,7 @@ def bars(
     group_px = max(BAR_PX + 16 if stacked else len(names) * bar_px + 16, 7 * max(map(len, categories)) + 16)
     tips = (_("of"), _("series"), _("value"))  # the tooltip's field titles
     if across:
-        return charts.Chart(across_build, (title_lines(title, ACROSS_PX + LABEL_PX), categories, names, y_title,
+        return charts.Chart(across_build, (title_lines(title, ACROSS_PX), categories, names, y_title,
                                            tips), (data,))
     return charts.Chart(bars_build, (title, categories, names, y_title, group_px, stacked, tips), (data,))
 
@@ -143,4 +144,5 @@ def across_build(layout: tuple, data: list, domains: list) -> alt.LayerChart:
         x="value:Q", text="text:N")
     room = base.transform_calculate(room=f"datum.value * {ROOM}").mark_point(opacity=0).encode(x="room:Q")
     return alt.layer(bar, text, room, title=alt.Title(list(title))).properties(
-        width=ACROSS_PX, height=alt.Step(len(names) * ACROSS_BAR_PX + 6))  # one category's row
+        width=ACROSS_PX, height=alt.Step(ACROSS_BAR_PX),  # one bar (with yOffset the step is each series' bar)
+        autosize=alt.AutoSizeParams(type="pad", contains="padding"))  # the labels around the plot, not inside it

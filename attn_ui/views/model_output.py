@@ -35,7 +35,7 @@ MAX_OTHERS = 8  # other sentences compared at once (each one more forward pass p
 TOP_K = 5  # words shown for a [MASK]
 #: "which heads matter" over every layer at once only for sentences up to this many tokens. Before issue 37 it was 64:
 #: about 8 s for all-MiniLM-L6-v2's 72 heads at 64 tokens, one visitor holding a computing slot that long. The heads
-#: of a layer now run side by side from the layer's cached input (attn_models.bert.head_variants: 0.68 of the CPU
+#: of a layer now run side by side from the layer's cached input (attn_models.bert.head_variants: 0.65 of the CPU
 #: time before, measured in alternation, bench/scan.py), the cost grows about linearly with the tokens (the
 #: feed-forward and projections dominate; bench/RESULTS.md, issue 37), and the slot is lent between layers
 #: (budget.taking_turns): at 96 tokens every layer costs about what 64 did before, and others wait about a second at
@@ -136,8 +136,9 @@ def head_effects(source: str, sentence: str, other: str | None, how: How, layers
     """How much switching off each head of ``layers`` alone moves the result: the similarity of ``sentence`` and
     ``other``, or (a masked-language model, ``other`` None) the probability of the model's top word for the first
     [MASK]; after minus before. Each head reruns the layers from its own, a layer's heads side by side
-    (attn_models.Model.head_effects; bench/scan.py: every layer of MiniLM at 64 tokens ≈ 3–4 s). ``_on_layer(row)``
-    as each row is done, the computing slot lent between rows (budget.taking_turns). Raises attn_models.ModelError."""
+    (attn_models.Model.head_effects; bench/scan.py: every layer of MiniLM at 64 tokens ≈ 4.5 s on one idle core).
+    ``_on_layer(row)`` as each row is done, the computing slot lent between rows (budget.taking_turns). Raises
+    attn_models.ModelError."""
     model = model_views.model(source)
     turns = budget.taking_turns(_on_layer)
     if task(model) == "mask":

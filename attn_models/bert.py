@@ -44,7 +44,7 @@ from attn_core import LIMITS, Config, make_config, softmax
 from .access import DEFAULT_MODEL, Access
 from .errors import N_, ModelError
 from .hub import Progress, opened
-from .intervene import Intervention, Site, attend, check_layer, each_head_off, edits_refused, owns
+from .intervene import Intervention, Site, ablate_heads, attend, check_layer, edits_refused, owns
 from .limits import MODEL_LIMITS
 from .ops import gelu, layer_norm, tied_logits, top_words, with_bias_column
 from .origin import Origin, Role, expect_role
@@ -568,6 +568,95 @@ def encoder(hidden: np.ndarray, layers: Sequence[LayerWeights], cfg: BertConfig,
     return states, attentions
 
 
+# ---- which heads matter: the model with each head switched off, the variants side by side ------------------------
+
+#: bytes one run of variants may hold at once in :func:`head_variants`, as :func:`variant_bytes` counts them (measured
+#: with tracemalloc: 0.7 of the count); heads run together as many at a time as fit, at least one. all-MiniLM-L6-v2 at
+#: 64 tokens: its 12 heads at once (counted 71 MB, measured 50 MB); a BERT-base-shaped encoder (d_model 768, d_ff
+#: 3,072) at the caps' 256 tokens: one at a time (counted 47 MB). Beside a forward pass (≈ 43 MB at 256 tokens) it
+#: keeps a scan within the ≈ 100 MB of intermediates a model's computing slot is sized for (attn_ui.infra.budget).
+SCAN_BYTES = 80_000_000
+
+
+def variant_bytes(cfg: BertConfig, n_seq: int) -> int:
+    """Bytes one variant (the model with one head switched off) holds at the widest point of :func:`batched_layer`,
+    counted: its layer input, X₁, Q, K, V and the heads' outputs (6 arrays of about [n_seq, d_model]), and the larger
+    of the scores with softmax's temporaries (3 × [n_heads, n_seq, n_seq]) and the feed-forward's inner activations
+    with GELU's (erf's Horner keeps 6 arrays of [n_seq, d_ff] alive at once), in float64.
+
+    >>> variant_bytes(BertConfig(6, 12, 384, 1536, 30522, 512, 2, 1e-12), 64)  # all-MiniLM-L6-v2, 64 tokens
+    5901312
+    """
+    d, f, h = cfg.d_model + 1, cfg.d_ff, cfg.n_heads
+    return F64 * n_seq * (6 * d + max(3 * h * n_seq, 6 * f))
+
+
+def head_chunks(n_heads: int, per_variant: int, bound: int | None = None) -> list[range]:
+    """The heads 0 … n_heads − 1 in runs of as many as ``bound`` bytes (default :data:`SCAN_BYTES`) hold,
+    ``per_variant`` each (at least one).
+
+    >>> head_chunks(12, 30_000_000)
+    [range(0, 2), range(2, 4), range(4, 6), range(6, 8), range(8, 10), range(10, 12)]
+    """
+    size = max(1, min(n_heads, (SCAN_BYTES if bound is None else bound) // max(per_variant, 1)))
+    return [range(h, min(h + size, n_heads)) for h in range(0, n_heads, size)]
+
+
+def batched_heads(x: np.ndarray, w: LayerWeights, n_heads: int,
+                  is_pad: np.ndarray) -> np.ndarray:  # [V, n_seq, d_model] -> [V, n_seq, d_model]
+    """The heads' outputs side by side (before W_O) of BertSelfAttention on V inputs at once: the computation of
+    attn_core's multi-head attention (X₁ = [x, 1], scores ÷ √d_k, padding keys masked, softmax, weights @ V) with a
+    leading variant axis, every product one matrix product over all V·n_seq rows (or a stack of them per head)."""
+    n_var, n_seq, d = x.shape
+    d_k = w.w_q.shape[1] // n_heads
+    x1 = with_bias_column(x.reshape(-1, d))  # [V·n_seq, d_model + 1]
+
+    def split(w_x: np.ndarray) -> np.ndarray:  # [d_model + 1, n_heads·d_k] -> [V, n_heads, n_seq, d_k]
+        return (x1 @ w_x).reshape(n_var, n_seq, n_heads, d_k).transpose(0, 2, 1, 3)
+
+    q, k, v = split(w.w_q), split(w.w_k), split(w.w_v)
+    scores = q @ k.transpose(0, 1, 3, 2)  # [V, n_heads, n_seq, n_seq]
+    scores /= np.sqrt(d_k)
+    if np.any(is_pad):
+        scores[..., np.asarray(is_pad, dtype=bool)] = -np.inf  # no query attends to a pad
+    weights = softmax(scores, out=scores)  # [V, n_heads, n_seq, n_seq]
+    return (weights @ v).transpose(0, 2, 1, 3).reshape(n_var, n_seq, n_heads * d_k)  # [V, n_seq, n_heads·d_k]
+
+
+def batched_rest(concat: np.ndarray, x: np.ndarray, w: LayerWeights,
+                 eps: float) -> np.ndarray:  # [V, n_seq, n_heads·d_k], [V or 1, n_seq, d] -> [V, n_seq, d]
+    """The rest of BertLayer on V variants at once: concat @ W_O, self_output (``x`` the residual, one for all
+    variants or one each), feed_forward; every product over all V·n_seq rows."""
+    n_var, n_seq, _ = concat.shape
+    d = w.w_o.shape[1]
+    out = (concat.reshape(n_var * n_seq, -1) @ w.w_o).reshape(n_var, n_seq, d)  # [V, n_seq, d_model]
+    h = self_output(out, x, w, eps).reshape(n_var * n_seq, d)  # [V·n_seq, d_model]
+    return feed_forward(h, w, eps).reshape(n_var, n_seq, d)
+
+
+def batched_layer(x: np.ndarray, w: LayerWeights, cfg: BertConfig,
+                  is_pad: np.ndarray) -> np.ndarray:  # [V, n_seq, d_model] -> [V, n_seq, d_model]
+    """BertLayer (as trained) on V inputs at once: :func:`layer`'s numbers, to rounding (tests/models/test_scan.py)."""
+    return batched_rest(batched_heads(x, w, cfg.n_heads, is_pad), x, w, cfg.eps)
+
+
+def head_variants(hidden: np.ndarray, layers: Sequence[LayerWeights], cfg: BertConfig, is_pad: np.ndarray,
+                  heads: Sequence[int], how: str) -> np.ndarray:  # [n_seq, d] -> [len(heads), n_seq, d]
+    """The last hidden state with each of ``heads`` of ``layers[0]`` switched off alone (``how``: "mean" or
+    "zero", attn_models.intervene.ablate_heads), from ``hidden``, that layer's input in the model as trained
+    (nothing before it changes): the layer's heads are computed once, each variant replaces one head's columns, and
+    the variants run the layers after side by side, [len(heads), n_seq, d_model] at a time (hold
+    len(heads) × :func:`variant_bytes`)."""
+    w = layers[0]
+    concat = batched_heads(hidden[None], w, cfg.n_heads, is_pad)[0]  # [n_seq, n_heads·d_k]: every head, once
+    real = ~np.asarray(is_pad, dtype=bool)
+    variants = np.stack([ablate_heads(concat, cfg.n_heads, frozenset({h}), how, real) for h in heads])
+    x = batched_rest(variants, hidden[None], w, cfg.eps)  # [V, n_seq, d_model]
+    for w in layers[1:]:
+        x = batched_layer(x, w, cfg, is_pad)
+    return x
+
+
 def mlm_probs(h: np.ndarray, head: MlmHead, word: np.ndarray, eps: float) -> np.ndarray:  # [n, d] -> [n, vocab]
     """BertOnlyMLMHead: every word's probability at each row of ``h`` (last hidden states); ``word`` the word
     embeddings [vocab, d_model], the decoder when the head's is tied to them.
@@ -838,21 +927,24 @@ class Model(Pretrained):
         return tuple(fills)
 
     def head_effects(self, texts: Sequence[str], measure: Callable[[np.ndarray], float], *, how: str = "mean",
-                     layers: Sequence[int] | None = None) -> np.ndarray:
+                     layers: Sequence[int] | None = None,
+                     on_layer: Callable[[int], None] | None = None) -> np.ndarray:
         """``measure(embeddings)`` with each head switched off alone: [len(layers), n_heads] (all layers by default,
         rows in the order given); ``embeddings`` are :meth:`embed_sentences` of ``texts`` with that head ablated
         (``how``: "mean" or "zero", see :class:`attn_models.Intervention`).
 
-        Each ablation in layer L reruns layers L and after only, from the model's own input to layer L.
+        Each ablation in layer L reruns layers L and after only, from the model's own input to layer L, the heads of
+        a layer side by side (:meth:`_scan`); ``on_layer(row)`` is called as each row is done.
 
         >>> sim = model.head_effects(["A cat.", "A dog."], lambda e: float(e[0] @ e[1]))  # doctest: +SKIP
         """
         encs = self._encode_all(texts)
         return self._scan(encs, how, layers, lambda last: float(measure(
-            np.stack([pool(h, enc.is_pad) for h, enc in zip(last, encs, strict=True)]))))
+            np.stack([pool(h, enc.is_pad) for h, enc in zip(last, encs, strict=True)]))), on_layer)
 
     def similarity_effects(self, texts: Sequence[str], pair: tuple[int, int] = (0, 1), *, how: str = "mean",
-                           layers: Sequence[int] | None = None) -> np.ndarray:
+                           layers: Sequence[int] | None = None,
+                           on_layer: Callable[[int], None] | None = None) -> np.ndarray:
         """The cosine similarity of sentences ``pair`` with each head switched off alone: [len(layers), n_heads]
         (see :meth:`head_effects`)."""
         i, j = pair
@@ -860,10 +952,11 @@ class Model(Pretrained):
         if not (-n <= i < n and -n <= j < n):
             raise ModelError(N_("The pair {pair} names a sentence that is not among the {n} given."), pair=str(pair),
                              n=n)
-        return self.head_effects(texts, lambda e: float(e[i] @ e[j]), how=how, layers=layers)
+        return self.head_effects(texts, lambda e: float(e[i] @ e[j]), how=how, layers=layers, on_layer=on_layer)
 
     def mask_effects(self, text: str, token_id: int, *, mask: int = 0, how: str = "mean",
-                     layers: Sequence[int] | None = None) -> np.ndarray:
+                     layers: Sequence[int] | None = None,
+                     on_layer: Callable[[int], None] | None = None) -> np.ndarray:
         """The probability of token ``token_id`` at ``text``'s ``mask``-th [MASK] with each head switched off alone:
         [len(layers), n_heads] (see :meth:`head_effects`)."""
         enc, positions = self._masks(text)
@@ -876,19 +969,32 @@ class Model(Pretrained):
                              n=len(positions), mask=repr(mask)[:40])
         at = positions[mask]
         return self._scan([enc], how, layers, lambda last: float(
-            mlm_probs(last[0][at:at + 1], self.mlm, self.embeddings.word, self.config.eps)[0, token_id]))
+            mlm_probs(last[0][at:at + 1], self.mlm, self.embeddings.word, self.config.eps)[0, token_id]), on_layer)
 
     def _scan(self, encs: list[Encoded], how: str, layers: Sequence[int] | None,
-              measure: Callable[[list[np.ndarray]], float]) -> np.ndarray:
-        """``measure(last hidden state of each sentence)`` with each head of ``layers`` switched off alone."""
+              measure: Callable[[list[np.ndarray]], float],
+              on_layer: Callable[[int], None] | None = None) -> np.ndarray:  # -> [len(layers), n_heads]
+        """``measure(last hidden state of each sentence)`` with each head of ``layers`` switched off alone; after each
+        row ``on_layer(row)``. One clean pass per sentence keeps every layer's input; a head switched off in layer L
+        leaves layers < L as they were, so its variants start there (:func:`head_variants`: the layer's heads once,
+        then the variants side by side, in runs of :func:`head_chunks`). Equal to one whole forward pass per head
+        with ``Intervention(ablate={(L, h)}, how=how)`` to 1e-12 (tests/models/test_scan.py)."""
         rows = list(range(self.n_layers)) if layers is None else list(layers)
         for layer in rows:
             check_layer(layer, self.n_layers)
         Intervention(how=how)  # ModelError unless "mean" or "zero"
         clean = [self.run(enc)[0] for enc in encs]  # [n_layers + 1, n_seq, d_model] each
-        return each_head_off(rows, self.n_heads, how, lambda layer, iv: measure(
-            [self.run(enc, intervention=iv, start=layer, hidden=hs[layer])[0][-1]
-             for enc, hs in zip(encs, clean, strict=True)]))
+        per_variant = variant_bytes(self.config, max(len(enc.tokens) for enc in encs))
+        effects = np.empty((len(rows), self.n_heads))  # [len(layers), n_heads]
+        for r, layer in enumerate(rows):
+            for heads in head_chunks(self.n_heads, per_variant):
+                lasts = [head_variants(hs[layer], self.layers[layer:], self.config, enc.is_pad, heads, how)
+                         for enc, hs in zip(encs, clean, strict=True)]  # [len(heads), n_seq, d_model] each
+                for i, h in enumerate(heads):
+                    effects[r, h] = measure([last[i] for last in lasts])
+            if on_layer is not None:
+                on_layer(r)
+        return effects
 
     def _encode_all(self, texts: Sequence[str]) -> list[Encoded]:
         if isinstance(texts, str) or not isinstance(texts, Sequence) or not texts:

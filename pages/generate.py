@@ -91,7 +91,7 @@ st.markdown(_("After “{last}”, the model's {k} most probable next tokens:").
     last=shown(tokens[-1]), k=generate_views.TOP_K))
 charts.show_chart(lesson_views.bars(
     _("Next token at T = {t}").format(t=f"{temperature:g}"), tuple(label(t) for t in nxt.tokens),
-    ((_("probability"), nxt.probs),), y_title=_("probability"), precision=3))
+    ((_("probability"), nxt.probs),), y_title=_("probability"), precision=3, across=True))
 st.markdown(generate_views.temperature_words(float(temperature), float(probs.max()), float(probs_1.max()),
                                              generate_views.entropy_bits(probs),
                                              generate_views.entropy_bits(probs_1)))
@@ -235,7 +235,7 @@ if off:
     charts.show_chart(lesson_views.bars(
         _("Next token at T = {t}, as trained and with heads off").format(t=f"{temperature:g}"),
         tuple(label(names[i]) for i in ids), ((_("as trained"), probs[ids]), (_("heads off"), after_probs[ids])),
-        y_title=_("probability"), precision=2))
+        y_title=_("probability"), precision=2, across=True))
 else:
     st.caption(_("Choose heads to switch off: the next token's probabilities are computed again without them."))
 
@@ -276,7 +276,7 @@ if origin is not None and origin.role == "causal" and origin.model == source:
             _("Next token at T = {t}, as trained and with your edits").format(t=f"{temperature:g}"),
             tuple(label(names[i]) for i in ids),
             ((_("as trained"), probs[ids]), (_("with your edits"), mine_probs[ids])), y_title=_("probability"),
-            precision=2))
+            precision=2, across=True))
     else:
         st.caption(_("Edit it on Inputs & weights or Step by step: this section then shows what your edits do to the "
                      "next token."))

@@ -235,18 +235,15 @@ if can_run:
         other = None if measured is None else others[measured]
         done = _("{done} of {n} layers done")  # layers are numbered from 0: "layer 6 of 6" would name none
         progress = st.progress(0.0, text=done.format(done=0, n=len(rows))) if len(rows) > 1 else None
-        try:
-            effects = []  # one row [n_heads] per layer scanned
-            for i, layer_i in enumerate(rows):
-                effects.append(model_output.head_effects(source, sentence, other, how, layer_i))
-                if progress is not None:
-                    progress.progress((i + 1) / len(rows), text=done.format(done=i + 1, n=len(rows)))
+        try:  # [len(rows), n_heads]
+            effects = model_output.head_effects(source, sentence, other, how, tuple(rows), _on_layer=None if
+                                                progress is None else lambda i: progress.progress(
+                                                    (i + 1) / len(rows), text=done.format(done=i + 1, n=len(rows))))
         except attn_models.ModelError as err:
             st.error(text.md_escape(i18n.error_text(err)), icon=":material/error:")
             st.stop()
         if progress is not None:
             progress.empty()
-        effects = np.stack(effects)  # [len(rows), n_heads]
         st.markdown(model_output.effects_words(effects, what, rows))
         charts.show_chart(heatmap.heatmap(
             effects, [_("layer {layer}").format(layer=i) for i in rows], [str(h) for h in range(cfg_m.n_heads)],

@@ -270,7 +270,7 @@ if cfg.score != "dot":
         text=same_on_random, scores=text.SCORE_TEXT[cfg.score])
 st.markdown(same_on_random)
 charts.show_chart(charts.cached_chart(scaling_views.variance_sweep_chart, sweep.d_k, sweep.raw, sweep.scaled,
-                                      current_d_k=cfg.d_k))
+                                      current_d_k=cfg.d_k), width=scaling_views.SWEEP_MAX_PX)
 with st.expander(_("The numbers"), key=SWEEP_TABLE, on_change="rerun") as box:
     if box.open:  # made only while open: its table is the same on every run
         st.dataframe(

@@ -13,6 +13,7 @@ attn_ui.views.model_views.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -32,10 +33,14 @@ How = Literal["mean", "zero"]
 OTHERS = ("A cat was lying on a rug.", "The dog was too tired to play.", "Prices rose again this year.")
 MAX_OTHERS = 8  # other sentences compared at once (each one more forward pass per result)
 TOP_K = 5  # words shown for a [MASK]
-#: "which heads matter" over every layer at once only for sentences up to this many tokens: about 8 s for
-#: all-MiniLM-L6-v2's 72 heads at 64 tokens (bench/RESULTS.md), and one visitor's scan holds one of the server's
-#: computing slots (attn_ui.infra.budget) that long; longer sentences are scanned one layer at a time
-SCAN_ALL_TOKENS = 64
+#: "which heads matter" over every layer at once only for sentences up to this many tokens. Before issue 37 it was 64:
+#: about 8 s for all-MiniLM-L6-v2's 72 heads at 64 tokens, one visitor holding a computing slot that long. The heads
+#: of a layer now run side by side from the layer's cached input (attn_models.bert.head_variants: 0.65 of the CPU
+#: time before, measured in alternation, bench/scan.py), the cost grows about linearly with the tokens (the
+#: feed-forward and projections dominate; bench/RESULTS.md, issue 37), and the slot is lent between layers
+#: (budget.taking_turns): at 96 tokens every layer costs about what 64 did before, and others wait about a second at
+#: a time. Longer sentences are scanned one layer at a time.
+SCAN_ALL_TOKENS = 96
 
 HOW_TEXT = {
     "mean": N_("its mean over the sentence's tokens"),
@@ -125,18 +130,22 @@ def outcome(source: str, sentence: str, others: tuple[str, ...], change: Change)
     return Outcome(similarities=attn_models.cosine_similarities(emb)[0, 1:])
 
 
-@budget.cached("model_head_effects")  # [n_heads] floats
-def head_effects(source: str, sentence: str, other: str | None, how: How, layer: int) -> np.ndarray:  # -> [n_heads]
-    """How much switching off each head of ``layer`` alone moves the result: the similarity of ``sentence`` and
+@budget.cached("model_head_effects")  # [len(layers), n_heads] floats
+def head_effects(source: str, sentence: str, other: str | None, how: How, layers: tuple[int, ...],
+                 _on_layer: Callable[[int], None] | None = None) -> np.ndarray:  # -> [len(layers), n_heads]
+    """How much switching off each head of ``layers`` alone moves the result: the similarity of ``sentence`` and
     ``other``, or (a masked-language model, ``other`` None) the probability of the model's top word for the first
-    [MASK]; after minus before. One layer at a time: each head reruns the layers from its own (bench/model.py: one
-    layer of MiniLM ≈ 0.7–1.4 s at 16–64 tokens). Raises attn_models.ModelError."""
+    [MASK]; after minus before. Each head reruns the layers from its own, a layer's heads side by side
+    (attn_models.Model.head_effects; bench/scan.py: every layer of MiniLM at 64 tokens ≈ 4.5 s on one idle core).
+    ``_on_layer(row)`` as each row is done, the computing slot lent between rows (budget.taking_turns). Raises
+    attn_models.ModelError."""
     model = model_views.model(source)
+    turns = budget.taking_turns(_on_layer)
     if task(model) == "mask":
         top = model.fill_mask(sentence, top_k=1)[0]  # the first [MASK]'s top word, as trained
-        after = model.mask_effects(sentence, int(top.ids[0]), how=how, layers=[layer])[0]  # [n_heads]
-        return after - top.probs[0]
-    after = model.similarity_effects((sentence, other), how=how, layers=[layer])[0]  # [n_heads]
+        after = model.mask_effects(sentence, int(top.ids[0]), how=how, layers=list(layers), on_layer=turns)
+        return after - top.probs[0]  # [len(layers), n_heads]
+    after = model.similarity_effects((sentence, other), how=how, layers=list(layers), on_layer=turns)
     return after - outcome(source, sentence, (other,), Change()).similarities[0]
 
 

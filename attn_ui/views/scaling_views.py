@@ -21,6 +21,9 @@ RAW_COLOUR, SCALED_COLOUR = "#e66101", "#5e3c99"
 MAX_LINES = 12
 GUIDE_GREY = "#808495"  # dashed guides and rules: visible on the light and on the dark background
 PLOT_WIDTH, PLOT_HEIGHT = 340, 230
+#: the variance sweep's width with its axes and legend: the page's, at most this (as drawn at a fixed width before: a
+#: 390 px phone's screen cut it; tests/e2e/test_phone.py)
+SWEEP_MAX_PX = 495
 
 
 def rows_not_one_hot(scores: np.ndarray, mask: np.ndarray | None) -> list[tuple[int, int]]:
@@ -79,8 +82,9 @@ def variance_sweep_chart(
                          (1.0, float(max(d_k))))
     # autosize "pad": the plot is this size and the axes, the legend and the label above it are added around it
     # (Streamlit's default for a layer chart, "fit", squeezed all of them into this size: a plot ~120 px tall)
-    return alt.layer(*layers).properties(width=PLOT_WIDTH + 80, height=PLOT_HEIGHT,
-                                         autosize=alt.AutoSizeParams(type="pad", contains="padding"))
+    # as wide as its box (pages/scaling.py: the page's, at most SWEEP_MAX_PX), the axes and legend inside it
+    return alt.layer(*layers).properties(width="container", height=PLOT_HEIGHT,
+                                         autosize=alt.AutoSizeParams(type="fit-x", contains="padding"))
 
 
 def saturation(

@@ -58,6 +58,8 @@ def bar_charts(at: AppTest) -> dict[str, dict[str, np.ndarray]]:
             continue
         spec = json.loads(el.proto.spec)
         title = spec.get("title") or (spec.get("layer") or [{}])[0].get("title")
+        title = title.get("text") if isinstance(title, dict) else title  # across: its lines
+        title = " ".join(title) if isinstance(title, list) else title
         if not isinstance(title, str) or not title.startswith("Next token"):
             continue
         table = pa.ipc.open_stream(el.proto.datasets[0].data.data).read_all().to_pandas()

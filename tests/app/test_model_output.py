@@ -198,12 +198,12 @@ def test_an_other_sentence_too_long_for_the_model_is_named_and_left_out(minilm_d
     assert not at.exception and not at.error
 
 
-def test_every_layer_at_once_only_for_sentences_of_at_most_64_tokens(minilm_dir):
-    at = model_app(minilm_dir, YOURS, OTHERS)
+def test_every_layer_at_once_only_for_sentences_of_at_most_96_tokens(minilm_dir):
+    at = model_app(minilm_dir, " ".join(["word"] * 94), OTHERS)  # 96 tokens
     assert at.selectbox(key="model_effects").options[-1] == "every layer (72 runs)"
-    at = model_app(minilm_dir, " ".join(["word"] * 70), OTHERS)  # 72 tokens
+    at = model_app(minilm_dir, " ".join(["word"] * 95), OTHERS)  # 97 tokens
     assert at.selectbox(key="model_effects").options == [f"layer {i} (12 runs)" for i in range(6)]
-    assert "Sentences of more than 64 tokens are scanned one layer at a time." in [c.value for c in at.caption]
+    assert "Sentences of more than 96 tokens are scanned one layer at a time." in [c.value for c in at.caption]
 
 
 # ---- Switch heads off ---------------------------------------------------------------------------------------------

@@ -1,5 +1,7 @@
 """The learner's loop on a phone (issue 37): the sidebar closes once a page is picked, and the edit panel stands in
-the page, above what it changes, so that an edit and its effect are on one screen.
+the page, above what it changes, so that an edit and its effect are on one screen; A model that writes draws its
+next-token charts (the model's, and beside it with a head switched off) inside a 390 px screen, and Scaling its
+variance sweep.
 
 A phone is told by its user agent, as Streamlit tells one (it closes the sidebar after a page is picked on a phone
 only): the tests open the app with an Android phone's user agent at 390 × 844.
@@ -14,7 +16,8 @@ from playwright.sync_api import Browser, Page, expect
 
 from attn_ui.app import registry
 
-from .helpers import MAIN, grids, nav_link, open_app, wait_for_app, watch_runs
+from .. import tiny_gpt2
+from .helpers import MAIN, expect_rerun, grids, model_server, nav_link, open_app, wait_for_app, watch_runs
 
 pytestmark = pytest.mark.e2e
 
@@ -71,3 +74,47 @@ def test_the_sidebar_closes_once_a_page_is_picked_on_a_phone(phone: Page, app_se
     expect(phone.locator(f"{MAIN} h1").first).to_contain_text(registry.MASKING.page_heading)
     settled(phone, False)
     assert not sidebar_open(phone)
+
+
+@pytest.fixture(scope="module")
+def gpt2_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    folder = tiny_gpt2.build(tmp_path_factory.mktemp("gpt2"))
+    with model_server(folder, tmp_path_factory.mktemp("streamlit") / "s.log", "ATTN_CAUSAL_MODEL") as url:
+        yield url
+
+
+#: [left, right] of what is drawn of each chart with an axis titled AXIS (its ARIA label names it)
+CHARTS_WITH_AXIS = """() => [...document.querySelectorAll('.vega-embed')]
+    .filter(e => [...e.querySelectorAll('[aria-label]')].some(a => a.ariaLabel.includes("titled 'AXIS'")))
+    .map(e => { const r = e.querySelector('canvas, svg.marks').getBoundingClientRect(); return [r.left, r.right]; })"""
+
+
+def charts_with_axis(page: Page, axis: str, n: int) -> list[list[float]]:
+    """The edges of the drawn charts with an axis titled ``axis``, once there are at least ``n`` (20 s at most)."""
+    js = CHARTS_WITH_AXIS.replace("AXIS", axis)
+    page.wait_for_function(f"() => ({js})().length >= {n}", timeout=20_000)
+    return page.evaluate(js)
+
+
+def probability_charts(page: Page, n: int) -> list[list[float]]:
+    return charts_with_axis(page, "probability", n)
+
+
+def test_the_next_token_charts_fit_a_phone(phone: Page, gpt2_server: str):
+    open_app(phone, f"{gpt2_server}/{registry.GENERATE.name}")
+    (chart,) = probability_charts(phone, 1)
+    assert 0 <= chart[0] and chart[1] <= 390  # the next token's 10 bars, whole on the screen
+    box = phone.locator(MAIN).get_by_test_id("stMultiSelect").filter(has_text="Heads switched off")
+    box.locator("input").click()
+    phone.keyboard.type("L0 · H1")  # the list filtered to it: no scrolling a long list on a touch screen
+    with expect_rerun(phone):
+        phone.get_by_role("option", name="L0 · H1", exact=True).click()
+    phone.keyboard.press("Escape")
+    for left, right in probability_charts(phone, 2):  # and the model's beside the one with a head off
+        assert 0 <= left and right <= 390
+
+
+def test_the_variance_sweep_fits_a_phone(phone: Page, app_server: str):
+    open_app(phone, f"{app_server}/{registry.SCALING.name}")
+    (chart,) = charts_with_axis(phone, "d_k (width of queries and keys)", 1)
+    assert 0 <= chart[0] and chart[1] <= 390

@@ -302,4 +302,7 @@ marks = [(_("÷ 1 (none)"), 1.0), (f"÷ √d_k = {np.sqrt(cfg.d_k):.3g}", float(
 if not any(np.isclose(divisor, v) for _label, v in marks):
     marks.append((_("yours: ÷ {s}").format(s=f"{divisor:.3g}"), divisor))
 top, entropy = saturation(t.scores, CURVE_DIVISORS, t.mask)
-charts.show_chart(scaling_views.saturation(CURVE_DIVISORS, top, entropy, queries, marks))
+for column, chart in zip(st.columns(2), scaling_views.saturation(CURVE_DIVISORS, top, entropy, queries, marks),
+                         strict=True):  # side by side; stacked on a narrow screen
+    with column:
+        charts.show_chart(chart, width="stretch")  # the column's width (the layout's "container")

@@ -2,8 +2,7 @@
 
 Chart factories: they take arrays and labels, return charts, and never call st. Heatmaps come from
 :mod:`attn_ui.widgets.heatmap`. Their titles are in the session's language (:mod:`attn_ui.app.i18n`); the saturation
-chart
-keeps them in its layout.
+charts keep them in their layouts.
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ RAW_COLOUR, SCALED_COLOUR = "#e66101", "#5e3c99"
 #: more query rows than this are summarised (mean line and min–max band) instead of one line each
 MAX_LINES = 12
 GUIDE_GREY = "#808495"  # dashed guides and rules: visible on the light and on the dark background
-PLOT_WIDTH, PLOT_HEIGHT = 340, 230
+PLOT_HEIGHT = 230
 #: the variance sweep's width with its axes and legend: the page's, at most this (as drawn at a fixed width before: a
 #: 390 px phone's screen cut it; tests/e2e/test_phone.py)
 SWEEP_MAX_PX = 495
@@ -93,8 +92,11 @@ def saturation(
     entropy: np.ndarray,
     row_labels: list[str],
     marks: list[tuple[str, float]],
-) -> charts.Chart:  # divisors [n_div], max_weight and entropy [n_div, n_q]
+) -> tuple[charts.Chart, charts.Chart]:  # divisors [n_div], max_weight and entropy [n_div, n_q]
     """Two line charts over the divisor (log axis): each query row's largest weight, and its entropy.
+
+    Two charts, not one side by side, so that the page can put them in columns that stack on a narrow screen (a
+    phone's 390 px held one 340 px plot, never two); each stretches to its column's width.
 
     Parameters
     ----------
@@ -119,20 +121,23 @@ def saturation(
          _("entropy of the row (nats): mean and range over {n} rows").format(n=n),
          _("entropy of the row, mean over rows")),
     )
-    return charts.Chart(saturation_build, (tuple(decades), lines, titles), tuple(frames))
+    rules = frames[2]
+    return (charts.Chart(saturation_build, (tuple(decades), lines, titles, 0), (frames[0], rules)),
+            charts.Chart(saturation_build, (tuple(decades), lines, titles, 1), (frames[1], rules)))
 
 
 
 
-def saturation_build(layout: tuple, data: list, domains: list) -> alt.HConcatChart:
-    """The chart of a :func:`saturation` layout (its builder)."""
-    decades, lines, (x_title, divisor_title, query_title, top_titles, entropy_titles) = layout
+def saturation_build(layout: tuple, data: list, domains: list) -> alt.LayerChart:
+    """The chart of a :func:`saturation` layout (its builder): the largest weight (side 0) or the entropy (side 1),
+    as wide as its column."""
+    decades, lines, (x_title, divisor_title, query_title, top_titles, entropy_titles), side = layout
     x = alt.X("divisor:Q", title=x_title, scale=alt.Scale(type="log", domain=[decades[0], decades[-1]]),
               axis=alt.Axis(values=list(decades), format="~g"))
-    left = _per_row_chart(data[0], lines, x, top_titles, (divisor_title, query_title), [0, 1])
-    right = _per_row_chart(data[1], lines, x, entropy_titles, (divisor_title, query_title), None)
-    rules = _rules_chart(data[2], "divisor", x)
-    return alt.hconcat(alt.layer(left, *rules), alt.layer(right, *rules)).resolve_scale(color="shared")
+    plot = _per_row_chart(data[0], lines, x, (top_titles, entropy_titles)[side], (divisor_title, query_title),
+                          [0, 1] if side == 0 else None)
+    return alt.layer(plot, *_rules_chart(data[1], "divisor", x)).properties(
+        width="container", height=PLOT_HEIGHT, autosize=alt.AutoSizeParams(type="fit-x", contains="padding"))
 
 
 def _per_row_frame(divisors: np.ndarray, values: np.ndarray, row_labels: list[str]) -> charts.Frame:
@@ -160,7 +165,7 @@ def _per_row_chart(
     y_title, y_tip, band_title, mean_tip = titles
     divisor_tip, query_tip = tips
     y_scale = alt.Scale(domain=y_domain) if y_domain else alt.Undefined
-    size = {"width": PLOT_WIDTH, "height": PLOT_HEIGHT}
+    size = {"height": PLOT_HEIGHT}  # the width: the layer's (saturation_build), its column's
     if not isinstance(lines, int):
         return alt.Chart(data).mark_line().encode(
             x=x,

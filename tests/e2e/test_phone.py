@@ -118,3 +118,12 @@ def test_the_variance_sweep_fits_a_phone(phone: Page, app_server: str):
     open_app(phone, f"{app_server}/{registry.SCALING.name}")
     (chart,) = charts_with_axis(phone, "d_k (width of queries and keys)", 1)
     assert 0 <= chart[0] and chart[1] <= 390
+
+
+def test_the_saturation_curves_fit_a_phone(phone: Page, app_server: str):
+    """The largest weight and the entropy against the divisor: two charts in columns that stack at 390 px, each
+    whole on the screen (side by side they were 941 px wide)."""
+    open_app(phone, f"{app_server}/{registry.SCALING.name}")
+    for axis in ("largest weight in the row", "entropy of the row (nats)"):
+        (chart,) = charts_with_axis(phone, axis, 1)
+        assert 0 <= chart[0] and chart[1] <= 390 and chart[1] - chart[0] > 300  # drawn, as wide as the screen

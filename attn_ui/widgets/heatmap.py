@@ -575,8 +575,9 @@ def heatmap(
         :func:`cells_room`), for a heatmap in a narrower column: numbers and flat column labels only where they fit.
     focus : bool
         Hover to light a cell's row and column, click to pin them (:func:`focus_layers`; never with one row or one
-        column). False for a panel of a concatenated chart (heatmap_chart of its layout beside others): the panels'
-        selections would share their names, which Vega-Lite refuses.
+        column), added as plain Vega-Lite to the chart's spec (:func:`focus_extra`), never by :func:`heatmap_chart`.
+        False for a panel of a concatenated chart (heatmap_chart of its layout beside others): every panel's layer
+        of cells would be named :data:`CELLS`, and Vega-Lite refuses a name twice.
     """
     r, c = values.shape
     px = px or cell_px(r, c)

@@ -77,9 +77,12 @@ def model_view_times(layers: int, heads: int, n: int, repeats: int) -> tuple[flo
     firsts, reruns = [], []
     for _ in range(repeats):
         word = f"w{next(FRESH):04d}"
-        tokens = [word] * n
-        firsts.append(_ms(lambda: model_views.model_view(weights(), tokens).spec()))
-        reruns.append(_ms(lambda: model_views.model_view(weights(), tokens).spec()))
+
+        def build(tokens=[word] * n):
+            return model_views.model_view(weights(), tokens).spec()
+
+        firsts.append(_ms(build))
+        reruns.append(_ms(build))
     return statistics.median(firsts), statistics.median(reruns)
 
 

@@ -308,7 +308,8 @@ def _template(name: str, layout: Hashable, has_domain: tuple[bool, ...], lang: s
 def with_extra(chart_spec: dict, more: dict) -> dict:
     """A layered spec (changed in place) with ``more["params"]`` after its params and ``more["layer"]`` after its
     layers: plain Vega-Lite that Altair neither builds nor validates (:attr:`Chart.extra`; Altair building and
-    validating a heatmap's focus layers cost 3 to 5 times its own spec, bench/chart_build.py).
+    validating a heatmap's focus layers made its first spec ≈ 100 ms slower, a 64 × 64 one's 5 times slower:
+    bench/chart_build.py, bench/RESULTS.md).
 
     >>> with_extra({"layer": [{"mark": "rect"}]}, {"params": [{"name": "p", "value": 1}], "layer": [{"mark": "text"}]})
     {'layer': [{'mark': 'rect'}, {'mark': 'text'}], 'params': [{'name': 'p', 'value': 1}]}

@@ -551,7 +551,8 @@ def model_view(attentions: np.ndarray, tokens: tuple[str, ...] | list[str] | Non
         kv_label=_("K/V head {n}"), step=step,
         focus_words=(_("query {query}: lit in every head"), _(heatmap.FOCUS_CLICK), _(heatmap.FOCUS_PINNED),
                      _("hover a row of cells: that query lights up in every head")))
-    return charts.Chart(model_view_build, layout, (data, cells), canvas=cells.num_rows > CANVAS_CELLS)
+    return charts.Chart(model_view_build, layout, (data, cells), canvas=cells.num_rows > CANVAS_CELLS,
+                        extra=focus_extra)
 
 
 def model_view_build(layout: ModelViewLayout, data: list, domains: list) -> alt.LayerChart:
@@ -566,19 +567,16 @@ def model_view_build(layout: ModelViewLayout, data: list, domains: list) -> alt.
     gap = GAP_PX / (p + GAP_PX)
     pick = alt.selection_point(name=PICK, fields=["layer", "head"], on="click", clear=False)
     heads = alt.Scale(paddingInner=gap, paddingOuter=gap / 2)
-    x = alt.X("head:O", title=None, scale=heads,
-              axis=alt.Axis(orient="top", labelAngle=0, ticks=False, domain=False, labelPadding=4,
-                            labelExpr=label_expr(layout.head_label) if p >= 44 else "datum.value"))
-    y = alt.Y("layer:O", title=None, scale=alt.Scale(paddingInner=gap, paddingOuter=gap / 2),
-              axis=alt.Axis(ticks=False, domain=False, labelPadding=4, labelExpr=label_expr(layout.layer_label)))
+    x, y, within = axes(layout)
+    x, y = alt.X(**x), alt.Y(**y)
     t_layer, t_head, t_what, t_pair, t_weight = layout.tooltip
     images = alt.Chart(data[0]).mark_image(width=p, height=p, smooth=False).encode(
         x=x, y=y, url="url:N", opacity=alt.when(pick).then(alt.value(1.0)).otherwise(alt.value(0.55)),
     )
     names = json.dumps(list(layout.cells))
-    within = alt.Scale(range=[0, p], paddingInner=0, paddingOuter=0)  # a band of x (y): the image's p pixels
-    hover = alt.Chart(data[1]).mark_rect(opacity=0, cursor="pointer").encode(  # a band over each row of pixels
-        x=x, y=y, yOffset=alt.YOffset("q:O", scale=within),
+    # a band over each row of pixels (on the layer chart's data, data[1], as the focus's lit rows: focus_extra)
+    hover = alt.Chart().mark_rect(opacity=0, cursor="pointer").encode(
+        x=x, y=y, yOffset=alt.YOffset(**within),
         tooltip=[alt.Tooltip("layer:O", title=t_layer), alt.Tooltip("head:O", title=t_head),
                  alt.Tooltip("pair:N", title=t_pair), alt.Tooltip("weight:Q", title=t_weight, format=".3f"),
                  alt.Tooltip("what:N", title=t_what)],
@@ -587,20 +585,14 @@ def model_view_build(layout: ModelViewLayout, data: list, domains: list) -> alt.
         pair=f"{names}[datum.q] + ' → ' + {names}[datum.k]",
     ).transform_lookup(
         lookup="panel", from_=alt.LookupData(data=data[0], key="panel", fields=["what"]),
-    ).add_params(pick, *focus_params())
+    ).add_params(pick).properties(name=ROWS)
     legend = alt.Chart(pd.DataFrame({"v": [0.0, 1.0]})).mark_rect(opacity=0).encode(  # the colour key, as elsewhere
         color=alt.Color("v:Q", scale=alt.Scale(scheme=heatmap.SCHEMES["weights"], domain=[0, 1]), title=None,
                         legend=alt.Legend(orient="bottom", direction="horizontal", format="~g",
                                           gradientLength=min(160, layout.n_heads * (p + GAP_PX)),
                                           gradientThickness=8)))
     title = {"title": alt.TitleParams(layout.note, anchor="start", fontSize=11)} if layout.note else {}
-    lit = alt.Chart(data[1]).mark_rect(filled=False, stroke=heatmap.FOCUS_COLOUR, strokeWidth=1.5, aria=False).encode(
-        x=x, y=y, yOffset=alt.YOffset("q:O", scale=within),
-    ).transform_filter(f"datum.q === {LIT_Q}").transform_calculate(
-        layer=f"floor(datum.panel / {layout.n_heads})", head=f"datum.panel % {layout.n_heads}",
-    ).properties(name="focus_row")
-    focus = [lit, focus_line(layout, names)]
-    layers = [images, hover, *focus, legend]
+    layers = [images, hover, legend]
     if layout.kv_groups:  # heads sharing a key/value head: a line before each group but the first, its number on top
         starts = [h for h, g in enumerate(layout.kv_groups) if h == 0 or layout.kv_groups[h - 1] != g]
         groups = pd.DataFrame({"head": starts, "kv": [layout.kv_groups[h] for h in starts],
@@ -610,26 +602,61 @@ def model_view_build(layout: ModelViewLayout, data: list, domains: list) -> alt.
             x=edge).transform_filter("datum.head > 0")
         names = alt.Chart(groups).mark_text(align="left", baseline="bottom", dy=-20, fontSize=11,
                                             color="#424242").encode(x=edge, y=alt.value(0), text="label:N")
-        layers = [images, rules, names, hover, *focus, legend]
-    return alt.layer(*layers, description=layout.title, **title).properties(
+        layers = [images, rules, names, hover, legend]
+    return alt.layer(*layers, data=data[1], description=layout.title, **title).properties(
         width=alt.Step(p + GAP_PX), height=alt.Step(p + GAP_PX))
 
 
 LIT_Q = "lit_q"  # the query row lit in every small heatmap: the pinned one, else the hovered one (or null)
 
 
-def focus_params() -> list:
+ROWS = "rows"  # the name of the model view's layer of hover bands: where its selections listen (``views``)
+
+
+def axes(layout: ModelViewLayout) -> tuple[dict, dict, dict]:
+    """The model view's x (heads), y (layers) and yOffset (a band's rows of cells) encodings as Vega-Lite: shared
+    by its images, hover bands and lit rows. Heads and layers are bands of ``panel_px + GAP_PX`` pixels, padded by
+    the gap; a band's rows divide its ``panel_px`` (the image's pixels)."""
+    p = layout.panel_px
+    gap = GAP_PX / (p + GAP_PX)
+    bands = {"paddingInner": gap, "paddingOuter": gap / 2}
+    x = {"axis": {"domain": False, "labelAngle": 0, "labelExpr": label_expr(layout.head_label) if p >= 44
+                  else "datum.value", "labelPadding": 4, "orient": "top", "ticks": False},
+         "field": "head", "scale": bands, "title": None, "type": "ordinal"}
+    y = {"axis": {"domain": False, "labelExpr": label_expr(layout.layer_label), "labelPadding": 4, "ticks": False},
+         "field": "layer", "scale": dict(bands), "title": None, "type": "ordinal"}
+    within = {"field": "q", "scale": {"paddingInner": 0, "paddingOuter": 0, "range": [0, p]}, "type": "ordinal"}
+    return x, y, within
+
+
+def focus_params() -> list[dict]:
     """The model view's focus (as attn_ui.widgets.heatmap.focus_params, on the rows of cells: field q): hovering a row
     of a small heatmap lights that query's row in every head; a click pins it (and picks the head, :data:`PICK`), the
-    same click again releases it."""
-    hover = alt.selection_point(name=heatmap.FOCUS, fields=["q"], on="pointerover", clear="pointerout")
+    same click again releases it. Plain Vega-Lite, listening on the hover bands."""
     is_pinned = f"!!datum && isValid(datum.q) && vlSelectionTest({json.dumps(charts.PIN + '_store')}, datum)"
-    pin = alt.selection_point(name=charts.PIN, fields=["q"], on="click", clear="dblclick", toggle=is_pinned)
     lit = f"isArray({charts.PIN}.q) ? {charts.PIN}.q[0] : (isArray({heatmap.FOCUS}.q) ? {heatmap.FOCUS}.q[0] : null)"
-    return [hover, pin, alt.param(name=LIT_Q, expr=lit), alt.param(name=charts.INK, value=charts.INKS["light"])]
+    return [{"name": heatmap.FOCUS, "select": {"type": "point", "clear": "pointerout", "fields": ["q"],
+                                               "on": "pointerover"}, "views": [ROWS]},
+            {"name": charts.PIN, "select": {"type": "point", "clear": "dblclick", "fields": ["q"], "on": "click",
+                                            "toggle": is_pinned}, "views": [ROWS]},
+            {"name": LIT_Q, "expr": lit}, {"name": charts.INK, "value": charts.INKS["light"]}]
 
 
-def focus_line(layout: ModelViewLayout, names: str) -> alt.Chart:
+def focus_extra(layout: ModelViewLayout) -> dict:
+    """The model view's focus (:attr:`attn_ui.widgets.charts.Chart.extra`: plain Vega-Lite added to the spec Altair
+    built): its selections, the lit query row in every small heatmap (on the hover bands' data, the layer chart's)
+    and the line naming it (:func:`focus_line`)."""
+    x, y, within = axes(layout)
+    panel = [{"calculate": f"floor(datum.panel / {layout.n_heads})", "as": "layer"},
+             {"calculate": f"datum.panel % {layout.n_heads}", "as": "head"}]
+    lit = {"mark": {"type": "rect", "aria": False, "filled": False, "stroke": heatmap.FOCUS_COLOUR,
+                    "strokeWidth": 1.5},
+           "encoding": {"x": x, "y": y, "yOffset": within}, "name": "focus_row",
+           "transform": [{"filter": f"datum.q === {LIT_Q}"}, *panel]}
+    return {"params": focus_params(), "layer": [lit, focus_line(layout, json.dumps(list(layout.cells)))]}
+
+
+def focus_line(layout: ModelViewLayout, names: str) -> dict:
     """The line over the model view naming the query lit, and what a click does (pin) or did (click again to
     release); what to do while none is lit (never empty: the chart keeps its height). ``names``: the cells' token
     names as a JSON list."""
@@ -637,11 +664,12 @@ def focus_line(layout: ModelViewLayout, names: str) -> alt.Chart:
     said = heatmap.vega_text(json.loads(lit), {"query": f"{names}[{LIT_Q}]"})
     status = f"(isArray({charts.PIN}.q) ? {pinned} : {click})"
     top = -22 - (16 if layout.kv_groups else 0)  # above the heads' labels (and the K/V heads' names)
-    return alt.Chart(alt.Data(values=[{}])).mark_text(
-        align="left", baseline="bottom", fontSize=12, aria=False, color=heatmap.FOCUS_COLOUR, fontWeight="bold",
-        limit=LABEL_PX + layout.n_heads * (layout.panel_px + GAP_PX),
-        text={"expr": f"{LIT_Q} === null ? {hint} : {said} + ' · ' + {status}"},  # a mark property: see heatmap
-    ).encode(x=alt.XValue(-LABEL_PX), y=alt.YValue(top)).properties(name="focus_cell")
+    width = LABEL_PX + layout.n_heads * (layout.panel_px + GAP_PX)
+    return {"data": {"values": [{}]}, "name": "focus_cell",
+            "mark": {"type": "text", "align": "left", "aria": False, "baseline": "bottom",
+                     "color": heatmap.FOCUS_COLOUR, "fontSize": 12, "fontWeight": "bold", "limit": width,
+                     "text": {"expr": f"{LIT_Q} === null ? {hint} : {said} + ' · ' + {status}"}},
+            "encoding": {"x": {"value": -LABEL_PX}, "y": {"value": top}}}
 
 
 def one_room(labels: list[str]) -> int:

@@ -84,11 +84,22 @@ class Chart:
     data: tuple[Frame, ...]
     domains: tuple[tuple[float, float] | None, ...] = ()
     canvas: bool = False  # many marks and no text: drawn on a canvas (:func:`on_canvas`)
+    #: ``extra(layout) -> {"params": [...], "layer": [...]}``: plain Vega-Lite params and layers appended to the
+    #: layered chart Altair built (:func:`with_extra`), neither built nor validated by Altair on the page's path
+    extra: Callable[[Any], dict] | None = None
 
     def altair(self) -> alt.TopLevelMixin:
-        """The Altair chart itself, domains as numbers (for tests and ``st.altair_chart``)."""
+        """The Altair chart itself, domains as numbers (for tests and ``st.altair_chart``), with its :attr:`extra`
+        (validated with it by ``to_dict``)."""
         domains = [list(d) if d is not None else None for d in self._domains()]
-        return self.build(self.layout, list(self.data), domains)
+        chart = self.build(self.layout, list(self.data), domains)
+        if self.extra is not None:
+            more = self.extra(self.layout)
+            params = [(alt.TopLevelSelectionParameter if "select" in p else alt.VariableParameter)(**p)
+                      for p in more.get("params", [])]
+            chart.params = [*([] if chart.params is alt.Undefined else chart.params), *params]
+            chart.layer = [*chart.layer, *map(_altair_layer, more.get("layer", []))]
+        return chart
 
     def to_dict(self) -> dict:
         """The Altair chart's Vega-Lite dict (validated by Altair)."""
@@ -96,11 +107,20 @@ class Chart:
 
     def spec(self) -> dict:
         """The Vega-Lite spec for ``st.vega_lite_chart``, Altair building it once per layout (:func:`spec`)."""
-        out = spec(self.build, self.layout, self.data, self._domains())
+        out = spec(self.build, self.layout, self.data, self._domains(), extra=self.extra)
         return on_canvas(out) if self.canvas else out
 
     def _domains(self) -> tuple[tuple[float, float] | None, ...]:
         return tuple(self.domains) + (None,) * (len(self.data) - len(self.domains))
+
+
+def _altair_layer(layer: dict) -> alt.Chart:
+    """A plain Vega-Lite layer (:attr:`Chart.extra`) as the Altair chart LayerChart takes (its inline data kept
+    inline, as ``alt.Data`` has it)."""
+    parts = {**layer, "encoding": alt.FacetedEncoding(**layer.get("encoding", {}))}
+    if "data" in layer:
+        parts["data"] = alt.Data(**layer["data"])
+    return alt.Chart(**parts)
 
 
 def show_chart(chart: Chart | dict, **kwargs) -> object:
@@ -222,11 +242,13 @@ def data_domain(slot: int) -> dict:
 
 def spec(
     build: Builder, layout: Hashable, data: Sequence[Frame], domains: Sequence[tuple[float, float] | None] = (),
+    extra: Callable[[Any], dict] | None = None,
 ) -> dict:
     """The Vega-Lite spec of ``build(layout, data, domains)``, its datasets named ``slot0``, ``slot1``, ...
 
     ``domains[i]`` (if given and not None) is data frame i's scale domain (lo, hi): it goes into the frame's
     DOMAIN_LO/DOMAIN_HI columns and the builder gets ``data_domain(i)``, so the spec does not change with it.
+    ``extra`` (:attr:`Chart.extra`) adds its plain params and layers to the cached spec (:func:`with_extra`).
 
     Examples
     --------
@@ -240,7 +262,8 @@ def spec(
     {'v': 3.0, 'domain_lo': 0.0, 'domain_hi': 4.0}
     """
     has_domain = tuple(i < len(domains) and domains[i] is not None for i in range(len(data)))
-    template, constants = _template(_name(build), layout, has_domain, i18n.language(), _build=build)
+    name = _name(build) + (f"+{_name(extra)}" if extra is not None else "")
+    template, constants = _template(name, layout, has_domain, i18n.language(), _build=build, _extra=extra)
     frames = {slot_name(i): _with_domain(frame, domains[i]) if has_domain[i] else frame
               for i, frame in enumerate(data)}
     out = json.loads(template)  # a fresh copy each time: Streamlit patches the spec it is given
@@ -267,7 +290,7 @@ def _template_key(name: str, layout: Hashable, has_domain: tuple[bool, ...], lan
 # a layout holds the learner's labels: kept in bytes
 @budget.cached("chart_template", slots=budget.EXPLORER_SLOTS, key=_template_key)
 def _template(name: str, layout: Hashable, has_domain: tuple[bool, ...], lang: str, *,
-              _build: Builder) -> tuple[str, dict[str, Frame]]:
+              _build: Builder, _extra: Callable[[Any], dict] | None = None) -> tuple[str, dict[str, Frame]]:
     """Altair's spec of the builder on placeholders (validated, once per layout and language) as JSON, and the data
     frames the builder made itself (named const0, const1, ...).
 
@@ -278,7 +301,23 @@ def _template(name: str, layout: Hashable, has_domain: tuple[bool, ...], lang: s
                   [data_domain(i) if has_domain[i] else None for i in slots])
     constants = {name: pa.Table.from_pandas(frame, preserve_index=False) if isinstance(frame, pd.DataFrame) else frame
                  for name, frame in _name_frames(chart, "const").items()}  # converted once, not on every run
-    return json.dumps(_to_dict(chart)), constants
+    out = _to_dict(chart)
+    return json.dumps(with_extra(out, _extra(layout)) if _extra is not None else out), constants
+
+
+def with_extra(chart_spec: dict, more: dict) -> dict:
+    """A layered spec (changed in place) with ``more["params"]`` after its params and ``more["layer"]`` after its
+    layers: plain Vega-Lite that Altair neither builds nor validates (:attr:`Chart.extra`; Altair building and
+    validating a heatmap's focus layers made its first spec ≈ 100 ms slower, a 64 × 64 one's 5 times slower:
+    bench/chart_build.py, bench/RESULTS.md).
+
+    >>> with_extra({"layer": [{"mark": "rect"}]}, {"params": [{"name": "p", "value": 1}], "layer": [{"mark": "text"}]})
+    {'layer': [{'mark': 'rect'}, {'mark': 'text'}], 'params': [{'name': 'p', 'value': 1}]}
+    """
+    if more.get("params"):
+        chart_spec["params"] = [*chart_spec.get("params", []), *more["params"]]
+    chart_spec["layer"] = [*chart_spec["layer"], *more.get("layer", [])]
+    return chart_spec
 
 
 def on_canvas(chart_spec: dict) -> dict:

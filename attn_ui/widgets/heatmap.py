@@ -391,31 +391,37 @@ def vega_text(template: str, parts: dict[str, str]) -> str:
     return " + ".join(pieces) or '""'
 
 
-def focus_params() -> list:
+CELLS = "cells"  # the name of a heatmap's layer of cells (with a focus): where its selections listen (``views``)
+
+
+def focus_params() -> list[dict]:
     """The hover selection, the pin (a click; the same click again releases it: its toggle is true when the
-    clicked cell is the pinned one) and which row and column are lit."""
-    hover = alt.selection_point(name=FOCUS, fields=["row", "col"], on="pointerover", clear="pointerout")
+    clicked cell is the pinned one) and which row and column are lit: plain Vega-Lite, listening on the cells."""
     is_pinned = f"!!datum && isValid(datum.row) && vlSelectionTest({json.dumps(PIN + '_store')}, datum)"
-    pin = alt.selection_point(name=PIN, fields=["row", "col"], on="click", clear="dblclick", toggle=is_pinned)
     lit = "isArray({s}.{f}) ? {s}.{f}[0] : null"
-    return [hover, pin,
-            alt.param(name=LIT_ROW, expr=f"isArray({PIN}.row) ? {PIN}.row[0] : ({lit.format(s=FOCUS, f='row')})"),
-            alt.param(name=LIT_COL, expr=f"isArray({PIN}.row) ? {PIN}.col[0] : ({lit.format(s=FOCUS, f='col')})"),
-            alt.param(name=charts.INK, value=charts.INKS["light"])]
+    return [{"name": FOCUS, "select": {"type": "point", "clear": "pointerout", "fields": ["row", "col"],
+                                       "on": "pointerover"}, "views": [CELLS]},
+            {"name": PIN, "select": {"type": "point", "clear": "dblclick", "fields": ["row", "col"], "on": "click",
+                                     "toggle": is_pinned}, "views": [CELLS]},
+            {"name": LIT_ROW, "expr": f"isArray({PIN}.row) ? {PIN}.row[0] : ({lit.format(s=FOCUS, f='row')})"},
+            {"name": LIT_COL, "expr": f"isArray({PIN}.row) ? {PIN}.col[0] : ({lit.format(s=FOCUS, f='col')})"},
+            {"name": charts.INK, "value": charts.INKS["light"]}]
 
 
-def focus_layers(lay: HeatmapLayout, base: alt.Chart) -> list:
+def focus_layers(lay: HeatmapLayout) -> list[dict]:
     """What lights the focused cell (:func:`focus_params`): an outline around its row and one around its column,
     a line above the cells naming its query and key and its value (the number shown on it, else every digit), and
     what to do: hover, click to pin, click again to release (on a wide heatmap one line beside the rows' title, on a
     narrow one two lines above it). Nothing of it is drawn for screen readers
-    (``aria`` off): the chart's description says what it is, and the keyboard's focus is the page's control."""
+    (``aria`` off): the chart's description says what it is, and the keyboard's focus is the page's control.
+    Plain Vega-Lite layers on the heatmap's data (the layer chart's: :func:`heatmap_chart`)."""
     width, height = lay.width_px * len(lay.cols), lay.height_px * len(lay.rows)
-    outline = {"filled": False, "stroke": FOCUS_COLOUR, "strokeWidth": 2, "aria": False}
-    row_band = base.mark_rect(**outline).encode(x=alt.XValue(0), x2=alt.X2Value(width)).transform_filter(
-        f"datum.row === {LIT_ROW} && datum.col_i === 0").properties(name="focus_row")
-    col_band = base.mark_rect(**outline).encode(y=alt.YValue(0), y2=alt.Y2Value(height)).transform_filter(
-        f"datum.col === {LIT_COL} && datum.row_i === 0").properties(name="focus_col")
+    x, y = axes(lay)
+    outline = {"type": "rect", "aria": False, "filled": False, "stroke": FOCUS_COLOUR, "strokeWidth": 2}
+    row_band = {"mark": outline, "encoding": {"x": {"value": 0}, "x2": {"value": width}, "y": y},
+                "name": "focus_row", "transform": [{"filter": f"datum.row === {LIT_ROW} && datum.col_i === 0"}]}
+    col_band = {"mark": outline, "encoding": {"x": x, "y": {"value": 0}, "y2": {"value": height}},
+                "name": "focus_col", "transform": [{"filter": f"datum.col === {LIT_COL} && datum.row_i === 0"}]}
     number = ("datum.text" if lay.font else EXACT)
     if lay.has_masked:
         number = f"datum.masked ? {json.dumps(_(MASKED_WORD), ensure_ascii=False)} : {number}"
@@ -432,17 +438,40 @@ def focus_layers(lay: HeatmapLayout, base: alt.Chart) -> list:
     else:  # the cell's line over the rows' title, what to do over it (narrow: one line would be cut short)
         x0, y0 = -(lay.labels_px + AXIS_PX), -FOCUS_LINE_PX
         hint, hint_y = f"{nothing_lit} ? {words['hint']} : {after_click}", y0 - LABEL_LINE_PX
-    line = {"align": "left", "baseline": "bottom", "fontSize": FONT, "aria": False, "limit": width + LEGEND_PX - x0}
-    # the colour and the hint's text as mark properties: an expression in an encoding's value costs Altair ≈ 0.1 s
-    # of schema matching per chart layout (measured)
-    cell = base.mark_text(**line, fontWeight="bold", color=FOCUS_COLOUR).encode(
-        x=alt.XValue(x0), y=alt.YValue(y0), text="said:N",
-    ).transform_filter(f"datum.row === {LIT_ROW} && datum.col === {LIT_COL}").transform_calculate(
-        said=said).properties(name="focus_cell")
-    hint = alt.Chart(alt.Data(values=[{}])).mark_text(**line, color=FOCUS_COLOUR, text={"expr": hint}).encode(
-        x=alt.XValue(x0), y=alt.YValue(hint_y),
-    ).properties(name="focus_hint")
+    line = {"type": "text", "align": "left", "aria": False, "baseline": "bottom", "color": FOCUS_COLOUR,
+            "fontSize": FONT, "limit": width + LEGEND_PX - x0}
+    cell = {"mark": {**line, "fontWeight": "bold"},
+            "encoding": {"text": {"field": "said", "type": "nominal"}, "x": {"value": x0}, "y": {"value": y0}},
+            "name": "focus_cell",
+            "transform": [{"filter": f"datum.row === {LIT_ROW} && datum.col === {LIT_COL}"},
+                          {"calculate": said, "as": "said"}]}
+    hint = {"data": {"values": [{}]}, "mark": {**line, "text": {"expr": hint}},
+            "encoding": {"x": {"value": x0}, "y": {"value": hint_y}}, "name": "focus_hint"}
     return [row_band, col_band, cell, hint]
+
+
+def focus_extra(lay: HeatmapLayout) -> dict:
+    """A heatmap's focus (:attr:`attn_ui.widgets.charts.Chart.extra`): its selections and the layers that read them,
+    added as plain Vega-Lite to the spec Altair built (once per layout: attn_ui.widgets.charts.spec)."""
+    return {"params": focus_params(), "layer": focus_layers(lay)}
+
+
+def axes(lay: HeatmapLayout) -> tuple[dict, dict]:
+    """A heatmap's x (columns) and y (rows) encodings as Vega-Lite: shared by its cells, numbers and focus layers.
+
+    sort None: the data's order, rows and columns in order (row-major); an explicit list of every label would make
+    Vega evaluate an indexof() expression per cell. Labels lie flat where they fit (angle 0: Streamlit's theme would
+    turn them), else turned; each one drawn where the cells give it its line (every_label), else greedy: hide labels
+    that would overlap. The rows' title lies flat above the row labels (turned on its side, a Chinese or Korean
+    title is hard to read).
+    """
+    x_overlap = False if every_label(lay.width_px, lay.angle) else "greedy"
+    y_overlap = False if every_label(lay.height_px, 90) else "greedy"
+    x = {"axis": {"labelAngle": lay.angle, "labelOverlap": x_overlap}, "field": "col", "sort": None,
+         "title": lay.x_title or None, "type": "ordinal"}
+    y = {"axis": {"labelOverlap": y_overlap, "titleAlign": "left", "titleAngle": 0, "titleBaseline": "bottom",
+                  "titleY": -8}, "field": "row", "sort": None, "title": lay.y_title or None, "type": "ordinal"}
+    return x, y
 
 
 def heatmap_chart(layout: HeatmapLayout, data: list, domains: list) -> alt.LayerChart | alt.Chart:
@@ -453,18 +482,11 @@ def heatmap_chart(layout: HeatmapLayout, data: list, domains: list) -> alt.Layer
     lay = layout
     scale = alt.Scale(scheme=SCHEMES[lay.kind], domain=list(lay.fixed_domain) if lay.fixed_domain else domains[0],
                       **({"domainMid": 0} if lay.kind == "signed" else {}))
-    # sort=None: the data's order, rows and columns in order (row-major); an explicit list of every label would
-    # make Vega evaluate an indexof() expression per cell
-    # labels lie flat where they fit (angle 0: Streamlit's theme would turn them), else turned; each one drawn where
-    # the cells give it its line (every_label), else greedy: hide labels that would overlap
-    x_overlap = False if every_label(lay.width_px, lay.angle) else "greedy"
-    y_overlap = False if every_label(lay.height_px, 90) else "greedy"
-    x = alt.X("col:O", sort=None, title=lay.x_title or None,
-              axis=alt.Axis(labelAngle=lay.angle, labelOverlap=x_overlap))
-    # the rows' title lies flat above the row labels (turned on its side, a Chinese or Korean title is hard to read)
-    y = alt.Y("row:O", sort=None, title=lay.y_title or None,
-              axis=alt.Axis(labelOverlap=y_overlap, titleAngle=0, titleAlign="left", titleY=-8, titleBaseline="bottom"))
-    base = alt.Chart(data[0]).encode(x=x, y=y).properties(width=alt.Step(lay.width_px), height=alt.Step(lay.height_px))
+    x, y = axes(lay)
+    # layered (numbers on the cells, or a focus): the layer chart holds the data, which its focus layers read too
+    layered = bool(lay.font or lay.focus)
+    base = alt.Chart(alt.Undefined if layered else data[0]).encode(x=alt.X(**x), y=alt.Y(**y)).properties(
+        width=alt.Step(lay.width_px), height=alt.Step(lay.height_px))
     # the title over the whole chart (never alt.Undefined: altair 6 rejects it)
     top = {"description": describe(lay), **({"title": lay.title} if lay.title else {})}
     # the tooltip's value ("shown", below) has every digit (:data:`EXACT`), the cell's text the decimals shown
@@ -490,17 +512,16 @@ def heatmap_chart(layout: HeatmapLayout, data: list, domains: list) -> alt.Layer
     if lay.select:
         sel = alt.selection_point(name=lay.select, fields=["row_i", "col_i"], on="click", clear=False)
         rect = rect.add_params(sel)
-    focus = focus_layers(lay, base) if lay.focus else []
-    if lay.focus:
-        rect = rect.add_params(*focus_params())
+    if lay.focus:  # named: its focus selections listen on it (:func:`focus_extra`, added to the spec)
+        rect = rect.properties(name=CELLS)
     if not lay.font:
-        return alt.layer(rect, *focus, **top) if focus else rect.properties(**top)
+        return alt.layer(rect, data=data[0], **top) if lay.focus else rect.properties(**top)
     text = base.mark_text(fontSize=lay.font).encode(text="text:N", color=cell_ink())
     if lay.has_masked:  # the number drawn on a masked cell ("−∞", or a weight 0) is read as "masked" too
         text = text.transform_calculate(description=masked_description(
             lay.x_title or _("col"), lay.y_title or _("row"), N_("text"), "datum.text")).encode(
             description="description:N")
-    return alt.layer(rect, text, *focus, **top)
+    return alt.layer(rect, text, data=data[0], **top)
 
 
 def heatmap(
@@ -554,8 +575,9 @@ def heatmap(
         :func:`cells_room`), for a heatmap in a narrower column: numbers and flat column labels only where they fit.
     focus : bool
         Hover to light a cell's row and column, click to pin them (:func:`focus_layers`; never with one row or one
-        column). False for a panel of a concatenated chart (heatmap_chart of its layout beside others): the panels'
-        selections would share their names, which Vega-Lite refuses.
+        column), added as plain Vega-Lite to the chart's spec (:func:`focus_extra`), never by :func:`heatmap_chart`.
+        False for a panel of a concatenated chart (heatmap_chart of its layout beside others): every panel's layer
+        of cells would be named :data:`CELLS`, and Vega-Lite refuses a name twice.
     """
     r, c = values.shape
     px = px or cell_px(r, c)
@@ -612,7 +634,7 @@ def heatmap(
         focus=focus and r > 1 and c > 1, labels_px=max(map(label_px, row_labels), default=0),
     )
     return charts.Chart(heatmap_chart, layout, (data,), (None if layout.fixed_domain else (float(lo), float(hi)),),
-                        canvas=layout.on_canvas)
+                        canvas=layout.on_canvas, extra=focus_extra if layout.focus else None)
 
 
 def shared_domain(*matrices: np.ndarray, kind: Kind = "signed") -> tuple[float, float]:

@@ -88,3 +88,21 @@ def test_the_focus_selectbox_pins_its_token_on_step_by_step(lang):
     at.sidebar.selectbox(key="steps_focus").set_value("").run()  # none: no pin
     assert not any("value" in _params(json.loads(el.proto.spec)).get(charts.PIN, {})
                    for el in at.get("vega_lite_chart"))
+
+
+def test_the_focus_selectbox_pins_its_token_on_a_model_that_writes(monkeypatch, tmp_path):
+    """The keyboard's path on A model that writes: its row in every head of the model view and in the large head."""
+    from attn_ui.app import registry
+
+    from .. import tiny_gpt2
+
+    monkeypatch.setenv("ATTN_CAUSAL_MODEL", str(tiny_gpt2.build(tmp_path / "gpt2")))
+    at = new_app(registry.GENERATE.file)
+    at.text_input(key="gen_prompt").set_value(tiny_gpt2.PROMPTS[0]).run()
+    box = at.sidebar.selectbox(key="gen_focus")
+    token = box.options[2]  # the second token's label (the first option: none)
+    box.set_value(token).run()
+    assert not at.exception
+    pins = [_params(json.loads(el.proto.spec)).get(charts.PIN, {}).get("value") for el in at.get("vega_lite_chart")]
+    assert [{"q": 1}] in pins  # the model view: the second query's row of cells, in every head
+    assert [{"row": token, "col": token}] in pins  # the large head's heatmap

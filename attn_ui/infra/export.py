@@ -1,23 +1,28 @@
 """A chart saved as an image: a Vega-Lite spec drawn to PNG or SVG by vl-convert, in a short-lived child process.
 
 vl-convert (what Altair's ``chart.save`` uses) draws with a JavaScript engine embedded in its Python module. Loaded in
-the server, it stays: measured on a 64 × 64 heatmap (bench/export.py), the server's peak memory rose 170 → 299 MB
-and stayed there after the export. So :func:`to_image` runs it in a child process (attn_ui/infra/export_worker.py,
-the spec as JSON on stdin, the image on stdout) that exits when the image is made: the server gains only the image's
-bytes, for as long as Streamlit keeps the download.
+the server, it stays: measured (bench/export.py), this process's peak rose 174 → 286 MiB with one PNG made in it, and
+a module's memory is never given back. So :func:`to_image` runs it in a child process (attn_ui/infra/export_worker.py,
+the spec as JSON on stdin, the image on stdout) that exits when the image is made: the child peaks at 112–124 MiB and
+takes it with it; the server's peak did not move (174 → 175 MiB after four exports).
 
-Bounded:
+Bounded (figures for the largest charts the app draws: a 64 × 64 heatmap, attn_ui.widgets.heatmap.MAX_SIDE, larger
+matrices are drawn in blocks; the model view of 12 × 12 heads; bench/export.py):
 
 - :data:`SLOTS`: one export at a time in the process, first come first served (a :class:`budget.FairSlots` of its own,
-  so a burst of exports waits for its turn and never holds up a model's or the explorer's computations): at most one
-  child, ≈ 130 MB, at a time.
-- :data:`MAX_SPEC_BYTES`: the spec's JSON sent to the child, 8 MB. The largest chart the app draws is a heatmap of
-  64 × 64 cells (attn_ui.widgets.heatmap.MAX_SIDE; larger matrices are drawn in blocks): its spec is ≈ 1.3 MB.
-- :data:`TIMEOUT_S`: 30 s, then the child is killed. That heatmap's SVG took 2.7 s, its PNG 1.2 s.
-- :data:`MAX_IMAGE_BYTES`: the image, 16 MB (the child writes nothing larger). That heatmap's PNG at scale 2 is
-  1.4 MB, its SVG 0.4 MB; Streamlit keeps the bytes of a download in memory until the session's next run.
+  so a burst of exports waits its turn and never holds up a model's or the explorer's computations): at most one
+  child, ≈ 125 MiB, at a time.
+- :data:`MAX_SPEC_BYTES`: the spec's JSON sent to the child, 4 MB, ten times the largest chart's (0.38 MB): the
+  server holds it twice (text and bytes) while the child runs.
+- :data:`TIMEOUT_S`: 30 s, then the child is killed. The largest charts took 1.6–4.1 s (SVG of the model view the
+  longest) on a loaded 2-core machine.
+- :data:`MAX_IMAGE_BYTES`: the image, 8 MB (the child writes nothing larger), five times the largest (the heatmap's
+  PNG at scale 2, 1.44 MB): Streamlit keeps a made download's bytes in memory until its clean-up after two later
+  script runs (runtime.media_file_manager.remove_orphaned_files).
 
-Every failure is an :class:`ExportError` whose message is written for the visitor; its cause goes to the log.
+Every failure is an :class:`ExportError` whose message says what went wrong in a visitor's words (in English: this
+layer has no catalogs; attn_ui.shell.save_chart logs it, as a deferred download cannot show it); the child's own
+output goes to the log.
 """
 
 from __future__ import annotations
@@ -31,8 +36,8 @@ from typing import Literal
 from attn_ui.infra import budget, st_internals
 
 Format = Literal["png", "svg"]
-MAX_SPEC_BYTES = 8_000_000
-MAX_IMAGE_BYTES = 16_000_000
+MAX_SPEC_BYTES = 4_000_000
+MAX_IMAGE_BYTES = 8_000_000
 TIMEOUT_S = 30.0
 SLOTS = budget.FairSlots(1, "export")  # one child at a time
 WORKER = Path(__file__).with_name("export_worker.py")

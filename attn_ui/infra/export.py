@@ -11,7 +11,9 @@ matrices are drawn in blocks; the model view of 12 × 12 heads; bench/export.py)
 
 - :data:`SLOTS`: one export at a time in the process, first come first served (a :class:`budget.FairSlots` of its own,
   so a burst of exports waits its turn and never holds up a model's or the explorer's computations): at most one
-  child, ≈ 125 MiB, at a time.
+  child, ≈ 125 MiB, at a time; with :data:`MAX_WAITING` exports queued already, one more is refused at once. A
+  waiting export holds a thread of the event loop's default pool (Streamlit makes a deferred download with
+  ``asyncio.to_thread``: min(32, cores + 4) threads, 6 on 2 cores), which Streamlit's other deferred downloads share.
 - :data:`MAX_SPEC_BYTES`: the spec's JSON sent to the child, 4 MB, ten times the largest chart's (0.38 MB): the
   server holds it twice (text and bytes) while the child runs.
 - :data:`TIMEOUT_S`: 30 s, then the child is killed. The largest charts took 1.6–4.1 s (SVG of the model view the
@@ -40,6 +42,7 @@ MAX_SPEC_BYTES = 4_000_000
 MAX_IMAGE_BYTES = 8_000_000
 TIMEOUT_S = 30.0
 SLOTS = budget.FairSlots(1, "export")  # one child at a time
+MAX_WAITING = 3  # exports queued for SLOTS beyond which another is refused (each waits ≤ TIMEOUT_S per one before it)
 WORKER = Path(__file__).with_name("export_worker.py")
 _LOG = st_internals.logger(__name__)
 
@@ -63,6 +66,8 @@ def to_image(spec: dict, fmt: Format) -> bytes:
     if len(text) > MAX_SPEC_BYTES:
         raise ExportError(f"This chart is too large to save ({len(text) / 1e6:.1f} MB of data; at most "
                           f"{MAX_SPEC_BYTES / 1e6:.0f} MB).")
+    if SLOTS.waiting >= MAX_WAITING:
+        raise ExportError("The server is saving other charts right now: try again in a moment.")
     with budget.compute_slot(SLOTS):
         return _convert(text, fmt)
 

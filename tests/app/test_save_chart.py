@@ -83,6 +83,12 @@ def test_timeout_and_missing_converter(monkeypatch):
     assert export.SLOTS.held == 0  # the slot given back on every path
 
 
+def test_a_full_queue_refuses_at_once(monkeypatch):
+    monkeypatch.setattr(export, "MAX_WAITING", 0)
+    with pytest.raises(export.ExportError, match="try again in a moment"):
+        export.to_image({"mark": "bar"}, "png")
+
+
 def test_the_download_data_is_a_callable_making_the_image(weights_spec, monkeypatch):
     made = save_chart.image_maker(weights_spec, "png", "Weights")
     assert callable(made) and made().startswith(b"\x89PNG")

@@ -47,7 +47,7 @@ def menu(page: str) -> None:
         names = chart_names(drawn)
         pick = st.selectbox(_("Chart"), range(len(names)), format_func=names.__getitem__, key=CHOICE)
         chart = drawn[pick]
-        stem = file_stem(page, chart.name, pick)
+        stem = file_stem(page, chart.name and names[pick], pick)  # a name that comes again: with its place
         for fmt, mime in (("png", "image/png"), ("svg", "image/svg+xml")):
             st.download_button(fmt.upper(), image_maker(chart.spec, fmt, names[pick]), file_name=f"{stem}.{fmt}",
                                mime=mime, key=f"save_chart_{fmt}", icon=":material/download:", on_click="ignore",
@@ -63,13 +63,13 @@ def chart_names(drawn: list[charts.Shown]) -> list[str]:
 
 
 def file_stem(page: str, name: str, index: int) -> str:
-    """``page-chart``, ASCII letters, digits and dashes only (a name with none of them: ``chart-3``).
+    """``page-chart``, ASCII letters, digits and dashes only (a name without an ASCII letter: ``chart-3``, its place).
 
-    >>> file_stem("steps", "Scores QKᵀ", 3), file_stem("steps", "权重", 5)
-    ('steps-scores-qk', 'steps-chart-6')
+    >>> file_stem("steps", "Scores QKᵀ", 3), file_stem("steps", "权重 (6)", 5), file_stem("steps", "Weights (6)", 5)
+    ('steps-scores-qk', 'steps-chart-6', 'steps-weights-6')
     """
     slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:60].strip("-")
-    return f"{page}-{slug or f'chart-{index + 1}'}"
+    return f"{page}-{slug if re.search('[a-z]', slug) else f'chart-{index + 1}'}"
 
 
 def image_maker(spec: dict, fmt: export.Format, title: str):

@@ -49,7 +49,7 @@ def menu(page: str) -> None:
         chart = drawn[pick]
         stem = file_stem(page, chart.name and names[pick], pick)  # a name that comes again: with its place
         for fmt, mime in (("png", "image/png"), ("svg", "image/svg+xml")):
-            st.download_button(fmt.upper(), image_maker(chart.spec, fmt, names[pick]), file_name=f"{stem}.{fmt}",
+            st.download_button(fmt.upper(), image_maker(chart.spec, fmt, chart.name), file_name=f"{stem}.{fmt}",
                                mime=mime, key=f"save_chart_{fmt}", icon=":material/download:", on_click="ignore",
                                width="stretch")
         st.caption(_("PNG at twice the chart's size; SVG scales to any size. Light colours on white."))

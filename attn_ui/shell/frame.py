@@ -21,20 +21,23 @@ from attn_ui.app import address, i18n, origins, registry, state
 from attn_ui.app.i18n import _
 from attn_ui.infra import st_internals
 from attn_ui.lessons import lesson_ui
+from attn_ui.shell import save_chart
 from attn_ui.views import model_views, share_ui
-from attn_ui.widgets import grid_editor, heatmap, text
+from attn_ui.widgets import charts, grid_editor, heatmap, text
 
 log = logging.getLogger(__name__)
 CRASHED = "page_crashed"  # the key of the message a page's unforeseen error leaves (tests look for it)
 
 
 def run(pg: st.Page) -> None:
-    """Run the page. An error no page foresaw (a bug) is logged with its traceback, for the operator, and the page
-    shows a message instead of Streamlit's exception box, whose traceback would show the server's file paths: the
-    learner's numbers stay as they were. Every error a learner can cause has its own message on its page; this is
-    the last line."""
+    """Run the page, then the sidebar's *Save a chart* for the charts it drew (attn_ui.shell.save_chart).
+
+    An error no page foresaw (a bug) is logged with its traceback, for the operator, and the page shows a message
+    instead of Streamlit's exception box, whose traceback would show the server's file paths: the learner's numbers
+    stay as they were. Every error a learner can cause has its own message on its page; this is the last line."""
     try:
         pg.run()
+        save_chart.menu(share_ui.page_name(pg))  # after the page: the charts it drew
     except Exception:  # noqa: BLE001 - st.stop, st.rerun and st.switch_page are BaseExceptions: they pass
         log.exception("the page %r stopped on an error", pg.url_path)
         st.container(key=CRASHED).error(_(
@@ -46,6 +49,7 @@ def navigation() -> st.Page:
     """Set up the session and the sidebar; return the page to run."""
     choose_language()  # first: every text of this run is in it
     i18n.pin_language()  # read once for the rest of the run: nothing after the callbacks changes it
+    charts.new_run()  # the charts this run draws, offered by save_chart.menu after the page
     st.set_page_config(page_title=_("Self-Attention Explorer"), page_icon=":material/center_focus_strong:",
                        layout="wide",
                        initial_sidebar_state=heatmap.SIDEBAR_PX)  # its width in px, shown

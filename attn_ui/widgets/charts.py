@@ -34,9 +34,10 @@ so this is safe in Streamlit's script threads.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import altair as alt
 import numpy as np
@@ -143,7 +144,48 @@ def show_chart(chart: Chart | dict, **kwargs) -> object:
     for param in out.get("params", []):
         if param.get("name") == INK:  # the learner's theme, as the browser reports it (None: light)
             param["value"] = INKS.get(getattr(st.context.theme, "type", None) or "light", INKS["light"])
+    if (drawn := getattr(_RUN, "shown", None)) is not None:
+        drawn.append(Shown(_chart_name(chart, out), out))
     return st.vega_lite_chart(spec=out, theme=THEME, **kwargs)
+
+
+class Shown(NamedTuple):
+    """A chart drawn in this run (:func:`shown`): its name ("" if it has none) and the spec sent, not a copy."""
+
+    name: str
+    spec: dict
+
+
+#: this script run's own (a run has its own thread): the charts :func:`show_chart` has drawn, from :func:`new_run` on
+_RUN = threading.local()
+
+
+def new_run() -> None:
+    """Start this run's list of the charts drawn (:func:`shown`): called by the frame at the start of every run."""
+    _RUN.shown = []
+
+
+def shown() -> list[Shown]:
+    """The charts drawn in this run so far, in page order (attn_ui.shell.save_chart offers them as images). The specs
+    are the dicts sent to Streamlit (which copies what it changes), held by this run only: nothing to free later."""
+    return list(getattr(_RUN, "shown", None) or ())
+
+
+def _chart_name(chart: Chart | dict, chart_spec: dict) -> str:
+    """A chart's name: its layout's title or matrix name (a heatmap's, written above it), else its spec's title."""
+    layout = getattr(chart, "layout", None)
+    return getattr(layout, "title", "") or getattr(layout, "name", "") or title_text(chart_spec)
+
+
+def title_text(chart_spec: dict) -> str:
+    """The text of a spec's title, its lines joined ("" without one).
+
+    >>> title_text({"title": {"text": ["Weights", "per head"]}}), title_text({})
+    ('Weights per head', '')
+    """
+    title = chart_spec.get("title") or ""
+    text = title.get("text", "") if isinstance(title, dict) else title
+    return (" ".join(text) if isinstance(text, list) else str(text)).strip()
 
 
 def pinned(chart_spec: dict, value: list[dict] | None) -> dict:
@@ -383,10 +425,6 @@ def describe(chart_spec: dict) -> dict:
     >>> describe({"title": "S", "description": "mine"})["description"], "description" in describe({})
     ('mine', False)
     """
-    title = chart_spec.get("title")
-    if "description" not in chart_spec and title:
-        text = title.get("text", "") if isinstance(title, dict) else title
-        text = " ".join(text) if isinstance(text, list) else str(text)
-        if text.strip():
-            chart_spec["description"] = text.strip()
+    if "description" not in chart_spec and (text := title_text(chart_spec)):
+        chart_spec["description"] = text
     return chart_spec

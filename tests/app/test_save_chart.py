@@ -1,0 +1,128 @@
+"""Save a chart (issue 39): a chart as PNG and SVG through vl-convert in a child process, its caps and errors, and the
+sidebar's menu listing the page's charts."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from attn_core import DEFAULT_PRESET, load_preset, self_attention
+from attn_ui.app import registry
+from attn_ui.infra import export
+from attn_ui.shell import save_chart
+from attn_ui.widgets import heatmap, text
+
+from .apptools import APP
+
+pytest.importorskip("vl_convert", reason="pip install vl-convert-python (requirements.txt)")
+
+
+@pytest.fixture(scope="module")
+def weights_spec() -> dict:
+    """Step by step's weights heatmap of the default preset, as show_chart sends it, made printable."""
+    cfg = load_preset(DEFAULT_PRESET)
+    t = self_attention(cfg.x, cfg.w_q, cfg.w_k, cfg.w_v)
+    chart = heatmap.heatmap(t.weights, text.query_labels(cfg), text.token_labels(cfg), title="Weights",
+                            kind="weights", x_title="key", y_title="query")
+    return save_chart.printable(chart.spec(), "Weights")
+
+
+def test_png_and_svg_of_a_real_chart(weights_spec):
+    png = export.to_image(weights_spec, "png")
+    assert png.startswith(b"\x89PNG\r\n\x1a\n")
+    width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+    assert width > 200 and height > 150  # at scale 2: not a collapsed strip
+    svg = export.to_image(weights_spec, "svg").decode()
+    assert svg.startswith("<svg") and "0: input1" in svg and "Weights" in svg
+    assert 'fill="white"' in svg  # the background: the file reads on any viewer
+    assert "hover a cell" not in svg  # a still image has no pointer
+
+
+def test_printable_leaves_the_spec_sent_as_it_is(weights_spec):
+    cfg = load_preset(DEFAULT_PRESET)
+    chart = heatmap.heatmap(cfg.x, text.token_labels(cfg), ["0", "1", "2", "3"], title="X")
+    sent = chart.spec()
+    before = json.dumps({k: v for k, v in sent.items() if k != "datasets"}, sort_keys=True)
+    out = save_chart.printable(sent, "X")
+    json.dumps(out, allow_nan=False)  # JSON as it is
+    assert json.dumps({k: v for k, v in sent.items() if k != "datasets"}, sort_keys=True) == before
+    assert out["config"]["background"] == "white" and set(out["datasets"]) == set(sent["datasets"])
+
+
+def test_a_bad_spec_is_an_export_error():
+    with pytest.raises(export.ExportError, match="could not be drawn"):
+        export.to_image({"mark": "bar", "encoding": {"x": {"field": "a", "type": "nonsense"}},
+                         "data": {"values": [{"a": 1}]}}, "svg")
+    with pytest.raises(export.ExportError, match="cannot be written out"):
+        export.to_image({"data": {"values": [{"a": float("nan")}]}, "mark": "bar"}, "png")
+
+
+def test_caps_in_and_out(monkeypatch):
+    monkeypatch.setattr(export, "MAX_SPEC_BYTES", 100)
+    with pytest.raises(export.ExportError, match="too large to save"):
+        export.to_image({"data": {"values": [{"a": i} for i in range(50)]}, "mark": "bar"}, "svg")
+    monkeypatch.setattr(export, "MAX_SPEC_BYTES", 4_000_000)
+    monkeypatch.setattr(export, "MAX_IMAGE_BYTES", 1000)  # the child writes nothing larger
+    with pytest.raises(export.ExportError, match="larger than"):
+        export.to_image({"data": {"values": [{"a": 1}]}, "mark": "bar", "encoding": {"x": {"field": "a"}}}, "png")
+
+
+def test_timeout_and_missing_converter(monkeypatch):
+    def too_slow(*args, **kwargs):
+        raise subprocess.TimeoutExpired(args[0], export.TIMEOUT_S)
+
+    monkeypatch.setattr(subprocess, "run", too_slow)
+    with pytest.raises(export.ExportError, match="longer than 30 s"):
+        export.to_image({"mark": "bar"}, "png")
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a[0], 2, b"", b""))
+    with pytest.raises(export.ExportError, match="vl-convert-python is not installed"):
+        export.to_image({"mark": "bar"}, "png")
+    assert export.SLOTS.held == 0  # the slot given back on every path
+
+
+def test_a_full_queue_refuses_at_once(monkeypatch):
+    monkeypatch.setattr(export, "MAX_WAITING", 0)
+    with pytest.raises(export.ExportError, match="try again in a moment"):
+        export.to_image({"mark": "bar"}, "png")
+
+
+def test_the_download_data_is_a_callable_making_the_image(weights_spec, monkeypatch):
+    made = save_chart.image_maker(weights_spec, "png", "Weights")
+    assert callable(made) and made().startswith(b"\x89PNG")
+
+
+def steps_through_router(lang: str, open_menu: bool = True) -> AppTest:
+    """Step by step run by the router (streamlit_app.py: frame.run draws the menu after the page). AppTest runs a
+    page it switched to without the router, so the router's default page is made Step by step for this run."""
+    at = AppTest.from_file(APP, default_timeout=60)
+    if open_menu:
+        at.session_state[save_chart.OPEN] = True
+    at.query_params["lang"] = lang
+    return at.run()
+
+
+@pytest.mark.parametrize(("lang", "weights"), [("en", "Weights"), ("zh", "权重")])
+def test_the_menu_lists_the_pages_charts_by_title(monkeypatch, lang, weights):
+    monkeypatch.setattr(registry, "DEFAULT", registry.STEPS)
+    at = steps_through_router(lang)
+    assert not at.exception and at.title[0].value == ("Step by step" if lang == "en" else "逐步计算")
+    menu = next(s for s in at.sidebar.selectbox if s.key == save_chart.CHOICE)
+    names = menu.options  # as the visitor reads them (format_func applied)
+    assert names[:3] == ["Q", "K", "V"] and weights in names and len(names) == len(at.get("vega_lite_chart"))
+    assert [b.key for b in at.sidebar.get("download_button")] == ["save_chart_png", "save_chart_svg"]
+
+
+def test_a_closed_menu_is_one_element(monkeypatch):
+    monkeypatch.setattr(registry, "DEFAULT", registry.STEPS)
+    at = steps_through_router("en", open_menu=False)
+    assert not at.exception
+    assert not [s for s in at.sidebar.selectbox if s.key == save_chart.CHOICE]
+    assert not at.sidebar.get("download_button")
+
+
+def test_file_names_are_ascii():
+    assert save_chart.file_stem("steps", "Row sums Σⱼ aᵢⱼ", 6) == "steps-row-sums-a"
+    assert save_chart.file_stem("model", "注意力", 0) == "model-chart-1"

@@ -17,7 +17,7 @@ import streamlit as st
 
 from attn_core import AttentionInputError, head_mean, rollout_row, summed_attention
 from attn_ui.app import i18n, state
-from attn_ui.app.i18n import N_, _
+from attn_ui.app.i18n import N_, _, ngettext
 from attn_ui.widgets import charts, controls, heatmap, text
 from attn_ui.widgets.numbers import format_numbers
 
@@ -143,8 +143,10 @@ def tokens_summed(sides: list[Side]) -> None:
     values = np.vstack([per_head, over])  # [n_heads + 1, n_k]
     masked = ~side.allowed[queries].any(axis=0)  # [n_k]: keys none of the chosen queries may read
     row_labels = [_(controls.HEAD_OPTION).format(h=h) for h in range(len(per_head))] + [_("mean of the heads")]
-    title = (_("layer {layer}: {n} query tokens summed") if how == "sum" else
-             _("layer {layer}: {n} query tokens averaged")).format(layer=layer, n=len(queries))
+    title = (ngettext("layer {layer}: {n} query token summed", "layer {layer}: {n} query tokens summed", len(queries))
+             if how == "sum" else
+             ngettext("layer {layer}: {n} query token averaged", "layer {layer}: {n} query tokens averaged",
+                      len(queries))).format(layer=layer, n=len(queries))
     with st.container(horizontal=True, wrap=False):  # on a phone, wider than the screen: it scrolls sideways
         charts.show_chart(heatmap.heatmap(
             values, row_labels, list(side.cols), kind="weights", precision=min(controls.precision(), PRECISION),
@@ -164,9 +166,13 @@ def summed_words(per_head: np.ndarray, over: np.ndarray, queries: list[int], sid
     said = {"key": text.md_escape(side.cols[k]), "w": w, "head": h, "head_key": text.md_escape(side.cols[hk]),
             "hw": hw}
     if how == "sum":
-        first = _("Over the heads, the {n} tokens chosen put the most weight together on “{key}” ({w}; at most {n}).")
+        first = ngettext("Over the heads, the {n} token chosen puts the most weight on “{key}” ({w}; at most {n}).",
+                         "Over the heads, the {n} tokens chosen put the most weight together on “{key}” ({w}; at most "
+                         "{n}).", len(queries))
     else:
-        first = _("Over the heads, the {n} tokens chosen put on average the most weight on “{key}” ({w}).")
+        first = ngettext("Over the heads, the {n} token chosen puts on average the most weight on “{key}” ({w}).",
+                         "Over the heads, the {n} tokens chosen put on average the most weight on “{key}” ({w}).",
+                         len(queries))
     return i18n.sentences(first.format(n=len(queries), **said),
                           _("Of all heads, head {head} puts the most on one key: “{head_key}” ({hw}).").format(**said))
 

@@ -230,7 +230,9 @@ def largest_words(v: NeuronView) -> str:
     """The features whose products weigh most in the score, with their q, k and product (Markdown)."""
     parts = [_("feature {d}: {q} × {k} = {p}").format(d=int(d), q=num(v.q_i[d]), k=num(v.k_j[d]),
                                                       p=num(v.product[d])) for d in v.largest(NAMED)]
-    return _("**The largest products** (in size; ▲ under the chart): {parts}.").format(parts="; ".join(parts))
+    if len(v.product) > NAMED:  # the chart marks them (vectors_chart: with NAMED or fewer it marks none)
+        return _("**The largest products** (in size; ▲ under the chart): {parts}.").format(parts="; ".join(parts))
+    return _("**The products** (largest in size first): {parts}.").format(parts="; ".join(parts))
 
 
 def arithmetic(v: NeuronView, q_label: str, k_label: str, shown: np.ndarray | None) -> str:

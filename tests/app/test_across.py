@@ -143,7 +143,8 @@ def test_a_model_that_writes_summed_and_rolled_out(folders):
     np.testing.assert_allclose(title(at, "layer 0: 2 query tokens summed"), summed(a[0], queries, "sum"), rtol=0,
                                atol=1e-12)
     at.multiselect(key="gen_sum_queries").set_value([0]).run()
-    shown = title(at, "layer 0: 1 query tokens summed")
+    shown = title(at, "layer 0: 1 query token summed")  # one token: singular (ngettext), the sentence too
+    assert "the 1 token chosen puts the most weight on" in words(at)
     np.testing.assert_allclose(shown, summed(a[0], [0], "sum"), rtol=0, atol=1e-12)
     assert (shown[:, 1:] == 0).all()  # the first token reads only itself
     real = np.ones(n, dtype=bool)

@@ -116,6 +116,7 @@ def test_a_model_that_writes_gpt2(monkeypatch, dirs):
     assert at.selectbox(key="gen_neuron_query").value == n - 1  # the last token: the one that writes
     v = check(at, cfg, 0, n - 1, at.selectbox(key="gen_neuron_key").value)
     assert not at.get("toggle") or "before RoPE" not in str([t.label for t in at.toggle])
+    assert "The products** (largest in size first)" in texts(at) and "▲" not in texts(at)  # d_k 4: no ▲ drawn
     at.selectbox(key="gen_neuron_query").set_value(1).run()
     at.selectbox(key="gen_neuron_key").set_value(3).run()  # after the query: masked
     assert "its weight 0" in texts(at)

@@ -25,7 +25,7 @@ from attn_ui.app.i18n import _
 from attn_ui.infra import export, st_internals
 from attn_ui.widgets import charts
 
-OPEN = "save_chart_open"  # the popover open (its contents are made only then)
+OPEN = "save_chart_open"  # the expander open (its contents are made only then)
 CHOICE = "save_chart_choice"
 BACKGROUND = "white"
 #: layers a still image leaves out: a heatmap's "hover a cell" hint (attn_ui.widgets.heatmap.focus_layers; a pinned
@@ -40,8 +40,8 @@ def menu(page: str) -> None:
     drawn = charts.shown()
     if not drawn:
         return
-    with st.sidebar.popover(_("Save a chart"), icon=":material/image:", key=OPEN, on_change="rerun",
-                            width="stretch") as box:
+    # an expander, not a popover: at the sidebar's foot a popover opened below the window, its buttons out of reach
+    with st.sidebar.expander(_("Save a chart"), icon=":material/image:", key=OPEN, on_change="rerun") as box:
         if not box.open:
             return
         names = chart_names(drawn)

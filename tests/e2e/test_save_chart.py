@@ -13,13 +13,13 @@ from .helpers import APP_IDLE, expect_rerun, open_app, watch_runs
 pytestmark = pytest.mark.e2e
 pytest.importorskip("vl_convert", reason="pip install vl-convert-python (requirements.txt)")
 SIDEBAR = '[data-testid="stSidebar"]'
-POPOVER = '[data-testid="stPopoverBody"]'
+POPOVER = '[data-testid="stSidebar"] [data-testid="stExpander"]:has-text("Save a chart")'
 
 
 def test_save_the_weights_as_png_and_svg(page: Page, app_server: str):
     open_app(page, f"{app_server}/{registry.STEPS.name}")
     with expect_rerun(page):  # opening the menu makes its contents
-        page.locator(SIDEBAR).get_by_role("button", name="Save a chart").click()
+        page.locator(SIDEBAR).get_by_text("Save a chart", exact=True).click()
     page.wait_for_selector(APP_IDLE)
     page.locator(f"{POPOVER} [data-testid='stSelectbox']").click()
     with expect_rerun(page):

@@ -203,7 +203,7 @@ def lens_section(source: str, prompt: str, model) -> None:
             shown=len(trained.positions), n=n_seq) if len(trained.positions) < n_seq else "",
         _("On a phone, slide the grid sideways.")))
     rows = row_names(trained.n_layers)
-    columns = [text.numbered(trained.tokens)[p] for p in trained.positions]
+    columns = [text.numbered(tuple(label(t) for t in trained.tokens))[p] for p in trained.positions]  # spaces shown (␣)
     with st.container(horizontal=True, wrap=False):
         charts.show_chart(lens_grid(trained, rows, columns, title=_("The most probable next token after each layer")))
     st.markdown(first_top_words(trained))

@@ -73,6 +73,8 @@ def test_the_lens_is_the_models_and_its_last_row_the_next_token(family, folders)
     assert cells["value"] == want.probs[:, :, 0].ravel().tolist()  # bit for bit
     assert cells["text"] == [lens_views.cell_text(want.labels[r][c][0]) for r in range(n_rows) for c in range(n_cols)]
     assert cells["rank"] == want.final_ranks.ravel().tolist()
+    # the columns name the positions as every chart of the page does: the token's spaces shown (␣)
+    assert cells["col"][:n_cols] == [f"{p}: {label(want.tokens[p])}" for p in want.positions]
     # the last row is the model's own next token: the page's bars (its next-token numbers) and forward's softmax
     bars = bar_charts(at)["Next token at T = 1"]
     assert label(want.labels[-1][-1][0]) == bars["categories"][0]

@@ -102,7 +102,7 @@ st.caption(_("One small heatmap per head on your prompt: row = query token, colu
              "weight. Above the diagonal is empty in every head: the causal mask. Click a head to see it large."))
 labels = text.numbered(tuple(label(t) for t in tokens))
 controls.focus_control(labels, "gen", st.sidebar)  # beside: the large view stays on screen
-side_by_side = st.container(horizontal=True, gap="medium")
+side_by_side = st.container(horizontal=True, gap="small")
 with side_by_side.container(width="content"):
     charts.show_chart(model_views.model_view(run.attentions, tuple(label(t) for t in tokens), kv_groups=kv_groups),
                       key=VIEW, on_select=partial(model_views.pick_from_view, VIEW, LAYER, HEAD),

@@ -100,7 +100,7 @@ st.caption(_("One small heatmap per head: row = query token, column = key token,
              "for its tokens and weight, click a head to see it large beside them (below them on a narrow screen). "
              "Heads of one layer read the same input; each layer reads the one before."))
 controls.focus_control(text.numbered(run.tokens), "model", st.sidebar)  # beside: the large view stays on screen
-side_by_side = st.container(horizontal=True, gap="medium")  # wraps: on a phone the large view comes right under
+side_by_side = st.container(horizontal=True, gap="small")  # wraps: on a phone the large view comes right under
 with side_by_side.container(width="content"):
     charts.show_chart(model_views.model_view(run.attentions, run.tokens, run.is_pad), key=VIEW,
                       on_select=partial(model_views.pick_from_view, VIEW, LAYER, HEAD), selection_mode=model_views.PICK)

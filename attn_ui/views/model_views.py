@@ -57,8 +57,9 @@ GAP_PX = 4  # between two small heatmaps
 #: head picked stands beside it (pages/model.py), so a click shows that head on the same screen
 VIEW_PX = 356
 LABEL_PX = 56  # room on the left for "layer l"
-#: width of the large view of one head beside the model view (pages/model.py): VIEW_PX, a gap and this fit the
-#: page's content at 1400 px (about 920 px); narrower, the large view wraps under the model view
+#: width of the large view of one head beside the model view (pages/model.py): VIEW_PX, the small gap (16 px) and this
+#: fit the page's content at 1400 px beside the 320 px sidebar (920 px; the medium gap's 32 px did not: 928); narrower,
+#: the large view wraps under the model view
 ONE_PX = 540
 LEGEND_PX = 60  # a weights heatmap's colour key
 CANVAS_CELLS = 2_000  # more hover cells than this: drawn on a canvas (attn_ui.widgets.charts.on_canvas)

@@ -472,5 +472,7 @@ def table_after_heading(page: Page, heading: str) -> list[list[str]]:
 
 
 def chart_texts(chart: Locator) -> list[str]:
-    """The numbers drawn on a chart's cells (its SVG text marks), in drawing order."""
-    return chart.locator("g.mark-text.role-mark text").evaluate_all("es => es.map(e => e.textContent)")
+    """The numbers drawn on a chart's cells (its SVG text marks), in drawing order; not the focus's lines above the
+    cells (attn_ui.widgets.heatmap.focus_layers: the hint, the lit cell's name)."""
+    return chart.locator("g.mark-text.role-mark:not(.focus_hint_marks):not(.focus_cell_marks) text").evaluate_all(
+        "es => es.map(e => e.textContent)")

@@ -83,9 +83,11 @@ def gpt2_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
 
 
-#: [left, right] of what is drawn of each chart with an axis titled AXIS (its ARIA label names it)
+#: [left, right] of what is drawn of each chart with an axis titled AXIS (its ARIA label names it; a legend's title
+#: does not count: the logit lens's colour key is titled "probability" too)
 CHARTS_WITH_AXIS = """() => [...document.querySelectorAll('.vega-embed')]
-    .filter(e => [...e.querySelectorAll('[aria-label]')].some(a => a.ariaLabel.includes("titled 'AXIS'")))
+    .filter(e => [...e.querySelectorAll('[aria-label]')]
+        .some(a => a.ariaLabel.toLowerCase().includes("axis titled 'AXIS'".toLowerCase())))
     .map(e => { const r = e.querySelector('canvas, svg.marks').getBoundingClientRect(); return [r.left, r.right]; })"""
 
 

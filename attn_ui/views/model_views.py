@@ -646,7 +646,7 @@ def focus_params() -> list[dict]:
 def focus_extra(layout: ModelViewLayout) -> dict:
     """The model view's focus (:attr:`attn_ui.widgets.charts.Chart.extra`: plain Vega-Lite added to the spec Altair
     built): its selections, the lit query row in every small heatmap (on the hover bands' data, the layer chart's)
-    and the line naming it (:func:`focus_line`)."""
+    and the lines naming it (:func:`focus_lines`)."""
     x, y, within = axes(layout)
     panel = [{"calculate": f"floor(datum.panel / {layout.n_heads})", "as": "layer"},
              {"calculate": f"datum.panel % {layout.n_heads}", "as": "head"}]
@@ -654,23 +654,29 @@ def focus_extra(layout: ModelViewLayout) -> dict:
                     "strokeWidth": 1.5},
            "encoding": {"x": x, "y": y, "yOffset": within}, "name": "focus_row",
            "transform": [{"filter": f"datum.q === {LIT_Q}"}, *panel]}
-    return {"params": focus_params(), "layer": [lit, focus_line(layout, json.dumps(list(layout.cells)))]}
+    return {"params": focus_params(), "layer": [lit, *focus_lines(layout, json.dumps(list(layout.cells)))]}
 
 
-def focus_line(layout: ModelViewLayout, names: str) -> dict:
-    """The line over the model view naming the query lit, and what a click does (pin) or did (click again to
-    release); what to do while none is lit (never empty: the chart keeps its height). ``names``: the cells' token
-    names as a JSON list."""
+def focus_lines(layout: ModelViewLayout, names: str) -> list[dict]:
+    """The line over the model view: the query lit and what a click does (pin) or did (click again to release), or,
+    while none is lit, what to do (the line is never empty: the chart keeps its height). Two layers in one place,
+    "focus_cell" and "focus_hint" (as a heatmap's: a saved image leaves the hint out, attn_ui.shell.save_chart).
+    ``names``: the cells' token names as a JSON list."""
     lit, click, pinned, hint = (json.dumps(w, ensure_ascii=False) for w in layout.focus_words)
     said = heatmap.vega_text(json.loads(lit), {"query": f"{names}[{LIT_Q}]"})
     status = f"(isArray({charts.PIN}.q) ? {pinned} : {click})"
     top = -22 - (16 if layout.kv_groups else 0)  # above the heads' labels (and the K/V heads' names)
     width = LABEL_PX + layout.n_heads * (layout.panel_px + GAP_PX)
-    return {"data": {"values": [{}]}, "name": "focus_cell",
-            "mark": {"type": "text", "align": "left", "aria": False, "baseline": "bottom",
-                     "color": heatmap.FOCUS_COLOUR, "fontSize": 12, "fontWeight": "bold", "limit": width,
-                     "text": {"expr": f"{LIT_Q} === null ? {hint} : {said} + ' · ' + {status}"}},
-            "encoding": {"x": {"value": -LABEL_PX}, "y": {"value": top}}}
+
+    def line(name: str, words: str) -> dict:
+        return {"data": {"values": [{}]}, "name": name,
+                "mark": {"type": "text", "align": "left", "aria": False, "baseline": "bottom",
+                         "color": heatmap.FOCUS_COLOUR, "fontSize": 12, "fontWeight": "bold", "limit": width,
+                         "text": {"expr": words}},
+                "encoding": {"x": {"value": -LABEL_PX}, "y": {"value": top}}}
+
+    return [line("focus_cell", f"{LIT_Q} === null ? '' : {said} + ' · ' + {status}"),
+            line("focus_hint", f"{LIT_Q} === null ? {hint} : ''")]
 
 
 def one_room(labels: list[str]) -> int:

@@ -57,6 +57,7 @@ class VectorsLayout:
     value_title: str
     feature_title: str
     every: int  # an axis label every this many features
+    name: str = ""  # what the chart is called where it is listed (Save a chart); not drawn: the section's title says it
 
 
 def vectors_chart(rows: dict[str, np.ndarray], product: np.ndarray, *, x_title: str) -> charts.Chart:
@@ -77,7 +78,8 @@ def vectors_chart(rows: dict[str, np.ndarray], product: np.ndarray, *, x_title: 
                         "text": format_numbers(product, DIGITS), "largest": largest})
     top_max = max(float(np.abs(np.concatenate([rows[n] for n in names])).max()), 1e-12)
     low_max = max(float(np.abs(product).max()), 1e-12)
-    layout = VectorsLayout(names, bottom, d_k, x_title, _("value"), _("feature"), label_every(d_k))
+    layout = VectorsLayout(names, bottom, d_k, x_title, _("value"), _("feature"), label_every(d_k),
+                           _("The query and key vectors, feature by feature"))
     return charts.Chart(vectors_build, layout, (top, low), ((-top_max, top_max), (-low_max, low_max)))
 
 

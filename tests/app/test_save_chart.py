@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 
+import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -13,7 +14,8 @@ from attn_core import DEFAULT_PRESET, load_preset, self_attention
 from attn_ui.app import registry
 from attn_ui.infra import export
 from attn_ui.shell import save_chart
-from attn_ui.widgets import heatmap, text
+from attn_ui.views import model_views, neuron_views
+from attn_ui.widgets import charts, heatmap, text
 
 from .apptools import APP
 
@@ -39,6 +41,22 @@ def test_png_and_svg_of_a_real_chart(weights_spec):
     assert svg.startswith("<svg") and "0: input1" in svg and "Weights" in svg
     assert 'fill="white"' in svg  # the background: the file reads on any viewer
     assert "hover a cell" not in svg  # a still image has no pointer
+
+
+def test_the_model_view_and_the_neuron_view_as_images():
+    """The model view's image has no "hover a row" line (its hint is a layer of its own), the query line stays for a
+    pin; the neuron view is listed by a name of its own, not "Chart 3"."""
+    view = model_views.model_view(np.full((2, 3, 4, 4), 0.25), [f"t{i}" for i in range(4)])
+    hint = view.layout.focus_words[3]
+    names = [layer.get("name") for layer in view.spec()["layer"]]
+    assert "focus_hint" in names and "focus_cell" in names
+    still = save_chart.printable(view.spec(), "every head")
+    assert [layer.get("name") for layer in still["layer"]] == [n for n in names if n != "focus_hint"]
+    svg = export.to_image(still, "svg").decode()
+    assert "every head" in svg and hint not in svg
+    vectors = neuron_views.vectors_chart({"q_i": np.ones(4), "k_j": np.arange(4.0)}, np.arange(4.0), x_title="f")
+    assert save_chart.chart_names([charts.Shown(charts._chart_name(vectors, vectors.spec()), {})]) == [
+        "The query and key vectors, feature by feature"]
 
 
 def test_printable_leaves_the_spec_sent_as_it_is(weights_spec):

@@ -15,6 +15,7 @@ logits and the top words. Each is one small pure function, named as transformers
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -217,13 +218,8 @@ def tied_logits(h: np.ndarray, table: np.ndarray) -> np.ndarray:  # [n, d_model]
     [[1.0, 2.0, 3.0]]
     """
     rows = CHUNK if len(h) > FEW_ROWS else max(1, SLAB_BYTES // (8 * table.shape[1]))  # table rows a chunk
-    buf = None if table.dtype == np.float64 else np.empty((min(rows, len(table)), table.shape[1]))  # [rows, d]
     logits = np.empty((len(h), len(table)))  # [n, vocab]
-    for i in range(0, len(table), rows):
-        chunk = table[i:i + rows]  # [rows, d_model] in the table's dtype
-        if buf is not None:
-            widen_into(buf[:len(chunk)], chunk)  # exact
-            chunk = buf[:len(chunk)]
+    for i, chunk in widened_chunks(table, rows):
         logits[:, i:i + len(chunk)] = h @ chunk.T
     return logits
 
@@ -240,16 +236,27 @@ def block_logits(h: np.ndarray, table: np.ndarray, blocks: list[slice]) -> np.nd
     >>> block_logits(np.array([[1.0, 2.0], [3.0, 4.0]]), table, [slice(0, 1), slice(1, 2)]).tolist()
     [[1.0, 2.0, 3.0], [3.0, 4.0, 7.0]]
     """
-    buf = None if table.dtype == np.float64 else np.empty((min(CHUNK, len(table)), table.shape[1]))  # [CHUNK, d]
     logits = np.empty((len(h), len(table)))  # [n, vocab]
-    for i in range(0, len(table), CHUNK):
-        chunk = table[i:i + CHUNK]  # [CHUNK, d_model] in the table's dtype
-        if buf is not None:
-            widen_into(buf[:len(chunk)], chunk)  # exact
-            chunk = buf[:len(chunk)]
+    for i, chunk in widened_chunks(table, CHUNK):
         for rows in blocks:
             logits[rows, i:i + len(chunk)] = h[rows] @ chunk.T
     return logits
+
+
+def widened_chunks(table: np.ndarray, rows: int) -> Iterator[tuple[int, np.ndarray]]:
+    """``(i, table[i:i + rows] as float64)`` for i = 0, rows, 2·rows, …: a float64 table's own rows, any other's cast
+    (exactly) into one buffer of ``rows`` rows, reused: the chunk is valid until the next one is asked for.
+
+    >>> [(i, c.tolist()) for i, c in widened_chunks(np.arange(3, dtype=np.float32).reshape(3, 1), 2)]
+    [(0, [[0.0], [1.0]]), (2, [[2.0]])]
+    """
+    buf = None if table.dtype == np.float64 else np.empty((min(rows, len(table)), table.shape[1]))  # [rows, d]
+    for i in range(0, len(table), rows):
+        chunk = table[i:i + rows]  # [rows, d_model] in the table's dtype
+        if buf is not None:
+            widen_into(buf[:len(chunk)], chunk)  # exact
+            chunk = buf[:len(chunk)]
+        yield i, chunk
 
 
 def top_words(probs: np.ndarray, k: int) -> np.ndarray:  # [vocab] -> int [k]

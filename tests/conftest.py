@@ -6,7 +6,13 @@ the full matrices (every page × preset × language in AppTest, the fuzz's later
 test (themes, languages, axe-core, the long flows). ``.ci/run`` runs both.
 """
 
+import os
+
 import pytest
+
+#: every chart spec the suite builds is checked against the Vega-Lite schema (a server skips the check:
+#: attn_ui.widgets.charts.CHECK_ENV); set before any test runs, inherited by the servers the browser tests start
+os.environ["ATTN_CHECK_CHARTS"] = "1"
 
 #: the only browser tests of the quick tier: one walk through every page, photographed (the smoke test)
 QUICK_E2E = ("tests/e2e/test_pages.py",)

@@ -5,14 +5,15 @@ attn_ui.views.masking_views) is one public
 function: it takes arrays and labels and returns a :class:`Chart` (never calls st). ``Chart.altair()`` is the
 Altair chart, testable through ``to_dict()``; :func:`show_chart` draws the spec Altair built once per layout.
 
-Why a chart is split into a layout and its data: Vega-Lite specs of Altair charts are built and validated by
-Altair once per layout, then refilled with data.
+Why a chart is split into a layout and its data: Vega-Lite specs of Altair charts are built by Altair once per
+layout, then refilled with data.
 
-Building an Altair chart and converting it (``to_dict`` checks it against the Vega-Lite schema) costs tens of
-milliseconds per chart: most of a page's run, and paid again on every edit. A chart's structure depends on its
-*layout* (shape, labels, pixel sizes, titles), not on its numbers, so :func:`spec` asks Altair once per layout,
-with named placeholder datasets, keeps that spec, and on every later call copies it with the real data frames
-put in. The result is what ``st.vega_lite_chart`` takes; the datasets travel as Arrow, as with ``st.altair_chart``.
+Building an Altair chart and converting it (``to_dict``; checking it against the Vega-Lite schema, done in the tests
+only: :data:`CHECK_ENV`) costs tens of milliseconds per chart: most of a page's run, and paid again on every edit. A
+chart's structure depends on its *layout* (shape, labels, pixel sizes, titles), not on its numbers, so :func:`spec`
+asks Altair once per layout, with named placeholder datasets, keeps that spec, and on every later call copies it with
+the real data frames put in. The result is what ``st.vega_lite_chart`` takes; the datasets travel as Arrow, as with
+``st.altair_chart``.
 
 The data are Arrow tables built straight from numpy (:func:`table`): what Streamlit sends, without a pandas
 DataFrame in between (building one and converting it to Arrow cost ≈ 2 ms a chart, a fifth of a small page's run).
@@ -34,6 +35,7 @@ so this is safe in Streamlit's script threads.
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
@@ -333,7 +335,8 @@ def _template_key(name: str, layout: Hashable, has_domain: tuple[bool, ...], lan
 @budget.cached("chart_template", slots=budget.EXPLORER_SLOTS, key=_template_key)
 def _template(name: str, layout: Hashable, has_domain: tuple[bool, ...], lang: str, *,
               _build: Builder, _extra: Callable[[Any], dict] | None = None) -> tuple[str, dict[str, Frame]]:
-    """Altair's spec of the builder on placeholders (validated, once per layout and language) as JSON, and the data
+    """Altair's spec of the builder on placeholders (once per layout and language; checked in the tests:
+    :data:`CHECK_ENV`) as JSON, and the data
     frames the builder made itself (named const0, const1, ...).
 
     ``lang`` (the session's, attn_ui.app.i18n.language()) is part of the key: a builder writes the words it adds itself
@@ -407,9 +410,18 @@ def _name_frames(chart: alt.TopLevelMixin, prefix: str) -> dict[str, Frame]:
     return dict(frames.values())
 
 
+#: set to "1" in the environment, Altair checks every spec it builds for a page against the Vega-Lite schema: the
+#: tests set it (tests/conftest.py), so each template the suite builds, on every page, in AppTest and in Chromium, is
+#: checked. A server leaves it unset: the check cost ≈ 70 ms per new layout (of a 3 × 3 heatmap's ≈ 125 ms first
+#: spec), paid by every chart whose shape or labels an edit changed, and Altair's first check loads its 1 MB schema.
+#: A template's structure depends on its layout alone, never on the numbers (:func:`spec`).
+CHECK_ENV = "ATTN_CHECK_CHARTS"
+
+
 def _to_dict(chart: alt.TopLevelMixin) -> dict:
-    """chart.to_dict() (validated) as st.altair_chart has it: without Altair's default theme."""
-    out = chart.to_dict()
+    """chart.to_dict() as st.altair_chart has it (without Altair's default theme); checked against the schema when
+    :data:`CHECK_ENV` says so."""
+    out = chart.to_dict(validate=os.environ.get(CHECK_ENV) == "1")
     if out.get("config") == _THEME_CONFIG:
         del out["config"]
     return out

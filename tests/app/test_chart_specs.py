@@ -369,3 +369,26 @@ def test_every_token_is_labelled_where_the_cells_give_each_label_its_line():
     many = [f"{i}: t{i}" for i in range(64)]  # 10 px cells: too small for every label's line
     x, y = _axes(heatmap.heatmap(np.zeros((64, 64)), many, many))
     assert x["labelOverlap"] == "greedy" and y["labelOverlap"] == "greedy"
+
+
+def test_the_tests_check_every_spec_against_the_schema_and_a_server_does_not(monkeypatch):
+    """charts.CHECK_ENV: on in the suite (tests/conftest.py), so a builder's mistake fails here; off on a server,
+    where the same spec comes out unchecked (the check cost ≈ 70 ms per new layout)."""
+    import os
+
+    import altair as alt
+    import pandas as pd
+
+    def chart(mark: str) -> alt.Chart:
+        out = alt.Chart(pd.DataFrame({"v": [1.0]})).mark_bar().encode(x="v:Q")
+        out.mark = mark  # a builder's mistake Altair lets through until the spec is checked
+        return out
+
+    assert os.environ[charts.CHECK_ENV] == "1"
+    with pytest.raises(alt.utils.schemapi.SchemaValidationError):
+        charts._to_dict(chart("wiggle"))
+    checked = charts._to_dict(heatmap.heatmap(np.eye(3), list("abc"), list("abc"), title="W").altair())
+    monkeypatch.delenv(charts.CHECK_ENV)
+    assert charts._to_dict(chart("wiggle"))["mark"] == {"type": "wiggle"}  # sent as built, unchecked
+    unchecked = charts._to_dict(heatmap.heatmap(np.eye(3), list("abc"), list("abc"), title="W").altair())
+    assert _structure(unchecked) == _structure(checked)  # the same spec either way

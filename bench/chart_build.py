@@ -1,5 +1,6 @@
 """What a heatmap's and the model view's spec cost a page's run: the first build (a new layout: Altair builds and
-validates it, attn_ui.widgets.charts.spec) and a rerun (the same layout, new numbers: the cached template refilled).
+(on a server) does not check it against the schema, attn_ui.widgets.charts.spec; ``ATTN_CHECK_CHARTS=1`` times it
+as the tests build it, checked) and a rerun (the same layout, new numbers: the cached template refilled).
 
 For a 3 × 3, 16 × 16 and 64 × 64 heatmap (Step by step's scores: numbers on the cells up to 16 × 16; colour only, on
 a canvas, at 64 × 64) and the model view's thumbnails (12 layers × 12 heads of 16 tokens, as a BERT-base on a short

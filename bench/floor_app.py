@@ -54,7 +54,7 @@ def charts_page(which: int) -> None:
     st.title(f"Charts {'AB'[which]}: {n} heatmaps of {side} × {side}")
     rng = np.random.default_rng(st.session_state.visits)
     for _ in range(n):
-        st.altair_chart(block_heatmap(rng.standard_normal((side, side)), blocks))
+        st.altair_chart(block_heatmap(rng.standard_normal((side, side)), blocks), width="content")  # as the app
 
 
 def page_a() -> None:

@@ -36,7 +36,7 @@ Rounds: each round edits Multi-head, Step by step, the floor and Inputs & weight
 first), so load from other processes hits app and floor alike; each round's app / floor ratio is kept, and the table
 gives over ``--repeats`` rounds (default 15) the median ms of each, the median ratio and its spread (interquartile
 range and min–max of the rounds' ratios). Every edit types a value never typed before in the run (the traces are
-cached across sessions). Configurations: seed 000 (the app's default) and n_seq 64, d_model 64, 8 heads
+cached across sessions and languages). Configurations: seed 000 (the app's default) and n_seq 64, d_model 64, 8 heads
 (bench/app.py's, loaded through Share & export's JSON import: too large for a ?c= link).
 
 ``--caps`` (default) then loads the caps (bench/app.py's: the largest configuration the app accepts), randomises X and
@@ -351,10 +351,12 @@ COMPARED = [
 ]
 
 
-def measure(browser, app_url: str, floor_url: str, key: str, repeats: int, tmp: Path,
+def measure(browser, app_url: str, floor_url: str, key: str, rounds: range, tmp: Path,
             lang: str = "en") -> dict[str, list[float]]:
-    """``repeats`` rounds after a warm-up, each editing Multi-head, Step by step, the floor and Inputs & weights back to
-    back: each round's ms by name (heads, steps, floor: Enter → output; *_run: Enter → run finished)."""
+    """A warm-up round, then the others of ``rounds``, each editing Multi-head, Step by step, the floor and Inputs &
+    weights back to back: each round's ms by name (heads, steps, floor: Enter → output; *_run: Enter → run finished).
+    Round k types values of its own (the rounds of the whole run are numbered apart: the traces of one configuration
+    are cached across sessions and languages)."""
     cfg = CONFIGS[key][1]()
     pages = [new_page(browser) for _ in range(4)]
     for p in pages[:3]:
@@ -366,9 +368,9 @@ def measure(browser, app_url: str, floor_url: str, key: str, repeats: int, tmp: 
     floor = Floor(pages[3], floor_url, *cfg.x.shape, CELL)
     got: dict[str, list[float]] = {name: [] for name in
                                    ("heads", "heads_run", "steps", "steps_run", "floor", "floor_run", "inputs_run")}
-    for k in range(repeats + 1):  # the first round warms up
+    for k in rounds:
         figures = (*heads.edit(k), *steps.edit(k), *floor.edit(k), inputs.edit(k)[1])
-        if k:
+        if k != rounds.start:  # the first round warms up
             for name, v in zip(got, figures, strict=True):
                 got[name].append(v)
     for p in pages:
@@ -408,7 +410,7 @@ class Drawn:
     cpu_ms: float  # the renderer's main-thread CPU time meanwhile (Performance.getMetrics ThreadTime)
     longest_ms: float  # the longest main-thread task (PerformanceObserver 'longtask': tasks over 50 ms)
     long_ms: float  # the main-thread tasks over 50 ms, in all
-    charts: int  # charts on the page once drawn
+    charts: int  # Vega-Lite charts on the page once drawn (not Overview's Graphviz pipeline)
 
 
 class Timed:
@@ -443,26 +445,29 @@ class ChartFloor:
     """bench/floor_app.py's chart floor: for N charts, a session of its own (opened on first use, one untimed
     switch to warm it up) whose :meth:`switch` clicks the other page of N heatmaps of the caps' size."""
 
+    OTHER = {"Charts A": "Charts B", "Charts B": "Charts A"}  # its two pages: from one, the other
+
     def __init__(self, browser, url: str) -> None:
-        self.browser, self.url, self.sessions = browser, url, {}
+        self.browser, self.url = browser, url
+        self.sessions: dict[int, Timed] = {}
+        self.on: dict[int, str] = {}  # the page each session is on
 
     def switch(self, n: int) -> Drawn:
         if n not in self.sessions:
             page = new_page(self.browser)
             e2e.open_app(page, f"{self.url}/?charts={n}&side={LIMITS.n_seq}")
-            self.sessions[n] = [Timed(page), 0]
+            self.sessions[n], self.on[n] = Timed(page), "Charts A"
             self.switch(n)  # the warm-up
-        timed, visits = self.sessions[n]
-        self.sessions[n][1] += 1
-        title = ("Charts A", "Charts B")[(visits + 1) % 2]  # the session opens on A
+        timed, title = self.sessions[n], self.OTHER[self.on[n]]
         drawn = timed.click(f"the floor's {title} ({n} charts)", lambda: e2e.nav_link(timed.page, title).click())
         expect(e2e.nav_link(timed.page, title)).to_have_attribute("aria-current", "page")
+        self.on[n] = title
         if drawn.charts != n:
             raise RuntimeError(f"the chart floor drew {drawn.charts} charts, not {n}")
         return drawn
 
     def close(self) -> None:
-        for timed, _visits in self.sessions.values():
+        for timed in self.sessions.values():
             e2e.assert_no_exception(timed.page)
             timed.page.context.close()
 
@@ -555,7 +560,8 @@ def main() -> int:
         try:
             for key in args.configs:
                 for lang in args.langs if key == "seed000" else ["en"]:
-                    results[key, lang] = measure(browser, app_url, floor_url, key, args.repeats, tmp, lang)
+                    rounds = range(len(results) * (args.repeats + 1), (len(results) + 1) * (args.repeats + 1))
+                    results[key, lang] = measure(browser, app_url, floor_url, key, rounds, tmp, lang)
             walks = [at_caps(browser, app_url, floor_url, tmp) for _ in range(args.walks)] if args.caps else []
         finally:
             browser.close()

@@ -1,4 +1,4 @@
-"""Edit → update in Chromium: the app beside Streamlit's floor (one data_editor and one number), in one run.
+"""Edit → update in Chromium: the app beside Streamlit's floor (bench/floor_app.py), in one run.
 
 What is timed, in the page itself (``performance.now()``):
 
@@ -8,14 +8,23 @@ What is timed, in the page itself (``performance.now()``):
 - also: the run's end reaching the browser: the first animation frame after the websocket brings the message that
   the run the edit started is over.
 
-The app: W_O[i, j] is edited on Multi-head (section 5, the one with a grid and outputs below it); the end
-is the section's last output, the metric "max |multi-head output − single-head output|" under the output heatmap,
-showing the value for the new W_O (computed here with attn_core, formatted as the page does). Everything above it
-(the output heatmap among them) has arrived by then; the heatmaps themselves hold no text to wait for (64 × 64
-ones are drawn on a canvas). The edit reruns the whole Multi-head page (sections 1, 2 and the chosen section).
+The app, three edits, each in its own browser session:
+
+- Multi-head: W_O[i, j] is edited in the page's own grid (section 5, the one with a grid and outputs below it); the
+  end is the section's last output, the metric "max |multi-head output − single-head output|" under the output
+  heatmap, showing the value for the new W_O (computed here with attn_core, formatted as the page does). Everything
+  above it (the output heatmap among them) has arrived by then; the heatmaps themselves hold no text to wait for
+  (64 × 64 ones are drawn on a canvas). The edit reruns the whole Multi-head page (sections 1, 2 and the chosen one).
+- Step by step: X[i, j] is edited in the sidebar's *Edit the numbers* panel (attn_ui.shell.edit_panel, the matrix it
+  opens on); the end is the page's last output, the drill-down's check under query 0's weighted values, "Sum of the
+  weighted values [...] = output row 0 of O = AV [...] ✓ (largest difference ...)", showing head 0's numbers for the
+  new X (computed here with attn_core and written as attn_ui.views.drill_down writes them). Every step and chart
+  of the page comes before it.
+- Inputs & weights: X[i, j] edited in the page's grid; the page shows no number that follows the edit in text (its
+  result heatmaps hold none at 64 × 64), so the end is that run's end, compared with the floor's run end.
+
 The floor: bench/floor_app.py, its grid's cell (i, j) edited, the end is "sum = …" showing the new sum; its grid
-has the size of the configuration's X (3 × 4 for seed 000, 64 × 64 otherwise). Also: X[i, j] edited on Inputs &
-weights, which shows no output: the end is that run's end, compared with the floor's run end.
+has the size of the configuration's X (3 × 4 for seed 000, 64 × 64 otherwise).
 
 (i, j) = (1, 2). The edit follows tests/e2e/helpers.edit_grid_cell (select the cell with select_grid_cell, wait,
 open the editor, fill, Enter) with one change.
@@ -23,30 +32,41 @@ Waiting: the helper's waits (Playwright's visibility and text checks, run inside
 the page's rendering inside the timed window, more so on a larger page; here only the page's own stamp is read,
 every 100 ms, and the helper's checks (run finished, charts drawn, the cell's value) come after.
 
-The three are edited in turn, each in its own browser session, so load from other processes hits them alike;
-median of ``--repeats`` after one warm-up edit. Configurations: seed 000 (the app's default) and n_seq 64,
-d_model 64, 8 heads (bench/app.py's, loaded through Share & export's JSON import: too large for a ?c= link).
-``--caps`` (default) then loads the caps, randomises X and opens every page of attn_ui.app.registry.PAGES (Inputs &
-weights is the page of the randomise): click → run finished and every chart drawn, and the main thread's long tasks
-meanwhile (the browser's responsiveness); ``--walks N`` does that N times, each in a fresh session, and gives
-medians. A real model opens with whatever model the server can read (without one it says so, and its row times
-that message, not a model's charts: bench/model.py times the model).
+Rounds: each round edits Multi-head, Step by step, the floor and Inputs & weights back to back (one warm-up round
+first), so load from other processes hits app and floor alike; each round's app / floor ratio is kept, and the table
+gives over ``--repeats`` rounds (default 15) the median ms of each, the median ratio and its spread (interquartile
+range and min–max of the rounds' ratios). Every edit types a value never typed before in the run (the traces are
+cached across sessions and languages). Configurations: seed 000 (the app's default) and n_seq 64, d_model 64, 8 heads
+(bench/app.py's, loaded through Share & export's JSON import: too large for a ?c= link).
+
+``--caps`` (default) then loads the caps (bench/app.py's: the largest configuration the app accepts), randomises X and
+opens every page of attn_ui.app.registry.PAGES (Inputs & weights is the page of the randomise). For each: click →
+run finished and every chart drawn, the main thread's CPU time meanwhile (Chromium's Performance.getMetrics
+``ThreadTime`` over CDP: the renderer's main-thread tasks, Playwright's own checks of the page among them), its
+longest task and the sum of its tasks over 50 ms (the browser's responsiveness), and the number of charts on the
+page. Right after each, the same in the chart floor (bench/floor_app.py ``?charts=N``, one session per N): a switch
+to a page of as many heatmaps of the caps' size (256 × 256 in 32 × 32 blocks), so each page is printed beside
+Streamlit's own cost of drawing its charts, with the ratios. ``--walks N`` does that N times, each in fresh
+sessions, and gives medians. A real model opens with whatever model the server can read (without one it says so,
+and its row times that message, not a model's charts: bench/model.py times the model).
 
 Run: ``.venv/bin/python bench/browser.py`` (``--repeats 5``, ``--configs seed000``, ``--no-caps``, ``--configs``
 alone with ``--walks 3`` for the caps walk only; ``--langs en zh ko``
 runs seed 000 in each language, the app opened with ``?lang=``: issue 18's check that a language costs no more). Needs
-/usr/bin/chromium. A benchmark that prints figures, never a timed assertion.
+/usr/bin/chromium. A benchmark that prints figures, never a timed assertion. The load average is printed before and
+after: read wall-clock figures with it, and the ratios (app and floor under the same load) first.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
 import time
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,12 +77,18 @@ from playwright.sync_api import Page, expect, sync_playwright  # noqa: E402
 from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: E402
 
 import tests.e2e.helpers as e2e  # noqa: E402
-from attn_core import config_mask, run, self_attention, share  # noqa: E402
-from attn_ui.app import i18n, registry  # noqa: E402
+from attn_core import LIMITS, config_mask, run, self_attention, share  # noqa: E402
+from attn_ui.app import i18n, registry, state  # noqa: E402
+from attn_ui.views import drill_down  # noqa: E402
+from attn_ui.widgets.numbers import format_numbers  # noqa: E402
 from bench.app import CONFIGS, machine  # noqa: E402  (the same configurations as bench/app.py)
 
 TIMEOUT_MS = 60_000
 METRIC = "max |multi-head output − single-head output|"  # the last output of Multi-head's section 5
+#: the last output of Step by step: the drill-down's check of query i's weighted values (attn_ui.views.drill_down)
+CHECK = ("Sum of the weighted values {total} = output row {i} of O = AV {output} {mark} (largest difference "
+         "{gap}).")
+PANEL_GRID = "[data-testid='stSidebar'] [data-testid='stDataFrame']"  # the edit panel's grid (attn_ui.shell.edit_panel)
 CELL = (1, 2)  # the cell (row, column) edited in every grid
 
 #: JavaScript: ``runEnded(data)``, whether one websocket message is a ForwardMsg saying a run is over (shared with
@@ -241,6 +267,46 @@ class AppInputs:
         return timed_edit(self.page, self.grid, *self.cell, repr(2.0 + 0.125 * (k + 1)), None)
 
 
+class AppSteps:
+    """The app on Step by step: edit X[i, j] in the sidebar's edit panel, wait for the page's last output (the
+    drill-down's check of query 0 in head 0, the query and head the page opens on)."""
+
+    def __init__(self, page: Page, cfg, cell: tuple[int, int], lang: str) -> None:
+        self.page, self.cfg, self.cell, self.lang, self.last = page, cfg, cell, lang, None
+        e2e.goto_page(page, tr(lang, registry.STEPS.title))
+        self.grid = page.locator(PANEL_GRID).first  # the panel opens on X
+        expect(self.grid.locator('[data-testid="data-grid-canvas"]')).to_be_visible(timeout=TIMEOUT_MS)
+
+    def edit(self, k: int) -> tuple[float, float]:
+        value = -(2.0 + 0.125 * (k + 1))  # exact in binary; never typed on Inputs & weights (the traces are shared)
+        x = self.cfg.x.copy()
+        x[self.cell] = value
+        shown = drill_down_check(replace(self.cfg, x=x), self.lang)
+        if shown == self.last:
+            raise RuntimeError(f"edit {k} would show the same check as the one before ({shown})")
+        self.last = shown
+        return timed_edit(self.page, self.grid, *self.cell, repr(value), {"kind": "text", "text": shown})
+
+
+def drill_down_check(cfg, lang: str, i: int = 0) -> str:
+    """Step by step's last sentence for query ``i`` of head 0, written as attn_ui.views.drill_down.show_drill_down
+    writes it (at the app's default decimals), from attn_core's numbers."""
+    t = run(cfg).heads[0]
+    total = t.contributions(i).sum(axis=0)  # [d_v]
+    return tr(lang, CHECK).format(
+        total=vector_text(total, lang), i=i, output=vector_text(t.output[i], lang),
+        mark="✓" if np.allclose(total, t.output[i], rtol=1e-12, atol=1e-12) else "✗",
+        gap=f"{float(np.abs(total - t.output[i]).max()):.1e}")
+
+
+def vector_text(v: np.ndarray, lang: str) -> str:
+    """A row vector as attn_ui.views.drill_down.vector_text writes it, in ``lang``: "[1.8639, 6.3194, 1.7042]"."""
+    items = format_numbers(v[:drill_down.MAX_ITEMS], state.DEFAULT_PRECISION, "short")
+    if len(v) > drill_down.MAX_ITEMS:
+        items.append(tr(lang, "… ({n} more)").format(n=len(v) - drill_down.MAX_ITEMS))
+    return "[" + ", ".join(items) + "]"
+
+
 class Floor:
     """bench/floor_app.py: edit cell (i, j), wait for the new sum."""
 
@@ -275,30 +341,58 @@ def tr(lang: str, text: str) -> str:
     return i18n.catalog(lang).gettext(text)
 
 
-def measure(browser, app_url: str, floor_url: str, key: str, repeats: int, tmp: Path, lang: str = "en") -> dict:
+#: what the edit table compares: (row, the app's figure, the floor's figure), names of :func:`measure`'s rounds
+COMPARED = [
+    ("Multi-head: W_O edit → output", "heads", "floor"),
+    ("Step by step: X edit in the panel → output", "steps", "floor"),
+    ("Inputs & weights: X edit → run finished", "inputs_run", "floor_run"),
+    ("Multi-head: W_O edit → run finished", "heads_run", "floor_run"),
+    ("Step by step: X edit in the panel → run finished", "steps_run", "floor_run"),
+]
+
+
+def measure(browser, app_url: str, floor_url: str, key: str, rounds: range, tmp: Path,
+            lang: str = "en") -> dict[str, list[float]]:
+    """A warm-up round, then the others of ``rounds``, each editing Multi-head, Step by step, the floor and Inputs &
+    weights back to back: each round's ms by name (heads, steps, floor: Enter → output; *_run: Enter → run finished).
+    Round k types values of its own (the rounds of the whole run are numbered apart: the traces of one configuration
+    are cached across sessions and languages)."""
     cfg = CONFIGS[key][1]()
-    pages = [new_page(browser) for _ in range(3)]
-    for p in pages[:2]:
+    pages = [new_page(browser) for _ in range(4)]
+    for p in pages[:3]:
         e2e.open_app(p, f"{app_url}/?lang={lang}")
         if key != "seed000":
             load_config(p, cfg, tmp)  # (English only: its check reads the English message)
-    heads, inputs = AppMultiHead(pages[0], cfg, CELL, lang), AppInputs(pages[1], CELL, lang)
-    floor = Floor(pages[2], floor_url, *cfg.x.shape, CELL)
-    got = {"app": [], "app_run": [], "floor": [], "floor_run": [], "inputs_run": []}
-    for k in range(repeats + 1):  # the first round warms up
-        app_ms, app_run = heads.edit(k)
-        floor_ms, floor_run = floor.edit(k)
-        _, inputs_run = inputs.edit(k)
-        if k:
-            for name, v in zip(got, (app_ms, app_run, floor_ms, floor_run, inputs_run), strict=True):
+    heads, steps = AppMultiHead(pages[0], cfg, CELL, lang), AppSteps(pages[1], cfg, CELL, lang)
+    inputs = AppInputs(pages[2], CELL, lang)
+    floor = Floor(pages[3], floor_url, *cfg.x.shape, CELL)
+    got: dict[str, list[float]] = {name: [] for name in
+                                   ("heads", "heads_run", "steps", "steps_run", "floor", "floor_run", "inputs_run")}
+    for k in rounds:
+        figures = (*heads.edit(k), *steps.edit(k), *floor.edit(k), inputs.edit(k)[1])
+        if k != rounds.start:  # the first round warms up
+            for name, v in zip(got, figures, strict=True):
                 got[name].append(v)
     for p in pages:
         e2e.assert_no_exception(p)
         p.context.close()
-    return {name: statistics.median(v) for name, v in got.items()} | {"n": repeats}
+    return got
 
 
-# ---- at the caps: every page after an edit ----------------------------------------------------------
+def spread(app: list[float], floor: list[float]) -> str:
+    """Table cells: app and floor medians (ms), then the median, interquartile range and min–max of the rounds'
+    app / floor ratios.
+
+    >>> spread([100.0, 110.0, 120.0, 130.0, 140.0], [100.0] * 5)
+    '120 | 100 | **1.20** | 1.10–1.30 | 1.00–1.40'
+    """
+    ratios = [a / f for a, f in zip(app, floor, strict=True)]
+    q1, _, q3 = statistics.quantiles(ratios, n=4, method="inclusive") if len(ratios) > 1 else ratios * 3
+    return (f"{statistics.median(app):.0f} | {statistics.median(floor):.0f} | **{statistics.median(ratios):.2f}** "
+            f"| {q1:.2f}–{q3:.2f} | {min(ratios):.2f}–{max(ratios):.2f}")
+
+
+# ---- at the caps: every page after an edit, beside the chart floor ------------------------------------
 
 _LONG_TASKS = """() => {
   window.__longTasks = [];
@@ -308,27 +402,88 @@ _LONG_TASKS = """() => {
 }"""
 
 
-def at_caps(browser, app_url: str, tmp: Path) -> list[tuple[str, float, float, float]]:
-    """Load the caps configuration, randomise X on Inputs & weights (the edit: X has too many cells for a grid),
-    then open every page: (what, ms from the click to the run finished and every chart drawn, longest main-thread
-    task in that time, ms of main-thread tasks over 50 ms in all)."""
-    page = new_page(browser)
-    e2e.open_app(page, app_url)
-    load_config(page, CONFIGS["caps"][1](), tmp)
-    e2e.goto_page(page, "Inputs & weights")
-    rows = []
+@dataclass(frozen=True)
+class Drawn:
+    """One click → run finished and every chart drawn, in one page: ms, and the browser's work meanwhile."""
 
-    def timed(what: str, action) -> None:
-        page.evaluate(_LONG_TASKS)
-        start = time.perf_counter()
+    ms: float  # click → run finished, every chart drawn (wall clock, in this process)
+    cpu_ms: float  # the renderer's main-thread CPU time meanwhile (Performance.getMetrics ThreadTime)
+    longest_ms: float  # the longest main-thread task (PerformanceObserver 'longtask': tasks over 50 ms)
+    long_ms: float  # the main-thread tasks over 50 ms, in all
+    charts: int  # Vega-Lite charts on the page once drawn (not Overview's Graphviz pipeline)
+
+
+class Timed:
+    """A page whose clicks are timed (:meth:`click`), with a CDP session reading its main thread's CPU time."""
+
+    def __init__(self, page: Page) -> None:
+        self.page = page
+        self.cdp = page.context.new_cdp_session(page)
+        self.cdp.send("Performance.enable")
+
+    def thread_s(self) -> float:
+        """The CPU time of the renderer's main thread since Performance.enable, in s."""
+        metrics = self.cdp.send("Performance.getMetrics")["metrics"]
+        return next(m["value"] for m in metrics if m["name"] == "ThreadTime")
+
+    def click(self, what: str, action) -> Drawn:
+        """``action`` (a click that makes the app rerun), timed until the run has finished and every chart is drawn."""
+        self.page.evaluate(_LONG_TASKS)
+        cpu, start = self.thread_s(), time.perf_counter()
         try:
-            with e2e.expect_rerun(page, timeout_ms=TIMEOUT_MS):
+            with e2e.expect_rerun(self.page, timeout_ms=TIMEOUT_MS):
                 action()
         except AssertionError as err:
             raise RuntimeError(f"at the caps, {what}: {str(err)[:2000]}") from None
         ms = (time.perf_counter() - start) * 1000
-        tasks = page.evaluate("() => window.__longTasks")
-        rows.append((what, ms, max(tasks, default=0.0), sum(tasks)))
+        cpu_ms = (self.thread_s() - cpu) * 1000
+        tasks = self.page.evaluate("() => window.__longTasks")
+        return Drawn(ms, cpu_ms, max(tasks, default=0.0), sum(tasks), self.page.locator(e2e.CHART).count())
+
+
+class ChartFloor:
+    """bench/floor_app.py's chart floor: for N charts, a session of its own (opened on first use, one untimed
+    switch to warm it up) whose :meth:`switch` clicks the other page of N heatmaps of the caps' size."""
+
+    OTHER = {"Charts A": "Charts B", "Charts B": "Charts A"}  # its two pages: from one, the other
+
+    def __init__(self, browser, url: str) -> None:
+        self.browser, self.url = browser, url
+        self.sessions: dict[int, Timed] = {}
+        self.on: dict[int, str] = {}  # the page each session is on
+
+    def switch(self, n: int) -> Drawn:
+        if n not in self.sessions:
+            page = new_page(self.browser)
+            e2e.open_app(page, f"{self.url}/?charts={n}&side={LIMITS.n_seq}")
+            self.sessions[n], self.on[n] = Timed(page), "Charts A"
+            self.switch(n)  # the warm-up
+        timed, title = self.sessions[n], self.OTHER[self.on[n]]
+        drawn = timed.click(f"the floor's {title} ({n} charts)", lambda: e2e.nav_link(timed.page, title).click())
+        expect(e2e.nav_link(timed.page, title)).to_have_attribute("aria-current", "page")
+        self.on[n] = title
+        if drawn.charts != n:
+            raise RuntimeError(f"the chart floor drew {drawn.charts} charts, not {n}")
+        return drawn
+
+    def close(self) -> None:
+        for timed in self.sessions.values():
+            e2e.assert_no_exception(timed.page)
+            timed.page.context.close()
+
+
+def at_caps(browser, app_url: str, floor_url: str, tmp: Path) -> list[tuple[str, Drawn, Drawn]]:
+    """Load the caps configuration, randomise X on Inputs & weights (the edit: X has too many cells for a grid),
+    then open every page: (what, the app's click → drawn, the chart floor's switch to as many charts), in turn."""
+    page = new_page(browser)
+    e2e.open_app(page, app_url)
+    load_config(page, CONFIGS["caps"][1](), tmp)
+    e2e.goto_page(page, "Inputs & weights")
+    app, floor, rows = Timed(page), ChartFloor(browser, floor_url), []
+
+    def timed(what: str, action) -> None:
+        drawn = app.click(what, action)
+        rows.append((what, drawn, floor.switch(drawn.charts)))
 
     page.get_by_role("button", name="Randomise").first.click()
     fill = page.locator('[data-testid="stPopoverBody"]').get_by_role("button", name="Fill")
@@ -343,21 +498,60 @@ def at_caps(browser, app_url: str, tmp: Path) -> list[tuple[str, float, float, f
         expect(e2e.nav_link(page, title)).to_have_attribute("aria-current", "page")  # the page did open
     e2e.assert_no_exception(page)
     page.context.close()
+    floor.close()
     return rows
+
+
+def median_cell(values: list[float], digits: int = 0) -> str:
+    """The median of ``values``, and their range in brackets when there are several.
+
+    >>> median_cell([1.0]), median_cell([1.234, 1.5, 1.0], 2)
+    ('1', '1.23 (1.00–1.50)')
+    """
+    med = f"{statistics.median(values):.{digits}f}"
+    return med if len(values) == 1 else f"{med} ({min(values):.{digits}f}–{max(values):.{digits}f})"
+
+
+def caps_table(walks: list[list[tuple[str, Drawn, Drawn]]]) -> None:
+    """Each action's figures beside the floor's, medians over the walks (with their ranges)."""
+    print(f"\nAt the caps ({CONFIGS['caps'][0]}): median of {len(walks)} walk(s), each page once a walk, in this "
+          "order, each followed by the chart floor (bench/floor_app.py ?charts=N: a page switch to N plain heatmaps of "
+          f"{LIMITS.n_seq} × {LIMITS.n_seq} in 32 × 32 blocks); with several walks, their range in brackets. "
+          "CPU: the renderer's main-thread CPU time from the click until the page is drawn (Performance.getMetrics "
+          "ThreadTime)\n")
+    print("| action | charts | app: click → drawn (ms) | floor (ms) | app / floor | app: main-thread CPU (ms) "
+          "| floor CPU (ms) | CPU app / floor | longest task app / floor (ms) | tasks > 50 ms app / floor (ms) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for rows in zip(*walks, strict=True):
+        def cell(fn, digits: int = 0, rows=rows) -> str:
+            return median_cell([fn(app, floor) for _what, app, floor in rows], digits)
+        charts = {app.charts for _what, app, _floor in rows}
+        print(f"| {rows[0][0]} | {', '.join(map(str, sorted(charts)))} "
+              f"| {cell(lambda a, f: a.ms)} | {cell(lambda a, f: f.ms)} | {cell(lambda a, f: a.ms / f.ms, 2)} "
+              f"| {cell(lambda a, f: a.cpu_ms)} | {cell(lambda a, f: f.cpu_ms)} "
+              f"| {cell(lambda a, f: a.cpu_ms / f.cpu_ms, 2)} "
+              f"| {cell(lambda a, f: a.longest_ms)} / {cell(lambda a, f: f.longest_ms)} "
+              f"| {cell(lambda a, f: a.long_ms)} / {cell(lambda a, f: f.long_ms)} |")
+
+
+def load() -> str:
+    """The machine's load averages (1, 5, 15 min), as ``uptime`` prints them."""
+    return "load average " + ", ".join(f"{v:.2f}" for v in os.getloadavg())
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--configs", nargs="*", choices=["seed000", "mid"], default=["seed000", "mid"])
-    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--repeats", type=int, default=15, help="rounds after the warm-up (default: 15)")
     parser.add_argument("--langs", nargs="*", choices=list(i18n.LANGUAGES), default=["en"],
                         help="seed 000 in each of these languages (?lang=), one after the other (default: en)")
     parser.add_argument("--caps", action=argparse.BooleanOptionalAction, default=True,
                         help="also open every page at the caps after an edit (default: yes)")
     parser.add_argument("--walks", type=int, default=1,
-                        help="caps walks, each in a fresh session; the table gives each figure's median (default: 1)")
+                        help="caps walks, each in fresh sessions; the table gives each figure's median (default: 1)")
     args = parser.parse_args()
     print(machine())
+    print(f"{time.strftime('%H:%M:%S', time.gmtime())} UTC, before: {load()}")
     tmp = Path(tempfile.mkdtemp(prefix="bench-browser-"))
     results = {}
     with server(None, tmp) as app_url, server(ROOT / "bench" / "floor_app.py", tmp) as floor_url, \
@@ -366,28 +560,23 @@ def main() -> int:
         try:
             for key in args.configs:
                 for lang in args.langs if key == "seed000" else ["en"]:
-                    results[key, lang] = measure(browser, app_url, floor_url, key, args.repeats, tmp, lang)
-            walks = [at_caps(browser, app_url, tmp) for _ in range(args.walks)] if args.caps else []
+                    rounds = range(len(results) * (args.repeats + 1), (len(results) + 1) * (args.repeats + 1))
+                    results[key, lang] = measure(browser, app_url, floor_url, key, rounds, tmp, lang)
+            walks = [at_caps(browser, app_url, floor_url, tmp) for _ in range(args.walks)] if args.caps else []
         finally:
             browser.close()
-    print("\nms, median of", args.repeats, "edits after one warm-up, from the Enter that commits the edit\n")
-    print("| config | language | app: W_O edit → output (Multi-head) | floor: edit → sum | app / floor "
-          "| Inputs: X edit → run finished | floor: edit → run finished | Inputs / floor | Multi-head run finished |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for (key, lang), r in results.items():
-        print(f"| {CONFIGS[key][0]} | {lang} | {r['app']:.0f} | {r['floor']:.0f} | {r['app'] / r['floor']:.2f} "
-              f"| {r['inputs_run']:.0f} | {r['floor_run']:.0f} | {r['inputs_run'] / r['floor_run']:.2f} "
-              f"| {r['app_run']:.0f} |")
+    print(f"{time.strftime('%H:%M:%S', time.gmtime())} UTC, after: {load()}")
+    if results:
+        print(f"\nms from the Enter that commits the edit, {args.repeats} rounds after one warm-up, each round the "
+              "app's edits and the floor's back to back: medians, and the spread of the rounds' app / floor ratios\n")
+        print("| config | language | edit → what | app (ms) | floor (ms) | app / floor, median | interquartile "
+              "| min–max |")
+        print("|---|---|---|---|---|---|---|---|")
+        for (key, lang), got in results.items():
+            for what, app, floor in COMPARED:
+                print(f"| {CONFIGS[key][0]} | {lang} | {what} | {spread(got[app], got[floor])} |")
     if walks:
-        print(f"\nAt the caps ({CONFIGS['caps'][0]}): median of {len(walks)} walk(s), each page once a walk, in this "
-              "order; every walk's figures in brackets\n")
-        print("| action | click → run finished, charts drawn (ms) | longest main-thread task (ms) "
-              "| main-thread tasks > 50 ms, total (ms) |")
-        print("|---|---|---|---|")
-        for rows in zip(*walks, strict=True):
-            cells = [f"{statistics.median(r[i] for r in rows):.0f}"
-                     + (f" ({', '.join(f'{r[i]:.0f}' for r in rows)})" if len(rows) > 1 else "") for i in (1, 2, 3)]
-            print(f"| {rows[0][0]} | {' | '.join(cells)} |")
+        caps_table(walks)
     return 0
 
 

@@ -32,8 +32,9 @@ def _filters(layer: dict) -> str:
 @pytest.mark.parametrize("size", [3, 40, 100])  # numbers on the cells; colour only, on a canvas; blocks
 def test_a_heatmap_lights_the_hovered_or_pinned_cell_and_names_it(size):
     labels = [f"{i}: t{i}" for i in range(size)]
-    spec = heatmap.heatmap(np.arange(size * size, dtype=float).reshape(size, size), labels, labels,
-                           x_title="key", y_title="query").spec()
+    chart = heatmap.heatmap(np.arange(size * size, dtype=float).reshape(size, size), labels, labels,
+                            x_title="key", y_title="query")
+    spec, cells = chart.spec(), chart.data[0]
     params = _params(spec)
     hover, pin = params[heatmap.FOCUS]["select"], params[heatmap.PIN]["select"]
     assert (hover["on"], hover["clear"], hover["fields"]) == ("pointerover", "pointerout", ["row", "col"])
@@ -44,6 +45,9 @@ def test_a_heatmap_lights_the_hovered_or_pinned_cell_and_names_it(size):
     layers = _layers(spec)
     assert f"datum.row === {heatmap.LIT_ROW}" in _filters(layers["focus_row"])
     assert f"datum.col === {heatmap.LIT_COL}" in _filters(layers["focus_col"])
+    # the bands read the labels alone (n and m rows of data), not the n × m cells
+    assert layers["focus_row"]["data"]["values"] == [{"row": r} for r in dict.fromkeys(cells["row"].to_pylist())]
+    assert layers["focus_col"]["data"]["values"] == [{"col": c} for c in dict.fromkeys(cells["col"].to_pylist())]
     assert _filters(layers["focus_cell"]) == f"datum.row === {heatmap.LIT_ROW} && datum.col === {heatmap.LIT_COL}"
     said = next(t["calculate"] for t in layers["focus_cell"]["transform"] if t.get("as") == "said")
     assert '("query")' in said and "datum.row" in said and '("key")' in said and "datum.col" in said

@@ -114,7 +114,7 @@ def apply_edits(base: np.ndarray, edited_rows: dict, precision: int) -> np.ndarr
     ``precision``: the decimals the grid was drawn with (its texts are :func:`_texts`).
     """
     out = np.array(base, dtype=object, copy=True)
-    texts = _texts(base, precision) if edited_rows else None  # what each cell showed: the whole grid's notation
+    texts = _shown(base, precision) if edited_rows else None  # what each cell showed: the whole grid's notation
     for i, row in edited_rows.items():
         for j, value in row.items():
             if str(j).isdigit():
@@ -178,6 +178,8 @@ def _same(values: np.ndarray, matrix: np.ndarray) -> bool:
 
 def _with_empty(values: np.ndarray) -> np.ndarray:
     """Mark empty cells so the core reports them as empty rather than as None."""
+    if None not in values.ravel().tolist():  # the common case: every cell holds something
+        return values
     out = values.copy()
     for (i, j), v in np.ndenumerate(values):
         if v is None:
@@ -221,31 +223,33 @@ Grid = tuple[pd.DataFrame, tuple[int, ...]]  # what a grid shows, and each colum
 
 def _frame(values: np.ndarray, rows: list[str], precision: int) -> Grid:  # object [r, c] -> text frame, [c] px
     """What the grid shows: the numbers at ``precision`` in the matrix's one notation (:func:`_texts`), and a
-    refused cell's text as it was typed; and how wide each column must be for its texts."""
+    refused cell's text as it was typed; and how wide each column must be for its texts.
+
+    The frame holds the texts as Python strings (dtype object): pandas makes its own string columns one by one
+    (7 ms at 64 × 64), and st.data_editor reads either alike and copies the frame before it edits it."""
     if values.dtype != object:  # a matrix of the configuration: every cell a number
-        return _number_frame(values, tuple(rows), precision)
-    texts = _texts(values, precision)
-    return pd.DataFrame(texts, index=rows, columns=[str(j) for j in range(values.shape[1])]), _widths(texts)
+        texts, widths = _number_texts(values, precision)
+    else:  # a draft: it holds refused texts and empty cells too
+        texts = _texts(values, precision)
+        widths = _widths(texts)
+    return pd.DataFrame(texts, index=rows, columns=[str(j) for j in range(values.shape[1])], dtype=object), widths
 
 
 def _widths(texts: np.ndarray) -> tuple[int, ...]:  # object [r, c] -> [c] px
     return tuple(map(column_px, texts.T.tolist()))
 
 
-def _own_copy(kept: budget.Counted) -> Grid:
-    frame, widths = kept.value
-    return frame.copy(), widths  # the grid gets its own copy to edit
+def _shown(values: np.ndarray, precision: int) -> np.ndarray:  # object or float [r, c] -> object [r, c]
+    """Each cell's text as the grid showed it (:func:`_texts`; a float matrix's from the cache)."""
+    return _number_texts(values, precision)[0] if values.dtype != object else _texts(values, precision)
 
 
-@budget.cached("grid_texts", copy=_own_copy, slots=budget.EXPLORER_SLOTS)
-def _number_frame(values: np.ndarray, rows: tuple[str, ...], precision: int) -> budget.Counted:  # [r, c] -> text
-    """The grid's texts of a float matrix and its columns' widths, worked out once per matrix (an edit of X leaves
-    W_Q's grid as it was; reading the widths back from the frame took 12 ms a run at 64 × 64), with its bytes (the
-    texts' and the row labels' as Arrow holds them: UTF-8 and a 4-byte offset each)."""
+@budget.cached("grid_texts", slots=budget.EXPLORER_SLOTS)
+def _number_texts(values: np.ndarray, precision: int) -> tuple[np.ndarray, tuple[int, ...]]:  # [r, c] -> texts, [c]
+    """A float matrix's grid texts and its columns' widths, worked out once per matrix and precision (an edit of X
+    leaves W_Q's grid as it was; reading the widths back from a frame took 12 ms a run at 64 × 64)."""
     texts = _texts(values, precision)
-    columns = [str(j) for j in range(values.shape[1])]
-    size = sum(len("".join(part).encode()) + 4 * (len(part) + 1) for part in (texts.ravel().tolist(), rows, columns))
-    return budget.Counted((pd.DataFrame(texts, index=list(rows), columns=columns), _widths(texts)), size)
+    return texts, _widths(texts)
 
 
 def _reads_as(text: str, v: float) -> bool:

@@ -108,13 +108,17 @@ def _parse(value: object, was: object, shown: str) -> object:
         return value
 
 
-def apply_edits(base: np.ndarray, edited_rows: dict, precision: int) -> np.ndarray:  # object [r, c] -> object [r, c]
+def apply_edits(base: np.ndarray, edited_rows: dict, precision: int,
+                shown: np.ndarray | None = None) -> np.ndarray:  # object [r, c] -> object [r, c]
     """The grid's values: ``base`` with the editor's edits (row -> {column label -> value}) applied.
 
-    ``precision``: the decimals the grid was drawn with (its texts are :func:`_texts`).
+    ``precision``: the decimals the grid was drawn with (its texts are :func:`_texts`); ``shown``: those texts, if
+    known (else worked out here).
     """
     out = np.array(base, dtype=object, copy=True)
-    texts = _shown(base, precision) if edited_rows else None  # what each cell showed: the whole grid's notation
+    texts = None
+    if edited_rows:  # what each cell showed: the whole grid's notation
+        texts = shown if shown is not None else _texts(base, precision)
     for i, row in edited_rows.items():
         for j, value in row.items():
             if str(j).isdigit():
@@ -152,7 +156,7 @@ def _commit(name: str, edits: dict) -> None:
     if not _same(held, cfg.matrix(name)):  # the matrix changed since, not through this grid: its edits are stale
         state.reset_editor_state()  # every grid is drawn afresh from the configuration
         return
-    values = apply_edits(base, edits, precision) if edits else base
+    values = apply_edits(base, edits, precision, _shown(name, cfg, base, precision)) if edits else base
     drafts, errors = st.session_state[state.DRAFTS], st.session_state[state.ERRORS]
     if name not in drafts and _same(values, cfg.matrix(name)):
         return  # nothing new since the last commit
@@ -167,6 +171,14 @@ def _commit(name: str, edits: dict) -> None:
     errors.pop(name, None)
     st.session_state[state.EDITOR_BASE][name] = (base, precision, matrix)  # what the grid now holds
     state.set_config(replace(cfg, **{name: matrix}), reset_editors=False)
+
+
+def _shown(name: str, cfg: Config, base: np.ndarray, precision: int) -> np.ndarray:  # [r, c] -> object [r, c]
+    """The texts the grid of ``base`` showed: a float matrix's from its grid's cached frame (as it was drawn)."""
+    if base.dtype == object:
+        return _texts(base, precision)
+    frame, _px = _frame(base, row_labels(name, row_tokens(cfg, name), base.shape[0]), precision)
+    return frame.to_numpy(dtype=object)
 
 
 def _same(values: np.ndarray, matrix: np.ndarray) -> bool:
@@ -223,33 +235,29 @@ Grid = tuple[pd.DataFrame, tuple[int, ...]]  # what a grid shows, and each colum
 
 def _frame(values: np.ndarray, rows: list[str], precision: int) -> Grid:  # object [r, c] -> text frame, [c] px
     """What the grid shows: the numbers at ``precision`` in the matrix's one notation (:func:`_texts`), and a
-    refused cell's text as it was typed; and how wide each column must be for its texts.
-
-    The frame holds the texts as Python strings (dtype object): pandas makes its own string columns one by one
-    (7 ms at 64 × 64), and st.data_editor reads either alike and copies the frame before it edits it."""
+    refused cell's text as it was typed; and how wide each column must be for its texts. Not to be changed:
+    st.data_editor copies the frame it is given before it edits it."""
     if values.dtype != object:  # a matrix of the configuration: every cell a number
-        texts, widths = _number_texts(values, precision)
-    else:  # a draft: it holds refused texts and empty cells too
-        texts = _texts(values, precision)
-        widths = _widths(texts)
-    return pd.DataFrame(texts, index=rows, columns=[str(j) for j in range(values.shape[1])], dtype=object), widths
+        return _number_frame(values, tuple(rows), precision).value
+    texts = _texts(values, precision)
+    return pd.DataFrame(texts, index=rows, columns=[str(j) for j in range(values.shape[1])]), _widths(texts)
 
 
 def _widths(texts: np.ndarray) -> tuple[int, ...]:  # object [r, c] -> [c] px
     return tuple(map(column_px, texts.T.tolist()))
 
 
-def _shown(values: np.ndarray, precision: int) -> np.ndarray:  # object or float [r, c] -> object [r, c]
-    """Each cell's text as the grid showed it (:func:`_texts`; a float matrix's from the cache)."""
-    return _number_texts(values, precision)[0] if values.dtype != object else _texts(values, precision)
-
-
 @budget.cached("grid_texts", slots=budget.EXPLORER_SLOTS)
-def _number_texts(values: np.ndarray, precision: int) -> tuple[np.ndarray, tuple[int, ...]]:  # [r, c] -> texts, [c]
-    """A float matrix's grid texts and its columns' widths, worked out once per matrix and precision (an edit of X
-    leaves W_Q's grid as it was; reading the widths back from a frame took 12 ms a run at 64 × 64)."""
+def _number_frame(values: np.ndarray, rows: tuple[str, ...], precision: int) -> budget.Counted:  # [r, c] -> text
+    """The grid's texts of a float matrix and its columns' widths, worked out once per matrix (an edit of X leaves
+    W_Q's grid as it was; reading the widths back from the frame took 12 ms a run at 64 × 64), with its bytes (the
+    texts' and the row labels' as Arrow holds them: UTF-8 and a 4-byte offset each). Pandas' string columns (made
+    here once, 7 ms at 64 × 64) cost st.data_editor less on every run than Python strings (dtype object: ≈ 6 ms
+    more a run at 64 × 64, measured)."""
     texts = _texts(values, precision)
-    return texts, _widths(texts)
+    columns = [str(j) for j in range(values.shape[1])]
+    size = sum(len("".join(part).encode()) + 4 * (len(part) + 1) for part in (texts.ravel().tolist(), rows, columns))
+    return budget.Counted((pd.DataFrame(texts, index=list(rows), columns=columns), _widths(texts)), size)
 
 
 def _reads_as(text: str, v: float) -> bool:
@@ -303,6 +311,18 @@ def column_px(texts: list[str]) -> int:
     return max(40, round(7.5 * max(map(len, texts), default=1)) + 20)
 
 
+def text_column(label: str | None = None, *, width: int | None = None, alignment: str | None = None) -> dict:
+    """``st.column_config.TextColumn(label, width=width, alignment=alignment)`` as Streamlit sends it (its fields
+    that are None left out, in its order): the same column, cheaper to pass on every run (Streamlit deep-copies
+    each column's configuration, and a grid of 64 columns took 1 ms more with TextColumn's ten fields).
+
+    >>> text_column("3", alignment="right")
+    {'label': '3', 'alignment': 'right', 'type_config': {'type': 'text'}}
+    """
+    given = {"label": label, "width": width, "alignment": alignment}
+    return {**{k: v for k, v in given.items() if v is not None}, "type_config": {"type": "text"}}
+
+
 def matrix_editor(name: str, *, height: int | str = "auto", compact: bool = False) -> None:
     """An editable grid for one matrix of the configuration ("x", "w_q", ..., or one it has: "y", "w_a", ...).
 
@@ -327,10 +347,10 @@ def matrix_editor(name: str, *, height: int | str = "auto", compact: bool = Fals
     rows = row_labels(name, row_tokens(cfg, name), base.shape[0])
     frame, widths = _frame(base, rows, precision)
     # text cells: a number column's cell editor drops what it does not expect ("1e-3" arrived as -13)
-    columns = {c: st.column_config.TextColumn(c, alignment="right", width=width if compact else None)
+    columns = {c: text_column(c, alignment="right", width=width if compact else None)
                for c, width in zip(frame.columns, widths, strict=True)}
     if compact:
-        columns["_index"] = st.column_config.TextColumn(width=column_px(rows))
+        columns["_index"] = text_column(width=column_px(rows))
     st.data_editor(frame, key=key, num_rows="fixed", height=height, column_config=columns)
     every_digit(name, st.session_state[state.DRAFTS].get(name, cfg.matrix(name)), rows, precision)
     if name in st.session_state[state.ERRORS]:  # its edits were committed (or refused) by commit_pending

@@ -20,7 +20,7 @@ import streamlit as st
 from attn_core import MATRIX_NAMES, AttentionInputError, Config, as_matrix, validate_config
 from attn_ui.app import i18n, registry, state
 from attn_ui.app.i18n import N_, _
-from attn_ui.infra import budget
+from attn_ui.infra import budget, st_internals
 from attn_ui.widgets import controls, text
 from attn_ui.widgets.numbers import exact_texts, grid_texts, parse_number
 
@@ -313,7 +313,7 @@ def column_px(texts: list[str]) -> int:
 
 def text_column(label: str | None = None, *, width: int | None = None, alignment: str | None = None) -> dict:
     """``st.column_config.TextColumn(label, width=width, alignment=alignment)`` as Streamlit sends it (its fields
-    that are None left out, in its order): the same column, cheaper to pass on every run (Streamlit deep-copies
+    that are None left out, in its order): the same column, cheaper to pass (Streamlit deep-copies
     each column's configuration, and a grid of 64 columns took 1 ms more with TextColumn's ten fields).
 
     >>> text_column("3", alignment="right")
@@ -321,6 +321,30 @@ def text_column(label: str | None = None, *, width: int | None = None, alignment
     """
     given = {"label": label, "width": width, "alignment": alignment}
     return {**{k: v for k, v in given.items() if v is not None}, "type_config": {"type": "text"}}
+
+
+def _grid(values: np.ndarray, rows: tuple[str, ...], precision: int, compact: bool) -> st_internals.PreparedGrid:
+    """The grid element of ``values`` (object or float [r, c]): st.data_editor's, made once per matrix, precision and
+    layout (attn_ui.infra.st_internals.show_grid: ≈ 20 ms a run for a 64 × 64 grid through st.data_editor); a
+    draft's (it holds refused texts and empty cells) anew on every run it is shown."""
+    if values.dtype != object:
+        return _number_grid(values, rows, precision, compact)
+    return _make_grid(values, rows, precision, compact)
+
+
+@budget.cached("grid_element", slots=budget.EXPLORER_SLOTS)
+def _number_grid(values: np.ndarray, rows: tuple[str, ...], precision: int, compact: bool) -> st_internals.PreparedGrid:
+    return _make_grid(values, rows, precision, compact)
+
+
+def _make_grid(values: np.ndarray, rows: tuple[str, ...], precision: int, compact: bool) -> st_internals.PreparedGrid:
+    frame, widths = _frame(values, list(rows), precision)
+    # text cells: a number column's cell editor drops what it does not expect ("1e-3" arrived as -13)
+    columns = {c: text_column(c, alignment="right", width=width if compact else None)
+               for c, width in zip(frame.columns, widths, strict=True)}
+    if compact:
+        columns["_index"] = text_column(width=column_px(list(rows)))
+    return st_internals.prepare_grid(frame, columns)
 
 
 def matrix_editor(name: str, *, height: int | str = "auto", compact: bool = False) -> None:
@@ -345,13 +369,7 @@ def matrix_editor(name: str, *, height: int | str = "auto", compact: bool = Fals
         bases[name] = (st.session_state[state.DRAFTS].get(name, current), controls.precision(), current)
     base, precision, _held = bases[name]
     rows = row_labels(name, row_tokens(cfg, name), base.shape[0])
-    frame, widths = _frame(base, rows, precision)
-    # text cells: a number column's cell editor drops what it does not expect ("1e-3" arrived as -13)
-    columns = {c: text_column(c, alignment="right", width=width if compact else None)
-               for c, width in zip(frame.columns, widths, strict=True)}
-    if compact:
-        columns["_index"] = text_column(width=column_px(rows))
-    st.data_editor(frame, key=key, num_rows="fixed", height=height, column_config=columns)
+    st_internals.show_grid(_grid(base, tuple(rows), precision, compact), key=key, height=height)
     every_digit(name, st.session_state[state.DRAFTS].get(name, cfg.matrix(name)), rows, precision)
     if name in st.session_state[state.ERRORS]:  # its edits were committed (or refused) by commit_pending
         st.error(

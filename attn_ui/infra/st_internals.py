@@ -202,13 +202,14 @@ def prepare_grid(frame: pd.DataFrame, column_config: dict) -> PreparedGrid:
     return PreparedGrid(proto.SerializeToString(), signature)
 
 
-def show_grid(grid: PreparedGrid, *, key: str, height: int | str = "auto") -> None:
+def show_grid(grid: PreparedGrid, *, key: str, height: int | str = "auto", width: int | str = "stretch") -> None:
     """Draw a prepared grid where ``st.data_editor`` would draw it (the container of the ``with`` block), as the
-    same widget: the run's part of ``st.data_editor`` with ``num_rows="fixed"``, ``width="stretch"`` and no
-    callback. Its edits are read from ``st.session_state[key]``, as the app reads every grid's."""
+    same widget: the run's part of ``st.data_editor`` with ``num_rows="fixed"`` and no callback. Its edits are read
+    from ``st.session_state[key]``, as the app reads every grid's. Left out: the grid's description for Streamlit's
+    agent API (1.67's ``agent_props``, None in every session that API did not make) and its usage metrics."""
     import streamlit as st
     from streamlit.elements.lib.form_utils import current_form_id
-    from streamlit.elements.lib.layout_utils import LayoutConfig, validate_height
+    from streamlit.elements.lib.layout_utils import LayoutConfig, validate_height, validate_width
     from streamlit.elements.lib.policies import check_widget_policies
     from streamlit.elements.lib.utils import compute_and_register_element_id
     from streamlit.elements.widgets.data_editor import DataEditorSerde
@@ -216,6 +217,7 @@ def show_grid(grid: PreparedGrid, *, key: str, height: int | str = "auto") -> No
     from streamlit.runtime.state import register_widget
 
     dg = st._main  # what st.data_editor is bound to: it draws into the active container
+    validate_width(width, allow_content=True)
     validate_height(height, allow_content=True, allow_stretch=True, additional_allowed=["auto"])
     check_widget_policies(dg, key, None, default_value=None, writes_allowed=False)
     proto = DataframeProto.FromString(grid.proto)
@@ -228,5 +230,5 @@ def show_grid(grid: PreparedGrid, *, key: str, height: int | str = "auto") -> No
     serde = DataEditorSerde()
     register_widget(proto.id, on_change_handler=None, args=None, kwargs=None, deserializer=serde.deserialize,
                     serializer=serde.serialize, ctx=get_script_run_ctx(), value_type="string_value", disabled=False)
-    dg._enqueue("dataframe", proto, layout_config=LayoutConfig(width="stretch",
-                                                              height=height if height != "auto" else None))
+    layout = LayoutConfig(width=width, height=height if height != "auto" else None)  # "auto": Streamlit's default
+    dg._enqueue("dataframe", proto, layout_config=layout)

@@ -423,16 +423,18 @@ def token_editor(field: str = "tokens") -> None:
     label is refused with a message."""
     cfg = state.config()
     key = f"{field}_editor_{st.session_state[state.EDITOR_VERSION]}"
-    st.data_editor(
-        pd.DataFrame({"token": list(getattr(cfg, field))}),
-        key=key,
-        num_rows="fixed",
-        column_config={"token": st.column_config.TextColumn(_("token"), required=True)},
-        width="content",
-    )
+    st_internals.show_grid(_token_grid(getattr(cfg, field), _("token")), key=key, width="content")
     if message := _commit_tokens(key, field):
         st.error(_("Token labels not changed: {message}").format(message=text.md_escape(message)),
                  icon=":material/warning:")
+
+
+@budget.cached("token_grid", slots=budget.EXPLORER_SLOTS)
+def _token_grid(tokens: tuple[str, ...], title: str) -> st_internals.PreparedGrid:
+    """The token grid's element (st_internals.show_grid), made once per token list and language (``title``: the
+    column's, translated)."""
+    return st_internals.prepare_grid(pd.DataFrame({"token": list(tokens)}),
+                                     {"token": st.column_config.TextColumn(title, required=True)})
 
 
 def _commit_tokens(key: str, field: str = "tokens") -> str | None:

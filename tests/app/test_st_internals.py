@@ -127,14 +127,19 @@ texts = np.array([["0.5000", "−1.2e−5", "3"], ["1", "<0.0001", "+∞"]], dty
 frame = pd.DataFrame(texts, index=["0: the", "1: 注意"], columns=["0", "1", "2"])
 config = {c: text_column(c, alignment="right", width=48 + 8 * i) for i, c in enumerate(frame.columns)}
 config["_index"] = text_column(width=60)
+tokens = pd.DataFrame({"token": ["the", "cat", "sat"]})
+token_config = {"token": st.column_config.TextColumn("token", required=True)}
 places = {"main": st.container(), "sidebar": st.sidebar, "column": st.columns(2)[1]}
-for n, (where, box) in enumerate(places.items()):
+for where, box in places.items():
     with box:
         key, height = f"grid_{where}", 120 if where == "column" else "auto"
         if st.session_state["how"] == "st.data_editor":
             st.data_editor(frame, key=key, num_rows="fixed", height=height, column_config=config)
+            st.data_editor(tokens, key=key + "_tokens", num_rows="fixed", column_config=token_config, width="content")
         else:
             st_internals.show_grid(st_internals.prepare_grid(frame, config), key=key, height=height)
+            st_internals.show_grid(st_internals.prepare_grid(tokens, token_config), key=key + "_tokens",
+                                   width="content")
         st.session_state.setdefault("seen", {})[key] = st.session_state[key]
 """
 
@@ -164,10 +169,11 @@ def grid_messages(how: str, monkeypatch, edit: dict | None = None) -> tuple[list
 def test_a_prepared_grid_is_the_element_st_data_editor_sends(monkeypatch):
     """st_internals.show_grid(prepare_grid(frame, config)) sends what st.data_editor(frame, num_rows="fixed",
     column_config=config) sends, byte for byte (its Arrow table, columns, id, form, layout), in the main area, the
-    sidebar and a column; and its edits come back in the session state as st.data_editor's do."""
+    sidebar and a column, for a frame with labelled rows (a matrix's) and one numbered from 0 (the tokens'); and its
+    edits come back in the session state as st.data_editor's do."""
     theirs, _ = grid_messages("st.data_editor", monkeypatch)
     ours, _ = grid_messages("show_grid", monkeypatch)
-    assert len(theirs) >= 3 and ours == theirs, (
+    assert len(theirs) >= 6 and ours == theirs, (
         f"{VERSION}: st.data_editor sends another element than st_internals.show_grid makes: mend prepare_grid and "
         "show_grid after DataEditorMixin.data_editor (streamlit/elements/widgets/data_editor.py)")
     edit = {"grid_column": {"edited_rows": {1: {"2": "7"}}, "added_rows": [], "deleted_rows": []}}

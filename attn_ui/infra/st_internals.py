@@ -154,10 +154,6 @@ class PreparedGrid:
     proto: bytes  #: the serialised Dataframe proto: the frame as Arrow, the columns' configuration as JSON
     signature: str  #: the frame's structure, hashed: a keyed grid's identity (a new signature resets its edits)
 
-    @property
-    def nbytes(self) -> int:
-        return len(self.proto) + len(self.signature)
-
 
 def prepare_grid(frame: pd.DataFrame, column_config: dict) -> PreparedGrid:
     """What ``st.data_editor(frame, num_rows="fixed", column_config=column_config, key=...)`` makes of the frame

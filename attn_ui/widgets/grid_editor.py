@@ -11,6 +11,7 @@ message naming the matrix and the cell; the configuration keeps its last valid v
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import replace
 
 import numpy as np
@@ -156,7 +157,7 @@ def _commit(name: str, edits: dict) -> None:
     if not _same(held, cfg.matrix(name)):  # the matrix changed since, not through this grid: its edits are stale
         state.reset_editor_state()  # every grid is drawn afresh from the configuration
         return
-    values = apply_edits(base, edits, precision, _shown(name, cfg, base, precision)) if edits else base
+    values = apply_edits(base, edits, precision, _shown(base, precision)) if edits else base
     drafts, errors = st.session_state[state.DRAFTS], st.session_state[state.ERRORS]
     if name not in drafts and _same(values, cfg.matrix(name)):
         return  # nothing new since the last commit
@@ -173,12 +174,9 @@ def _commit(name: str, edits: dict) -> None:
     state.set_config(replace(cfg, **{name: matrix}), reset_editors=False)
 
 
-def _shown(name: str, cfg: Config, base: np.ndarray, precision: int) -> np.ndarray:  # [r, c] -> object [r, c]
-    """The texts the grid of ``base`` showed: a float matrix's from its grid's cached frame (as it was drawn)."""
-    if base.dtype == object:
-        return _texts(base, precision)
-    frame, _px = _frame(base, row_labels(name, row_tokens(cfg, name), base.shape[0]), precision)
-    return frame.to_numpy(dtype=object)
+def _shown(base: np.ndarray, precision: int) -> np.ndarray:  # object or float [r, c] -> object [r, c]
+    """The texts the grid of ``base`` showed (a float matrix's from the cache)."""
+    return _grid_texts(base, precision)[0]
 
 
 def _same(values: np.ndarray, matrix: np.ndarray) -> bool:
@@ -230,17 +228,13 @@ def _texts(values: np.ndarray, precision: int) -> np.ndarray:  # object or float
     return texts.reshape(values.shape)
 
 
-Grid = tuple[pd.DataFrame, tuple[int, ...]]  # what a grid shows, and each column's width in px (column_px)
-
-
-def _frame(values: np.ndarray, rows: list[str], precision: int) -> Grid:  # object [r, c] -> text frame, [c] px
-    """What the grid shows: the numbers at ``precision`` in the matrix's one notation (:func:`_texts`), and a
-    refused cell's text as it was typed; and how wide each column must be for its texts. Not to be changed:
-    st.data_editor copies the frame it is given before it edits it."""
+def _grid_texts(values: np.ndarray, precision: int) -> tuple[np.ndarray, tuple[int, ...]]:  # [r, c] -> texts, [c]
+    """What the grid shows (:func:`_texts`: the numbers at ``precision`` in the matrix's one notation, a refused
+    cell's text as it was typed), and how wide each column must be for its texts (:func:`column_px`)."""
     if values.dtype != object:  # a matrix of the configuration: every cell a number
-        return _number_frame(values, tuple(rows), precision).value
+        return _number_texts(values, precision).value
     texts = _texts(values, precision)
-    return pd.DataFrame(texts, index=rows, columns=[str(j) for j in range(values.shape[1])]), _widths(texts)
+    return texts, _widths(texts)
 
 
 def _widths(texts: np.ndarray) -> tuple[int, ...]:  # object [r, c] -> [c] px
@@ -248,16 +242,12 @@ def _widths(texts: np.ndarray) -> tuple[int, ...]:  # object [r, c] -> [c] px
 
 
 @budget.cached("grid_texts", slots=budget.EXPLORER_SLOTS)
-def _number_frame(values: np.ndarray, rows: tuple[str, ...], precision: int) -> budget.Counted:  # [r, c] -> text
-    """The grid's texts of a float matrix and its columns' widths, worked out once per matrix (an edit of X leaves
-    W_Q's grid as it was; reading the widths back from the frame took 12 ms a run at 64 × 64), with its bytes (the
-    texts' and the row labels' as Arrow holds them: UTF-8 and a 4-byte offset each). Pandas' string columns (made
-    here once, 7 ms at 64 × 64) cost st.data_editor less on every run than Python strings (dtype object: ≈ 6 ms
-    more a run at 64 × 64, measured)."""
+def _number_texts(values: np.ndarray, precision: int) -> budget.Counted:  # [r, c] -> (texts [r, c], px [c])
+    """A float matrix's grid texts and its columns' widths, worked out once per matrix and precision (an edit of X
+    leaves W_Q's grid as it was), with their bytes: the array's pointers and each string object (the budget's own
+    count walks the cells one by one: 9 ms at 64 × 64)."""
     texts = _texts(values, precision)
-    columns = [str(j) for j in range(values.shape[1])]
-    size = sum(len("".join(part).encode()) + 4 * (len(part) + 1) for part in (texts.ravel().tolist(), rows, columns))
-    return budget.Counted((pd.DataFrame(texts, index=list(rows), columns=columns), _widths(texts)), size)
+    return budget.Counted((texts, _widths(texts)), texts.nbytes + sum(map(sys.getsizeof, texts.ravel().tolist())))
 
 
 def _reads_as(text: str, v: float) -> bool:
@@ -338,13 +328,23 @@ def _number_grid(values: np.ndarray, rows: tuple[str, ...], precision: int, comp
 
 
 def _make_grid(values: np.ndarray, rows: tuple[str, ...], precision: int, compact: bool) -> st_internals.PreparedGrid:
-    frame, widths = _frame(values, list(rows), precision)
+    texts, widths = _grid_texts(values, precision)
+    columns = [str(j) for j in range(values.shape[1])]
     # text cells: a number column's cell editor drops what it does not expect ("1e-3" arrived as -13)
-    columns = {c: text_column(c, alignment="right", width=width if compact else None)
-               for c, width in zip(frame.columns, widths, strict=True)}
+    config = {c: text_column(c, alignment="right", width=width if compact else None)
+              for c, width in zip(columns, widths, strict=True)}
     if compact:
-        columns["_index"] = text_column(width=column_px(list(rows)))
-    return st_internals.prepare_grid(frame, columns)
+        config["_index"] = text_column(width=column_px(list(rows)))
+    return st_internals.refill_grid(_grid_shape(rows, len(columns)), texts.T.tolist(), list(rows), config)
+
+
+@budget.cached("grid_shape", slots=budget.EXPLORER_SLOTS)
+def _grid_shape(rows: tuple[str, ...], n_cols: int) -> st_internals.PreparedGrid:
+    """The element of a grid of empty texts with these rows and ``n_cols`` columns: what every grid of that
+    structure shares (its signature, its Arrow schema), st_internals.refill_grid fills with a matrix's texts."""
+    frame = pd.DataFrame(np.full((len(rows), n_cols), "", dtype=object), index=list(rows),
+                         columns=[str(j) for j in range(n_cols)])
+    return st_internals.prepare_grid(frame, {})
 
 
 def matrix_editor(name: str, *, height: int | str = "auto", compact: bool = False) -> None:

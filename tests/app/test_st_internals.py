@@ -111,7 +111,7 @@ def test_a_real_runtime_has_the_storage_install_session_storage_replaces(tmp_pat
 
 
 @pytest.mark.parametrize("name", ["session_id", "session_connected", "free_upload", "running", "logger",
-                                  "install_session_storage", "prepare_grid", "show_grid"])
+                                  "install_session_storage", "prepare_grid", "refill_grid", "show_grid"])
 def test_each_use_says_why_no_public_api_serves(name):
     assert name in (st_internals.__doc__ or ""), f"st_internals' module text must say why {name} is needed"
 
@@ -137,7 +137,11 @@ for where, box in places.items():
             st.data_editor(frame, key=key, num_rows="fixed", height=height, column_config=config)
             st.data_editor(tokens, key=key + "_tokens", num_rows="fixed", column_config=token_config, width="content")
         else:
-            st_internals.show_grid(st_internals.prepare_grid(frame, config), key=key, height=height)
+            grid = st_internals.prepare_grid(frame, config)
+            if st.session_state["how"] == "refill_grid":  # other texts' structure, then these texts in it
+                blank = st_internals.prepare_grid(pd.DataFrame("", index=frame.index, columns=frame.columns), {})
+                grid = st_internals.refill_grid(blank, texts.T.tolist(), list(frame.index), config)
+            st_internals.show_grid(grid, key=key, height=height)
             st_internals.show_grid(st_internals.prepare_grid(tokens, token_config), key=key + "_tokens",
                                    width="content")
         st.session_state.setdefault("seen", {})[key] = st.session_state[key]
@@ -169,13 +173,18 @@ def grid_messages(how: str, monkeypatch, edit: dict | None = None) -> tuple[list
 def test_a_prepared_grid_is_the_element_st_data_editor_sends(monkeypatch):
     """st_internals.show_grid(prepare_grid(frame, config)) sends what st.data_editor(frame, num_rows="fixed",
     column_config=config) sends, byte for byte (its Arrow table, columns, id, form, layout), in the main area, the
-    sidebar and a column, for a frame with labelled rows (a matrix's) and one numbered from 0 (the tokens'); and its
-    edits come back in the session state as st.data_editor's do."""
+    sidebar and a column, for a frame with labelled rows (a matrix's) and one numbered from 0 (the tokens'), and
+    made by refill_grid from a frame of empty texts of the same structure; and its edits come back in the session
+    state as st.data_editor's do."""
     theirs, _ = grid_messages("st.data_editor", monkeypatch)
     ours, _ = grid_messages("show_grid", monkeypatch)
     assert len(theirs) >= 6 and ours == theirs, (
         f"{VERSION}: st.data_editor sends another element than st_internals.show_grid makes: mend prepare_grid and "
         "show_grid after DataEditorMixin.data_editor (streamlit/elements/widgets/data_editor.py)")
+    refilled, _ = grid_messages("refill_grid", monkeypatch)
+    assert refilled == theirs, (
+        f"{VERSION}: a grid refilled with new texts (st_internals.refill_grid) is not the element st.data_editor makes "
+        "of them: mend refill_grid after prepare_grid")
     edit = {"grid_column": {"edited_rows": {1: {"2": "7"}}, "added_rows": [], "deleted_rows": []}}
     _, seen_theirs = grid_messages("st.data_editor", monkeypatch, edit)
     _, seen_ours = grid_messages("show_grid", monkeypatch, edit)

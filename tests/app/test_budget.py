@@ -107,10 +107,11 @@ def test_a_counted_value_is_kept_at_the_size_its_maker_counted():
     assert budget.nbytes(budget.Counted(pd.DataFrame({"a": ["x"]}), 1234)) == 1234
     from attn_ui.widgets import grid_editor
 
-    values, rows = np.arange(12.0).reshape(3, 4) / 7, ("0: a", "1: b", "2: c")
-    kept = grid_editor._number_frame.__wrapped__(values, rows, 4)  # the grid's texts, counted as Arrow holds them
-    pandas_says = kept.value[0].memory_usage(index=True, deep=True).sum()
-    assert 0.5 * pandas_says <= kept.nbytes <= 1.5 * pandas_says
+    values = np.arange(12.0).reshape(3, 4) / 7
+    values[0, 1] = -values[0, 1]  # "−0.1429": a string of 2 bytes a character in Python
+    kept = grid_editor._number_texts.__wrapped__(values, 4)  # the grid's texts, counted by their string objects
+    walked = budget.nbytes(kept.value[0])  # the budget's own count, cell by cell (len + 49 bytes a string)
+    assert walked <= kept.nbytes <= 1.2 * walked
     assert b.put(("grid",), kept) and b.bytes == kept.nbytes
 
 

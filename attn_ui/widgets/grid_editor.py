@@ -11,11 +11,11 @@ message naming the matrix and the cell; the configuration keeps its last valid v
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import replace
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import streamlit as st
 
 from attn_core import MATRIX_NAMES, AttentionInputError, Config, as_matrix, validate_config
@@ -232,7 +232,8 @@ def _grid_texts(values: np.ndarray, precision: int) -> tuple[np.ndarray, tuple[i
     """What the grid shows (:func:`_texts`: the numbers at ``precision`` in the matrix's one notation, a refused
     cell's text as it was typed), and how wide each column must be for its texts (:func:`column_px`)."""
     if values.dtype != object:  # a matrix of the configuration: every cell a number
-        return _number_texts(values, precision).value
+        flat, widths = _number_texts(values, precision).value
+        return flat.to_numpy(zero_copy_only=False).reshape(values.shape), widths  # ≈ 0.3 ms at 64 × 64
     texts = _texts(values, precision)
     return texts, _widths(texts)
 
@@ -242,12 +243,13 @@ def _widths(texts: np.ndarray) -> tuple[int, ...]:  # object [r, c] -> [c] px
 
 
 @budget.cached("grid_texts", slots=budget.EXPLORER_SLOTS)
-def _number_texts(values: np.ndarray, precision: int) -> budget.Counted:  # [r, c] -> (texts [r, c], px [c])
-    """A float matrix's grid texts and its columns' widths, worked out once per matrix and precision (an edit of X
-    leaves W_Q's grid as it was), with their bytes: the array's pointers and each string object (the budget's own
-    count walks the cells one by one: 9 ms at 64 × 64)."""
+def _number_texts(values: np.ndarray, precision: int) -> budget.Counted:  # [r, c] -> (texts [r·c], px [c])
+    """A float matrix's grid texts (row by row, as one Arrow array: 59 kB at 64 × 64, where 4,096 Python strings
+    take 327 kB) and its columns' widths, worked out once per matrix and precision (an edit of X leaves W_Q's grid as
+    it was; every run after an edit compares the grid's edits with the texts it showed)."""
     texts = _texts(values, precision)
-    return budget.Counted((texts, _widths(texts)), texts.nbytes + sum(map(sys.getsizeof, texts.ravel().tolist())))
+    flat = pa.array(texts.ravel().tolist(), pa.large_string())
+    return budget.Counted((flat, _widths(texts)), flat.nbytes + 8 * values.shape[1])
 
 
 def _reads_as(text: str, v: float) -> bool:

@@ -50,6 +50,11 @@ def as_matrix(name: str, a: object) -> np.ndarray:
     if arr.dtype.kind in "iuf":  # not "b": True/False are not numbers, as for the cells of a list
         out = arr.astype(np.float64, copy=False)
     elif arr.dtype.kind == "O":
+        out = _plain_numbers(arr)
+    else:
+        raise AttentionInputError(N_("{name}: cells must be numbers, got dtype {dtype}."), name=name,
+                                  dtype=arr.dtype, matrix=name)
+    if out is None:  # some cell is not a Python float or int, or an int beyond float64: named cell by cell
         out = np.empty(arr.shape, dtype=np.float64)
         for (i, j), v in np.ndenumerate(arr):
             if isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)):
@@ -65,11 +70,21 @@ def as_matrix(name: str, a: object) -> np.ndarray:
                     N_("{name}: cell ({i}, {j}) is {v!r}, not a number."), name=name, i=i, j=j, v=v,
                     matrix=name, cell=(i, j),
                 )
-    else:
-        raise AttentionInputError(N_("{name}: cells must be numbers, got dtype {dtype}."), name=name,
-                                  dtype=arr.dtype, matrix=name)
     check_finite(name, out)
     return out
+
+
+def _plain_numbers(arr: np.ndarray) -> np.ndarray | None:  # object [r, c] -> float64 [r, c], or None
+    """An object matrix whose every cell is a Python float or int (a grid's cells as the editor reads them) as
+    float64 in one conversion, the same values ``float(v)`` gives cell by cell; None for any other cell (a bool,
+    a text, None, a numpy scalar) or an int beyond float64, which the caller names cell by cell."""
+    cells = arr.ravel().tolist()
+    if not set(map(type, cells)) <= {float, int}:
+        return None
+    try:
+        return np.array(cells, dtype=np.float64).reshape(arr.shape)
+    except OverflowError:
+        return None
 
 
 def _first_non_finite(a: np.ndarray) -> tuple[int, int, str] | None:

@@ -18,6 +18,12 @@ the newest Streamlit that requirements.txt allows.
   Streamlit has no run id.
 - :func:`logger`: a logger printed by Streamlit's own handler at the server's ``--logger.level`` (Streamlit sets up
   its own loggers only).
+- :func:`prepare_grid`, :func:`refill_grid` and :func:`show_grid`: a grid (``st.data_editor`` of a DataFrame, its
+  rows fixed, keyed) whose element is made once and sent again on later runs. ``st.data_editor`` turns its frame
+  into Arrow on every run, with pandas' per-column work four times over (≈ 20 ms a run for a 64 × 64 grid of texts,
+  when the matrix has not changed); Streamlit has no way to hand it the element it made last run. And a frame of new
+  texts in the same structure is made into Arrow by pyarrow alone, in the schema pandas gave the first.
+  tests/app/test_st_internals.py checks that the elements are the ones st.data_editor sends, byte for byte.
 - :class:`SessionStorage`, :class:`SessionInfo` and :func:`install_session_storage`: the runtime's storage of
   disconnected sessions, replaced by attn_ui.infra.sessions so that a closed tab's session is shut down (Streamlit
   has no setting for it, and on its own keeps such sessions, and their uploads, for the process's life).
@@ -29,14 +35,20 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from streamlit import runtime
 from streamlit.logger import get_logger
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 from streamlit.runtime.session_manager import SessionInfo, SessionStorage
 
-__all__ = ["SessionInfo", "SessionStorage", "free_upload", "install_session_storage", "logger", "run_token",
-           "running", "session_connected", "session_id"]
+if TYPE_CHECKING:
+    import pandas as pd
+    import pyarrow as pa
+
+__all__ = ["PreparedGrid", "SessionInfo", "SessionStorage", "free_upload", "install_session_storage", "logger",
+           "prepare_grid", "refill_grid", "run_token", "running", "session_connected", "session_id", "show_grid"]
 
 
 def session_id() -> str | None:
@@ -135,3 +147,121 @@ def install_session_storage(make: Callable[[float], SessionStorage], reap: Calla
     loop.call_soon_threadsafe(swap)
     threading.Thread(target=reaper, name="attn-session-reaper", daemon=True).start()
     return storage
+
+
+@dataclass(frozen=True)
+class PreparedGrid:
+    """A grid's element as ``st.data_editor`` makes it, less what each run adds (its id, its form)."""
+
+    proto: bytes  #: the serialised Dataframe proto: the frame as Arrow, the columns' configuration as JSON
+    signature: str  #: the frame's structure, hashed: a keyed grid's identity (a new signature resets its edits)
+    schema: pa.Schema  #: the frame's Arrow schema, pandas' metadata with it (its columns, index and dtypes)
+
+
+def prepare_grid(frame: pd.DataFrame, column_config: dict) -> PreparedGrid:
+    """What ``st.data_editor(frame, num_rows="fixed", column_config=column_config, key=...)`` makes of the frame
+    before the run's part: the same steps, in its order, by its own functions (streamlit/elements/widgets/
+    data_editor.py, ``DataEditorMixin.data_editor``), for a DataFrame whose every column is editable. A frame it would
+    refuse raises what it raises."""
+    import pandas as pd
+    import pyarrow as pa
+    from streamlit import dataframe_util
+    from streamlit.elements.lib.column_config_utils import (
+        INDEX_IDENTIFIER,
+        apply_data_specific_configs,
+        determine_dataframe_schema,
+        process_config_mapping,
+        update_column_config,
+    )
+    from streamlit.elements.widgets import data_editor as editor
+
+    data_format = dataframe_util.determine_data_format(frame)
+    data_df = dataframe_util.convert_anything_to_pandas_df(frame, ensure_copy=True)
+    editor._check_column_names(data_df)
+    mapping = process_config_mapping(column_config)
+    apply_data_specific_configs(mapping, data_format)
+    editor._fix_column_headers(data_df)
+    editor._stringify_arrow_incompatible_columns(data_df, mapping, trial_conversion=False)
+    if not isinstance(data_df.index, pd.RangeIndex):
+        update_column_config(mapping, INDEX_IDENTIFIER, {"required": True})
+    table = pa.Table.from_pandas(data_df)
+    schema = determine_dataframe_schema(data_df, table.schema)
+    editor._check_type_compatibilities(data_df, mapping, schema)
+    signature = editor._compute_data_editor_signature(
+        data_df=data_df, data_format=data_format, arrow_schema=table.schema, dataframe_schema=schema, disabled=False,
+        disabled_columns=[c for c, config in mapping.items() if config.get("disabled") is True],
+        include_row_count=True)
+    return PreparedGrid(_grid_proto(table, mapping), signature, table.schema)
+
+
+def refill_grid(grid: PreparedGrid, columns: list[list[str]], index: list[str], column_config: dict) -> PreparedGrid:
+    """The element :func:`prepare_grid` makes of a frame of texts of the same structure as the one ``grid`` was
+    prepared from (a DataFrame of pandas' strings: the same columns, index labels and number of rows: all that its
+    signature and Arrow schema hold), holding ``columns`` (each column's texts, in order) and labelled ``index``, with
+    ``column_config``: its Arrow table made from the texts in ``grid``'s schema (≈ 2 ms at 64 × 64, where pandas took
+    ≈ 25 ms to make the same bytes)."""
+    import pyarrow as pa
+    from streamlit import dataframe_util
+    from streamlit.elements.lib.column_config_utils import (
+        INDEX_IDENTIFIER,
+        apply_data_specific_configs,
+        process_config_mapping,
+        update_column_config,
+    )
+
+    fields = list(grid.schema)
+    if len(fields) != len(columns) + 1:  # the texts' columns and the index, as pandas turns them into Arrow
+        raise ValueError(f"a grid of {len(fields) - 1} columns and an index, given {len(columns)} columns")
+    table = pa.Table.from_arrays([pa.array(texts, type=field.type) for texts, field in zip([*columns, index], fields,
+                                                                                          strict=True)],
+                                 schema=grid.schema)
+    mapping = process_config_mapping(column_config)
+    apply_data_specific_configs(mapping, dataframe_util.DataFormat.PANDAS_DATAFRAME)
+    update_column_config(mapping, INDEX_IDENTIFIER, {"required": True})  # the index is not a RangeIndex: it has labels
+    return PreparedGrid(_grid_proto(table, mapping), grid.signature, grid.schema)
+
+
+def _grid_proto(table: pa.Table, mapping: dict) -> bytes:
+    """st.data_editor's Dataframe proto of fixed rows, every column editable, less its id and form."""
+    from streamlit import dataframe_util
+    from streamlit.elements.lib.column_config_utils import marshall_column_config
+    from streamlit.proto.Dataframe_pb2 import Dataframe as DataframeProto
+
+    proto = DataframeProto()
+    proto.disabled = False
+    proto.editing_mode = DataframeProto.EditingMode.FIXED
+    proto.arrow_data.data = dataframe_util.convert_arrow_table_to_arrow_bytes(table)
+    marshall_column_config(proto, mapping)
+    return proto.SerializeToString()
+
+
+def show_grid(grid: PreparedGrid, *, key: str, height: int | str = "auto", width: int | str = "stretch") -> None:
+    """Draw a prepared grid where ``st.data_editor`` would draw it (the container of the ``with`` block), as the
+    same widget: the run's part of ``st.data_editor`` with ``num_rows="fixed"`` and no callback. Its edits are read
+    from ``st.session_state[key]``, as the app reads every grid's. Left out: the grid's description for Streamlit's
+    agent API (1.67's ``agent_props``, None in every session that API did not make) and its usage metrics."""
+    import streamlit as st
+    from streamlit.elements.lib.form_utils import current_form_id
+    from streamlit.elements.lib.layout_utils import LayoutConfig, validate_height, validate_width
+    from streamlit.elements.lib.policies import check_widget_policies
+    from streamlit.elements.lib.utils import compute_and_register_element_id
+    from streamlit.elements.widgets.data_editor import DataEditorSerde
+    from streamlit.proto.Dataframe_pb2 import Dataframe as DataframeProto
+    from streamlit.runtime.state import register_widget
+
+    dg = st._main  # what st.data_editor is bound to: it draws into the active container
+    validate_width(width, allow_content=True)
+    validate_height(height, allow_content=True, allow_stretch=True, additional_allowed=["auto"])
+    check_widget_policies(dg, key, None, default_value=None, writes_allowed=False)
+    proto = DataframeProto.FromString(grid.proto)
+    # a keyed grid of fixed rows: its id hashes the key, num_rows and the data signature, in st.data_editor's order
+    # (its other arguments are not part of it)
+    proto.id = compute_and_register_element_id("data_editor", user_key=key, dg=dg,
+                                               key_as_main_identity={"data_signature", "num_rows"},
+                                               num_rows="fixed", data_signature=grid.signature)
+    proto.form_id = current_form_id(dg)
+    serde = DataEditorSerde()
+    register_widget(proto.id, on_change_handler=None, args=None, kwargs=None, deserializer=serde.deserialize,
+                    serializer=serde.serialize, ctx=get_script_run_ctx(), value_type="string_value", disabled=False)
+    layout = LayoutConfig(width=width, height=height if height != "auto" else None)  # "auto": Streamlit's default
+    dg._enqueue("dataframe", proto, layout_config=layout)

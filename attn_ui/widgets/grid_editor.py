@@ -15,12 +15,13 @@ from dataclasses import replace
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import streamlit as st
 
 from attn_core import MATRIX_NAMES, AttentionInputError, Config, as_matrix, validate_config
 from attn_ui.app import i18n, registry, state
 from attn_ui.app.i18n import N_, _
-from attn_ui.infra import budget
+from attn_ui.infra import budget, st_internals
 from attn_ui.widgets import controls, text
 from attn_ui.widgets.numbers import exact_texts, grid_texts, parse_number
 
@@ -108,13 +109,17 @@ def _parse(value: object, was: object, shown: str) -> object:
         return value
 
 
-def apply_edits(base: np.ndarray, edited_rows: dict, precision: int) -> np.ndarray:  # object [r, c] -> object [r, c]
+def apply_edits(base: np.ndarray, edited_rows: dict, precision: int,
+                shown: np.ndarray | None = None) -> np.ndarray:  # object [r, c] -> object [r, c]
     """The grid's values: ``base`` with the editor's edits (row -> {column label -> value}) applied.
 
-    ``precision``: the decimals the grid was drawn with (its texts are :func:`_texts`).
+    ``precision``: the decimals the grid was drawn with (its texts are :func:`_texts`); ``shown``: those texts, if
+    known (else worked out here).
     """
     out = np.array(base, dtype=object, copy=True)
-    texts = _texts(base, precision) if edited_rows else None  # what each cell showed: the whole grid's notation
+    texts = None
+    if edited_rows:  # what each cell showed: the whole grid's notation
+        texts = shown if shown is not None else _texts(base, precision)
     for i, row in edited_rows.items():
         for j, value in row.items():
             if str(j).isdigit():
@@ -152,7 +157,7 @@ def _commit(name: str, edits: dict) -> None:
     if not _same(held, cfg.matrix(name)):  # the matrix changed since, not through this grid: its edits are stale
         state.reset_editor_state()  # every grid is drawn afresh from the configuration
         return
-    values = apply_edits(base, edits, precision) if edits else base
+    values = apply_edits(base, edits, precision, _shown(base, precision)) if edits else base
     drafts, errors = st.session_state[state.DRAFTS], st.session_state[state.ERRORS]
     if name not in drafts and _same(values, cfg.matrix(name)):
         return  # nothing new since the last commit
@@ -169,6 +174,11 @@ def _commit(name: str, edits: dict) -> None:
     state.set_config(replace(cfg, **{name: matrix}), reset_editors=False)
 
 
+def _shown(base: np.ndarray, precision: int) -> np.ndarray:  # object or float [r, c] -> object [r, c]
+    """The texts the grid of ``base`` showed (a float matrix's from the cache)."""
+    return _grid_texts(base, precision)[0]
+
+
 def _same(values: np.ndarray, matrix: np.ndarray) -> bool:
     try:
         return bool(np.array_equal(values.astype(np.float64), matrix))
@@ -178,6 +188,8 @@ def _same(values: np.ndarray, matrix: np.ndarray) -> bool:
 
 def _with_empty(values: np.ndarray) -> np.ndarray:
     """Mark empty cells so the core reports them as empty rather than as None."""
+    if None not in values.ravel().tolist():  # the common case: every cell holds something
+        return values
     out = values.copy()
     for (i, j), v in np.ndenumerate(values):
         if v is None:
@@ -216,36 +228,28 @@ def _texts(values: np.ndarray, precision: int) -> np.ndarray:  # object or float
     return texts.reshape(values.shape)
 
 
-Grid = tuple[pd.DataFrame, tuple[int, ...]]  # what a grid shows, and each column's width in px (column_px)
-
-
-def _frame(values: np.ndarray, rows: list[str], precision: int) -> Grid:  # object [r, c] -> text frame, [c] px
-    """What the grid shows: the numbers at ``precision`` in the matrix's one notation (:func:`_texts`), and a
-    refused cell's text as it was typed; and how wide each column must be for its texts."""
+def _grid_texts(values: np.ndarray, precision: int) -> tuple[np.ndarray, tuple[int, ...]]:  # [r, c] -> texts, [c]
+    """What the grid shows (:func:`_texts`: the numbers at ``precision`` in the matrix's one notation, a refused
+    cell's text as it was typed), and how wide each column must be for its texts (:func:`column_px`)."""
     if values.dtype != object:  # a matrix of the configuration: every cell a number
-        return _number_frame(values, tuple(rows), precision)
+        flat, widths = _number_texts(values, precision).value
+        return flat.to_numpy(zero_copy_only=False).reshape(values.shape), widths  # ≈ 0.3 ms at 64 × 64
     texts = _texts(values, precision)
-    return pd.DataFrame(texts, index=rows, columns=[str(j) for j in range(values.shape[1])]), _widths(texts)
+    return texts, _widths(texts)
 
 
 def _widths(texts: np.ndarray) -> tuple[int, ...]:  # object [r, c] -> [c] px
     return tuple(map(column_px, texts.T.tolist()))
 
 
-def _own_copy(kept: budget.Counted) -> Grid:
-    frame, widths = kept.value
-    return frame.copy(), widths  # the grid gets its own copy to edit
-
-
-@budget.cached("grid_texts", copy=_own_copy, slots=budget.EXPLORER_SLOTS)
-def _number_frame(values: np.ndarray, rows: tuple[str, ...], precision: int) -> budget.Counted:  # [r, c] -> text
-    """The grid's texts of a float matrix and its columns' widths, worked out once per matrix (an edit of X leaves
-    W_Q's grid as it was; reading the widths back from the frame took 12 ms a run at 64 × 64), with its bytes (the
-    texts' and the row labels' as Arrow holds them: UTF-8 and a 4-byte offset each)."""
+@budget.cached("grid_texts", slots=budget.EXPLORER_SLOTS)
+def _number_texts(values: np.ndarray, precision: int) -> budget.Counted:  # [r, c] -> (texts [r·c], px [c])
+    """A float matrix's grid texts (row by row, as one Arrow array: 59 kB at 64 × 64, where 4,096 Python strings
+    take 327 kB) and its columns' widths, worked out once per matrix and precision (an edit of X leaves W_Q's grid as
+    it was; every run after an edit compares the grid's edits with the texts it showed)."""
     texts = _texts(values, precision)
-    columns = [str(j) for j in range(values.shape[1])]
-    size = sum(len("".join(part).encode()) + 4 * (len(part) + 1) for part in (texts.ravel().tolist(), rows, columns))
-    return budget.Counted((pd.DataFrame(texts, index=list(rows), columns=columns), _widths(texts)), size)
+    flat = pa.array(texts.ravel().tolist(), pa.large_string())
+    return budget.Counted((flat, _widths(texts)), flat.nbytes + 8 * values.shape[1])
 
 
 def _reads_as(text: str, v: float) -> bool:
@@ -299,6 +303,52 @@ def column_px(texts: list[str]) -> int:
     return max(40, round(7.5 * max(map(len, texts), default=1)) + 20)
 
 
+def text_column(label: str | None = None, *, width: int | None = None, alignment: str | None = None) -> dict:
+    """``st.column_config.TextColumn(label, width=width, alignment=alignment)`` as Streamlit sends it (its fields
+    that are None left out, in its order): the same column, cheaper to pass (Streamlit deep-copies
+    each column's configuration, and a grid of 64 columns took 1 ms more with TextColumn's ten fields).
+
+    >>> text_column("3", alignment="right")
+    {'label': '3', 'alignment': 'right', 'type_config': {'type': 'text'}}
+    """
+    given = {"label": label, "width": width, "alignment": alignment}
+    return {**{k: v for k, v in given.items() if v is not None}, "type_config": {"type": "text"}}
+
+
+def _grid(values: np.ndarray, rows: tuple[str, ...], precision: int, compact: bool) -> st_internals.PreparedGrid:
+    """The grid element of ``values`` (object or float [r, c]): st.data_editor's, made once per matrix, precision and
+    layout (attn_ui.infra.st_internals.show_grid: ≈ 20 ms a run for a 64 × 64 grid through st.data_editor); a
+    draft's (it holds refused texts and empty cells) anew on every run it is shown."""
+    if values.dtype != object:
+        return _number_grid(values, rows, precision, compact)
+    return _make_grid(values, rows, precision, compact)
+
+
+@budget.cached("grid_element", slots=budget.EXPLORER_SLOTS)
+def _number_grid(values: np.ndarray, rows: tuple[str, ...], precision: int, compact: bool) -> st_internals.PreparedGrid:
+    return _make_grid(values, rows, precision, compact)
+
+
+def _make_grid(values: np.ndarray, rows: tuple[str, ...], precision: int, compact: bool) -> st_internals.PreparedGrid:
+    texts, widths = _grid_texts(values, precision)
+    columns = [str(j) for j in range(values.shape[1])]
+    # text cells: a number column's cell editor drops what it does not expect ("1e-3" arrived as -13)
+    config = {c: text_column(c, alignment="right", width=width if compact else None)
+              for c, width in zip(columns, widths, strict=True)}
+    if compact:
+        config["_index"] = text_column(width=column_px(list(rows)))
+    return st_internals.refill_grid(_grid_shape(rows, len(columns)), texts.T.tolist(), list(rows), config)
+
+
+@budget.cached("grid_shape", slots=budget.EXPLORER_SLOTS)
+def _grid_shape(rows: tuple[str, ...], n_cols: int) -> st_internals.PreparedGrid:
+    """The element of a grid of empty texts with these rows and ``n_cols`` columns: what every grid of that
+    structure shares (its signature, its Arrow schema), st_internals.refill_grid fills with a matrix's texts."""
+    frame = pd.DataFrame(np.full((len(rows), n_cols), "", dtype=object), index=list(rows),
+                         columns=[str(j) for j in range(n_cols)])
+    return st_internals.prepare_grid(frame, {})
+
+
 def matrix_editor(name: str, *, height: int | str = "auto", compact: bool = False) -> None:
     """An editable grid for one matrix of the configuration ("x", "w_q", ..., or one it has: "y", "w_a", ...).
 
@@ -321,13 +371,7 @@ def matrix_editor(name: str, *, height: int | str = "auto", compact: bool = Fals
         bases[name] = (st.session_state[state.DRAFTS].get(name, current), controls.precision(), current)
     base, precision, _held = bases[name]
     rows = row_labels(name, row_tokens(cfg, name), base.shape[0])
-    frame, widths = _frame(base, rows, precision)
-    # text cells: a number column's cell editor drops what it does not expect ("1e-3" arrived as -13)
-    columns = {c: st.column_config.TextColumn(c, alignment="right", width=width if compact else None)
-               for c, width in zip(frame.columns, widths, strict=True)}
-    if compact:
-        columns["_index"] = st.column_config.TextColumn(width=column_px(rows))
-    st.data_editor(frame, key=key, num_rows="fixed", height=height, column_config=columns)
+    st_internals.show_grid(_grid(base, tuple(rows), precision, compact), key=key, height=height)
     every_digit(name, st.session_state[state.DRAFTS].get(name, cfg.matrix(name)), rows, precision)
     if name in st.session_state[state.ERRORS]:  # its edits were committed (or refused) by commit_pending
         st.error(
@@ -381,16 +425,18 @@ def token_editor(field: str = "tokens") -> None:
     label is refused with a message."""
     cfg = state.config()
     key = f"{field}_editor_{st.session_state[state.EDITOR_VERSION]}"
-    st.data_editor(
-        pd.DataFrame({"token": list(getattr(cfg, field))}),
-        key=key,
-        num_rows="fixed",
-        column_config={"token": st.column_config.TextColumn(_("token"), required=True)},
-        width="content",
-    )
+    st_internals.show_grid(_token_grid(getattr(cfg, field), _("token")), key=key, width="content")
     if message := _commit_tokens(key, field):
         st.error(_("Token labels not changed: {message}").format(message=text.md_escape(message)),
                  icon=":material/warning:")
+
+
+@budget.cached("token_grid", slots=budget.EXPLORER_SLOTS)
+def _token_grid(tokens: tuple[str, ...], title: str) -> st_internals.PreparedGrid:
+    """The token grid's element (st_internals.show_grid), made once per token list and language (``title``: the
+    column's, translated)."""
+    return st_internals.prepare_grid(pd.DataFrame({"token": list(tokens)}),
+                                     {"token": st.column_config.TextColumn(title, required=True)})
 
 
 def _commit_tokens(key: str, field: str = "tokens") -> str | None:

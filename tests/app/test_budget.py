@@ -107,10 +107,11 @@ def test_a_counted_value_is_kept_at_the_size_its_maker_counted():
     assert budget.nbytes(budget.Counted(pd.DataFrame({"a": ["x"]}), 1234)) == 1234
     from attn_ui.widgets import grid_editor
 
-    values, rows = np.arange(12.0).reshape(3, 4) / 7, ("0: a", "1: b", "2: c")
-    kept = grid_editor._number_frame.__wrapped__(values, rows, 4)  # the grid's texts, counted as Arrow holds them
-    pandas_says = kept.value[0].memory_usage(index=True, deep=True).sum()
-    assert 0.5 * pandas_says <= kept.nbytes <= 1.5 * pandas_says
+    values = np.arange(12.0).reshape(3, 4) / 7
+    values[0, 1] = -values[0, 1]  # "−0.1429": 3 bytes in UTF-8 for its minus sign
+    kept = grid_editor._number_texts.__wrapped__(values, 4)  # the grid's texts, as Arrow holds them
+    texts = kept.value[0].to_pylist()
+    assert kept.nbytes >= sum(len(t.encode()) for t in texts) + 8 * (len(texts) + 1)  # UTF-8 and 8-byte offsets
     assert b.put(("grid",), kept) and b.bytes == kept.nbytes
 
 

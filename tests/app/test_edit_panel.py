@@ -151,3 +151,22 @@ def test_whether_the_browser_is_a_phones_is_read_once_a_session():
     at.session_state["on_phone"] = True  # as a phone's first run would have kept it
     at.run()
     assert not [d for d in at.sidebar.dataframe if d.key] and [d for d in at.main.dataframe if d.key]  # in the page
+
+
+@pytest.mark.parametrize("kwargs", [{"label": "3", "alignment": "right"}, {"label": "12", "alignment": "right",
+                                                                           "width": 44}, {"width": 88}])
+def test_a_grids_text_column_is_what_streamlit_makes_of_textcolumn(kwargs):
+    """grid_editor.text_column: the dict st.column_config.TextColumn gives, its None fields left out as Streamlit leaves
+    them out before it sends the column (the grids send the same column configuration, byte for byte)."""
+    import json
+
+    import streamlit as st
+    from streamlit.elements.lib.column_config_utils import process_config_mapping
+    from streamlit.elements.lib.dicttools import remove_none_values
+
+    from attn_ui.widgets.grid_editor import text_column
+
+    ours, theirs = text_column(**kwargs), st.column_config.TextColumn(**kwargs)
+    assert ours == remove_none_values(theirs)
+    assert json.dumps(remove_none_values(process_config_mapping({"c": ours}))) == json.dumps(
+        remove_none_values(process_config_mapping({"c": theirs})))

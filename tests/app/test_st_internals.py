@@ -111,6 +111,81 @@ def test_a_real_runtime_has_the_storage_install_session_storage_replaces(tmp_pat
 
 
 @pytest.mark.parametrize("name", ["session_id", "session_connected", "free_upload", "running", "logger",
-                                  "install_session_storage"])
+                                  "install_session_storage", "prepare_grid", "refill_grid", "show_grid"])
 def test_each_use_says_why_no_public_api_serves(name):
     assert name in (st_internals.__doc__ or ""), f"st_internals' module text must say why {name} is needed"
+
+
+GRID_APP = """
+import numpy as np
+import pandas as pd
+import streamlit as st
+from attn_ui.infra import st_internals
+from attn_ui.widgets.grid_editor import text_column
+
+texts = np.array([["0.5000", "−1.2e−5", "3"], ["1", "<0.0001", "+∞"]], dtype=object)
+frame = pd.DataFrame(texts, index=["0: the", "1: 注意"], columns=["0", "1", "2"])
+config = {c: text_column(c, alignment="right", width=48 + 8 * i) for i, c in enumerate(frame.columns)}
+config["_index"] = text_column(width=60)
+tokens = pd.DataFrame({"token": ["the", "cat", "sat"]})
+token_config = {"token": st.column_config.TextColumn("token", required=True)}
+places = {"main": st.container(), "sidebar": st.sidebar, "column": st.columns(2)[1]}
+for where, box in places.items():
+    with box:
+        key, height = f"grid_{where}", 120 if where == "column" else "auto"
+        if st.session_state["how"] == "st.data_editor":
+            st.data_editor(frame, key=key, num_rows="fixed", height=height, column_config=config)
+            st.data_editor(tokens, key=key + "_tokens", num_rows="fixed", column_config=token_config, width="content")
+        else:
+            grid = st_internals.prepare_grid(frame, config)
+            if st.session_state["how"] == "refill_grid":  # other texts' structure, then these texts in it
+                blank = st_internals.prepare_grid(pd.DataFrame("", index=frame.index, columns=frame.columns), {})
+                grid = st_internals.refill_grid(blank, texts.T.tolist(), list(frame.index), config)
+            st_internals.show_grid(grid, key=key, height=height)
+            st_internals.show_grid(st_internals.prepare_grid(tokens, token_config), key=key + "_tokens",
+                                   width="content")
+        st.session_state.setdefault("seen", {})[key] = st.session_state[key]
+"""
+
+
+def grid_messages(how: str, monkeypatch, edit: dict | None = None) -> tuple[list[bytes], dict]:
+    """GRID_APP's deltas (their paths and contents, serialised) with its grids drawn ``how``, and the edits each grid
+    read back from the session state (``edit``: one grid's edit, as the browser sends it, before a second run)."""
+    import streamlit.testing.v1.local_script_runner as local_script_runner
+    from streamlit.testing.v1 import AppTest
+
+    kept: list[list] = []
+    parse = local_script_runner.parse_tree_from_messages
+    monkeypatch.setattr(local_script_runner, "parse_tree_from_messages",
+                        lambda msgs: (kept.append(list(msgs)), parse(msgs))[1])
+    at = AppTest.from_string(GRID_APP)
+    at.session_state["how"] = how
+    at.run()
+    if edit:
+        for key, value in edit.items():
+            at.session_state[key] = value
+        at.run()
+    assert not at.exception
+    deltas = [bytes(m.metadata.delta_path) + m.delta.SerializeToString() for m in kept[-1] if m.HasField("delta")]
+    return deltas, dict(at.session_state["seen"])
+
+
+def test_a_prepared_grid_is_the_element_st_data_editor_sends(monkeypatch):
+    """st_internals.show_grid(prepare_grid(frame, config)) sends what st.data_editor(frame, num_rows="fixed",
+    column_config=config) sends, byte for byte (its Arrow table, columns, id, form, layout), in the main area, the
+    sidebar and a column, for a frame with labelled rows (a matrix's) and one numbered from 0 (the tokens'), and
+    made by refill_grid from a frame of empty texts of the same structure; and its edits come back in the session
+    state as st.data_editor's do."""
+    theirs, _ = grid_messages("st.data_editor", monkeypatch)
+    ours, _ = grid_messages("show_grid", monkeypatch)
+    assert len(theirs) >= 6 and ours == theirs, (
+        f"{VERSION}: st.data_editor sends another element than st_internals.show_grid makes: mend prepare_grid and "
+        "show_grid after DataEditorMixin.data_editor (streamlit/elements/widgets/data_editor.py)")
+    refilled, _ = grid_messages("refill_grid", monkeypatch)
+    assert refilled == theirs, (
+        f"{VERSION}: a grid refilled with new texts (st_internals.refill_grid) is not the element st.data_editor makes "
+        "of them: mend refill_grid after prepare_grid")
+    edit = {"grid_column": {"edited_rows": {1: {"2": "7"}}, "added_rows": [], "deleted_rows": []}}
+    _, seen_theirs = grid_messages("st.data_editor", monkeypatch, edit)
+    _, seen_ours = grid_messages("show_grid", monkeypatch, edit)
+    assert seen_ours == seen_theirs and seen_ours["grid_column"]["edited_rows"] == {1: {"2": "7"}}

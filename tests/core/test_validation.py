@@ -22,7 +22,7 @@ from attn_core import (
     self_attention,
     validate_config,
 )
-from attn_core.validation import check_dim, check_inner
+from attn_core.validation import as_matrix, check_dim, check_inner
 
 I3 = np.eye(3)
 MATRICES = ("X", "W_Q", "W_K", "W_V", "W_O")
@@ -106,6 +106,17 @@ def test_an_int_too_large_for_float64_is_named():
 def test_large_but_representable_python_ints_are_numbers():
     t = scaled_dot_product_attention([[10**20]], [[0]], [[2]])
     assert t.q[0, 0] == 1e20 and t.output[0, 0] == 2.0
+
+
+@pytest.mark.parametrize("cells", [
+    [0.1, -0.0, 3, 2**53 + 1, 2**64 + 3, -(2**63) - 5, 10**300 + 7],  # Python floats and ints: one conversion
+    [0.5, np.float64(0.25), np.int64(7), np.float32(0.1), 2**70 + 1, 1.0],  # numpy scalars: cell by cell
+])
+def test_an_object_grid_of_numbers_is_float_of_each_cell(cells):
+    """A grid's object matrix (as the editor reads it) is float64 of each cell, whichever path converts it."""
+    got = as_matrix("X", np.array([cells], dtype=object))
+    assert got.dtype == np.float64
+    assert got[0].tolist() == [float(v) for v in cells]
 
 
 @pytest.mark.parametrize("array", [np.array([["1", "2"], ["3", "4"]]), np.ones((2, 2), dtype=bool),

@@ -143,9 +143,11 @@ def head_effects(source: str, sentence: str, other: str | None, how: How, layers
     turns = budget.taking_turns(_on_layer)
     if task(model) == "mask":
         top = model.fill_mask(sentence, top_k=1)[0]  # the first [MASK]'s top word, as trained
-        after = model.mask_effects(sentence, int(top.ids[0]), how=how, layers=list(layers), on_layer=turns)
+        after = model.mask_effects(sentence, int(top.ids[0]), how=how, layers=list(layers), on_layer=turns,
+                                   run_parts=budget.spare_core)
         return after - top.probs[0]  # [len(layers), n_heads]
-    after = model.similarity_effects((sentence, other), how=how, layers=list(layers), on_layer=turns)
+    after = model.similarity_effects((sentence, other), how=how, layers=list(layers), on_layer=turns,
+                                     run_parts=budget.spare_core)
     return after - outcome(source, sentence, (other,), Change()).similarities[0]
 
 

@@ -19,7 +19,8 @@ the caps: its float64 weights alone take 680 MB, attn_models.MODEL_LIMITS.reside
 (threadpoolctl, as attn_ui.infra.budget sets it on the server); wall and CPU seconds (the machine is shared: CPU
 seconds move less with the load; CPU seconds count both threads), best of ``--repeats``; the peak of traced memory
 (tracemalloc, every thread) of one "after" run on one core and on two, and its largest difference from "before".
-The machine's load (``os.getloadavg``: 1, 5, 15 minutes) is printed before and after each line.
+The machine's load (``os.getloadavg``: 1, 5, 15 minutes) and one thread's dgemm rate at the time are printed before
+and after each line.
 
 Run: ``.venv/bin/python bench/scan.py`` (``--repeats 3``, ``--no-before``, ``--no-l12``, ``--no-parallel``).
 """
@@ -75,7 +76,16 @@ def two_cores(model: attn_models.Model, texts: tuple[str, ...]) -> np.ndarray:  
 
 
 def load() -> str:
-    return "load " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+    """The machine's load now (1, 5, 15 minutes) and one thread's dgemm rate, as a product of the feed-forward's shape
+    ([768, 384] @ [384, 1,536]) runs for about 0.3 s: what the other figures were measured beside."""
+    a, b = np.random.default_rng(0).normal(size=(768, 384)), np.random.default_rng(1).normal(size=(384, 1536))
+    n, w, c = 0, time.perf_counter(), time.process_time()
+    while time.perf_counter() - w < 0.3:
+        a @ b
+        n += 1
+    flop = 2 * 768 * 384 * 1536 * n / 1e9
+    rate = f"dgemm {flop / (time.perf_counter() - w):.1f} GFLOP/s wall, {flop / (time.process_time() - c):.1f} CPU"
+    return "load " + " ".join(f"{x:.2f}" for x in os.getloadavg()) + ", " + rate
 
 
 def timed(f, repeats: int) -> tuple[float, float, np.ndarray]:

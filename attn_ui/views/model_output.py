@@ -138,7 +138,7 @@ def head_effects(source: str, sentence: str, other: str | None, how: How, layers
     [MASK]; after minus before. Each head reruns the layers from its own, a layer's heads side by side in two runs
     (attn_models.Model.head_effects), on two cores when the server has one to spare (budget.spare_core: a second
     computing slot, free and wanted by nobody, taken a layer at a time). bench/scan.py, every layer of MiniLM at
-    64 tokens beside 9: 5.8 s on one core, 3.4 s on two (load ≈ 1.2, bench/RESULTS.md). ``_on_layer(row)`` as each
+    64 tokens beside 9 tokens: 5.85 s on one idle core, 3.25 s on two (bench/RESULTS.md). ``_on_layer(row)`` as each
     row is done, in this thread, the computing slot lent between rows (budget.taking_turns). Raises
     attn_models.ModelError."""
     model = model_views.model(source)

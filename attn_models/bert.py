@@ -32,10 +32,11 @@ n_heads`` and ``d_ff`` (intermediate_size).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
@@ -53,6 +54,7 @@ from .reader import Fields, Header, check_field_caps, check_memory, check_tensor
 from .reader import read_header as read_safetensors_header
 from .tokenizer import TOKENIZER, VOCAB, check_id, token_label
 
+T = TypeVar("T")  # what a part of a scan returns (in_turn)
 BERT_TYPES = ("bert",)  # config.json model_type values read as BERT (same weight names, same forward pass)
 #: model_type values read as RoBERTa: BERT's layers and names (under "roberta." or no prefix), positions offset past
 #: the padding id (transformers' create_position_ids_from_input_ids), one token type, <s> </s> <pad> as specials
@@ -571,10 +573,12 @@ def encoder(hidden: np.ndarray, layers: Sequence[LayerWeights], cfg: BertConfig,
 # ---- which heads matter: the model with each head switched off, the variants side by side ------------------------
 
 #: bytes one run of variants may hold at once in :func:`head_variants`, as :func:`variant_bytes` counts them (measured
-#: with tracemalloc: 0.7 of the count); heads run together as many at a time as fit, at least one. all-MiniLM-L6-v2 at
-#: 64 tokens: its 12 heads at once (counted 71 MB, measured 50 MB); a BERT-base-shaped encoder (d_model 768, d_ff
-#: 3,072) at the caps' 256 tokens: one at a time (counted 47 MB). Beside a forward pass (≈ 43 MB at 256 tokens) it
-#: keeps a scan within the ≈ 100 MB of intermediates a model's computing slot is sized for (attn_ui.infra.budget).
+#: with tracemalloc: 0.7 of the count); heads run together as many at a time as fit, at least one, at most half of a
+#: layer's (:func:`head_chunks`). all-MiniLM-L6-v2 at 64 tokens: 6 heads at once (counted 35 MB); a BERT-base-shaped
+#: encoder (d_model 768, d_ff 3,072) at the caps' 256 tokens: one at a time (counted 47 MB). Beside a forward pass
+#: (≈ 43 MB at 256 tokens) it keeps a run within the ≈ 100 MB of intermediates a model's computing slot is sized for
+#: (attn_ui.infra.budget). Two runs may be alive at once, each within SCAN_BYTES, when a scan's ``run_parts`` runs them
+#: on two threads (attn_ui.infra.budget.spare_core): then the computation holds two slots, one for each run.
 SCAN_BYTES = 80_000_000
 
 
@@ -593,13 +597,32 @@ def variant_bytes(cfg: BertConfig, n_seq: int) -> int:
 
 def head_chunks(n_heads: int, per_variant: int, bound: int | None = None) -> list[range]:
     """The heads 0 … n_heads − 1 in runs of as many as ``bound`` bytes (default :data:`SCAN_BYTES`) hold,
-    ``per_variant`` each (at least one).
+    ``per_variant`` each (at least one), and at most half of them (rounded up): a layer is two runs or more, which a
+    scan's ``run_parts`` may run side by side (:meth:`Model._scan`).
 
     >>> head_chunks(12, 30_000_000)
     [range(0, 2), range(2, 4), range(4, 6), range(6, 8), range(8, 10), range(10, 12)]
+    >>> head_chunks(12, 1_000), head_chunks(3, 1_000), head_chunks(1, 1_000)
+    ([range(0, 6), range(6, 12)], [range(0, 2), range(2, 3)], [range(0, 1)])
     """
-    size = max(1, min(n_heads, (SCAN_BYTES if bound is None else bound) // max(per_variant, 1)))
+    fit = (SCAN_BYTES if bound is None else bound) // max(per_variant, 1)
+    size = max(1, min((n_heads + 1) // 2, fit))
     return [range(h, min(h + size, n_heads)) for h in range(0, n_heads, size)]
+
+
+#: what runs a scan's parts (:meth:`Model._scan`): given zero-argument callables, returns their results in order. Each
+#: part is independent of the others (numpy only, no shared state written), so a runner may call them in any order, on
+#: any threads; the results do not depend on it, bit for bit.
+PartRunner = Callable[[Sequence[Callable[[], Any]]], list[Any]]
+
+
+def in_turn(parts: Sequence[Callable[[], T]]) -> list[T]:
+    """The default :data:`PartRunner`: each part in turn, in the calling thread.
+
+    >>> in_turn([lambda: 1, lambda: 2])
+    [1, 2]
+    """
+    return [part() for part in parts]
 
 
 def batched_heads(x: np.ndarray, w: LayerWeights, n_heads: int,
@@ -927,24 +950,27 @@ class Model(Pretrained):
         return tuple(fills)
 
     def head_effects(self, texts: Sequence[str], measure: Callable[[np.ndarray], float], *, how: str = "mean",
-                     layers: Sequence[int] | None = None,
-                     on_layer: Callable[[int], None] | None = None) -> np.ndarray:
+                     layers: Sequence[int] | None = None, on_layer: Callable[[int], None] | None = None,
+                     run_parts: PartRunner = in_turn) -> np.ndarray:
         """``measure(embeddings)`` with each head switched off alone: [len(layers), n_heads] (all layers by default,
         rows in the order given); ``embeddings`` are :meth:`embed_sentences` of ``texts`` with that head ablated
         (``how``: "mean" or "zero", see :class:`attn_models.Intervention`).
 
         Each ablation in layer L reruns layers L and after only, from the model's own input to layer L, the heads of
-        a layer side by side (:meth:`_scan`); ``on_layer(row)`` is called as each row is done.
+        a layer side by side in two runs or more (:meth:`_scan`); ``on_layer(row)`` is called as each row is done,
+        in the calling thread. ``run_parts`` runs each layer's runs (default :func:`in_turn`: one after another; a
+        :data:`PartRunner` may use two threads, as attn_ui.infra.budget.spare_core: ``measure`` is called where a
+        run is, so it must be numpy only). The numbers do not depend on ``run_parts``, bit for bit.
 
         >>> sim = model.head_effects(["A cat.", "A dog."], lambda e: float(e[0] @ e[1]))  # doctest: +SKIP
         """
         encs = self._encode_all(texts)
         return self._scan(encs, how, layers, lambda last: float(measure(
-            np.stack([pool(h, enc.is_pad) for h, enc in zip(last, encs, strict=True)]))), on_layer)
+            np.stack([pool(h, enc.is_pad) for h, enc in zip(last, encs, strict=True)]))), on_layer, run_parts)
 
     def similarity_effects(self, texts: Sequence[str], pair: tuple[int, int] = (0, 1), *, how: str = "mean",
-                           layers: Sequence[int] | None = None,
-                           on_layer: Callable[[int], None] | None = None) -> np.ndarray:
+                           layers: Sequence[int] | None = None, on_layer: Callable[[int], None] | None = None,
+                           run_parts: PartRunner = in_turn) -> np.ndarray:
         """The cosine similarity of sentences ``pair`` with each head switched off alone: [len(layers), n_heads]
         (see :meth:`head_effects`)."""
         i, j = pair
@@ -952,11 +978,12 @@ class Model(Pretrained):
         if not (-n <= i < n and -n <= j < n):
             raise ModelError(N_("The pair {pair} names a sentence that is not among the {n} given."), pair=str(pair),
                              n=n)
-        return self.head_effects(texts, lambda e: float(e[i] @ e[j]), how=how, layers=layers, on_layer=on_layer)
+        return self.head_effects(texts, lambda e: float(e[i] @ e[j]), how=how, layers=layers, on_layer=on_layer,
+                                 run_parts=run_parts)
 
     def mask_effects(self, text: str, token_id: int, *, mask: int = 0, how: str = "mean",
-                     layers: Sequence[int] | None = None,
-                     on_layer: Callable[[int], None] | None = None) -> np.ndarray:
+                     layers: Sequence[int] | None = None, on_layer: Callable[[int], None] | None = None,
+                     run_parts: PartRunner = in_turn) -> np.ndarray:
         """The probability of token ``token_id`` at ``text``'s ``mask``-th [MASK] with each head switched off alone:
         [len(layers), n_heads] (see :meth:`head_effects`)."""
         enc, positions = self._masks(text)
@@ -969,16 +996,20 @@ class Model(Pretrained):
                              n=len(positions), mask=repr(mask)[:40])
         at = positions[mask]
         return self._scan([enc], how, layers, lambda last: float(
-            mlm_probs(last[0][at:at + 1], self.mlm, self.embeddings.word, self.config.eps)[0, token_id]), on_layer)
+            mlm_probs(last[0][at:at + 1], self.mlm, self.embeddings.word, self.config.eps)[0, token_id]), on_layer,
+            run_parts)
 
     def _scan(self, encs: list[Encoded], how: str, layers: Sequence[int] | None,
-              measure: Callable[[list[np.ndarray]], float],
-              on_layer: Callable[[int], None] | None = None) -> np.ndarray:  # -> [len(layers), n_heads]
+              measure: Callable[[list[np.ndarray]], float], on_layer: Callable[[int], None] | None = None,
+              run_parts: PartRunner = in_turn) -> np.ndarray:  # -> [len(layers), n_heads]
         """``measure(last hidden state of each sentence)`` with each head of ``layers`` switched off alone; after each
         row ``on_layer(row)``. One clean pass per sentence keeps every layer's input; a head switched off in layer L
         leaves layers < L as they were, so its variants start there (:func:`head_variants`: the layer's heads once,
-        then the variants side by side, in runs of :func:`head_chunks`). Equal to one whole forward pass per head
-        with ``Intervention(ablate={(L, h)}, how=how)`` to 1e-12 (tests/models/test_scan.py)."""
+        then the variants side by side). A layer's heads are split in runs (:func:`head_chunks`: two or more, each
+        within SCAN_BYTES), each run one part for ``run_parts`` (every sentence's variants of those heads, measured);
+        the runs are the same whoever runs them, so every runner gives the same numbers bit for bit. Equal to one
+        whole forward pass per head with ``Intervention(ablate={(L, h)}, how=how)`` to 1e-12
+        (tests/models/test_scan.py)."""
         rows = list(range(self.n_layers)) if layers is None else list(layers)
         for layer in rows:
             check_layer(layer, self.n_layers)
@@ -986,12 +1017,17 @@ class Model(Pretrained):
         clean = [self.run(enc)[0] for enc in encs]  # [n_layers + 1, n_seq, d_model] each
         per_variant = variant_bytes(self.config, max(len(enc.tokens) for enc in encs))
         effects = np.empty((len(rows), self.n_heads))  # [len(layers), n_heads]
+
+        def measured(layer: int, heads: range) -> list[float]:  # one part: each of ``heads`` off, measured
+            lasts = [head_variants(hs[layer], self.layers[layer:], self.config, enc.is_pad, heads, how)
+                     for enc, hs in zip(encs, clean, strict=True)]  # [len(heads), n_seq, d_model] each
+            return [measure([last[i] for last in lasts]) for i in range(len(heads))]
+
         for r, layer in enumerate(rows):
-            for heads in head_chunks(self.n_heads, per_variant):
-                lasts = [head_variants(hs[layer], self.layers[layer:], self.config, enc.is_pad, heads, how)
-                         for enc, hs in zip(encs, clean, strict=True)]  # [len(heads), n_seq, d_model] each
-                for i, h in enumerate(heads):
-                    effects[r, h] = measure([last[i] for last in lasts])
+            chunks = head_chunks(self.n_heads, per_variant)
+            done = run_parts([functools.partial(measured, layer, heads) for heads in chunks])
+            for heads, values in zip(chunks, done, strict=True):
+                effects[r, list(heads)] = values
             if on_layer is not None:
                 on_layer(r)
         return effects

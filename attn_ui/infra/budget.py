@@ -41,7 +41,9 @@ for 20 tokens after 16; not a step's intermediates: attn_models frees them first
 its learner's browser has gone. A
 result being computed is computed once: another session asking for it meanwhile waits for it (holding no slot)
 instead of computing it again. The server's numpy runs one BLAS thread per computation (:func:`one_blas_thread`):
-many learners share the machine's cores.
+many learners share the machine's cores. A computation made of independent parts may use a second slot of its pool
+when one is free and nobody waits (:func:`spare_core`: A real model's "Which heads matter", a layer at a time): two
+parts at once on two threads, one per slot held, so the bounds above stay.
 
 The one cache: every result that grows with what a visitor sends (a trace, a forward pass, a chart's spec, a lesson
 worked out, a repo judged from the Hub's metadata) is kept here, through :func:`cached`; nothing of the app uses
@@ -75,7 +77,7 @@ import inspect
 import threading
 import time
 from collections import OrderedDict, deque
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
@@ -92,6 +94,7 @@ ENDED_KEPT = 4096  # ended sessions remembered (their ids), so that a run still 
 COLLECT_AFTER = 64_000_000  # bytes dropped from the budget after which Python's cyclic collector runs
 MISSING = object()  # what Budget.get returns for a key it does not hold
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")  # what a part returns (spare_core)
 
 
 def nbytes(value: object) -> int:
@@ -397,6 +400,20 @@ class FairSlots:
             self._held += 1
             self._cond.notify_all()  # the next in line may find a slot free too
 
+    def try_acquire(self) -> bool:
+        """Take a slot now if one is free and nobody is waiting for one (never ahead of a thread in the queue);
+        else take nothing. Never waits. Returns whether a slot was taken.
+
+        >>> slots = FairSlots(1, "demo")
+        >>> slots.try_acquire(), slots.try_acquire(), slots.held
+        (True, False, 1)
+        """
+        with self._cond:
+            if self._queue or self._held >= self.n:
+                return False
+            self._held += 1
+            return True
+
     def release(self) -> None:
         with self._cond:
             if self._held <= 0:
@@ -482,6 +499,68 @@ def taking_turns(on_step: Callable[..., None] | None = None) -> Callable[..., No
                 on_step(*args)
 
     return turn
+
+
+def spare_core(parts: Sequence[Callable[[], T]]) -> list[T]:
+    """Run ``parts`` (zero-argument callables, independent of each other) and return their results in order, on two
+    cores when the server has one to spare: attn_models' :data:`~attn_models.bert.PartRunner` for a computation that
+    holds a slot (A real model's "Which heads matter", each layer's runs of heads: views.model_output.head_effects).
+
+    If this thread holds a computing slot (:func:`compute_slot`) and its pool has another free with nobody waiting
+    (:meth:`FairSlots.try_acquire`), it takes that second slot and a worker thread runs parts beside this one, both
+    taking the next part not yet started, each with one BLAS thread (:func:`one_blas_thread`); the worker stops
+    taking parts as soon as a thread queues for the pool, and gives the second slot back when it stops (try/finally),
+    so a learner who arrives meanwhile waits at most for one part. Otherwise (no slot held, none free, someone
+    waiting, one part) the parts run one after another in this thread. Each slot held bounds one part's
+    intermediates (attn_models.bert.SCAN_BYTES): two parts at once, two slots.
+
+    An exception from a part, in either thread, stops both from taking more, and is raised here once the worker has
+    ended. The worker calls nothing of Streamlit's (it has no script run context): parts must be plain computing.
+    """
+    parts = list(parts)
+    slots = getattr(_held, "slots", None)
+    if len(parts) < 2 or slots is None or not slots.try_acquire():
+        return [part() for part in parts]
+    return _beside(parts, slots)
+
+
+def _beside(parts: list[Callable[[], T]], slots: FairSlots) -> list[T]:
+    """:func:`spare_core`'s two threads, ``slots`` holding one slot more for the worker (which gives it back)."""
+    results: list[Any] = [None] * len(parts)
+    todo, errors, lock = deque(range(len(parts))), [], threading.Lock()
+
+    def run(worker: bool) -> None:
+        while True:
+            with lock:
+                if errors or not todo or (worker and slots.waiting):
+                    return
+                i = todo.popleft()
+            try:
+                results[i] = parts[i]()
+            except BaseException as e:  # raised in the caller's thread, once both have stopped
+                with lock:
+                    errors.append(e)
+                return
+
+    def worker() -> None:
+        try:
+            run(worker=True)
+        finally:
+            slots.release()
+
+    thread = threading.Thread(target=worker, name=f"{slots.name} spare core", daemon=True)
+    try:
+        thread.start()
+    except RuntimeError:  # no thread to be had: the parts in turn
+        slots.release()
+        return [part() for part in parts]
+    try:
+        run(worker=False)
+    finally:
+        thread.join()
+    if errors:
+        raise errors[0]
+    return results
 
 
 def cached(name: str, *, budget: Budget | None = None, copy: Callable[[Any], Any] | None = None,

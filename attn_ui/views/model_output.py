@@ -135,17 +135,21 @@ def head_effects(source: str, sentence: str, other: str | None, how: How, layers
                  _on_layer: Callable[[int], None] | None = None) -> np.ndarray:  # -> [len(layers), n_heads]
     """How much switching off each head of ``layers`` alone moves the result: the similarity of ``sentence`` and
     ``other``, or (a masked-language model, ``other`` None) the probability of the model's top word for the first
-    [MASK]; after minus before. Each head reruns the layers from its own, a layer's heads side by side
-    (attn_models.Model.head_effects; bench/scan.py: every layer of MiniLM at 64 tokens ≈ 4.5 s on one idle core).
-    ``_on_layer(row)`` as each row is done, the computing slot lent between rows (budget.taking_turns). Raises
+    [MASK]; after minus before. Each head reruns the layers from its own, a layer's heads side by side in two runs
+    (attn_models.Model.head_effects), on two cores when the server has one to spare (budget.spare_core: a second
+    computing slot, free and wanted by nobody, taken a layer at a time). bench/scan.py, every layer of MiniLM at
+    64 tokens beside 9 tokens: 5.85 s on one idle core, 3.25 s on two (bench/RESULTS.md). ``_on_layer(row)`` as each
+    row is done, in this thread, the computing slot lent between rows (budget.taking_turns). Raises
     attn_models.ModelError."""
     model = model_views.model(source)
     turns = budget.taking_turns(_on_layer)
     if task(model) == "mask":
         top = model.fill_mask(sentence, top_k=1)[0]  # the first [MASK]'s top word, as trained
-        after = model.mask_effects(sentence, int(top.ids[0]), how=how, layers=list(layers), on_layer=turns)
+        after = model.mask_effects(sentence, int(top.ids[0]), how=how, layers=list(layers), on_layer=turns,
+                                   run_parts=budget.spare_core)
         return after - top.probs[0]  # [len(layers), n_heads]
-    after = model.similarity_effects((sentence, other), how=how, layers=list(layers), on_layer=turns)
+    after = model.similarity_effects((sentence, other), how=how, layers=list(layers), on_layer=turns,
+                                     run_parts=budget.spare_core)
     return after - outcome(source, sentence, (other,), Change()).similarities[0]
 
 

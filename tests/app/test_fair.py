@@ -3,7 +3,8 @@
 attn_ui.infra.budget's slots are first come first served, in two pools (a model's work, the explorer's), each bounded; a
 text written token by token (and a translation) gives its slot back between two tokens (once it has held it a
 second) and queues again; a write whose browser has gone stops between two tokens and keeps nothing; the server's
-numpy runs one BLAS thread.
+numpy runs one BLAS thread; a computation of independent parts (Which heads matter) takes a second slot for a second
+thread only when one is free and nobody waits, and gives it back as soon as someone does.
 
 No assertion here is about time: threads are ordered by events, and every wait has a generous timeout so that a bug
 fails the test instead of hanging it.
@@ -29,7 +30,7 @@ from attn_ui.app import registry
 from attn_ui.infra import budget, st_internals
 from attn_ui.views import generate_views, translate_views
 
-from .. import tiny_gpt2, tiny_t5
+from .. import tiny_bert, tiny_gpt2, tiny_t5
 from .apptools import in_own_thread, new_app, plain
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -178,6 +179,139 @@ def test_a_result_being_computed_is_waited_for_not_computed_again(monkeypatch):
     release.set()
     joined(first, second)
     assert calls == [3] and got[0].tolist() == [0, 1, 2] and budget._inflight == {}
+
+
+# ---- a spare core: a computation of parts takes a second slot when nobody needs it ------------------------------
+
+
+def meeting(n: int = 2) -> threading.Barrier:
+    """Parts that wait for each other: they pass only if they run at once, on two threads (else it breaks)."""
+    return threading.Barrier(n, timeout=WAIT)
+
+
+def test_a_free_slot_with_nobody_waiting_runs_parts_on_two_threads():
+    slots, me, seen = budget.FairSlots(2, "test"), threading.get_ident(), []
+    meet = meeting()
+
+    def part(i: int):
+        meet.wait()  # the other part runs at the same time
+        seen.append((threading.get_ident(), slots.held))
+        return i * 10
+
+    with budget.compute_slot(slots):
+        assert budget.spare_core([lambda: part(0), lambda: part(1), lambda: 2, lambda: 3]) == [0, 10, 2, 3]
+        assert slots.held == 1  # the second slot given back
+    assert {t for t, _ in seen} - {me} and me in {t for t, _ in seen}
+    assert [held for _, held in seen] == [2, 2] and (slots.held, slots.waiting) == (0, 0)
+
+
+def test_a_free_slot_is_not_taken_ahead_of_a_thread_in_line():
+    """A slot free while a thread is in the queue: the moment a waiter has been woken and not yet run (made here by
+    hand, as it cannot be waited for). try_acquire leaves the slot to it."""
+    slots = budget.FairSlots(2, "test")
+    slots.acquire()
+    slots._queue.append(object())  # a thread in line, about to take the free slot
+    assert not slots.try_acquire() and slots.held == 1
+    slots._queue.clear()
+    assert slots.try_acquire() and not slots.try_acquire() and slots.held == 2
+
+
+@pytest.mark.parametrize("state", ["both held", "one waiting", "no slot held", "one part"])
+def test_otherwise_parts_run_in_turn_in_the_callers_thread(state):
+    slots, me, seen = budget.FairSlots(2, "test"), threading.get_ident(), []
+    n_parts = 1 if state == "one part" else 3
+    parts = [lambda i=i: seen.append((i, threading.get_ident(), slots.held)) or i for i in range(n_parts)]
+    others: list[threading.Thread] = []
+    if state in ("both held", "one waiting"):
+        slots.acquire()  # another learner's computation
+    if state == "no slot held":
+        assert budget.spare_core(parts) == list(range(n_parts))
+    else:
+        with budget.compute_slot(slots):
+            if state == "one waiting":
+                others.append(started(lambda: (slots.acquire(), slots.release())))
+                until(lambda: slots.waiting == 1, "a third learner queues")
+            assert budget.spare_core(parts) == list(range(n_parts))
+    held = {"both held": 2, "one waiting": 2, "no slot held": 0, "one part": 1}[state]
+    assert seen == [(i, me, held) for i in range(n_parts)]
+    if state in ("both held", "one waiting"):
+        slots.release()
+    joined(*others)
+    assert (slots.held, slots.waiting) == (0, 0)
+
+
+def test_the_spare_core_stops_taking_parts_once_someone_queues():
+    """A learner who arrives while the layer's parts run on two threads waits for one part, not for the layer: the
+    worker takes no part after it queued, gives its slot back, and the caller does the rest."""
+    slots, me, ran, got = budget.FairSlots(2, "test"), threading.get_ident(), {}, threading.Event()
+    meet, done = meeting(), threading.Event()
+    other: list[threading.Thread] = []
+
+    def learner() -> None:
+        slots.acquire()
+        got.set()
+        done.wait(WAIT)
+        slots.release()
+
+    def first(i: int) -> int:
+        meet.wait()  # both threads in a part
+        if threading.get_ident() == me:
+            other.append(started(learner))
+        until(lambda: slots.waiting == 1 or got.is_set(), "the learner queues")
+        ran[i] = threading.get_ident()
+        return i
+
+    def later(i: int) -> int:
+        ran[i] = threading.get_ident()
+        return i
+
+    parts = [lambda: first(0), lambda: first(1)] + [lambda i=i: later(i) for i in range(2, 6)]
+    with budget.compute_slot(slots):
+        assert budget.spare_core(parts) == list(range(6))
+        until(got.is_set, "the learner gets the spare slot")
+        assert slots.held == 2  # the caller's and the learner's
+    assert len({ran[0], ran[1]}) == 2 and all(ran[i] == me for i in range(2, 6))
+    done.set()
+    joined(*other)
+    assert (slots.held, slots.waiting) == (0, 0)
+
+
+@pytest.mark.parametrize("where", ["worker", "caller"])
+def test_an_exception_in_either_thread_is_raised_and_the_slots_come_back(where):
+    slots, me = budget.FairSlots(2, "test"), threading.get_ident()
+    meet, later = meeting(), []
+
+    def part() -> int:
+        meet.wait()
+        if (threading.get_ident() == me) == (where == "caller"):
+            raise ValueError(f"broken in the {where}'s thread")
+        return 1
+
+    with pytest.raises(ValueError, match=f"broken in the {where}'s thread"):
+        with budget.compute_slot(slots):
+            try:
+                budget.spare_core([part, part, lambda: later.append(1)])
+            finally:
+                assert slots.held == 1  # the worker has ended and given its slot back
+    assert later in ([], [1]) and (slots.held, slots.waiting) == (0, 0)
+
+
+def test_which_heads_matter_on_two_threads_equals_one_bit_for_bit(tmp_path):
+    model = attn_models.load(str(tiny_bert.build(tmp_path / "bert")))
+    slots, texts = budget.FairSlots(2, "test"), (tiny_bert.SENTENCE, "A dog was tired.")
+    threads, layers, meet = set(), [], meeting()
+
+    def met(part):  # each of a layer's two runs (the tiny model's 4 heads, 2 and 2) waits for the other
+        meet.wait()
+        threads.add(threading.get_ident())
+        return part()
+
+    with budget.compute_slot(slots):
+        effects = model.similarity_effects(texts, on_layer=layers.append, run_parts=lambda parts: budget.spare_core(
+            [lambda p=p: met(p) for p in parts]))
+    assert np.array_equal(effects, model.similarity_effects(texts))
+    assert threading.get_ident() in threads and len(threads) >= 2  # a worker thread each layer
+    assert layers == list(range(model.n_layers)) and slots.held == 0
 
 
 # ---- writing and translating take turns --------------------------------------------------------------------------

@@ -21,6 +21,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from attn_ui.app import i18n, registry
+from attn_ui.infra import budget
 
 from .. import minilm as minilm_fixture
 from .. import tiny_bert
@@ -266,9 +267,12 @@ def test_which_heads_matter_in_one_layer_is_each_heads_ablation(minilm_dir, how)
     assert effects_words(expected, [2], f"the similarity of your sentence and “{OTHERS[0]}”") in texts(at)
 
 
-def test_which_heads_matter_in_every_layer_is_a_row_per_layer(minilm_dir):
+def test_which_heads_matter_in_every_layer_is_a_row_per_layer(minilm_dir, monkeypatch):
+    runs, spare_core = [], budget.spare_core
+    monkeypatch.setattr(budget, "spare_core", lambda parts: runs.append(len(parts)) or spare_core(parts))
     at = model_app(minilm_dir, YOURS, OTHERS)
     at.selectbox(key="model_effects").select("all").run()
+    assert runs == [2] * 6  # each layer's 12 heads in two runs, on the spare core when one is free (test_fair.py)
     assert not at.exception, at.exception
     expected = REFERENCE["minilm_effects_mean"] - REFERENCE["minilm_similarities"][0, 1]  # [6, 12]
     rows, shown = effects_chart(at)

@@ -516,8 +516,11 @@ def model_view(attentions: np.ndarray, tokens: tuple[str, ...] | list[str] | Non
     (6, 'data:image/png;base64,', 24)
     >>> [p["name"] for p in c.to_dict()["params"]]
     ['pick', 'focus', 'pin', 'lit_q', 'focus_ink']
+    >>> [layer.get("name") for layer in model_view(np.full((2, 4, 3, 3), 1 / 3), kv_groups=(0, 0, 1, 1)).to_dict()[
+    ...     "layer"]][-3:]  # after the images, the groups' lines and names, the hover bands and the colour key
+    ['focus_row', 'focus_cell', 'focus_hint']
     >>> len(model_view(np.full((2, 4, 3, 3), 1 / 3), kv_groups=(0, 0, 1, 1)).to_dict()["layer"])
-    7
+    8
     """
     n_layers, n_heads, n = attentions.shape[:3]
     panel_px = int(max(16, min(96, (VIEW_PX - LABEL_PX) // n_heads - GAP_PX)))

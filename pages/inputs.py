@@ -163,11 +163,14 @@ with row():
     )
     st.button(_("Reset to preset"), key="inputs_reset", on_click=state.load, args=(preset,), disabled=not edited,
               help=_("Throw away your edits and reload the preset (Undo in the sidebar brings them back)."))
-if preset is not None:
-    st.caption(_(PRESETS[preset].note))
-if edited:
-    st.caption(_(":material/edit: **Edited**: your numbers differ from this preset. *Reset to preset* brings the "
-                 "tutorial's values back; *Undo* in the sidebar takes back one change at a time."))
+# one container, whatever it holds: a note that comes or goes above the grids would move them, and the browser would
+# draw them anew, losing the cell a learner just selected (the first edit after a preset adds "Edited")
+with st.container():
+    if preset is not None:
+        st.caption(_(PRESETS[preset].note))
+    if edited:
+        st.caption(_(":material/edit: **Edited**: your numbers differ from this preset. *Reset to preset* brings the "
+                     "tutorial's values back; *Undo* in the sidebar takes back one change at a time."))
 
 # ---- the matrices, and what they give -----------------------------------------------------------
 st.header(_("Input and weights"))

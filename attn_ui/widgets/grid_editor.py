@@ -303,15 +303,16 @@ def column_px(texts: list[str]) -> int:
     return max(40, round(7.5 * max(map(len, texts), default=1)) + 20)
 
 
-def text_column(label: str | None = None, *, width: int | None = None, alignment: str | None = None) -> dict:
-    """``st.column_config.TextColumn(label, width=width, alignment=alignment)`` as Streamlit sends it (its fields
-    that are None left out, in its order): the same column, cheaper to pass (Streamlit deep-copies
+def text_column(label: str | None = None, *, width: int | None = None, disabled: bool | None = None,
+                alignment: str | None = None) -> dict:
+    """``st.column_config.TextColumn(label, width=width, disabled=disabled, alignment=alignment)`` as Streamlit sends
+    it (its fields that are None left out, in its order): the same column, cheaper to pass (Streamlit deep-copies
     each column's configuration, and a grid of 64 columns took 1 ms more with TextColumn's ten fields).
 
     >>> text_column("3", alignment="right")
     {'label': '3', 'alignment': 'right', 'type_config': {'type': 'text'}}
     """
-    given = {"label": label, "width": width, "alignment": alignment}
+    given = {"label": label, "width": width, "disabled": disabled, "alignment": alignment}
     return {**{k: v for k, v in given.items() if v is not None}, "type_config": {"type": "text"}}
 
 
@@ -335,8 +336,8 @@ def _make_grid(values: np.ndarray, rows: tuple[str, ...], precision: int, compac
     # text cells: a number column's cell editor drops what it does not expect ("1e-3" arrived as -13)
     config = {c: text_column(c, alignment="right", width=width if compact else None)
               for c, width in zip(columns, widths, strict=True)}
-    if compact:
-        config["_index"] = text_column(width=column_px(list(rows)))
+    # the row labels are the tokens' (set on Inputs & weights): read-only here, not an edit silently dropped
+    config["_index"] = text_column(width=column_px(list(rows)) if compact else None, disabled=True)
     return st_internals.refill_grid(_grid_shape(rows, len(columns)), texts.T.tolist(), list(rows), config)
 
 

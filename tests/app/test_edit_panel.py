@@ -154,7 +154,8 @@ def test_whether_the_browser_is_a_phones_is_read_once_a_session():
 
 
 @pytest.mark.parametrize("kwargs", [{"label": "3", "alignment": "right"}, {"label": "12", "alignment": "right",
-                                                                           "width": 44}, {"width": 88}])
+                                                                           "width": 44}, {"width": 88},
+                                    {"width": 60, "disabled": True}, {"disabled": True}])
 def test_a_grids_text_column_is_what_streamlit_makes_of_textcolumn(kwargs):
     """grid_editor.text_column: the dict st.column_config.TextColumn gives, its None fields left out as Streamlit leaves
     them out before it sends the column (the grids send the same column configuration, byte for byte)."""

@@ -90,19 +90,3 @@ def test_clicking_another_page_while_typing_in_a_cell_keeps_the_value_and_draws_
     goto_page(page, "Inputs & weights")
     expect(grid_after(page, "W_K").get_by_test_id("glide-cell-1-0")).to_have_text("7")  # whole numbers
 
-
-def test_values_typed_one_after_another_go_down_the_column_from_the_first_edit_on(app_page: Page) -> None:
-    """Type, Enter, type, Enter, as in a spreadsheet: each value lands in the next row. The first edit after a preset
-    adds the "Edited" note above the grids; a note that moved them made the browser draw them anew and the selection
-    went (the second value was lost), until the notes shared one container (pages/inputs.py)."""
-    page = app_page
-    goto_page(page, "Inputs & weights")
-    grid = grid_after(page, "W_V")
-    select_grid_cell(page, grid, 0, 0)
-    page.wait_for_timeout(150)  # the editor opens asynchronously (E2E_NOTES)
-    for value in ("21", "22", "23"):
-        with expect_rerun(page):
-            page.keyboard.type(value, delay=60)
-            page.keyboard.press("Enter")
-        expect(grid.locator('td[aria-selected="true"]')).to_have_count(1)  # still selected, one row down
-    assert [grid_cell_text(grid, r, 0) for r in range(3)] == ["21", "22", "23"]

@@ -18,7 +18,7 @@ import pandas as pd
 import pyarrow as pa
 import streamlit as st
 
-from attn_core import MATRIX_NAMES, AttentionInputError, Config, as_matrix, validate_config
+from attn_core import MATRIX_NAMES, AttentionInputError, Config, Phrase, as_matrix, validate_config
 from attn_ui.app import i18n, registry, state
 from attn_ui.app.i18n import N_, _
 from attn_ui.infra import budget, st_internals
@@ -43,10 +43,22 @@ def row_labels(name: str, tokens: tuple[str, ...], n_rows: int) -> list[str]:
 
 def cell_label(name: str, cell: tuple[int, int], tokens: tuple[str, ...]) -> str:
     """'row 1 (input2), column 2' for X (and Y); 'row 3, column 0' for weights."""
+    phrase = cell_phrase(name, cell, tokens)
+    return i18n.filled(phrase.template, phrase.params)
+
+
+def cell_phrase(name: str, cell: tuple[int, int], tokens: tuple[str, ...]) -> Phrase:
+    """:func:`cell_label` still to be translated: kept in a change that Undo names in the language shown then."""
     i, j = cell
     if name in ("x", "y") and i < len(tokens):
-        return _("row {i} ({token}), column {j}").format(i=i, token=text.isolate(tokens[i]), j=j)
-    return _("row {i}, column {j}").format(i=i, j=j)
+        return Phrase(N_("row {i} ({token}), column {j}"), i=i, token=text.isolate(tokens[i]), j=j)
+    return Phrase(N_("row {i}, column {j}"), i=i, j=j)
+
+
+def set_to(name: str, cell: tuple[int, int], value: float, tokens: tuple[str, ...]) -> state.Change:
+    """The change of one cell, as Undo names it: "X, row 1 (input2), column 0 set to 11.0"."""
+    return state.change(N_("{matrix}, {cell} set to {value}"), matrix=MATRIX_NAMES[name],
+                        cell=cell_phrase(name, cell, tokens), value=repr(float(value)))
 
 
 #: the core's messages about one cell that it can raise for a grid (attn_core.as_matrix), by their template: the
@@ -171,7 +183,10 @@ def _commit(name: str, edits: dict) -> None:
     drafts.pop(name, None)
     errors.pop(name, None)
     st.session_state[state.EDITOR_BASE][name] = (base, precision, matrix)  # what the grid now holds
-    state.set_config(replace(cfg, **{name: matrix}), reset_editors=False)
+    changed = np.argwhere(matrix != cfg.matrix(name))  # [k, 2]: Undo names the cell when the edit changed one
+    what = set_to(name, tuple(map(int, changed[0])), matrix[tuple(changed[0])], row_tokens(cfg, name)) \
+        if len(changed) == 1 else None
+    state.set_config(replace(cfg, **{name: matrix}), reset_editors=False, what=what)
 
 
 def _shown(base: np.ndarray, precision: int) -> np.ndarray:  # object or float [r, c] -> object [r, c]
@@ -413,9 +428,7 @@ def set_cell(name: str, i: int, j: int, value_key: str) -> None:
         return
     m = cfg.matrix(name).copy()
     m[i, j] = value
-    what = state.change(N_("{matrix}, {cell} set to {value}"), matrix=MATRIX_NAMES[name], cell=where,
-                        value=repr(value))
-    if message := state.set_config(replace(cfg, **{name: m}), what=what):
+    if message := state.set_config(replace(cfg, **{name: m}), what=set_to(name, (i, j), value, row_tokens(cfg, name))):
         refused[name] = message
     else:
         refused.pop(name, None)

@@ -122,7 +122,7 @@ def test_undo_takes_the_edit_back_from_another_page(inputs_page: Page) -> None:
     type_into_cell(page, grid_after(page, "X"), 0, 0, "1e-3", delay_ms=FILL)
     assert_x_holds(shared(page), {(0, 0): 0.001})
     with expect_rerun(page):  # on Share & export: the sidebar's Undo is on every page
-        undo_button(page, "X edited").click()
+        undo_button(page, "X, row 0 (input1), column 0 set to 0.001").click()
     assert_x_holds(shared(page), {})  # the link follows the configuration: X[0, 0] is 1.0 again
     expect(undo_button(page, None)).to_be_disabled()  # nothing more to take back
     goto_page(page, "Inputs & weights")
@@ -134,7 +134,7 @@ def test_undo_on_inputs_and_weights_then_another_edit(inputs_page: Page) -> None
     page = inputs_page
     type_into_cell(page, grid_after(page, "X"), 0, 0, "1e-3", delay_ms=KEYS)
     with expect_rerun(page):
-        undo_button(page, "X edited").click()
+        undo_button(page, "X, row 0 (input1), column 0 set to 0.001").click()
     expect(grid_cell(grid_after(page, "X"), 0, 0)).to_have_text("1")  # seed 000's X: whole numbers
     expect(undo_button(page, None)).to_be_disabled()
     type_into_cell(page, grid_after(page, "X"), 0, 1, "2.5E+2", delay_ms=KEYS)
@@ -181,6 +181,7 @@ def test_a_block_pasted_from_a_spreadsheet_lands_exactly(inputs_page: Page, app_
     select_grid_cell(page, x_grid, 0, 0)
     with expect_rerun(page):
         page.keyboard.press("ControlOrMeta+V")
+    page.keyboard.press("ArrowRight")  # the grid's accessibility table is drawn again when the selection moves
     for i, row in enumerate(block):
         for j, text in enumerate(row):
             expect(grid_cell(x_grid, i, j)).to_have_text(text)

@@ -173,7 +173,7 @@ with st.container():
                      "tutorial's values back; *Undo* in the sidebar takes back one change at a time."))
 
 # ---- the matrices, and what they give -----------------------------------------------------------
-st.header(_("Input and weights"))
+st.header(_("X and the weights"))
 matrix_section("x", "X", _("one row per token (n_seq × d_model)"))
 if cfg.cross:
     matrix_section("y", "Y", _("one row per query token (n_y × d_model); Q = Y W_Q"))

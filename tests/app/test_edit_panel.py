@@ -103,7 +103,7 @@ def test_inputs_and_weights_opens_on_its_grids():
     """The first thing under the preset is X's grid: before dimensions, tokens and the query source."""
     at = new_app("pages/inputs.py")
     headers = [h.value for h in at.header]
-    assert headers.index("Input and weights") < headers.index("Dimensions") < headers.index("Tokens")
+    assert headers.index("X and the weights") < headers.index("Dimensions") < headers.index("Tokens")
 
 
 def test_inputs_and_weights_names_a_refused_cell_and_shows_the_last_valid_result():

@@ -156,7 +156,11 @@ WHICH_HEAD_OPTIONS = (
 def _solve_which_head(cfg: Config, trace: MultiHeadTrace, model: Model) -> Solution:
     layers = _scanned(model)
     sim = _similarity(model)
-    after = model.similarity_effects((MODEL_SENTENCE, MODEL_OTHER), layers=list(layers))  # [2, n_heads]
+    from attn_ui.infra import budget  # here: importing the course imports no Streamlit (attn_ui.lessons)
+
+    # on two cores when the server has one to spare, as A real model's "Which heads matter" (the same numbers)
+    after = model.similarity_effects((MODEL_SENTENCE, MODEL_OTHER), layers=list(layers),
+                                     run_parts=budget.spare_core)  # [2, n_heads]
     change = after - sim  # [2, n_heads]
     top = tuple(int(i) for i in np.unravel_index(np.argmax(np.abs(change)), change.shape))  # (row, head): moves it most
     other = 1 - top[0]

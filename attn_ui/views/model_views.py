@@ -661,7 +661,7 @@ def focus_extra(layout: ModelViewLayout) -> dict:
 
 
 def focus_lines(layout: ModelViewLayout, names: str) -> list[dict]:
-    """The line over the model view: the query lit and what a click does (pin) or did (click again to release), or,
+    """The line over the model view: the query lit and what a click does (pin) or did (click to release), or,
     while none is lit, what to do (the line is never empty: the chart keeps its height). Two layers in one place,
     "focus_cell" and "focus_hint" (as a heatmap's: a saved image leaves the hint out, attn_ui.shell.save_chart).
     ``names``: the cells' token names as a JSON list."""

@@ -372,7 +372,7 @@ WIDE_LINE_PX = 420
 FOCUS_CELL = N_("{rows} {row} → {cols} {col}: {value}")
 FOCUS_HINT = N_("hover a cell: its row and column light up")
 FOCUS_CLICK = N_("click to pin it")
-FOCUS_PINNED = N_("pinned · click it again to release")
+FOCUS_PINNED = N_("pinned · click the lit cell to release it")  # pinned by a click or by Focus on a token
 
 
 def vega_text(template: str, parts: dict[str, str]) -> str:
@@ -411,7 +411,7 @@ def focus_params() -> list[dict]:
 def focus_layers(lay: HeatmapLayout) -> list[dict]:
     """What lights the focused cell (:func:`focus_params`): an outline around its row and one around its column,
     a line above the cells naming its query and key and its value (the number shown on it, else every digit), and
-    what to do: hover, click to pin, click again to release (on a wide heatmap one line beside the rows' title, on a
+    what to do: hover, click to pin, click the lit cell to release (on a wide heatmap one line beside the title, on a
     narrow one two lines above it). Nothing of it is drawn for screen readers
     (``aria`` off): the chart's description says what it is, and the keyboard's focus is the page's control.
     Plain Vega-Lite layers on the heatmap's data (the layer chart's: :func:`heatmap_chart`)."""

@@ -304,6 +304,12 @@ def last_change() -> str | None:
 
 
 def reset_editor_state() -> None:
+    """Every grid drawn afresh from the configuration (a new editor version); a value a grid refused is let go,
+    and the learner told so on the next page drawn (:func:`notify`), not dropped without a word."""
+    if refused := st.session_state.get(ERRORS):
+        notify(_("The value refused in {matrices} was let go with this change: the grids show the values in use "
+                 "now.").format(matrices=_(", ").join(MATRIX_NAMES[name] for name in refused)),
+               icon=":material/info:")
     st.session_state[EDITOR_VERSION] += 1
     st.session_state[EDITOR_BASE] = {}
     st.session_state[DRAFTS] = {}

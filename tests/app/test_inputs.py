@@ -321,3 +321,17 @@ def test_additive_scores_let_the_queries_and_keys_differ_in_width():
     assert not at.exception
     assert cfg.w_q.shape == (4, 3) and cfg.w_k.shape == (4, 5) and cfg.w_2.shape == (5, 4)
     np.testing.assert_array_equal(cfg.w_k[:, :3], SEED_W_K)  # the values that fit are kept
+
+
+def test_a_refused_value_let_go_by_a_change_of_dimensions_is_said():
+    """A grid's refused value cannot outlive a change that draws every grid anew (here d_model): the learner is told
+    it went, on the page drawn next, rather than finding it gone without a word."""
+    at = new_app("pages/inputs.py")
+    edit_cells(at, "w_k", {2: {1: "abc"}})
+    assert any("'abc', not a number" in plain(e.value) for e in at.error)
+    at.number_input(key="inputs_d_model").set_value(3).run()
+    assert not at.exception and not at.session_state["errors"]
+    said = "The value refused in W_K was let go with this change: the grids show the values in use now."
+    assert [plain(w.value) for w in at.warning].count(said) == 1
+    at.run()  # said once
+    assert said not in [plain(w.value) for w in at.warning]

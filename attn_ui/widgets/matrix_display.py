@@ -45,14 +45,21 @@ def note_markdown(note: str) -> str:
     return ":small[:gray[" + re.sub(r"\\.|[\[\]]", lambda m: m[0] if len(m[0]) == 2 else "\\" + m[0], note) + "]]"
 
 
+def heading_markdown(title: str, level: int = 2) -> str:
+    """Markdown of a heading drawn as ``st.header`` (level 2) or ``st.subheader`` (3) draws one, its anchor made
+    from its text alike."""
+    return "#" * level + " " + title
+
+
 def block_markdown(*parts: str) -> str:
     """Markdown paragraphs (title, formula, note, ...) as one text: the empty ones left out."""
     return "\n\n".join(filter(None, parts))
 
 
-def formula(latex: str, note: str = "") -> None:
-    """A display formula (see :func:`formula_markdown`), and a note under it if any, as one Markdown element."""
-    st.markdown(block_markdown(formula_markdown(latex), note_markdown(note) if note else ""))
+def formula(latex: str, note: str = "", *, intro: str = "") -> None:
+    """A display formula (see :func:`formula_markdown`) and a note under it if any, as one Markdown element; ``intro``
+    (Markdown: a heading, words) above them in the same element."""
+    st.markdown(block_markdown(intro, formula_markdown(latex), note_markdown(note) if note else ""))
 
 
 def matrix_block(
@@ -72,6 +79,7 @@ def matrix_block(
     on_select: str | Callable[[], None] = "rerun",
     masked: np.ndarray | None = None,
     most: int | None = None,
+    intro: str = "",
 ) -> object:
     """One intermediate: its title and shape, formula and note as one Markdown element, then its heatmap. Returns the
     chart's selection event if any.
@@ -80,9 +88,10 @@ def matrix_block(
 
     With ``select``, ``on_select`` is "rerun" or a callback run (before the page) when the selection changes.
     ``masked`` (bool, the shape of ``values``) draws those cells grey as masked. ``most``: see heatmap.heatmap.
+    ``intro``: Markdown drawn above the title in the same element (a step's heading and words, :func:`block_markdown`).
     """
     st.markdown(block_markdown(
-        _("**{title}** · shape {rows} × {cols}").format(title=title, rows=values.shape[0], cols=values.shape[1]),
+        intro, _("**{title}** · shape {rows} × {cols}").format(title=title, rows=values.shape[0], cols=values.shape[1]),
         formula_markdown(latex), note_markdown(note) if note else ""))
     chart = heatmap.heatmap(values, rows, cols, kind=kind, precision=controls.precision(), domain=domain,
                             x_title=x_title, y_title=y_title, select=select, masked=masked, name=title, most=most)

@@ -44,6 +44,28 @@ def plain(markdown: str) -> str:
     return re.sub(r"\\(.)", r"\1", markdown)
 
 
+NOTE = ":small[:gray["  # how attn_ui.widgets.matrix_display.note_markdown opens a note inside a block's Markdown
+FORMULA = re.compile(r"^\$\$\n(.*?)\n\$\$$", re.S | re.M)  # a display formula's $$ block in Markdown
+
+
+def notes(at) -> list[str]:
+    """Every caption of the main area (``at`` an AppTest) or of a block: the st.caption elements', and the note a
+    Markdown element ends with (matrix_display.note_markdown: a note drawn as a caption), in the page's order."""
+    out = []
+    for el in at.main if hasattr(at, "main") else at:
+        body = str(getattr(el, "value", ""))
+        if el.type == "caption":
+            out.append(body)
+        elif el.type == "markdown" and NOTE in body and body.endswith("]]"):
+            out.append(body[body.rindex(NOTE) + len(NOTE):-2])
+    return out
+
+
+def formulas(at) -> list[str]:
+    """Every LaTeX formula of the page: the st.latex elements', and each $$ block of a Markdown element."""
+    return [*(el.value for el in at.latex), *(f for el in at.markdown for f in FORMULA.findall(str(el.value)))]
+
+
 def in_own_thread(fn) -> None:
     """Run ``fn`` in a thread of its own and wait for it (re-raising what it raised): asyncio.run refuses to start in a
     thread whose event loop runs already, as Playwright's sync API leaves one in the e2e tests' process."""

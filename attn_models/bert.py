@@ -536,9 +536,15 @@ def self_output(attn_out: np.ndarray, residual: np.ndarray, w: LayerWeights,
 
 
 def feed_forward(h: np.ndarray, w: LayerWeights, eps: float) -> np.ndarray:  # [n_seq, d_model] -> [n_seq, d_model]
-    """BertIntermediate and BertOutput: LayerNorm(GELU(h W₁ + b₁) W₂ + b₂ + h)."""
-    inner = gelu(h @ w.w_ff1 + w.b_ff1)  # [n_seq, d_ff]
-    return layer_norm(inner @ w.w_ff2 + w.b_ff2 + h, w.ln2_g, w.ln2_b, eps)
+    """BertIntermediate and BertOutput: LayerNorm(GELU(h W₁ + b₁) W₂ + b₂ + h), each sum in that order, in place (one
+    array of [n_seq, d_ff] alive: the same numbers as with a new array for each step)."""
+    inner = h @ w.w_ff1  # [n_seq, d_ff]
+    inner += w.b_ff1
+    gelu(inner, out=inner)
+    out = inner @ w.w_ff2  # [n_seq, d_model]
+    out += w.b_ff2
+    out += h
+    return layer_norm(out, w.ln2_g, w.ln2_b, eps)
 
 
 def layer(x: np.ndarray, w: LayerWeights, cfg: BertConfig, is_pad: np.ndarray, intervention: Intervention,

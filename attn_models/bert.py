@@ -592,7 +592,9 @@ def variant_bytes(cfg: BertConfig, n_seq: int) -> int:
     """Bytes one variant (the model with one head switched off) holds at the widest point of :func:`batched_layer`,
     counted: its layer input, X₁, Q, K, V and the heads' outputs (6 arrays of about [n_seq, d_model]), and the larger
     of the scores with softmax's temporaries (3 × [n_heads, n_seq, n_seq]) and the feed-forward's inner activations
-    with GELU's (erf's Horner keeps 6 arrays of [n_seq, d_ff] alive at once), in float64.
+    counted as 6 arrays of [n_seq, d_ff], in float64. (Since issue 37's GELU works in place, a block at a time, the
+    feed-forward holds one such array and its GELU 4 of ERF_BLOCK elements: the count is kept as it was, an upper
+    bound, so that the runs of heads stay as they were.)
 
     >>> variant_bytes(BertConfig(6, 12, 384, 1536, 30522, 512, 2, 1e-12), 64)  # all-MiniLM-L6-v2, 64 tokens
     5901312

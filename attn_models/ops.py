@@ -32,7 +32,7 @@ _ERF_STEP = 2.0**-8  # erf on [−6, 6]: a Taylor polynomial of degree _ERF_DEGR
 _ERF_DEGREE = 5  # its remainder: below 3e-18 (the 6th derivative's largest value · (step / 2)⁶ / 6!)
 _ERF_TOP = 6.0  # float64 erf(x) rounds to 1 for x >= 5.93
 _ERF_N = round(_ERF_TOP / _ERF_STEP)  # the grid points k · step, k = −N … N
-ERF_BLOCK = 32768  # elements of x per step of erf and gelu (256 kB each of their 3 temporaries)
+ERF_BLOCK = 32768  # elements of x per step of erf and gelu (256 kB each of erf's 3 temporaries, gelu's 4)
 _ROUNDER = 1.5 * 2.0**52  # u + _ROUNDER is round(u) in the last bits of a float64 (|u| < 2⁵¹), exactly
 _ROUNDER_BITS = int(np.array(_ROUNDER).view(np.int64))
 
@@ -71,10 +71,10 @@ def erf(x: np.ndarray) -> np.ndarray:  # [...] -> [...]
     """The error function, elementwise, within 2.3e-16 of ``math.erf`` (numpy has none; scipy is not needed).
 
     A degree-5 Taylor polynomial around the nearest multiple of 1/256 in [−6, 6] (six table look-ups an element), ±1
-    beyond; ±0 and ±inf give erf's own values, NaN gives NaN. :data:`ERF_BLOCK` elements at a time, so that the
-    look-ups and Horner's steps stay in the processor's cache (bench/RESULTS.md, issue 37: half the time of the
-    degree-9 polynomial on 1/32 steps it replaces, and within one unit in the last place of the correctly rounded erf
-    on a sweep of [0, 6] where that one was within two).
+    beyond; ±0 and ±inf give erf's own values, NaN gives NaN; within one unit in the last place of erf correctly
+    rounded (tests/models/test_erf.py). :data:`ERF_BLOCK` elements at a time, so that the look-ups and Horner's steps
+    stay in the processor's cache. (It replaced a degree-9 polynomial on 1/32 steps, eleven look-ups an element, in
+    issue 37: bench/erf.py, bench/RESULTS.md.)
 
     Examples
     --------

@@ -536,9 +536,15 @@ def self_output(attn_out: np.ndarray, residual: np.ndarray, w: LayerWeights,
 
 
 def feed_forward(h: np.ndarray, w: LayerWeights, eps: float) -> np.ndarray:  # [n_seq, d_model] -> [n_seq, d_model]
-    """BertIntermediate and BertOutput: LayerNorm(GELU(h W₁ + b₁) W₂ + b₂ + h)."""
-    inner = gelu(h @ w.w_ff1 + w.b_ff1)  # [n_seq, d_ff]
-    return layer_norm(inner @ w.w_ff2 + w.b_ff2 + h, w.ln2_g, w.ln2_b, eps)
+    """BertIntermediate and BertOutput: LayerNorm(GELU(h W₁ + b₁) W₂ + b₂ + h), each sum in that order, in place (one
+    array of [n_seq, d_ff] alive: the same numbers as with a new array for each step)."""
+    inner = h @ w.w_ff1  # [n_seq, d_ff]
+    inner += w.b_ff1
+    gelu(inner, out=inner)
+    out = inner @ w.w_ff2  # [n_seq, d_model]
+    out += w.b_ff2
+    out += h
+    return layer_norm(out, w.ln2_g, w.ln2_b, eps)
 
 
 def layer(x: np.ndarray, w: LayerWeights, cfg: BertConfig, is_pad: np.ndarray, intervention: Intervention,
@@ -586,7 +592,9 @@ def variant_bytes(cfg: BertConfig, n_seq: int) -> int:
     """Bytes one variant (the model with one head switched off) holds at the widest point of :func:`batched_layer`,
     counted: its layer input, X₁, Q, K, V and the heads' outputs (6 arrays of about [n_seq, d_model]), and the larger
     of the scores with softmax's temporaries (3 × [n_heads, n_seq, n_seq]) and the feed-forward's inner activations
-    with GELU's (erf's Horner keeps 6 arrays of [n_seq, d_ff] alive at once), in float64.
+    counted as 6 arrays of [n_seq, d_ff], in float64. (Since issue 37's GELU works in place, a block at a time, the
+    feed-forward holds one such array and its GELU 4 of ERF_BLOCK elements: the count is kept as it was, an upper
+    bound, so that the runs of heads stay as they were.)
 
     >>> variant_bytes(BertConfig(6, 12, 384, 1536, 30522, 512, 2, 1e-12), 64)  # all-MiniLM-L6-v2, 64 tokens
     5901312

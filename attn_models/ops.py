@@ -28,40 +28,53 @@ FEW_ROWS = 16  # rows of h that meet the vocabulary a slab at a time (a generati
 
 # ---- the exact GELU --------------------------------------------------------------------------------------------
 
-_ERF_STEP = 1 / 32  # erf on [0, 6) is a Taylor polynomial of degree _ERF_DEGREE around each step's centre
-_ERF_DEGREE = 9
+_ERF_STEP = 2.0**-8  # erf on [−6, 6]: a Taylor polynomial of degree _ERF_DEGREE around the nearest multiple of the step
+_ERF_DEGREE = 5  # its remainder: below 3e-18 (the 6th derivative's largest value · (step / 2)⁶ / 6!)
 _ERF_TOP = 6.0  # float64 erf(x) rounds to 1 for x >= 5.93
-ERF_BLOCK = 8192  # elements of x per step of erf (64 kB each of its temporaries)
+_ERF_N = round(_ERF_TOP / _ERF_STEP)  # the grid points k · step, k = −N … N
+ERF_BLOCK = 32768  # elements of x per step of erf and gelu (256 kB each of erf's 3 temporaries, gelu's 4)
+_ROUNDER = 1.5 * 2.0**52  # u + _ROUNDER is round(u) in the last bits of a float64 (|u| < 2⁵¹), exactly
+_ROUNDER_BITS = int(np.array(_ROUNDER).view(np.int64))
 
 
-def _erf_table() -> tuple[np.ndarray, np.ndarray]:  # -> centres [n_steps], coefficients [degree + 1, n_steps]
-    """Taylor coefficients of erf around the centre of each step, highest degree first (for Horner).
+def _erf_table() -> list[np.ndarray]:  # -> degree + 1 rows [2N + 1], highest degree first (for Horner)
+    """Taylor coefficients of erf around each grid point c = k · step, k = −N … N (row index k + N), in units of the
+    step: erf(c + σ · step) ≈ Σⱼ aⱼ σʲ with aⱼ = erf⁽ʲ⁾(c) stepʲ / j! (a power of two: no rounding added), where
 
-    erf⁽ᵏ⁾(c) = (2/√π) (−1)ᵏ⁻¹ Hₖ₋₁(c) e^(−c²), with Hₙ the physicists' Hermite polynomials.
+        erf⁽ʲ⁾(c) = (2/√π) (−1)ʲ⁻¹ Hⱼ₋₁(c) e^(−c²), Hₙ the physicists' Hermite polynomials; a₀ = math.erf(c).
+
+    Odd: the row of −k is that of k, aⱼ times (−1)ʲ⁺¹ (exact), so erf(−x) is −erf(x) bit for bit; a₀ of 0 is −0.0, so
+    that erf(±0) is ±0. At ±6 the row is ±1, 0, 0, …: erf is ±1 in float64 within half a step of it, and so is the
+    result for any finite σ (an argument clipped there by :func:`_erf_into`).
     """
-    n = round(_ERF_TOP / _ERF_STEP)
-    c = (np.arange(n) + 0.5) * _ERF_STEP  # [n_steps]
-    coef = np.empty((_ERF_DEGREE + 1, n))  # [degree + 1, n_steps], lowest degree first while built
+    c = np.arange(_ERF_N + 1) * _ERF_STEP  # [N + 1]: 0 … 6
+    coef = np.empty((_ERF_DEGREE + 1, _ERF_N + 1))  # [degree + 1, N + 1], lowest degree first while built
     coef[0] = [math.erf(v) for v in c]
     g = 2 / math.sqrt(math.pi) * np.exp(-c * c)
-    h_prev, h = np.zeros(n), np.ones(n)  # H₋₁ = 0, H₀ = 1
+    h_prev, h = np.zeros(_ERF_N + 1), np.ones(_ERF_N + 1)  # H₋₁ = 0, H₀ = 1
     factorial = 1.0
     for k in range(1, _ERF_DEGREE + 1):
         factorial *= k
-        coef[k] = g * (-1) ** (k - 1) * h / factorial
+        coef[k] = g * (-1) ** (k - 1) * h / factorial * _ERF_STEP**k
         h_prev, h = h, 2 * c * h - 2 * (k - 1) * h_prev  # Hₖ = 2c Hₖ₋₁ − 2(k−1) Hₖ₋₂
-    return c, coef[::-1].copy()
+    coef[1:, -1] = 0.0  # at 6: erf(6 ± step / 2) is 1.0 in float64
+    odd = (-1.0) ** (np.arange(_ERF_DEGREE + 1) + 1)  # [degree + 1]: aⱼ(−c) = (−1)ʲ⁺¹ aⱼ(c)
+    rows = np.concatenate([coef[:, :0:-1] * odd[:, None], coef], axis=1)  # [degree + 1, 2N + 1]: k = −N … N
+    rows[0, _ERF_N] = -0.0
+    return [row.copy() for row in rows[::-1]]
 
 
-_ERF_CENTRES, _ERF_COEF = _erf_table()
+_ERF_ROWS = _erf_table()
 
 
 def erf(x: np.ndarray) -> np.ndarray:  # [...] -> [...]
     """The error function, elementwise, within 2.3e-16 of ``math.erf`` (numpy has none; scipy is not needed).
 
-    A degree-9 Taylor polynomial around the centre of each 1/32-wide step of [0, 6), odd symmetry, and 1 beyond;
-    :data:`ERF_BLOCK` elements at a time, so that its ten table look-ups and Horner's steps stay in the processor's
-    cache (at once, on a feed-forward's [768, 1536] it took about twice as long: bench/RESULTS.md, issue 37).
+    A degree-5 Taylor polynomial around the nearest multiple of 1/256 in [−6, 6] (six table look-ups an element), ±1
+    beyond; ±0 and ±inf give erf's own values, NaN gives NaN; within one unit in the last place of erf correctly
+    rounded (tests/models/test_erf.py). :data:`ERF_BLOCK` elements at a time, so that the look-ups and Horner's steps
+    stay in the processor's cache. (It replaced a degree-9 polynomial on 1/32 steps, eleven look-ups an element, in
+    issue 37: bench/erf.py, bench/RESULTS.md.)
 
     Examples
     --------
@@ -71,36 +84,58 @@ def erf(x: np.ndarray) -> np.ndarray:  # [...] -> [...]
     True
     """
     x = np.asarray(x, dtype=np.float64)
-    if x.size <= ERF_BLOCK:
-        return _erf_block(x)
-    flat = x.reshape(-1)  # a view when x is contiguous
-    out = np.empty(flat.shape)
+    out = np.empty(x.shape)  # [...]
+    flat, dest = x.reshape(-1), out.reshape(-1)  # dest: a view of out
     for start in range(0, flat.size, ERF_BLOCK):  # elementwise: the same numbers as at once
-        out[start:start + ERF_BLOCK] = _erf_block(flat[start:start + ERF_BLOCK])
-    return out.reshape(x.shape)
+        _erf_into(flat[start:start + ERF_BLOCK], dest[start:start + ERF_BLOCK])
+    return out
 
 
-def _erf_block(x: np.ndarray) -> np.ndarray:  # [...] -> [...]
-    """:func:`erf` of a block of elements at once (its temporaries: about 6 arrays of x's size)."""
-    a = np.abs(x)
-    near = np.minimum(a, _ERF_TOP)  # beyond 6 the result is 1 whatever the polynomial says
-    i = np.minimum((near * (1 / _ERF_STEP)).astype(np.intp), len(_ERF_CENTRES) - 1)  # the step of each element
-    s = near - _ERF_CENTRES[i]  # offset from the step's centre, |s| <= 1/64
-    y = _ERF_COEF[0][i]
-    for row in _ERF_COEF[1:]:  # Horner
-        y *= s
-        y += row[i]
-    y[a >= _ERF_TOP] = 1.0
-    return np.copysign(y, x)
+def _erf_into(x: np.ndarray, out: np.ndarray, scale: float = 1.0) -> None:  # [b] -> out [b]
+    """``out[:] = erf(x · scale)`` for a block of elements (its 3 temporaries the block's size); ``out`` may be ``x``.
+
+    With ``scale`` other than 1, x · scale is rounded once and then made a count of steps (a power of two: exact), so
+    the result is :func:`erf` of ``x * scale`` bit for bit (x · scale not subnormal).
+    """
+    bound = _ERF_TOP / scale
+    u = np.clip(x, -bound, bound)  # ±6 beyond: every erf there is ±1; NaN stays NaN
+    u *= scale / _ERF_STEP  # [b]: x · scale in steps
+    t = u + _ROUNDER  # round(u) in its last bits
+    sigma = t - _ROUNDER  # [b]: k = round(u), the nearest grid point
+    np.subtract(u, sigma, out=sigma)  # σ = u − k, exact, |σ| <= ½
+    k = t.view(np.int64)
+    k -= _ROUNDER_BITS - _ERF_N  # [b]: the row index k + N (clipped below for NaN, whose σ makes the result NaN)
+    np.take(_ERF_ROWS[0], k, mode="clip", out=out)
+    for row in _ERF_ROWS[1:]:  # Horner
+        np.take(row, k, mode="clip", out=u)
+        out *= sigma
+        out += u
 
 
-def gelu(x: np.ndarray) -> np.ndarray:  # [...] -> [...]
-    """The exact GELU BERT uses: x · ½ · (1 + erf(x / √2)) (not the tanh approximation).
+def gelu(x: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:  # [...] -> [...]
+    """The exact GELU BERT uses: x · ½ · (1 + erf(x / √2)) (not the tanh approximation), computed as
+    ``x * 0.5 * (1.0 + erf(x * math.sqrt(0.5)))`` bit for bit, :data:`ERF_BLOCK` elements at a time (in the
+    processor's cache, and without temporaries of x's size). ``out``: a C-contiguous float64 array of x's shape to
+    write into (may be x itself); a new one by default.
 
     >>> gelu(np.array([-1.0, 0.0, 1.0])).round(6).tolist()
     [-0.158655, 0.0, 0.841345]
     """
-    return x * 0.5 * (1.0 + erf(x * math.sqrt(0.5)))
+    x = np.asarray(x, dtype=np.float64)
+    if out is None:
+        out = np.empty(x.shape)  # [...]
+    elif out.shape != x.shape or out.dtype != np.float64 or not out.flags.c_contiguous:
+        raise ValueError("gelu's out must be a C-contiguous float64 array of x's shape")
+    flat, dest = x.reshape(-1), out.reshape(-1)  # dest: a view of out
+    half = np.empty(min(ERF_BLOCK, flat.size))  # [b]
+    for start in range(0, flat.size, ERF_BLOCK):
+        xb, yb = flat[start:start + ERF_BLOCK], dest[start:start + ERF_BLOCK]
+        h = half[:len(xb)]
+        np.multiply(xb, 0.5, out=h)  # before yb is written: out may be x
+        _erf_into(xb, yb, math.sqrt(0.5))
+        yb += 1.0
+        yb *= h
+    return out
 
 
 def silu(x: np.ndarray) -> np.ndarray:  # [...] -> [...]

@@ -13,7 +13,7 @@ from attn_ui.app import i18n, registry, state
 from attn_ui.app.i18n import N_, _
 from attn_ui.shell import edit_panel, frame
 from attn_ui.views import compute, masking_views, step_by_step
-from attn_ui.widgets import charts, controls, grid_editor, heatmap, text
+from attn_ui.widgets import charts, controls, grid_editor, heatmap, section, text
 from attn_ui.widgets.matrix_display import formula, matrix_block
 
 frame.page_start(registry.MASKING)
@@ -116,7 +116,7 @@ left, right = controls.pair(mask.astype(float), additive_mask(mask), queries)  #
 with left:
     st.markdown(_("**Boolean mask** · shape {shape}").format(shape=shape))
     st.caption(_("1 = may attend; grey 0 = masked. {how}").format(how=masking_views.how_built(cfg)))
-    charts.show_chart(masking_views.mask_heatmap(mask, queries, labels))
+    charts.show_chart(masking_views.mask_heatmap(mask, queries, labels, i18n.language()))
 with right:
     # the words in the formula are translated, its layout is not
     m_formula = r"M_{ij} = 0 \text{ " + _("if allowed,") + r" } -\infty \text{ " + _("if masked") + "}"
@@ -188,8 +188,7 @@ if right:
         charts.show_chart(masking_views.weights_with_row_sums(t.weights, t.mask, queries, labels,
                                                               precision=controls.precision()))
 
-st.header(_("Why softmax subtracts the row maximum"))
-st.markdown(_(
+section.header(_("Why softmax subtracts the row maximum"), _(
     "The English notebook's softmax is `np.exp(x) / np.sum(np.exp(x))`. float64 stops at about 1.8 · 10³⁰⁸ = "
     "e^709.78, so a score above 709.78 makes exp overflow to +inf, and inf / inf is NaN. The Korean blog post "
     "subtracts the row maximum m first. The weights are the same,"

@@ -14,6 +14,7 @@ import pandas as pd
 from attn_core import Config, analysis
 from attn_ui.app import i18n
 from attn_ui.app.i18n import _
+from attn_ui.infra import budget
 from attn_ui.views import step_by_step
 from attn_ui.widgets import charts, heatmap, text
 from attn_ui.widgets.numbers import Style, format_numbers
@@ -22,8 +23,10 @@ ROW_SUM_PX = 56  # width of the row-sum column beside the weights
 ROW_SUM_WIDTH = ROW_SUM_PX + 12  # with the spacing
 
 
-def mask_heatmap(mask: np.ndarray, rows: list[str], cols: list[str]) -> charts.Chart:  # bool [n_q, n_k]
-    """The boolean mask: 1 (may attend) in colour, 0 (masked) grey, like masked cells everywhere else."""
+@budget.cached("mask_heatmap", slots=budget.EXPLORER_SLOTS)  # the mask stays as X and the weights are edited
+def mask_heatmap(mask: np.ndarray, rows: list[str], cols: list[str], lang: str) -> charts.Chart:  # bool [n_q, n_k]
+    """The boolean mask: 1 (may attend) in colour, 0 (masked) grey, like masked cells everywhere else. ``lang``: the
+    language of its words (each has its own entry)."""
     return heatmap.heatmap(mask.astype(float), rows, cols, kind="weights", precision=0, masked=~mask,
                           x_title=_("key"), y_title=_("query"))
 

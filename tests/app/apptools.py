@@ -44,6 +44,19 @@ def plain(markdown: str) -> str:
     return re.sub(r"\\(.)", r"\1", markdown)
 
 
+def paragraphs(*groups) -> list[str]:
+    """Each paragraph of these Markdown elements (``at.markdown``, ``at.caption``, ``at.header``, ...) as a text of its
+    own, in their order: several paragraphs drawn as one element (attn_ui.widgets.section; a page's captions joined)
+    read as separate elements did. A header's first line is its title, not a paragraph; the lines after it are."""
+    out = []
+    for element in (e for group in groups for e in group):
+        body = element.value
+        if hasattr(element.proto, "tag"):  # a header: its title, then (maybe) Markdown under it
+            body = body.partition("\n")[2]
+        out += [p for p in body.split("\n\n") if p]
+    return out
+
+
 def in_own_thread(fn) -> None:
     """Run ``fn`` in a thread of its own and wait for it (re-raising what it raised): asyncio.run refuses to start in a
     thread whose event loop runs already, as Playwright's sync API leaves one in the e2e tests' process."""

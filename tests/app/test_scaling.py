@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 from attn_core import load_preset
 
 from .. import seeds
-from .apptools import new_app, plain
+from .apptools import new_app, paragraphs, plain
 
 PAGE = "pages/scaling.py"
 
@@ -104,7 +104,7 @@ def test_the_variance_formula_is_compared_with_the_learners_measured_variance(pa
     """var(QKᵀ) ≈ d_k · var(Q) · var(K) holds for independent entries with mean 0: the page says how far seed 000's
     numbers are from it, and why (numbers from numpy here)."""
     expected = 3 * Q.var() * K.var()
-    (said,) = [plain(c.value) for c in page.caption if plain(c.value).startswith("Your measured var(QKᵀ)")]
+    (said,) = [plain(c) for c in paragraphs(page.caption) if plain(c).startswith("Your measured var(QKᵀ)")]
     assert f"var(QKᵀ) = {S.var():.4f} is {S.var() / expected:.2f} times the formula's" in said
     assert S.var() / expected > 1.25 and "the means of your entries are" in said
     assert f"{Q.mean():.4f} (Q) and {K.mean():.4f} (K)" in said
@@ -316,7 +316,7 @@ def test_the_saturation_sentence_names_the_rows_that_do_not_go_one_hot(key):
     q, k, allowed = head0(cfg)
     s = np.where(allowed, q @ k.T, -np.inf)
     ties = {i: int((row == row.max()).sum()) for i, row in enumerate(s) if (row == row.max()).sum() > 1}
-    (text,) = [plain(m.value) for m in at.markdown if m.value.startswith("For each query row")]
+    (text,) = [plain(m) for m in paragraphs(at.header) if m.startswith("For each query row")]
     for i, label in enumerate(cfg.query_tokens):
         said = f"Query {i}: {label}'s largest score is shared by"
         assert (said in text) == (i in ties), (label, text)
@@ -335,7 +335,7 @@ def test_a_query_with_every_key_masked_is_named_in_the_saturation_sentence():
     custom[1] = False
     at.session_state["config"] = replace(cfg, mask_kind="custom", custom_mask=custom)
     at.run()
-    (text,) = [plain(m.value) for m in at.markdown if m.value.startswith("For each query row")]
+    (text,) = [plain(m) for m in paragraphs(at.header) if m.startswith("For each query row")]
     assert "Query 1: input2 has every key masked: its weights are 0 at every divisor." in text
 
 

@@ -14,7 +14,7 @@ from attn_ui.app.i18n import N_, _, ngettext
 from attn_ui.shell import edit_panel, frame
 from attn_ui.views import modern_views as mv
 from attn_ui.widgets import charts, controls, grid_editor, heatmap, text
-from attn_ui.widgets.matrix_display import matrix_block
+from attn_ui.widgets.matrix_display import block_markdown, heading_markdown, matrix_block, note_markdown
 from attn_ui.widgets.numbers import exact_texts
 
 frame.page_start(registry.MODERN)
@@ -194,8 +194,8 @@ with right:
         refusal(mv.CAP)
 
 cfg = state.config()
-st.subheader(_("The pipeline these options make"))
-st.markdown("  \n".join(f"**{what}** · {formulas}" for what, formulas in mv.pipeline(cfg)))
+st.markdown(block_markdown(heading_markdown(_("The pipeline these options make"), 3),
+                           "  \n".join(f"**{what}** · {formulas}" for what, formulas in mv.pipeline(cfg))))
 
 try:
     trace = mv.trace(cfg)
@@ -249,22 +249,21 @@ def small(x: float) -> str:
 def gqa() -> None:
     st.subheader(_("Grouped-query attention"))
     n_kv = cfg.kv_heads
+    mine, mha = mv.cache_bytes(cfg), mv.cache_bytes(cfg, cfg.n_heads)
     charts.show_chart(charts.cached_chart(mv.gqa_diagram, cfg.n_heads, n_kv))
-    st.markdown(i18n.sentences(
+    st.markdown(block_markdown(i18n.sentences(
         ngettext("{n} query head reads", "{n} query heads read", cfg.n_heads).format(n=cfg.n_heads),
         ngettext("{g} K matrix and {g} V matrix: W_K is {d_model} × {wk} and W_V {d_model} × {wv} ({g} head of d_k = "
                  "{d_k} and d_v = {d_v}).",
                  "{g} K matrices and {g} V matrices: W_K is {d_model} × {wk} and W_V {d_model} × {wv} ({g} heads of "
                  "d_k = {d_k} and d_v = {d_v}).", n_kv).format(
             g=n_kv, d_model=cfg.d_model, wk=cfg.w_k.shape[1], wv=cfg.w_v.shape[1], d_k=cfg.d_k, d_v=cfg.d_v),
-    ))
-    mine, mha = mv.cache_bytes(cfg), mv.cache_bytes(cfg, cfg.n_heads)
-    st.markdown((_("**Memory of a KV cache**, per token and layer, at {b} bytes a number (float16, as models serve): "
+    ), (_("**Memory of a KV cache**, per token and layer, at {b} bytes a number (float16, as models serve): "
                    "{n_kv} × (d_k + d_v) × {b} = **{mine:,} bytes**, against {n} × (d_k + d_v) × {b} = {mha:,} bytes "
                    "with one K/V head per query head: **{ratio:g} times less**.") if mine < mha else
                  _("**Memory of a KV cache**, per token and layer, at {b} bytes a number (float16, as models serve): "
                    "{n_kv} × (d_k + d_v) × {b} = **{mine:,} bytes**, as much as multi-head attention holds.")).format(
-        b=mv.BYTES_PER_NUMBER, n_kv=n_kv, n=cfg.n_heads, mine=mine, mha=mha, ratio=mha / mine))
+        b=mv.BYTES_PER_NUMBER, n_kv=n_kv, n=cfg.n_heads, mine=mine, mha=mha, ratio=mha / mine)))
     if n_kv == cfg.n_heads:
         st.info(_("Every query head has its own K and V here (multi-head attention). Choose fewer key/value heads "
                   "above to share them.") if cfg.n_heads > 1 else
@@ -272,26 +271,31 @@ def gqa() -> None:
                 icon=":material/info:")
     per_group = max(1, 8 // n_kv)  # at most about 8 heatmaps: each costs the browser on every run
     for g, hs in mv.groups(cfg.n_heads, n_kv):
-        st.markdown(f"**{mv.group_label(g, hs)}**")
+        shown = hs[:per_group]
+        label = f"**{mv.group_label(g, hs)}**"
+        if len(shown) > 1:  # above the group's heatmaps side by side; over a lone heatmap, in its block's Markdown
+            st.markdown(label)
         spots = controls.side_by_side([heatmap.heatmap_width(trace.heads[h].weights, queries, precision)
-                                       for h in hs[:per_group]])
-        for spot, h in zip(spots, hs[:per_group], strict=True):
+                                       for h in shown])
+        for spot, h in zip(spots, shown, strict=True):
             with spot:
                 w = trace.heads[h]
                 matrix_block(_("Weights (head {h})").format(h=h), "", w.weights, queries, keys, kind="weights",
-                             masked=None if w.mask is None else ~w.mask)
+                             masked=None if w.mask is None else ~w.mask, intro=label if len(shown) == 1 else "")
 
 
 def rope() -> None:
-    st.subheader(_("RoPE: positions turned into the queries and keys"))
+    title = _("RoPE: positions turned into the queries and keys")
     if cfg.rope is None:
+        st.subheader(title)
         st.info(_("RoPE is off. Switch it on above (or a Llama / Mistral or Qwen 3 preset)."), icon=":material/info:")
         return
     g = trace.kv_heads[head]
-    st.markdown(_("Each pair i of a head's features turns by the angle p · θ_i, θ_i = {base}^(−2i/{d}), p the "
-                  "token's position; layout **{layout}**. {norm}").format(
+    st.markdown(block_markdown(heading_markdown(title, 3), _(
+        "Each pair i of a head's features turns by the angle p · θ_i, θ_i = {base}^(−2i/{d}), p the token's position; "
+        "layout **{layout}**. {norm}").format(
         base=mv.base_text(cfg.rope.base), d=cfg.d_k, layout=_(mv.LAYOUTS[cfg.rope.layout]),
-        norm=_("QK-norm comes first: RoPE turns the normed rows.") if cfg.qk_norm else ""))
+        norm=_("QK-norm comes first: RoPE turns the normed rows.") if cfg.qk_norm else "")))
     q0, q1 = mv.before_rope(trace, head, "q"), trace.q_rotated[head]
     k0, k1 = mv.before_rope(trace, head, "k"), trace.k_rotated[g]
     cols = text.dim_labels(cfg.d_k)
@@ -335,21 +339,23 @@ def rope() -> None:
 
 
 def window() -> None:
-    st.subheader(_("The sliding window"))
+    title = _("The sliding window")
     if cfg.window is None:
+        st.subheader(title)
         st.info(_("The window is off. Choose W above (or the Llama / Mistral preset)."), icon=":material/info:")
         return
     causal = cfg.mask_kind == "causal"
     mask = np.ones(t.weights.shape, dtype=bool) if t.mask is None else t.mask
-    st.markdown(ngettext("Query i sees key j when **i − {w} < j ≤ i**: itself and the {w1} key before it, {w} at "
-                         "most (Mistral's inclusive rule).",
-                         "Query i sees key j when **i − {w} < j ≤ i**: itself and the {w1} keys before it, {w} at "
-                         "most (Mistral's inclusive rule).", cfg.window - 1).format(w=cfg.window, w1=cfg.window - 1)
-                if causal else
-                _("Query i sees key j when **|i − j| < {w}** (no causal mask: both sides). Switch the causal mask on "
-                  "for Mistral's rule i − {w} < j ≤ i.").format(w=cfg.window))
-    st.markdown(_("**The mask the heads use** (window ∧ the configuration's mask) · shape {r} × {c}").format(
-        r=mask.shape[0], c=mask.shape[1]))
+    rule = (ngettext("Query i sees key j when **i − {w} < j ≤ i**: itself and the {w1} key before it, {w} at most "
+                     "(Mistral's inclusive rule).",
+                     "Query i sees key j when **i − {w} < j ≤ i**: itself and the {w1} keys before it, {w} at most "
+                     "(Mistral's inclusive rule).", cfg.window - 1).format(w=cfg.window, w1=cfg.window - 1)
+            if causal else
+            _("Query i sees key j when **|i − j| < {w}** (no causal mask: both sides). Switch the causal mask on for "
+              "Mistral's rule i − {w} < j ≤ i.").format(w=cfg.window))
+    st.markdown(block_markdown(heading_markdown(title, 3), rule, _(
+        "**The mask the heads use** (window ∧ the configuration's mask) · shape {r} × {c}").format(
+        r=mask.shape[0], c=mask.shape[1])))
     charts.show_chart(heatmap.heatmap(mask.astype(float), queries, keys, kind="weights", precision=0, masked=~mask,
                                       x_title=_("key"), y_title=_("query")))
     before_t = mv.trace(replace(cfg, window=None)).heads[head]
@@ -364,7 +370,7 @@ def window() -> None:
 
 
 def softcap() -> None:
-    st.subheader(_("Soft-capping the scores"))
+    title = _("Soft-capping the scores")
     largest = largest_plain()
     gemma = largest - mv.GEMMA_CAP * np.tanh(largest / mv.GEMMA_CAP)
     why = _("Gemma 2 caps at 50: its scores reach tens. The largest |scaled score| of the tutorials' attention on your "
@@ -372,11 +378,12 @@ def softcap() -> None:
             "at the size of your scores ({cap:g}, the largest rounded), which pulls it in by about a quarter, as 50 "
             "does to a score of 50.").format(s=fmt(largest), g=small(gemma), cap=mv.sensible_cap(largest))
     if cfg.softcap is None:
+        st.subheader(title)
         st.info(why, icon=":material/info:")
         st.info(_("The soft-cap is off. Switch it on above (or the Gemma 2 preset)."), icon=":material/info:")
         return
-    st.markdown(_("After scaling and before the bias and the mask: s ← {cap:g} · tanh(s / {cap:g}).").format(
-        cap=cfg.softcap))
+    st.markdown(block_markdown(heading_markdown(title, 3), _(
+        "After scaling and before the bias and the mask: s ← {cap:g} · tanh(s / {cap:g}).").format(cap=cfg.softcap)))
     dom = heatmap.shared_domain(t.scaled, t.capped)
     a, b = controls.pair(t.scaled, t.capped, queries)
     with a:
@@ -426,12 +433,12 @@ def alibi() -> None:
 
 
 def online() -> None:
-    st.subheader(_("Online softmax: FlashAttention's tiles"))
-    st.markdown(_("FlashAttention never holds a whole row of scores: it reads the keys a block at a time and keeps, "
+    st.markdown(block_markdown(heading_markdown(_("Online softmax: FlashAttention's tiles"), 3), _(
+        "FlashAttention never holds a whole row of scores: it reads the keys a block at a time and keeps, "
                   "per query, the running max m, the running sum l of exp(s − m) and the unnormalised output O. When "
                   "a block holds a larger score, m rises and l and O so far are multiplied by exp(m_old − m_new). "
                   "With one block (B = n) m is each row's max and p = exp(s − m): the Korean blog post's stable "
-                  "softmax (subtract the row max, see Masking) is its first step, l its denominator."))
+                  "softmax (subtract the row max, see Masking) is its first step, l its denominator.")))
     a, b = st.columns(2)
     sizes = mv.block_sizes(cfg.n_seq)
     block = a.select_slider(_("Keys per tile (block size B)"), sizes,
@@ -455,15 +462,13 @@ def online() -> None:
     st.dataframe(mv.tile_table(o, pick, rows, queries, precision))
     i = max(rows, key=lambda r: len(mv.rises(o, r)))  # the row where m rose most often (the first if none)
     r = mv.rises(o, i)
-    if r:
-        st.markdown(" ".join(_("In tile {t}, {q} meets a larger score: m rises from {a} to {b}, and l and O so far are "
-                               "multiplied by exp({a} − {b_}) = {f}.").format(
-            t=k + 1, q=text.md_escape(queries[i]), a=fmt(m0), b=fmt(m1), b_=fmt(m1) if m1 >= 0 else f"({fmt(m1)})",
-            f=fmt(f)) for k, m0, m1, f in r))
-    else:
-        st.markdown(_("For {q} no later tile holds a larger score than the ones before it, so nothing is rescaled. "
-                      "Try a block of 1, or another query.").format(q=text.md_escape(queries[i])))
-    st.markdown(_("**m and l of {q} after each tile**").format(q=text.md_escape(queries[i])))
+    said = (" ".join(_("In tile {t}, {q} meets a larger score: m rises from {a} to {b}, and l and O so far are "
+                       "multiplied by exp({a} − {b_}) = {f}.").format(
+        t=k + 1, q=text.md_escape(queries[i]), a=fmt(m0), b=fmt(m1), b_=fmt(m1) if m1 >= 0 else f"({fmt(m1)})",
+        f=fmt(f)) for k, m0, m1, f in r) if r else
+            _("For {q} no later tile holds a larger score than the ones before it, so nothing is rescaled. Try a block "
+              "of 1, or another query.").format(q=text.md_escape(queries[i])))
+    st.markdown(block_markdown(said, _("**m and l of {q} after each tile**").format(q=text.md_escape(queries[i]))))
     charts.show_chart(charts.cached_chart(mv.m_chart, o, i))
     if t.softcap is None and t.bias is None:
         ref, what = t.output, of_head(N_("the softmax output shown on Step by step"),
@@ -481,17 +486,18 @@ def online() -> None:
 
 
 def cache() -> None:
-    st.subheader(_("KV cache: decoding token by token"))
     dt = mv.decode(cfg)
     whole = mv.trace(mv.causal_config(cfg))
-    st.markdown(_("A model writes one token at a time. Token t's attention row does not change once written (the "
-                  "causal mask), so each step computes only the new token's q, k and v and reads the earlier keys "
-                  "and values from a cache (the keys kept as scored: after QK-norm and RoPE)."))
-    if cfg.mask_kind != "causal":
-        st.caption(_("Decoding is causal: it is compared with this configuration under the causal mask."))
-    if len(dt.steps) < cfg.n_seq:
-        st.caption(_("The first {k} of the {n} tokens are decoded here: every step keeps its own cache and trace, so "
-                     "the memory grows with the square of the tokens.").format(k=len(dt.steps), n=cfg.n_seq))
+    st.markdown(block_markdown(
+        heading_markdown(_("KV cache: decoding token by token"), 3),
+        _("A model writes one token at a time. Token t's attention row does not change once written (the causal "
+          "mask), so each step computes only the new token's q, k and v and reads the earlier keys and values from a "
+          "cache (the keys kept as scored: after QK-norm and RoPE)."),
+        note_markdown(_("Decoding is causal: it is compared with this configuration under the causal mask."))
+        if cfg.mask_kind != "causal" else "",
+        note_markdown(_("The first {k} of the {n} tokens are decoded here: every step keeps its own cache and trace, "
+                        "so the memory grows with the square of the tokens.").format(k=len(dt.steps), n=cfg.n_seq))
+        if len(dt.steps) < cfg.n_seq else ""))
     steps = list(range(len(dt.steps)))
     n = st.select_slider(_("Token decoded"), steps, format_func=lambda i: keys[i],
                          **state.bind(mv.STEP, state.kept(mv.STEP, steps[-1], steps))) if len(steps) > 1 else 0

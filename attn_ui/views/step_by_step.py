@@ -17,7 +17,14 @@ from attn_ui.app import i18n, state
 from attn_ui.app.i18n import N_, _
 from attn_ui.views import compute
 from attn_ui.widgets import controls, heatmap, text
-from attn_ui.widgets.matrix_display import formula, matrix_block
+from attn_ui.widgets.matrix_display import (
+    block_markdown,
+    formula,
+    formula_markdown,
+    heading_markdown,
+    matrix_block,
+    note_markdown,
+)
 from attn_ui.widgets.numbers import format_number
 
 CELL = "cell"  # name of the click selection on the scores and weights heatmaps
@@ -201,7 +208,7 @@ def _pre_score_steps(mt: ModernTrace, *, head: int, prefix: str,
     for kind, q, k in parts:
         step = "1" + next(letters)
         if kind == "norm":
-            st.header(_("{step} · QK-norm: each row of q and k divided by its root mean square").format(step=step))
+            heading = _("{step} · QK-norm: each row of q and k divided by its root mean square").format(step=step)
             latex = (rf"\hat q_i = \frac{{q_i}}{{\sqrt{{\tfrac{{1}}{{d_k}}\sum_d q_{{i,d}}^2 + \varepsilon}}}}, "
                      rf"\quad \varepsilon = {latex_number(mt.qk_norm_eps)} \quad(\text{{likewise }} \hat k_j)")
             note = _("RMSNorm over each head's d_k features (Qwen 3's q_norm and k_norm, no gain here): every row now "
@@ -210,7 +217,7 @@ def _pre_score_steps(mt: ModernTrace, *, head: int, prefix: str,
             names = ("Q (QK-norm)", "K (QK-norm)")
             shown.append(kind)
         else:
-            st.header(_("{step} · RoPE: q and k turned by their position").format(step=step))
+            heading = _("{step} · RoPE: q and k turned by their position").format(step=step)
             latex = rope_latex(mt.rope.layout)
             note = i18n.sentences(
                 (_("Layout “half” (transformers' rotate_half: Llama, Mistral, Qwen): feature i pairs with feature "
@@ -221,8 +228,7 @@ def _pre_score_steps(mt: ModernTrace, *, head: int, prefix: str,
                   "position n depends on their offset m − n, not on where they are.").format(base=f"{mt.rope.base:g}"))
             names = ("Q (RoPE)", "K (RoPE)")
             shown.append(kind)
-        formula(latex)
-        st.caption(note)
+        formula(latex, note, intro=heading_markdown(heading))
         dom = heatmap.shared_domain(q, k)
         items = ((names[0], q, queries, q_title), (names[1], k, keys, kv_title))
         widths = [heatmap.heatmap_width(m, rows, controls.precision(), text.dim_labels(m.shape[1]))
@@ -296,15 +302,13 @@ def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None 
     src = query_source(cfg)
     q_title, kv_title = (_("query (Y)"), _("token (X)")) if cfg.cross else (_("token"), _("token"))
 
-    st.header(_("1 · Queries, keys, values"))
     shared = sharing(mt, hh)
-    if shared is not None:
-        st.caption(kv_head_columns(t, hh, *shared))
-    elif head is not None:
-        st.caption(head_columns(t, head))
-    if cfg.cross:
-        st.caption(_("Cross-attention: the queries are the {n_q} rows of Y (Q = Y W_Q), the keys and values the "
-                     "{n_k} rows of X (K = X W_K, V = X W_V).").format(n_q=cfg.n_q, n_k=cfg.n_seq))
+    columns = (kv_head_columns(t, hh, *shared) if shared is not None else
+               head_columns(t, head) if head is not None else "")
+    cross = (_("Cross-attention: the queries are the {n_q} rows of Y (Q = Y W_Q), the keys and values the {n_k} rows "
+               "of X (K = X W_K, V = X W_V).").format(n_q=cfg.n_q, n_k=cfg.n_seq) if cfg.cross else "")
+    st.markdown(block_markdown(heading_markdown(_("1 · Queries, keys, values")),
+                               *(note_markdown(words) for words in (columns, cross) if words)))
     q_raw, k_raw = projections(t, mt, hh)
     domain = heatmap.shared_domain(q_raw, k_raw, t.v)
     q_dim = "d_q" if t.score_fn == "additive" else "d_k"
@@ -329,17 +333,18 @@ def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None 
     scored = (_pre_score_steps(mt, head=hh, prefix=prefix, pair_rows=(queries, keys), q_title=q_title,
                                kv_title=kv_title) if isinstance(mt, ModernTrace) else [])
 
-    st.header(_("2 · Scores"))
     click = _("Click a cell to explain its query row in the drill-down below.")
-    if t.score_fn != "dot":
-        st.caption(_("Score function: {name}, {formula} (see Score functions).").format(
-            name=text.score_name(t.score_fn), formula=text.SCORE_TEXT[t.score_fn]))
+    intro = block_markdown(heading_markdown(_("2 · Scores")), note_markdown(
+        _("Score function: {name}, {formula} (see Score functions).").format(
+            name=text.score_name(t.score_fn), formula=text.SCORE_TEXT[t.score_fn])) if t.score_fn != "dot" else "")
     if t.score_fn == "general":
         matrix_block(
             "Q W_a", rf"Q_a{h} = Q{h} W_a{h}", t.q_a, queries, text.dim_labels(t.q_a.shape[1]), y_title=_("query"),
             x_title=_("dimension ({dim})").format(dim="d_k"), key=f"{prefix}_q_a_chart",
             note=_("W_a turns each query into a row as wide as the keys; its dot product with a key is the score."),
+            intro=intro,
         )
+        intro = ""  # drawn above Q W_a
         latex = rf"S{h} = (Q{h} W_a{h})\, K{h}{{}}^\top, \qquad s_{{ij}} = (q_i W_a) \cdot k_j"
         note = _("Row i holds the dot products of query i's row of Q W_a with every key.")
     elif t.score_fn == "additive":
@@ -347,6 +352,8 @@ def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None 
                   ("K W_2", t.k_2, keys, _("key"), rf"K{h} W_2{h}"),
                   ("v_a", t.v_a[None, :], ["v_a"], "", ""))
         dom = heatmap.shared_domain(t.q_1, t.k_2, t.v_a[None, :])
+        st.markdown(intro)  # above the three side by side
+        intro = ""
         widths = [heatmap.heatmap_width(m, rows, p) for _, m, rows, _, _ in halves]
         for col, (name, m, rows, y_title, latex) in zip(controls.side_by_side(widths), halves, strict=True):
             with col:
@@ -370,10 +377,10 @@ def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None 
         note = _("Row i holds the dot products of query i with every key.")
     matrix_block(
         score_title(t.score_fn), latex, t.scores, **pair, note=i18n.sentences(note, click),
-        key=(k := _clickable(prefix, "scores")), select=CELL, on_select=_on_cell_click(k),
+        key=(k := _clickable(prefix, "scores")), select=CELL, on_select=_on_cell_click(k), intro=intro,
     )
 
-    st.header(_("3 · Scaled scores"))
+    heading = heading_markdown(_("3 · Scaled scores"))
     latex = rf"\tilde S{h} = \frac{{S{h}}}{{s}}, \qquad s = {text.divisor_latex(cfg, t.divisor, p)}"
     note = (_("Every score is divided by the same number s = {s}, larger than 1, so the softmax is less peaked.")
             if t.divisor > 1 else
@@ -381,17 +388,16 @@ def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None 
             if t.divisor < 1 else
             _("Every score is divided by s = 1: the scaled scores are the scores.")).format(s=f"{t.divisor:.4g}")
     if in_blocks(t.scaled):  # in blocks, its heatmap would be the scores' again, colour for colour: its numbers instead
-        formula(latex)
-        st.markdown(i18n.sentences(note, scaled_in_words(t, p)))
+        st.markdown(block_markdown(heading, formula_markdown(latex), i18n.sentences(note, scaled_in_words(t, p))))
     else:
-        matrix_block(_("Scaled scores"), latex, t.scaled, **pair, note=note, key=f"{prefix}_scaled_chart")
+        matrix_block(_("Scaled scores"), latex, t.scaled, **pair, note=note, key=f"{prefix}_scaled_chart",
+                     intro=heading)
 
     if t.softcap is not None:
-        st.header(_("3b · Soft-capped scores"))
         c = f"{t.softcap:g}"
         matrix_block(
             _("Soft-capped scores"), rf"\tilde S{h} \leftarrow c \tanh\big(\tilde S{h} / c\big), \qquad c = {c}",
-            t.capped, **pair, key=f"{prefix}_capped_chart",
+            t.capped, **pair, key=f"{prefix}_capped_chart", intro=heading_markdown(_("3b · Soft-capped scores")),
             note=_("Gemma 2's soft cap, after the scaling and before any bias and the mask: every score now lies "
                    "strictly between −{c} and {c}; a score much smaller than {c} barely changes (tanh x ≈ x near 0), a "
                    "large one is squeezed toward ±{c}, so no key can take all the weight by one huge score.").format(
@@ -400,31 +406,30 @@ def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None 
 
     step = 4
     if t.bias is not None:
-        st.header(_("{step} · Score bias added").format(step=step))
-        st.markdown(bias_words(mt, cfg, hh))
-        matrix_block(_("Score bias B"), rf"B{h}", t.bias, **pair, key=f"{prefix}_bias_chart")
+        matrix_block(_("Score bias B"), rf"B{h}", t.bias, **pair, key=f"{prefix}_bias_chart",
+                     intro=block_markdown(heading_markdown(_("{step} · Score bias added").format(step=step)),
+                                          bias_words(mt, cfg, hh)))
         matrix_block(_("Scaled scores + B"), rf"\tilde S{h} \leftarrow \tilde S{h} + B{h}", t.biased, **pair,
                      key=f"{prefix}_biased_chart")
         step += 1
     if t.mask is not None:
-        st.header(_("{step} · Masked scores").format(step=step))
         matrix_block(
             _("Masked scores"),
             _(r"\tilde S_{ij} \leftarrow -\infty \quad \text{where query } i \text{ may not attend to key } j"),
             t.masked, **pair,
             note=i18n.sentences(mask_words(cfg, mt), _("Grey cells (−∞) get weight exp(−∞) = 0.")),
-            key=f"{prefix}_masked_chart",
+            key=f"{prefix}_masked_chart", intro=heading_markdown(_("{step} · Masked scores").format(step=step)),
         )
         step += 1
 
-    st.header(_("{step} · Attention weights (softmax of each row)").format(step=step))
     formula(rf"A{h} = \mathrm{{softmax}}(\tilde S{h}), \qquad a_{{ij}} = "
-            r"\frac{\exp(\tilde s_{ij} - m_i)}{\sum_{k} \exp(\tilde s_{ik} - m_i)}, \quad m_i = \max_k \tilde s_{ik}")
-    st.caption(i18n.sentences(_("Each weight is between 0 and 1 and each row sums to 1 (see the row sums).")
-                              if not t.fully_masked_rows else
-                              _("Each weight is between 0 and 1, and each row sums to 1 (see the row sums) except a "
-                                "row whose every key is masked: it sums to 0."),
-                         _("Grey cells are masked keys: weight 0.") if t.mask is not None else "", click))
+            r"\frac{\exp(\tilde s_{ij} - m_i)}{\sum_{k} \exp(\tilde s_{ik} - m_i)}, \quad m_i = \max_k \tilde s_{ik}",
+            intro=heading_markdown(_("{step} · Attention weights (softmax of each row)").format(step=step)),
+            note=i18n.sentences(_("Each weight is between 0 and 1 and each row sums to 1 (see the row sums).")
+                                if not t.fully_masked_rows else
+                                _("Each weight is between 0 and 1, and each row sums to 1 (see the row sums) except a "
+                                  "row whose every key is masked: it sums to 0."),
+                                 _("Grey cells are masked keys: weight 0.") if t.mask is not None else "", click))
     sums = t.weights.sum(axis=1)[:, None]  # [n_q, 1]
     if in_blocks(t.weights):  # a column of block means of the row sums would say less than their range, in words
         matrix_block(
@@ -453,12 +458,12 @@ def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None 
                 icon=":material/info:")
     step += 1
 
-    st.header(_("{step} · Output").format(step=step))
     matrix_block(
         _("Output"), rf"O{h} = A{h} V{h}, \qquad o_i = \sum_j a_{{ij}}\, v_j", t.output, queries,
         text.dim_labels(d_v), y_title=_("query") if cfg.cross else _("token"),
         x_title=_("dimension ({dim})").format(dim="d_v"), key=f"{prefix}_output_chart",
         note=_("Each output row is the weighted average of the value rows, with that query's weights."),
+        intro=heading_markdown(_("{step} · Output").format(step=step)),
     )
 
 

@@ -44,17 +44,33 @@ def plain(markdown: str) -> str:
     return re.sub(r"\\(.)", r"\1", markdown)
 
 
-def paragraphs(*groups) -> list[str]:
-    """Each paragraph of these Markdown elements (``at.markdown``, ``at.caption``, ``at.header``, ...) as a text of its
-    own, in their order: several paragraphs drawn as one element (attn_ui.widgets.section; a page's captions joined)
-    read as separate elements did. A header's first line is its title, not a paragraph; the lines after it are."""
+NOTE = ":small[:gray["  # how attn_ui.widgets.matrix_display.note_markdown opens a note inside a block's Markdown
+FORMULA = re.compile(r"^\$\$\n(.*?)\n\$\$$", re.S | re.M)  # a display formula's $$ block in Markdown
+
+
+def notes(at) -> list[str]:
+    """Every caption of the main area (``at`` an AppTest) or of a block: the st.caption elements', and the note a
+    Markdown element ends with (matrix_display.note_markdown: a note drawn as a caption), in the page's order."""
     out = []
-    for element in (e for group in groups for e in group):
-        body = element.value
-        if hasattr(element.proto, "tag"):  # a header: its title, then (maybe) Markdown under it
-            body = body.partition("\n")[2]
-        out += [p for p in body.split("\n\n") if p]
+    for el in at.main if hasattr(at, "main") else at:
+        body = str(getattr(el, "value", ""))
+        if el.type == "caption":
+            out.append(body)
+        elif el.type == "markdown" and NOTE in body and body.endswith("]]"):
+            out.append(body[body.rindex(NOTE) + len(NOTE):-2])
     return out
+
+
+def formulas(at) -> list[str]:
+    """Every LaTeX formula of the page: the st.latex elements', and each $$ block of a Markdown element."""
+    return [*(el.value for el in at.latex), *(f for el in at.markdown for f in FORMULA.findall(str(el.value)))]
+
+
+def paragraphs(*groups) -> list[str]:
+    """Each paragraph of these Markdown elements (``at.markdown``, ``at.caption``, ...) as a text of its own, in their
+    order: several paragraphs drawn as one element (a heading and the words under it, a page's captions joined) read
+    as separate elements did."""
+    return [p for group in groups for e in group for p in str(e.value).split("\n\n") if p]
 
 
 def in_own_thread(fn) -> None:

@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 from attn_core import load_preset, make_config, with_query_rows
 from attn_ui.app import registry
 
-from .apptools import new_app, plain
+from .apptools import formulas, new_app, plain
 from .test_multihead import head_panels, open_section
 from .test_scaling import heatmaps
 from .test_steps import charts, grid, numbers, page_text, tables
@@ -143,7 +143,7 @@ def test_steps_general_shows_q_w_a_and_its_scores():
     for j, row in enumerate(tables(at)["a"]):
         terms = [x for pair in zip(ref["q_a"][1], ref["K"][j], strict=True) for x in pair]
         assert numbers(row[2]) == pytest.approx([*terms, ref["scores"][1, j]], abs=5e-5), row[2]
-    assert any(r"(q_{1} W_a) \cdot k_j" in el.value for el in at.latex)
+    assert any(r"(q_{1} W_a) \cdot k_j" in f for f in formulas(at))
 
 
 def test_steps_additive_shows_its_halves_scores_and_features():
@@ -181,8 +181,8 @@ def test_steps_cross_attention_queries_from_y():
     np.testing.assert_allclose(grid(found["Weights"]), ref["weights"], rtol=1e-12)
     assert grid(found["Weights"]).shape == (2, 3)  # [n_y, n_x]
     np.testing.assert_allclose(grid(found["Output"]), ref["output"], rtol=1e-12)
-    assert any(r"Q = Y\,W_Q" in el.value for el in at.latex)
-    assert any(r"K = X\,W_K" in el.value for el in at.latex)
+    assert any(r"Q = Y\,W_Q" in f for f in formulas(at))
+    assert any(r"K = X\,W_K" in f for f in formulas(at))
     # rows: Y's tokens; columns: X's
     weights = found["Weights"]
     assert list(dict.fromkeys(weights["row"])) == ["0: the", "1: cat"]
@@ -213,7 +213,7 @@ def test_steps_additive_two_heads_each_head():
         np.testing.assert_allclose(grid(found["Output"]), ref["output"], rtol=1e-12)
         text = page_text(at)
         assert f"columns {3 * head}…{3 * head + 2} of W_Q, columns {2 * head}…{2 * head + 1} of W_K" in text
-        assert r"\sqrt{2}" in " ".join(el.value for el in at.latex)  # √d_k: the keys' width
+        assert r"\sqrt{2}" in " ".join(formulas(at))  # √d_k: the keys' width
 
 
 # ---- Masking ------------------------------------------------------------------------------------------

@@ -6,14 +6,14 @@ from dataclasses import replace
 
 import numpy as np
 
-from .apptools import new_app
+from .apptools import formulas, new_app, notes
 from .test_steps import SEED000_OUT, SEED_W_K, SEED_W_Q, SEED_W_V, SEED_X, charts, grid, reference
 
 
 def test_overview_shows_formula_pipeline_and_configuration():
     at = new_app()
     assert not at.exception
-    assert any("softmax" in latex.value for latex in at.latex)
+    assert any("softmax" in f for f in formulas(at))
     text = " ".join(m.value for m in at.markdown)
     assert "input1, input2, input3" in text
     assert "3 × 4" in text and "√3" in text and "Mask**: none" in text
@@ -70,4 +70,4 @@ def test_rows_sum_to_1_or_0_when_a_query_has_every_key_masked():
     at.run()
     assert not at.exception
     assert "rows sum to 1 or 0" in at.get("graphviz_chart")[0].proto.spec
-    assert any("each row sums to 1, or to 0 when every key is masked" in c.value for c in at.caption)
+    assert any("each row sums to 1, or to 0 when every key is masked" in c for c in notes(at))

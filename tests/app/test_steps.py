@@ -19,7 +19,7 @@ from streamlit.testing.v1 import AppTest
 from attn_core import PRESETS, load_preset
 
 from .. import seeds
-from .apptools import edit_cells, new_app, plain
+from .apptools import edit_cells, formulas, new_app, notes, plain
 
 STEPS = "pages/steps.py"
 SEED_X, SEED_W_Q, SEED_W_K, SEED_W_V = (
@@ -80,8 +80,9 @@ def charts(at: AppTest) -> dict[str, pd.DataFrame]:
     """Each heatmap's data, by the bold title written above it ("Q", "Scores QKᵀ", "Weights", ...)."""
     found, title = {}, None
     for el in elements(at.main):
-        if el.type == "markdown" and el.value.startswith("**"):
-            title = el.value.split("**")[1]
+        if el.type == "markdown":  # the last paragraph in bold of a block (a step's heading may come first)
+            title = next((para.split("**")[1] for para in reversed(el.value.split("\n\n")) if para.startswith("**")),
+                         title)
         elif el.type == "vega_lite_chart":
             found[title] = pa.ipc.open_stream(el.proto.datasets[0].data.data).read_all().to_pandas()
     return found
@@ -148,7 +149,7 @@ def test_seed000_every_intermediate_and_output_row():
     assert "Masked scores" not in found
     assert not at.info  # one head and W_O the identity: nothing to say about W_O
     # the divisor is named with its value, and the drill-down's weighted values sum to seed 000's row
-    assert any(r"\sqrt{d_k} = \sqrt{3} = 1.7321" in el.value for el in at.latex)
+    assert any(r"\sqrt{d_k} = \sqrt{3} = 1.7321" in f for f in formulas(at))
     assert tables(at)["c"][-1][-1] == "**[1.8639, 6.3194, 1.7042]**"
     assert "[1.8639, 6.3194, 1.7042] = output row 0" in plain(at.success[0].value)
 
@@ -159,7 +160,7 @@ def test_seed004_unscaled_shows_raw_scores():
     np.testing.assert_array_equal(grid(found["Scores QKᵀ"]), seeds.SEED004_SCORES)
     np.testing.assert_array_equal(grid(found["Scaled scores"]), grid(found["Scores QKᵀ"]))
     np.testing.assert_allclose(grid(found["Weights"]), SEED004_SOFTMAX, rtol=1e-4, atol=1e-9)
-    assert any(r"1 \text{ (no scaling)}" in el.value for el in at.latex)
+    assert any(r"1 \text{ (no scaling)}" in f for f in formulas(at))
 
 
 @pytest.mark.parametrize("i", [0, 1, 2])
@@ -219,7 +220,7 @@ def test_causal_mask_on_seed000():
     assert (grid(found["Masked scores"], "text")[~allowed] == "−∞").all()
     np.testing.assert_allclose(grid(found["Weights"]), ref["weights"], rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(grid(found["Output"]), ref["output"], rtol=1e-12)
-    assert any("Causal mask" in plain(el.value) for el in at.caption)
+    assert any("Causal mask" in plain(el) for el in notes(at))
 
 
 def test_fully_masked_row_is_zero_not_nan():
@@ -252,7 +253,7 @@ def test_heads_selector_shows_that_heads_trace():
     np.testing.assert_allclose(grid(found["Q (head 5)"]), ref["Q"], rtol=1e-12)
     np.testing.assert_allclose(grid(found["Weights"]), ref["weights"], rtol=1e-10)
     np.testing.assert_allclose(grid(found["Output"]), ref["output"], rtol=1e-10)
-    assert any(r"\sqrt{64} = 8" in el.value for el in at.latex)
+    assert any(r"\sqrt{64} = 8" in f for f in formulas(at))
     assert "columns 320…383 of W_Q" in page_text(at)
     assert any("head 5 of 8" in plain(el.value) and "W_O" in plain(el.value) for el in at.info)
 
@@ -284,14 +285,14 @@ def test_precision_applies_to_every_number():
     assert list(grid(found["Output"], "text")[0]) == ["1.86", "6.32", "1.70"]
     assert list(grid(found["Weights"], "text")[0]) == ["0.14", "0.43", "0.43"]
     assert tables(at)["c"][-1][-1] == "**[1.86, 6.32, 1.7]**"
-    assert any(r"\sqrt{3} = 1.73" in el.value for el in at.latex)
+    assert any(r"\sqrt{3} = 1.73" in f for f in formulas(at))
 
 
 def test_custom_divisor_is_named():
     at = steps_app(replace(load_preset("seed000"), scale=2.5))
     ref = reference(SEED_X, SEED_W_Q, SEED_W_K, SEED_W_V, divisor=2.5)
     np.testing.assert_allclose(grid(charts(at)["Scaled scores"]), ref["scaled"], rtol=1e-12)
-    assert any(r"2.5 \text{ (a divisor you chose)}" in el.value for el in at.latex)
+    assert any(r"2.5 \text{ (a divisor you chose)}" in f for f in formulas(at))
 
 
 def test_rejected_grid_value_keeps_the_last_valid_result():
@@ -384,7 +385,7 @@ def test_the_scaled_scores_note_says_what_the_divisor_does(scale, said):
     """Each claim checked on seed 000's numbers: the largest weight of every row grows (s < 1), stays (s = 1) or
     shrinks (s > 1) against the unscaled softmax."""
     at = steps_app(replace(load_preset("seed000"), scale=scale))
-    captions = [plain(c.value) for c in at.caption]
+    captions = [plain(c) for c in notes(at)]
     assert said in captions, captions
     divisor = {"sqrt_dk": np.sqrt(3), "none": 1.0}.get(scale, scale)
     plain_top = reference(SEED_X, SEED_W_Q, SEED_W_K, SEED_W_V, divisor=1.0)["weights"].max(axis=1)
@@ -396,5 +397,5 @@ def test_the_weights_caption_names_rows_that_sum_to_0():
     custom = np.ones((3, 3), dtype=bool)
     custom[2] = False
     at = steps_app(replace(load_preset("seed000"), mask_kind="custom", custom_mask=custom))
-    assert any(plain(c.value).startswith("Each weight is between 0 and 1, and each row sums to 1 (see the row sums) "
-                                         "except a row whose every key is masked: it sums to 0.") for c in at.caption)
+    assert any(plain(c).startswith("Each weight is between 0 and 1, and each row sums to 1 (see the row sums) "
+                                         "except a row whose every key is masked: it sums to 0.") for c in notes(at))

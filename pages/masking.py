@@ -13,8 +13,8 @@ from attn_ui.app import i18n, registry, state
 from attn_ui.app.i18n import N_, _
 from attn_ui.shell import edit_panel, frame
 from attn_ui.views import compute, masking_views, step_by_step
-from attn_ui.widgets import charts, controls, grid_editor, heatmap, section, text
-from attn_ui.widgets.matrix_display import formula, matrix_block
+from attn_ui.widgets import charts, controls, grid_editor, heatmap, text
+from attn_ui.widgets.matrix_display import block_markdown, formula, heading_markdown, matrix_block
 
 frame.page_start(registry.MASKING)
 in_panel = edit_panel.sidebar()  # X and the weights, beside what they do here
@@ -188,11 +188,11 @@ if right:
         charts.show_chart(masking_views.weights_with_row_sums(t.weights, t.mask, queries, labels,
                                                               precision=controls.precision()))
 
-section.header(_("Why softmax subtracts the row maximum"), _(
+st.markdown(block_markdown(heading_markdown(_("Why softmax subtracts the row maximum")), _(
     "The English notebook's softmax is `np.exp(x) / np.sum(np.exp(x))`. float64 stops at about 1.8 · 10³⁰⁸ = "
     "e^709.78, so a score above 709.78 makes exp overflow to +inf, and inf / inf is NaN. The Korean blog post "
     "subtracts the row maximum m first. The weights are the same,"
-))
+)))
 formula(r"\frac{e^{x_j - m}}{\sum_k e^{x_k - m}} = \frac{e^{x_j}}{\sum_k e^{x_k}}, \qquad m = \max_k x_k,")
 st.markdown(_(
     "but every exponent is ≤ 0, so exp stays between 0 and 1. Here is one row of the scores + M, multiplied "

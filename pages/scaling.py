@@ -10,8 +10,8 @@ from attn_ui.app import i18n, registry, state
 from attn_ui.app.i18n import N_, _
 from attn_ui.shell import edit_panel, frame
 from attn_ui.views import compute, scaling_views, step_by_step
-from attn_ui.widgets import charts, controls, grid_editor, heatmap, section, text
-from attn_ui.widgets.matrix_display import matrix_block
+from attn_ui.widgets import charts, controls, grid_editor, heatmap, text
+from attn_ui.widgets.matrix_display import block_markdown, heading_markdown, matrix_block
 
 frame.page_start(registry.SCALING)
 in_panel = edit_panel.sidebar()  # X and the weights, beside what they do here
@@ -298,7 +298,7 @@ saturation_text = i18n.sentences(saturation_text, *exceptions)
 if cfg.score != "dot":
     saturation_text = _("{text} The raw scores here are {scores}.").format(
         text=saturation_text, scores=text.SCORE_TEXT[cfg.score])
-section.header(_("Softmax saturation"), saturation_text)
+st.markdown(block_markdown(heading_markdown(_("Softmax saturation")), saturation_text))
 marks = [(_("÷ 1 (none)"), 1.0), (f"÷ √d_k = {np.sqrt(cfg.d_k):.3g}", float(np.sqrt(cfg.d_k)))]
 if not any(np.isclose(divisor, v) for _label, v in marks):
     marks.append((_("yours: ÷ {s}").format(s=f"{divisor:.3g}"), divisor))

@@ -316,7 +316,7 @@ def test_the_saturation_sentence_names_the_rows_that_do_not_go_one_hot(key):
     q, k, allowed = head0(cfg)
     s = np.where(allowed, q @ k.T, -np.inf)
     ties = {i: int((row == row.max()).sum()) for i, row in enumerate(s) if (row == row.max()).sum() > 1}
-    (text,) = [plain(m) for m in paragraphs(at.header) if m.startswith("For each query row")]
+    (text,) = [plain(m) for m in paragraphs(at.markdown) if m.startswith("For each query row")]
     for i, label in enumerate(cfg.query_tokens):
         said = f"Query {i}: {label}'s largest score is shared by"
         assert (said in text) == (i in ties), (label, text)
@@ -335,7 +335,7 @@ def test_a_query_with_every_key_masked_is_named_in_the_saturation_sentence():
     custom[1] = False
     at.session_state["config"] = replace(cfg, mask_kind="custom", custom_mask=custom)
     at.run()
-    (text,) = [plain(m) for m in paragraphs(at.header) if m.startswith("For each query row")]
+    (text,) = [plain(m) for m in paragraphs(at.markdown) if m.startswith("For each query row")]
     assert "Query 1: input2 has every key masked: its weights are 0 at every divisor." in text
 
 

@@ -44,20 +44,21 @@ def plain(markdown: str) -> str:
     return re.sub(r"\\(.)", r"\1", markdown)
 
 
-NOTE = ":small[:gray["  # how attn_ui.widgets.matrix_display.note_markdown opens a note inside a block's Markdown
+#: a note inside Markdown, as attn_ui.widgets.matrix_display.note_markdown writes it (its brackets escaped)
+NOTE = re.compile(r":small\[:gray\[((?:\\.|[^\\\]])*)\]\]")
 FORMULA = re.compile(r"^\$\$\n(.*?)\n\$\$$", re.S | re.M)  # a display formula's $$ block in Markdown
 
 
 def notes(at) -> list[str]:
-    """Every caption of the main area (``at`` an AppTest) or of a block: the st.caption elements', and the note a
-    Markdown element ends with (matrix_display.note_markdown: a note drawn as a caption), in the page's order."""
+    """Every caption of the main area (``at`` an AppTest) or of a block: the st.caption elements', and the notes in a
+    Markdown element (matrix_display.note_markdown: a note drawn as a caption), in the page's order."""
     out = []
     for el in at.main if hasattr(at, "main") else at:
         body = str(getattr(el, "value", ""))
         if el.type == "caption":
             out.append(body)
-        elif el.type == "markdown" and NOTE in body and body.endswith("]]"):
-            out.append(body[body.rindex(NOTE) + len(NOTE):-2])
+        elif el.type == "markdown":
+            out += NOTE.findall(body)
     return out
 
 

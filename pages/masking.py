@@ -14,7 +14,13 @@ from attn_ui.app.i18n import N_, _
 from attn_ui.shell import edit_panel, frame
 from attn_ui.views import compute, masking_views, step_by_step
 from attn_ui.widgets import charts, controls, grid_editor, heatmap, text
-from attn_ui.widgets.matrix_display import block_markdown, formula, heading_markdown, matrix_block
+from attn_ui.widgets.matrix_display import (
+    block_markdown,
+    formula_markdown,
+    heading_markdown,
+    matrix_block,
+    note_markdown,
+)
 
 frame.page_start(registry.MASKING)
 in_panel = edit_panel.sidebar()  # X and the weights, beside what they do here
@@ -114,8 +120,8 @@ if t.fully_masked_rows:
 st.header(_("The mask"))
 left, right = controls.pair(mask.astype(float), additive_mask(mask), queries)  # the mask's two forms: both
 with left:
-    st.markdown(_("**Boolean mask** · shape {shape}").format(shape=shape))
-    st.caption(_("1 = may attend; grey 0 = masked. {how}").format(how=masking_views.how_built(cfg)))
+    st.markdown(block_markdown(_("**Boolean mask** · shape {shape}").format(shape=shape), note_markdown(
+        _("1 = may attend; grey 0 = masked. {how}").format(how=masking_views.how_built(cfg)))))
     charts.show_chart(masking_views.mask_heatmap(mask, queries, labels, i18n.language()))
 with right:
     # the words in the formula are translated, its layout is not
@@ -180,24 +186,24 @@ if left:
                      kind="weights", y_title=_("query"), x_title=_("key"))
 if right:
     with right:
-        st.markdown((_("**Weights, masked (head {head})** · shape {shape}, and each row's sum") if per_head else
-                     _("**Weights, masked** · shape {shape}, and each row's sum")).format(head=head, shape=shape))
-        st.latex(rf"\mathrm{{softmax}}({score} / s{plus_b} + M)")
-        st.caption(_("Grey = masked, weight exactly 0; a small weight is pale blue. Each row sums to 1, "
-                     "or to 0 when every key is masked."))
+        st.markdown(block_markdown(  # as a matrix block's: title, formula and note in one element
+            (_("**Weights, masked (head {head})** · shape {shape}, and each row's sum") if per_head else
+             _("**Weights, masked** · shape {shape}, and each row's sum")).format(head=head, shape=shape),
+            formula_markdown(rf"\mathrm{{softmax}}({score} / s{plus_b} + M)"),
+            note_markdown(_("Grey = masked, weight exactly 0; a small weight is pale blue. Each row sums to 1, "
+                            "or to 0 when every key is masked."))))
         charts.show_chart(masking_views.weights_with_row_sums(t.weights, t.mask, queries, labels,
                                                               precision=controls.precision()))
 
-st.markdown(block_markdown(heading_markdown(_("Why softmax subtracts the row maximum")), _(
-    "The English notebook's softmax is `np.exp(x) / np.sum(np.exp(x))`. float64 stops at about 1.8 · 10³⁰⁸ = "
-    "e^709.78, so a score above 709.78 makes exp overflow to +inf, and inf / inf is NaN. The Korean blog post "
-    "subtracts the row maximum m first. The weights are the same,"
-)))
-formula(r"\frac{e^{x_j - m}}{\sum_k e^{x_k - m}} = \frac{e^{x_j}}{\sum_k e^{x_k}}, \qquad m = \max_k x_k,")
-st.markdown(_(
-    "but every exponent is ≤ 0, so exp stays between 0 and 1. Here is one row of the scores + M, multiplied "
-    "to make it large."
-))
+st.markdown(block_markdown(  # the heading, its words and the formula between them: one element
+    heading_markdown(_("Why softmax subtracts the row maximum")),
+    _("The English notebook's softmax is `np.exp(x) / np.sum(np.exp(x))`. float64 stops at about 1.8 · 10³⁰⁸ = "
+      "e^709.78, so a score above 709.78 makes exp overflow to +inf, and inf / inf is NaN. The Korean blog post "
+      "subtracts the row maximum m first. The weights are the same,"),
+    formula_markdown(r"\frac{e^{x_j - m}}{\sum_k e^{x_k - m}} = \frac{e^{x_j}}{\sum_k e^{x_k}}, "
+                     r"\qquad m = \max_k x_k,"),
+    _("but every exponent is ≤ 0, so exp stays between 0 and 1. Here is one row of the scores + M, multiplied "
+      "to make it large.")))
 left, right = st.columns(2)
 with left:
     i = controls.query_selector(queries, "masking")
@@ -211,7 +217,8 @@ except AttentionInputError as err:
                icon=":material/warning:")
     st.stop()
 st.dataframe(masking_views.softmax_table(cmp, labels, precision=controls.precision()))
-st.caption(_("{mark} marks a number that overflowed to +inf or became NaN.").format(mark=masking_views.OVERFLOW_MARK))
+mark = note_markdown(_("{mark} marks a number that overflowed to +inf or became NaN.").format(
+    mark=masking_views.OVERFLOW_MARK))  # the table's note, in one element with what the row shows
 if cmp.overflow.any():
     over = ", ".join(text.md_escape(labels[j]) for j in np.flatnonzero(cmp.overflow))
     overflows = _(
@@ -223,11 +230,11 @@ if cmp.overflow.any():
         "NaN there, while every other weight becomes x / inf = 0. The stable softmax gives finite weights that sum "
         "to 1."
     )
-    st.markdown(overflows.format(keys=over, max_exp=f"{analysis.MAX_EXP:.2f}"))
+    st.markdown(block_markdown(mark, overflows.format(keys=over, max_exp=f"{analysis.MAX_EXP:.2f}")))
 elif cmp.naive_nan.any():
-    st.markdown(_("Every key is masked in this row: the naive exp gives 0 everywhere and 0 / 0 = NaN; "
-                  "the stable softmax (the one this app uses) gives zeros."))
+    st.markdown(block_markdown(mark, _("Every key is masked in this row: the naive exp gives 0 everywhere and 0 / 0 = "
+                                       "NaN; the stable softmax (the one this app uses) gives zeros.")))
 else:
-    st.markdown(_("No score in this row is above {max_exp}, so the naive softmax still works: "
-                  "choose a larger factor (or another query) to see it overflow.").format(
-                      max_exp=f"{analysis.MAX_EXP:.2f}"))
+    st.markdown(block_markdown(mark, _("No score in this row is above {max_exp}, so the naive softmax still works: "
+                                       "choose a larger factor (or another query) to see it overflow.").format(
+                                           max_exp=f"{analysis.MAX_EXP:.2f}")))

@@ -11,7 +11,7 @@ from attn_ui.app.i18n import N_, _
 from attn_ui.shell import edit_panel, frame
 from attn_ui.views import compute, scaling_views, step_by_step
 from attn_ui.widgets import charts, controls, grid_editor, heatmap, text
-from attn_ui.widgets.matrix_display import block_markdown, heading_markdown, matrix_block
+from attn_ui.widgets.matrix_display import block_markdown, heading_markdown, matrix_block, note_markdown
 
 frame.page_start(registry.SCALING)
 in_panel = edit_panel.sidebar()  # X and the weights, beside what they do here
@@ -166,9 +166,9 @@ if t.bias is not None and not cfg.alibi:
         "not the bias, so dividing a T5 layer by √d_k = {root} gives B more say than it was trained to have."
     ).format(root=f"{np.sqrt(cfg.d_k):.4g}"), icon=":material/info:")
 
-st.header(_("Unscaled beside your scale"))
-if np.isclose(divisor, 1.0):
-    st.caption(_("Your scale divides by 1, so both sides are the same: choose √d_k or a custom divisor to compare."))
+st.markdown(block_markdown(heading_markdown(_("Unscaled beside your scale")), note_markdown(
+    _("Your scale divides by 1, so both sides are the same: choose √d_k or a custom divisor to compare."))
+    if np.isclose(divisor, 1.0) else ""))
 s_text = f"{divisor:.4g}"
 UNSCALED, SCALED = N_("Unscaled"), N_("Your scale")  # the two sides, one at a time when each is drawn in blocks
 sides = controls.one_at_a_time(_("Side shown"), [UNSCALED, SCALED], large=step_by_step.in_blocks(t.weights),
@@ -232,7 +232,7 @@ if cfg.score == "additive":  # no dot product: each score is bounded by Σ|v_a|,
         "Σ|v_a| = {bound} in size whatever d_k is (Bahdanau's attention does not scale). "
         "The numbers and the chart below are about dot products."
     )
-    st.caption(additive.format(head=head, bound=f"{np.abs(t.v_a).sum():.4g}"))
+    notes = [additive.format(head=head, bound=f"{np.abs(t.v_a).sum():.4g}")]
 else:  # the dot product, or (general) the dot product of Q W_a with K
     qq, q_name, prod = measured(cfg, t)
     stats = analysis.variance_stats(qq, t.k)
@@ -259,7 +259,6 @@ else:  # the dot product, or (general) the dot product of Q W_a with K
         notes.append(_(FORMULA_FIT[bool(NEAR[0] <= ratio <= NEAR[1])]).format(
             prod=prod, q_name=q_name, measured=f"{stats.var_scores:.4f}", ratio=f"{ratio:.2f}",
             mean_q=f"{float(qq.mean()):.4f}", mean_k=f"{float(t.k.mean()):.4f}"))
-    st.caption("\n\n".join(notes))  # one element, a paragraph each
 sweep = scaling_views.variance_sweep(analysis.SWEEP_D_K, 300, 0)
 same_on_random = _(
     "**The same on random Q, K whose entries are independent, with mean 0 and variance 1** (the assumption above), "
@@ -270,7 +269,7 @@ same_on_random = _(
 if cfg.score != "dot":
     same_on_random = _("{text} This is about the dot product QKᵀ, not your score function ({scores}).").format(
         text=same_on_random, scores=text.SCORE_TEXT[cfg.score])
-st.markdown(same_on_random)
+st.markdown(block_markdown(*map(note_markdown, notes), same_on_random))  # the notes on your numbers: one element
 charts.show_chart(charts.cached_chart(scaling_views.variance_sweep_chart, sweep.d_k, sweep.raw, sweep.scaled,
                                       current_d_k=cfg.d_k), width=scaling_views.SWEEP_MAX_PX)
 with st.expander(_("The numbers"), key=SWEEP_TABLE, on_change="rerun") as box:

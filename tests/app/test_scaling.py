@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 from attn_core import load_preset
 
 from .. import seeds
-from .apptools import new_app, paragraphs, plain
+from .apptools import new_app, notes, paragraphs, plain
 
 PAGE = "pages/scaling.py"
 
@@ -104,7 +104,7 @@ def test_the_variance_formula_is_compared_with_the_learners_measured_variance(pa
     """var(QKᵀ) ≈ d_k · var(Q) · var(K) holds for independent entries with mean 0: the page says how far seed 000's
     numbers are from it, and why (numbers from numpy here)."""
     expected = 3 * Q.var() * K.var()
-    (said,) = [plain(c) for c in paragraphs(page.caption) if plain(c).startswith("Your measured var(QKᵀ)")]
+    (said,) = [plain(c) for c in notes(page) if plain(c).startswith("Your measured var(QKᵀ)")]
     assert f"var(QKᵀ) = {S.var():.4f} is {S.var() / expected:.2f} times the formula's" in said
     assert S.var() / expected > 1.25 and "the means of your entries are" in said
     assert f"{Q.mean():.4f} (Q) and {K.mean():.4f} (K)" in said
@@ -127,7 +127,7 @@ def test_none_mode_is_written_to_the_configuration(page):
     assert not page.exception
     assert page.session_state["config"].scale == "none"
     assert page.select_slider(key="scaling_divisor").value == 1.0
-    assert any("divides by 1" in plain(c.value) for c in page.caption)
+    assert any("divides by 1" in plain(c) for c in notes(page))
     assert has_heatmap(page, np_softmax(S)) and not has_heatmap(page, np_softmax(S / np.sqrt(3)))
 
 
@@ -304,7 +304,7 @@ def test_additive_scores_say_the_reason_does_not_apply():
 def test_the_random_sweep_sentence_gives_the_range_it_measured(page):
     sweep = sweep_table(page)
     scaled = sweep["var(QKᵀ / √d_k)"].to_numpy(dtype=float)
-    (text,) = [plain(m.value) for m in page.markdown if m.value.startswith("**The same on random Q, K")]
+    (text,) = [plain(m) for m in paragraphs(page.markdown) if m.startswith("**The same on random Q, K")]
     assert (f"for d_k from 1 to 512: the raw variance grows with d_k, close to the dashed line variance = d_k, and "
             f"the scaled one stays between {scaled.min():.2f} and {scaled.max():.2f}.") in text
 

@@ -126,8 +126,10 @@ with left:
 with right:
     # the words in the formula are translated, its layout is not
     m_formula = r"M_{ij} = 0 \text{ " + _("if allowed,") + r" } -\infty \text{ " + _("if masked") + "}"
-    matrix_block(_("Additive mask M"), m_formula, additive_mask(mask), queries, labels,
-                 y_title=_("query"), x_title=_("key"))
+    st.markdown(block_markdown(_("**{title}** · shape {rows} × {cols}").format(  # as matrix_block writes a block
+        title=_("Additive mask M"), rows=mask.shape[0], cols=mask.shape[1]), formula_markdown(m_formula)))
+    charts.show_chart(masking_views.additive_mask_heatmap(mask, queries, labels, controls.precision(),
+                                                          i18n.language()))
 
 if t.bias is not None:
     st.header(_("The score bias: the mask's finite sibling"))

@@ -11,7 +11,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from attn_core import Config, analysis
+from attn_core import Config, additive_mask, analysis
 from attn_ui.app import i18n
 from attn_ui.app.i18n import _
 from attn_ui.infra import budget
@@ -29,6 +29,15 @@ def mask_heatmap(mask: np.ndarray, rows: list[str], cols: list[str], lang: str) 
     language of its words (each has its own entry)."""
     return heatmap.heatmap(mask.astype(float), rows, cols, kind="weights", precision=0, masked=~mask,
                           x_title=_("key"), y_title=_("query"))
+
+
+@budget.cached("additive_mask_heatmap", slots=budget.EXPLORER_SLOTS)  # as mask_heatmap: the mask stays as X changes
+def additive_mask_heatmap(mask: np.ndarray, rows: list[str], cols: list[str], precision: int,
+                          lang: str) -> charts.Chart:  # bool [n_q, n_k]
+    """The additive mask M [n_q, n_k] (0 where allowed, −∞ where masked) as a matrix block draws it (its name, the
+    axes query and key), in ``lang``."""
+    return heatmap.heatmap(additive_mask(mask), rows, cols, precision=precision, x_title=_("key"), y_title=_("query"),
+                           name=_("Additive mask M"))
 
 
 def how_built(cfg: Config) -> str:

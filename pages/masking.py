@@ -102,7 +102,8 @@ elif cfg.mask_kind == "custom":
 trace = compute.current_trace()
 head = controls.head_selector(cfg.n_heads, "masking")
 t = trace.heads[head]
-u = compute.trace(replace(cfg, mask_kind="none", window=None)).heads[head]  # no mask kind, no sliding window
+u = t if cfg.mask_kind == "none" and cfg.window is None else (  # unmasked already: the same trace, not looked up again
+    compute.trace(replace(cfg, mask_kind="none", window=None)).heads[head])  # no mask kind, no sliding window
 mask = np.ones(t.weights.shape, dtype=bool) if t.mask is None else t.mask  # [n_q, n_k]
 per_head = cfg.n_heads > 1  # titles name the head
 score = text.SCORE_LATEX[cfg.score]  # QK^T, or the configuration's other score function

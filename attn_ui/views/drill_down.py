@@ -15,7 +15,13 @@ from attn_core import AttentionTrace, Config, ModernTrace, MultiHeadTrace
 from attn_ui.app import i18n
 from attn_ui.app.i18n import N_, _
 from attn_ui.widgets import controls, text
-from attn_ui.widgets.matrix_display import formula, matrix_block
+from attn_ui.widgets.matrix_display import (
+    block_markdown,
+    formula_markdown,
+    heading_markdown,
+    matrix_block,
+    note_markdown,
+)
 from attn_ui.widgets.numbers import MINUS, format_number, format_numbers
 
 MAX_TERMS = 6  # products written out in q_i·k_j before "…"
@@ -218,20 +224,19 @@ def show_drill_down(t: AttentionTrace, cfg: Config, i: int, keys: range | None =
     sigma = "**Σ**" if len(keys) == n_k else _("**Σ (all {n} keys)**").format(n=n_k)
     masked = np.isneginf(t.masked[i])  # [n_k]
 
-    if len(keys) == n_k:
-        st.markdown("### " + _("a · Scores of query {query} with every key").format(query=query))
-    else:
-        st.markdown("### " + _("a · Scores of query {query} with keys {first}–{last} (of {n})").format(
-            query=query, first=keys.start, last=keys.stop - 1, n=n_k))
-    formula(SCORE_LATEX_I[t.score_fn].format(i=i) + rf", \qquad \tilde s_{{{i}j}} = s_{{{i}j}} \,/\, s, \quad "
-             rf"s = {text.divisor_latex(cfg, t.divisor, p)}" + after_scaling_latex(t, i))
-    st.markdown(f"$q_{{{i}}}$ = {vector_text(t.q[i], p)}")
-    if note := scored_rows_note(mt):
-        st.caption(note)
-    if t.score_fn == "general":
-        st.markdown(f"$q_{{{i}}} W_a$ = {vector_text(t.q_a[i], p)}")
-    elif t.score_fn == "additive":
-        st.markdown(f"$q_{{{i}}} W_1$ = {vector_text(t.q_1[i], p)} · $v_a$ = {vector_text(t.v_a, p)}")
+    # the section's heading, formula, q_i (and the row it is multiplied with) and note: one Markdown element
+    st.markdown(block_markdown(
+        heading_markdown(_("a · Scores of query {query} with every key").format(query=query) if len(keys) == n_k
+                         else _("a · Scores of query {query} with keys {first}–{last} (of {n})").format(
+                             query=query, first=keys.start, last=keys.stop - 1, n=n_k), 3),
+        formula_markdown(SCORE_LATEX_I[t.score_fn].format(i=i) + rf", \qquad \tilde s_{{{i}j}} = s_{{{i}j}} \,/\, s, "
+                         rf"\quad s = {text.divisor_latex(cfg, t.divisor, p)}" + after_scaling_latex(t, i)),
+        f"$q_{{{i}}}$ = {vector_text(t.q[i], p)}",
+        note_markdown(note) if (note := scored_rows_note(mt)) else "",
+        f"$q_{{{i}}} W_a$ = {vector_text(t.q_a[i], p)}" if t.score_fn == "general" else
+        f"$q_{{{i}}} W_1$ = {vector_text(t.q_1[i], p)} · $v_a$ = {vector_text(t.v_a, p)}" if t.score_fn == "additive"
+        else ""))
+    if t.score_fn == "additive":
         f = t.features(i)  # [n_k, d_a]
         matrix_block(_("Features of query {query}").format(query=query),
                      rf"f_{{{i}j}} = \tanh(q_{{{i}}} W_1 + k_j W_2)", f, text.token_labels(cfg),
@@ -241,27 +246,30 @@ def show_drill_down(t: AttentionTrace, cfg: Config, i: int, keys: range | None =
     header, rows = _score_rows(t, i, keys, labels, masked, p)
     _table(header, rows)
 
-    st.markdown("### " + _("b · Softmax of row {i}").format(i=i))
     m, shifted, e, total = softmax_parts(t.masked[i])
+    b_heading = heading_markdown(_("b · Softmax of row {i}").format(i=i), 3)
     if m is None:
+        st.markdown(b_heading)
         st.info(_("Every key is masked for this query: exp(−∞) = 0 for every key, so the weights are all 0 "
                   "(not NaN) and the output row is 0."), icon=":material/info:")
     else:
-        formula(rf"m = \max_j \tilde s_{{{i}j}} = {fmt(m, p)}, \qquad "
-                 rf"\sum_j e^{{\tilde s_{{{i}j}} - m}} = {fmt(total, p)}, \qquad "
-                 rf"a_{{{i}j}} = e^{{\tilde s_{{{i}j}} - m}} \big/ {fmt(total, p)}")
+        st.markdown(block_markdown(b_heading, formula_markdown(
+            rf"m = \max_j \tilde s_{{{i}j}} = {fmt(m, p)}, \qquad "
+            rf"\sum_j e^{{\tilde s_{{{i}j}} - m}} = {fmt(total, p)}, \qquad "
+            rf"a_{{{i}j}} = e^{{\tilde s_{{{i}j}} - m}} \big/ {fmt(total, p)}")))
     page = slice(keys.start, keys.stop, keys.step)  # the keys shown
     columns = [format_numbers(m, p, "short") for m in (t.masked[i, page], shifted[page], e[page], t.weights[i, page])]
     rows = [[labels[j], *cells] for j, *cells in zip(keys, *columns, strict=True)]
     rows.append([sigma, "", "", f"**{fmt(total, p)}**", f"**{fmt(t.weights[i].sum(), p)}**"])
     _table([_(r"key $j$"), r"$\tilde s_{ij}$", r"$\tilde s_{ij} - m$", r"$e^{\tilde s_{ij} - m}$",
             _(r"weight $a_{ij}$")], rows)
-    st.caption(_("Subtracting the row's largest score m first keeps every exp at most 1 (nothing overflows) and "
-                 "does not change the weights."))
-
-    st.markdown("### " + _("c · Weighted values of query {query} (the English illustrated tutorial's “alignment "
-                           "vectors”)").format(query=query))
-    st.latex(rf"o_{{{i}}} = \sum_j a_{{{i}j}}\, v_j")
+    # the table's note, then section c's heading and formula: one Markdown element
+    st.markdown(block_markdown(
+        note_markdown(_("Subtracting the row's largest score m first keeps every exp at most 1 (nothing overflows) and "
+                        "does not change the weights.")),
+        heading_markdown(_("c · Weighted values of query {query} (the English illustrated tutorial's “alignment "
+                           "vectors”)").format(query=query), 3),
+        formula_markdown(rf"o_{{{i}}} = \sum_j a_{{{i}j}}\, v_j")))
     c = t.contributions(i)  # [n_k, d_v]
     total_c = c.sum(axis=0)  # [d_v]
     rows = [[labels[j], weight, vector_text(t.v[j], p), vector_text(c[j], p)]

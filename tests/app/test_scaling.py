@@ -364,3 +364,20 @@ def test_rule_labels_have_a_row_each_above_the_plot(page, divisor):
         assert list(saturation_rules.right) == list(right)
         labels = set(saturation_rules.label)
         assert {"÷ 1 (none)", f"÷ √d_k = {np.sqrt(d_k):.3g}"} <= labels
+
+
+def test_the_pages_idea_and_the_reason_for_sqrt_d_k_are_one_element(page):
+    (both,) = [m.value for m in page.markdown if "for this reason" in m.value]
+    idea, claim = both.split("\n\n")
+    assert idea.startswith("Before softmax, every score is divided by a number s.")
+    assert claim.startswith("The Transformer uses s = √d_k for this reason")
+
+
+def test_a_configuration_that_cannot_be_computed_keeps_the_idea_and_says_why():
+    at = open_preset("seed000")
+    at.session_state["config"] = replace(at.session_state["config"], n_heads=2)  # 3 columns in 2 heads: no
+    at.run()
+    assert not at.exception and at.error and "cannot be computed" in at.error[0].value
+    (idea,) = [m.value for m in at.markdown if m.value.startswith("Before softmax, every score is divided")]
+    assert "for this reason" not in idea  # the claim needs the numbers
+    assert at.radio(key="scaling_mode")  # the scale can still be chosen

@@ -18,7 +18,7 @@ from .errors import N_, AttentionInputError
 MAX_EXP = float(np.log(np.finfo(np.float64).max))
 #: the range of divisors (temperatures) the pages offer
 DIVISOR_RANGE = (0.01, 1000.0)
-#: :func:`saturation` softmaxes this many scores at once (2 MB of float64 each array): several divisors of a small
+#: :func:`saturation` exponentiates this many scores at once (one array of 2 MB of float64): several divisors of a small
 #: matrix in one numpy call (at seed 000 all 101 of the curves' divisors: one call instead of 101), one at a time of a
 #: large one
 SATURATION_CELLS = 2**18
@@ -177,6 +177,10 @@ def saturation(
     flattens it towards uniform. The row maximum is subtracted before dividing, so no divisor
     overflows; a row with every key masked has weights of zeros (largest 0, entropy 0).
 
+    The weights themselves are never formed: with x = (s − max) / d, e = exp(x) and Z = Σ e over a row,
+    the largest weight is exp(0) / Z = 1 / Z and the entropy −Σ (e / Z) ln(e / Z) = ln Z − Σ e·x / Z,
+    one exp per score and divisor (tests/core/test_analysis.py checks both against softmax's weights).
+
     Parameters
     ----------
     s : ndarray of shape (n_q, n_k)
@@ -204,15 +208,20 @@ def saturation(
     top = np.where(np.isneginf(top), 0.0, top)  # a fully masked row stays all -inf
     with np.errstate(over="ignore"):
         shifted = masked - top  # [n_q, n_k], <= 0; -inf where masked (or where the gap overflows)
+    finite = np.where(np.isfinite(shifted), shifted, 0.0)  # [n_q, n_k]: where e is 0, any finite factor
     max_weight = np.empty((d.size, masked.shape[0]))  # [n_div, n_q]
     entropy = np.empty_like(max_weight)  # [n_div, n_q]
-    per_chunk = max(1, SATURATION_CELLS // max(masked.size, 1))  # divisors softmaxed at once
+    per_chunk = max(1, SATURATION_CELLS // max(masked.size, 1))  # divisors at once
     for i in range(0, d.size, per_chunk):  # [c, n_q, n_k] at a time: never the whole [n_div, n_q, n_k] array
-        part = d[i:i + per_chunk, None, None]  # [c, 1, 1]
-        with np.errstate(over="ignore"):
-            w = softmax(shifted / part)  # [c, n_q, n_k]; a gap that overflows is -inf: weight 0, the limit
-        max_weight[i:i + per_chunk] = w.max(axis=-1)
-        entropy[i:i + per_chunk] = row_entropy(w)
+        part = d[i:i + per_chunk, None]  # [c, 1]
+        with np.errstate(over="ignore"):  # a gap that overflows is -inf: e = 0, weight 0, the limit
+            e = shifted / part[:, :, None]  # [c, n_q, n_k]: x
+            np.exp(e, out=e)  # e, in x's place
+        z = e.sum(axis=-1)  # [c, n_q]: >= 1 (the largest score's e is 1), 0 where every key is masked
+        ex = np.multiply(e, finite, out=e).sum(axis=-1)  # [c, n_q]: Σ e·(s − max), <= 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            max_weight[i:i + per_chunk] = np.where(z > 0, 1.0 / z, 0.0)
+            entropy[i:i + per_chunk] = np.where(z > 0, np.log(z) - ex / (part * z), 0.0)
     return max_weight, entropy
 
 

@@ -14,7 +14,13 @@ from attn_ui.app.i18n import N_, _
 from attn_ui.shell import edit_panel, frame
 from attn_ui.views import compute, masking_views, step_by_step
 from attn_ui.widgets import charts, controls, grid_editor, heatmap, text
-from attn_ui.widgets.matrix_display import formula, matrix_block
+from attn_ui.widgets.matrix_display import (
+    block_markdown,
+    formula_markdown,
+    heading_markdown,
+    matrix_block,
+    note_markdown,
+)
 
 frame.page_start(registry.MASKING)
 in_panel = edit_panel.sidebar()  # X and the weights, beside what they do here
@@ -96,7 +102,8 @@ elif cfg.mask_kind == "custom":
 trace = compute.current_trace()
 head = controls.head_selector(cfg.n_heads, "masking")
 t = trace.heads[head]
-u = compute.trace(replace(cfg, mask_kind="none", window=None)).heads[head]  # no mask kind, no sliding window
+u = t if cfg.mask_kind == "none" and cfg.window is None else (  # unmasked already: the same trace, not looked up again
+    compute.trace(replace(cfg, mask_kind="none", window=None)).heads[head])  # no mask kind, no sliding window
 mask = np.ones(t.weights.shape, dtype=bool) if t.mask is None else t.mask  # [n_q, n_k]
 per_head = cfg.n_heads > 1  # titles name the head
 score = text.SCORE_LATEX[cfg.score]  # QK^T, or the configuration's other score function
@@ -114,14 +121,16 @@ if t.fully_masked_rows:
 st.header(_("The mask"))
 left, right = controls.pair(mask.astype(float), additive_mask(mask), queries)  # the mask's two forms: both
 with left:
-    st.markdown(_("**Boolean mask** · shape {shape}").format(shape=shape))
-    st.caption(_("1 = may attend; grey 0 = masked. {how}").format(how=masking_views.how_built(cfg)))
-    charts.show_chart(masking_views.mask_heatmap(mask, queries, labels))
+    st.markdown(block_markdown(_("**Boolean mask** · shape {shape}").format(shape=shape), note_markdown(
+        _("1 = may attend; grey 0 = masked. {how}").format(how=masking_views.how_built(cfg)))))
+    charts.show_chart(masking_views.mask_heatmap(mask, queries, labels, i18n.language()))
 with right:
     # the words in the formula are translated, its layout is not
     m_formula = r"M_{ij} = 0 \text{ " + _("if allowed,") + r" } -\infty \text{ " + _("if masked") + "}"
-    matrix_block(_("Additive mask M"), m_formula, additive_mask(mask), queries, labels,
-                 y_title=_("query"), x_title=_("key"))
+    st.markdown(block_markdown(_("**{title}** · shape {rows} × {cols}").format(  # as matrix_block writes a block
+        title=_("Additive mask M"), rows=mask.shape[0], cols=mask.shape[1]), formula_markdown(m_formula)))
+    charts.show_chart(masking_views.additive_mask_heatmap(mask, queries, labels, controls.precision(),
+                                                          i18n.language()))
 
 if t.bias is not None:
     st.header(_("The score bias: the mask's finite sibling"))
@@ -180,25 +189,24 @@ if left:
                      kind="weights", y_title=_("query"), x_title=_("key"))
 if right:
     with right:
-        st.markdown((_("**Weights, masked (head {head})** · shape {shape}, and each row's sum") if per_head else
-                     _("**Weights, masked** · shape {shape}, and each row's sum")).format(head=head, shape=shape))
-        st.latex(rf"\mathrm{{softmax}}({score} / s{plus_b} + M)")
-        st.caption(_("Grey = masked, weight exactly 0; a small weight is pale blue. Each row sums to 1, "
-                     "or to 0 when every key is masked."))
+        st.markdown(block_markdown(  # as a matrix block's: title, formula and note in one element
+            (_("**Weights, masked (head {head})** · shape {shape}, and each row's sum") if per_head else
+             _("**Weights, masked** · shape {shape}, and each row's sum")).format(head=head, shape=shape),
+            formula_markdown(rf"\mathrm{{softmax}}({score} / s{plus_b} + M)"),
+            note_markdown(_("Grey = masked, weight exactly 0; a small weight is pale blue. Each row sums to 1, "
+                            "or to 0 when every key is masked."))))
         charts.show_chart(masking_views.weights_with_row_sums(t.weights, t.mask, queries, labels,
                                                               precision=controls.precision()))
 
-st.header(_("Why softmax subtracts the row maximum"))
-st.markdown(_(
-    "The English notebook's softmax is `np.exp(x) / np.sum(np.exp(x))`. float64 stops at about 1.8 · 10³⁰⁸ = "
-    "e^709.78, so a score above 709.78 makes exp overflow to +inf, and inf / inf is NaN. The Korean blog post "
-    "subtracts the row maximum m first. The weights are the same,"
-))
-formula(r"\frac{e^{x_j - m}}{\sum_k e^{x_k - m}} = \frac{e^{x_j}}{\sum_k e^{x_k}}, \qquad m = \max_k x_k,")
-st.markdown(_(
-    "but every exponent is ≤ 0, so exp stays between 0 and 1. Here is one row of the scores + M, multiplied "
-    "to make it large."
-))
+st.markdown(block_markdown(  # the heading, its words and the formula between them: one element
+    heading_markdown(_("Why softmax subtracts the row maximum")),
+    _("The English notebook's softmax is `np.exp(x) / np.sum(np.exp(x))`. float64 stops at about 1.8 · 10³⁰⁸ = "
+      "e^709.78, so a score above 709.78 makes exp overflow to +inf, and inf / inf is NaN. The Korean blog post "
+      "subtracts the row maximum m first. The weights are the same,"),
+    formula_markdown(r"\frac{e^{x_j - m}}{\sum_k e^{x_k - m}} = \frac{e^{x_j}}{\sum_k e^{x_k}}, "
+                     r"\qquad m = \max_k x_k,"),
+    _("but every exponent is ≤ 0, so exp stays between 0 and 1. Here is one row of the scores + M, multiplied "
+      "to make it large.")))
 left, right = st.columns(2)
 with left:
     i = controls.query_selector(queries, "masking")
@@ -212,7 +220,8 @@ except AttentionInputError as err:
                icon=":material/warning:")
     st.stop()
 st.dataframe(masking_views.softmax_table(cmp, labels, precision=controls.precision()))
-st.caption(_("{mark} marks a number that overflowed to +inf or became NaN.").format(mark=masking_views.OVERFLOW_MARK))
+mark = note_markdown(_("{mark} marks a number that overflowed to +inf or became NaN.").format(
+    mark=masking_views.OVERFLOW_MARK))  # the table's note, in one element with what the row shows
 if cmp.overflow.any():
     over = ", ".join(text.md_escape(labels[j]) for j in np.flatnonzero(cmp.overflow))
     overflows = _(
@@ -224,11 +233,11 @@ if cmp.overflow.any():
         "NaN there, while every other weight becomes x / inf = 0. The stable softmax gives finite weights that sum "
         "to 1."
     )
-    st.markdown(overflows.format(keys=over, max_exp=f"{analysis.MAX_EXP:.2f}"))
+    st.markdown(block_markdown(mark, overflows.format(keys=over, max_exp=f"{analysis.MAX_EXP:.2f}")))
 elif cmp.naive_nan.any():
-    st.markdown(_("Every key is masked in this row: the naive exp gives 0 everywhere and 0 / 0 = NaN; "
-                  "the stable softmax (the one this app uses) gives zeros."))
+    st.markdown(block_markdown(mark, _("Every key is masked in this row: the naive exp gives 0 everywhere and 0 / 0 = "
+                                       "NaN; the stable softmax (the one this app uses) gives zeros.")))
 else:
-    st.markdown(_("No score in this row is above {max_exp}, so the naive softmax still works: "
-                  "choose a larger factor (or another query) to see it overflow.").format(
-                      max_exp=f"{analysis.MAX_EXP:.2f}"))
+    st.markdown(block_markdown(mark, _("No score in this row is above {max_exp}, so the naive softmax still works: "
+                                       "choose a larger factor (or another query) to see it overflow.").format(
+                                           max_exp=f"{analysis.MAX_EXP:.2f}")))

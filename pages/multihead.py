@@ -12,7 +12,7 @@ from attn_ui.app.i18n import N_, _, ngettext
 from attn_ui.shell import edit_panel, frame
 from attn_ui.views import compute, multihead_views
 from attn_ui.widgets import controls, grid_editor, text
-from attn_ui.widgets.matrix_display import formula
+from attn_ui.widgets.matrix_display import block_markdown, formula, heading_markdown, note_markdown
 
 frame.page_start(registry.MULTIHEAD)
 in_panel = edit_panel.sidebar(drawn_by_page=("w_o",))  # W_O's grid is in section 5, above what it changes
@@ -21,14 +21,12 @@ edit_panel.hint()
 grid_editor.pending_errors_banner(registry.MULTIHEAD, in_panel=in_panel)
 if state.config().n_heads == 1:
     multihead_views.split_offer(state.config())
-st.markdown(_(
-    "Several heads attend **side by side**, each with its own slice of the weights. W_Q, W_K and W_V are "
-    "cut by columns into `n_heads` equal slices; head h runs ordinary scaled dot-product attention on "
-    "its slices; the head outputs are laid side by side and W_O mixes them into the output."
-))
 formula(rf"\mathrm{{head}}_h = \mathrm{{Attention}}\big({'Y' if state.config().cross else 'X'} W_Q^{{(h)}},\, "
         r"X W_K^{(h)},\, X W_V^{(h)}\big),\qquad"
-        r"\mathrm{MultiHead}(X) = [\,\mathrm{head}_0 \mid \cdots \mid \mathrm{head}_{n-1}\,]\; W_O")
+        r"\mathrm{MultiHead}(X) = [\,\mathrm{head}_0 \mid \cdots \mid \mathrm{head}_{n-1}\,]\; W_O",
+        intro=_("Several heads attend **side by side**, each with its own slice of the weights. W_Q, W_K and W_V are "
+                "cut by columns into `n_heads` equal slices; head h runs ordinary scaled dot-product attention on "
+                "its slices; the head outputs are laid side by side and W_O mixes them into the output."))
 
 # ---- 1. how many heads ----------------------------------------------------------------------------
 cfg = state.config()
@@ -134,18 +132,18 @@ st.markdown(  # one element, not a row of metrics and a box: the browser redraws
 )
 
 # ---- 2. the weights, cut into heads ---------------------------------------------------------------
-st.header(_("2 · W_Q, W_K, W_V cut into heads"))
 if not grouped:
-    st.caption(_("Each grey band is one head's column slice; head h uses columns h·d_k … (h+1)·d_k − 1 of W_Q and "
-                 "W_K and h·d_v … (h+1)·d_v − 1 of W_V. Edit them in the sidebar, under Edit the numbers.")
-               if same_qk else
-               _("Each grey band is one head's column slice; head h uses columns h·d_q … (h+1)·d_q − 1 of W_Q, "
-                 "h·d_k … (h+1)·d_k − 1 of W_K and h·d_v … (h+1)·d_v − 1 of W_V. Edit them in the sidebar, under "
-                 "Edit the numbers."))
+    bands_note = (_("Each grey band is one head's column slice; head h uses columns h·d_k … (h+1)·d_k − 1 of W_Q and "
+                    "W_K and h·d_v … (h+1)·d_v − 1 of W_V. Edit them in the sidebar, under Edit the numbers.")
+                  if same_qk else
+                  _("Each grey band is one head's column slice; head h uses columns h·d_q … (h+1)·d_q − 1 of W_Q, "
+                    "h·d_k … (h+1)·d_k − 1 of W_K and h·d_v … (h+1)·d_v − 1 of W_V. Edit them in the sidebar, under "
+                    "Edit the numbers."))
 else:
-    st.caption(_("W_K and W_V are cut into the {k} key/value heads' slices (g·d_k … (g+1)·d_k − 1), W_Q into the "
-                 "{n} query heads'. Query head h reads key/value head h ÷ {group} (rounded down).").format(
-        k=cfg.kv_heads, n=cfg.n_heads, group=cfg.n_heads // cfg.kv_heads))
+    bands_note = _("W_K and W_V are cut into the {k} key/value heads' slices (g·d_k … (g+1)·d_k − 1), W_Q into the "
+                   "{n} query heads'. Query head h reads key/value head h ÷ {group} (rounded down).").format(
+        k=cfg.kv_heads, n=cfg.n_heads, group=cfg.n_heads // cfg.kv_heads)
+st.markdown(block_markdown(heading_markdown(_("2 · W_Q, W_K, W_V cut into heads")), note_markdown(bands_note)))
 label = controls.view_picker(_("Weight matrix shown"), list(multihead_views.WEIGHTS),  # only the chosen one drawn
                              key=multihead_views.WEIGHTS_SHOWN)
 name = multihead_views.WEIGHTS[label]

@@ -5,14 +5,13 @@ from dataclasses import replace
 import numpy as np
 import streamlit as st
 
-from attn_core import PRESETS, analysis, divisor_for
+from attn_core import PRESETS, AttentionInputError, analysis, divisor_for
 from attn_ui.app import i18n, registry, state
 from attn_ui.app.i18n import N_, _
-from attn_ui.infra import budget
 from attn_ui.shell import edit_panel, frame
 from attn_ui.views import compute, scaling_views, step_by_step
 from attn_ui.widgets import charts, controls, grid_editor, heatmap, text
-from attn_ui.widgets.matrix_display import matrix_block
+from attn_ui.widgets.matrix_display import block_markdown, heading_markdown, matrix_block, note_markdown
 
 frame.page_start(registry.SCALING)
 in_panel = edit_panel.sidebar()  # X and the weights, beside what they do here
@@ -20,20 +19,8 @@ edit_panel.hint()
 
 MODE, DIVISOR, SWEEP_TABLE = "scaling_mode", "scaling_divisor", "scaling_sweep_numbers"  # widget keys
 MODES = {"sqrt_dk": N_("÷ √d_k (default)"), "none": N_("none (÷ 1)"), "custom": N_("custom divisor")}
-SLIDER_STOPS = analysis.log_grid(*analysis.DIVISOR_RANGE, 10, digits=2)  # 0.01 … 1000, 10 stops per decade
-CURVE_DIVISORS = analysis.log_grid(*analysis.DIVISOR_RANGE, 20)  # the saturation curves' x axis
 #: the presets the notes on the tutorials name (their titles, marked for translation in attn_core.presets)
 UNSCALED_PRESET, CAUSAL_PRESET = PRESETS["seed004_unscaled"].title, PRESETS["seed002_causal"].title
-
-
-@budget.cached("scaling_variance", slots=budget.EXPLORER_SLOTS)
-def variance_sweep(d_ks: tuple[int, ...], n_samples: int, seed: int) -> analysis.VarianceSweep:
-    return analysis.variance_sweep(d_ks, n_samples=n_samples, seed=seed)
-
-
-@budget.cached("scaling_saturation", slots=budget.EXPLORER_SLOTS)
-def saturation(scores: np.ndarray, divisors: np.ndarray, mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    return analysis.saturation(scores, divisors, mask)
 
 
 def set_mode() -> None:
@@ -46,21 +33,74 @@ def set_divisor() -> None:
     state.update_config(scale=float(st.session_state[DIVISOR]))
 
 
+NEAR = (0.8, 1.25)  # a variance of the scaled scores in this range is "near 1"
+CLAIM = N_("The Transformer uses s = √d_k for this reason: **if the entries of q and k are independent, with mean 0 "
+           "and variance 1**, a score q · k is a sum of d_k products and has variance d_k, so dividing by √d_k brings "
+           "it back to 1 whatever the width d_k.")
+MEASURED = {  # (near 1, several heads) -> the learner's numbers beside the claim
+    (True, False): N_("On your numbers: var({q}) = {var_q}, var(K) = {var_k}, and var({prod} / √d_k) = {scaled}, "
+                      "near 1."),
+    (False, False): N_("On your numbers: var({q}) = {var_q}, var(K) = {var_k}, and var({prod} / √d_k) = {scaled} "
+                       "instead of 1 (measured below)."),
+    (True, True): N_("On your numbers (head {head}): var({q}) = {var_q}, var(K) = {var_k}, and var({prod} / √d_k) = "
+                     "{scaled}, near 1."),
+    (False, True): N_("On your numbers (head {head}): var({q}) = {var_q}, var(K) = {var_k}, and var({prod} / √d_k) = "
+                      "{scaled} instead of 1 (measured below)."),
+}
+
+
+#: the formula var(QKᵀ) ≈ d_k · var(Q) · var(K) beside the learner's measured variance (near it, or not)
+FORMULA_FIT = {
+    True: N_("Your measured var({prod}) = {measured} is {ratio} times the formula's: near it."),
+    False: N_("Your measured var({prod}) = {measured} is {ratio} times the formula's: the formula assumes entries "
+              "with mean 0, independent of each other, and the means of your entries are {mean_q} ({q_name}) and "
+              "{mean_k} (K)."),
+}
+
+
+def variance_text(var: float) -> str:
+    return f"{var:.4f}" if np.isfinite(var) else _("beyond float64")
+
+
+def claim(cfg, t, head: int) -> str:
+    """The reason for √d_k, with its assumption, and (dot and general scores) the learner's numbers beside it:
+    ``t`` the trace of head ``head``, the one shown."""
+    if cfg.score == "additive":
+        return i18n.sentences(_(CLAIM), _(
+            "Your scores are additive, not dot products, so this reason does not apply to them (see Why √d_k: "
+            "measured)."))
+    qq, q_name, prod = measured(cfg, t)
+    stats = analysis.variance_stats(qq, t.k)
+    near = bool(NEAR[0] <= stats.var_scaled <= NEAR[1])
+    return i18n.sentences(_(CLAIM), _(MEASURED[near, cfg.n_heads > 1]).format(
+        q=q_name, head=head, prod=prod, var_q=variance_text(stats.var_q), var_k=variance_text(stats.var_k),
+        scaled=variance_text(stats.var_scaled)))
+
+
+def measured(cfg, t) -> tuple:
+    """What is measured (dot and general scores): the queries as scored [n_q, d_k] (Q, or Q W_a), their name, and
+    the product's."""
+    return (t.q_a, "Q W_a", "(Q W_a)Kᵀ") if cfg.score == "general" else (t.q, "Q", "QKᵀ")
+
+
 cfg = state.config()
-st.markdown(_(
+head = controls.head_shown(cfg.n_heads)  # the head the selector below shows
+try:
+    trace = compute.trace(cfg)
+except AttentionInputError:  # said where the page stops, below (compute.current_trace)
+    trace = None
+st.markdown("\n\n".join([_(  # the page's idea, and (once the numbers are known) the reason for √d_k: one element
     "Before softmax, every score is divided by a number s. Dividing by a large s flattens each row of weights "
     "towards uniform; dividing by a small s sharpens it towards one-hot (s acts as softmax's *temperature*). "
     "The scale you choose here is part of your configuration: Step by step and Multi-head use it too."
-))
-claim = st.empty()  # the reason for √d_k, with its assumption and the learner's numbers (filled below, once the
-# head and its trace are known)
+), *([] if trace is None else [claim(cfg, trace.heads[head], head)])]))
 grid_editor.pending_errors_banner(registry.SCALING, in_panel=in_panel)
 
 divisor = divisor_for(cfg.scale, cfg.d_k)
 st.radio(_("Scale"), list(MODES), format_func=i18n.option_labels(MODES), horizontal=True,
          **state.bind(MODE, cfg.scale if isinstance(cfg.scale, str) else "custom", set_mode))
 st.select_slider(
-    _("Divisor s (temperature), log scale"), sorted({*SLIDER_STOPS.tolist(), divisor}),
+    _("Divisor s (temperature), log scale"), sorted({*scaling_views.SLIDER_STOPS, divisor}),
     **state.bind(DIVISOR, divisor, set_divisor), format_func=lambda v: f"{v:.4g}",
     help=_("From 0.01 to 1000. Moving it sets a custom divisor."),
 )
@@ -90,10 +130,11 @@ st.info(
     icon=":material/info:",
 )
 
-trace = compute.current_trace()
+if trace is None:
+    trace = compute.current_trace()  # a message, and the page stops here
 head = controls.head_selector(cfg.n_heads, "scaling")
 t = trace.heads[head]
-u = compute.trace(replace(cfg, scale="none")).heads[head]
+u = t if cfg.scale == "none" else compute.trace(replace(cfg, scale="none")).heads[head]  # unscaled already: the same
 queries, labels = text.query_labels(cfg), text.token_labels(cfg)  # rows: the queries; columns: the keys (X)
 per_head = cfg.n_heads > 1  # titles and captions name the head
 masked = None if t.mask is None else ~t.mask
@@ -125,9 +166,9 @@ if t.bias is not None and not cfg.alibi:
         "not the bias, so dividing a T5 layer by √d_k = {root} gives B more say than it was trained to have."
     ).format(root=f"{np.sqrt(cfg.d_k):.4g}"), icon=":material/info:")
 
-st.header(_("Unscaled beside your scale"))
-if np.isclose(divisor, 1.0):
-    st.caption(_("Your scale divides by 1, so both sides are the same: choose √d_k or a custom divisor to compare."))
+st.markdown(block_markdown(heading_markdown(_("Unscaled beside your scale")), note_markdown(
+    _("Your scale divides by 1, so both sides are the same: choose √d_k or a custom divisor to compare."))
+    if np.isclose(divisor, 1.0) else ""))
 s_text = f"{divisor:.4g}"
 UNSCALED, SCALED = N_("Unscaled"), N_("Your scale")  # the two sides, one at a time when each is drawn in blocks
 sides = controls.one_at_a_time(_("Side shown"), [UNSCALED, SCALED], large=step_by_step.in_blocks(t.weights),
@@ -175,48 +216,6 @@ def metrics(pairs: list[tuple[str, float]]) -> None:
                    help=None if np.isfinite(var) else _("The squares of these entries exceed 1.8 · 10³⁰⁸."))
 
 
-NEAR = (0.8, 1.25)  # a variance of the scaled scores in this range is "near 1"
-CLAIM = N_("The Transformer uses s = √d_k for this reason: **if the entries of q and k are independent, with mean 0 "
-           "and variance 1**, a score q · k is a sum of d_k products and has variance d_k, so dividing by √d_k brings "
-           "it back to 1 whatever the width d_k.")
-MEASURED = {  # (near 1, several heads) -> the learner's numbers beside the claim
-    (True, False): N_("On your numbers: var({q}) = {var_q}, var(K) = {var_k}, and var({prod} / √d_k) = {scaled}, "
-                      "near 1."),
-    (False, False): N_("On your numbers: var({q}) = {var_q}, var(K) = {var_k}, and var({prod} / √d_k) = {scaled} "
-                       "instead of 1 (measured below)."),
-    (True, True): N_("On your numbers (head {head}): var({q}) = {var_q}, var(K) = {var_k}, and var({prod} / √d_k) = "
-                     "{scaled}, near 1."),
-    (False, True): N_("On your numbers (head {head}): var({q}) = {var_q}, var(K) = {var_k}, and var({prod} / √d_k) = "
-                      "{scaled} instead of 1 (measured below)."),
-}
-
-
-#: the formula var(QKᵀ) ≈ d_k · var(Q) · var(K) beside the learner's measured variance (near it, or not)
-FORMULA_FIT = {
-    True: N_("Your measured var({prod}) = {measured} is {ratio} times the formula's: near it."),
-    False: N_("Your measured var({prod}) = {measured} is {ratio} times the formula's: the formula assumes entries "
-              "with mean 0, independent of each other, and the means of your entries are {mean_q} ({q_name}) and "
-              "{mean_k} (K)."),
-}
-
-
-def variance_text(var: float) -> str:
-    return f"{var:.4f}" if np.isfinite(var) else _("beyond float64")
-
-
-if cfg.score == "additive":
-    claim.markdown(i18n.sentences(_(CLAIM), _(
-        "Your scores are additive, not dot products, so this reason does not apply to them (see Why √d_k: "
-        "measured).")))
-else:
-    qq, q_name = (t.q_a, "Q W_a") if cfg.score == "general" else (t.q, "Q")
-    stats = analysis.variance_stats(qq, t.k)
-    prod = "(Q W_a)Kᵀ" if cfg.score == "general" else "QKᵀ"
-    near = bool(NEAR[0] <= stats.var_scaled <= NEAR[1])
-    claim.markdown(i18n.sentences(_(CLAIM), _(MEASURED[near, per_head]).format(
-        q=q_name, head=head, prod=prod, var_q=variance_text(stats.var_q), var_k=variance_text(stats.var_k),
-        scaled=variance_text(stats.var_scaled))))
-
 st.header(_("Why √d_k: measured"))
 if cfg.score == "additive":  # no dot product: each score is bounded by Σ|v_a|, whatever d_k
     with np.errstate(over="ignore", invalid="ignore"):
@@ -233,8 +232,10 @@ if cfg.score == "additive":  # no dot product: each score is bounded by Σ|v_a|,
         "Σ|v_a| = {bound} in size whatever d_k is (Bahdanau's attention does not scale). "
         "The numbers and the chart below are about dot products."
     )
-    st.caption(additive.format(head=head, bound=f"{np.abs(t.v_a).sum():.4g}"))
-else:  # the dot product, or (general) the dot product of Q W_a with K: stats measured above
+    notes = [additive.format(head=head, bound=f"{np.abs(t.v_a).sum():.4g}")]
+else:  # the dot product, or (general) the dot product of Q W_a with K
+    qq, q_name, prod = measured(cfg, t)
+    stats = analysis.variance_stats(qq, t.k)
     metrics([(f"var({q_name})", stats.var_q), ("var(K)", stats.var_k), (f"var({prod})", stats.var_scores),
              (f"var({prod} / √d_k)", stats.var_scaled)])
     variances = _(
@@ -251,14 +252,14 @@ else:  # the dot product, or (general) the dot product of Q W_a with K: stats me
         "“{preset}”)."
     )
     expected = cfg.d_k * stats.var_q * stats.var_k  # the formula's var(QKᵀ), on the learner's variances
-    st.caption(variances.format(q_name=q_name, head=head, d_k=cfg.d_k, prod=prod, expected=f"{expected:.4f}",
-                                preset=_(CAUSAL_PRESET)))
+    notes = [variances.format(q_name=q_name, head=head, d_k=cfg.d_k, prod=prod, expected=f"{expected:.4f}",
+                              preset=_(CAUSAL_PRESET))]
     if np.isfinite(stats.var_scores) and np.isfinite(expected) and expected > 0:  # how far yours are from it
         ratio = stats.var_scores / expected
-        st.caption(_(FORMULA_FIT[bool(NEAR[0] <= ratio <= NEAR[1])]).format(
+        notes.append(_(FORMULA_FIT[bool(NEAR[0] <= ratio <= NEAR[1])]).format(
             prod=prod, q_name=q_name, measured=f"{stats.var_scores:.4f}", ratio=f"{ratio:.2f}",
             mean_q=f"{float(qq.mean()):.4f}", mean_k=f"{float(t.k.mean()):.4f}"))
-sweep = variance_sweep(analysis.SWEEP_D_K, 300, 0)
+sweep = scaling_views.variance_sweep(analysis.SWEEP_D_K, 300, 0)
 same_on_random = _(
     "**The same on random Q, K whose entries are independent, with mean 0 and variance 1** (the assumption above), "
     "300 draws of 8 × d_k each, for d_k from {first} to {last}: the raw variance grows with d_k, close to the "
@@ -268,7 +269,7 @@ same_on_random = _(
 if cfg.score != "dot":
     same_on_random = _("{text} This is about the dot product QKᵀ, not your score function ({scores}).").format(
         text=same_on_random, scores=text.SCORE_TEXT[cfg.score])
-st.markdown(same_on_random)
+st.markdown(block_markdown(*map(note_markdown, notes), same_on_random))  # the notes on your numbers: one element
 charts.show_chart(charts.cached_chart(scaling_views.variance_sweep_chart, sweep.d_k, sweep.raw, sweep.scaled,
                                       current_d_k=cfg.d_k), width=scaling_views.SWEEP_MAX_PX)
 with st.expander(_("The numbers"), key=SWEEP_TABLE, on_change="rerun") as box:
@@ -278,7 +279,6 @@ with st.expander(_("The numbers"), key=SWEEP_TABLE, on_change="rerun") as box:
             hide_index=True,
         )
 
-st.header(_("Softmax saturation"))
 saturation_text = _(
     "For each query row, the largest weight and the entropy of the weights as the divisor changes. A small divisor "
     "(large scaled scores) pushes a row to one-hot when one key has its largest score: largest weight 1, entropy 0, "
@@ -297,12 +297,13 @@ saturation_text = i18n.sentences(saturation_text, *exceptions)
 if cfg.score != "dot":
     saturation_text = _("{text} The raw scores here are {scores}.").format(
         text=saturation_text, scores=text.SCORE_TEXT[cfg.score])
-st.markdown(saturation_text)
+st.markdown(block_markdown(heading_markdown(_("Softmax saturation")), saturation_text))
 marks = [(_("÷ 1 (none)"), 1.0), (f"÷ √d_k = {np.sqrt(cfg.d_k):.3g}", float(np.sqrt(cfg.d_k)))]
 if not any(np.isclose(divisor, v) for _label, v in marks):
     marks.append((_("yours: ÷ {s}").format(s=f"{divisor:.3g}"), divisor))
-top, entropy = saturation(t.scores, CURVE_DIVISORS, t.mask)
-for column, chart in zip(st.columns(2), scaling_views.saturation(CURVE_DIVISORS, top, entropy, queries, marks),
+top, entropy = scaling_views.saturation_numbers(t.scores, t.mask)
+for column, chart in zip(st.columns(2), scaling_views.saturation(scaling_views.CURVE_DIVISORS, top, entropy, queries,
+                                                                 marks),
                          strict=True):  # side by side; stacked on a narrow screen
     with column:
         charts.show_chart(chart, width="stretch")  # the column's width (the layout's "container")

@@ -11,7 +11,13 @@ from attn_ui.infra import budget
 from attn_ui.shell import edit_panel, frame
 from attn_ui.views import compute, score_views, step_by_step
 from attn_ui.widgets import controls, grid_editor, heatmap, randomise, text
-from attn_ui.widgets.matrix_display import matrix_block
+from attn_ui.widgets.matrix_display import (
+    block_markdown,
+    formula_markdown,
+    heading_markdown,
+    matrix_block,
+    note_markdown,
+)
 
 frame.page_start(registry.SCORES)
 # a score function's weights have their grids on this page, by their formulas
@@ -75,46 +81,31 @@ st.markdown(_(
 st.header(_("1 · Three ways to score a query against a key"))
 d_a = cfg.d_a or cfg.d_k
 cols = st.columns([1, 1, 1.3], gap="medium")
-with cols[0]:
-    st.markdown(_("**Dot product** (the Transformer, Vaswani et al. 2017)"))
-    st.latex(r"\mathrm{score}(q, k) = q\,k^\top")
-    scaled = _("scaled:")  # a word of the formula (KaTeX's \text)
-    st.latex(rf"\text{{{scaled} }} \frac{{q\,k^\top}}{{\sqrt{{d_k}}}}")
-    st.caption(_("No weights of its own: q and k must have the same width (here {dims}). Divided by √d_k it is the "
-                 "Transformer's scaled dot product.").format(dims=text.md_escape(dims(cfg))))
-with cols[1]:
-    st.markdown(_("**General** (Luong et al. 2015)"))
-    st.latex(r"\mathrm{score}(q, k) = q\,W_a\,k^\top")
-    st.caption((_("W_a is d_q × d_k = {d_q} × {d_k}: a learned matrix that lets a query match a key along other "
-                  "directions than its own. W_a = I is the dot product.") if cfg.n_heads == 1 else
-                _("W_a is d_q × d_k = {d_q} × {d_k} per head ({n} heads side by side in one matrix): a learned matrix "
-                  "that lets a query match a key along other directions than its own. W_a = I is the dot product.")
-                ).format(d_q=cfg.d_q, d_k=cfg.d_k, n=cfg.n_heads))
-with cols[2]:
-    st.markdown(_("**Additive** (Bahdanau et al. 2015, “concat”)"))
-    st.latex(r"\mathrm{score}(q, k) = \tanh\!\big(q\,W_1 + k\,W_2\big)\,v_a^\top")
-    st.caption((_("W_1 is d_q × d_a = {d_q} × {d_a}, W_2 is d_k × d_a = {d_k} × {d_a}, v_a has d_a = {d_a} numbers: a "
-                  "small network with one hidden layer of d_a tanh units. q and k may differ in width. With column "
-                  "vectors, as in the paper: v_aᵀ tanh(W_1ᵀ q + W_2ᵀ k).") if cfg.n_heads == 1 else
-                _("W_1 is d_q × d_a = {d_q} × {d_a}, W_2 is d_k × d_a = {d_k} × {d_a}, v_a has d_a = {d_a} numbers per "
-                  "head ({n} heads side by side in one matrix): a small network with one hidden layer of d_a tanh "
-                  "units. q and k may differ in width. With column vectors, as in the paper: "
-                  "v_aᵀ tanh(W_1ᵀ q + W_2ᵀ k).")).format(d_q=cfg.d_q, d_k=cfg.d_k, d_a=d_a, n=cfg.n_heads))
-st.markdown(_(
-    "q and k are one row of Q and of K. Whatever the score function, the scores are then divided by the scale "
-    "(yours: {scale}; change it on Scaling), masked, and turned into weights by softmax. Luong and Bahdanau did not "
-    "scale their scores."
-).format(scale=text.scale_text(cfg)))
-
-# ---- where the queries come from -------------------------------------------------------------------
-st.header(_("Queries from another sequence: cross-attention"))
-st.markdown(_(
-    "In **self-attention** the queries, the keys and the values all come from one sequence X: Q = X W_Q, "
-    "K = X W_K, V = X W_V. In **cross-attention** (the encoder–decoder attention of a translation model) the "
-    "queries come from a second sequence Y, the sentence being written, and the keys and values from X, the "
-    "sentence being read: Q = Y W_Q. The weights then have one row per token of Y and one column per token of X. "
-    "Every score function works the same either way."
-))
+scaled = _("scaled:")  # a word of the formula (KaTeX's \text)
+cols[0].markdown(block_markdown(  # each function's name, formula(s) and note: one element
+    _("**Dot product** (the Transformer, Vaswani et al. 2017)"), formula_markdown(r"\mathrm{score}(q, k) = q\,k^\top"),
+    formula_markdown(rf"\text{{{scaled} }} \frac{{q\,k^\top}}{{\sqrt{{d_k}}}}"),
+    note_markdown(_("No weights of its own: q and k must have the same width (here {dims}). Divided by √d_k it is the "
+                    "Transformer's scaled dot product.").format(dims=text.md_escape(dims(cfg))))))
+cols[1].markdown(block_markdown(
+    _("**General** (Luong et al. 2015)"), formula_markdown(r"\mathrm{score}(q, k) = q\,W_a\,k^\top"),
+    note_markdown((
+        _("W_a is d_q × d_k = {d_q} × {d_k}: a learned matrix that lets a query match a key along other "
+          "directions than its own. W_a = I is the dot product.") if cfg.n_heads == 1 else
+        _("W_a is d_q × d_k = {d_q} × {d_k} per head ({n} heads side by side in one matrix): a learned matrix "
+          "that lets a query match a key along other directions than its own. W_a = I is the dot product.")
+    ).format(d_q=cfg.d_q, d_k=cfg.d_k, n=cfg.n_heads))))
+cols[2].markdown(block_markdown(
+    _("**Additive** (Bahdanau et al. 2015, “concat”)"),
+    formula_markdown(r"\mathrm{score}(q, k) = \tanh\!\big(q\,W_1 + k\,W_2\big)\,v_a^\top"),
+    note_markdown((
+        _("W_1 is d_q × d_a = {d_q} × {d_a}, W_2 is d_k × d_a = {d_k} × {d_a}, v_a has d_a = {d_a} numbers: a "
+          "small network with one hidden layer of d_a tanh units. q and k may differ in width. With column "
+          "vectors, as in the paper: v_aᵀ tanh(W_1ᵀ q + W_2ᵀ k).") if cfg.n_heads == 1 else
+        _("W_1 is d_q × d_a = {d_q} × {d_a}, W_2 is d_k × d_a = {d_k} × {d_a}, v_a has d_a = {d_a} numbers per "
+          "head ({n} heads side by side in one matrix): a small network with one hidden layer of d_a tanh "
+          "units. q and k may differ in width. With column vectors, as in the paper: "
+          "v_aᵀ tanh(W_1ᵀ q + W_2ᵀ k).")).format(d_q=cfg.d_q, d_k=cfg.d_k, d_a=d_a, n=cfg.n_heads))))
 
 
 def tokens_text(tokens: tuple[str, ...], most: int = 8) -> str:
@@ -122,13 +113,22 @@ def tokens_text(tokens: tuple[str, ...], most: int = 8) -> str:
     return _("{shown}, … ({n} in all)").format(shown=shown, n=len(tokens)) if len(tokens) > most else shown
 
 
-if cfg.cross:
-    st.markdown(_("Your configuration uses **cross-attention**: {n_q} queries from Y ({queries}) against {n_k} keys "
-                  "and values from X ({keys}).").format(n_q=cfg.n_q, queries=tokens_text(cfg.y_tokens), n_k=cfg.n_seq,
-                                                        keys=tokens_text(cfg.tokens)))
-else:
-    st.markdown(_("Your configuration uses **self-attention**: its {n} tokens of X ({tokens}) are the queries, the "
-                  "keys and the values.").format(n=cfg.n_seq, tokens=tokens_text(cfg.tokens)))
+st.markdown(block_markdown(  # the words after the formulas and the next section's: one element
+    _("q and k are one row of Q and of K. Whatever the score function, the scores are then divided by the scale "
+      "(yours: {scale}; change it on Scaling), masked, and turned into weights by softmax. Luong and Bahdanau did not "
+      "scale their scores.").format(scale=text.scale_text(cfg)),
+    # ---- where the queries come from ----
+    heading_markdown(_("Queries from another sequence: cross-attention")),
+    _("In **self-attention** the queries, the keys and the values all come from one sequence X: Q = X W_Q, "
+      "K = X W_K, V = X W_V. In **cross-attention** (the encoder–decoder attention of a translation model) the "
+      "queries come from a second sequence Y, the sentence being written, and the keys and values from X, the "
+      "sentence being read: Q = Y W_Q. The weights then have one row per token of Y and one column per token of X. "
+      "Every score function works the same either way."),
+    _("Your configuration uses **cross-attention**: {n_q} queries from Y ({queries}) against {n_k} keys and values "
+      "from X ({keys}).").format(n_q=cfg.n_q, queries=tokens_text(cfg.y_tokens), n_k=cfg.n_seq,
+                                  keys=tokens_text(cfg.tokens)) if cfg.cross else
+    _("Your configuration uses **self-attention**: its {n} tokens of X ({tokens}) are the queries, the keys and the "
+      "values.").format(n=cfg.n_seq, tokens=tokens_text(cfg.tokens))))
 st.page_link(registry.INPUTS.file, label=_("Choose self- or cross-attention and edit Y on Inputs & weights"),
              icon=":material/edit:")
 
@@ -140,8 +140,6 @@ st.segmented_control(_("Score function of your configuration"), SCORE_FUNCTIONS,
                      help=_("Part of your configuration. Weights you edited come back when you choose their "
                             "function again."))
 cfg = state.config()
-if cfg.score == "dot":
-    st.caption(_("The dot product has no weights of its own. Choose general or additive to see and edit theirs."))
 if cfg.score == "additive":
     st.number_input(_("Features per head (d_a)"), min_value=1, max_value=LIMITS.width // cfg.n_heads, step=1,
                     width=240, **state.bind(D_A, cfg.d_a, pick_d_a),
@@ -180,11 +178,11 @@ for name in SCORE_MATRICES[cfg.score]:
         if box.open:  # the grid is built only while it is open
             grid_editor.matrix_editor(name)
 cfg = state.config()
-if cfg.score != "dot":
-    st.caption(how_they_start(cfg))
-
-# ---- 3. the three compared ------------------------------------------------------------------------
-st.header(_("3 · The three side by side, on your Q and K"))
+st.markdown(block_markdown(  # the note under the weights (none for the dot product) and the next heading: one element
+    note_markdown(how_they_start(cfg) if cfg.score != "dot" else
+                  _("The dot product has no weights of its own. Choose general or additive to see and edit theirs.")),
+    # ---- 3. the three compared ----
+    heading_markdown(_("3 · The three side by side, on your Q and K"))))
 head = controls.head_selector(cfg.n_heads, "scores")
 t_head = compute.current_trace().heads[head]  # the configuration's own Q, K, V of this head (the cached trace)
 q, k, v = t_head.q, t_head.k, t_head.v
@@ -238,12 +236,12 @@ for s in scored.values():
                 icon=":material/info:")
 table = score_views.summary(scored, cfg.score, precision)
 st.dataframe(table, hide_index=True, height=35 * (table.num_rows + 1) + 3)
-st.caption(_("Entropy of a row of weights: 0 when one key takes all the weight, ln n_k when the weights are uniform "
-             "(ln {n} = {ln_n} here). General with W_a = I gives exactly the dot product's weights.").format(
-    n=cfg.n_seq, ln_n=f"{np.log(cfg.n_seq):.4g}"))
-
-# ---- 4. one score, made -----------------------------------------------------------------------------
-st.header(_("4 · How one query's scores are made"))
+st.markdown(block_markdown(  # the table's note and the next heading: one element
+    note_markdown(_("Entropy of a row of weights: 0 when one key takes all the weight, ln n_k when the weights are "
+                    "uniform (ln {n} = {ln_n} here). General with W_a = I gives exactly the dot product's weights."
+                    ).format(n=cfg.n_seq, ln_n=f"{np.log(cfg.n_seq):.4g}")),
+    # ---- 4. one score, made ----
+    heading_markdown(_("4 · How one query's scores are made"))))
 mine = scored[cfg.score]
 if mine.trace is None:
     st.error(_("Your score function cannot be computed here: {why}").format(why=text.md_escape(mine.why)),

@@ -7,13 +7,16 @@ sentences are in the session's language (:mod:`attn_ui.app.i18n`).
 
 from __future__ import annotations
 
+import math
+
 import altair as alt
 import numpy as np
 import pandas as pd
 
-from attn_core import Config, analysis
+from attn_core import Config, additive_mask, analysis
 from attn_ui.app import i18n
 from attn_ui.app.i18n import _
+from attn_ui.infra import budget
 from attn_ui.views import step_by_step
 from attn_ui.widgets import charts, heatmap, text
 from attn_ui.widgets.numbers import Style, format_numbers
@@ -22,10 +25,21 @@ ROW_SUM_PX = 56  # width of the row-sum column beside the weights
 ROW_SUM_WIDTH = ROW_SUM_PX + 12  # with the spacing
 
 
-def mask_heatmap(mask: np.ndarray, rows: list[str], cols: list[str]) -> charts.Chart:  # bool [n_q, n_k]
-    """The boolean mask: 1 (may attend) in colour, 0 (masked) grey, like masked cells everywhere else."""
+@budget.cached("mask_heatmap", slots=budget.EXPLORER_SLOTS)  # the mask stays as X and the weights are edited
+def mask_heatmap(mask: np.ndarray, rows: list[str], cols: list[str], lang: str) -> charts.Chart:  # bool [n_q, n_k]
+    """The boolean mask: 1 (may attend) in colour, 0 (masked) grey, like masked cells everywhere else. ``lang``: the
+    language of its words (each has its own entry)."""
     return heatmap.heatmap(mask.astype(float), rows, cols, kind="weights", precision=0, masked=~mask,
                           x_title=_("key"), y_title=_("query"))
+
+
+@budget.cached("additive_mask_heatmap", slots=budget.EXPLORER_SLOTS)  # as mask_heatmap: the mask stays as X changes
+def additive_mask_heatmap(mask: np.ndarray, rows: list[str], cols: list[str], precision: int,
+                          lang: str) -> charts.Chart:  # bool [n_q, n_k]
+    """The additive mask M [n_q, n_k] (0 where allowed, −∞ where masked) as a matrix block draws it (its name, the
+    axes query and key), in ``lang``."""
+    return heatmap.heatmap(additive_mask(mask), rows, cols, precision=precision, x_title=_("key"), y_title=_("query"),
+                           name=_("Additive mask M"))
 
 
 def how_built(cfg: Config) -> str:
@@ -112,16 +126,16 @@ def softmax_table(cmp: analysis.SoftmaxComparison, key_labels: list[str], *, pre
     """
     def column(values: np.ndarray, style: Style) -> list[str]:  # numpy's words where it overflowed, marked
         texts = format_numbers(values, precision + 3 if style == "sig" else precision, style)
-        return [f"{OVERFLOW_MARK} NaN" if np.isnan(v) else f"{OVERFLOW_MARK} +inf" if np.isposinf(v) else t
-                for v, t in zip(values.tolist(), texts, strict=True)]
+        return [f"{OVERFLOW_MARK} NaN" if math.isnan(v) else f"{OVERFLOW_MARK} +inf" if v == math.inf else t
+                for v, t in zip(values.tolist(), texts, strict=True)]  # math's tests: numpy's cost µs a float
 
-    key = _("key")
+    # columns of Python strings (dtype object): pandas makes its string columns 4–5 × slower (64 keys: ≈ 5 ms against
+    # 1), and st.dataframe shows both alike
     return pd.DataFrame({
-        key: key_labels,
         _("score x"): column(cmp.scores, "sig"),
         _("naive exp(x)"): column(cmp.naive_exp, "sig"),
         _("naive weight"): column(cmp.naive_weights, "fixed"),
         "x − max": column(cmp.shifted, "sig"),
         "exp(x − max)": column(cmp.stable_exp, "sig"),
         _("stable weight"): column(cmp.stable_weights, "fixed"),
-    }).set_index(key)
+    }, index=pd.Index(key_labels, name=_("key"), dtype=object), dtype=object)

@@ -11,7 +11,9 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from attn_core import analysis
 from attn_ui.app.i18n import _
+from attn_ui.infra import budget
 from attn_ui.widgets import charts
 
 #: colour-blind-safe pair (ColorBrewer PuOr ends) for raw vs scaled
@@ -23,6 +25,21 @@ PLOT_HEIGHT = 230
 #: the variance sweep's width with its axes and legend: the page's, at most this (as drawn at a fixed width before: a
 #: 390 px phone's screen cut it; tests/e2e/test_phone.py)
 SWEEP_MAX_PX = 495
+#: the divisor slider's stops: 0.01 … 1000, 10 a decade (made once, not on every run of the page)
+SLIDER_STOPS = analysis.log_grid(*analysis.DIVISOR_RANGE, 10, digits=2).tolist()
+CURVE_DIVISORS = analysis.log_grid(*analysis.DIVISOR_RANGE, 20)  # [101]: the saturation curves' x axis
+
+
+@budget.cached("scaling_variance", slots=budget.EXPLORER_SLOTS)
+def variance_sweep(d_ks: tuple[int, ...], n_samples: int, seed: int) -> analysis.VarianceSweep:
+    """analysis.variance_sweep, kept: the same for every learner."""
+    return analysis.variance_sweep(d_ks, n_samples=n_samples, seed=seed)
+
+
+@budget.cached("scaling_saturation", slots=budget.EXPLORER_SLOTS)
+def saturation_numbers(scores: np.ndarray, mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """analysis.saturation at :data:`CURVE_DIVISORS`: each row's largest weight and entropy, [n_div, n_q] each."""
+    return analysis.saturation(scores, CURVE_DIVISORS, mask)
 
 
 def rows_not_one_hot(scores: np.ndarray, mask: np.ndarray | None) -> list[tuple[int, int]]:

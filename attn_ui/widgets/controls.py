@@ -58,11 +58,17 @@ def _focus(key: str) -> None:
     st.session_state[state.KEPT][key] = st.session_state[key]
 
 
+def head_shown(n_heads: int) -> int:
+    """The head to show (state HEAD, within the ``n_heads``): what :func:`head_selector` will show, known before it is
+    drawn."""
+    return min(int(st.session_state[state.HEAD]), n_heads - 1)
+
+
 def head_selector(n_heads: int, prefix: str) -> int:
     """The head to show (state HEAD); no widget when there is only one."""
     if n_heads == 1:
         return 0
-    value, key, now = min(int(st.session_state[state.HEAD]), n_heads - 1), f"{prefix}_head", i18n.translator()
+    value, key, now = head_shown(n_heads), f"{prefix}_head", i18n.translator()
     return st.selectbox(_("Head"), list(range(n_heads)), format_func=lambda h: now(HEAD_OPTION).format(h=h), width=320,
                         help=_("Each head attends with its own slice of W_Q, W_K, W_V."),
                         **_shared(state.HEAD, key, value))

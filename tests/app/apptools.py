@@ -44,26 +44,34 @@ def plain(markdown: str) -> str:
     return re.sub(r"\\(.)", r"\1", markdown)
 
 
-NOTE = ":small[:gray["  # how attn_ui.widgets.matrix_display.note_markdown opens a note inside a block's Markdown
+#: a note inside Markdown, as attn_ui.widgets.matrix_display.note_markdown writes it (its brackets escaped)
+NOTE = re.compile(r":small\[:gray\[((?:\\.|[^\\\]])*)\]\]")
 FORMULA = re.compile(r"^\$\$\n(.*?)\n\$\$$", re.S | re.M)  # a display formula's $$ block in Markdown
 
 
 def notes(at) -> list[str]:
-    """Every caption of the main area (``at`` an AppTest) or of a block: the st.caption elements', and the note a
-    Markdown element ends with (matrix_display.note_markdown: a note drawn as a caption), in the page's order."""
+    """Every caption of the main area (``at`` an AppTest) or of a block: the st.caption elements', and the notes in a
+    Markdown element (matrix_display.note_markdown: a note drawn as a caption), in the page's order."""
     out = []
     for el in at.main if hasattr(at, "main") else at:
         body = str(getattr(el, "value", ""))
         if el.type == "caption":
             out.append(body)
-        elif el.type == "markdown" and NOTE in body and body.endswith("]]"):
-            out.append(body[body.rindex(NOTE) + len(NOTE):-2])
+        elif el.type == "markdown":
+            out += NOTE.findall(body)
     return out
 
 
 def formulas(at) -> list[str]:
     """Every LaTeX formula of the page: the st.latex elements', and each $$ block of a Markdown element."""
     return [*(el.value for el in at.latex), *(f for el in at.markdown for f in FORMULA.findall(str(el.value)))]
+
+
+def paragraphs(*groups) -> list[str]:
+    """Each paragraph of these Markdown elements (``at.markdown``, ``at.caption``, ...) as a text of its own, in their
+    order: several paragraphs drawn as one element (a heading and the words under it, a page's captions joined) read
+    as separate elements did."""
+    return [p for group in groups for e in group for p in str(e.value).split("\n\n") if p]
 
 
 def in_own_thread(fn) -> None:

@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 from attn_core import load_preset, make_config, with_query_rows
 from attn_ui.app import registry
 
-from .apptools import formulas, new_app, plain
+from .apptools import formulas, new_app, notes, plain
 from .test_multihead import head_panels, open_section
 from .test_scaling import heatmaps
 from .test_steps import charts, grid, numbers, page_text, tables
@@ -238,8 +238,7 @@ def test_masking_cross_offers_no_causal_and_padding_greys_x_tokens():
     np.testing.assert_array_equal(grey, ~allowed)
     np.testing.assert_allclose(values, reference(at.session_state["config"], allowed=allowed)["weights"],
                                rtol=1e-12, atol=1e-15)
-    assert any("np.broadcast_to(~is_pad, (2, 3))" in plain(c.value) and "1: chat" in plain(c.value)
-               for c in at.caption)
+    assert any("np.broadcast_to(~is_pad, (2, 3))" in plain(c) and "1: chat" in plain(c) for c in notes(at))
 
 
 def test_masking_cross_custom_mask_is_n_y_by_n_x():
@@ -257,7 +256,7 @@ def test_masking_caption_says_how_each_mask_is_built():
     for kind, words in (("none", "np.ones((3, 3))"), ("causal", "np.tril(np.ones((3, 3)))"),
                         ("custom", "ticked in the grid")):
         at = open_with(replace(cfg, mask_kind=kind), registry.MASKING.file)
-        assert any(words in plain(c.value) for c in at.caption), kind
+        assert any(words in plain(c) for c in notes(at)), kind
 
 
 # ---- Multi-head ---------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 from attn_core import load_preset
 
 from .. import seeds
-from .apptools import new_app, plain
+from .apptools import new_app, notes, paragraphs, plain
 
 PAGE = "pages/scaling.py"
 
@@ -104,7 +104,7 @@ def test_the_variance_formula_is_compared_with_the_learners_measured_variance(pa
     """var(QKᵀ) ≈ d_k · var(Q) · var(K) holds for independent entries with mean 0: the page says how far seed 000's
     numbers are from it, and why (numbers from numpy here)."""
     expected = 3 * Q.var() * K.var()
-    (said,) = [plain(c.value) for c in page.caption if plain(c.value).startswith("Your measured var(QKᵀ)")]
+    (said,) = [plain(c) for c in notes(page) if plain(c).startswith("Your measured var(QKᵀ)")]
     assert f"var(QKᵀ) = {S.var():.4f} is {S.var() / expected:.2f} times the formula's" in said
     assert S.var() / expected > 1.25 and "the means of your entries are" in said
     assert f"{Q.mean():.4f} (Q) and {K.mean():.4f} (K)" in said
@@ -127,7 +127,7 @@ def test_none_mode_is_written_to_the_configuration(page):
     assert not page.exception
     assert page.session_state["config"].scale == "none"
     assert page.select_slider(key="scaling_divisor").value == 1.0
-    assert any("divides by 1" in plain(c.value) for c in page.caption)
+    assert any("divides by 1" in plain(c) for c in notes(page))
     assert has_heatmap(page, np_softmax(S)) and not has_heatmap(page, np_softmax(S / np.sqrt(3)))
 
 
@@ -304,7 +304,7 @@ def test_additive_scores_say_the_reason_does_not_apply():
 def test_the_random_sweep_sentence_gives_the_range_it_measured(page):
     sweep = sweep_table(page)
     scaled = sweep["var(QKᵀ / √d_k)"].to_numpy(dtype=float)
-    (text,) = [plain(m.value) for m in page.markdown if m.value.startswith("**The same on random Q, K")]
+    (text,) = [plain(m) for m in paragraphs(page.markdown) if m.startswith("**The same on random Q, K")]
     assert (f"for d_k from 1 to 512: the raw variance grows with d_k, close to the dashed line variance = d_k, and "
             f"the scaled one stays between {scaled.min():.2f} and {scaled.max():.2f}.") in text
 
@@ -316,7 +316,7 @@ def test_the_saturation_sentence_names_the_rows_that_do_not_go_one_hot(key):
     q, k, allowed = head0(cfg)
     s = np.where(allowed, q @ k.T, -np.inf)
     ties = {i: int((row == row.max()).sum()) for i, row in enumerate(s) if (row == row.max()).sum() > 1}
-    (text,) = [plain(m.value) for m in at.markdown if m.value.startswith("For each query row")]
+    (text,) = [plain(m) for m in paragraphs(at.markdown) if m.startswith("For each query row")]
     for i, label in enumerate(cfg.query_tokens):
         said = f"Query {i}: {label}'s largest score is shared by"
         assert (said in text) == (i in ties), (label, text)
@@ -335,7 +335,7 @@ def test_a_query_with_every_key_masked_is_named_in_the_saturation_sentence():
     custom[1] = False
     at.session_state["config"] = replace(cfg, mask_kind="custom", custom_mask=custom)
     at.run()
-    (text,) = [plain(m.value) for m in at.markdown if m.value.startswith("For each query row")]
+    (text,) = [plain(m) for m in paragraphs(at.markdown) if m.startswith("For each query row")]
     assert "Query 1: input2 has every key masked: its weights are 0 at every divisor." in text
 
 
@@ -364,3 +364,20 @@ def test_rule_labels_have_a_row_each_above_the_plot(page, divisor):
         assert list(saturation_rules.right) == list(right)
         labels = set(saturation_rules.label)
         assert {"÷ 1 (none)", f"÷ √d_k = {np.sqrt(d_k):.3g}"} <= labels
+
+
+def test_the_pages_idea_and_the_reason_for_sqrt_d_k_are_one_element(page):
+    (both,) = [m.value for m in page.markdown if "for this reason" in m.value]
+    idea, claim = both.split("\n\n")
+    assert idea.startswith("Before softmax, every score is divided by a number s.")
+    assert claim.startswith("The Transformer uses s = √d_k for this reason")
+
+
+def test_a_configuration_that_cannot_be_computed_keeps_the_idea_and_says_why():
+    at = open_preset("seed000")
+    at.session_state["config"] = replace(at.session_state["config"], n_heads=2)  # 3 columns in 2 heads: no
+    at.run()
+    assert not at.exception and at.error and "cannot be computed" in at.error[0].value
+    (idea,) = [m.value for m in at.markdown if m.value.startswith("Before softmax, every score is divided")]
+    assert "for this reason" not in idea  # the claim needs the numbers
+    assert at.radio(key="scaling_mode")  # the scale can still be chosen

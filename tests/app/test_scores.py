@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 from attn_core import PRESETS, load_preset, make_config
 from tests.seeds import SEED000_W_K, SEED000_W_Q, SEED000_WEIGHTS, SEED000_X
 
-from .apptools import APP, edit_cells, editor_key, plain
+from .apptools import APP, edit_cells, editor_key, notes, plain
 
 PAGE = "pages/scores.py"
 KIND = "scores_kind"
@@ -123,7 +123,7 @@ def test_switching_score_function_changes_the_configuration_and_the_grids():
     assert "**W_a** · 3 × 3 = [d_q, n_heads·d_k]" in markdown(at)
     assert ("W_a starts as Xavier/Glorot uniform, seed 0, not as the identity, which would give the dot product's "
             "numbers back (Randomise offers it: “identity (ones on the diagonal)”). Yours are still those numbers."
-            ) in [plain(c.value) for c in at.caption]
+            ) in [plain(c) for c in notes(at)]
 
     choose(at, "additive")
     cfg = at.session_state["config"]
@@ -132,7 +132,7 @@ def test_switching_score_function_changes_the_configuration_and_the_grids():
         np.testing.assert_array_equal(got, want)
     assert ("W_1, W_2 and v_a start as W_1 Xavier/Glorot uniform, seed 1; W_2 Xavier/Glorot uniform, seed 2; v_a "
             "Kaiming/He uniform, seed 3; v_a's numbers lie between −2.45 and 2.45 (√6: its fan-in is 1). Yours are "
-            "still those numbers.") in [plain(c.value) for c in at.caption]
+            "still those numbers.") in [plain(c) for c in notes(at)]
     assert all(editor_key(at, k) in at.session_state for k in ("w_1", "w_2", "v_a"))
     assert at.number_input(key="scores_d_a").value == 3
 
@@ -143,7 +143,7 @@ def test_switching_score_function_changes_the_configuration_and_the_grids():
     choose(at, "dot")
     cfg = at.session_state["config"]
     assert cfg.score == "dot" and cfg.w_1 is None and cfg.w_a is None
-    assert "The dot product has no weights of its own" in " ".join(c.value for c in at.caption)
+    assert "The dot product has no weights of its own" in " ".join(notes(at))
 
 
 def test_switching_back_to_general_restores_the_edited_w_a():
@@ -151,8 +151,8 @@ def test_switching_back_to_general_restores_the_edited_w_a():
     edit_cells(at, "w_a", {0: {1: "0.5"}})
     assert not at.exception
     assert at.session_state["config"].w_a[0, 1] == 0.5
-    assert any(plain(c.value).endswith("Yours differ from them now (edited, randomised, or kept through a change "
-                                       "of heads).") for c in at.caption)
+    assert any(plain(c).endswith("Yours differ from them now (edited, randomised, or kept through a change "
+                                 "of heads).") for c in notes(at))
     choose(choose(at, "additive"), "general")
     want = W_A0.copy()
     want[0, 1] = 0.5
@@ -193,7 +193,7 @@ def test_comparison_equals_numpy_on_seed000():
     diff = table["largest |difference| from the dot product's weights"]
     np.testing.assert_allclose(numbers(diff), [0, np.abs(want_general - want_dot).max(),
                                                np.abs(want_additive - want_dot).max()], atol=1e-8)
-    sources = " ".join(plain(c.value) for c in at.caption)
+    sources = " ".join(plain(c) for c in notes(at))
     assert "General (Luong): W_a as it starts: W_a Xavier/Glorot uniform, seed 0." in sources
 
 
@@ -265,7 +265,7 @@ def test_randomise_of_several_heads_draws_each_head_block_on_its_own():
     at.button(key="scores_w_a_fill").click().run()  # Xavier uniform, seed 0: as it started
     np.testing.assert_array_equal(at.session_state["config"].w_a, want)
     assert "With 2 heads: each head's block of columns drawn on its own." in " ".join(
-        plain(c.value) for c in at.caption)
+        plain(c) for c in notes(at))
 
 
 def test_the_additive_features_and_scores_of_one_query_equal_numpy():

@@ -25,7 +25,7 @@ from attn_ui import lessons
 from attn_ui.app import registry, state
 from attn_ui.views import model_views
 
-from .apptools import APP, plain
+from .apptools import APP, notes, plain
 
 # what a learner has never seen: the tutorials' file numbers, preset ids, code identifiers written as prose
 INTERNAL = [
@@ -161,7 +161,7 @@ def test_masking_says_how_each_mask_is_built(preset: str):
             at.multiselect(key="masking_pad").set_value([0]).run()
         assert not at.exception, (kind, [e.value for e in at.exception])
         start, words = MASK_WORDS[kind]
-        (caption,) = [plain(c.value) for c in at.caption if plain(c.value).startswith("1 = may attend")]
+        (caption,) = [plain(c) for c in notes(at) if plain(c).startswith("1 = may attend")]
         assert f"masked. {start}" in caption and words in caption, (kind, caption)
         assert ("np.tril" in caption) == (kind == "causal"), (kind, caption)
         assert not internal_names(shown(at)), kind

@@ -93,8 +93,11 @@ def write(values: np.ndarray, how: Notation, precision: int) -> list[str]:  # [n
     step = f"{10.0**-precision:.{precision}f}"  # "0.0001"
     every = values.tolist()
     texts = list(map(f"{{:.{precision}f}}".format, every))  # as they are: a finite value ≥ tiny, or 0 (most of them)
-    special = np.signbit(values) | ~np.isfinite(values) | ((values > 0) & (values < tiny))  # the others: a sign,
-    for i in np.flatnonzero(special).tolist():  # −0, ±∞, NaN, a positive value too small to show
+    shown_negative = (values < -tiny) & np.isfinite(values)  # "-0.25": rounds away from 0, so "−" + its digits
+    for i in np.flatnonzero(shown_negative).tolist():
+        texts[i] = MINUS + texts[i][1:]
+    special = (np.signbit(values) & ~shown_negative) | ~np.isfinite(values) | ((values > 0) & (values < tiny))
+    for i in np.flatnonzero(special).tolist():  # the others: −0, ±∞, NaN, a value too small to show
         v = every[i]
         texts[i] = "<" + step if 0 < v < tiny else ">" + MINUS + step if -tiny < v < 0 else _tidy(texts[i])
     return texts

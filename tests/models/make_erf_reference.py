@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import mpmath
 import numpy as np
 
 OUT = Path(__file__).resolve().parent / "reference_erf.npz"
@@ -28,6 +27,8 @@ def points() -> np.ndarray:  # -> [n]
 
 
 def main() -> None:
+    import mpmath  # here: collecting this file (pytest's doctests) needs no mpmath
+
     mpmath.mp.prec = 120
     x = points()
     np.savez_compressed(OUT, x=x, erf=np.array([float(mpmath.erf(mpmath.mpf(float(v)))) for v in x]))

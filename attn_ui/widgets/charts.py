@@ -48,7 +48,7 @@ import pyarrow as pa
 import streamlit as st
 
 from attn_ui.app import i18n, state
-from attn_ui.infra import budget
+from attn_ui.infra import budget, st_internals
 
 Builder = Callable[[Any, list, list], alt.TopLevelMixin]
 Frame = pd.DataFrame | pa.Table  # a chart's data: Altair and Streamlit take either
@@ -113,6 +113,10 @@ class Chart:
         out = spec(self.build, self.layout, self.data, self._domains(), extra=self.extra)
         return on_canvas(out) if self.canvas else out
 
+    def parts(self) -> tuple[str, dict[str, Frame]]:
+        """:meth:`spec` in two parts: the template's JSON (one string object per layout, kept) and the datasets."""
+        return spec_parts(self.build, self.layout, self.data, self._domains(), extra=self.extra)
+
     def _domains(self) -> tuple[tuple[float, float] | None, ...]:
         return tuple(self.domains) + (None,) * (len(self.data) - len(self.domains))
 
@@ -126,8 +130,8 @@ def _altair_layer(layer: dict) -> alt.Chart:
     return alt.Chart(**parts)
 
 
-def show_chart(chart: Chart | dict, **kwargs) -> object:
-    """Draw a :class:`Chart` (or a spec from :func:`cached_chart`) in Streamlit's theme.
+def show_chart(chart: Chart | SpecParts, **kwargs) -> object:
+    """Draw a :class:`Chart` (or a plain chart's spec from :func:`cached_chart`) in Streamlit's theme.
 
     ``theme="streamlit"``: the axes, legends and titles take the app's light or dark theme (the learner's system
     setting, .streamlit/config.toml), where Vega's own defaults write black labels on a dark page. The colour
@@ -138,24 +142,63 @@ def show_chart(chart: Chart | dict, **kwargs) -> object:
 
     Width "content" by default: Streamlit's default "stretch" overrides the heatmaps' alt.Step cell size. Other
     keyword arguments go to ``st.vega_lite_chart`` (``key``, ``on_select``, ``selection_mode``).
+
+    The chart's spec, finished as above, is prepared for Streamlit once per template, focus, ink and selection
+    (:func:`_prepared`) and sent with this run's data (attn_ui.infra.st_internals.show_chart: the element
+    ``st.vega_lite_chart`` sends, without serialising and parsing the same spec again on every run).
     """
     kwargs.setdefault("width", "content")
-    out = themed(describe(chart.spec() if isinstance(chart, Chart) else chart))
-    if isinstance(chart, Chart) and (token := st.session_state.get(state.FOCUS)) is not None:
-        pinned(out, getattr(chart.layout, "pin_value", lambda _token: None)(token))
+    ink = INKS.get(getattr(st.context.theme, "type", None) or "light", INKS["light"])
+    template, datasets = chart.parts()
+    layout = getattr(chart, "layout", None)
+    token = st.session_state.get(state.FOCUS)
+    pin = getattr(layout, "pin_value", lambda _token: None)(token) if token is not None else None
+    selectable = kwargs.get("on_select", "ignore") != "ignore"
+    prepared, title = _prepared(template, getattr(chart, "canvas", False), None if pin is None else json.dumps(pin),
+                                ink, kwargs["width"] == "stretch", kwargs.get("selection_mode") if selectable else None,
+                                selectable)
+    _record(chart_name(layout, title), lambda: {**json.loads(prepared.spec), "datasets": datasets})
+    return st_internals.show_chart(prepared, datasets, theme=THEME, **kwargs)
+
+
+def finished(chart_spec: dict, pin: list[dict] | None, ink: str) -> dict:
+    """The spec (changed in place) as it is drawn: in the app's :data:`CONFIG` (:func:`themed`), described
+    (:func:`describe`), its focus pinned at ``pin`` (:func:`pinned`) and drawn in ``ink`` (:data:`INK`)."""
+    out = pinned(themed(describe(chart_spec)), pin)
     for param in out.get("params", []):
-        if param.get("name") == INK:  # the learner's theme, as the browser reports it (None: light)
-            param["value"] = INKS.get(getattr(st.context.theme, "type", None) or "light", INKS["light"])
+        if param.get("name") == INK:  # the learner's theme, as the browser reports it (light if it does not)
+            param["value"] = ink
+    return out
+
+
+@budget.cached("chart_prepared", slots=budget.EXPLORER_SLOTS, key=lambda *args: args)  # hashable values only
+def _prepared(template: str, canvas: bool, pin: str | None, ink: str, stretch: bool, selection_mode: str | None,
+              selectable: bool) -> tuple[st_internals.PreparedChart, str]:
+    """A template's spec finished (:func:`finished`; ``pin``: its focus as JSON) and prepared for Streamlit, with its
+    title's text. The template is one string object per layout (:func:`_template`), so the key finds it at once."""
+    out = finished(on_canvas(json.loads(template)) if canvas else json.loads(template),
+                   None if pin is None else json.loads(pin), ink)
+    return (st_internals.prepare_chart(out, stretch=stretch, selection_mode=selection_mode, selectable=selectable),
+            title_text(out))
+
+
+def _record(name: str, make_spec: Callable[[], dict]) -> None:
+    """Add a drawn chart to this run's list (:func:`shown`), if the frame keeps one."""
     if (drawn := getattr(_RUN, "shown", None)) is not None:
-        drawn.append(Shown(_chart_name(chart, out), out))
-    return st.vega_lite_chart(spec=out, theme=THEME, **kwargs)
+        drawn.append(Shown(name, make_spec))
 
 
 class Shown(NamedTuple):
-    """A chart drawn in this run (:func:`shown`): its name ("" if it has none) and the spec sent, not a copy."""
+    """A chart drawn in this run (:func:`shown`): its name ("" if it has none) and how to make the spec it was drawn
+    with (:attr:`spec`), made only when asked (the sidebar's *Save a chart*, once a visitor picks a format)."""
 
     name: str
-    spec: dict
+    make_spec: Callable[[], dict]
+
+    @property
+    def spec(self) -> dict:
+        """The chart's spec as drawn, its datasets the run's data frames (held by this run only: nothing to free)."""
+        return self.make_spec()
 
 
 #: this script run's own (a run has its own thread): the charts :func:`show_chart` has drawn, from :func:`new_run` on
@@ -173,10 +216,10 @@ def shown() -> list[Shown]:
     return list(getattr(_RUN, "shown", None) or ())
 
 
-def _chart_name(chart: Chart | dict, chart_spec: dict) -> str:
-    """A chart's name: its layout's title or matrix name (a heatmap's, written above it), else its spec's title."""
-    layout = getattr(chart, "layout", None)
-    return getattr(layout, "title", "") or getattr(layout, "name", "") or title_text(chart_spec)
+def chart_name(layout: Hashable | None, spec_title: str) -> str:
+    """A chart's name: its layout's title or matrix name (a heatmap's, written above it), else its spec's title
+    (:func:`title_text`)."""
+    return getattr(layout, "title", "") or getattr(layout, "name", "") or spec_title
 
 
 def title_text(chart_spec: dict) -> str:
@@ -214,25 +257,41 @@ def themed(chart_spec: dict) -> dict:
     return chart_spec
 
 
-def cached_chart(factory: Callable[..., alt.TopLevelMixin], *args, **kwargs) -> dict:
+class SpecParts(NamedTuple):
+    """A spec in two parts (:func:`cached_chart`): its JSON without the datasets, and the datasets."""
+
+    template: str
+    datasets: dict[str, Frame]
+
+    def parts(self) -> tuple[str, dict[str, Frame]]:
+        return self.template, dict(self.datasets)
+
+    def spec(self) -> dict:
+        """The spec as ``st.vega_lite_chart`` takes it (a fresh copy)."""
+        return {**json.loads(self.template), "datasets": dict(self.datasets)}
+
+
+def cached_chart(factory: Callable[..., alt.TopLevelMixin], *args, **kwargs) -> SpecParts:
     """The spec of a plain Altair chart ``factory(*args, **kwargs)``, built once per distinct arguments.
 
     For a chart whose every part changes with its data (e.g. the variance sweep): Altair builds and validates it
     only when an argument changes. Show it with :func:`show_chart`. One spec per language: the factory writes its
     titles in the learner's language.
     """
-    template, datasets = _chart_spec(_name(factory), i18n.language(), *args, _factory=factory, **kwargs)
-    out = json.loads(template)  # a fresh copy each time: Streamlit patches the spec it is given
-    out["datasets"] = dict(datasets)
-    return out
+    return SpecParts(*_chart_spec(_name(factory), i18n.language(), *args, _factory=factory, **kwargs))
 
 
 @budget.cached("chart_spec", slots=budget.EXPLORER_SLOTS)  # the factory is in the key by its name; lang: its texts
 def _chart_spec(name: str, lang: str, *args, _factory: Callable[..., alt.TopLevelMixin] | None = None,
                 **kwargs) -> tuple[str, dict[str, Frame]]:
     spec = altair_spec(_factory(*args, **kwargs))
-    datasets = spec.pop("datasets", {})
+    datasets = {name: _arrow(frame) for name, frame in spec.pop("datasets", {}).items()}  # converted once
     return json.dumps(spec), datasets
+
+
+def _arrow(frame: Frame) -> pa.Table:
+    """A chart's data frame as an Arrow table (its columns; a DataFrame's index left out, as Vega never reads it)."""
+    return pa.Table.from_pandas(frame, preserve_index=False) if isinstance(frame, pd.DataFrame) else frame
 
 
 def _name(fn: Callable) -> str:
@@ -305,14 +364,24 @@ def spec(
     >>> s["datasets"]["slot0"].select(["v", DOMAIN_LO, DOMAIN_HI]).to_pylist()[1]
     {'v': 3.0, 'domain_lo': 0.0, 'domain_hi': 4.0}
     """
+    template, datasets = spec_parts(build, layout, data, domains, extra)
+    out = json.loads(template)  # a fresh copy each time: Streamlit patches the spec it is given
+    out["datasets"] = datasets
+    return out
+
+
+def spec_parts(
+    build: Builder, layout: Hashable, data: Sequence[Frame], domains: Sequence[tuple[float, float] | None] = (),
+    extra: Callable[[Any], dict] | None = None,
+) -> tuple[str, dict[str, Frame]]:
+    """:func:`spec` in two parts: the template's JSON, kept per layout (the same string object on every call), and the
+    datasets (the builder's constants, then ``slot0``, ``slot1``, ...)."""
     has_domain = tuple(i < len(domains) and domains[i] is not None for i in range(len(data)))
     name = _name(build) + (f"+{_name(extra)}" if extra is not None else "")
     template, constants = _template(name, layout, has_domain, i18n.language(), _build=build, _extra=extra)
     frames = {slot_name(i): _with_domain(frame, domains[i]) if has_domain[i] else frame
               for i, frame in enumerate(data)}
-    out = json.loads(template)  # a fresh copy each time: Streamlit patches the spec it is given
-    out["datasets"] = {**constants, **frames}
-    return out
+    return template, {**constants, **frames}
 
 
 def _with_domain(frame: Frame, domain: tuple[float, float]) -> Frame:
@@ -344,8 +413,7 @@ def _template(name: str, layout: Hashable, has_domain: tuple[bool, ...], lang: s
     slots = range(len(has_domain))
     chart = _build(layout, [alt.NamedData(name=slot_name(i)) for i in slots],
                   [data_domain(i) if has_domain[i] else None for i in slots])
-    constants = {name: pa.Table.from_pandas(frame, preserve_index=False) if isinstance(frame, pd.DataFrame) else frame
-                 for name, frame in _name_frames(chart, "const").items()}  # converted once, not on every run
+    constants = {name: _arrow(frame) for name, frame in _name_frames(chart, "const").items()}  # converted once
     out = _to_dict(chart)
     return json.dumps(with_extra(out, _extra(layout)) if _extra is not None else out), constants
 

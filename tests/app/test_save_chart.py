@@ -55,8 +55,8 @@ def test_the_model_view_and_the_neuron_view_as_images():
     svg = export.to_image(still, "svg").decode()
     assert "every head" in svg and hint not in svg
     vectors = neuron_views.vectors_chart({"q_i": np.ones(4), "k_j": np.arange(4.0)}, np.arange(4.0), x_title="f")
-    assert save_chart.chart_names([charts.Shown(charts._chart_name(vectors, vectors.spec()), {})]) == [
-        "The query and key vectors, feature by feature"]
+    name = charts.chart_name(vectors.layout, charts.title_text(vectors.spec()))
+    assert save_chart.chart_names([charts.Shown(name, dict)]) == ["The query and key vectors, feature by feature"]
 
 
 def test_printable_leaves_the_spec_sent_as_it_is(weights_spec):

@@ -111,7 +111,8 @@ def test_a_real_runtime_has_the_storage_install_session_storage_replaces(tmp_pat
 
 
 @pytest.mark.parametrize("name", ["session_id", "session_connected", "free_upload", "running", "logger",
-                                  "install_session_storage", "prepare_grid", "refill_grid", "show_grid"])
+                                  "install_session_storage", "prepare_grid", "refill_grid", "show_grid",
+                                  "prepare_chart", "show_chart"])
 def test_each_use_says_why_no_public_api_serves(name):
     assert name in (st_internals.__doc__ or ""), f"st_internals' module text must say why {name} is needed"
 
@@ -189,3 +190,65 @@ def test_a_prepared_grid_is_the_element_st_data_editor_sends(monkeypatch):
     _, seen_theirs = grid_messages("st.data_editor", monkeypatch, edit)
     _, seen_ours = grid_messages("show_grid", monkeypatch, edit)
     assert seen_ours == seen_theirs and seen_ours["grid_column"]["edited_rows"] == {1: {"2": "7"}}
+
+
+CHART_APP = """
+import numpy as np
+import streamlit as st
+from attn_ui.infra import st_internals
+from attn_ui.widgets import charts, heatmap
+
+plain = heatmap.heatmap(np.array([[0.5, -1.0], [2.0, 0.25]]), ["0: the", "1: 注意"], ["0", "1"], title="X").spec()
+clickable = heatmap.heatmap(np.array([[0.1, 0.9], [0.6, 0.4]]), ["0: a", "1: b"], ["0: a", "1: b"], kind="weights",
+                            select="cell").spec()
+for spec in (plain, clickable):
+    charts.finished(spec, None, charts.INKS["light"])
+clicked = st.session_state.setdefault("clicked", [])
+places = {"main": st.container(), "sidebar": st.sidebar, "column": st.columns(2)[1]}
+for where, box in places.items():
+    with box:
+        draws = [(plain, {}), (plain, {"width": "stretch"}),
+                 (clickable, {"key": f"pick_{where}", "on_select": "rerun", "selection_mode": "cell"}),
+                 (clickable, {"key": f"call_{where}", "on_select": lambda: clicked.append(1)})]
+        for spec, kwargs in draws:
+            kwargs = {"width": "content", **kwargs}
+            if st.session_state["how"] == "st.vega_lite_chart":
+                out = st.vega_lite_chart(spec=dict(spec), theme="streamlit", **kwargs)
+            else:
+                prepared = st_internals.prepare_chart(
+                    spec, stretch=kwargs["width"] == "stretch", selection_mode=kwargs.get("selection_mode"),
+                    selectable=kwargs.get("on_select", "ignore") != "ignore")
+                out = st_internals.show_chart(prepared, spec["datasets"], theme="streamlit", **kwargs)
+            if "key" in kwargs:
+                st.session_state.setdefault("seen", {})[kwargs["key"]] = dict(out)
+"""
+
+
+def chart_messages(how: str, monkeypatch) -> tuple[list[bytes], dict]:
+    """CHART_APP's deltas (paths and contents, serialised) with its charts drawn ``how``, and the selections read."""
+    import streamlit.testing.v1.local_script_runner as local_script_runner
+    from streamlit.testing.v1 import AppTest
+
+    kept: list[list] = []
+    parse = local_script_runner.parse_tree_from_messages
+    monkeypatch.setattr(local_script_runner, "parse_tree_from_messages",
+                        lambda msgs: (kept.append(list(msgs)), parse(msgs))[1])
+    at = AppTest.from_string(CHART_APP)
+    at.session_state["how"] = how
+    at.run()
+    assert not at.exception, at.exception
+    deltas = [bytes(m.metadata.delta_path) + m.delta.SerializeToString() for m in kept[-1] if m.HasField("delta")]
+    return deltas, dict(at.session_state["seen"])
+
+
+def test_a_prepared_chart_is_the_element_st_vega_lite_chart_sends(monkeypatch):
+    """st_internals.show_chart(prepare_chart(spec), datasets) sends what st.vega_lite_chart(spec=spec) sends, byte
+    for byte (its spec, datasets as Arrow, theme, width, and with a selection its id, modes and form), in the main
+    area, the sidebar and a column, with and without a click selection (rerun, or a callback), content or stretch
+    wide; and a selection's state reads the same."""
+    theirs, seen_theirs = chart_messages("st.vega_lite_chart", monkeypatch)
+    ours, seen_ours = chart_messages("show_chart", monkeypatch)
+    assert len(theirs) >= 12 and ours == theirs, (
+        f"{VERSION}: st.vega_lite_chart sends another element than st_internals.show_chart makes: mend prepare_chart "
+        "and show_chart after VegaChartsMixin._vega_lite_chart (streamlit/elements/vega_charts.py)")
+    assert seen_ours == seen_theirs and len(seen_ours) == 6

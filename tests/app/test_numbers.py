@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attn_ui.widgets.numbers import exact_texts, format_numbers, grid_texts, notation, parse_number
+from attn_ui.widgets.numbers import SMALL, exact_texts, format_numbers, grid_texts, notation, parse_number, write
 
 from ..seeds import SEED000_X
 
@@ -100,3 +100,20 @@ def test_fixed_texts_are_each_value_written_on_its_own(precision):
     edge = [0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 5e-5, -5e-5, 4.9e-5, -4.9e-5, 0.99995, -0.99995, 1e-300]
     for values in (rng.normal(size=500), rng.normal(size=500) * 1e-4, np.array(edge), rng.choice(edge, 200)):
         assert grid_texts(values, precision, "fixed") == _fixed_one_by_one(values, precision)
+
+
+@pytest.mark.parametrize("precision", [0, 1, 2, 4, 6])
+def test_a_few_values_are_written_as_many_are(precision):
+    """Up to numbers.SMALL values are looked at one by one in Python, more with numpy: the same notation and texts."""
+    rng = np.random.default_rng(10 + precision)
+    tiny = 0.5 * 10.0**-precision
+    edge = [0.0, -0.0, 1.0, -1.0, 16.0, np.inf, -np.inf, np.nan, tiny, -tiny, np.nextafter(tiny, 0),
+            -np.nextafter(tiny, 0), 0.99995, -0.99995, 1e-300, -1e-300, 2e6, -1e4]
+    for values in (np.array(edge), rng.normal(size=3), rng.normal(size=12) * 1e-4, rng.normal(size=SMALL) * 1e5,
+                   np.round(rng.normal(size=9) * 10), rng.choice(edge, 40), np.array([np.nan, -np.inf]), np.arange(5)):
+        assert len(values) <= SMALL
+        assert grid_texts(values.astype(float), precision, "fixed") == _fixed_one_by_one(values, precision)
+        many = np.tile(values, SMALL // len(values) + 1)  # the same values, past SMALL
+        assert notation(values, precision) == notation(many, precision)
+        for how in ("integer", "fixed", "scientific"):
+            assert write(values, how, precision) == write(many, how, precision)[:len(values)]

@@ -211,7 +211,7 @@ def with_cells(labels: pa.Table, **columns: np.ndarray | Sequence[str]) -> pa.Ta
     >>> with_cells(label_columns(("a",), ("x", "y")), value=np.array([0.5, 1.0]), text=["0.5", "1"]).column_names
     ['row', 'col', 'row_i', 'col_i', 'value', 'text']
     """
-    return pa.Table.from_arrays([*labels.columns, *map(pa.array, columns.values())],
+    return pa.Table.from_arrays([*labels.columns, *columns.values()],
                                 names=[*labels.column_names, *columns])
 
 

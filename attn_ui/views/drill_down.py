@@ -94,13 +94,24 @@ def softmax_parts(row: np.ndarray) -> tuple[float | None, np.ndarray, np.ndarray
     return m, shifted, e, float(e.sum())
 
 
-def _table(header: list[str], rows: list[list[str]]) -> None:
-    """A markdown table; long ones scroll inside a box."""
+def _table(parts: list[str], header: list[str], rows: list[list[str]]) -> None:
+    """A markdown table after the Markdown ``parts`` waiting to be drawn: added to them, or, long, drawn in a box of its
+    own that scrolls (after them: :func:`_flush`)."""
     table = text.md_table(header, rows)
     if len(rows) > SCROLL_ROWS:
+        _flush(parts)
         st.container(height=460).markdown(table)
     else:
-        st.markdown(table)
+        parts.append(table)
+
+
+def _flush(parts: list[str]) -> None:
+    """Draw the Markdown ``parts`` waiting (headings, formulas, tables) as one element, and empty the list: the
+    drill-down's words, formulas and short tables are drawn as few elements as they can be (each costs Streamlit
+    ≈ 0.2 ms a run, bench/RESULTS.md)."""
+    if parts:
+        st.markdown(block_markdown(*parts))
+        parts.clear()
 
 
 def drill_down_section(t: AttentionTrace, cfg: Config, *, prefix: str, mt: MultiHeadTrace | None = None) -> int:
@@ -224,8 +235,8 @@ def show_drill_down(t: AttentionTrace, cfg: Config, i: int, keys: range | None =
     sigma = "**Σ**" if len(keys) == n_k else _("**Σ (all {n} keys)**").format(n=n_k)
     masked = np.isneginf(t.masked[i])  # [n_k]
 
-    # the section's heading, formula, q_i (and the row it is multiplied with) and note: one Markdown element
-    st.markdown(block_markdown(
+    # the sections' headings, formulas, words and short tables: one Markdown element where nothing else comes between
+    parts = [block_markdown(
         heading_markdown(_("a · Scores of query {query} with every key").format(query=query) if len(keys) == n_k
                          else _("a · Scores of query {query} with keys {first}–{last} (of {n})").format(
                              query=query, first=keys.start, last=keys.stop - 1, n=n_k), 3),
@@ -235,8 +246,9 @@ def show_drill_down(t: AttentionTrace, cfg: Config, i: int, keys: range | None =
         note_markdown(note) if (note := scored_rows_note(mt)) else "",
         f"$q_{{{i}}} W_a$ = {vector_text(t.q_a[i], p)}" if t.score_fn == "general" else
         f"$q_{{{i}}} W_1$ = {vector_text(t.q_1[i], p)} · $v_a$ = {vector_text(t.v_a, p)}" if t.score_fn == "additive"
-        else ""))
+        else "")]
     if t.score_fn == "additive":
+        _flush(parts)
         f = t.features(i)  # [n_k, d_a]
         matrix_block(_("Features of query {query}").format(query=query),
                      rf"f_{{{i}j}} = \tanh(q_{{{i}}} W_1 + k_j W_2)", f, text.token_labels(cfg),
@@ -244,16 +256,17 @@ def show_drill_down(t: AttentionTrace, cfg: Config, i: int, keys: range | None =
                      note=_("Row j: tanh of query {query}'s row of Q W_1 plus key j's row of K W_2. Each score below "
                             "is the dot product of a row with v_a.").format(query=query))
     header, rows = _score_rows(t, i, keys, labels, masked, p)
-    _table(header, rows)
+    _table(parts, header, rows)
 
     m, shifted, e, total = softmax_parts(t.masked[i])
     b_heading = heading_markdown(_("b · Softmax of row {i}").format(i=i), 3)
     if m is None:
-        st.markdown(b_heading)
+        parts.append(b_heading)
+        _flush(parts)
         st.info(_("Every key is masked for this query: exp(−∞) = 0 for every key, so the weights are all 0 "
                   "(not NaN) and the output row is 0."), icon=":material/info:")
     else:
-        st.markdown(block_markdown(b_heading, formula_markdown(
+        parts.append(block_markdown(b_heading, formula_markdown(
             rf"m = \max_j \tilde s_{{{i}j}} = {fmt(m, p)}, \qquad "
             rf"\sum_j e^{{\tilde s_{{{i}j}} - m}} = {fmt(total, p)}, \qquad "
             rf"a_{{{i}j}} = e^{{\tilde s_{{{i}j}} - m}} \big/ {fmt(total, p)}")))
@@ -261,10 +274,10 @@ def show_drill_down(t: AttentionTrace, cfg: Config, i: int, keys: range | None =
     columns = [format_numbers(m, p, "short") for m in (t.masked[i, page], shifted[page], e[page], t.weights[i, page])]
     rows = [[labels[j], *cells] for j, *cells in zip(keys, *columns, strict=True)]
     rows.append([sigma, "", "", f"**{fmt(total, p)}**", f"**{fmt(t.weights[i].sum(), p)}**"])
-    _table([_(r"key $j$"), r"$\tilde s_{ij}$", r"$\tilde s_{ij} - m$", r"$e^{\tilde s_{ij} - m}$",
-            _(r"weight $a_{ij}$")], rows)
-    # the table's note, then section c's heading and formula: one Markdown element
-    st.markdown(block_markdown(
+    _table(parts, [_(r"key $j$"), r"$\tilde s_{ij}$", r"$\tilde s_{ij} - m$", r"$e^{\tilde s_{ij} - m}$",
+                   _(r"weight $a_{ij}$")], rows)
+    # the table's note, then section c's heading and formula
+    parts.append(block_markdown(
         note_markdown(_("Subtracting the row's largest score m first keeps every exp at most 1 (nothing overflows) and "
                         "does not change the weights.")),
         heading_markdown(_("c · Weighted values of query {query} (the English illustrated tutorial's “alignment "
@@ -275,7 +288,8 @@ def show_drill_down(t: AttentionTrace, cfg: Config, i: int, keys: range | None =
     rows = [[labels[j], weight, vector_text(t.v[j], p), vector_text(c[j], p)]
             for j, weight in zip(keys, format_numbers(t.weights[i, page], p, "short"), strict=True)]
     rows.append([sigma, f"**{fmt(t.weights[i].sum(), p)}**", "", f"**{vector_text(total_c, p)}**"])
-    _table([_(r"key $j$"), _(r"weight $a_{ij}$"), _(r"value $v_j$"), r"$a_{ij}\, v_j$"], rows)
+    _table(parts, [_(r"key $j$"), _(r"weight $a_{ij}$"), _(r"value $v_j$"), r"$a_{ij}\, v_j$"], rows)
+    _flush(parts)
     gap = float(np.abs(total_c - t.output[i]).max())
     same = np.allclose(total_c, t.output[i], rtol=1e-12, atol=1e-12)
     check = st.success if same else st.error

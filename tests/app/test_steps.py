@@ -96,16 +96,18 @@ def grid(df: pd.DataFrame, column: str = "value") -> np.ndarray:
 
 
 def tables(at: AppTest) -> dict[str, list[list[str]]]:
-    """The drill-down's markdown tables by section letter ("a", "b", "c"): rows of cells, header dropped."""
+    """The drill-down's markdown tables by section letter ("a", "b", "c"): rows of cells, header dropped. A table is
+    drawn in its section's Markdown, or (a long one, in a box that scrolls) in an element of its own."""
     found, section = {}, None
     for el in elements(at.main):
         if el.type != "markdown":
             continue
-        if headings := re.findall(r"^### (\S+)", el.value, re.M):  # a section's heading starts a line of its Markdown
-            section = headings[-1]
-        elif el.value.startswith("| ") and section:
-            lines = el.value.splitlines()[2:]
-            found[section] = [[plain(c.strip()) for c in line.strip("|").split(" | ")] for line in lines]
+        for block in el.value.split("\n\n"):  # paragraphs: a heading, a formula, a table, ...
+            if heading := re.match(r"### (\S+)", block):  # a section's heading
+                section = heading[1]
+            elif block.startswith("| ") and section:
+                lines = block.splitlines()[2:]
+                found[section] = [[plain(c.strip()) for c in line.strip("|").split(" | ")] for line in lines]
     return found
 
 

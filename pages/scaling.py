@@ -134,7 +134,9 @@ if trace is None:
     trace = compute.current_trace()  # a message, and the page stops here
 head = controls.head_selector(cfg.n_heads, "scaling")
 t = trace.heads[head]
-u = t if cfg.scale == "none" else compute.trace(replace(cfg, scale="none")).heads[head]  # unscaled already: the same
+# unscaled: already (the same), or this head again (its scores dot products), or the whole configuration again
+u = t if cfg.scale == "none" else (scaling_views.unscaled_head(t) or
+                                   compute.trace(replace(cfg, scale="none")).heads[head])
 queries, labels = text.query_labels(cfg), text.token_labels(cfg)  # rows: the queries; columns: the keys (X)
 per_head = cfg.n_heads > 1  # titles and captions name the head
 masked = None if t.mask is None else ~t.mask

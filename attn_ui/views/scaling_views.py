@@ -11,7 +11,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from attn_core import analysis
+from attn_core import AttentionTrace, analysis, scaled_dot_product_attention
 from attn_ui.app.i18n import _
 from attn_ui.infra import budget
 from attn_ui.widgets import charts
@@ -40,6 +40,27 @@ def variance_sweep(d_ks: tuple[int, ...], n_samples: int, seed: int) -> analysis
 def saturation_numbers(scores: np.ndarray, mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     """analysis.saturation at :data:`CURVE_DIVISORS`: each row's largest weight and entropy, [n_div, n_q] each."""
     return analysis.saturation(scores, CURVE_DIVISORS, mask)
+
+
+@budget.cached("scaling_unscaled", slots=budget.EXPLORER_SLOTS)
+def _unscaled_dot(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray | None, bias: np.ndarray | None,
+                  softcap: float | None) -> AttentionTrace:  # [n_q, d_k], [n_k, d_k], [n_k, d_v] -> trace
+    return scaled_dot_product_attention(q, k, v, scale="none", mask=mask, bias=bias, softcap=softcap)
+
+
+def unscaled_head(t: AttentionTrace) -> AttentionTrace | None:
+    """Head ``t`` with its scores divided by 1: the same q, k (as scored: QK-normed and rotated where the trace did
+    so), v, mask, soft cap and score bias, through attn_core's one head. Only a head whose scores are dot products
+    (None otherwise: compute the whole unscaled configuration): one head's attention, not every head's again.
+
+    >>> from attn_core import self_attention
+    >>> t = self_attention(np.eye(2), np.eye(2), 2 * np.eye(2), np.eye(2))
+    >>> unscaled_head(t).divisor, bool(np.allclose(unscaled_head(t).scores, t.scores))
+    (1.0, True)
+    """
+    if t.score_fn != "dot":
+        return None
+    return _unscaled_dot(t.q, t.k, t.v, t.mask, t.bias, t.softcap)
 
 
 def rows_not_one_hot(scores: np.ndarray, mask: np.ndarray | None) -> list[tuple[int, int]]:

@@ -381,3 +381,40 @@ def test_a_configuration_that_cannot_be_computed_keeps_the_idea_and_says_why():
     (idea,) = [m.value for m in at.markdown if m.value.startswith("Before softmax, every score is divided")]
     assert "for this reason" not in idea  # the claim needs the numbers
     assert at.radio(key="scaling_mode")  # the scale can still be chosen
+
+
+def _configs_for_unscaled():
+    """Configurations whose heads' scores are dot products: plain, masked, several heads, a T5-style score bias, and the
+    modern options (grouped heads, RoPE, QK-norm, ALiBi, a window, a soft cap)."""
+    from attn_core import RoPE, initialize, make_config
+
+    def w(shape, seed):
+        return initialize("xavier_uniform", shape, seed=seed)
+
+    tokens = [f"t{i}" for i in range(6)]
+    x = w((6, 8), 0)
+    base = make_config(tokens, x, w((8, 8), 1), w((8, 8), 2), w((8, 8), 3), n_heads=2)
+    rng = np.random.default_rng(5)
+    yield load_preset("seed000")
+    yield load_preset("seed002_causal")
+    yield base
+    yield replace(base, mask_kind="causal", score_bias=rng.normal(size=(2, 6, 6)))
+    yield make_config(tokens, x, w((8, 8), 1), w((8, 4), 2), w((8, 4), 3), w_o=w((8, 8), 4), n_heads=2, n_kv_heads=1,
+                      rope=RoPE(), qk_norm=True, alibi=True, window=3, softcap=2.5, mask_kind="causal", scale=0.7)
+
+
+@pytest.mark.parametrize("number", range(5))
+def test_the_unscaled_head_is_the_unscaled_configurations_head(number):
+    """The Scaling page computes the unscaled side of a dot-product head on that head alone
+    (scaling_views.unscaled_head): every intermediate equals the whole configuration's unscaled trace's, number for
+    number."""
+    from attn_ui.views import compute, scaling_views
+
+    cfg = list(_configs_for_unscaled())[number]
+    scaled, unscaled = compute.trace(cfg), compute.trace(replace(cfg, scale="none"))
+    for h, (t, u) in enumerate(zip(scaled.heads, unscaled.heads, strict=True)):
+        mine = scaling_views.unscaled_head(t)
+        assert mine.divisor == 1.0
+        for name in ("q", "k", "v", "scores", "scaled", "masked", "weights", "output"):
+            assert np.array_equal(getattr(mine, name), getattr(u, name)), (number, h, name)
+        assert mine.fully_masked_rows == u.fully_masked_rows

@@ -52,11 +52,26 @@ def dot_product_text(a: np.ndarray, b: np.ndarray, total: float, precision: int,
     >>> dot_product_text(np.array([1.0, -1.0, 1.0]), np.array([2.0, 3.0, 4.0]), 3.0, 4, max_terms=2)
     '1·2 + (−1)·3 + … (1 more) = 3'
     """
-    xs, ys = (_factors(v[:max_terms], precision) for v in (a, b))  # each vector's numbers written at once
-    terms = [f"{x}·{y}" for x, y in zip(xs, ys, strict=True)]
-    if len(a) > max_terms:
-        terms.append(_("… ({n} more)").format(n=len(a) - max_terms))
-    return " + ".join(terms) + f" = {fmt(total, precision)}"
+    return dot_product_texts(np.asarray(a)[None, :], np.asarray(b)[None, :], np.array([total]), precision,
+                             max_terms)[0]
+
+
+def dot_product_texts(a: np.ndarray, b: np.ndarray, totals: np.ndarray, precision: int,
+                      max_terms: int = MAX_TERMS) -> list[str]:  # [n, d], [n, d], [n] -> n strings
+    """:func:`dot_product_text` of each row of ``a`` with the same row of ``b`` (a row may be one vector for every
+    row: ``np.broadcast_to``), every number written at once (a table of keys at a time: one call, not one per key).
+
+    >>> dot_product_texts(np.broadcast_to([1.0, -1.0], (2, 2)), np.array([[2.0, 3.0], [0.5, 0.0]]),
+    ...                   np.array([-1.0, 0.5]), 4)
+    ['1·2 + (−1)·3 = −1', '1·0.5 + (−1)·0 = 0.5']
+    """
+    n, d = a.shape
+    w = min(d, max_terms)
+    xs, ys = (_factors(m[:, :max_terms].ravel(), precision) for m in (a, b))  # each matrix's numbers at once
+    more = [_("… ({n} more)").format(n=d - max_terms)] if d > max_terms else []
+    return [" + ".join([*(f"{x}·{y}" for x, y in zip(xs[r * w:(r + 1) * w], ys[r * w:(r + 1) * w], strict=True)),
+                        *more]) + f" = {total}"
+            for r, total in enumerate(format_numbers(np.asarray(totals, dtype=float), precision, "short"))]
 
 
 def vector_text(v: np.ndarray, precision: int, max_items: int = MAX_ITEMS) -> str:
@@ -69,10 +84,20 @@ def vector_text(v: np.ndarray, precision: int, max_items: int = MAX_ITEMS) -> st
     >>> vector_text(np.arange(8.0), 2, max_items=3)
     '[0, 1, 2, … (5 more)]'
     """
-    items = format_numbers(np.asarray(v[:max_items], dtype=float), precision, "short")
-    if len(v) > max_items:
-        items.append(_("… ({n} more)").format(n=len(v) - max_items))
-    return "[" + ", ".join(items) + "]"
+    return vector_texts(np.asarray(v)[None, :], precision, max_items)[0]
+
+
+def vector_texts(m: np.ndarray, precision: int, max_items: int = MAX_ITEMS) -> list[str]:  # [n, d] -> n strings
+    """:func:`vector_text` of each row of ``m``, every number written at once.
+
+    >>> vector_texts(np.array([[2.0, -7.0], [0.25, 1e-9]]), 4)
+    ['[2, −7]', '[0.25, 1e-09]']
+    """
+    n, d = m.shape
+    w = min(d, max_items)
+    items = format_numbers(np.asarray(m[:, :max_items], dtype=float).ravel(), precision, "short")
+    more = [_("… ({n} more)").format(n=d - max_items)] if d > max_items else []
+    return ["[" + ", ".join([*items[r * w:(r + 1) * w], *more]) + "]" for r in range(n)]
 
 
 def softmax_parts(row: np.ndarray) -> tuple[float | None, np.ndarray, np.ndarray, float]:  # [n_k] -> ..., [n_k] x2
@@ -143,11 +168,15 @@ def keys_page(n_k: int, labels: list[str], prefix: str) -> range:
     return pages[k]
 
 
-def _masked_note(scaled: float, masked: bool, p: int) -> str:
-    return _("{number} → −∞ (masked)").format(number=fmt(scaled, p)) if masked else fmt(scaled, p)
+def _masked_notes(scaled: np.ndarray, masked: np.ndarray, p: int) -> list[str]:  # [n], bool [n] -> n strings
+    """Each scaled score, and "→ −∞ (masked)" after a masked one's."""
+    marked = _("{number} → −∞ (masked)")
+    return [marked.format(number=number) if m else number
+            for number, m in zip(format_numbers(np.asarray(scaled, dtype=float), p, "short"), masked.tolist(),
+                                 strict=True)]
 
 
-def _score_rows(t: AttentionTrace, i: int, keys: range, labels: list[str], masked: np.ndarray,
+def _score_rows(t: AttentionTrace, i: int, keys: range, labels: dict[int, str], masked: np.ndarray,
                 p: int) -> tuple[list[str], list[list[str]]]:
     """Section a's table for the trace's score function: each score of query ``i`` as a sum of products; with a soft
     cap or a score bias, the scaled score as it is and what the cap and the bias make of it (what the softmax takes)."""
@@ -157,30 +186,34 @@ def _score_rows(t: AttentionTrace, i: int, keys: range, labels: list[str], maske
         return header, rows
     after = (r"$c \tanh(\tilde s / c) + b$" if t.softcap is not None and t.bias is not None else
              r"$c \tanh(\tilde s / c)$" if t.bias is None else r"$\tilde s + b$")
-    return [*header, after], [[*row, _masked_note(t.biased[i, j], masked[j], p)] for row, j in zip(rows, keys,
-                                                                                                  strict=True)]
+    page = slice(keys.start, keys.stop)
+    return [*header, after], [[*row, note] for row, note in zip(rows, _masked_notes(t.biased[i, page], masked[page], p),
+                                                                strict=True)]
 
 
-def _products(t: AttentionTrace, i: int, keys: range, labels: list[str], masked: np.ndarray,
+def _products(t: AttentionTrace, i: int, keys: range, labels: dict[int, str], masked: np.ndarray,
               p: int) -> tuple[list[str], list[list[str]]]:
-    """Each score of query ``i`` as a sum of products, and its scaled value (masked ones said)."""
+    """Each score of query ``i`` as a sum of products, and its scaled value (masked ones said): each column's texts
+    written at once for the keys shown."""
     scaled, key = _(r"scaled $\tilde s$"), _(r"key $j$")
     products = _("{formula} (sum of products)")  # the formula: $…$
+    page = slice(keys.start, keys.stop)  # the keys shown: a range of step 1
+    n, scores = len(keys), t.scores[i, page]  # [n]
     if t.score_fn == "general":  # (q_i W_a) · k_j
         header = [key, r"$k_j$", products.format(formula=rf"$(q_{{{i}}} W_a) \cdot k_j$"), scaled]
-        rows = [[labels[j], vector_text(t.k[j], p), dot_product_text(t.q_a[i], t.k[j], t.scores[i, j], p),
-                 _masked_note(t.scaled[i, j], masked[j], p)] for j in keys]
+        columns = [vector_texts(t.k[page], p), dot_product_texts(np.broadcast_to(t.q_a[i], (n, t.q_a.shape[1])),
+                                                                  t.k[page], scores, p)]
     elif t.score_fn == "additive":  # f_ij · v_a with f_ij = tanh(q_i W_1 + k_j W_2)
-        f = t.features(i)  # [n_k, d_a]
+        f = t.features(i)[page]  # [n, d_a]
         header = [key, r"$k_j W_2$", rf"$f_{{{i}j}}$", products.format(formula=rf"$f_{{{i}j}} \cdot v_a$"), scaled]
-        rows = [[labels[j], vector_text(t.k_2[j], p), vector_text(f[j], p),
-                 dot_product_text(f[j], t.v_a, t.scores[i, j], p), _masked_note(t.scaled[i, j], masked[j], p)]
-                for j in keys]
+        columns = [vector_texts(t.k_2[page], p), vector_texts(f, p),
+                   dot_product_texts(f, np.broadcast_to(t.v_a, f.shape), scores, p)]
     else:  # q_i · k_j
         header = [key, r"$k_j$", products.format(formula=rf"$q_{{{i}}} \cdot k_j$"), scaled]
-        rows = [[labels[j], vector_text(t.k[j], p), dot_product_text(t.q[i], t.k[j], t.scores[i, j], p),
-                 _masked_note(t.scaled[i, j], masked[j], p)] for j in keys]
-    return header, rows
+        columns = [vector_texts(t.k[page], p), dot_product_texts(np.broadcast_to(t.q[i], (n, t.q.shape[1])),
+                                                                  t.k[page], scores, p)]
+    notes = _masked_notes(t.scaled[i, page], masked[page], p)
+    return header, [[labels[j], *cells] for j, *cells in zip(keys, *columns, notes, strict=True)]
 
 
 def after_scaling_latex(t: AttentionTrace, i: int) -> str:
@@ -228,10 +261,11 @@ def show_drill_down(t: AttentionTrace, cfg: Config, i: int, keys: range | None =
     bias (ALiBi's, a T5 layer's) get a column of their own before the softmax.
     """
     p = controls.precision()
-    labels = [text.md_escape(label) for label in text.token_labels(cfg)]  # the keys: X's tokens
-    query = text.md_escape(text.query_labels(cfg)[i])
     n_k = t.k.shape[0]
     keys = range(n_k) if keys is None else keys
+    every = text.token_labels(cfg)  # the keys: X's tokens
+    labels = {j: text.md_escape(every[j]) for j in keys}  # those shown, as Markdown
+    query = text.md_escape(text.query_labels(cfg)[i])
     sigma = "**Σ**" if len(keys) == n_k else _("**Σ (all {n} keys)**").format(n=n_k)
     masked = np.isneginf(t.masked[i])  # [n_k]
 
@@ -251,7 +285,7 @@ def show_drill_down(t: AttentionTrace, cfg: Config, i: int, keys: range | None =
         _flush(parts)
         f = t.features(i)  # [n_k, d_a]
         matrix_block(_("Features of query {query}").format(query=query),
-                     rf"f_{{{i}j}} = \tanh(q_{{{i}}} W_1 + k_j W_2)", f, text.token_labels(cfg),
+                     rf"f_{{{i}j}} = \tanh(q_{{{i}}} W_1 + k_j W_2)", f, every,
                      text.dim_labels(f.shape[1]), y_title=_("key"), x_title=_("feature (d_a)"),
                      note=_("Row j: tanh of query {query}'s row of Q W_1 plus key j's row of K W_2. Each score below "
                             "is the dot product of a row with v_a.").format(query=query))
@@ -285,8 +319,9 @@ def show_drill_down(t: AttentionTrace, cfg: Config, i: int, keys: range | None =
         formula_markdown(rf"o_{{{i}}} = \sum_j a_{{{i}j}}\, v_j")))
     c = t.contributions(i)  # [n_k, d_v]
     total_c = c.sum(axis=0)  # [d_v]
-    rows = [[labels[j], weight, vector_text(t.v[j], p), vector_text(c[j], p)]
-            for j, weight in zip(keys, format_numbers(t.weights[i, page], p, "short"), strict=True)]
+    rows = [[labels[j], *cells] for j, *cells in zip(keys, format_numbers(t.weights[i, page], p, "short"),
+                                                       vector_texts(t.v[page], p), vector_texts(c[page], p),
+                                                       strict=True)]
     rows.append([sigma, f"**{fmt(t.weights[i].sum(), p)}**", "", f"**{vector_text(total_c, p)}**"])
     _table(parts, [_(r"key $j$"), _(r"weight $a_{ij}$"), _(r"value $v_j$"), r"$a_{ij}\, v_j$"], rows)
     _flush(parts)

@@ -12,6 +12,7 @@ import math
 import altair as alt
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from attn_core import Config, additive_mask, analysis
 from attn_ui.app import i18n
@@ -114,14 +115,15 @@ def row_sums_build(layout: tuple, data: list, domains: list) -> alt.HConcatChart
 OVERFLOW_MARK = "⚠"  # marks a cell that overflowed (+inf) or became NaN in softmax_table
 
 
-def softmax_table(cmp: analysis.SoftmaxComparison, key_labels: list[str], *, precision: int) -> pd.DataFrame:
+def softmax_table(cmp: analysis.SoftmaxComparison, key_labels: list[str], *, precision: int) -> pa.Table:
     """One row per key: the score, the naive exp and weight, the shifted score, the stable exp and weight.
 
-    Cells that overflowed (+inf) or became NaN are marked "⚠ +inf", "⚠ NaN" (a plain frame of text: a pandas
-    Styler's highlight cost more than the rest of the Masking page's run).
+    Cells that overflowed (+inf) or became NaN are marked "⚠ +inf", "⚠ NaN" (a plain table of text: a pandas
+    Styler's highlight cost more than the rest of the Masking page's run). The keys are the table's index
+    (:func:`indexed`: shaded, first).
 
     >>> table = softmax_table(analysis.compare_softmax(np.array([1000.0, 0.0])), ["a", "b"], precision=2)
-    >>> table["naive weight"].tolist()
+    >>> table["naive weight"].to_pylist()
     ['⚠ NaN', '0']
     """
     def column(values: np.ndarray, style: Style) -> list[str]:  # numpy's words where it overflowed, marked
@@ -129,13 +131,32 @@ def softmax_table(cmp: analysis.SoftmaxComparison, key_labels: list[str], *, pre
         return [f"{OVERFLOW_MARK} NaN" if math.isnan(v) else f"{OVERFLOW_MARK} +inf" if v == math.inf else t
                 for v, t in zip(values.tolist(), texts, strict=True)]  # math's tests: numpy's cost µs a float
 
-    # columns of Python strings (dtype object): pandas makes its string columns 4–5 × slower (64 keys: ≈ 5 ms against
-    # 1), and st.dataframe shows both alike
-    return pd.DataFrame({
+    return indexed({
         _("score x"): column(cmp.scores, "sig"),
         _("naive exp(x)"): column(cmp.naive_exp, "sig"),
         _("naive weight"): column(cmp.naive_weights, "fixed"),
         "x − max": column(cmp.shifted, "sig"),
         "exp(x − max)": column(cmp.stable_exp, "sig"),
         _("stable weight"): column(cmp.stable_weights, "fixed"),
-    }, index=pd.Index(key_labels, name=_("key"), dtype=object), dtype=object)
+    }, _("key"), key_labels)
+
+
+def indexed(columns: dict[str, list[str]], index_name: str, index: list[str]) -> pa.Table:
+    """A table of texts with an index, the one ``pa.Table.from_pandas`` makes of a DataFrame of Python strings with a
+    named index (the data columns, then the index's, and pandas' metadata naming it: st.dataframe shows it as the
+    index, shaded and first), without the DataFrame: making it and Streamlit converting it cost ≈ 3 ms a run.
+
+    >>> frame = pd.DataFrame({"a": ["1", "2"]}, index=pd.Index(["x", "y"], name="key", dtype=object), dtype=object)
+    >>> indexed({"a": ["1", "2"]}, "key", ["x", "y"]).equals(pa.Table.from_pandas(frame), check_metadata=True)
+    True
+    """
+    table = text.text_table({**columns, index_name: index})
+    return table.replace_schema_metadata({b"pandas": _pandas_metadata(tuple(columns), index_name)})
+
+
+@budget.cached("masking_index_metadata", slots=budget.EXPLORER_SLOTS, key=lambda *args: args)  # names: the app's words
+def _pandas_metadata(names: tuple[str, ...], index_name: str) -> bytes:
+    """pandas' metadata of :func:`indexed`'s table (its columns' and index's names and types; not its rows)."""
+    one = pd.DataFrame({name: ["x"] for name in names}, index=pd.Index(["x"], name=index_name, dtype=object),
+                       dtype=object)
+    return pa.Table.from_pandas(one).schema.metadata[b"pandas"]

@@ -275,6 +275,19 @@ def _reads_as(text: str, v: float) -> bool:
         return False
 
 
+def _shown_exactly(values: np.ndarray, precision: int) -> bool:  # values [r, c]
+    """Whether every number of a grid's values reads back from its text as exactly itself (:func:`_reads_as`)."""
+    if values.dtype != object:  # a matrix of the configuration: answered once per matrix and precision
+        return _all_read_back(values, precision)
+    _where, numbers = _numbers(values)
+    return all(map(_reads_as, grid_texts(numbers, precision), numbers.tolist()))
+
+
+@budget.cached("grid_exact", slots=budget.EXPLORER_SLOTS)
+def _all_read_back(values: np.ndarray, precision: int) -> bool:  # values float [r, c]
+    return all(map(_reads_as, grid_texts(values.ravel(), precision), values.ravel().tolist()))
+
+
 #: up to this many cells, the "Every digit" popover under a grid lists them (beyond, the JSON file has them)
 EVERY_DIGIT_CELLS = 400
 
@@ -294,9 +307,9 @@ def every_digit(name: str, values: np.ndarray, rows: list[str], precision: int) 
                 st.caption(_("{matrix} has {cells} cells: the JSON file on {page} holds every digit of each.").format(
                     matrix=MATRIX_NAMES[name], cells=f"{values.size:,}", page=_(registry.SHARE.title)))
         return
-    where, numbers = _numbers(values)
-    if all(map(_reads_as, grid_texts(numbers, precision), numbers.tolist())):
+    if _shown_exactly(values, precision):
         return
+    where, numbers = _numbers(values)
     with st.popover(_("Every digit"), icon=":material/pin:", key=every_digit_key(name), on_change="rerun") as box:
         if not box.open:
             return

@@ -10,6 +10,7 @@ message naming the matrix and the cell; the configuration keeps its last valid v
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import replace
 
@@ -116,9 +117,22 @@ def _parse(value: object, was: object, shown: str) -> object:
     if isinstance(was, float) and value == shown:
         return was  # the shown text, typed back unchanged: the exact value (even when shown rounded)
     try:
-        return parse_number(value)
+        number = parse_number(value)
     except ValueError:
         return value
+    return number if math.isfinite(number) else Typed(number, value)  # refused: its draft keeps the text typed
+
+
+class Typed(float):
+    """A number the core refuses, as the learner typed it: ``float("1e999")`` is +inf, and a draft shows "1e999"
+    again (:func:`_texts`), not "+∞", while the core names the cell and its value as for any +inf."""
+
+    __slots__ = ("text",)
+
+    def __new__(cls, value: float, text: str) -> Typed:
+        out = super().__new__(cls, value)
+        out.text = text
+        return out
 
 
 def apply_edits(base: np.ndarray, edited_rows: dict, precision: int,
@@ -240,6 +254,10 @@ def _texts(values: np.ndarray, precision: int) -> np.ndarray:  # object or float
     texts = np.array(["" if v is None else str(v) for v in values.ravel().tolist()] if values.dtype == object
                      else [""] * values.size, dtype=object)
     texts[where] = grid_texts(numbers, precision)
+    if values.dtype == object:  # a draft: a refused number shows as it was typed
+        for i, v in enumerate(values.ravel().tolist()):
+            if isinstance(v, Typed):
+                texts[i] = v.text
     return texts.reshape(values.shape)
 
 

@@ -10,6 +10,11 @@ app in Streamlit's AppTest and measures, as the median of several runs after a w
   changed (what the page sees when the learner comes to it after the edit). Every edit types a value never
   typed before, so no cache can answer it from an earlier run.
 - ``rerun ms``: a plain rerun with nothing changed (a widget elsewhere, a click that changes nothing shown).
+- ``st CPU ms``: of the edit run's CPU time, the part spent inside Streamlit's commands the app called (``st.markdown``,
+  ``st.vega_lite_chart``, every widget and container, ``st.navigation``, ..., and attn_ui.infra.st_internals'
+  ``show_chart`` and ``show_grid``, which make the same elements; the outermost call only, with its
+  Streamlit work: making the element, registering the widget, enqueueing and hashing the message); the rest is the
+  app's own Python (and the harness's script start, which the floor app's figure shows).
 - ``wall ms``: AppTest's whole ``run()`` around the edit run (adds the test harness's thread and parsing).
 - bytes of the edit run: every ForwardMsg the run produced, serialised, split into charts (Vega-Lite specs
   with their datasets), dataframes (data_editor and dataframe grids) and the rest; ``sent`` is what reaches
@@ -31,11 +36,13 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import functools
 import os
 import platform
 import pstats
 import statistics
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -55,6 +62,7 @@ from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from attn_core import LIMITS, initialize, load_preset, make_config  # noqa: E402
 from attn_ui.app import i18n, registry, state  # noqa: E402
+from attn_ui.infra import st_internals  # noqa: E402
 
 APP = str(ROOT / "streamlit_app.py")
 FLOOR_APP = str(ROOT / "bench" / "floor_app.py")
@@ -106,6 +114,8 @@ CONFIGS: dict[str, tuple[str, Callable]] = {
 # ---- instruments: the script's exec time and the messages of each run ---------------------------
 
 _exec_times: list[tuple[float, float]] = []  # (wall s, CPU s of the script thread) per exec
+_st_cpu = [0.0]  # CPU s of the script thread inside Streamlit's commands (outermost calls), all runs so far
+_in_command = threading.local()
 _messages: list[list] = []
 _profiler: list[cProfile.Profile] = []  # while it holds one: every exec runs under it (--profile)
 
@@ -141,6 +151,7 @@ def _install_probes() -> None:
             _exec_times.append((time.perf_counter() - start, time.thread_time() - cpu))
 
     script_runner.exec_func_with_error_handling = timed_exec
+    _time_streamlit_commands()
     parse = local_script_runner.parse_tree_from_messages
 
     def keep(msgs):
@@ -148,6 +159,40 @@ def _install_probes() -> None:
         return parse(msgs)
 
     local_script_runner.parse_tree_from_messages = keep
+
+
+def _time_streamlit_commands() -> None:
+    """Count the script thread's CPU time inside every Streamlit command (``_st_cpu``): the DeltaGenerator's public
+    methods (``st.sidebar.markdown``, ``container.button``) and the ``st.*`` names (bound methods of the main area's
+    DeltaGenerator, and functions such as ``st.navigation``), each wrapped once; a command called inside another
+    counts with the outer one."""
+    from streamlit.delta_generator import DeltaGenerator
+
+    def timed(fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def call(*args, **kwargs):
+            if getattr(_in_command, "depth", 0):
+                return fn(*args, **kwargs)
+            _in_command.depth, start = 1, time.thread_time()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                _st_cpu[0] += time.thread_time() - start
+                _in_command.depth = 0
+        return call
+
+    for name in dir(DeltaGenerator):  # its own and its mixins' (MarkdownMixin.markdown, ...)
+        value = getattr(DeltaGenerator, name)
+        if not name.startswith("_") and callable(value) and hasattr(value, "__wrapped__"):  # gather_metrics' own
+            setattr(DeltaGenerator, name, timed(value))
+    for name in ("show_chart", "show_grid"):  # the app's own way to st.vega_lite_chart's and st.data_editor's elements
+        setattr(st_internals, name, timed(getattr(st_internals, name)))
+    for name in dir(streamlit):
+        value = getattr(streamlit, name)
+        command = (isinstance(getattr(value, "__self__", None), DeltaGenerator)
+                   or (callable(value) and not isinstance(value, type) and hasattr(value, "__wrapped__")))
+        if not name.startswith("_") and command:
+            setattr(streamlit, name, timed(value))
 
 
 def kind_of(msg) -> str:
@@ -180,13 +225,14 @@ class Run:
     """One AppTest run: exec time (s), wall time (s), its messages."""
 
     def __init__(self, at: AppTest) -> None:
-        n_exec = len(_exec_times)
+        n_exec, st_before = len(_exec_times), _st_cpu[0]
         start = time.perf_counter()
         at.run()
         self.wall = time.perf_counter() - start
         runs = _exec_times[n_exec:]  # a st.rerun() inside the run execs the script twice
         self.exec = sum(wall for wall, _ in runs)
         self.cpu = sum(cpu for _, cpu in runs)
+        self.st_cpu = _st_cpu[0] - st_before
         self.msgs = _messages[-1]
         if at.exception:
             raise RuntimeError(f"the app raised: {at.exception[0].value}")
@@ -266,6 +312,7 @@ def summarise(edits: list, plain: list) -> dict:
     med = statistics.median
     return {
         "edit_cpu": med(r.cpu for r, _ in edits) * 1000,
+        "edit_st_cpu": med(r.st_cpu for r, _ in edits) * 1000,
         "edit_ms": med(r.exec for r, _ in edits) * 1000,
         "rerun_cpu": med(r.cpu for r, _ in plain) * 1000,
         "rerun_ms": med(r.exec for r, _ in plain) * 1000,
@@ -296,13 +343,14 @@ def kb(n: float) -> str:
     return f"{n / 1000:,.1f}"
 
 
-HEADER = ("| page | config | edit CPU ms | edit ms | rerun CPU ms | rerun ms | AppTest ms | charts kB | frames kB "
-          "| other kB | total kB | sent kB | rerun sent kB |")
+HEADER = ("| page | config | edit CPU ms | st CPU ms | edit ms | rerun CPU ms | rerun ms | AppTest ms | charts kB "
+          "| frames kB | other kB | total kB | sent kB | rerun sent kB |")
 
 
 def row(page: str, cfg: str, r: dict) -> str:
     total = r["chart"] + r["frame"] + r["other"]
-    return (f"| {page} | {cfg} | {r['edit_cpu']:.1f} | {r['edit_ms']:.1f} | {r['rerun_cpu']:.1f} | {r['rerun_ms']:.1f} "
+    return (f"| {page} | {cfg} | {r['edit_cpu']:.1f} | {r['edit_st_cpu']:.1f} | {r['edit_ms']:.1f} "
+            f"| {r['rerun_cpu']:.1f} | {r['rerun_ms']:.1f} "
             f"| {r['wall_ms']:.1f} | {kb(r['chart'])} "
             f"| {kb(r['frame'])} | {kb(r['other'])} | {kb(total)} | {kb(r['sent'])} | {kb(r['rerun_sent'])} |")
 

@@ -97,6 +97,27 @@ F = TypeVar("F", bound=Callable[..., Any])
 T = TypeVar("T")  # what a part returns (spare_core)
 
 
+#: types :func:`nbytes` counts as 32 bytes and :func:`freeze` leaves alone without looking further (exact types: a
+#: subclass takes the general path)
+_SCALARS = frozenset({type(None), bool, int, float, complex, np.float64, np.int64, np.bool_})
+_TEXTS = (str, bytes, bytearray)
+_SEQUENCES = (list, tuple, set, frozenset)
+
+
+def _dataclass_fields(kind: type) -> tuple[str, ...] | None:
+    """The field names of a dataclass type (an instance's ``type``), None for any other type: what
+    ``dataclasses.fields`` gives, read from the class once (``fields`` walks them on every call)."""
+    try:
+        return _FIELDS[kind]
+    except KeyError:
+        names = tuple(f.name for f in dataclasses.fields(kind)) if dataclasses.is_dataclass(kind) else None
+        _FIELDS[kind] = names  # one entry per type in the code: a bounded set
+        return names
+
+
+_FIELDS: dict[type, tuple[str, ...] | None] = {}
+
+
 def nbytes(value: object) -> int:
     """The bytes ``value`` holds: every numpy array's buffer once (a view counts its base), strings and bytes.
 
@@ -107,6 +128,9 @@ def nbytes(value: object) -> int:
     seen: set[int] = set()
 
     def walk(v: object, depth: int) -> int:
+        kind = type(v)
+        if kind in _SCALARS:  # most of what a trace holds besides its arrays: nothing to look into
+            return 32
         if depth > 20 or id(v) in seen:
             return 0
         seen.add(id(v))
@@ -117,17 +141,17 @@ def nbytes(value: object) -> int:
             if base is not v:
                 return walk(base, depth + 1)
             return v.nbytes + (sum(walk(x, depth + 1) for x in v.flat) if v.dtype == object else 0)
-        if isinstance(v, str | bytes | bytearray):
+        if isinstance(v, _TEXTS):
             return len(v) + 49
-        if isinstance(v, pa.Table | Counted):  # a chart's data; a value counted by its maker
+        if isinstance(v, _COUNTED):  # a chart's data; a value counted by its maker
             return int(v.nbytes)
         if isinstance(v, pd.DataFrame):
             return int(v.memory_usage(index=True, deep=True).sum())
-        if dataclasses.is_dataclass(v) and not isinstance(v, type):
-            return 64 + sum(walk(getattr(v, f.name), depth + 1) for f in dataclasses.fields(v))
+        if (fields := _dataclass_fields(kind)) is not None:
+            return 64 + sum(walk(getattr(v, name), depth + 1) for name in fields)
         if isinstance(v, dict):
             return 64 + sum(walk(k, depth + 1) + walk(x, depth + 1) for k, x in v.items())
-        if isinstance(v, list | tuple | set | frozenset):
+        if isinstance(v, _SEQUENCES):
             return 56 + sum(walk(x, depth + 1) for x in v)
         return 32
 
@@ -144,6 +168,9 @@ class Counted:
     nbytes: int
 
 
+_COUNTED = (pa.Table, Counted)
+
+
 def freeze(value: object) -> object:
     """Make every numpy array reachable from ``value`` read-only (in place); returns ``value``.
 
@@ -154,14 +181,15 @@ def freeze(value: object) -> object:
     seen: set[int] = set()
 
     def walk(v: object, depth: int) -> None:
-        if depth > 20 or id(v) in seen:
+        kind = type(v)
+        if kind in _SCALARS or depth > 20 or id(v) in seen:
             return
         seen.add(id(v))
         if isinstance(v, np.ndarray):
             v.flags.writeable = False
-        elif dataclasses.is_dataclass(v) and not isinstance(v, type):
-            for f in dataclasses.fields(v):
-                walk(getattr(v, f.name), depth + 1)
+        elif (fields := _dataclass_fields(kind)) is not None:
+            for name in fields:
+                walk(getattr(v, name), depth + 1)
         elif isinstance(v, dict):
             for x in v.values():
                 walk(x, depth + 1)

@@ -175,7 +175,8 @@ def finished(chart_spec: dict, pin: list[dict] | None, ink: str) -> dict:
 def _prepared(template: str, canvas: bool, pin: str | None, ink: str, stretch: bool, selection_mode: str | None,
               selectable: bool) -> tuple[st_internals.PreparedChart, str]:
     """A template's spec finished (:func:`finished`; ``pin``: its focus as JSON) and prepared for Streamlit, with its
-    title's text. The template is one string object per layout (:func:`_template`), so the key finds it at once."""
+    title's text. The template is one string object per layout (:func:`_template`), so the key finds it at once; an
+    entry outliving its template's keeps that string in its key, no larger than the prepared spec it counts."""
     out = finished(on_canvas(json.loads(template)) if canvas else json.loads(template),
                    None if pin is None else json.loads(pin), ink)
     return (st_internals.prepare_chart(out, stretch=stretch, selection_mode=selection_mode, selectable=selectable),

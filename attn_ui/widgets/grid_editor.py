@@ -10,6 +10,7 @@ message naming the matrix and the cell; the configuration keeps its last valid v
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import replace
 
@@ -116,9 +117,22 @@ def _parse(value: object, was: object, shown: str) -> object:
     if isinstance(was, float) and value == shown:
         return was  # the shown text, typed back unchanged: the exact value (even when shown rounded)
     try:
-        return parse_number(value)
+        number = parse_number(value)
     except ValueError:
         return value
+    return number if math.isfinite(number) else Typed(number, value)  # refused: its draft keeps the text typed
+
+
+class Typed(float):
+    """A number the core refuses, as the learner typed it: ``float("1e999")`` is +inf, and a draft shows "1e999"
+    again (:func:`_texts`), not "+∞", while the core names the cell and its value as for any +inf."""
+
+    __slots__ = ("text",)
+
+    def __new__(cls, value: float, text: str) -> Typed:
+        out = super().__new__(cls, value)
+        out.text = text
+        return out
 
 
 def apply_edits(base: np.ndarray, edited_rows: dict, precision: int,
@@ -240,6 +254,10 @@ def _texts(values: np.ndarray, precision: int) -> np.ndarray:  # object or float
     texts = np.array(["" if v is None else str(v) for v in values.ravel().tolist()] if values.dtype == object
                      else [""] * values.size, dtype=object)
     texts[where] = grid_texts(numbers, precision)
+    if values.dtype == object:  # a draft: a refused number shows as it was typed
+        for i, v in enumerate(values.ravel().tolist()):
+            if isinstance(v, Typed):
+                texts[i] = v.text
     return texts.reshape(values.shape)
 
 
@@ -275,6 +293,19 @@ def _reads_as(text: str, v: float) -> bool:
         return False
 
 
+def _shown_exactly(values: np.ndarray, precision: int) -> bool:  # values [r, c]
+    """Whether every number of a grid's values reads back from its text as exactly itself (:func:`_reads_as`)."""
+    if values.dtype != object:  # a matrix of the configuration: answered once per matrix and precision
+        return _all_read_back(values, precision)
+    _where, numbers = _numbers(values)
+    return all(map(_reads_as, grid_texts(numbers, precision), numbers.tolist()))
+
+
+@budget.cached("grid_exact", slots=budget.EXPLORER_SLOTS)
+def _all_read_back(values: np.ndarray, precision: int) -> bool:  # values float [r, c]
+    return all(map(_reads_as, grid_texts(values.ravel(), precision), values.ravel().tolist()))
+
+
 #: up to this many cells, the "Every digit" popover under a grid lists them (beyond, the JSON file has them)
 EVERY_DIGIT_CELLS = 400
 
@@ -294,9 +325,9 @@ def every_digit(name: str, values: np.ndarray, rows: list[str], precision: int) 
                 st.caption(_("{matrix} has {cells} cells: the JSON file on {page} holds every digit of each.").format(
                     matrix=MATRIX_NAMES[name], cells=f"{values.size:,}", page=_(registry.SHARE.title)))
         return
-    where, numbers = _numbers(values)
-    if all(map(_reads_as, grid_texts(numbers, precision), numbers.tolist())):
+    if _shown_exactly(values, precision):
         return
+    where, numbers = _numbers(values)
     with st.popover(_("Every digit"), icon=":material/pin:", key=every_digit_key(name), on_change="rerun") as box:
         if not box.open:
             return

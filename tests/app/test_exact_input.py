@@ -65,6 +65,10 @@ def test_non_finite_numbers_are_refused_by_name():
     edit_cells(at, "x", {0: {0: "1e999"}})  # float() reads it as inf
     assert any("X, row 0 (input1), column 0" in plain(e.value) and "+inf" in plain(e.value) for e in at.error)
     np.testing.assert_array_equal(at.session_state["config"].x, SEED_X)
+    at.switch_page("pages/steps.py").run()
+    at.switch_page("pages/inputs.py").run()
+    assert grid(at).iloc[0, 0] == "1e999"  # the grid drawn anew shows the text typed, not "+∞"
+    assert any("X, row 0 (input1), column 0" in plain(e.value) and "+inf" in plain(e.value) for e in at.error)
 
 
 def test_an_empty_cell_is_refused_as_empty():

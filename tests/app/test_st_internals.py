@@ -149,9 +149,10 @@ for where, box in places.items():
 """
 
 
-def grid_messages(how: str, monkeypatch, edit: dict | None = None) -> tuple[list[bytes], dict]:
-    """GRID_APP's deltas (their paths and contents, serialised) with its grids drawn ``how``, and the edits each grid
-    read back from the session state (``edit``: one grid's edit, as the browser sends it, before a second run)."""
+def app_messages(script: str, how: str, monkeypatch, edit: dict | None = None) -> tuple[list[bytes], dict]:
+    """The deltas of ``script``'s last run (their paths and contents, serialised), with its elements drawn ``how``,
+    and what it read back into ``st.session_state["seen"]`` (``edit``: widget states, as the browser sends them,
+    set before a second run)."""
     import streamlit.testing.v1.local_script_runner as local_script_runner
     from streamlit.testing.v1 import AppTest
 
@@ -159,16 +160,22 @@ def grid_messages(how: str, monkeypatch, edit: dict | None = None) -> tuple[list
     parse = local_script_runner.parse_tree_from_messages
     monkeypatch.setattr(local_script_runner, "parse_tree_from_messages",
                         lambda msgs: (kept.append(list(msgs)), parse(msgs))[1])
-    at = AppTest.from_string(GRID_APP)
+    at = AppTest.from_string(script)
     at.session_state["how"] = how
     at.run()
     if edit:
         for key, value in edit.items():
             at.session_state[key] = value
         at.run()
-    assert not at.exception
+    assert not at.exception, at.exception
     deltas = [bytes(m.metadata.delta_path) + m.delta.SerializeToString() for m in kept[-1] if m.HasField("delta")]
     return deltas, dict(at.session_state["seen"])
+
+
+def grid_messages(how: str, monkeypatch, edit: dict | None = None) -> tuple[list[bytes], dict]:
+    """GRID_APP's deltas with its grids drawn ``how``, and the edits each grid read back from the session state
+    (``edit``: one grid's edit, as the browser sends it, before a second run)."""
+    return app_messages(GRID_APP, how, monkeypatch, edit)
 
 
 def test_a_prepared_grid_is_the_element_st_data_editor_sends(monkeypatch):
@@ -225,20 +232,8 @@ for where, box in places.items():
 
 
 def chart_messages(how: str, monkeypatch) -> tuple[list[bytes], dict]:
-    """CHART_APP's deltas (paths and contents, serialised) with its charts drawn ``how``, and the selections read."""
-    import streamlit.testing.v1.local_script_runner as local_script_runner
-    from streamlit.testing.v1 import AppTest
-
-    kept: list[list] = []
-    parse = local_script_runner.parse_tree_from_messages
-    monkeypatch.setattr(local_script_runner, "parse_tree_from_messages",
-                        lambda msgs: (kept.append(list(msgs)), parse(msgs))[1])
-    at = AppTest.from_string(CHART_APP)
-    at.session_state["how"] = how
-    at.run()
-    assert not at.exception, at.exception
-    deltas = [bytes(m.metadata.delta_path) + m.delta.SerializeToString() for m in kept[-1] if m.HasField("delta")]
-    return deltas, dict(at.session_state["seen"])
+    """CHART_APP's deltas with its charts drawn ``how``, and the selections read."""
+    return app_messages(CHART_APP, how, monkeypatch)
 
 
 def test_a_prepared_chart_is_the_element_st_vega_lite_chart_sends(monkeypatch):

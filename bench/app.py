@@ -5,10 +5,12 @@ app in Streamlit's AppTest and measures, as the median of several runs after a w
 
 - ``edit ms``: the script's run time (Streamlit's own ``exec`` of the script, timed around the call the
   ScriptRunner makes: widget callbacks, the page, every element enqueued and hashed) on the run that follows
-  an edit of one cell of X. On Inputs & weights the edit goes through the X grid (the data_editor's edit
-  dict, as the browser reports it); on the other pages the configuration is replaced by one with that cell
-  changed (what the page sees when the learner comes to it after the edit). Every edit types a value never
-  typed before, so no cache can answer it from an earlier run.
+  an edit of one cell of X. Where the page draws an X grid (Inputs & weights; the sidebar's *Edit the numbers*
+  panel on Step by step, Scaling, Masking, Score functions, Multi-head and Modern attention, opened on X) the edit
+  goes through it (the data_editor's edit dict, as the browser reports it): the learner's edit there. On the other
+  pages, and on every page with ``--edit-by config``, the configuration is replaced by one with that cell changed
+  (what the page sees when the learner comes to it after an edit elsewhere: every grid drawn afresh). Every edit
+  types a value never typed before, so no cache can answer it from an earlier run.
 - ``rerun ms``: a plain rerun with nothing changed (a widget elsewhere, a click that changes nothing shown).
 - ``st CPU ms``: of the edit run's CPU time, the part spent inside Streamlit's commands the app called (``st.markdown``,
   ``st.vega_lite_chart``, every widget and container, ``st.navigation``, ..., and attn_ui.infra.st_internals'
@@ -251,11 +253,18 @@ def x_grid_key(at: AppTest) -> str:
     return f"x_editor_{at.session_state['editor_version']}"
 
 
+#: how :func:`edit_x` edits: "grid", through the page's X grid where the last run drew one (Inputs & weights' own, the
+#: sidebar's edit panel on the pages that show the steps: where the learner edits), else "config" (``--edit-by``)
+EDIT_BY = ["grid"]
+
+
 def edit_x(at: AppTest, page: str) -> float:
-    """Change X[0, 0] to a new value: through the grid on Inputs & weights, else in the configuration."""
+    """Change X[0, 0] to a new value: through the X grid the page drew (its edit, as the browser reports it), else
+    by replacing the configuration with one with that cell changed (the page as it is met after an edit elsewhere;
+    every page with ``--edit-by config``)."""
     cfg = at.session_state["config"]
     value = fresh_value()
-    if page == "inputs" and cfg.x.size <= GRID_CELLS:
+    if EDIT_BY[0] == "grid" and cfg.x.size <= GRID_CELLS and x_grid_key(at) in at.session_state:
         at.session_state[x_grid_key(at)] = {"edited_rows": {0: {"0": value}}, "added_rows": [], "deleted_rows": []}
         return value
     x = cfg.x.copy()
@@ -408,9 +417,13 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=0, help="runs per median (default: 7, 5, 3 by size)")
     parser.add_argument("--quick", action="store_true", help="3 runs per median everywhere")
     parser.add_argument("--lang", choices=list(i18n.LANGUAGES), default=i18n.DEFAULT, help="the app's language")
+    parser.add_argument("--edit-by", choices=["grid", "config"], default="grid",
+                        help="edit X through the page's X grid where it has one (default), or always by replacing "
+                             "the configuration (the page met after an edit elsewhere)")
     parser.add_argument("--profile", choices=list(PAGES), metavar="PAGE",
                         help="profile this page's edit runs (the first of --configs) and print where the time went")
     args = parser.parse_args()
+    EDIT_BY[0] = args.edit_by
     _install_probes()
     if args.profile:
         key = args.configs[0]

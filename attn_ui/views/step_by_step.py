@@ -449,7 +449,7 @@ def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None 
                 masked=None if t.mask is None else ~t.mask,
             )
         with right:
-            matrix_block(_("Row sums Σⱼ aᵢⱼ"), "", sums, queries, ["Σ_j"], kind="weights", y_title=_("query"),
+            matrix_block(_("Row sums Σⱼ aᵢⱼ"), "", sums, queries, ["Σⱼ"], kind="weights", y_title=_("query"),
                          key=f"{prefix}_rowsums_chart")
     if t.fully_masked_rows:
         names = ", ".join(text.md_escape(queries[r]) for r in t.fully_masked_rows)

@@ -175,12 +175,12 @@ def finished(chart_spec: dict, pin: list[dict] | None, ink: str) -> dict:
 def _prepared(template: str, canvas: bool, pin: str | None, ink: str, stretch: bool, selection_mode: str | None,
               selectable: bool) -> tuple[st_internals.PreparedChart, str]:
     """A template's spec finished (:func:`finished`; ``pin``: its focus as JSON) and prepared for Streamlit, with its
-    title's text. The template is one string object per layout (:func:`_template`), so the key finds it at once; an
-    entry outliving its template's keeps that string in its key, no larger than the prepared spec it counts."""
+    name (:func:`name_of`). The template is one string object per layout (:func:`_template`), so the key finds it at
+    once; an entry outliving its template's keeps that string in its key, no larger than the prepared spec it counts."""
     out = finished(on_canvas(json.loads(template)) if canvas else json.loads(template),
                    None if pin is None else json.loads(pin), ink)
     return (st_internals.prepare_chart(out, stretch=stretch, selection_mode=selection_mode, selectable=selectable),
-            title_text(out))
+            name_of(out))
 
 
 def _record(name: str, make_spec: Callable[[], dict]) -> None:
@@ -232,6 +232,21 @@ def title_text(chart_spec: dict) -> str:
     title = chart_spec.get("title") or ""
     text = title.get("text", "") if isinstance(title, dict) else title
     return (" ".join(text) if isinstance(text, list) else str(text)).strip()
+
+
+def name_of(chart_spec: dict) -> str:
+    """A chart's name for the learner (*Save a chart*): its title (:func:`title_text`), else its first view's that has
+    one (a layered or concatenated chart titled in its parts), "" if none has.
+
+    >>> name_of({"vconcat": [{"mark": "bar"}, {"layer": [{"title": "head 0"}]}]}), name_of({"mark": "bar"})
+    ('head 0', '')
+    """
+    if text := title_text(chart_spec):
+        return text
+    for part in (p for key in ("layer", "concat", "hconcat", "vconcat") for p in chart_spec.get(key, ())):
+        if text := name_of(part):
+            return text
+    return name_of(chart_spec["spec"]) if isinstance(chart_spec.get("spec"), dict) else ""
 
 
 def pinned(chart_spec: dict, value: list[dict] | None) -> dict:

@@ -57,9 +57,19 @@ def cell_phrase(name: str, cell: tuple[int, int], tokens: tuple[str, ...]) -> Ph
 
 
 def set_to(name: str, cell: tuple[int, int], value: float, tokens: tuple[str, ...]) -> state.Change:
-    """The change of one cell, as Undo names it: "X, row 1 (input2), column 0 set to 11.0"."""
+    """The change of one cell, as Undo names it: "X, row 1 (input2), column 0 set to 11"."""
     return state.change(N_("{matrix}, {cell} set to {value}"), matrix=MATRIX_NAMES[name],
-                        cell=cell_phrase(name, cell, tokens), value=repr(float(value)))
+                        cell=cell_phrase(name, cell, tokens), value=typed_text(value))
+
+
+def typed_text(value: float) -> str:
+    """A value as a learner types it: every digit of the float64 (``repr``), a whole number without its ".0".
+
+    >>> typed_text(5.0), typed_text(-0.125), typed_text(1e-05), typed_text(1e22)
+    ('5', '-0.125', '1e-05', '1e+22')
+    """
+    text = repr(float(value))
+    return text[:-2] if text.endswith(".0") else text
 
 
 #: the core's messages about one cell that it can raise for a grid (attn_core.as_matrix), by their template: the
@@ -339,6 +349,11 @@ def every_digit(name: str, values: np.ndarray, rows: list[str], precision: int) 
                                   columns=[str(j) for j in range(values.shape[1])]))
 
 
+#: the row labels' widest column in a compact grid (the sidebar's edit panel, 260 px wide; "0: input1" takes 88): a
+#: long token label is cut there and the numbers stay in view (the grid on Inputs & weights shows it whole)
+COMPACT_LABELS_PX = 90
+
+
 def column_px(texts: list[str]) -> int:
     """A grid column just wide enough for its longest text: ≈ 7.5 px a character at the grid's font, plus the
     cell's padding and the header's edit icon.
@@ -383,7 +398,8 @@ def _make_grid(values: np.ndarray, rows: tuple[str, ...], precision: int, compac
     config = {c: text_column(c, alignment="right", width=width if compact else None)
               for c, width in zip(columns, widths, strict=True)}
     # the row labels are the tokens' (set on Inputs & weights): read-only here, not an edit silently dropped
-    config["_index"] = text_column(width=column_px(list(rows)) if compact else None, disabled=True)
+    config["_index"] = text_column(width=min(column_px(list(rows)), COMPACT_LABELS_PX) if compact else None,
+                                   disabled=True)
     return st_internals.refill_grid(_grid_shape(rows, len(columns)), texts.T.tolist(), list(rows), config)
 
 

@@ -144,6 +144,22 @@ def test_the_panels_grid_is_as_wide_as_its_texts_column_by_column():
     assert len(set(widths.values())) > 2
 
 
+def test_a_long_token_label_leaves_the_panels_numbers_in_view():
+    import json
+    from dataclasses import replace
+
+    from attn_ui.widgets.grid_editor import COMPACT_LABELS_PX, column_px
+
+    at = steps_app()
+    long = "the quick brown fox jumps over the lazy"  # 39 characters: a label the app takes
+    at.session_state["config"] = replace(at.session_state["config"], tokens=(long, "b", "c"))
+    at.run()
+    (shown,) = [d for d in at.sidebar.dataframe if d.key]
+    widths = {c: spec["width"] for c, spec in json.loads(shown.proto.columns).items()}
+    assert column_px(list(shown.value.index)) > COMPACT_LABELS_PX == widths["_index"]  # cut, not 330 px of 260
+    assert widths["_index"] + sum(w for c, w in widths.items() if c != "_index") < 260  # the numbers in view
+
+
 def test_whether_the_browser_is_a_phones_is_read_once_a_session():
     at = steps_app()
     assert at.session_state["on_phone"] is False  # AppTest sends no user agent: not a phone

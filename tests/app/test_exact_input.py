@@ -194,7 +194,7 @@ def test_undo_takes_back_each_change_in_turn():
 
     labels = [undo(at) for _ in range(4)]
     assert labels == [f"Undo: preset “{PRESETS['seed002_causal'].title}” loaded", "Undo: dimensions changed",
-                      "Undo: dimensions changed", "Undo: X, row 0 (input1), column 0 set to 2.0"]
+                      "Undo: dimensions changed", "Undo: X, row 0 (input1), column 0 set to 2"]
     assert configs_equal(at.session_state["config"], states[0])
     assert at.session_state["preset"] == "seed000"
     assert at.button(key="frame_undo").disabled

@@ -272,12 +272,12 @@ def test_the_configuration_survives_a_language_switch_and_undo_speaks_the_new_la
     at.switch_page(registry.INPUTS.file).run()
     edit_cells(at, "x", {0: {0: 7}})
     before = at.session_state[state.CONFIG]
-    assert at.button(key="frame_undo").label == "Undo: X, row 0 (input1), column 0 set to 7.0"  # the cell named
+    assert at.button(key="frame_undo").label == "Undo: X, row 0 (input1), column 0 set to 7"  # the cell named
     at.segmented_control(key=state.LANG_PICKER).set_value("ko").run()
     assert not at.exception
     assert at.session_state[state.CONFIG] is before
     assert at.session_state[state.CONFIG].x[0, 0] == 7
-    assert at.button(key="frame_undo").label == "실행 취소: X, 0행(input1) 0열 설정: 7.0"  # in the language shown
+    assert at.button(key="frame_undo").label == "실행 취소: X, 0행(input1) 0열 설정: 7"  # in the language shown
     at.switch_page(registry.INPUTS.file).run()
     at.selectbox(key="inputs_preset").set_value("seed002_causal").run()
     at.segmented_control(key=state.LANG_PICKER).set_value("zh").run()

@@ -123,7 +123,7 @@ left, right = controls.pair(mask.astype(float), additive_mask(mask), queries)  #
 with left:
     st.markdown(block_markdown(_("**Boolean mask** · shape {shape}").format(shape=shape), note_markdown(
         _("1 = may attend; grey 0 = masked. {how}").format(how=masking_views.how_built(cfg)))))
-    charts.show_chart(masking_views.mask_heatmap(mask, queries, labels, i18n.language()))
+    charts.show_chart(masking_views.mask_heatmap(mask, queries, labels, i18n.language()), name=_("Boolean mask"))
 with right:
     # the words in the formula are translated, its layout is not
     m_formula = r"M_{ij} = 0 \text{ " + _("if allowed,") + r" } -\infty \text{ " + _("if masked") + "}"
@@ -196,7 +196,8 @@ if right:
             note_markdown(_("Grey = masked, weight exactly 0; a small weight is pale blue. Each row sums to 1, "
                             "or to 0 when every key is masked."))))
         charts.show_chart(masking_views.weights_with_row_sums(t.weights, t.mask, queries, labels,
-                                                              precision=controls.precision()))
+                                                              precision=controls.precision()),
+                          name=_("Weights, masked, and each row's sum"))
 
 st.markdown(block_markdown(  # the heading, its words and the formula between them: one element
     heading_markdown(_("Why softmax subtracts the row maximum")),

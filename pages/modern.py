@@ -250,7 +250,7 @@ def gqa() -> None:
     st.subheader(_("Grouped-query attention"))
     n_kv = cfg.kv_heads
     mine, mha = mv.cache_bytes(cfg), mv.cache_bytes(cfg, cfg.n_heads)
-    charts.show_chart(charts.cached_chart(mv.gqa_diagram, cfg.n_heads, n_kv))
+    charts.show_chart(charts.cached_chart(mv.gqa_diagram, cfg.n_heads, n_kv), name=_("Grouped-query attention"))
     st.markdown(block_markdown(i18n.sentences(
         ngettext("{n} query head reads", "{n} query heads read", cfg.n_heads).format(n=cfg.n_heads),
         ngettext("{g} K matrix and {g} V matrix: W_K is {d_model} × {wk} and W_V {d_model} × {wv} ({g} head of d_k = "

@@ -273,7 +273,8 @@ if cfg.score != "dot":
         text=same_on_random, scores=text.SCORE_TEXT[cfg.score])
 st.markdown(block_markdown(*map(note_markdown, notes), same_on_random))  # the notes on your numbers: one element
 charts.show_chart(charts.cached_chart(scaling_views.variance_sweep_chart, sweep.d_k, sweep.raw, sweep.scaled,
-                                      current_d_k=cfg.d_k), width=scaling_views.SWEEP_MAX_PX)
+                                      current_d_k=cfg.d_k), width=scaling_views.SWEEP_MAX_PX,
+                  name=_("Why √d_k: measured"))
 with st.expander(_("The numbers"), key=SWEEP_TABLE, on_change="rerun") as box:
     if box.open:  # made only while open: its table is the same on every run
         st.dataframe(
@@ -308,4 +309,5 @@ for column, chart in zip(st.columns(2), scaling_views.saturation(scaling_views.C
                                                                  marks),
                          strict=True):  # side by side; stacked on a narrow screen
     with column:
-        charts.show_chart(chart, width="stretch")  # the column's width (the layout's "container")
+        charts.show_chart(chart, width="stretch",  # the column's width (the layout's "container")
+                          name=_("Softmax saturation"))

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
@@ -130,7 +131,7 @@ def _altair_layer(layer: dict) -> alt.Chart:
     return alt.Chart(**parts)
 
 
-def show_chart(chart: Chart | SpecParts, **kwargs) -> object:
+def show_chart(chart: Chart | SpecParts, *, name: str = "", **kwargs) -> object:
     """Draw a :class:`Chart` (or a plain chart's spec from :func:`cached_chart`) in Streamlit's theme.
 
     ``theme="streamlit"``: the axes, legends and titles take the app's light or dark theme (the learner's system
@@ -139,6 +140,9 @@ def show_chart(chart: Chart | SpecParts, **kwargs) -> object:
     cell's number from its fill (attn_ui.widgets.heatmap.cell_ink).
 
     The keyboard's focus (state.FOCUS: a token's label) is pinned in every chart that has that token (:func:`pinned`).
+
+    ``name``: what *Save a chart* calls it, for a chart the page titles in its own words (default: its layout's title
+    or its spec's, :func:`chart_name`).
 
     Width "content" by default: Streamlit's default "stretch" overrides the heatmaps' alt.Step cell size. Other
     keyword arguments go to ``st.vega_lite_chart`` (``key``, ``on_select``, ``selection_mode``).
@@ -157,7 +161,7 @@ def show_chart(chart: Chart | SpecParts, **kwargs) -> object:
     prepared, title = _prepared(template, getattr(chart, "canvas", False), None if pin is None else json.dumps(pin),
                                 ink, kwargs["width"] == "stretch", kwargs.get("selection_mode") if selectable else None,
                                 selectable)
-    _record(chart_name(layout, title), lambda: {**json.loads(prepared.spec), "datasets": datasets})
+    _record(name or chart_name(layout, title), lambda: {**json.loads(prepared.spec), "datasets": datasets})
     return st_internals.show_chart(prepared, datasets, theme=THEME, **kwargs)
 
 
@@ -218,9 +222,17 @@ def shown() -> list[Shown]:
 
 
 def chart_name(layout: Hashable | None, spec_title: str) -> str:
-    """A chart's name: its layout's title or matrix name (a heatmap's, written above it), else its spec's title
-    (:func:`title_text`)."""
-    return getattr(layout, "title", "") or getattr(layout, "name", "") or spec_title
+    r"""A chart's name, as plain text: its layout's title or matrix name (a heatmap's, written above it in Markdown:
+    its escapes taken out), else its spec's title (:func:`title_text`).
+
+    >>> chart_name(None, r"q of query 0\: input1"), chart_name(None, r"a \\ b")
+    ('q of query 0: input1', 'a \\ b')
+    """
+    return _MD_ESCAPE.sub(r"\1", getattr(layout, "title", "") or getattr(layout, "name", "") or spec_title)
+
+
+#: a Markdown escape (attn_ui.widgets.text.md_escape): a backslash before an ASCII punctuation character
+_MD_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 
 
 def title_text(chart_spec: dict) -> str:

@@ -122,6 +122,21 @@ def steps_through_router(lang: str, open_menu: bool = True) -> AppTest:
     return at.run()
 
 
+@pytest.mark.parametrize(("page", "names"), [
+    ("scaling", ["Why √d_k: measured", "Softmax saturation (6)", "Softmax saturation (7)"]),
+    ("masking", ["Boolean mask", "Weights, masked, and each row's sum"]),
+    ("multihead", ["head 0"]),  # titled in the chart's parts
+    ("scores", ["q of query 0: input1"]),  # the title as the page writes it in Markdown, its escapes taken out
+])
+def test_every_chart_of_a_page_has_a_name_of_its_own(monkeypatch, page, names):
+    monkeypatch.setattr(registry, "DEFAULT", registry.by_name(page))
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.session_state[save_chart.OPEN] = True
+    at.run()
+    menu = next(s for s in at.sidebar.selectbox if s.key == save_chart.CHOICE).options
+    assert set(names) <= set(menu) and not [n for n in menu if n.startswith("Chart ") or "\\" in n], menu
+
+
 @pytest.mark.parametrize(("lang", "weights"), [("en", "Weights"), ("zh", "权重")])
 def test_the_menu_lists_the_pages_charts_by_title(monkeypatch, lang, weights):
     monkeypatch.setattr(registry, "DEFAULT", registry.STEPS)

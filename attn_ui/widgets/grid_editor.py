@@ -349,9 +349,10 @@ def every_digit(name: str, values: np.ndarray, rows: list[str], precision: int) 
                                   columns=[str(j) for j in range(values.shape[1])]))
 
 
-#: the row labels' widest column in a compact grid (the sidebar's edit panel, 260 px wide; "0: input1" takes 88): a
-#: long token label is cut there and the numbers stay in view (the grid on Inputs & weights shows it whole)
-COMPACT_LABELS_PX = 90
+#: the row labels' widest column in a compact grid (the sidebar's edit panel, ≈ 240 px wide): with d_model 4 every
+#: number column stays in view, "0: input1" whole (column_px's estimate, 88, is generous); a longer label is cut
+#: there (the grid on Inputs & weights shows it whole)
+COMPACT_LABELS_PX = 78
 
 
 def column_px(texts: list[str]) -> int:

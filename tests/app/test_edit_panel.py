@@ -130,7 +130,7 @@ def test_the_panels_grid_is_as_wide_as_its_texts_column_by_column():
     import json
     from dataclasses import replace
 
-    from attn_ui.widgets.grid_editor import column_px
+    from attn_ui.widgets.grid_editor import COMPACT_LABELS_PX, column_px
 
     at = steps_app()
     x = at.session_state["config"].x.copy()
@@ -139,7 +139,7 @@ def test_the_panels_grid_is_as_wide_as_its_texts_column_by_column():
     at.run()
     (shown,) = [d for d in at.sidebar.dataframe if d.key]  # the grid (not the Every digit table beside it)
     widths = {c: spec["width"] for c, spec in json.loads(shown.proto.columns).items()}
-    assert widths == {"_index": column_px(list(shown.value.index)),
+    assert widths == {"_index": min(column_px(list(shown.value.index)), COMPACT_LABELS_PX),
                       **{c: column_px(list(shown.value[c])) for c in shown.value.columns}}
     assert len(set(widths.values())) > 2
 
@@ -156,8 +156,8 @@ def test_a_long_token_label_leaves_the_panels_numbers_in_view():
     at.run()
     (shown,) = [d for d in at.sidebar.dataframe if d.key]
     widths = {c: spec["width"] for c, spec in json.loads(shown.proto.columns).items()}
-    assert column_px(list(shown.value.index)) > COMPACT_LABELS_PX == widths["_index"]  # cut, not 330 px of 260
-    assert widths["_index"] + sum(w for c, w in widths.items() if c != "_index") < 260  # the numbers in view
+    assert column_px(list(shown.value.index)) > COMPACT_LABELS_PX == widths["_index"]  # cut, not 330 px of 240
+    assert widths["_index"] + sum(w for c, w in widths.items() if c != "_index") <= 240  # the numbers in view
 
 
 def test_whether_the_browser_is_a_phones_is_read_once_a_session():

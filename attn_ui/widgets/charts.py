@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import threading
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
@@ -222,17 +221,9 @@ def shown() -> list[Shown]:
 
 
 def chart_name(layout: Hashable | None, spec_title: str) -> str:
-    r"""A chart's name, as plain text: its layout's title or matrix name (a heatmap's, written above it in Markdown:
-    its escapes taken out), else its spec's title (:func:`title_text`).
-
-    >>> chart_name(None, r"q of query 0\: input1"), chart_name(None, r"a \\ b")
-    ('q of query 0: input1', 'a \\ b')
-    """
-    return _MD_ESCAPE.sub(r"\1", getattr(layout, "title", "") or getattr(layout, "name", "") or spec_title)
-
-
-#: a Markdown escape (attn_ui.widgets.text.md_escape): a backslash before an ASCII punctuation character
-_MD_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+    """A chart's name: its layout's title or matrix name (a heatmap's, written above it), else its spec's title
+    (:func:`title_text`)."""
+    return getattr(layout, "title", "") or getattr(layout, "name", "") or spec_title
 
 
 def title_text(chart_spec: dict) -> str:

@@ -306,14 +306,17 @@ def _reads_as(text: str, v: float) -> bool:
 def _shown_exactly(values: np.ndarray, precision: int) -> bool:  # values [r, c]
     """Whether every number of a grid's values reads back from its text as exactly itself (:func:`_reads_as`)."""
     if values.dtype != object:  # a matrix of the configuration: answered once per matrix and precision
-        return _all_read_back(values, precision)
-    _where, numbers = _numbers(values)
+        return _cached_read_back(values, precision)
+    return _read_back(_numbers(values)[1], precision)
+
+
+def _read_back(numbers: np.ndarray, precision: int) -> bool:  # [n] floats
     return all(map(_reads_as, grid_texts(numbers, precision), numbers.tolist()))
 
 
 @budget.cached("grid_exact", slots=budget.EXPLORER_SLOTS)
-def _all_read_back(values: np.ndarray, precision: int) -> bool:  # values float [r, c]
-    return all(map(_reads_as, grid_texts(values.ravel(), precision), values.ravel().tolist()))
+def _cached_read_back(values: np.ndarray, precision: int) -> bool:  # values float [r, c]
+    return _read_back(values.ravel(), precision)
 
 
 #: up to this many cells, the "Every digit" popover under a grid lists them (beyond, the JSON file has them)

@@ -14,7 +14,7 @@ import numpy as np
 import streamlit as st
 
 from attn_ui.app.i18n import _
-from attn_ui.widgets import charts, controls, heatmap
+from attn_ui.widgets import charts, controls, heatmap, text
 
 
 def formula_markdown(latex: str) -> str:
@@ -94,7 +94,8 @@ def matrix_block(
         intro, _("**{title}** · shape {rows} × {cols}").format(title=title, rows=values.shape[0], cols=values.shape[1]),
         formula_markdown(latex), note_markdown(note) if note else ""))
     chart = heatmap.heatmap(values, rows, cols, kind=kind, precision=controls.precision(), domain=domain,
-                            x_title=x_title, y_title=y_title, select=select, masked=masked, name=title, most=most)
+                            x_title=x_title, y_title=y_title, select=select, masked=masked,
+                            name=text.md_unescape(title), most=most)  # the title is Markdown; the name plain
     if select:
         return charts.show_chart(chart, key=key, on_select=on_select, selection_mode=select)
     return charts.show_chart(chart, key=key)

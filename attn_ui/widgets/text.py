@@ -138,6 +138,19 @@ def md_escape(text: str) -> str:
     return isolate("".join([*out, _escape_chars(text[start:])]))
 
 
+def md_unescape(text: str) -> str:
+    r"""Markdown text as plain text again, for where it is not read as Markdown (a chart's text alternative, a file's
+    name): the backslashes :func:`md_escape` puts before punctuation taken out.
+
+    >>> md_unescape(md_escape("0: a*b")), md_unescape(r"a \\ b")
+    ('0: a*b', 'a \\ b')
+    """
+    return _ESCAPED.sub(r"\1", text)
+
+
+_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")  # a backslash before an ASCII punctuation character (CommonMark)
+
+
 def _escape_chars(text: str) -> str:
     return "".join("\\" + ch if ch in _PUNCTUATION else " " if ch.isspace() else ch for ch in text)
 

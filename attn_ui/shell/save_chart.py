@@ -31,6 +31,9 @@ BACKGROUND = "white"
 #: layers a still image leaves out: a heatmap's "hover a cell" hint (attn_ui.widgets.heatmap.focus_layers; a pinned
 #: cell's outlines and its line stay)
 POINTER_ONLY = frozenset({"focus_hint"})
+#: px: the width of a chart that took its column's on the page (width "container", the column's width unknown here);
+#: Vega's default (300 px) would crowd an axis until it hides labels the page shows
+CONTAINER_PX = 480
 _LOG = st_internals.logger(__name__)
 
 
@@ -91,7 +94,8 @@ def image(spec: dict, fmt: export.Format, title: str) -> bytes:
 def printable(spec: dict, title: str = "") -> dict:
     """A copy of a spec as show_chart sent it, ready to draw outside the browser: its datasets as rows (JSON, NaN and
     infinities as null), on white, the focus ink of the light theme, and ``title`` as its title if it has none (a
-    heatmap's title is written above it on the page). The spec itself is not changed.
+    heatmap's title is written above it on the page), :data:`CONTAINER_PX` wide if it took its column's width. The
+    spec itself is not changed.
 
     >>> s = printable({"datasets": {"slot0": pa.table({"v": [1.0, math.nan]})}, "params": [
     ...     {"name": charts.INK, "value": charts.INKS["dark"]}]}, "Weights")
@@ -102,6 +106,8 @@ def printable(spec: dict, title: str = "") -> dict:
     out["datasets"] = {name: rows(frame) for name, frame in spec.get("datasets", {}).items()}
     if title and not out.get("title"):
         out["title"] = title
+    if out.get("width") == "container":  # no page around it here
+        out["width"] = CONTAINER_PX
     out["config"] = {**out.get("config", {}), "background": BACKGROUND}
     if "params" in out:
         out["params"] = [{**p, "value": charts.INKS["light"]} if p.get("name") == charts.INK else p

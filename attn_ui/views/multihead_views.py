@@ -915,7 +915,7 @@ def project_section() -> None:
                     "the heads' columns are not mixed."), icon=":material/info:")
         button.button(_("Mix the heads"), key="heads_mix_w_o", on_click=mix_w_o, width="stretch",
                       help=_("W_O becomes {init}; Undo in the sidebar takes it back.").format(init=mixing_w_o_text()))
-    st.markdown(_("**output = concat · W_O** · shape {r} × {c} = [{n}, d_out]").format(
+    st.markdown(_("**output** · shape {r} × {c} = [{n}, d_out]").format(
         r=out.shape[0], c=out.shape[1], n="n_q" if cfg.cross else "n_seq"))
     show_matrix(out, queries, key="output", title=_("output = concat · W_O"), x_title=_("output dimension"),
                 y_title=_("query") if cfg.cross else _("token"))

@@ -160,7 +160,8 @@ def show_chart(chart: Chart | SpecParts, *, name: str = "", **kwargs) -> object:
     prepared, title = _prepared(template, getattr(chart, "canvas", False), None if pin is None else json.dumps(pin),
                                 ink, kwargs["width"] == "stretch", kwargs.get("selection_mode") if selectable else None,
                                 selectable)
-    _record(name or chart_name(layout, title), lambda: {**json.loads(prepared.spec), "datasets": datasets})
+    _record(name or chart_name(layout, title),
+            lambda: as_drawn({**json.loads(prepared.spec), "datasets": datasets}, kwargs["width"]))
     return st_internals.show_chart(prepared, datasets, theme=THEME, **kwargs)
 
 
@@ -184,6 +185,19 @@ def _prepared(template: str, canvas: bool, pin: str | None, ink: str, stretch: b
                    None if pin is None else json.loads(pin), ink)
     return (st_internals.prepare_chart(out, stretch=stretch, selection_mode=selection_mode, selectable=selectable),
             name_of(out))
+
+
+def as_drawn(chart_spec: dict, width: int | str) -> dict:
+    """The spec (changed in place) with the width in px it was drawn at, where it takes its box's width
+    ("container") and the page gave the box a width in px: outside the browser there is no box, and Save a chart
+    would draw it at Vega's default width, where an axis can hide a label the page shows (Scaling's "512").
+
+    >>> as_drawn({"width": "container"}, 495), as_drawn({"width": "container"}, "stretch"), as_drawn({}, 495)
+    ({'width': 495}, {'width': 'container'}, {})
+    """
+    if chart_spec.get("width") == "container" and isinstance(width, int):
+        chart_spec["width"] = width
+    return chart_spec
 
 
 def _record(name: str, make_spec: Callable[[], dict]) -> None:

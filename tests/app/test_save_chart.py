@@ -4,6 +4,7 @@ sidebar's menu listing the page's charts."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 
 import numpy as np
@@ -14,7 +15,7 @@ from attn_core import DEFAULT_PRESET, load_preset, self_attention
 from attn_ui.app import registry
 from attn_ui.infra import export
 from attn_ui.shell import save_chart
-from attn_ui.views import model_views, neuron_views
+from attn_ui.views import model_views, neuron_views, scaling_views
 from attn_ui.widgets import charts, heatmap, text
 
 from .apptools import APP
@@ -159,3 +160,23 @@ def test_a_closed_menu_is_one_element(monkeypatch):
 def test_file_names_are_ascii():
     assert save_chart.file_stem("steps", "Row sums Σⱼ aᵢⱼ", 6) == "steps-row-sums-a"
     assert save_chart.file_stem("model", "注意力", 0) == "model-chart-1"
+
+
+def test_a_chart_as_wide_as_its_box_is_saved_at_the_width_drawn():
+    """Scaling's variance sweep takes its box's width (495 px on the page): saved at Vega's default width outside
+    the browser (300 px), its d_k axis hid the label 512 that the page shows (drawn with opacity 0)."""
+    sweep = scaling_views.variance_sweep((1, 2, 4, 8, 16, 32, 64, 128, 256, 512), 300, 0)
+    template, datasets = charts.cached_chart(scaling_views.variance_sweep_chart, sweep.d_k, sweep.raw, sweep.scaled,
+                                             current_d_k=3).parts()
+    sent = {**charts.finished(json.loads(template), None, charts.INKS["light"]), "datasets": datasets}
+    assert sent["width"] == "container"
+
+    def shown(svg: bytes, label: str) -> bool:  # the axis label is drawn, not hidden by the overlap rule
+        return re.search(rf'<text [^>]*opacity="1"[^>]*>{label}</text>', svg.decode()) is not None
+
+    drawn = charts.as_drawn(dict(sent), scaling_views.SWEEP_MAX_PX)
+    assert drawn["width"] == scaling_views.SWEEP_MAX_PX
+    assert all(shown(export.to_image(save_chart.printable(drawn, "Why"), "svg"), n) for n in ("1", "256", "512"))
+    box = save_chart.printable(sent)  # a chart in a column of a width unknown here: a width of its own
+    assert box["width"] == save_chart.CONTAINER_PX and shown(export.to_image(box, "svg"), "512")
+    assert not shown(export.to_image({**box, "width": "container"}, "svg"), "512")  # Vega's default: hidden

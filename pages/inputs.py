@@ -130,12 +130,13 @@ def sentence_controls(prefix: str, example: str) -> None:
 
 
 def matrix_section(name: str, title: str, what: str) -> None:
-    """A matrix's grid under its title, shape and ``what`` (in the learner's language), with its Randomise popover."""
+    """A matrix's grid under its title, shape and ``what`` (in the learner's language), its Randomise popover under
+    it: above it, the grid's toolbar (shown on hover, at the grid's top right) covered the popover's button in a
+    third of the page."""
     m = state.config().matrix(name)
-    head = row()
-    head.markdown(f"**{title}** · {m.shape[0]} × {m.shape[1]}  \n{what}")
-    randomise.popover_of(name, "inputs", where=head)
+    st.markdown(f"**{title}** · {m.shape[0]} × {m.shape[1]}  \n{what}")
     grid_editor.matrix_editor(name)
+    randomise.popover_of(name, "inputs")
 
 
 def result() -> None:

@@ -122,3 +122,37 @@ def test_the_pipeline_is_readable_and_shows_on_a_phone_that_it_scrolls(app_serve
     assert page.evaluate(EDGE)[3:] == ["48px", "0px"]  # at the end: the left edge fades, the right no longer
     screenshot(page, shots / "readable_overview_390.png")
     phone.close()
+
+
+def apart(a: dict, b: dict) -> bool:
+    """Whether two bounding boxes (Playwright's) share no pixel."""
+    return (a["x"] + a["width"] <= b["x"] or b["x"] + b["width"] <= a["x"] or a["y"] + a["height"] <= b["y"]
+            or b["y"] + b["height"] <= a["y"])
+
+
+def settled_box(page: Page, locator) -> dict:
+    """A locator's bounding box once it has stopped moving (a toolbar slides into place as it appears)."""
+    box = None
+    for _ in range(50):
+        page.wait_for_timeout(100)
+        if box == (box := locator.bounding_box()):
+            return box
+    raise AssertionError("still moving after 5 s")
+
+
+@pytest.mark.parametrize("width", [1400, 1000])
+def test_a_grids_toolbar_covers_no_randomise_button(app_server: str, browser, width: int):
+    """Inputs & weights: hovering a matrix's grid shows its toolbar at the grid's top right; it covers none of the
+    Randomise buttons (W_Q's, in a third of the page, was half under it when the button stood above the grid)."""
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    open_app(page, f"{app_server}/inputs")
+    buttons = [page.locator(f".st-key-inputs_{m}_randomise button").first for m in ("x", "w_q", "w_k", "w_v")]
+    for name in ("x", "w_q", "w_k", "w_v"):
+        grid = page.locator(f".st-key-{name}_editor_0").first
+        grid.hover()
+        toolbar = grid.locator('[data-testid="stElementToolbar"]').first
+        expect(toolbar).to_be_visible()
+        box = settled_box(page, toolbar)
+        assert all(apart(box, b.bounding_box()) for b in buttons), name
+    context.close()

@@ -146,21 +146,24 @@ def language_picker() -> None:
 
 #: on a phone, a chart wider than the screen scrolls sideways in its own box instead of being cut off at the edge,
 #: and the Overview's pipeline diagram keeps a readable size (shrunk to the screen, its text was 4 px high). A box
-#: that scrolls fades out at the edge where more is (the right at first, both edges midway, the left at the end): a
-#: scroll-driven animation of the fade's widths on the box's own scroll position, which does nothing while the chart
-#: fits (an inactive scroll timeline), so a chart that fits is drawn as it is
+#: that scrolls fades out at the edge where more is, by as much as is hidden there, at most 48 px (the right at first,
+#: both edges midway, the left at the end; a chart 2 px too wide fades 2 px, not its legend's labels): two
+#: scroll-driven animations of the fade's widths on the box's own scroll position, the left over the first 48 px of
+#: scrolling and the right over the last 48, which do nothing while the chart fits (an inactive scroll timeline), so
+#: a chart that fits is drawn as it is
 #: (the "<" of "<length>" escaped as \3c: Streamlit's HTML sanitiser drops a style whose text holds "<" and a letter)
 _WIDE_CHARTS = ("@property --attn-fade-l { syntax: '\\3c length>'; inherits: false; initial-value: 0px; }"
                 " @property --attn-fade-r { syntax: '\\3c length>'; inherits: false; initial-value: 0px; }"
-                " @keyframes attn-scroll-fade { from { --attn-fade-l: 0px; --attn-fade-r: 48px; }"
-                " 12% { --attn-fade-l: 32px; } 88% { --attn-fade-r: 32px; }"
-                " to { --attn-fade-l: 48px; --attn-fade-r: 0px; } }"
+                " @keyframes attn-fade-l { from { --attn-fade-l: 0px; } to { --attn-fade-l: 48px; } }"
+                " @keyframes attn-fade-r { from { --attn-fade-r: 48px; } to { --attn-fade-r: 0px; } }"
                 " @media (max-width: 640px) {"
                 " [data-testid='stVegaLiteChart'], [data-testid='stGraphVizChart'] {"
                 " max-width: 100%; overflow-x: auto;"
                 " mask-image: linear-gradient(to right, transparent, #000 var(--attn-fade-l),"
                 " #000 calc(100% - var(--attn-fade-r)), transparent);"
-                " animation: attn-scroll-fade linear both; animation-timeline: scroll(self inline); }"
+                " animation: attn-fade-l linear both, attn-fade-r linear both;"
+                " animation-timeline: scroll(self inline), scroll(self inline);"
+                " animation-range: 0px 48px, calc(100% - 48px) 100%; }"
                 " [data-testid='stGraphVizChart'] svg { min-width: 900px; height: auto; } }")
 #: a page link's label wraps onto a second line instead of being cut at the box's edge (a long label on a phone)
 _LINK_LABELS = "[data-testid='stPageLink-NavLink'] :is(span, p) { white-space: normal; }"

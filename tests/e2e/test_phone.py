@@ -129,3 +129,28 @@ def test_the_saturation_curves_fit_a_phone(phone: Page, app_server: str):
     for axis in ("largest weight in the row", "entropy of the row (nats)"):
         (chart,) = charts_with_axis(phone, axis, 1)
         assert 0 <= chart[0] and chart[1] <= 390 and chart[1] - chart[0] > 300  # drawn, as wide as the screen
+
+
+FADES = """() => [...document.querySelectorAll('[data-testid="stVegaLiteChart"]')].map(c => {
+    const s = getComputedStyle(c);
+    return [c.scrollWidth - c.clientWidth, s.getPropertyValue('--attn-fade-l'), s.getPropertyValue('--attn-fade-r')];
+})"""
+
+
+def test_a_chart_a_little_wider_than_a_phone_fades_only_what_is_hidden(phone: Page, app_server: str):
+    """Step by step at 390 px: Scores and Scaled scores are a few px wider than the screen. Their right edge fades by
+    what is hidden (at most 48 px), so their colour legends stay readable; scrolled to the end, the left edge fades by
+    as much. (A fixed 48 px fade covered both legends' labels for an overflow of 2 and 17 px.)"""
+    open_app(phone, f"{app_server}/{registry.STEPS.name}")
+    expect(phone.locator(f'{MAIN} [data-testid="stVegaLiteChart"] canvas, {MAIN} [data-testid="stVegaLiteChart"] svg')
+           .first).to_be_visible()
+    phone.wait_for_timeout(1000)  # every chart drawn at its width
+    fades = phone.evaluate(FADES)
+    assert any(0 < hidden < 48 for hidden, _left, _right in fades), fades  # the case this test is about
+    for hidden, left, right in fades:
+        assert (left, right) == ("0px", f"{min(hidden, 48)}px"), fades
+    phone.locator('[data-testid="stVegaLiteChart"]').evaluate_all(
+        "boxes => boxes.forEach(b => { b.scrollLeft = b.scrollWidth; })")
+    phone.wait_for_timeout(300)
+    for hidden, left, right in phone.evaluate(FADES):
+        assert (left, right) == (f"{min(hidden, 48)}px", "0px")

@@ -120,12 +120,10 @@ def test_the_focus_selectbox_pins_its_token_on_a_model_that_writes(monkeypatch, 
 
 # --- the words above the cells, as Vega draws them --------------------------------------------------------------------
 
-vl_convert = pytest.importorskip("vl_convert", reason="pip install vl-convert-python (requirements.txt)")
-
-
 def drawn_lines(spec: dict) -> list[tuple[float, str]]:
     """The lines Vega draws for a spec's focus layers (its "focus_cell" and "focus_hint" marks), by vl-convert (the
     spec's expressions evaluated as in the browser, nothing hovered): each line's baseline (px) and text, in order."""
+    vl_convert = pytest.importorskip("vl_convert", reason="pip install vl-convert-python (requirements.txt)")
     spec = {**spec, "datasets": {k: v.to_pylist() for k, v in spec["datasets"].items()}}
     svg = vl_convert.vegalite_to_svg(spec)
     lines = []

@@ -447,13 +447,13 @@ class ModelViewLayout:
     kv_groups: tuple[int, ...] = ()
     kv_label: str = ""  # over each group of heads sharing a key/value head, {n} its number
     step: int = 1  # tokens per cell along a side (PANEL_SIDE cells at most)
-    #: the focus line's words: the query row lit ({query}: its tokens), what a click does, and did; and what to do
-    #: while no row is lit
-    focus_words: tuple[str, str, str, str] = ("", "", "", "")
+    #: the focus line's words: the query row lit ({query}: its tokens), what a click does, and did, what the page's
+    #: control did (it holds the row); and what to do while no row is lit
+    focus_words: tuple[str, str, str, str, str] = ("", "", "", "", "")
 
     def pin_value(self, token: str) -> list[dict] | None:
-        """The pin's initial value for the token labelled ``token`` (attn_ui.widgets.text.numbered: "4: it"): the row
-        of cells that holds it, in every small heatmap.
+        """The focus the page's control holds (:data:`attn_ui.widgets.charts.HELD`) for the token labelled ``token``
+        (attn_ui.widgets.text.numbered: "4: it"): the row of cells that holds it, in every small heatmap.
 
         >>> ModelViewLayout(1, 1, 16, "", "", "", "", ("",) * 5, ("0: a … 1: b", "2: c"), step=2).pin_value("2: c")
         [{'q': 1}]
@@ -515,7 +515,7 @@ def model_view(attentions: np.ndarray, tokens: tuple[str, ...] | list[str] | Non
     >>> c.data[0].num_rows, c.data[0].column("url")[0].as_py()[:22], c.data[1].num_rows
     (6, 'data:image/png;base64,', 24)
     >>> [p["name"] for p in c.to_dict()["params"]]
-    ['pick', 'focus', 'pin', 'lit_q', 'focus_ink']
+    ['pick', 'focus', 'pin', 'held', 'lit_q', 'focus_ink']
     >>> [layer.get("name") for layer in model_view(np.full((2, 4, 3, 3), 1 / 3), kv_groups=(0, 0, 1, 1)).to_dict()[
     ...     "layer"]][-3:]  # after the images, the groups' lines and names, the hover bands and the colour key
     ['focus_row', 'focus_cell', 'focus_hint']
@@ -553,8 +553,8 @@ def model_view(attentions: np.ndarray, tokens: tuple[str, ...] | list[str] | Non
         cells=tuple(cell_names(labels, step)),
         kv_groups=tuple(int(g) for g in kv_groups) if kv_groups is not None and len(set(kv_groups)) < n_heads else (),
         kv_label=_("K/V head {n}"), step=step,
-        focus_words=(_("query {query}: lit in every head"), _(heatmap.FOCUS_CLICK), _(heatmap.FOCUS_PINNED),
-                     _("hover a row of cells: that query lights up in every head")))
+        focus_words=(_("query {query}: lit in every head"), _(heatmap.FOCUS_CLICK), _(heatmap.FOCUS_PINNED_ROW),
+                     heatmap.held_words(), _("hover a row of cells: that query lights up in every head")))
     return charts.Chart(model_view_build, layout, (data, cells), canvas=cells.num_rows > CANVAS_CELLS,
                         extra=focus_extra)
 
@@ -636,14 +636,17 @@ def axes(layout: ModelViewLayout) -> tuple[dict, dict, dict]:
 def focus_params() -> list[dict]:
     """The model view's focus (as attn_ui.widgets.heatmap.focus_params, on the rows of cells: field q): hovering a row
     of a small heatmap lights that query's row in every head; a click pins it (and picks the head, :data:`PICK`), the
-    same click again releases it. Plain Vega-Lite, listening on the hover bands."""
+    same click again releases it; the page's control holds a row above both (:data:`attn_ui.widgets.charts.HELD`).
+    Plain Vega-Lite, listening on the hover bands."""
     is_pinned = f"!!datum && isValid(datum.q) && vlSelectionTest({json.dumps(charts.PIN + '_store')}, datum)"
-    lit = f"isArray({charts.PIN}.q) ? {charts.PIN}.q[0] : (isArray({heatmap.FOCUS}.q) ? {heatmap.FOCUS}.q[0] : null)"
+    lit = (f"isArray({charts.HELD}) ? {charts.HELD}[0].q : isArray({charts.PIN}.q) ? {charts.PIN}.q[0] : "
+           f"(isArray({heatmap.FOCUS}.q) ? {heatmap.FOCUS}.q[0] : null)")
     return [{"name": heatmap.FOCUS, "select": {"type": "point", "clear": "pointerout", "fields": ["q"],
                                                "on": "pointerover"}, "views": [ROWS]},
             {"name": charts.PIN, "select": {"type": "point", "clear": "dblclick", "fields": ["q"], "on": "click",
                                             "toggle": is_pinned}, "views": [ROWS]},
-            {"name": LIT_Q, "expr": lit}, {"name": charts.INK, "value": charts.INKS["light"]}]
+            {"name": charts.HELD, "value": None}, {"name": LIT_Q, "expr": lit},
+            {"name": charts.INK, "value": charts.INKS["light"]}]
 
 
 def focus_extra(layout: ModelViewLayout) -> dict:
@@ -661,24 +664,28 @@ def focus_extra(layout: ModelViewLayout) -> dict:
 
 
 def focus_lines(layout: ModelViewLayout, names: str) -> list[dict]:
-    """The line over the model view: the query lit and what a click does (pin) or did (click to release), or,
-    while none is lit, what to do (the line is never empty: the chart keeps its height). Two layers in one place,
-    "focus_cell" and "focus_hint" (as a heatmap's: a saved image leaves the hint out, attn_ui.shell.save_chart).
+    """The lines over the model view: the query lit, and under it what a click does (pin) or did (click to release)
+    or what the page's control did (how to release it there); or, while none is lit, what to do, on the first line
+    (never empty: the chart keeps its height). Two layers in one place, "focus_cell" and "focus_hint" (as a
+    heatmap's: a saved image leaves the hint out, attn_ui.shell.save_chart).
     ``names``: the cells' token names as a JSON list."""
-    lit, click, pinned, hint = (json.dumps(w, ensure_ascii=False) for w in layout.focus_words)
+    lit, click, pinned, held, hint = (json.dumps(w, ensure_ascii=False) for w in layout.focus_words)
     said = heatmap.vega_text(json.loads(lit), {"query": f"{names}[{LIT_Q}]"})
-    status = f"(isArray({charts.PIN}.q) ? {pinned} : {click})"
-    top = -22 - (16 if layout.kv_groups else 0)  # above the heads' labels (and the K/V heads' names)
+    status = f"(isArray({charts.HELD}) ? {held} : isArray({charts.PIN}.q) ? {pinned} : {click})"
+    # the first line above the heads' labels (and the K/V heads' names), the second under it
+    top = -22 - (16 if layout.kv_groups else 0) - heatmap.LABEL_LINE_PX
     width = LABEL_PX + layout.n_heads * (layout.panel_px + GAP_PX)
 
     def line(name: str, words: str) -> dict:
         return {"data": {"values": [{}]}, "name": name,
                 "mark": {"type": "text", "align": "left", "aria": False, "baseline": "bottom",
                          "color": heatmap.FOCUS_COLOUR, "fontSize": 12, "fontWeight": "bold", "limit": width,
-                         "text": {"expr": words}},
+                         "lineHeight": heatmap.LABEL_LINE_PX, "text": {"expr": words}},
                 "encoding": {"x": {"value": -LABEL_PX}, "y": {"value": top}}}
 
-    return [line("focus_cell", f"{LIT_Q} === null ? '' : {said} + ' · ' + {status}"),
+    # two lines, the query lit then what a click did (on one, the view's 356 px cut it short): the hint's one line
+    # in the first's place while none is lit, so the chart keeps its height
+    return [line("focus_cell", f"{LIT_Q} === null ? '' : [{said}, {status}]"),
             line("focus_hint", f"{LIT_Q} === null ? {hint} : ''")]
 
 

@@ -61,9 +61,13 @@ THEME = "streamlit"
 #: on top of Streamlit's theme (a spec's config wins over it): axis and legend labels of 12 px, titles of 13 px (read
 #: at a glance; the heatmaps' cell widths and label angles are worked out for them: attn_ui.widgets.heatmap.label_px)
 FONT_PX = 12
-#: the name of a chart's pinned focus (a click selection; attn_ui.widgets.heatmap.focus_params), whose initial value
-#: is the keyboard's focus (state.FOCUS) where the chart's layout gives one (its ``pin_value(label)``)
+#: the name of a chart's pinned focus: a click selection, the browser's alone (attn_ui.widgets.heatmap.focus_params)
 PIN = "pin"
+#: the name of the focus the page's control holds in a chart (a variable param, null by default, outranking the pin):
+#: the keyboard's focus (state.FOCUS) where the chart's layout gives one (its ``pin_value(label)``), set where the
+#: chart is drawn (:func:`pinned`). Not the pin's initial value: a click would release it in that chart alone while
+#: the control and every other chart still held it
+HELD = "held"
 #: the colour of a chart's focus (its outlines and lines, a param whose value :func:`show_chart` sets): red-orange,
 #: dark on a light page and light on a dark one (6.0:1 on white, 8.2:1 on Streamlit's dark background)
 INK = "focus_ink"
@@ -138,7 +142,8 @@ def show_chart(chart: Chart | SpecParts, *, name: str = "", **kwargs) -> object:
     schemes stay the factories' own (colour-blind-safe, set on each scale); a heatmap picks the colour of each
     cell's number from its fill (attn_ui.widgets.heatmap.cell_ink).
 
-    The keyboard's focus (state.FOCUS: a token's label) is pinned in every chart that has that token (:func:`pinned`).
+    The keyboard's focus (state.FOCUS: a token's label) is held in every chart that has that token (:func:`pinned`),
+    until the control lets it go.
 
     ``name``: what *Save a chart* calls it, for a chart the page titles in its own words (default: its layout's title
     or its spec's, :func:`chart_name`).
@@ -167,7 +172,7 @@ def show_chart(chart: Chart | SpecParts, *, name: str = "", **kwargs) -> object:
 
 def finished(chart_spec: dict, pin: list[dict] | None, ink: str) -> dict:
     """The spec (changed in place) as it is drawn: in the app's :data:`CONFIG` (:func:`themed`), described
-    (:func:`describe`), its focus pinned at ``pin`` (:func:`pinned`) and drawn in ``ink`` (:data:`INK`)."""
+    (:func:`describe`), the control's focus held at ``pin`` (:func:`pinned`) and drawn in ``ink`` (:data:`INK`)."""
     out = pinned(themed(describe(chart_spec)), pin)
     for param in out.get("params", []):
         if param.get("name") == INK:  # the learner's theme, as the browser reports it (light if it does not)
@@ -267,14 +272,14 @@ def name_of(chart_spec: dict) -> str:
 
 
 def pinned(chart_spec: dict, value: list[dict] | None) -> dict:
-    """The spec (changed in place) with its :data:`PIN` selection starting at ``value`` (nothing changed for None,
-    or in a chart without one): the keyboard's way to what a click on a cell does.
+    """The spec (changed in place) with the control's focus :data:`HELD` at ``value`` (nothing changed for None, or
+    in a chart without one): the keyboard's way to what a click on a cell does, lit until the control lets it go.
 
-    >>> pinned({"params": [{"name": "pin", "select": {"type": "point"}}]}, [{"row": "0: a"}])["params"][0]["value"]
+    >>> pinned({"params": [{"name": "held", "value": None}]}, [{"row": "0: a"}])["params"][0]["value"]
     [{'row': '0: a'}]
     """
     for param in chart_spec.get("params", []) if value is not None else ():
-        if param.get("name") == PIN:
+        if param.get("name") == HELD:
             param["value"] = value
     return chart_spec
 

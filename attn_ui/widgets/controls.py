@@ -39,15 +39,18 @@ NO_FOCUS = N_("none (hover or click a cell)")  # the focus selectbox's first opt
 
 def focus_control(labels: list[str], prefix: str, where: Any = st) -> str | None:
     """The keyboard's way to focus a token (state.FOCUS, kept across pages): the heatmaps light its row and column
-    as a click on its cell does (attn_ui.widgets.charts.show_chart). One control per page, not one per chart."""
+    as a click on its cell does, and hold them until the control is set to none (attn_ui.widgets.charts.show_chart;
+    a click on a chart leaves them: the control and every chart always say the same). One control per page, not one
+    per chart."""
     key, now = f"{prefix}_focus", i18n.translator()
     value = st.session_state.get(state.FOCUS)
     value = value if value in labels else ""  # "": no focus (None would leave the box empty, "Choose an option")
     st.session_state[state.FOCUS] = value or None
     chosen = where.selectbox(_("Focus on a token"), ["", *labels], format_func=lambda t: t or now(NO_FOCUS),
                              help=_("Lights the token's row and column in every heatmap, as a click on its cell "
-                                    "does. With a mouse: hover a cell to light its row and column, click it to pin "
-                                    "them, click it again (or double-click) to release."),
+                                    "does, until you set this back to none. With a mouse, while it is none: hover a "
+                                    "cell to light its row and column, click it to pin them, click it again (or "
+                                    "double-click) to release."),
                              **state.bind(key, value, partial(_focus, key)))
     return chosen or None
 

@@ -364,9 +364,10 @@ class HeatmapLayout:
     labels_px: int = 0  # the row labels' width (:func:`label_px`), where the focus line starts
 
     def pin_value(self, token: str | None) -> list[dict] | None:
-        """The pin's initial value (Vega-Lite's ``value`` of :data:`PIN`) for the token labelled ``token`` (the
-        keyboard's focus, attn_ui.widgets.controls.focus_control): its row and its column where the heatmap has
-        them (a matrix of tokens × dimensions lights the row only); None when neither axis has it (blocks).
+        """The focus the control holds (the value of :data:`attn_ui.widgets.charts.HELD`) for the token labelled
+        ``token`` (the keyboard's focus, attn_ui.widgets.controls.focus_control): its row and its column where the
+        heatmap has them (a matrix of tokens × dimensions lights the row only); None when neither axis has it
+        (blocks).
 
         >>> lay = HeatmapLayout(("0: a", "1: b"), ("0", "1"), "signed", 44, 44, 0.5, 0, 0, "", "", "", None)
         >>> lay.pin_value("1: b"), lay.pin_value("2: c")
@@ -427,9 +428,10 @@ def cell_ink(scale: str = "color") -> dict:
 
 
 #: the two selections of a heatmap's focus (fields row and col, the labels): the cell under the pointer, and the cell
-#: clicked (pinned until it is clicked again, double-clicked, or a click lands off the cells)
-FOCUS, PIN = "focus", charts.PIN
-#: which row and column are lit: the pinned cell's, else the hovered one's (a label, or null)
+#: clicked (pinned until it is clicked again, double-clicked, or a click lands off the cells); and the focus the
+#: page's control holds (:data:`attn_ui.widgets.charts.HELD`), which outranks both
+FOCUS, PIN, HELD = "focus", charts.PIN, charts.HELD
+#: which row and column are lit: the held token's, else the pinned cell's, else the hovered one's (a label, or null)
 LIT_ROW, LIT_COL = "lit_row", "lit_col"
 #: the lit row's and column's outline and the focus lines: red-orange, apart from both colour schemes (a param, so the
 #: page's theme picks its shade: attn_ui.widgets.charts.INKS)
@@ -442,7 +444,22 @@ WIDE_LINE_PX = 420
 FOCUS_CELL = N_("{rows} {row} → {cols} {col}: {value}")
 FOCUS_HINT = N_("hover a cell: its row and column light up")
 FOCUS_CLICK = N_("click to pin it")
-FOCUS_PINNED = N_("pinned · click the lit cell to release it")  # pinned by a click or by Focus on a token
+FOCUS_PINNED = N_("pinned · click the lit cell to release it")  # pinned by a click: a cell (its row and column)
+#: the model view's own pin: a query's row of cells, lit in every head (attn_ui.views.model_views)
+FOCUS_PINNED_ROW = N_("pinned · click a lit row to release it")
+#: held by the page's control (Focus on a token: attn_ui.widgets.controls.focus_control), whatever it lights (a cell,
+#: a row, a column): clicks leave it, so that every chart and the control always say the same. Two parts: one line
+#: (:func:`held_words`), or two over a narrow heatmap
+FOCUS_HELD = N_("pinned by Focus on a token"), N_("set it to none to release")
+
+
+def held_words() -> str:
+    """What a chart whose focus the page's control holds says, on one line, in the learner's language.
+
+    >>> held_words()
+    'pinned by Focus on a token · set it to none to release'
+    """
+    return " · ".join(map(_, FOCUS_HELD))
 
 
 def vega_text(template: str, parts: dict[str, str]) -> str:
@@ -466,23 +483,32 @@ CELLS = "cells"  # the name of a heatmap's layer of cells (with a focus): where 
 
 def focus_params() -> list[dict]:
     """The hover selection, the pin (a click; the same click again releases it: its toggle is true when the
-    clicked cell is the pinned one) and which row and column are lit: plain Vega-Lite, listening on the cells."""
+    clicked cell is the pinned one), the focus the page's control holds (null, or its token's row and column: set
+    where the chart is drawn, attn_ui.widgets.charts.pinned) and which row and column are lit: the held ones, else
+    the pinned ones, else the hovered ones. Plain Vega-Lite, listening on the cells."""
     is_pinned = f"!!datum && isValid(datum.row) && vlSelectionTest({json.dumps(PIN + '_store')}, datum)"
     lit = "isArray({s}.{f}) ? {s}.{f}[0] : null"
+
+    def lit_expr(field: str) -> str:
+        return (f"isArray({HELD}) ? {HELD}[0].{field} : isArray({PIN}.row) ? {PIN}.{field}[0] : "
+                f"({lit.format(s=FOCUS, f=field)})")
+
     return [{"name": FOCUS, "select": {"type": "point", "clear": "pointerout", "fields": ["row", "col"],
                                        "on": "pointerover"}, "views": [CELLS]},
             {"name": PIN, "select": {"type": "point", "clear": "dblclick", "fields": ["row", "col"], "on": "click",
                                      "toggle": is_pinned}, "views": [CELLS]},
-            {"name": LIT_ROW, "expr": f"isArray({PIN}.row) ? {PIN}.row[0] : ({lit.format(s=FOCUS, f='row')})"},
-            {"name": LIT_COL, "expr": f"isArray({PIN}.row) ? {PIN}.col[0] : ({lit.format(s=FOCUS, f='col')})"},
+            {"name": HELD, "value": None},
+            {"name": LIT_ROW, "expr": lit_expr("row")}, {"name": LIT_COL, "expr": lit_expr("col")},
             {"name": charts.INK, "value": charts.INKS["light"]}]
 
 
 def focus_layers(lay: HeatmapLayout) -> list[dict]:
     """What lights the focused cell (:func:`focus_params`): an outline around its row and one around its column,
     a line above the cells naming its query and key and its value (the number shown on it, else every digit), and
-    what to do: hover, click to pin, click the lit cell to release (on a wide heatmap one line beside the title, on a
-    narrow one two lines above it). Nothing of it is drawn for screen readers
+    what to do: hover, click to pin, click the lit cell to release; or, while the page's control holds a token, that
+    the control pinned it and how to release it (a held token lights a row or a column alone where the other axis
+    has no tokens: the words then stand alone). On a wide heatmap one line beside the title, on a narrow one two
+    lines above it. Nothing of it is drawn for screen readers
     (``aria`` off): the chart's description says what it is, and the keyboard's focus is the page's control.
     Plain Vega-Lite layers on the heatmap's data (the layer chart's: :func:`heatmap_chart`)."""
     width, height = lay.width_px * len(lay.cols), lay.height_px * len(lay.rows)
@@ -509,18 +535,25 @@ def focus_layers(lay: HeatmapLayout) -> list[dict]:
     nothing_lit = f"{LIT_ROW} === null && {LIT_COL} === null"
     if width + LEGEND_PX >= WIDE_LINE_PX:  # one line, beside the rows' title: the chart no taller than without it
         x0, y0 = max(0, label_px(lay.y_title) - lay.labels_px - AXIS_PX + 8), -8  # right of the title, on its line
-        said, hint, hint_y = f"{said} + ' · ' + {after_click}", f"{nothing_lit} ? {words['hint']} : ''", y0
+        status = f"(isArray({HELD}) ? {json.dumps(held_words(), ensure_ascii=False)} : {after_click})"
+        no_cell = f"{LIT_ROW} === null || {LIT_COL} === null"  # a held row (or column) alone: no cell's line
+        said = f"{said} + ' · ' + {status}"
+        hint, hint_y, up = f"{nothing_lit} ? {words['hint']} : {no_cell} ? {status} : ''", y0, 0
     else:  # the cell's line over the rows' title, what to do over it (narrow: one line would be cut short)
         x0, y0 = -(lay.labels_px + AXIS_PX), -FOCUS_LINE_PX
-        hint, hint_y = f"{nothing_lit} ? {words['hint']} : {after_click}", y0 - LABEL_LINE_PX
+        # held: its two parts on two lines (on one, a small heatmap's would be cut short), drawn downwards from the
+        # hint's line: over the cell's line where a cell is lit (then a line higher), else on its empty line
+        held = json.dumps([_(w) for w in FOCUS_HELD], ensure_ascii=False)
+        hint, hint_y = f"{nothing_lit} ? {words['hint']} : isArray({HELD}) ? {held} : {after_click}", y0 - LABEL_LINE_PX
+        up = {"expr": f"isArray({HELD}) && {LIT_ROW} !== null && {LIT_COL} !== null ? {-LABEL_LINE_PX} : 0"}
     line = {"type": "text", "align": "left", "aria": False, "baseline": "bottom", "color": FOCUS_COLOUR,
-            "fontSize": FONT, "limit": width + LEGEND_PX - x0}
+            "fontSize": FONT, "limit": width + LEGEND_PX - x0, "lineHeight": LABEL_LINE_PX}
     cell = {"mark": {**line, "fontWeight": "bold"},
             "encoding": {"text": {"field": "said", "type": "nominal"}, "x": {"value": x0}, "y": {"value": y0}},
             "name": "focus_cell",
             "transform": [{"filter": f"datum.row === {LIT_ROW} && datum.col === {LIT_COL}"},
                           {"calculate": said, "as": "said"}]}
-    hint = {"data": {"values": [{}]}, "mark": {**line, "text": {"expr": hint}},
+    hint = {"data": {"values": [{}]}, "mark": {**line, "text": {"expr": hint}, "dy": up},
             "encoding": {"x": {"value": x0}, "y": {"value": hint_y}}, "name": "focus_hint"}
     return [row_band, col_band, cell, hint]
 

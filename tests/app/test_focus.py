@@ -1,9 +1,12 @@
 """Hover to focus, click to pin (issue 39), in the specs: the selections every heatmap and the model view carry, the
-layers that read them, and the keyboard's focus given to them as the pin's initial value."""
+layers that read them, and the keyboard's focus they hold (charts.HELD) while the control is set; and the words
+above the cells, read from the charts drawn by vl-convert (Vega's own evaluation of their expressions)."""
 
 from __future__ import annotations
 
 import json
+import re
+from html import unescape
 
 import numpy as np
 import pytest
@@ -40,8 +43,10 @@ def test_a_heatmap_lights_the_hovered_or_pinned_cell_and_names_it(size):
     assert (hover["on"], hover["clear"], hover["fields"]) == ("pointerover", "pointerout", ["row", "col"])
     assert (pin["on"], pin["clear"], pin["fields"]) == ("click", "dblclick", ["row", "col"])
     assert 'vlSelectionTest("pin_store", datum)' in pin["toggle"]  # a click on the pinned cell releases it
-    for lit in (heatmap.LIT_ROW, heatmap.LIT_COL):  # the pinned cell's, else the hovered one's
-        assert params[lit]["expr"].startswith("isArray(pin.row) ? pin.")
+    for lit in (heatmap.LIT_ROW, heatmap.LIT_COL):  # the control's token's, else the pinned cell's, else the hovered
+        assert params[lit]["expr"].startswith("isArray(held) ? held[0].")
+        assert "isArray(pin.row) ? pin." in params[lit]["expr"]
+    assert params[heatmap.HELD]["value"] is None  # nothing held until the control is set
     layers = _layers(spec)
     assert f"datum.row === {heatmap.LIT_ROW}" in _filters(layers["focus_row"])
     assert f"datum.col === {heatmap.LIT_COL}" in _filters(layers["focus_col"])
@@ -59,14 +64,15 @@ def test_a_single_column_has_no_focus():
     assert heatmap.PIN not in _params(spec)
 
 
-def test_the_keyboard_focus_is_the_pins_initial_value_where_the_chart_has_the_token():
+def test_the_keyboard_focus_is_held_where_the_chart_has_the_token_and_the_pin_stays_the_clicks():
     square = heatmap.heatmap(np.eye(3), LABELS, LABELS)
     tall = heatmap.heatmap(np.ones((3, 2)), LABELS, ["0", "1"])  # tokens × dimensions: the row only
     assert square.layout.pin_value("1: b") == [{"row": "1: b", "col": "1: b"}]
     assert tall.layout.pin_value("1: b") == [{"row": "1: b", "col": None}]
     assert tall.layout.pin_value("9: z") is None
-    spec = charts.pinned(square.spec(), square.layout.pin_value("2: c"))
-    assert _params(spec)[charts.PIN]["value"] == [{"row": "2: c", "col": "2: c"}]
+    params = _params(charts.pinned(square.spec(), square.layout.pin_value("2: c")))
+    assert params[charts.HELD]["value"] == [{"row": "2: c", "col": "2: c"}]
+    assert "value" not in params[charts.PIN]  # a click pins (and releases) in the browser, under the held focus
 
 
 def test_the_model_view_lights_a_query_row_in_every_head_and_keeps_picking_heads():
@@ -86,11 +92,11 @@ def test_the_focus_selectbox_pins_its_token_on_step_by_step(lang):
     at.switch_page("pages/steps.py").run()
     at.sidebar.selectbox(key="steps_focus").set_value("1: input2").run()
     assert not at.exception
-    pins = [_params(json.loads(el.proto.spec)).get(charts.PIN, {}).get("value") for el in at.get("vega_lite_chart")]
+    pins = [_params(json.loads(el.proto.spec)).get(charts.HELD, {}).get("value") for el in at.get("vega_lite_chart")]
     assert [{"row": "1: input2", "col": "1: input2"}] in pins  # the scores and the weights
     assert [{"row": "1: input2", "col": None}] in pins  # Q, K, V, the output: its row
-    at.sidebar.selectbox(key="steps_focus").set_value("").run()  # none: no pin
-    assert not any("value" in _params(json.loads(el.proto.spec)).get(charts.PIN, {})
+    at.sidebar.selectbox(key="steps_focus").set_value("").run()  # none: nothing held
+    assert not any(_params(json.loads(el.proto.spec)).get(charts.HELD, {}).get("value")
                    for el in at.get("vega_lite_chart"))
 
 
@@ -107,6 +113,75 @@ def test_the_focus_selectbox_pins_its_token_on_a_model_that_writes(monkeypatch, 
     token = box.options[2]  # the second token's label (the first option: none)
     box.set_value(token).run()
     assert not at.exception
-    pins = [_params(json.loads(el.proto.spec)).get(charts.PIN, {}).get("value") for el in at.get("vega_lite_chart")]
+    pins = [_params(json.loads(el.proto.spec)).get(charts.HELD, {}).get("value") for el in at.get("vega_lite_chart")]
     assert [{"q": 1}] in pins  # the model view: the second query's row of cells, in every head
     assert [{"row": token, "col": token}] in pins  # the large head's heatmap
+
+
+# --- the words above the cells, as Vega draws them --------------------------------------------------------------------
+
+def drawn_lines(spec: dict) -> list[tuple[float, str]]:
+    """The lines Vega draws for a spec's focus layers (its "focus_cell" and "focus_hint" marks), by vl-convert (the
+    spec's expressions evaluated as in the browser, nothing hovered): each line's baseline (px) and text, in order."""
+    vl_convert = pytest.importorskip("vl_convert", reason="pip install vl-convert-python (requirements.txt)")
+    spec = {**spec, "datasets": {k: v.to_pylist() for k, v in spec["datasets"].items()}}
+    svg = vl_convert.vegalite_to_svg(spec)
+    lines = []
+    for name in ("focus_cell", "focus_hint"):
+        block = re.search(rf'<g class="mark-text role-mark {name}_marks"[^>]*?(?<!/)>(.*?)</g>', svg, re.S)
+        texts = re.findall(r"<text[^>]*translate\([^,]+,([^)]+)\)[^>]*>(.*?)</text>", block[1] if block else "")
+        for y, drawn in texts:
+            parts = re.findall(r'<tspan(?: x="0" dy="([^"]+)")?>(.*?)</tspan>', drawn) or [("", drawn)]
+            for i, (_dy, text) in enumerate(parts):  # a line of several: tspans, each dy below the one before
+                lines.append((float(y) + sum(float(d or 0) for d, _ in parts[:i + 1]), unescape(text)))
+    return [(y, text) for y, text in lines if text]
+
+
+def drawn_words(spec: dict) -> list[str]:
+    """:func:`drawn_lines`' texts, checked apart: no two lines closer than a line's height."""
+    lines = drawn_lines(spec)
+    ys = sorted(y for y, _ in lines)
+    assert all(b - a >= heatmap.LABEL_LINE_PX for a, b in zip(ys, ys[1:], strict=False)), lines
+    return [text for _, text in lines]
+
+
+def _pinned_by_a_click(spec: dict, value: list[dict]) -> dict:
+    """The spec as a click on a cell leaves it: its pin's store holds that cell (Vega-Lite's initial value of a point
+    selection is what a click would put there)."""
+    for param in spec["params"]:
+        if param["name"] == charts.PIN:
+            param["value"] = value
+    return spec
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_held_chart_says_the_control_holds_it_and_a_clicked_one_says_click_the_lit_cell(lang, monkeypatch):
+    """The words are true for each chart: a token held by Focus on a token is released there, for every chart at once
+    (a click leaves it); a chart's own pin, a cell, by a click on that cell."""
+    tr = i18n.catalog(lang).gettext
+    monkeypatch.setattr(i18n, "language", lambda: lang)
+    square = heatmap.heatmap(np.arange(9.0).reshape(3, 3), LABELS, LABELS, x_title="key", y_title="query")
+    held = drawn_words(charts.pinned(square.spec(), square.layout.pin_value("2: c")))
+    clicked = drawn_words(_pinned_by_a_click(square.spec(), [{"row": "1: b", "col": "0: a"}]))
+    free = drawn_words(square.spec())
+    assert held[1:] == [tr(w) for w in heatmap.FOCUS_HELD] and held[0].count("2: c") == 2  # its query and key
+    assert clicked[-1] == tr(heatmap.FOCUS_PINNED) and "1: b" in clicked[0] and "0: a" in clicked[0]
+    assert free == [tr(heatmap.FOCUS_HINT)]
+
+
+@pytest.mark.parametrize("dims", [2, 12])  # narrow: the words over the rows' title; wide: beside it, on one line
+def test_a_held_row_alone_is_told_without_a_cell(dims):
+    """Q, K, V and the output (tokens × dimensions) light the held token's row alone: no cell is lit, none named."""
+    tall = heatmap.heatmap(np.ones((3, dims)), LABELS, [str(j) for j in range(dims)], y_title="token")
+    assert (tall.layout.width_px * dims + heatmap.LEGEND_PX >= heatmap.WIDE_LINE_PX) == (dims == 12)
+    held = drawn_words(charts.pinned(tall.spec(), tall.layout.pin_value("1: b")))
+    assert held == ([heatmap.held_words()] if dims == 12 else list(heatmap.FOCUS_HELD))
+    assert "cell" not in heatmap.held_words()
+
+
+def test_the_model_view_says_row_for_its_own_pin_and_names_the_control_for_a_held_one():
+    chart = model_views.model_view(np.full((2, 12, 4, 4), 0.25), [f"t{i}" for i in range(4)])  # BERT's 12 heads
+    clicked = " ".join(drawn_words(_pinned_by_a_click(chart.spec(), [{"q": 1}])))
+    held = " ".join(drawn_words(charts.pinned(chart.spec(), chart.layout.pin_value("2: t2"))))
+    assert clicked.endswith(heatmap.FOCUS_PINNED_ROW) and "1: t1" in clicked
+    assert held.endswith(heatmap.held_words()) and "2: t2" in held

@@ -48,7 +48,7 @@ def test_the_model_view_and_the_neuron_view_as_images():
     """The model view's image has no "hover a row" line (its hint is a layer of its own), the query line stays for a
     pin; the neuron view is listed by a name of its own, not "Chart 3"."""
     view = model_views.model_view(np.full((2, 3, 4, 4), 0.25), [f"t{i}" for i in range(4)])
-    hint = view.layout.focus_words[3]
+    hint = view.layout.focus_words[4]
     names = [layer.get("name") for layer in view.spec()["layer"]]
     assert "focus_hint" in names and "focus_cell" in names
     still = save_chart.printable(view.spec(), "every head")

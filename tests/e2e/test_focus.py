@@ -4,7 +4,8 @@ A real model's thumbnails.
 - Hovering a cell outlines its row and its column and names its query, key and value in the line above the cells.
 - A click pins that focus: it stays after the pointer leaves, and the line above says how to release it; a click on
   the same cell releases it (the line goes back to its hint).
-- The keyboard's way: the "Focus on a token" selectbox pins the token's row and column in every heatmap.
+- The keyboard's way: the "Focus on a token" selectbox holds the token's row and column in every heatmap, each
+  saying so, until it is set to none (a click on a chart leaves it).
 """
 
 from __future__ import annotations
@@ -13,9 +14,18 @@ import pytest
 from playwright.sync_api import Locator, Page, expect
 
 from attn_ui.app import i18n
-from attn_ui.widgets import heatmap
+from attn_ui.widgets import controls, heatmap
 
-from .helpers import CHART, MAIN, chart_cell, chart_items, expect_rerun, open_app, wait_for_app
+from .helpers import (
+    CHART,
+    MAIN,
+    assert_no_exception,
+    chart_cell,
+    chart_items,
+    expect_rerun,
+    open_app,
+    wait_for_app,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -73,17 +83,48 @@ def test_hover_lights_a_cell_a_click_pins_it_and_a_second_click_releases_it(page
     expect(chart.locator(ROW)).to_have_count(0)
 
 
-def test_the_focus_selectbox_pins_a_token_in_every_heatmap(page: Page, app_server: str):
+def held_charts(page: Page) -> list[Locator]:
+    """Step by step's charts with a focus (a hint layer): every heatmap of two rows and two columns at least."""
+    charts = page.locator(f"{MAIN} {CHART}")
+    return [charts.nth(i) for i in range(charts.count()) if charts.nth(i).locator(HINT).count()]
+
+
+def test_the_focus_selectbox_holds_a_token_in_every_heatmap_until_it_is_set_to_none(page: Page, app_server: str):
+    """The control's focus is the page's: every chart says it is held by Focus on a token and how to release it; a
+    click on a lit cell leaves it everywhere (a chart never disagrees with the control or the other charts); setting
+    the control to none, as the charts say, releases every one."""
     open_app(page, app_server)
     open_app(page, f"{app_server}/steps")
     box = page.get_by_role("combobox", name="Focus on a token")
     with expect_rerun(page):
         box.click()
         page.get_by_role("option", name=TOKENS[2], exact=True).click()
+    held = "".join(heatmap.FOCUS_HELD)  # two lines over a narrow heatmap: the text's two tspans
     chart = square_chart(page)
-    expect(chart.locator(HINT)).to_have_text(heatmap.FOCUS_PINNED)
+    expect(chart.locator(HINT)).to_have_text(held)
     expect(chart.locator(LINE)).to_contain_text(f"{TOKENS[2]} → ")
-    # every heatmap with the token lights it: Q (tokens × dimensions) its row only
-    charts = page.locator(f"{MAIN} {CHART}")
-    lit = [charts.nth(i).locator(ROW).count() for i in range(charts.count()) if charts.nth(i).locator(HINT).count()]
-    assert lit and all(n == 1 for n in lit), lit
+    # every heatmap with the token lights it, and says so: Q (tokens × dimensions) its row only
+    charts = held_charts(page)
+    assert len(charts) >= 6, len(charts)  # Q, K, V, the scores, the scaled scores, the weights, the output
+    for each in charts:
+        expect(each.locator(HINT)).to_have_text(held)
+        expect(each.locator(ROW)).to_have_count(1)
+
+    with expect_rerun(page):  # a click on the scores' lit cell picks the drill-down's query (one run) ...
+        chart_cell(chart, TOKENS[2], TOKENS[2]).click(position={"x": 3, "y": 3})
+    page.mouse.move(0, 0)
+    for each in held_charts(page):  # ... and leaves the focus held in every chart, as the control still says
+        expect(each.locator(HINT)).to_have_text(held)
+        expect(each.locator(ROW)).to_have_count(1)
+    expect(box).to_have_value(TOKENS[2])
+
+    with expect_rerun(page):  # what the line says: set it to none
+        box.click()
+        page.get_by_role("option", name=controls.NO_FOCUS, exact=True).click()
+    page.mouse.move(0, 0)
+    expect(box).to_have_value(controls.NO_FOCUS)
+    for each in held_charts(page):
+        expect(each.locator(HINT)).to_have_text(heatmap.FOCUS_HINT)
+        expect(each.locator(ROW)).to_have_count(0)
+        expect(each.locator(COL)).to_have_count(0)
+    assert_no_exception(page)

@@ -404,7 +404,10 @@ def _make_grid(values: np.ndarray, rows: tuple[str, ...], precision: int, compac
     # the row labels are the tokens' (set on Inputs & weights): read-only here, not an edit silently dropped
     config["_index"] = text_column(width=min(column_px(list(rows)), COMPACT_LABELS_PX) if compact else None,
                                    disabled=True)
-    return st_internals.refill_grid(_grid_shape(rows, len(columns)), texts.T.tolist(), list(rows), config)
+    # a cell emptied with the Delete key comes back as None, which the browser's grid keeps over the texts sent and
+    # would draw as a grey "None" (Streamlit's placeholder for a missing value): it shows empty, as the learner left it
+    return st_internals.refill_grid(_grid_shape(rows, len(columns)), texts.T.tolist(), list(rows), config,
+                                    placeholder="")
 
 
 @budget.cached("grid_shape", slots=budget.EXPLORER_SLOTS)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -76,29 +77,38 @@ def as_matrix(name: str, a: object) -> np.ndarray:
 def _cell_by_cell(name: str, arr: np.ndarray) -> np.ndarray:  # object [r, c] -> float64 [r, c]
     """Each cell as ``float(v)``; raise naming every cell that is not a real number, is beyond float64 or is not
     finite, in reading order (:func:`_naming_all`)."""
-    out = np.empty(arr.shape, dtype=np.float64)
-    bad, total = [], 0
-    for (i, j), v in np.ndenumerate(arr):
-        err = None
-        if isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)):
-            try:
-                out[i, j] = float(v)
-            except OverflowError:  # a Python int beyond float64
-                err = AttentionInputError(N_("{name}: cell ({i}, {j}) is beyond ±1.8e308, too large for a float64."),
-                                          name=name, i=i, j=j, matrix=name, cell=(i, j))
-            else:
-                if not np.isfinite(out[i, j]):
-                    err = _non_finite_error(name, i, j, _non_finite_word(out[i, j]))
-        else:
-            err = AttentionInputError(N_("{name}: cell ({i}, {j}) is {v!r}, not a number."), name=name, i=i, j=j, v=v,
-                                      matrix=name, cell=(i, j))
-        if err is not None:
+    values, bad, total = [], [], 0
+    for k, v in enumerate(arr.ravel().tolist()):
+        x = _real(v)
+        if x is None or not math.isfinite(x):
             total += 1
-            if len(bad) <= MORE_CELLS:
-                bad.append(err)
+            if len(bad) <= MORE_CELLS:  # what is wrong said for the first few only
+                bad.append(_cell_error(name, *divmod(k, arr.shape[1]), v))
+        values.append(x)
     if bad:
         raise _naming_all(bad, total)
-    return out
+    return np.array(values, dtype=np.float64).reshape(arr.shape)
+
+
+def _real(v: object) -> float | None:
+    """``float(v)`` of a real number (not a bool), None for any other cell or an int beyond float64."""
+    if isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)):
+        try:
+            return float(v)
+        except OverflowError:  # a Python int beyond float64
+            return None
+    return None
+
+
+def _cell_error(name: str, i: int, j: int, v: object) -> AttentionInputError:
+    """What is wrong with cell (i, j), holding ``v``: no real number, beyond float64, or not finite."""
+    if _real(v) is not None:
+        return _non_finite_error(name, i, j, _non_finite_word(float(v)))
+    if isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)):
+        return AttentionInputError(N_("{name}: cell ({i}, {j}) is beyond ±1.8e308, too large for a float64."),
+                                   name=name, i=i, j=j, matrix=name, cell=(i, j))
+    return AttentionInputError(N_("{name}: cell ({i}, {j}) is {v!r}, not a number."), name=name, i=i, j=j, v=v,
+                               matrix=name, cell=(i, j))
 
 
 def _naming_all(errors: list[AttentionInputError], total: int) -> AttentionInputError:

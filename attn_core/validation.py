@@ -90,9 +90,13 @@ def _cell_by_cell(name: str, arr: np.ndarray) -> np.ndarray:  # object [r, c] ->
     return np.array(values, dtype=np.float64).reshape(arr.shape)
 
 
+def _is_real(v: object) -> bool:
+    return isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))  # True/False are no numbers here
+
+
 def _real(v: object) -> float | None:
-    """``float(v)`` of a real number (not a bool), None for any other cell or an int beyond float64."""
-    if isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)):
+    """``float(v)`` of a real number, None for any other cell or an int beyond float64."""
+    if _is_real(v):
         try:
             return float(v)
         except OverflowError:  # a Python int beyond float64
@@ -102,9 +106,9 @@ def _real(v: object) -> float | None:
 
 def _cell_error(name: str, i: int, j: int, v: object) -> AttentionInputError:
     """What is wrong with cell (i, j), holding ``v``: no real number, beyond float64, or not finite."""
-    if _real(v) is not None:
-        return _non_finite_error(name, i, j, _non_finite_word(float(v)))
-    if isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)):
+    if (x := _real(v)) is not None:
+        return _non_finite_error(name, i, j, _non_finite_word(x))
+    if _is_real(v):
         return AttentionInputError(N_("{name}: cell ({i}, {j}) is beyond ±1.8e308, too large for a float64."),
                                    name=name, i=i, j=j, matrix=name, cell=(i, j))
     return AttentionInputError(N_("{name}: cell ({i}, {j}) is {v!r}, not a number."), name=name, i=i, j=j, v=v,

@@ -50,6 +50,11 @@ class AttentionInputError(ValueError):
     English message with ``{placeholders}`` (marked with :func:`N_`), ``params``
     their values; ``str(err)`` is the template filled in.
 
+    Where more cells of the matrix are at fault (``validation.as_matrix`` looks at
+    every cell), ``more`` holds an error about each of the next ones, in reading
+    order (a few: the first ``validation.MORE_CELLS``), and ``n_more`` counts them
+    all; otherwise ``()`` and 0.
+
     Examples
     --------
     >>> err = AttentionInputError(N_("{name}: cell ({i}, {j}) is {v!r}, not a number."), name="X", i=0, j=1, v="a",
@@ -66,3 +71,5 @@ class AttentionInputError(ValueError):
         super().__init__(template.format(**params) if params else template)
         self.matrix = matrix
         self.cell = cell
+        self.more: tuple[AttentionInputError, ...] = ()
+        self.n_more = 0

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
 
 from .errors import N_, AttentionInputError
 
+#: how many bad cells of one matrix an error describes besides the first (``err.more``); ``err.n_more`` counts them all
+MORE_CELLS = 10
+
 
 def as_matrix(name: str, a: object) -> np.ndarray:
     """Return ``a`` as a finite float64 matrix, or raise naming ``name`` and the bad cell.
+
+    The error names the first bad cell in reading order (row by row); every other bad cell is in ``err.more`` (one
+    error each, in the same order, up to :data:`MORE_CELLS` of them) and counted in ``err.n_more``.
 
     Parameters
     ----------
@@ -30,6 +37,11 @@ def as_matrix(name: str, a: object) -> np.ndarray:
     Traceback (most recent call last):
     ...
     attn_core.errors.AttentionInputError: X: cell (0, 1) is NaN; every cell must be a finite number.
+    >>> try:
+    ...     as_matrix("X", [["a", 1.0], [2.0, float("inf")]])
+    ... except AttentionInputError as err:
+    ...     print(err.cell, [e.cell for e in err.more], err.n_more)
+    (0, 0) [(1, 1)] 1
     """
     if isinstance(a, np.ndarray):
         arr = a
@@ -55,23 +67,83 @@ def as_matrix(name: str, a: object) -> np.ndarray:
         raise AttentionInputError(N_("{name}: cells must be numbers, got dtype {dtype}."), name=name,
                                   dtype=arr.dtype, matrix=name)
     if out is None:  # some cell is not a Python float or int, or an int beyond float64: named cell by cell
-        out = np.empty(arr.shape, dtype=np.float64)
-        for (i, j), v in np.ndenumerate(arr):
-            if isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)):
-                try:
-                    out[i, j] = float(v)
-                except OverflowError:  # a Python int beyond float64
-                    raise AttentionInputError(
-                        N_("{name}: cell ({i}, {j}) is beyond ±1.8e308, too large for a float64."),
-                        name=name, i=i, j=j, matrix=name, cell=(i, j),
-                    ) from None
-            else:
-                raise AttentionInputError(
-                    N_("{name}: cell ({i}, {j}) is {v!r}, not a number."), name=name, i=i, j=j, v=v,
-                    matrix=name, cell=(i, j),
-                )
-    check_finite(name, out)
+        out = _cell_by_cell(name, arr)
+    if not np.isfinite(out).all():  # one pass when every cell is finite, the common case
+        cells, total = _non_finite_cells(out, MORE_CELLS + 1)
+        raise _naming_all([_non_finite_error(name, i, j, what) for i, j, what in cells], total)
     return out
+
+
+def _cell_by_cell(name: str, arr: np.ndarray) -> np.ndarray:  # object [r, c] -> float64 [r, c]
+    """Each cell as ``float(v)``; raise naming every cell that is not a real number, is beyond float64 or is not
+    finite, in reading order (:func:`_naming_all`)."""
+    values, bad, total = [], [], 0
+    for k, v in enumerate(arr.ravel().tolist()):
+        x = _real(v)
+        if x is None or not math.isfinite(x):
+            total += 1
+            if len(bad) <= MORE_CELLS:  # what is wrong said for the first few only
+                bad.append(_cell_error(name, *divmod(k, arr.shape[1]), v))
+        values.append(x)
+    if bad:
+        raise _naming_all(bad, total)
+    return np.array(values, dtype=np.float64).reshape(arr.shape)
+
+
+def _is_real(v: object) -> bool:
+    return isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))  # True/False are no numbers here
+
+
+def _real(v: object) -> float | None:
+    """``float(v)`` of a real number, None for any other cell or an int beyond float64."""
+    if _is_real(v):
+        try:
+            return float(v)
+        except OverflowError:  # a Python int beyond float64
+            return None
+    return None
+
+
+def _cell_error(name: str, i: int, j: int, v: object) -> AttentionInputError:
+    """What is wrong with cell (i, j), holding ``v``: no real number, beyond float64, or not finite."""
+    if (x := _real(v)) is not None:
+        return _non_finite_error(name, i, j, _non_finite_word(x))
+    if _is_real(v):
+        return AttentionInputError(N_("{name}: cell ({i}, {j}) is beyond ±1.8e308, too large for a float64."),
+                                   name=name, i=i, j=j, matrix=name, cell=(i, j))
+    return AttentionInputError(N_("{name}: cell ({i}, {j}) is {v!r}, not a number."), name=name, i=i, j=j, v=v,
+                               matrix=name, cell=(i, j))
+
+
+def _naming_all(errors: list[AttentionInputError], total: int) -> AttentionInputError:
+    """The first of ``errors`` (each about one cell, in reading order) carrying the others (``more``) and how many
+    bad cells there are besides it (``n_more``: ``total - 1``, of which ``errors`` holds the first few)."""
+    first = errors[0]
+    first.more, first.n_more = tuple(errors[1:]), total - 1
+    return first
+
+
+def _non_finite_error(name: str, i: int, j: int, what: str,
+                      hint: str = N_("every cell must be a finite number")) -> AttentionInputError:
+    return AttentionInputError(N_("{name}: cell ({i}, {j}) is {what}; {hint}."), name=name, i=i, j=j, what=what,
+                               hint=hint, matrix=name, cell=(i, j))
+
+
+def _non_finite_word(v: float) -> str:
+    return "NaN" if np.isnan(v) else ("+inf" if v > 0 else "-inf")
+
+
+def _non_finite_cells(a: np.ndarray, most: int) -> tuple[list[tuple[int, int, str]], int]:  # a [r, c]
+    """The first ``most`` non-finite cells of ``a`` in reading order (row, column, "NaN", "+inf" or "-inf") and how
+    many there are in all; beside ``a``, a mask of it and at most a row's positions at a time are held."""
+    bad = ~np.isfinite(a)  # bool [r, c]
+    cells = []
+    for i in np.flatnonzero(bad.any(axis=1)).tolist():  # the rows with a non-finite cell
+        for j in np.flatnonzero(bad[i]).tolist()[:most - len(cells)]:
+            cells.append((i, j, _non_finite_word(a[i, j])))
+        if len(cells) == most:
+            break
+    return cells, int(np.count_nonzero(bad))
 
 
 def _plain_numbers(arr: np.ndarray) -> np.ndarray | None:  # object [r, c] -> float64 [r, c], or None
@@ -92,8 +164,7 @@ def _first_non_finite(a: np.ndarray) -> tuple[int, int, str] | None:
     if np.isfinite(a).all():  # the common case, checked in one pass
         return None
     i, j = (int(t) for t in np.argwhere(~np.isfinite(a))[0])
-    v = a[i, j]
-    return i, j, "NaN" if np.isnan(v) else ("+inf" if v > 0 else "-inf")
+    return i, j, _non_finite_word(a[i, j])
 
 
 def check_finite(name: str, a: np.ndarray, *, hint: str = N_("every cell must be a finite number")) -> None:
@@ -106,9 +177,7 @@ def check_finite(name: str, a: np.ndarray, *, hint: str = N_("every cell must be
     """
     bad = _first_non_finite(a)
     if bad is not None:
-        i, j, what = bad
-        raise AttentionInputError(N_("{name}: cell ({i}, {j}) is {what}; {hint}."), name=name, i=i, j=j, what=what,
-                                  hint=hint, matrix=name, cell=(i, j))
+        raise _non_finite_error(name, *bad, hint=hint)
 
 
 def check_overflow(name: str, a: np.ndarray, first: str, second: str | None = None) -> None:

@@ -165,11 +165,12 @@ class PreparedGrid:
     schema: pa.Schema  #: the frame's Arrow schema, pandas' metadata with it (its columns, index and dtypes)
 
 
-def prepare_grid(frame: pd.DataFrame, column_config: dict) -> PreparedGrid:
-    """What ``st.data_editor(frame, num_rows="fixed", column_config=column_config, key=...)`` makes of the frame
-    before the run's part: the same steps, in its order, by its own functions (streamlit/elements/widgets/
-    data_editor.py, ``DataEditorMixin.data_editor``), for a DataFrame whose every column is editable. A frame it would
-    refuse raises what it raises."""
+def prepare_grid(frame: pd.DataFrame, column_config: dict, *, placeholder: str | None = None) -> PreparedGrid:
+    """What ``st.data_editor(frame, num_rows="fixed", column_config=column_config, placeholder=placeholder, key=...)``
+    makes of the frame before the run's part: the same steps, in its order, by its own functions (streamlit/elements/
+    widgets/data_editor.py, ``DataEditorMixin.data_editor``), for a DataFrame whose every column is editable. A frame
+    it would refuse raises what it raises. ``placeholder``: what a cell without a value shows (None: Streamlit's
+    grey "None"; a cell emptied with the Delete key is one, until the grid is drawn anew)."""
     import pandas as pd
     import pyarrow as pa
     from streamlit import dataframe_util
@@ -198,15 +199,16 @@ def prepare_grid(frame: pd.DataFrame, column_config: dict) -> PreparedGrid:
         data_df=data_df, data_format=data_format, arrow_schema=table.schema, dataframe_schema=schema, disabled=False,
         disabled_columns=[c for c, config in mapping.items() if config.get("disabled") is True],
         include_row_count=True)
-    return PreparedGrid(_grid_proto(table, mapping), signature, table.schema)
+    return PreparedGrid(_grid_proto(table, mapping, placeholder), signature, table.schema)
 
 
-def refill_grid(grid: PreparedGrid, columns: list[list[str]], index: list[str], column_config: dict) -> PreparedGrid:
+def refill_grid(grid: PreparedGrid, columns: list[list[str]], index: list[str], column_config: dict, *,
+                placeholder: str | None = None) -> PreparedGrid:
     """The element :func:`prepare_grid` makes of a frame of texts of the same structure as the one ``grid`` was
     prepared from (a DataFrame of pandas' strings: the same columns, index labels and number of rows: all that its
     signature and Arrow schema hold), holding ``columns`` (each column's texts, in order) and labelled ``index``, with
-    ``column_config``: its Arrow table made from the texts in ``grid``'s schema (≈ 2 ms at 64 × 64, where pandas took
-    ≈ 25 ms to make the same bytes)."""
+    ``column_config`` and ``placeholder``: its Arrow table made from the texts in ``grid``'s schema (≈ 2 ms at
+    64 × 64, where pandas took ≈ 25 ms to make the same bytes)."""
     import pyarrow as pa
     from streamlit import dataframe_util
     from streamlit.elements.lib.column_config_utils import (
@@ -225,16 +227,18 @@ def refill_grid(grid: PreparedGrid, columns: list[list[str]], index: list[str], 
     mapping = process_config_mapping(column_config)
     apply_data_specific_configs(mapping, dataframe_util.DataFormat.PANDAS_DATAFRAME)
     update_column_config(mapping, INDEX_IDENTIFIER, {"required": True})  # the index is not a RangeIndex: it has labels
-    return PreparedGrid(_grid_proto(table, mapping), grid.signature, grid.schema)
+    return PreparedGrid(_grid_proto(table, mapping, placeholder), grid.signature, grid.schema)
 
 
-def _grid_proto(table: pa.Table, mapping: dict) -> bytes:
+def _grid_proto(table: pa.Table, mapping: dict, placeholder: str | None) -> bytes:
     """st.data_editor's Dataframe proto of fixed rows, every column editable, less its id and form."""
     from streamlit import dataframe_util
     from streamlit.elements.lib.column_config_utils import marshall_column_config
     from streamlit.proto.Dataframe_pb2 import Dataframe as DataframeProto
 
     proto = DataframeProto()
+    if placeholder is not None:
+        proto.placeholder = placeholder
     proto.disabled = False
     proto.editing_mode = DataframeProto.EditingMode.FIXED
     proto.arrow_data.data = dataframe_util.convert_arrow_table_to_arrow_bytes(table)

@@ -95,8 +95,26 @@ EMPTY_MESSAGES = (N_("{matrix}, row {i} ({token}), column {j} is empty, not a nu
 _CORE_CELL = re.compile(r"^[^:]*: cell \(\d+, \d+\) ")
 
 
+#: a message about a matrix names up to this many of its bad cells and counts the others ("X has 3 more cells to
+#: fix."); one more than this is named rather than counted
+NAMED_CELLS = 4
+
+
 def describe_error(name: str, err: AttentionInputError, tokens: tuple[str, ...]) -> str:
-    """The core's message in the learner's language, with the cell spelled out in the grid's own labels."""
+    """The core's message in the learner's language, with the cell spelled out in the grid's own labels, and as much
+    about every other bad cell the core found (``err.more``): up to :data:`NAMED_CELLS` named, the others counted."""
+    total = 1 + err.n_more
+    named = (err, *err.more)[:total if total <= NAMED_CELLS + 1 else NAMED_CELLS]
+    said = i18n.sentences(*(describe_cell(name, e, tokens) for e in named))
+    if total > len(named):
+        said = i18n.sentences(said, _("{matrix} has {n} more cells to fix.").format(
+            matrix=MATRIX_NAMES.get(name, name), n=total - len(named)))
+    return said
+
+
+def describe_cell(name: str, err: AttentionInputError, tokens: tuple[str, ...]) -> str:
+    """The core's message about one cell (or about none) in the learner's language, the cell spelled out in the
+    grid's own labels."""
     if err.cell is None:
         return i18n.error_text(err)
     matrix, (i, j) = MATRIX_NAMES.get(name, name), err.cell
@@ -404,7 +422,10 @@ def _make_grid(values: np.ndarray, rows: tuple[str, ...], precision: int, compac
     # the row labels are the tokens' (set on Inputs & weights): read-only here, not an edit silently dropped
     config["_index"] = text_column(width=min(column_px(list(rows)), COMPACT_LABELS_PX) if compact else None,
                                    disabled=True)
-    return st_internals.refill_grid(_grid_shape(rows, len(columns)), texts.T.tolist(), list(rows), config)
+    # a cell emptied with the Delete key comes back as None, which the browser's grid keeps over the texts sent and
+    # would draw as a grey "None" (Streamlit's placeholder for a missing value): it shows empty, as the learner left it
+    return st_internals.refill_grid(_grid_shape(rows, len(columns)), texts.T.tolist(), list(rows), config,
+                                    placeholder="")
 
 
 @budget.cached("grid_shape", slots=budget.EXPLORER_SLOTS)

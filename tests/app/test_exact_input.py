@@ -76,6 +76,60 @@ def test_an_empty_cell_is_refused_as_empty():
     assert any("X, row 0 (input1), column 0 is empty" in plain(e.value) for e in at.error)
 
 
+def test_a_cell_emptied_with_the_delete_key_is_refused_as_empty_and_shows_empty():
+    """The Delete key sends None for the cell: named as empty; the grid draws a missing value as empty (its
+    placeholder, which the browser's grid uses for the None it keeps: tests/e2e/test_exact_input.py), and a grid
+    drawn anew from the draft shows "" there."""
+    at = edit_cells(new_app("pages/inputs.py"), "x", {0: {2: None}})
+    said = "X, row 0 (input1), column 2 is empty, not a number."
+    assert [plain(e.value) for e in at.error] == [f"{said} The other pages show the last valid values until this is "
+                                                   "fixed."]
+    assert at.session_state["drafts"]["x"][0, 2] is None
+    assert all(d.proto.placeholder == "" for d in at.dataframe if d.key and d.key.startswith("x_editor_"))
+    at.switch_page("pages/steps.py").run()
+    assert any(said in plain(w.value) for w in at.warning)  # the banner on another page
+    at.switch_page("pages/inputs.py").run()
+    assert grid(at).iloc[0, 2] == "" and (d := [d for d in at.dataframe if d.key == "x_editor_0"]) \
+        and d[0].proto.placeholder == ""
+
+
+def test_every_bad_cell_of_one_edit_is_named_and_every_text_kept():
+    """A block pasted (or several cells typed before the rerun): each bad cell named with what is wrong with it, in
+    reading order, under the grid and in the banner of another page; every text typed stays in the draft, the good
+    cell's number too."""
+    at = edit_cells(new_app("pages/inputs.py"), "x", {0: {1: "abc", 2: None}, 1: {0: "1e999", 1: "7"}})
+    said = ("X, row 0 (input1), column 1 is 'abc', not a number. X, row 0 (input1), column 2 is empty, not a number. "
+            "X, row 1 (input2), column 0 is +inf; every cell must be a finite number.")
+    assert [plain(e.value) for e in at.error] == [f"{said} The other pages show the last valid values until this is "
+                                                   "fixed."]
+    np.testing.assert_array_equal(at.session_state["config"].x, SEED_X)
+    draft = at.session_state["drafts"]["x"]
+    assert (draft[0, 1], draft[0, 2], draft[1, 0].text, draft[1, 1]) == ("abc", None, "1e999", 7.0)
+    at.switch_page("pages/steps.py").run()
+    assert any(f"Showing the last valid values: {said} Fix it in the sidebar" in plain(w.value) for w in at.warning)
+    at.switch_page("pages/inputs.py").run()
+    assert list(grid(at).iloc[0]) == ["1", "abc", "", "0"] and list(grid(at).iloc[1]) == ["1e999", "7", "0", "2"]
+    edit_cells(at, "x", {0: {1: "5"}})  # one fixed: the other two are still named
+    assert [plain(e.value) for e in at.error][0].startswith("X, row 0 (input1), column 2 is empty, not a number. X, "
+                                                            "row 1 (input2), column 0 is +inf")
+
+
+@pytest.mark.parametrize(("n_bad", "named", "counted"), [(5, 5, None), (6, 4, 2), (12, 4, 8)])
+def test_a_message_names_up_to_four_bad_cells_or_five_and_counts_the_rest(n_bad, named, counted):
+    """Named one by one up to NAMED_CELLS (4), or all five when naming the fifth takes no more room than counting
+    it; beyond, the rest counted ("X has 8 more cells to fix.")."""
+    cells = [(i, j) for i in range(3) for j in range(4)][:n_bad]  # X is 3 × 4: reading order
+    edits: dict[int, dict[int, object]] = {}
+    for i, j in cells:
+        edits.setdefault(i, {})[j] = f"t{i}{j}"
+    at = edit_cells(new_app("pages/inputs.py"), "x", edits)
+    (message,) = [plain(e.value) for e in at.error]
+    tokens = ("input1", "input2", "input3")
+    sentences = [f"X, row {i} ({tokens[i]}), column {j} is 't{i}{j}', not a number." for i, j in cells[:named]]
+    tail = f" X has {counted} more cells to fix." if counted else ""
+    assert message == " ".join(sentences) + tail + " The other pages show the last valid values until this is fixed."
+
+
 def test_the_grid_writes_a_matrix_in_one_notation_and_offers_every_digit():
     x = SEED_X.copy()
     x[0, :] = [1 / 3, 0.00001, 4.9999999999999994e29, -0.0]

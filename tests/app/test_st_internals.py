@@ -135,13 +135,13 @@ for where, box in places.items():
     with box:
         key, height = f"grid_{where}", 120 if where == "column" else "auto"
         if st.session_state["how"] == "st.data_editor":
-            st.data_editor(frame, key=key, num_rows="fixed", height=height, column_config=config)
+            st.data_editor(frame, key=key, num_rows="fixed", height=height, column_config=config, placeholder="")
             st.data_editor(tokens, key=key + "_tokens", num_rows="fixed", column_config=token_config, width="content")
         else:
-            grid = st_internals.prepare_grid(frame, config)
+            grid = st_internals.prepare_grid(frame, config, placeholder="")
             if st.session_state["how"] == "refill_grid":  # other texts' structure, then these texts in it
                 blank = st_internals.prepare_grid(pd.DataFrame("", index=frame.index, columns=frame.columns), {})
-                grid = st_internals.refill_grid(blank, texts.T.tolist(), list(frame.index), config)
+                grid = st_internals.refill_grid(blank, texts.T.tolist(), list(frame.index), config, placeholder="")
             st_internals.show_grid(grid, key=key, height=height)
             st_internals.show_grid(st_internals.prepare_grid(tokens, token_config), key=key + "_tokens",
                                    width="content")

@@ -22,7 +22,7 @@ from attn_core import (
     self_attention,
     validate_config,
 )
-from attn_core.validation import as_matrix, check_dim, check_inner
+from attn_core.validation import MORE_CELLS, as_matrix, check_dim, check_inner
 
 I3 = np.eye(3)
 MATRICES = ("X", "W_Q", "W_K", "W_V", "W_O")
@@ -101,6 +101,53 @@ def test_an_int_too_large_for_float64_is_named():
     err = error_of(self_attention, I3, rows, I3, I3)
     assert (err.matrix, err.cell) == ("W_Q", (1, 2))
     assert "(1, 2)" in str(err) and "1.8e308" in str(err)
+
+
+def cells_said(err: AttentionInputError) -> list[tuple[tuple[int, int], str]]:
+    """Each cell an error names (the first, then ``err.more``) with its message."""
+    return [(e.cell, str(e)) for e in (err, *err.more)]
+
+
+def test_every_bad_cell_of_a_grid_is_named_in_reading_order():
+    """Text, an empty cell (None), an int beyond float64 and non-finite numbers, mixed: each named by the core as
+    it names one alone, row by row; the first is the error itself, as before."""
+    rows = [[1.0, "abc", None], [float("inf"), 2, 10**400], [3.0, 4.0, float("nan")]]
+    err = error_of(as_matrix, "X", rows)
+    assert cells_said(err) == [
+        ((0, 1), "X: cell (0, 1) is 'abc', not a number."),
+        ((0, 2), "X: cell (0, 2) is None, not a number."),
+        ((1, 0), "X: cell (1, 0) is +inf; every cell must be a finite number."),
+        ((1, 2), "X: cell (1, 2) is beyond ±1.8e308, too large for a float64."),
+        ((2, 2), "X: cell (2, 2) is NaN; every cell must be a finite number."),
+    ]
+    assert err.n_more == 4 and all(e.matrix == "X" and e.n_more == 0 for e in err.more)
+
+
+def test_every_non_finite_cell_of_a_float_matrix_is_named():
+    m = np.ones((3, 4))
+    m[2, 0], m[1, 3], m[1, 1] = np.nan, np.inf, -np.inf
+    err = error_of(as_matrix, "W_Q", m)
+    assert [(e.cell, e.params["what"]) for e in (err, *err.more)] == [((1, 1), "-inf"), ((1, 3), "+inf"),
+                                                                       ((2, 0), "NaN")]
+    assert err.n_more == 2
+
+
+@pytest.mark.parametrize("kind", ["text", "nan"])
+def test_an_error_describes_a_few_bad_cells_and_counts_them_all(kind):
+    """A 40 × 50 matrix with every cell of rows 3 to 39 bad (1,850 cells): the first named, the next MORE_CELLS
+    described, all counted."""
+    m = np.ones((40, 50)) if kind == "nan" else np.ones((40, 50)).astype(object)
+    m[3:] = np.nan if kind == "nan" else "x"
+    err = error_of(as_matrix, "X", m)
+    expected = [(3 + k // 50, k % 50) for k in range(MORE_CELLS + 1)]  # reading order: row 3, columns 0, 1, ...
+    assert [e.cell for e in (err, *err.more)] == expected
+    assert err.n_more == 37 * 50 - 1
+
+
+def test_one_bad_cell_has_no_more():
+    err = error_of(as_matrix, "X", [[1.0, "a"], [2.0, 3.0]])
+    assert err.cell == (0, 1) and err.more == () and err.n_more == 0
+    assert AttentionInputError("{name}: x", name="X").more == ()  # every error has them
 
 
 def test_large_but_representable_python_ints_are_numbers():

@@ -370,6 +370,36 @@ def type_into_cell(page: Page, grid: Locator, row: int, col: int, text: str, *, 
     expect(grid_cell(grid, row, col)).to_have_text(text)
 
 
+#: wraps the canvas's fillText (on screen and off screen: glide-data-grid draws through buffers) to keep every text
+#: drawn in ``window.__drawnTexts``: what a grid shows, where its accessibility table holds the raw value (an empty
+#: cell and one drawn as a grey "None" both read "" there)
+_RECORD_CANVAS_TEXTS = """(() => {
+  window.__drawnTexts = [];
+  for (const name of ["CanvasRenderingContext2D", "OffscreenCanvasRenderingContext2D"]) {
+    const proto = window[name] && window[name].prototype;
+    if (!proto) continue;
+    const fillText = proto.fillText;
+    proto.fillText = function (text, ...rest) {
+      window.__drawnTexts.push(String(text));
+      return fillText.call(this, text, ...rest);
+    };
+  }
+})()"""
+
+
+def record_canvas_texts(page: Page) -> None:
+    """From the next page load on, keep every text drawn on a canvas (:func:`canvas_texts`). Call it before
+    :func:`open_app`."""
+    page.add_init_script(_RECORD_CANVAS_TEXTS)
+
+
+def canvas_texts(page: Page, *, clear: bool = False) -> list[str]:
+    """The texts drawn on the page's canvases since it loaded (or since the last call with ``clear``), in order:
+    the page must have been opened after :func:`record_canvas_texts`."""
+    return page.evaluate("clear => { const t = window.__drawnTexts; if (clear) window.__drawnTexts = []; return t; }",
+                         clear)
+
+
 def _grid_text(text: str) -> str:
     """What a text-column cell shows right after ``text`` was typed into it: the text as typed (the grid shows the
     value at the page's decimals, attn_ui.widgets.numbers.grid_text, once it is drawn anew)."""

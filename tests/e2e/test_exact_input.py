@@ -19,10 +19,13 @@ from attn_ui.widgets.numbers import grid_texts
 
 from .helpers import (
     MAIN,
+    canvas_texts,
     expect_rerun,
     goto_page,
     grid_after,
     grid_cell,
+    open_app,
+    record_canvas_texts,
     select_grid_cell,
     type_into_cell,
 )
@@ -188,3 +191,53 @@ def test_a_block_pasted_from_a_spreadsheet_lands_exactly(inputs_page: Page, app_
     expect(alerts(page, "not a number")).to_have_count(0)
     assert_x_holds(shared(page), {(i, j): number(text) for i, row in enumerate(block) for j, text in enumerate(row)})
 
+
+
+def test_a_cell_emptied_with_the_delete_key_shows_empty_and_is_named_as_empty(page: Page, app_server: str) -> None:
+    """The Delete key empties X[0, 2]: its cell shows nothing (not Streamlit's grey "None" for a missing value, which
+    the accessibility table does not show: the texts drawn on the canvas are read), the message says it is empty,
+    the grid drawn anew from the draft shows it empty too, and a number typed in fixes it."""
+    record_canvas_texts(page)
+    open_app(page, app_server)
+    goto_page(page, "Inputs & weights")
+    x_grid = grid_after(page, "X")
+    select_grid_cell(page, x_grid, 0, 2)
+    canvas_texts(page, clear=True)
+    with expect_rerun(page):
+        page.keyboard.press("Delete")
+    page.keyboard.press("ArrowRight")  # the grid draws its cells again as the selection moves
+    message = "X, row 0 (input1), column 2 is empty, not a number."
+    expect(alerts(page, message)).to_have_count(1)
+    expect(grid_cell(x_grid, 0, 2)).to_have_text("")
+    expect(grid_cell(x_grid, 0, 3)).to_have_attribute("aria-selected", "true")
+    drawn = canvas_texts(page, clear=True)
+    assert "0" in drawn and "None" not in drawn, f"the grid drew {sorted(set(drawn))}"
+    goto_page(page, "Step by step")
+    goto_page(page, "Inputs & weights")  # drawn anew from the draft
+    expect(grid_cell(grid_after(page, "X"), 0, 2)).to_have_text("")
+    expect(alerts(page, message)).to_have_count(1)
+    assert "None" not in canvas_texts(page)
+    type_into_cell(page, grid_after(page, "X"), 0, 2, "5", delay_ms=FILL)
+    expect(alerts(page, "not a number")).to_have_count(0)
+    assert_x_holds(shared(page), {(0, 2): 5.0})
+
+
+def test_two_bad_cells_pasted_at_once_are_both_named(inputs_page: Page, app_server: str) -> None:
+    """A block with text in X[0, 0] and an empty cell in X[1, 0], pasted on X[0, 0]: both named, in reading order,
+    under the grid; every text pasted stays in its cell; X keeps its last valid values."""
+    page = inputs_page
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=app_server)
+    block = [["abc", "5"], ["", "7"]]
+    page.evaluate("text => navigator.clipboard.writeText(text)", "\n".join("\t".join(row) for row in block))
+    x_grid = grid_after(page, "X")
+    select_grid_cell(page, x_grid, 0, 0)
+    with expect_rerun(page):
+        page.keyboard.press("ControlOrMeta+V")
+    page.keyboard.press("ArrowRight")  # the grid's accessibility table is drawn again when the selection moves
+    for i, row in enumerate(block):
+        for j, text in enumerate(row):
+            expect(grid_cell(x_grid, i, j)).to_have_text(text)
+    message = ("X, row 0 (input1), column 0 is 'abc', not a number. "
+               "X, row 1 (input2), column 0 is empty, not a number.")
+    expect(alerts(page, message)).to_have_count(1)
+    assert_x_holds(shared(page), {})

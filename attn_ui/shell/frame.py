@@ -68,7 +68,7 @@ def navigation() -> st.Page:
     origin_note()
     share_ui.sidebar(pg)
     page_language()
-    st.html(f"<style>{_WIDE_CHARTS} {_LINK_LABELS} {_KOREAN_LINES} {_HIDDEN}</style>")  # style only: takes no room
+    st.html(f"<style>{_WIDE_CHARTS} {_LINK_LABELS} {_KOREAN_LINES} {_HIDDEN} {_FOCUS_INK}</style>")  # style only
     return pg
 
 
@@ -170,6 +170,27 @@ _LINK_LABELS = "[data-testid='stPageLink-NavLink'] :is(span, p) { white-space: n
 #: Korean is written with spaces between words: break its lines there, not inside a word (the browser's default
 #: for Hangul); a word longer than the line still breaks. page_language sets the page's lang.
 _KOREAN_LINES = "html:lang(ko) [data-testid='stApp'] * { word-break: keep-all; overflow-wrap: break-word; }"
+
+
+def focus_ink_css() -> str:
+    """A chart's focus (its lit row's and column's outlines, its focus lines: the marks heatmap.focus_layers and
+    model_views name ``focus_*``) in the ink of the theme shown now, where Vega draws SVG. The ink is a Vega param set
+    on each run (charts.INK, from the theme the browser reported), but Streamlit follows a change of the system's
+    theme without a rerun: until the next one a chart kept the old theme's ink (#ff8a65 on white, 2.3:1). The app's
+    theme is the system's (.streamlit/config.toml), so ``prefers-color-scheme`` says which it is. A canvas (a large
+    heatmap's) keeps the run's ink until the next run.
+
+    >>> "prefers-color-scheme: dark" in focus_ink_css() and charts.INKS["dark"] in focus_ink_css()
+    True
+    """
+    marks = "[data-testid='stVegaLiteChart'] svg"
+    rule = (f"{marks} :is(.focus_row_marks, .focus_col_marks) path {{ stroke: {{ink}}; }}"
+            f" {marks} :is(.focus_cell_marks, .focus_hint_marks) text {{ fill: {{ink}}; }}")
+    return (rule.replace("{ink}", charts.INKS["light"])
+            + f" @media (prefers-color-scheme: dark) {{ {rule.replace('{ink}', charts.INKS['dark'])} }}")
+
+
+_FOCUS_INK = focus_ink_css()
 #: page_language's own element takes no room in the sidebar
 _HIDDEN = "[data-testid='stElementContainer']:has(> [data-testid='stHtml'] script.page-language) { display: none; }"
 

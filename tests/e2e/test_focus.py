@@ -14,7 +14,7 @@ import pytest
 from playwright.sync_api import Locator, Page, expect
 
 from attn_ui.app import i18n
-from attn_ui.widgets import controls, heatmap
+from attn_ui.widgets import charts, controls, heatmap
 
 from .helpers import (
     CHART,
@@ -25,6 +25,7 @@ from .helpers import (
     expect_rerun,
     open_app,
     wait_for_app,
+    watch_runs,
 )
 
 pytestmark = pytest.mark.e2e
@@ -128,3 +129,35 @@ def test_the_focus_selectbox_holds_a_token_in_every_heatmap_until_it_is_set_to_n
         expect(each.locator(ROW)).to_have_count(0)
         expect(each.locator(COL)).to_have_count(0)
     assert_no_exception(page)
+
+
+def test_the_focus_ink_follows_a_change_of_the_system_theme_without_a_rerun(page: Page, app_server: str):
+    """The ink a run set (charts.INK, the theme the browser reported) is redrawn by the page's style when the system's
+    theme changes while the page is open (Streamlit follows it without a rerun): the lit row's outline and the focus
+    lines take the new theme's ink at once (the light ink on a dark page, or the dark one on white, was 2.3:1)."""
+    open_app(page, app_server)
+    open_app(page, f"{app_server}/steps")
+    chart = square_chart(page)
+    chart.scroll_into_view_if_needed()
+    chart_cell(chart, TOKENS[1], TOKENS[0]).hover(position={"x": 3, "y": 3})
+    outline, hint = chart.locator(ROW), chart.locator(HINT)
+    expect(outline).to_have_count(1)
+
+    def inks() -> tuple[str, str]:
+        return (outline.evaluate("p => getComputedStyle(p).stroke"), hint.evaluate("t => getComputedStyle(t).fill"))
+
+    light, dark = (charts.INKS[t] for t in ("light", "dark"))
+    assert inks() == (rgb(light), rgb(light))
+    runs = watch_runs(page).finished
+    page.emulate_media(color_scheme="dark")
+    expect(outline).to_have_css("stroke", rgb(dark))
+    expect(hint).to_have_css("fill", rgb(dark))
+    assert watch_runs(page).finished == runs  # no rerun: the page's style did it
+    page.emulate_media(color_scheme="light")
+    expect(outline).to_have_css("stroke", rgb(light))
+
+
+def rgb(hex_colour: str) -> str:
+    """'#b5361c' as a computed style writes it: 'rgb(181, 54, 28)'."""
+    r, g, b = (int(hex_colour[k:k + 2], 16) for k in (1, 3, 5))
+    return f"rgb({r}, {g}, {b})"

@@ -98,6 +98,18 @@ _CORE_CELL = re.compile(r"^[^:]*: cell \(\d+, \d+\) ")
 #: a message about a matrix names up to this many of its bad cells and counts the others ("X has 3 more cells to
 #: fix."); one more than this is named rather than counted
 NAMED_CELLS = 4
+#: a refused text is quoted up to this many characters, then "…" (a pasted page of text stays in its cell, and the
+#: message stays a few lines long: as one_cell's)
+QUOTED_CHARS = 40
+
+
+def quoted(v: object) -> object:
+    """A cell's value as a message quotes it: a text cut at :data:`QUOTED_CHARS` characters, anything else as it is.
+
+    >>> quoted("abc"), quoted("x" * 50) == "x" * 40 + "…", quoted(1e999)
+    ('abc', True, inf)
+    """
+    return v[:QUOTED_CHARS] + "…" if isinstance(v, str) and len(v) > QUOTED_CHARS else v
 
 
 def describe_error(name: str, err: AttentionInputError, tokens: tuple[str, ...]) -> str:
@@ -121,7 +133,8 @@ def describe_cell(name: str, err: AttentionInputError, tokens: tuple[str, ...]) 
     template, params = getattr(err, "template", None), getattr(err, "params", None)
     if template in CELL_MESSAGES and isinstance(params, dict):
         with_token, without = EMPTY_MESSAGES if params.get("v") is _EMPTY else CELL_MESSAGES[template]
-        values = {k: _(v) if k == "hint" and isinstance(v, str) else v for k, v in params.items()}  # a marked hint
+        values = {k: _(v) if k == "hint" and isinstance(v, str) else quoted(v) if k == "v" else v
+                  for k, v in params.items()}  # a marked hint; what was typed, quoted
         has_token = name in ("x", "y") and i < len(tokens)
         try:
             return _(with_token if has_token else without).format(
@@ -496,7 +509,7 @@ def set_cell(name: str, i: int, j: int, value_key: str) -> None:
         value = parse_number(typed)
     except ValueError:
         refused[name] = _("{matrix}, {cell}: {typed!r} is not a number; the matrix keeps its values.").format(
-            matrix=MATRIX_NAMES[name], cell=where, typed=typed[:40])
+            matrix=MATRIX_NAMES[name], cell=where, typed=quoted(typed))
         return
     m = cfg.matrix(name).copy()
     m[i, j] = value

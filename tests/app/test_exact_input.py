@@ -114,6 +114,16 @@ def test_every_bad_cell_of_one_edit_is_named_and_every_text_kept():
                                                             "row 1 (input2), column 0 is +inf")
 
 
+def test_a_long_refused_text_is_quoted_in_part_and_kept_whole():
+    """Five cells of pasted prose: each named with its first 40 characters and "…", so the message stays short; the
+    draft (and the grid) keep every character."""
+    prose = "attention is all you need " * 400  # 10,400 characters
+    at = edit_cells(new_app("pages/inputs.py"), "x", {0: {j: prose for j in range(4)}, 1: {0: prose}})
+    (message,) = [plain(e.value) for e in at.error]
+    assert message.count(f"is '{prose[:40]}…', not a number.") == 5 and len(message) < 800, len(message)
+    assert at.session_state["drafts"]["x"][1, 0] == prose
+
+
 @pytest.mark.parametrize(("n_bad", "named", "counted"), [(5, 5, None), (6, 4, 2), (12, 4, 8)])
 def test_a_message_names_up_to_four_bad_cells_or_five_and_counts_the_rest(n_bad, named, counted):
     """Named one by one up to NAMED_CELLS (4), or all five when naming the fifth takes no more room than counting

@@ -370,6 +370,25 @@ def type_into_cell(page: Page, grid: Locator, row: int, col: int, text: str, *, 
     expect(grid_cell(grid, row, col)).to_have_text(text)
 
 
+def paste_block(page: Page, origin: str, grid: Locator, block: list[list[str]]) -> None:
+    """Put ``block`` on the clipboard as a spreadsheet copies it (tab- and newline-separated), paste it on the grid's
+    cell (0, 0) with Control+V and wait for the app's rerun; then move the selection right, so that the grid's
+    accessibility table, where the checks read, is drawn again (the canvas shows the pasted cells at once)."""
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=origin)
+    page.evaluate("text => navigator.clipboard.writeText(text)", "\n".join("\t".join(row) for row in block))
+    select_grid_cell(page, grid, 0, 0)
+    with expect_rerun(page):
+        page.keyboard.press("ControlOrMeta+V")
+    page.keyboard.press("ArrowRight")
+
+
+def expect_block_shown(grid: Locator, block: list[list[str]]) -> None:
+    """The grid's cells from (0, 0) show ``block``'s texts as typed (or pasted)."""
+    for i, row in enumerate(block):
+        for j, text in enumerate(row):
+            expect(grid_cell(grid, i, j)).to_have_text(text)
+
+
 #: wraps the canvas's fillText (on screen and off screen: glide-data-grid draws through buffers) to keep every text
 #: drawn in ``window.__drawnTexts``: what a grid shows, where its accessibility table holds the raw value (an empty
 #: cell and one drawn as a grey "None" both read "" there)

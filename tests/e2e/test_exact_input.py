@@ -20,11 +20,13 @@ from attn_ui.widgets.numbers import grid_texts
 from .helpers import (
     MAIN,
     canvas_texts,
+    expect_block_shown,
     expect_rerun,
     goto_page,
     grid_after,
     grid_cell,
     open_app,
+    paste_block,
     record_canvas_texts,
     select_grid_cell,
     type_into_cell,
@@ -177,17 +179,10 @@ def test_typing_a_cells_own_text_back_restores_its_value(app_page: Page) -> None
 def test_a_block_pasted_from_a_spreadsheet_lands_exactly(inputs_page: Page, app_server: str) -> None:
     """Tab- and newline-separated text on the clipboard, Control+V on X[0, 0]: four cells at once."""
     page = inputs_page
-    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=app_server)
     block = [["1e-3", "-2.5E+2"], [".5", f"{MINUS}4"]]
-    page.evaluate("text => navigator.clipboard.writeText(text)", "\n".join("\t".join(row) for row in block))
     x_grid = grid_after(page, "X")
-    select_grid_cell(page, x_grid, 0, 0)
-    with expect_rerun(page):
-        page.keyboard.press("ControlOrMeta+V")
-    page.keyboard.press("ArrowRight")  # the grid's accessibility table is drawn again when the selection moves
-    for i, row in enumerate(block):
-        for j, text in enumerate(row):
-            expect(grid_cell(x_grid, i, j)).to_have_text(text)
+    paste_block(page, app_server, x_grid, block)
+    expect_block_shown(x_grid, block)
     expect(alerts(page, "not a number")).to_have_count(0)
     assert_x_holds(shared(page), {(i, j): number(text) for i, row in enumerate(block) for j, text in enumerate(row)})
 
@@ -226,17 +221,10 @@ def test_two_bad_cells_pasted_at_once_are_both_named(inputs_page: Page, app_serv
     """A block with text in X[0, 0] and an empty cell in X[1, 0], pasted on X[0, 0]: both named, in reading order,
     under the grid; every text pasted stays in its cell; X keeps its last valid values."""
     page = inputs_page
-    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=app_server)
     block = [["abc", "5"], ["", "7"]]
-    page.evaluate("text => navigator.clipboard.writeText(text)", "\n".join("\t".join(row) for row in block))
     x_grid = grid_after(page, "X")
-    select_grid_cell(page, x_grid, 0, 0)
-    with expect_rerun(page):
-        page.keyboard.press("ControlOrMeta+V")
-    page.keyboard.press("ArrowRight")  # the grid's accessibility table is drawn again when the selection moves
-    for i, row in enumerate(block):
-        for j, text in enumerate(row):
-            expect(grid_cell(x_grid, i, j)).to_have_text(text)
+    paste_block(page, app_server, x_grid, block)
+    expect_block_shown(x_grid, block)
     message = ("X, row 0 (input1), column 0 is 'abc', not a number. "
                "X, row 1 (input2), column 0 is empty, not a number.")
     expect(alerts(page, message)).to_have_count(1)

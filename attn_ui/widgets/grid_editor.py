@@ -476,7 +476,8 @@ def matrix_editor(name: str, *, height: int | str = "auto", compact: bool = Fals
     every_digit(name, st.session_state[state.DRAFTS].get(name, cfg.matrix(name)), rows, precision)
     if name in st.session_state[state.ERRORS]:  # its edits were committed (or refused) by commit_pending
         st.error(
-            _("{message} The other pages show the last valid values until this is fixed.").format(
+            _("{message} Until this is fixed, the results on this page and the other pages use the last valid "
+              "values.").format(
                 message=text.md_escape(errors()[name])),
             icon=":material/warning:",
         )

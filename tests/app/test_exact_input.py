@@ -82,8 +82,8 @@ def test_a_cell_emptied_with_the_delete_key_is_refused_as_empty_and_shows_empty(
     drawn anew from the draft shows "" there."""
     at = edit_cells(new_app("pages/inputs.py"), "x", {0: {2: None}})
     said = "X, row 0 (input1), column 2 is empty, not a number."
-    assert [plain(e.value) for e in at.error] == [f"{said} The other pages show the last valid values until this is "
-                                                   "fixed."]
+    assert [plain(e.value) for e in at.error] == [f"{said} Until this is fixed, the results on this page and the "
+                                                   "other pages use the last valid values."]
     assert at.session_state["drafts"]["x"][0, 2] is None
     assert all(d.proto.placeholder == "" for d in at.dataframe if d.key and d.key.startswith("x_editor_"))
     at.switch_page("pages/steps.py").run()
@@ -100,8 +100,8 @@ def test_every_bad_cell_of_one_edit_is_named_and_every_text_kept():
     at = edit_cells(new_app("pages/inputs.py"), "x", {0: {1: "abc", 2: None}, 1: {0: "1e999", 1: "7"}})
     said = ("X, row 0 (input1), column 1 is 'abc', not a number. X, row 0 (input1), column 2 is empty, not a number. "
             "X, row 1 (input2), column 0 is +inf; every cell must be a finite number.")
-    assert [plain(e.value) for e in at.error] == [f"{said} The other pages show the last valid values until this is "
-                                                   "fixed."]
+    assert [plain(e.value) for e in at.error] == [f"{said} Until this is fixed, the results on this page and the "
+                                                   "other pages use the last valid values."]
     np.testing.assert_array_equal(at.session_state["config"].x, SEED_X)
     draft = at.session_state["drafts"]["x"]
     assert (draft[0, 1], draft[0, 2], draft[1, 0].text, draft[1, 1]) == ("abc", None, "1e999", 7.0)
@@ -137,7 +137,8 @@ def test_a_message_names_up_to_four_bad_cells_or_five_and_counts_the_rest(n_bad,
     tokens = ("input1", "input2", "input3")
     sentences = [f"X, row {i} ({tokens[i]}), column {j} is 't{i}{j}', not a number." for i, j in cells[:named]]
     tail = f" X has {counted} more cells to fix." if counted else ""
-    assert message == " ".join(sentences) + tail + " The other pages show the last valid values until this is fixed."
+    assert message == " ".join(sentences) + tail + (" Until this is fixed, the results on this page and the other "
+                                                          "pages use the last valid values.")
 
 
 def test_the_grid_writes_a_matrix_in_one_notation_and_offers_every_digit():

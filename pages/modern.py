@@ -281,6 +281,7 @@ def gqa() -> None:
             with spot:
                 w = trace.heads[h]
                 matrix_block(_("Weights (head {h})").format(h=h), "", w.weights, queries, keys, kind="weights",
+                             y_title=_("query"), x_title=_("key"),
                              masked=None if w.mask is None else ~w.mask, intro=label if len(shown) == 1 else "")
 
 
@@ -306,10 +307,10 @@ def rope() -> None:
                  _("K (K/V head {g})").format(g=g) if cfg.n_heads > 1 else "K")
         with a:
             matrix_block(_("{m} before RoPE").format(m=which), "", before, queries, cols, domain=dom,
-                         y_title=_("position"))
+                         y_title=_("position"), x_title=_("dimension"))
         with b:
             matrix_block(_("{m} after RoPE").format(m=which), "", after, queries, cols, domain=dom,
-                         y_title=_("position"))
+                         y_title=_("position"), x_title=_("dimension"))
     theta = mv.raw_angles(cfg.n_seq, cfg.d_k, cfg.rope.base)
     matrix_block(_("Angles p · θ_i (radians)"), r"\varphi_{p,i} = p\,\theta_i", theta, queries,
                  [f"i={i}" for i in range(theta.shape[1])], y_title=_("position"), x_title=_("pair"))
@@ -388,9 +389,10 @@ def softcap() -> None:
     a, b = controls.pair(t.scaled, t.capped, queries)
     with a:
         matrix_block(of_head(N_("Scaled scores"), N_("Scaled scores (head {head})")), "", t.scaled, queries, keys,
-                     domain=dom)
+                     domain=dom, y_title=_("query"), x_title=_("key"))
     with b:
-        matrix_block(of_head(N_("Capped"), N_("Capped (head {head})")), "", t.capped, queries, keys, domain=dom)
+        matrix_block(of_head(N_("Capped"), N_("Capped (head {head})")), "", t.capped, queries, keys, domain=dom,
+                     y_title=_("query"), x_title=_("key"))
     cs = mv.cap_summary(t.scaled, t.capped, cfg.softcap)
     m_text, cap_text = fmt(cs.largest_capped), fmt(cfg.softcap)
     if m_text == cap_text:  # below the cap but not by 4 digits: every digit, so the two read apart
@@ -515,14 +517,15 @@ def cache() -> None:
     a, b = controls.side_by_side([heatmap.heatmap_width(step.k_cache, keys[:n + 1], precision)] * 2)
     with a:
         matrix_block(_("K cache after this step"), "", step.k_cache, keys[:n + 1],
-                     text.dim_labels(step.k_cache.shape[1]), note=_("the last row is new; the others came from the "
-                                                                    "cache"))
+                     text.dim_labels(step.k_cache.shape[1]), y_title=_("key"), x_title=_("dimension"),
+                     note=_("the last row is new; the others came from the cache"))
     with b:
         matrix_block(_("V cache after this step"), "", step.v_cache, keys[:n + 1],
-                     text.dim_labels(step.v_cache.shape[1]), note=_("the last row is new"))
+                     text.dim_labels(step.v_cache.shape[1]), y_title=_("key"), x_title=_("dimension"),
+                     note=_("the last row is new"))
     sw = step.trace.heads[head]
     matrix_block(of_head(N_("Weights of the new query"), N_("Weights of the new query (head {head})")), "",
-                 sw.weights, row1, keys[:n + 1],
+                 sw.weights, row1, keys[:n + 1], y_title=_("query"), x_title=_("key"),
                  kind="weights", masked=None if sw.mask is None else ~sw.mask)
     st.dataframe(mv.cache_table(dt, keys, cfg.n_heads))
     st.markdown(_("The cached outputs, stacked, equal the whole causal forward pass: largest difference **{d}**.")

@@ -5,6 +5,7 @@ refused value leaves a message, the value typed and no exception.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import replace
 
@@ -292,7 +293,23 @@ def test_kv_cache_counts_dot_products_and_equals_the_causal_forward():
     assert number_after("largest difference", texts(at)) < 1e-12
 
 
+def untitled_heatmaps(at: AppTest) -> list[str]:
+    """The descriptions of the page's heatmaps (charts of row and col labels) whose rows or columns have no title."""
+    out = []
+    for chart in at.get("vega_lite_chart"):
+        spec = json.loads(chart.proto.spec)
+        for layer in spec.get("layer", [spec]):
+            enc = layer.get("encoding", {})
+            if enc.get("y", {}).get("field") == "row" and enc.get("x", {}).get("field") == "col":
+                if not (enc["x"].get("title") and enc["y"].get("title")):
+                    out.append(spec.get("description", "")[:80])
+                break
+    return out
+
+
 def test_every_option_on_every_section():
+    """Each section draws with every option on, without an error, and every heatmap names its rows and columns (the
+    grouped-query weights, the soft cap's two, the KV cache's three had no axis titles)."""
     at = open_page("seed003_heads")
     at.button(key="modern_preset_qwen").click().run()
     at.toggle(key=mv.ALIBI).set_value(True).run()
@@ -303,6 +320,7 @@ def test_every_option_on_every_section():
     for section in mv.SECTIONS:
         show(at, section)
         assert not at.error
+        assert not untitled_heatmaps(at), (section, untitled_heatmaps(at))
 
 
 @pytest.mark.parametrize("cap", [1e-3, 1e3])

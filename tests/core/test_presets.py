@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from attn_core import (
     DEFAULT_PRESET,
     PRESETS,
+    AttentionInputError,
     Config,
     configs_equal,
     load_preset,
@@ -168,3 +170,24 @@ def test_masks_and_heads_survive_a_resize():
     grown = with_dimensions(causal, n_seq=6, d_model=24, d_qk=8, d_v=8)
     assert grown.mask_kind == "causal"
     assert run(grown).fully_masked_rows == ()
+
+
+@pytest.mark.parametrize(("sizes", "said"), [
+    ({"d_v": 100_000}, "columns of W_V: 100000 is over the cap of 768."),
+    ({"d_qk": 10**9}, "columns of W_Q: 1000000000 is over the cap of 768."),
+    ({"n_seq": 9999}, "n_seq (tokens): 9999 is over the cap of 256."),
+    ({"d_model": 5000}, "d_model (columns of X): 5000 is over the cap of 769."),
+])
+def test_with_dimensions_refuses_a_size_over_its_cap_before_making_any_matrix(sizes, said):
+    """A width of 100,000 asked numpy for a 74 GiB W_V before validate_config could refuse it; now the size is refused
+    first, and nothing of its size is made (tracemalloc's peak stays under 1 MB)."""
+    cfg = load_preset(DEFAULT_PRESET)
+    now = {"n_seq": cfg.n_seq, "d_model": cfg.d_model, "d_qk": cfg.w_q.shape[1], "d_v": cfg.w_v.shape[1]}
+    tracemalloc.start()
+    try:
+        with pytest.raises(AttentionInputError) as err:
+            with_dimensions(cfg, **{**now, **sizes})
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert str(err.value) == said and peak < 1_000_000, (str(err.value), peak)

@@ -163,8 +163,7 @@ def _first_non_finite(a: np.ndarray) -> tuple[int, int, str] | None:
     """Row, column and "NaN", "+inf" or "-inf" of the first non-finite cell of ``a`` (row-major), or None."""
     if np.isfinite(a).all():  # the common case, checked in one pass
         return None
-    i, j = (int(t) for t in np.argwhere(~np.isfinite(a))[0])
-    return i, j, _non_finite_word(a[i, j])
+    return _non_finite_cells(a, 1)[0][0]
 
 
 def check_finite(name: str, a: np.ndarray, *, hint: str = N_("every cell must be a finite number")) -> None:

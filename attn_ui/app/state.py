@@ -41,6 +41,7 @@ CONFIG = "config"  # attn_core.Config: the last valid configuration
 PRESET = "preset"  # key of the preset the configuration started from; None after a link or a file
 HISTORY = "history"  # [(Config, PRESET, what changed it: a Change)]: the configurations before the last changes
 EDITOR_VERSION = "editor_version"  # int; bump to reset every matrix editor to the configuration
+LAST_RUN = "last_run"  # (page's url path, time.monotonic() at its start, the page's before it): attn_ui.shell.frame
 EDITOR_BASE = "editor_base"  # {matrix name: (values the grid started from, its decimals, the matrix it holds as valid)}
 DRAFTS = "drafts"  # {matrix name: object array with the learner's rejected values}
 ERRORS = "errors"  # {matrix name: (AttentionInputError, the grid's row tokens)} of the input that was rejected
@@ -303,6 +304,13 @@ def last_change() -> str | None:
     return change_text(st.session_state[HISTORY][-1][2]) if st.session_state[HISTORY] else None
 
 
+def redraw_grids() -> None:
+    """Every grid drawn afresh under a new key, from the configuration or from its draft (a value refused, kept
+    with its message): the browser's grids forget what they had sent."""
+    st.session_state[EDITOR_VERSION] += 1
+    st.session_state[EDITOR_BASE] = {}
+
+
 def reset_editor_state() -> None:
     """Every grid drawn afresh from the configuration (a new editor version); a value a grid refused is let go,
     and the learner told so on the next page drawn (:func:`notify`), not dropped without a word."""
@@ -310,8 +318,7 @@ def reset_editor_state() -> None:
         notify(_("The value refused in {matrices} was let go with this change: the grids show the values in use "
                  "now.").format(matrices=_(", ").join(MATRIX_NAMES[name] for name in refused)),
                icon=":material/info:")
-    st.session_state[EDITOR_VERSION] += 1
-    st.session_state[EDITOR_BASE] = {}
+    redraw_grids()
     st.session_state[DRAFTS] = {}
     st.session_state[ERRORS] = {}
 

@@ -24,6 +24,11 @@ the newest Streamlit that requirements.txt allows.
   when the matrix has not changed); Streamlit has no way to hand it the element it made last run. And a frame of new
   texts in the same structure is made into Arrow by pyarrow alone, in the schema pandas gave the first.
   tests/app/test_st_internals.py checks that the elements are the ones st.data_editor sends, byte for byte.
+- :func:`grid_edits`: a grid's edits as the browser sent them, whichever page drew the grid. A widget's id hashes
+  the page it was drawn on, and ``st.session_state[key]`` reads the id the last run drew under that key: a grid of
+  the page being left (the sidebar's, on every page with the edit panel) that commits its open cell just after a
+  click on another page sends it in a run that follows the other page's, which drew the key under its own id.
+  Streamlit keeps no way from a key to the other pages' ids, and drops such a value without a word.
 - :func:`prepare_chart` and :func:`show_chart`: a Vega-Lite chart whose spec is prepared once and sent again on later
   runs with new data. ``st.vega_lite_chart`` serialises the spec, parses it back and serialises it again (to rename
   Altair's counters) on every run: ≈ 0.4 ms a chart of a ≈ 5 kB spec, with its checks ≈ 1 ms, where the app's charts
@@ -53,7 +58,8 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
-__all__ = ["PreparedChart", "PreparedGrid", "SessionInfo", "SessionStorage", "free_upload", "install_session_storage",
+__all__ = ["PreparedChart", "PreparedGrid", "SessionInfo", "SessionStorage", "free_upload", "grid_edits",
+           "install_session_storage",
            "logger", "prepare_chart", "prepare_grid", "refill_grid", "run_token", "running", "session_connected",
            "session_id", "show_chart", "show_grid"]
 
@@ -284,6 +290,29 @@ class PreparedChart:
 
     spec: str  #: the spec's JSON, datasets left out, Altair's counters renamed: the element's ``spec``
     selection_modes: tuple[str, ...]  #: the selections a click reports (empty: the chart takes no clicks)
+
+
+def grid_edits(key: str) -> dict | None:
+    """The value of the grid keyed ``key`` (``{"edited_rows": ..., ...}``) the browser sent for this run, or None.
+
+    ``st.session_state[key]`` when it has one; else the value sent under an id of ``key`` that another page drew (see
+    the module's doc), if any."""
+    import streamlit as st
+    from streamlit.elements.widgets.data_editor import DataEditorSerde
+    from streamlit.runtime.state.common import GENERATED_ELEMENT_ID_PREFIX
+    from streamlit.runtime.state.session_state import Value
+    from streamlit.runtime.state.session_state_proxy import get_session_state
+
+    if key in st.session_state:
+        return st.session_state[key]
+    sent = get_session_state()._state._new_widget_state.states  # {widget id: Value or Serialized}
+    for widget_id, value in list(sent.items()):  # "$$ID-<hash of the element and its page>-<key>"
+        if widget_id.startswith(GENERATED_ELEMENT_ID_PREFIX + "-") and widget_id.endswith("-" + key):
+            if isinstance(value, Value):
+                return value.value
+            if value.value.WhichOneof("value") == "string_value":
+                return DataEditorSerde().deserialize(value.value.string_value)
+    return None
 
 
 def prepare_chart(spec: dict, *, stretch: bool = False, selection_mode: str | None = None,

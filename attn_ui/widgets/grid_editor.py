@@ -196,23 +196,30 @@ def apply_edits(base: np.ndarray, edited_rows: dict, precision: int,
     return out
 
 
-def commit_pending() -> None:
-    """Commit every grid edit the browser sent, whichever page this run draws.
+def commit_pending() -> bool:
+    """Commit every grid edit the browser sent, whichever page this run draws; whether any grid's edits were news
+    (the configuration changed, or a draft was kept or let go).
 
     attn_ui.shell.frame calls it first on every run. A learner who types into a cell and clicks another page at once
     sends the edit with the page switch: that run draws the other page, without the grid. The token grid commits
     here too; it names a refused label when it is drawn.
     """
     version, bases = st.session_state[state.EDITOR_VERSION], st.session_state[state.EDITOR_BASE]
+    before = state.config(), dict(st.session_state[state.DRAFTS])
     for name in MATRIX_NAMES:
-        key = f"{name}_editor_{version}"
-        if name in bases and key in st.session_state:  # no edits left may be news too: Streamlit drops an edit
-            _commit(name, st.session_state[key].get("edited_rows", {}))  # that puts a cell's first text back
+        # its edits under whichever page's id (st_internals.grid_edits): the sidebar's grid of the page just left
+        # may send them after a click on another page
+        sent = st_internals.grid_edits(f"{name}_editor_{version}") if name in bases else None
+        if sent is not None:  # no edits left may be news too: Streamlit drops an edit that puts a cell's first
+            _commit(name, sent.get("edited_rows", {}))  # text back
         if st.session_state[state.EDITOR_VERSION] != version:  # a stale grid reset them all: nothing left to commit
-            return
+            return False
     for field in ("tokens", "y_tokens"):
         if (key := f"{field}_editor_{version}") in st.session_state:
             _commit_tokens(key, field)  # a refused label is named when the token grid is drawn again
+    drafts = st.session_state[state.DRAFTS]
+    return state.config() is not before[0] or drafts.keys() != before[1].keys() or any(
+        drafts[name] is not was for name, was in before[1].items())
 
 
 def _commit(name: str, edits: dict) -> None:

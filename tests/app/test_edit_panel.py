@@ -187,3 +187,41 @@ def test_a_grids_text_column_is_what_streamlit_makes_of_textcolumn(kwargs):
     assert ours == remove_none_values(theirs)
     assert json.dumps(remove_none_values(process_config_mapping({"c": ours}))) == json.dumps(
         remove_none_values(process_config_mapping({"c": theirs})))
+
+
+def page_heading(at) -> str:
+    return at.title[0].value
+
+
+def test_an_edit_sent_back_from_the_page_just_left_goes_on_to_the_page_clicked(monkeypatch):
+    """A cell still open in the panel when the learner clicks another page: the browser runs the page clicked, then
+    (0.1–0.2 s later) commits the cell in a run of the page left, with the address it still had. The edit counts, the
+    learner lands where they clicked, and every grid is drawn afresh (the browser's grid lost the edit it had sent:
+    its next edit would put the old value back)."""
+    from attn_ui.shell import frame
+
+    monkeypatch.setattr(frame, "LATE_EDIT_S", 60.0)  # AppTest's runs take longer than the browser's crossing
+    at = steps_app()
+    version = at.session_state["editor_version"]
+    at.switch_page("pages/scaling.py").run()  # the click: the page clicked runs first, without the edit
+    assert page_heading(at) == "Scaling"
+    at.switch_page("pages/steps.py")  # the late commit, under the address of the page left
+    edit_cells(at, "x", {1: {1: "5"}})
+    assert not at.exception, at.exception
+    assert page_heading(at) == "Scaling"  # the click is followed, not swallowed
+    assert at.session_state["config"].x[1, 1] == 5.0  # the edit counts
+    assert at.session_state["editor_version"] > version  # the grids drawn from the configuration
+    assert at.button(key="frame_undo").label == "Undo: X, row 1 (input2), column 1 set to 5"
+
+
+def test_a_page_left_and_come_back_to_later_keeps_its_edit_there(monkeypatch):
+    """The same crossing, past LATE_EDIT_S: a learner who comes back to a page and edits it stays on it."""
+    from attn_ui.shell import frame
+
+    monkeypatch.setattr(frame, "LATE_EDIT_S", 0.0)
+    at = steps_app()
+    at.switch_page("pages/scaling.py").run()
+    at.switch_page("pages/steps.py")
+    edit_cells(at, "x", {1: {1: "5"}})
+    assert page_heading(at) == "Step by step"
+    assert at.session_state["config"].x[1, 1] == 5.0

@@ -11,7 +11,18 @@ import numpy as np
 import pytest
 from playwright.sync_api import Page, expect
 
-from .helpers import chart_after, edit_grid_cell, goto_page, grid_after, grid_cell_text, heatmap_values
+from .helpers import (
+    chart_after,
+    edit_grid_cell,
+    expect_rerun,
+    goto_page,
+    grid_after,
+    grid_cell,
+    grid_cell_text,
+    heatmap_values,
+    nav_link,
+    open_cell_editor,
+)
 from .seed000 import W_Q, X, attention
 
 pytestmark = pytest.mark.e2e
@@ -44,3 +55,33 @@ def test_an_edit_in_the_panel_recomputes_the_steps_beside_it(app_page: Page) -> 
     assert float(grid_cell_text(x_grid, 1, 2).replace("\u2212", "-")) == 3.5
     assert x_grid.bounding_box()["y"] < 900  # Inputs & weights opens on its first grid
     np.testing.assert_allclose(heatmap_values(chart_after(page, "Output"))[2], out, atol=1e-9)  # and its result
+
+
+@pytest.mark.parametrize("round_", [1, 2])  # the browser's two orders (below): each round may meet either
+def test_a_cell_still_open_in_the_panel_when_a_page_is_clicked_counts_and_the_click_is_followed(
+        app_page: Page, round_: int) -> None:
+    """Type into the panel's grid on Step by step and click Scaling, no Enter. The browser runs Scaling, then
+    commits the cell in a run of Step by step (the address it still had): the edit came back there, with the click
+    swallowed, or was dropped, Streamlit reading the key under Scaling's id (attn_ui.shell.frame.follow_click,
+    attn_ui.infra.st_internals.grid_edits). Now: the app is on Scaling, its grid shows the value, Undo names it, and a
+    later edit of the grid keeps it (the grid once showed the old value and its next edit put it back)."""
+    page = app_page
+    page.set_viewport_size({"width": 1400, "height": 900})
+    goto_page(page, "Step by step")
+    open_cell_editor(page, page.locator(SIDEBAR_GRID).first, 1, 1)
+    page.keyboard.press("ControlOrMeta+A")
+    page.keyboard.type("5")
+    link = nav_link(page, "Scaling")
+    with expect_rerun(page):
+        link.click()  # mouse down and up at once, as a touchpad's tap (a 50 ms press lets the edit's run go first)
+    expect(link).to_have_attribute("aria-current", "page", timeout=15_000)
+    expect(page.get_by_role("heading", name="Scaling")).to_be_visible()
+    grid = page.locator(SIDEBAR_GRID).first
+    expect(grid_cell(grid, 1, 1)).to_have_text("5")
+    expect(page.get_by_role("button", name="Undo: X, row 1 (input2), column 1 set to 5")).to_be_visible()
+
+    edit_grid_cell(page, grid, 0, 0, "4")  # a later edit of the same grid
+    goto_page(page, "Step by step")
+    edited = X.copy()
+    edited[1, 1], edited[0, 0] = 5, 4
+    np.testing.assert_allclose(heatmap_values(chart_after(page, "Q"))[2], edited @ W_Q, atol=1e-9)

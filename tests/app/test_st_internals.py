@@ -111,10 +111,45 @@ def test_a_real_runtime_has_the_storage_install_session_storage_replaces(tmp_pat
 
 
 @pytest.mark.parametrize("name", ["session_id", "session_connected", "free_upload", "running", "logger",
-                                  "install_session_storage", "prepare_grid", "refill_grid", "show_grid",
+                                  "install_session_storage", "grid_edits", "prepare_grid", "refill_grid", "show_grid",
                                   "prepare_chart", "show_chart"])
 def test_each_use_says_why_no_public_api_serves(name):
     assert name in (st_internals.__doc__ or ""), f"st_internals' module text must say why {name} is needed"
+
+
+GRID_EDITS_APP = """
+import pandas as pd
+import streamlit as st
+from streamlit.proto.WidgetStates_pb2 import WidgetState
+from streamlit.runtime.state.session_state import Serialized
+from streamlit.runtime.state.session_state_proxy import get_session_state
+from attn_ui.infra import st_internals
+
+state = get_session_state()._state
+st.data_editor(pd.DataFrame({"a": ["1", "2"]}), key="grid_0")
+st.session_state["drawn_id"] = state._key_id_mapper.get_id_from_key("grid_0")
+st.session_state["own"] = st_internals.grid_edits("grid_0")
+# the same key's value as another page's grid sends it: under an id this run did not draw
+sent = WidgetState(id="$$ID-0123456789abcdef-grid_1", string_value='{"edited_rows": {"1": {"a": "5"}}}')
+state._new_widget_state.states[sent.id] = Serialized(sent)
+st.session_state["other_page"] = st_internals.grid_edits("grid_1")
+st.session_state["none"] = st_internals.grid_edits("grid_2")
+"""
+
+
+def test_grid_edits_finds_a_grids_value_sent_under_another_pages_id():
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_string(GRID_EDITS_APP).run()
+    assert not at.exception, at.exception
+    drawn = at.session_state["drawn_id"]
+    assert drawn.startswith("$$ID-") and drawn.endswith("-grid_0"), (
+        f"{VERSION}: a keyed widget's id is {drawn!r}, not '$$ID-<hash>-<key>': mend st_internals.grid_edits")
+    assert dict(at.session_state["own"])["edited_rows"] == {}  # its own key's value: no edits yet
+    assert dict(at.session_state["other_page"])["edited_rows"] == {1: {"a": "5"}}, (
+        f"{VERSION}: a value sent under another page's id is not where st_internals.grid_edits looks "
+        "(SessionState._new_widget_state.states, Serialized string_value): mend it")
+    assert at.session_state["none"] is None
 
 
 GRID_APP = """

@@ -396,6 +396,14 @@ def _cap(template: str, value: int, cap: int, **params: object) -> None:
         raise AttentionInputError(template, value=value, cap=cap, **params)
 
 
+def _size(templates: tuple[str, str], value: int, cap: int, **params: object) -> None:
+    """:func:`_cap` with ``templates[0]``; raise ``templates[1]`` ("what: {value} is under 1; ...") for a size under
+    1."""
+    _cap(templates[0], value, cap, **params)
+    if value < 1:
+        raise AttentionInputError(templates[1], value=value, **params)
+
+
 def _check_tokens(tokens: object, n_seq: int, field: str = "tokens", of: str = "X") -> tuple[str, ...]:
     if not isinstance(tokens, (list, tuple)) or len(tokens) != n_seq:
         got = len(tokens) if isinstance(tokens, (list, tuple)) else type(tokens).__name__
@@ -465,17 +473,21 @@ def with_dimensions(
     Y keeps its rows and follows d_model; W_a, W_1 and W_2 follow the widths of the queries and keys.
     A score bias follows the tokens (new cells 0) while the head count stays; it is dropped when the head count
     changes (it was one matrix per head).
-    A size over its cap (n_seq, d_model, a width: :data:`LIMITS`) is refused before any matrix is made.
+    A size over its cap (n_seq, d_model, a width: :data:`LIMITS`) or under 1 is refused before any matrix is made.
     """
     n_heads, n_kv = cfg.n_heads, cfg.kv_heads
     if d_k is None:
         d_k = d_qk if d_qk % n_heads else d_qk // n_heads * n_kv  # n_kv_heads heads as wide as W_Q's
     # each size within its cap before any matrix is made (validate_config checks the whole after): a width of 100,000
     # would otherwise ask for a 74 GiB W_V first
-    _cap(N_("n_seq (tokens): {value} is over the cap of {cap}."), n_seq, LIMITS.n_seq)
-    _cap(N_("d_model (columns of X): {value} is over the cap of {cap}."), d_model, LIMITS.d_model)
+    _size((N_("n_seq (tokens): {value} is over the cap of {cap}."),
+           N_("n_seq (tokens): {value} is under 1; a sequence has at least one token.")), n_seq, LIMITS.n_seq)
+    _size((N_("d_model (columns of X): {value} is over the cap of {cap}."),
+           N_("d_model (columns of X): {value} is under 1; X has at least one column.")), d_model, LIMITS.d_model)
     for name, width in (("W_Q", d_qk), ("W_K", d_k), ("W_V", d_v)):
-        _cap(N_("columns of {name}: {value} is over the cap of {cap}."), width, LIMITS.width, name=name)
+        _size((N_("columns of {name}: {value} is over the cap of {cap}."),
+               N_("columns of {name}: {value} is under 1; {name} has at least one column.")), width, LIMITS.width,
+              name=name)
     if any(w % h for w, h in ((d_qk, n_heads), (d_k, n_kv), (d_v, n_kv))) or (
             n_kv != n_heads and d_k != d_qk // n_heads * n_kv):
         n_heads = n_kv = 1

@@ -21,7 +21,7 @@ from attn_ui.app import i18n, registry, state
 from attn_ui.app.i18n import N_, _
 from attn_ui.shell import frame
 from attn_ui.views import compute, step_by_step
-from attn_ui.widgets import grid_editor, randomise
+from attn_ui.widgets import grid_editor, randomise, text
 
 frame.page_start(registry.INPUTS)
 
@@ -59,8 +59,9 @@ def change_dimensions() -> None:
             d_v=ss["inputs_d_v"], init=ss["inputs_fill"], seed=ss["inputs_fill_seed"],
             d_k=ss.get("inputs_d_k") if cfg.score == "additive" else None,
         )
-    except AttentionInputError as err:
-        state.notify(_("Dimensions not changed: {message}").format(message=i18n.error_text(err)))
+    except AttentionInputError as err:  # said under the sizes (show_refused_dimensions), where they were typed
+        st.session_state[state.DIMS_REFUSED] = _("Dimensions not changed: {message}").format(
+            message=i18n.error_text(err))
         return
     if new.n_heads != cfg.n_heads:  # always 2 or more heads before: they became 1
         state.notify(_("{n} heads no longer divide the widths, so the configuration now has 1 head.").format(
@@ -208,36 +209,39 @@ st.page_link(registry.STEPS.file, label=_("See every step recompute"), icon=":ma
 # ---- dimensions -----------------------------------------------------------------------------------
 st.header(_("Dimensions"))
 st.caption(_(
-    "Caps: n_seq ≤ {n_seq}, d_model ≤ {d_model}, widths ≤ {width}, heads ≤ {n_heads}, {cells} cells in X and the "
-    "weights together. Changing a dimension keeps every value that still fits; new cells are filled as chosen below."
+    "Caps: n_seq ≤ {n_seq}, d_model ≤ {d_model} (the 768 features of a layer of GPT-2 or BERT and the column of "
+    "ones that carries its biases), widths ≤ {width}, heads ≤ {n_heads}, {cells} cells in X and the weights "
+    "together. Changing a dimension keeps every value that still fits; new cells are filled as chosen below."
 ).format(n_seq=LIMITS.n_seq, d_model=LIMITS.d_model, width=LIMITS.width, n_heads=LIMITS.n_heads,
          cells=f"{LIMITS.total_cells:,}"))
 dims_row = row()
-dims_row.number_input("n_seq", 1, LIMITS.n_seq, **state.bind("inputs_n_seq", cfg.n_seq, change_dimensions),
+dims_row.number_input("n_seq", step=1, **state.bind("inputs_n_seq", cfg.n_seq, change_dimensions),
                       help=_("Number of tokens (rows of X), at most {n}.").format(n=LIMITS.n_seq))
-dims_row.number_input("d_model", 1, LIMITS.d_model, **state.bind("inputs_d_model", cfg.d_model, change_dimensions),
+dims_row.number_input("d_model", step=1, **state.bind("inputs_d_model", cfg.d_model, change_dimensions),
                       help=_("Width of each token's input vector (columns of X), at most {n}.").format(
                           n=LIMITS.d_model))
 if cfg.score == "additive":  # queries and keys may differ in width
-    dims_row.number_input("d_q", 1, LIMITS.width, **state.bind("inputs_d_qk", cfg.w_q.shape[1], change_dimensions),
+    dims_row.number_input("d_q", step=1, **state.bind("inputs_d_qk", cfg.w_q.shape[1], change_dimensions),
                           help=_("Columns of W_Q. The additive score function lets it differ from W_K's. With several "
                                  "heads this is n_heads · d_q. At most {n}.").format(n=LIMITS.width))
-    dims_row.number_input("d_k", 1, LIMITS.width, **state.bind("inputs_d_k", cfg.w_k.shape[1], change_dimensions),
+    dims_row.number_input("d_k", step=1, **state.bind("inputs_d_k", cfg.w_k.shape[1], change_dimensions),
                           help=_("Columns of W_K. With several heads this is n_heads · d_k. At most {n}.").format(
                               n=LIMITS.width))
 elif cfg.n_kv_heads:  # W_K follows W_Q: as many columns per key/value head as W_Q has per query head
-    dims_row.number_input("d_k", 1, LIMITS.width, **state.bind("inputs_d_qk", cfg.w_q.shape[1], change_dimensions),
+    dims_row.number_input("d_k", step=1, **state.bind("inputs_d_qk", cfg.w_q.shape[1], change_dimensions),
                           help=_("Columns of W_Q: n_heads · d_k. W_K follows with n_kv_heads · d_k columns (grouped-"
                                  "query attention). At most {n}.").format(n=LIMITS.width))
 else:
-    dims_row.number_input("d_k", 1, LIMITS.width, **state.bind("inputs_d_qk", cfg.w_q.shape[1], change_dimensions),
+    dims_row.number_input("d_k", step=1, **state.bind("inputs_d_qk", cfg.w_q.shape[1], change_dimensions),
                           help=_("Columns of W_Q and W_K. With several heads this is n_heads · d_k: each head gets an "
                                  "equal slice. At most {n}.").format(n=LIMITS.width))
-dims_row.number_input("d_v", 1, LIMITS.width, **state.bind("inputs_d_v", cfg.w_v.shape[1], change_dimensions),
+dims_row.number_input("d_v", step=1, **state.bind("inputs_d_v", cfg.w_v.shape[1], change_dimensions),
                       help=(_("Columns of W_V: n_kv_heads · d_v with grouped-query attention; may differ from W_K's. "
                               "At most {n}.") if cfg.n_kv_heads else
                             _("Columns of W_V; may differ from d_k. The output has d_v columns. At most {n}.")).format(
                           n=LIMITS.width))
+if refused := st.session_state.pop(state.DIMS_REFUSED, None):  # once: the sizes shown are the configuration's again
+    st.error(text.md_escape(refused), icon=":material/warning:")
 fill_row = row()
 fill_row.selectbox(_("New cells are filled with"), randomise.NAMES, key="inputs_fill", width=360,
                    index=randomise.NAMES.index("xavier_uniform"), format_func=i18n.option_labels(INITIALIZERS))

@@ -42,9 +42,11 @@ PRESET = "preset"  # key of the preset the configuration started from; None afte
 HISTORY = "history"  # [(Config, PRESET, what changed it: a Change)]: the configurations before the last changes
 EDITOR_VERSION = "editor_version"  # int; bump to reset every matrix editor to the configuration
 LAST_RUN = "last_run"  # (page's url path, time.monotonic() at its start, the page's before it): attn_ui.shell.frame
+GRIDS_DRAWN = "grids_drawn"  # {grid key}: the grids this run drew (attn_ui.widgets.grid_editor.commit_pending)
 EDITOR_BASE = "editor_base"  # {matrix name: (values the grid started from, its decimals, the matrix it holds as valid)}
 DRAFTS = "drafts"  # {matrix name: object array with the learner's rejected values}
 ERRORS = "errors"  # {matrix name: (AttentionInputError, the grid's row tokens)} of the input that was rejected
+DIMS_REFUSED = "dims_refused"  # str: why the sizes last typed on Inputs & weights were refused (said there, once)
 CELL_REFUSED = "cell_refused"  # {matrix name: message}: a value the one-cell editor (too large for a grid) refused
 #: the one-cell editor's widgets of matrix ``name``: row, column, the value typed (attn_ui.widgets.grid_editor.one_cell)
 CELL_ROW, CELL_COL, CELL_VALUE = "{name}_cell_row", "{name}_cell_col", "{name}_cell_value_{i}_{j}_{version}"

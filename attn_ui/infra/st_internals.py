@@ -292,8 +292,9 @@ class PreparedChart:
     selection_modes: tuple[str, ...]  #: the selections a click reports (empty: the chart takes no clicks)
 
 
-def grid_edits(key: str) -> dict | None:
-    """The value of the grid keyed ``key`` (``{"edited_rows": ..., ...}``) the browser sent for this run, or None.
+def grid_edits(key: str) -> tuple[dict | None, bool]:
+    """The value of the grid keyed ``key`` (``{"edited_rows": ..., ...}``) the browser sent for this run, or None;
+    and whether it came under another id than the one ``st.session_state[key]`` reads.
 
     ``st.session_state[key]`` when it has one; else the value sent under an id of ``key`` that another page drew (see
     the module's doc), if any."""
@@ -304,15 +305,15 @@ def grid_edits(key: str) -> dict | None:
     from streamlit.runtime.state.session_state_proxy import get_session_state
 
     if key in st.session_state:
-        return st.session_state[key]
+        return st.session_state[key], False
     sent = get_session_state()._state._new_widget_state.states  # {widget id: Value or Serialized}
     for widget_id, value in list(sent.items()):  # "$$ID-<hash of the element and its page>-<key>"
         if widget_id.startswith(GENERATED_ELEMENT_ID_PREFIX + "-") and widget_id.endswith("-" + key):
             if isinstance(value, Value):
-                return value.value
+                return value.value, True
             if value.value.WhichOneof("value") == "string_value":
-                return DataEditorSerde().deserialize(value.value.string_value)
-    return None
+                return DataEditorSerde().deserialize(value.value.string_value), True
+    return None, False
 
 
 def prepare_chart(spec: dict, *, stretch: bool = False, selection_mode: str | None = None,

@@ -56,10 +56,10 @@ def navigation() -> st.Page:
                        initial_sidebar_state=heatmap.SIDEBAR_PX)  # its width in px, shown
     state.init()
     lesson_ui.init()
-    edited = grid_editor.commit_pending()  # an edit sent with a page switch still counts
+    committed = grid_editor.commit_pending()  # an edit sent with a page switch still counts
     # every page listed (expanded): past 12 pages Streamlit would hide the last behind "View more"
     pg = st.navigation(pages(), expanded=True)
-    follow_click(pg.url_path or registry.DEFAULT.name, edited)  # may switch page
+    follow_click(pg.url_path or registry.DEFAULT.name, committed)  # may switch page
     _RUN.panel = st.sidebar.container()  # under the pages' list: the page's edit panel, if it has one (panel_slot)
     st.session_state[state.FRAMED] = True  # read by page_start: the frame is drawn for this run
     address.restore(pg)  # once per session: a link, or this learner's address after a reload; may switch page
@@ -75,27 +75,30 @@ def navigation() -> st.Page:
 
 
 #: how soon after the run of a page clicked a run of the page left can be the browser's late commit of a cell (seen
-#: 0.10–0.20 s after it, on an idle machine); a learner cannot come back by a click and type a new value so soon
-LATE_EDIT_S = 0.5
+#: 0.05–0.20 s after it, on an idle machine)
+LATE_EDIT_S = 1.0
 
 
-def follow_click(here: str, edited: bool) -> None:
+def follow_click(here: str, committed: grid_editor.Committed) -> None:
     """Keep a grid's edit and the page the learner clicked when the two cross.
 
-    A cell still open when the learner clicks another page (in the sidebar's Edit the numbers) is committed by the
+    A cell still open when the learner clicks another page (a tap: mouse down and up at once) is committed by the
     browser after the click, in a run of the page being left, with the address the browser still had. That run
-    would take the learner back (the click swallowed) to a grid that no longer shows the edit the browser had just
+    would take the learner back (the click swallowed), to a grid that no longer shows the edit the browser had just
     sent: the charts would use the new value, the grid the old, and the grid's next edit would put the old value
-    back without a word. So a run that brings a grid's edit (``edited``: grid_editor.commit_pending) to another page
-    than the last run's draws every grid afresh from the configuration, and one that comes back to the page just
-    left within :data:`LATE_EDIT_S` of the click goes on to the page clicked. ``here``: this run's page (its name)."""
+    back without a word.
+
+    So a run whose grid edits are news on another page than the last run's draws every grid afresh from the
+    configuration; and when those edits came from a grid the last run did not draw (``committed.stray``), back on
+    the page before it within :data:`LATE_EDIT_S`, the run goes on to the page clicked. ``here``: this run's page
+    (its name)."""
     now, last = time.monotonic(), st.session_state.get(state.LAST_RUN)  # (page, when it started, the page before)
     st.session_state[state.LAST_RUN] = (here, now, last[0] if last else None)
-    if not edited or last is None or last[0] == here:
+    if not committed.news or last is None or last[0] == here:
         return
     state.redraw_grids()
     clicked = registry.by_name(last[0])
-    if last[2] == here and now - last[1] < LATE_EDIT_S and clicked is not None:
+    if committed.stray and last[2] == here and now - last[1] < LATE_EDIT_S and clicked is not None:
         st.session_state[state.LAST_RUN] = (last[0], now, None)  # the run the switch makes is not judged again
         st.switch_page(clicked.file)
 

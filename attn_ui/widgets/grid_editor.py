@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -196,30 +196,51 @@ def apply_edits(base: np.ndarray, edited_rows: dict, precision: int,
     return out
 
 
-def commit_pending() -> bool:
-    """Commit every grid edit the browser sent, whichever page this run draws; whether any grid's edits were news
-    (the configuration changed, or a draft was kept or let go).
+@dataclass(frozen=True)
+class Committed:
+    """What :func:`commit_pending` took in."""
+
+    news: bool  #: a grid's edits changed something: the configuration, or a draft kept or let go
+    #: ... and came from a grid the last run did not draw (drawn by a page before it: the browser's late commit of a
+    #: cell still open when the learner clicked another page; attn_ui.shell.frame.follow_click)
+    stray: bool = False
+
+
+def commit_pending() -> Committed:
+    """Commit every grid edit the browser sent, whichever page this run draws.
 
     attn_ui.shell.frame calls it first on every run. A learner who types into a cell and clicks another page at once
     sends the edit with the page switch: that run draws the other page, without the grid. The token grid commits
     here too; it names a refused label when it is drawn.
     """
     version, bases = st.session_state[state.EDITOR_VERSION], st.session_state[state.EDITOR_BASE]
-    before = state.config(), dict(st.session_state[state.DRAFTS])
+    drawn, st.session_state[state.GRIDS_DRAWN] = st.session_state.get(state.GRIDS_DRAWN, set()), set()
+    news = stray = False
     for name in MATRIX_NAMES:
+        key = f"{name}_editor_{version}"
         # its edits under whichever page's id (st_internals.grid_edits): the sidebar's grid of the page just left
         # may send them after a click on another page
-        sent = st_internals.grid_edits(f"{name}_editor_{version}") if name in bases else None
+        sent, elsewhere = st_internals.grid_edits(key) if name in bases else (None, False)
         if sent is not None:  # no edits left may be news too: Streamlit drops an edit that puts a cell's first
-            _commit(name, sent.get("edited_rows", {}))  # text back
-        if st.session_state[state.EDITOR_VERSION] != version:  # a stale grid reset them all: nothing left to commit
-            return False
+            before = _held(name)  # text back
+            _commit(name, sent.get("edited_rows", {}))
+            if st.session_state[state.EDITOR_VERSION] != version:  # a stale grid reset them all: nothing left
+                return Committed(news=False)
+            if any(now is not was for now, was in zip(_held(name), before, strict=True)):
+                news, stray = True, stray or elsewhere or key not in drawn
     for field in ("tokens", "y_tokens"):
         if (key := f"{field}_editor_{version}") in st.session_state:
+            before = state.config()
             _commit_tokens(key, field)  # a refused label is named when the token grid is drawn again
-    drafts = st.session_state[state.DRAFTS]
-    return state.config() is not before[0] or drafts.keys() != before[1].keys() or any(
-        drafts[name] is not was for name, was in before[1].items())
+            if state.config() is not before:
+                news, stray = True, stray or key not in drawn
+    return Committed(news, stray)
+
+
+def _held(name: str) -> tuple[Config, np.ndarray | None]:
+    """What a grid's commit can change (each made anew when it does): the configuration and matrix ``name``'s
+    draft."""
+    return state.config(), st.session_state[state.DRAFTS].get(name)
 
 
 def _commit(name: str, edits: dict) -> None:
@@ -480,6 +501,7 @@ def matrix_editor(name: str, *, height: int | str = "auto", compact: bool = Fals
     base, precision, _held = bases[name]
     rows = row_labels(name, row_tokens(cfg, name), base.shape[0])
     st_internals.show_grid(_grid(base, tuple(rows), precision, compact), key=key, height=height)
+    st.session_state.setdefault(state.GRIDS_DRAWN, set()).add(key)
     every_digit(name, st.session_state[state.DRAFTS].get(name, cfg.matrix(name)), rows, precision)
     if name in st.session_state[state.ERRORS]:  # its edits were committed (or refused) by commit_pending
         st.error(
@@ -533,6 +555,7 @@ def token_editor(field: str = "tokens") -> None:
     cfg = state.config()
     key = f"{field}_editor_{st.session_state[state.EDITOR_VERSION]}"
     st_internals.show_grid(_token_grid(getattr(cfg, field), _("token")), key=key, width="content")
+    st.session_state.setdefault(state.GRIDS_DRAWN, set()).add(key)
     if message := _commit_tokens(key, field):
         st.error(_("Token labels not changed: {message}").format(message=text.md_escape(message)),
                  icon=":material/warning:")

@@ -194,21 +194,22 @@ def page_heading(at) -> str:
 
 
 def test_an_edit_sent_back_from_the_page_just_left_goes_on_to_the_page_clicked(monkeypatch):
-    """A cell still open in the panel when the learner clicks another page: the browser runs the page clicked, then
-    (0.1–0.2 s later) commits the cell in a run of the page left, with the address it still had. The edit counts, the
+    """A cell still open in the panel when the learner taps another page: the browser runs the page clicked, then
+    (0.05–0.2 s later) commits the cell in a run of the page left, with the address it still had. The edit counts, the
     learner lands where they clicked, and every grid is drawn afresh (the browser's grid lost the edit it had sent:
-    its next edit would put the old value back)."""
+    its next edit would put the old value back). The page clicked here draws no grid, so the edit comes from a grid
+    the last run did not draw, as in the browser (tests/e2e/test_edit_panel.py: a page with the panel)."""
     from attn_ui.shell import frame
 
     monkeypatch.setattr(frame, "LATE_EDIT_S", 60.0)  # AppTest's runs take longer than the browser's crossing
     at = steps_app()
     version = at.session_state["editor_version"]
-    at.switch_page("pages/scaling.py").run()  # the click: the page clicked runs first, without the edit
-    assert page_heading(at) == "Scaling"
+    at.switch_page("pages/overview.py").run()  # the click: the page clicked runs first, without the edit
+    assert page_heading(at) == "Self-Attention Explorer"  # Overview's heading
     at.switch_page("pages/steps.py")  # the late commit, under the address of the page left
     edit_cells(at, "x", {1: {1: "5"}})
     assert not at.exception, at.exception
-    assert page_heading(at) == "Scaling"  # the click is followed, not swallowed
+    assert page_heading(at) == "Self-Attention Explorer"  # Overview: the click is followed, not swallowed
     assert at.session_state["config"].x[1, 1] == 5.0  # the edit counts
     assert at.session_state["editor_version"] > version  # the grids drawn from the configuration
     assert at.button(key="frame_undo").label == "Undo: X, row 1 (input2), column 1 set to 5"
@@ -220,8 +221,23 @@ def test_a_page_left_and_come_back_to_later_keeps_its_edit_there(monkeypatch):
 
     monkeypatch.setattr(frame, "LATE_EDIT_S", 0.0)
     at = steps_app()
-    at.switch_page("pages/scaling.py").run()
+    at.switch_page("pages/overview.py").run()
     at.switch_page("pages/steps.py")
     edit_cells(at, "x", {1: {1: "5"}})
     assert page_heading(at) == "Step by step"
     assert at.session_state["config"].x[1, 1] == 5.0
+
+
+def test_an_edit_sent_with_a_click_back_to_the_page_before_stays_there(monkeypatch):
+    """An edit typed on a page and sent with a click on the page before it: the grid was drawn by the last run, so the
+    edit is the learner's, not a late commit, however soon it comes; the learner goes where they clicked."""
+    from attn_ui.shell import frame
+
+    monkeypatch.setattr(frame, "LATE_EDIT_S", 60.0)
+    at = steps_app()
+    at.switch_page("pages/inputs.py").run()
+    at.session_state[f"w_k_editor_{at.session_state['editor_version']}"] = {
+        "edited_rows": {0: {"0": "7"}}, "added_rows": [], "deleted_rows": []}
+    at.switch_page("pages/steps.py").run()
+    assert page_heading(at) == "Step by step"
+    assert at.session_state["config"].w_k[0, 0] == 7.0

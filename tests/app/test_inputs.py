@@ -143,6 +143,27 @@ def test_dimension_change_keeps_values_that_fit():
     assert not at.exception
 
 
+@pytest.mark.parametrize(("key", "value", "said"), [
+    ("inputs_n_seq", 9999, "Dimensions not changed: n_seq (tokens): 9999 is over the cap of 256."),
+    ("inputs_d_model", 0, "Dimensions not changed: d_model (columns of X): 0 is under 1; X has at least one column."),
+    ("inputs_d_v", 5000, "Dimensions not changed: columns of W_V: 5000 is over the cap of 768."),
+])
+def test_a_size_out_of_range_is_refused_with_a_message_under_the_sizes(key, value, said):
+    """Streamlit's own range check left a size past its cap in a red box, with no word of why (a fresh reviewer): the
+    sizes have no bounds in the browser, and the core's refusal is said under them; the inputs show the configuration
+    again."""
+    at = new_app("pages/inputs.py")
+    before = at.session_state["config"]
+    at.number_input(key=key).set_value(value).run()
+    assert not at.exception, at.exception
+    assert at.session_state["config"] is before
+    assert [plain(e.value) for e in at.error] == [said]
+    assert at.number_input(key=key).value == getattr(before, "n_seq" if key == "inputs_n_seq" else "d_model") \
+        if key != "inputs_d_v" else before.w_v.shape[1]
+    at.run()  # said once: the next run has no message
+    assert not at.error
+
+
 def test_tokens_rename():
     at = new_app("pages/inputs.py")
     key = f"tokens_editor_{at.session_state['editor_version']}"

@@ -145,11 +145,12 @@ def test_grid_edits_finds_a_grids_value_sent_under_another_pages_id():
     drawn = at.session_state["drawn_id"]
     assert drawn.startswith("$$ID-") and drawn.endswith("-grid_0"), (
         f"{VERSION}: a keyed widget's id is {drawn!r}, not '$$ID-<hash>-<key>': mend st_internals.grid_edits")
-    assert dict(at.session_state["own"])["edited_rows"] == {}  # its own key's value: no edits yet
-    assert dict(at.session_state["other_page"])["edited_rows"] == {1: {"a": "5"}}, (
+    own, other, none = at.session_state["own"], at.session_state["other_page"], at.session_state["none"]
+    assert dict(own[0])["edited_rows"] == {} and not own[1]  # its own key's value: no edits yet
+    assert dict(other[0])["edited_rows"] == {1: {"a": "5"}} and other[1], (
         f"{VERSION}: a value sent under another page's id is not where st_internals.grid_edits looks "
         "(SessionState._new_widget_state.states, Serialized string_value): mend it")
-    assert at.session_state["none"] is None
+    assert none == (None, False)
 
 
 GRID_APP = """

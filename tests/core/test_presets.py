@@ -177,8 +177,11 @@ def test_masks_and_heads_survive_a_resize():
     ({"d_qk": 10**9}, "columns of W_Q: 1000000000 is over the cap of 768."),
     ({"n_seq": 9999}, "n_seq (tokens): 9999 is over the cap of 256."),
     ({"d_model": 5000}, "d_model (columns of X): 5000 is over the cap of 769."),
+    ({"n_seq": 0}, "n_seq (tokens): 0 is under 1; a sequence has at least one token."),
+    ({"d_model": -2}, "d_model (columns of X): -2 is under 1; X has at least one column."),
+    ({"d_v": 0}, "columns of W_V: 0 is under 1; W_V has at least one column."),
 ])
-def test_with_dimensions_refuses_a_size_over_its_cap_before_making_any_matrix(sizes, said):
+def test_with_dimensions_refuses_a_size_over_its_cap_or_under_1_before_making_any_matrix(sizes, said):
     """A width of 100,000 asked numpy for a 74 GiB W_V before validate_config could refuse it; now the size is refused
     first, and nothing of its size is made (tracemalloc's peak stays under 1 MB)."""
     cfg = load_preset(DEFAULT_PRESET)

@@ -35,10 +35,20 @@ def row_tokens(cfg: Config, name: str) -> tuple[str, ...]:
     return cfg.query_tokens if name == "y" else cfg.tokens
 
 
+#: LEFT-TO-RIGHT MARK: put first in a grid's row label with a right-to-left token. The grid (glide-data-grid) aligns a
+#: text to the right when its first strong letter is right to left (the isolate's marks count for none), and a label
+#: wider than the sidebar grid's column then lost its start, the token's number ("0: ")
+LRM = "\u200e"
+
+
 def row_labels(name: str, tokens: tuple[str, ...], n_rows: int) -> list[str]:
-    """Rows of X (and Y) are tokens; weight rows are input dimensions."""
+    """Rows of X (and Y) are tokens, each drawn from the left (:data:`LRM`); weight rows are input dimensions.
+
+    >>> row_labels("x", ("the", "שלום"), 2) == ["0: the", LRM + "1: " + text.isolate("שלום")]
+    True
+    """
     if name in ("x", "y"):
-        return text.numbered(tokens)
+        return [LRM + label if label[-1:] == text.PDI else label for label in text.numbered(tokens)]
     return [str(i) for i in range(n_rows)]
 
 

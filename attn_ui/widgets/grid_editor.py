@@ -603,8 +603,11 @@ def pending_errors_banner(here: registry.Page | None = None, *, in_panel: tuple[
     to the page of that grid (none to ``here``, the page the banner is on); ``in_panel``: the matrices the sidebar's
     edit panel offers on this page (attn_ui.shell.edit_panel), where the value can be fixed without leaving it."""
     errs = errors()
+    cells = sum(1 + getattr(err, "n_more", 0) for err, _tokens in st.session_state[state.ERRORS].values())
     if errs and set(errs) <= set(in_panel):
-        st.warning(_("Showing the last valid values: {errors} Fix it in the sidebar, under Edit the numbers.").format(
+        st.warning(i18n.ngettext(
+            "Showing the last valid values: {errors} Fix it in the sidebar, under Edit the numbers.",
+            "Showing the last valid values: {errors} Fix them in the sidebar, under Edit the numbers.", cells).format(
             errors=i18n.sentences(*map(text.md_escape, errs.values()))), icon=":material/warning:")
     elif errs:
         places = list(dict.fromkeys(FIX_ON.get(name, (registry.INPUTS, registry.INPUTS.title)) for name in errs))
@@ -612,7 +615,8 @@ def pending_errors_banner(here: registry.Page | None = None, *, in_panel: tuple[
         for _page, label in places[1:]:  # "A and B", "A and B and C"
             where = _("{first} and {second}").format(first=where, second=_(label))
         st.warning(
-            _("Showing the last valid values: {errors} Fix it on {places}.").format(
+            i18n.ngettext("Showing the last valid values: {errors} Fix it on {places}.",
+                          "Showing the last valid values: {errors} Fix them on {places}.", cells).format(
                 errors=i18n.sentences(*map(text.md_escape, errs.values())), places=where),
             icon=":material/warning:",
         )

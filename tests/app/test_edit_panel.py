@@ -72,6 +72,10 @@ def test_a_refused_cell_in_the_panel_is_named_there_and_kept_as_typed():
     assert "Fix it in the sidebar, under Edit the numbers." in banner
     assert not [link for link in at.main.get("page_link") if "Inputs" in link.proto.label]  # fixed here, not there
 
+    edit_cells(at, "x", {2: {1: "two"}, 0: {3: ""}})  # two cells to fix: "them"
+    banner = " ".join(plain(w.value) for w in at.main.warning)
+    assert "column 3 is empty" in banner and banner.endswith("Fix them in the sidebar, under Edit the numbers.")
+
 
 def test_randomise_in_the_panel_fills_the_chosen_matrix():
     at = pick(steps_app(), "w_v")

@@ -106,7 +106,7 @@ def test_every_bad_cell_of_one_edit_is_named_and_every_text_kept():
     draft = at.session_state["drafts"]["x"]
     assert (draft[0, 1], draft[0, 2], draft[1, 0].text, draft[1, 1]) == ("abc", None, "1e999", 7.0)
     at.switch_page("pages/steps.py").run()
-    assert any(f"Showing the last valid values: {said} Fix it in the sidebar" in plain(w.value) for w in at.warning)
+    assert any(f"Showing the last valid values: {said} Fix them in the sidebar" in plain(w.value) for w in at.warning)
     at.switch_page("pages/inputs.py").run()
     assert list(grid(at).iloc[0]) == ["1", "abc", "", "0"] and list(grid(at).iloc[1]) == ["1e999", "7", "0", "2"]
     edit_cells(at, "x", {0: {1: "5"}})  # one fixed: the other two are still named

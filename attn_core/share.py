@@ -37,6 +37,7 @@ from __future__ import annotations
 import base64
 import binascii
 import io
+import itertools
 import json
 import re
 import zipfile
@@ -51,6 +52,7 @@ from .errors import N_, AttentionInputError
 from .limits import LIMITS
 from .modern import ModernTrace, RoPE
 from .multihead import MultiHeadTrace
+from .validation import MORE_CELLS, naming_all
 
 FORMAT = "self-attention-explorer"
 VERSION = 1
@@ -286,12 +288,12 @@ def _matrix(name: str, rows: object) -> np.ndarray:  # list of rows -> [n_rows, 
                 N_("{name}: row {i} has {got} but row 0 has {cols}; a matrix needs equal rows."), name=label, i=i,
                 got=_json_type(row), cols=n_cols, matrix=label,
             )
-        if not set(map(type, row)) <= {int, float}:
-            j = next(j for j, v in enumerate(row) if type(v) not in (int, float))
-            raise AttentionInputError(
-                N_("{name}: cell ({i}, {j}) is {got}, not a number."), name=label, i=i, j=j, got=_json_type(row[j]),
-                matrix=label, cell=(i, j),
-            )
+    if not all(set(map(type, row)) <= {int, float} for row in rows):  # every such cell named, the first few said
+        bad = ((i, j, v) for i, row in enumerate(rows) for j, v in enumerate(row) if type(v) not in (int, float))
+        found = [AttentionInputError(N_("{name}: cell ({i}, {j}) is {got}, not a number."), name=label, i=i, j=j,
+                                     got=_json_type(v), matrix=label, cell=(i, j))
+                 for i, j, v in itertools.islice(bad, MORE_CELLS + 1)]
+        raise naming_all(found, len(found) + sum(1 for _ in bad))
     try:
         return np.array(rows, dtype=np.float64)  # NaN/inf pass here; validate_config names the cell
     except OverflowError:  # an integer beyond float64

@@ -70,13 +70,13 @@ def as_matrix(name: str, a: object) -> np.ndarray:
         out = _cell_by_cell(name, arr)
     if not np.isfinite(out).all():  # one pass when every cell is finite, the common case
         cells, total = _non_finite_cells(out, MORE_CELLS + 1)
-        raise _naming_all([_non_finite_error(name, i, j, what) for i, j, what in cells], total)
+        raise naming_all([_non_finite_error(name, i, j, what) for i, j, what in cells], total)
     return out
 
 
 def _cell_by_cell(name: str, arr: np.ndarray) -> np.ndarray:  # object [r, c] -> float64 [r, c]
     """Each cell as ``float(v)``; raise naming every cell that is not a real number, is beyond float64 or is not
-    finite, in reading order (:func:`_naming_all`)."""
+    finite, in reading order (:func:`naming_all`)."""
     values, bad, total = [], [], 0
     for k, v in enumerate(arr.ravel().tolist()):
         x = _real(v)
@@ -86,7 +86,7 @@ def _cell_by_cell(name: str, arr: np.ndarray) -> np.ndarray:  # object [r, c] ->
                 bad.append(_cell_error(name, *divmod(k, arr.shape[1]), v))
         values.append(x)
     if bad:
-        raise _naming_all(bad, total)
+        raise naming_all(bad, total)
     return np.array(values, dtype=np.float64).reshape(arr.shape)
 
 
@@ -115,7 +115,7 @@ def _cell_error(name: str, i: int, j: int, v: object) -> AttentionInputError:
                                matrix=name, cell=(i, j))
 
 
-def _naming_all(errors: list[AttentionInputError], total: int) -> AttentionInputError:
+def naming_all(errors: list[AttentionInputError], total: int) -> AttentionInputError:
     """The first of ``errors`` (each about one cell, in reading order) carrying the others (``more``) and how many
     bad cells there are besides it (``n_more``: ``total - 1``, of which ``errors`` holds the first few)."""
     first = errors[0]

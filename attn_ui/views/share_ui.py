@@ -129,6 +129,14 @@ def uploader_key() -> str:
     return f"share_import_{st.session_state[state.IMPORTS]}"
 
 
+def file_error(err: AttentionInputError) -> str:
+    """Why a file was not loaded, in the learner's language: a matrix's bad cells as its grid names them (every one,
+    up to grid_editor.NAMED_CELLS, the others counted: "X, row 1, column 2 is a string, not a number."), else the
+    core's message."""
+    name = next((key for key, shown in MATRIX_NAMES.items() if shown == err.matrix), None)
+    return grid_editor.describe_error(name, err, ()) if name and err.cell else i18n.error_text(err)
+
+
 def import_file() -> None:
     """on_change of the JSON uploader: load the file, or say why not and keep the configuration. Either way the
     file is dropped once read (:func:`forget_upload`): the configuration holds what it said."""
@@ -141,7 +149,7 @@ def import_file() -> None:
         cfg, _page = share.from_json(data)  # checks the size cap first
     except AttentionInputError as err:
         st.session_state[state.IMPORT_RESULT] = (False, _("{file} was not loaded: {error}").format(
-            file=text.isolate(uploaded.name), error=i18n.error_text(err)))
+            file=text.isolate(uploaded.name), error=file_error(err)))
         return
     cfg, why = origins.admitted(cfg)  # its origin (a model's layer) checked whole before any page reads it
     state.load_shared(cfg)

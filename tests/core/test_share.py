@@ -436,3 +436,19 @@ def test_the_readme_limits_table_lists_every_cap_of_attn_core():
     rows = [line for line in section.splitlines() if line.startswith("| ") and line.endswith(" |")]
     listed = sorted(int(row.rsplit("|", 2)[1].strip().replace(",", "")) for row in rows[1:])  # after the header
     assert listed == sorted(dataclasses.astuple(LIMITS))
+
+
+def test_a_file_names_every_cell_that_is_not_a_number_in_reading_order():
+    """Not the first alone: each such cell of a matrix, the first MORE_CELLS + 1 said, all counted (as as_matrix)."""
+    doc = json.loads(to_json(load_preset("seed000")))
+    doc["w_k"] = [["a", 1, 0], [0, None, 1], [1, 1, True], [0, 1, 0]]
+    with pytest.raises(AttentionInputError) as err:
+        from_json(json.dumps(doc).encode())
+    said = [str(err.value), *map(str, err.value.more)]
+    assert said == ["W_K: cell (0, 0) is a string, not a number.", "W_K: cell (1, 1) is null, not a number.",
+                    "W_K: cell (2, 2) is true/false, not a number."]
+    assert (err.value.matrix, err.value.cell, err.value.n_more) == ("W_K", (0, 0), 2)
+    doc["w_k"] = [["a"] * 3] * 4
+    with pytest.raises(AttentionInputError) as err:
+        from_json(json.dumps(doc).encode())
+    assert err.value.n_more == 11 and len(err.value.more) == 10

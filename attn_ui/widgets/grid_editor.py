@@ -221,7 +221,7 @@ def commit_pending() -> Committed:
 
     attn_ui.shell.frame calls it first on every run. A learner who types into a cell and clicks another page at once
     sends the edit with the page switch: that run draws the other page, without the grid. The token grid commits
-    here too; it names a refused label when it is drawn.
+    here too; it names a refused label when it is drawn. Returns what it took in, for attn_ui.shell.frame.follow_click.
     """
     version, bases = st.session_state[state.EDITOR_VERSION], st.session_state[state.EDITOR_BASE]
     drawn, st.session_state[state.GRIDS_DRAWN] = st.session_state.get(state.GRIDS_DRAWN, set()), set()
@@ -232,11 +232,11 @@ def commit_pending() -> Committed:
         # may send them after a click on another page
         sent, elsewhere = st_internals.grid_edits(key) if name in bases else (None, False)
         if sent is not None:  # no edits left may be news too: Streamlit drops an edit that puts a cell's first
-            before = _held(name)  # text back
+            before = _stored(name)  # text back
             _commit(name, sent.get("edited_rows", {}))
             if st.session_state[state.EDITOR_VERSION] != version:  # a stale grid reset them all: nothing left
                 return Committed(news=False)
-            if any(now is not was for now, was in zip(_held(name), before, strict=True)):
+            if any(now is not was for now, was in zip(_stored(name), before, strict=True)):
                 news, stray = True, stray or elsewhere or key not in drawn
     for field in ("tokens", "y_tokens"):
         if (key := f"{field}_editor_{version}") in st.session_state:
@@ -247,7 +247,7 @@ def commit_pending() -> Committed:
     return Committed(news, stray)
 
 
-def _held(name: str) -> tuple[Config, np.ndarray | None]:
+def _stored(name: str) -> tuple[Config, np.ndarray | None]:
     """What a grid's commit can change (each made anew when it does): the configuration and matrix ``name``'s
     draft."""
     return state.config(), st.session_state[state.DRAFTS].get(name)

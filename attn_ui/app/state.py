@@ -43,6 +43,7 @@ HISTORY = "history"  # [(Config, PRESET, what changed it: a Change)]: the config
 EDITOR_VERSION = "editor_version"  # int; bump to reset every matrix editor to the configuration
 LAST_RUN = "last_run"  # (page's url path, time.monotonic() at its start, the page's before it): attn_ui.shell.frame
 GRIDS_DRAWN = "grids_drawn"  # {grid key}: the grids this run drew (attn_ui.widgets.grid_editor.commit_pending)
+GRID_CELLS = "grid_cells"  # {matrix name: {(row, column)}}: the cells of its grid's edits last committed (grid_editor)
 EDITOR_BASE = "editor_base"  # {matrix name: (values the grid started from, its decimals, the matrix it holds as valid)}
 DRAFTS = "drafts"  # {matrix name: object array with the learner's rejected values}
 ERRORS = "errors"  # {matrix name: (AttentionInputError, the grid's row tokens)} of the input that was rejected
@@ -311,6 +312,7 @@ def redraw_grids() -> None:
     with its message): the browser's grids forget what they had sent."""
     st.session_state[EDITOR_VERSION] += 1
     st.session_state[EDITOR_BASE] = {}
+    st.session_state[GRID_CELLS] = {}
 
 
 def reset_editor_state() -> None:

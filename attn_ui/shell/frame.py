@@ -75,8 +75,8 @@ def navigation() -> st.Page:
 
 
 #: how soon after the run of a page clicked a run of the page left can be the browser's late commit of a cell (seen
-#: 0.05–0.20 s after it, on an idle machine)
-LATE_EDIT_S = 1.0
+#: 0.05–0.20 s after it on an idle machine, more under load; only a grid the last run did not draw counts)
+LATE_EDIT_S = 5.0
 
 
 def follow_click(here: str, committed: grid_editor.Committed) -> None:

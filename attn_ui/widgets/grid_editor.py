@@ -262,8 +262,15 @@ def _commit(name: str, edits: dict) -> None:
     if not _same(held, cfg.matrix(name)):  # the matrix changed since, not through this grid: its edits are stale
         state.reset_editor_state()  # every grid is drawn afresh from the configuration
         return
-    values = apply_edits(base, edits, precision, _shown(base, precision)) if edits else base
     drafts, errors = st.session_state[state.DRAFTS], st.session_state[state.ERRORS]
+    cells, sent = _cells(edits), st.session_state.setdefault(state.GRID_CELLS, {}).get(name)
+    # the browser's grid holds none of the edits it sent before, only new ones: it was drawn anew from its first
+    # values (a page switch that crossed an edit; its next edit would put the old values back): the new edits go
+    # onto the matrix held, and the grids are drawn again from it. (A cell typed back to its first text leaves the
+    # grid's other edits, or no edit at all.)
+    lost = bool(sent) and bool(cells) and not cells & sent and name not in drafts
+    start = cfg.matrix(name) if lost else base
+    values = apply_edits(start, edits, precision, _shown(start, precision)) if edits else base
     if name not in drafts and _same(values, cfg.matrix(name)):
         return  # nothing new since the last commit
     try:
@@ -276,10 +283,18 @@ def _commit(name: str, edits: dict) -> None:
     drafts.pop(name, None)
     errors.pop(name, None)
     st.session_state[state.EDITOR_BASE][name] = (base, precision, matrix)  # what the grid now holds
+    st.session_state[state.GRID_CELLS][name] = cells
     changed = np.argwhere(matrix != cfg.matrix(name))  # [k, 2]: Undo names the cell when the edit changed one
     what = set_to(name, tuple(map(int, changed[0])), matrix[tuple(changed[0])], row_tokens(cfg, name)) \
         if len(changed) == 1 else None
     state.set_config(replace(cfg, **{name: matrix}), reset_editors=False, what=what)
+    if lost:
+        state.redraw_grids()
+
+
+def _cells(edits: dict) -> frozenset[tuple[int, int]]:
+    """The (row, column) of each cell a grid's edits hold."""
+    return frozenset((int(i), int(j)) for i, row in edits.items() for j in row if str(j).isdigit())
 
 
 def _shown(base: np.ndarray, precision: int) -> np.ndarray:  # object or float [r, c] -> object [r, c]
@@ -508,6 +523,7 @@ def matrix_editor(name: str, *, height: int | str = "auto", compact: bool = Fals
         # a fresh grid starts from the current values (as does one whose matrix changed shape without a new
         # version: a configuration put in the state directly); it holds the current matrix
         bases[name] = (st.session_state[state.DRAFTS].get(name, current), controls.precision(), current)
+        st.session_state.setdefault(state.GRID_CELLS, {}).pop(name, None)  # a new grid: no edits of it yet
     base, precision, _held = bases[name]
     rows = row_labels(name, row_tokens(cfg, name), base.shape[0])
     st_internals.show_grid(_grid(base, tuple(rows), precision, compact), key=key, height=height)

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from attn_core import MATRIX_NAMES
 
-from .apptools import APP, edit_cells, new_app, plain
+from .apptools import APP, edit_cells, editor_key, new_app, plain
 from .test_steps import SEED_W_K, SEED_W_Q, SEED_W_V, SEED_X, charts, grid, reference, steps_app
 
 PANEL = "edit_matrix"  # attn_ui.app.state.EDIT_MATRIX: the panel's matrix picker
@@ -245,3 +245,37 @@ def test_an_edit_sent_with_a_click_back_to_the_page_before_stays_there(monkeypat
     at.switch_page("pages/steps.py").run()
     assert page_heading(at) == "Step by step"
     assert at.session_state["config"].w_k[0, 0] == 7.0
+
+
+def test_a_grid_drawn_anew_by_the_browser_does_not_put_an_old_value_back():
+    """The browser can draw a grid anew from its first values after it sent an edit (a page switch that crossed the
+    edit, on a loaded machine: a fresh reviewer, 2 of 12): its next edit then holds only the new cell. That edit goes
+    onto the matrix held: the first value stays, and the grids are drawn again from the configuration."""
+    at = steps_app()
+    key = editor_key(at, "x")
+    edit_cells(at, "x", {1: {1: "7"}})
+    assert at.session_state["config"].x[1, 1] == 7.0
+    at.session_state[key] = {"edited_rows": {0: {"0": "3"}}, "added_rows": [], "deleted_rows": []}  # 7 forgotten
+    at.run()
+    x = SEED_X.copy()
+    x[1, 1], x[0, 0] = 7, 3
+    np.testing.assert_array_equal(at.session_state["config"].x, x)
+    assert editor_key(at, "x") != key  # drawn again: the grid shows 7
+    np.testing.assert_allclose(grid(charts(at)["Q"]), x @ SEED_W_Q, rtol=0, atol=1e-12)
+
+
+def test_a_cell_typed_back_to_its_first_text_takes_its_first_value_again():
+    """Streamlit drops the edit of a cell typed back to its first text: the grid's other edits stay (or none is
+    left), which is not a grid drawn anew."""
+    at = steps_app()
+    key = editor_key(at, "x")
+    edit_cells(at, "x", {1: {1: "7"}, 0: {0: "3"}})
+    at.session_state[key] = {"edited_rows": {0: {"0": "3"}}, "added_rows": [], "deleted_rows": []}  # 7 typed back to 2
+    at.run()
+    x = SEED_X.copy()
+    x[0, 0] = 3
+    np.testing.assert_array_equal(at.session_state["config"].x, x)
+    at.session_state[key] = {"edited_rows": {}, "added_rows": [], "deleted_rows": []}  # and 3 back to 1
+    at.run()
+    np.testing.assert_array_equal(at.session_state["config"].x, SEED_X)
+    assert editor_key(at, "x") == key  # the grid kept: its cursor and selection stay

@@ -46,13 +46,24 @@ def row() -> st.delta_generator.DeltaGenerator:
     return st.container(horizontal=True, vertical_alignment="bottom")
 
 
+# Both callbacks do nothing when their widget holds what the configuration already has. Streamlit also calls them when
+# the browser sends this page's widgets back after a run of another page forgot them (a cell committed after a click
+# on another page comes in a run of this page: attn_ui.shell.frame.follow_click): reloading the preset there put
+# the preset back over the learner's numbers, and each resize drew every grid anew, dropping the edit that came.
+
+
 def choose_preset() -> None:
-    if st.session_state["inputs_preset"] is not None:
-        state.load(st.session_state["inputs_preset"])
+    chosen = st.session_state["inputs_preset"]
+    if chosen is not None and chosen != st.session_state[state.PRESET]:  # a selectbox changes only to another one
+        state.load(chosen)
 
 
 def change_dimensions() -> None:
     cfg, ss = state.config(), st.session_state
+    d_k = ss.get("inputs_d_k") if cfg.score == "additive" else cfg.w_k.shape[1]
+    if (ss["inputs_n_seq"], ss["inputs_d_model"], ss["inputs_d_qk"], d_k, ss["inputs_d_v"]) == (
+            cfg.n_seq, cfg.d_model, cfg.w_q.shape[1], cfg.w_k.shape[1], cfg.w_v.shape[1]):
+        return  # the sizes it has: nothing to change (see above)
     try:
         new = with_dimensions(
             cfg, n_seq=ss["inputs_n_seq"], d_model=ss["inputs_d_model"], d_qk=ss["inputs_d_qk"],

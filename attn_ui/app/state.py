@@ -110,18 +110,20 @@ def set_config(cfg: Config, *, reset_editors: bool = True, what: Change | None =
     Returns None on success, else the message (state untouched).
 
     ``reset_editors`` bumps the editor version so every grid shows the new values and drops any
-    rejected drafts; grid edits themselves pass False. ``what`` names the change for the undo button
-    (default: :func:`describe_change`).
+    rejected drafts, when the configuration changed (the same numbers leave the grids as they are: a draft with its
+    message, an edit arriving in this run, as when Streamlit calls a widget's callback again); grid edits themselves
+    pass False. ``what`` names the change for the undo button (default: :func:`describe_change`).
     """
     try:
         cfg = validate_config(cfg)
     except AttentionInputError as err:
         return error_text(err)
     old = config()
-    if not configs_equal(old, cfg):
+    changed = not configs_equal(old, cfg)
+    if changed:
         _remember(old, what or describe_change(old, cfg))
     _put(cfg)
-    if reset_editors:
+    if reset_editors and changed:
         reset_editor_state()
     return None
 

@@ -356,3 +356,47 @@ def test_a_refused_value_let_go_by_a_change_of_dimensions_is_said():
     assert [plain(w.value) for w in at.warning].count(said) == 1
     at.run()  # said once
     assert said not in [plain(w.value) for w in at.warning]
+
+
+@pytest.mark.parametrize("page", ["pages/inputs.py", "pages/steps.py", "pages/scaling.py", "pages/masking.py",
+                                  "pages/multihead.py", "pages/scores.py"])
+def test_the_pages_widgets_sent_back_after_a_run_that_forgot_them_change_nothing(page):
+    """A cell committed just after a click on another page comes in a run of this page, with this page's widgets as
+    the browser still had them, which the run of the other page had forgotten: Streamlit calls their callbacks again.
+    On Inputs & weights the preset was loaded again over the learner's numbers, and each size drew every grid anew
+    (dropping the edit that came): a fresh reviewer's tap from Inputs & weights to Step by step, 2 of 6."""
+    at = new_app(page)
+    edit_cells(at, "w_q" if page == "pages/inputs.py" else "x", {0: {"0": "9"}})
+    sent_back = at._tree  # the page's widgets, as the browser still has them after the click (AppTest sends a tree's)
+    held = [(w, w.value) for w in widgets(at._tree)]
+    at.switch_page("pages/overview.py").run()  # the page clicked: its run forgets this page's widgets
+    at._tree = sent_back
+    for widget, value in held:  # each sends what it held (it reads the state, which forgot it)
+        widget.set_value(value)
+    drop_buttons(at._tree)  # a button's click is sent once, never again: not among the widgets sent back
+    at.session_state[editor_key(at, "x")] = {"edited_rows": {1: {"1": "7"}}, "added_rows": [], "deleted_rows": []}
+    at.switch_page(page).run()  # the late commit, with the address of the page left
+    assert not at.exception, at.exception
+    cfg = at.session_state["config"]
+    first = cfg.w_q[0, 0] if page == "pages/inputs.py" else cfg.x[0, 0]
+    assert first == 9.0 and cfg.x[1, 1] == 7.0  # the learner's numbers, and the edit that came
+
+
+def widgets(node) -> list:
+    """Every widget of an AppTest element tree but its buttons, in order."""
+    from streamlit.testing.v1.element_tree import Button, Widget
+
+    found = [node] if isinstance(node, Widget) and not isinstance(node, Button) else []
+    for child in (getattr(node, "children", None) or {}).values():
+        found += widgets(child)
+    return found
+
+
+def drop_buttons(node) -> None:
+    """Take the buttons out of an AppTest element tree (AppTest sends every button's state, unclicked; a browser
+    sends a button's only with its click)."""
+    children = getattr(node, "children", None)
+    if isinstance(children, dict):
+        node.children = {k: v for k, v in children.items() if getattr(v, "type", "") != "button"}
+        for child in node.children.values():
+            drop_buttons(child)

@@ -10,6 +10,7 @@ message naming the matrix and the cell; the configuration keeps its last valid v
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from dataclasses import dataclass, replace
@@ -283,13 +284,18 @@ def _commit(name: str, edits: dict) -> None:
     drafts.pop(name, None)
     errors.pop(name, None)
     st.session_state[state.EDITOR_BASE][name] = (base, precision, matrix)  # what the grid now holds
-    st.session_state[state.GRID_CELLS][name] = cells
+    st.session_state[state.GRID_CELLS][name] = frozenset(itertools.islice(cells, KEPT_CELLS))
     changed = np.argwhere(matrix != cfg.matrix(name))  # [k, 2]: Undo names the cell when the edit changed one
     what = set_to(name, tuple(map(int, changed[0])), matrix[tuple(changed[0])], row_tokens(cfg, name)) \
         if len(changed) == 1 else None
     state.set_config(replace(cfg, **{name: matrix}), reset_editors=False, what=what)
     if lost:
         state.redraw_grids()
+
+
+#: the cells of a grid's last edits kept to tell a grid drawn anew (:func:`_commit`): a few stand for all (a browser's
+#: grid keeps every edit but a cell typed back), and a pasted 141 × 141 block would keep 20,000 pairs a session
+KEPT_CELLS = 64
 
 
 def _cells(edits: dict) -> frozenset[tuple[int, int]]:

@@ -70,7 +70,7 @@ def change_dimensions() -> None:
             d_v=ss["inputs_d_v"], init=ss["inputs_fill"], seed=ss["inputs_fill_seed"],
             d_k=ss.get("inputs_d_k") if cfg.score == "additive" else None,
         )
-    except AttentionInputError as err:  # said under the sizes (show_refused_dimensions), where they were typed
+    except AttentionInputError as err:  # said under the sizes, where they were typed (state.DIMS_REFUSED)
         st.session_state[state.DIMS_REFUSED] = _("Dimensions not changed: {message}").format(
             message=i18n.error_text(err))
         return

@@ -25,7 +25,7 @@ head = controls.head_selector(cfg.n_heads, "steps")
 controls.focus_control(list(dict.fromkeys(text.query_labels(cfg) + text.token_labels(cfg))), "steps", st.sidebar)
 st.caption(" · ".join(filter(None, [
     _("{n_q} queries (rows of Y) · {n_k} keys and values (rows of X)").format(n_q=cfg.n_q, n_k=cfg.n_seq)
-    if cfg.cross else _("{n} tokens").format(n=cfg.n_seq),
+    if cfg.cross else ngettext("{n} token", "{n} tokens", cfg.n_seq).format(n=cfg.n_seq),
     f"d_model {cfg.d_model}", f"d_q {cfg.d_q}" if cfg.d_q != cfg.d_k else "", f"d_k {cfg.d_k}",
     f"d_a {cfg.d_a}" if cfg.score == "additive" else "", f"d_v {cfg.d_v}",
     ngettext("{n} head", "{n} heads", cfg.n_heads).format(n=cfg.n_heads),

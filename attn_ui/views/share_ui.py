@@ -26,7 +26,7 @@ from attn_core import (
     share,
 )
 from attn_ui.app import address, i18n, origins, registry, state
-from attn_ui.app.i18n import N_, _
+from attn_ui.app.i18n import N_, _, ngettext
 from attn_ui.infra import st_internals
 from attn_ui.widgets import grid_editor, text
 
@@ -153,16 +153,18 @@ def import_file() -> None:
         return
     cfg, why = origins.admitted(cfg)  # its origin (a model's layer) checked whole before any page reads it
     state.load_shared(cfg)
-    values = {"file": text.isolate(uploaded.name), "n": cfg.n_seq, "n_q": cfg.n_q, "d_model": cfg.d_model,
-              "heads": cfg.n_heads, "score": _(SCORE_WORDS[cfg.score])}
+    values = {"file": text.isolate(uploaded.name), "d_model": cfg.d_model, "score": _(SCORE_WORDS[cfg.score]),
+              "tokens": ngettext("{n} token", "{n} tokens", cfg.n_seq).format(n=cfg.n_seq),
+              "queries": ngettext("{n} query of Y", "{n} queries of Y", cfg.n_q).format(n=cfg.n_q),
+              "heads": ngettext("{n} head", "{n} heads", cfg.n_heads).format(n=cfg.n_heads)}
     if cfg.cross and cfg.score != "dot":
-        loaded = _("Loaded {file}: {n} tokens, {n_q} queries of Y, d_model {d_model}, {heads} head(s), {score} scores.")
+        loaded = _("Loaded {file}: {tokens}, {queries}, d_model {d_model}, {heads}, {score} scores.")
     elif cfg.cross:
-        loaded = _("Loaded {file}: {n} tokens, {n_q} queries of Y, d_model {d_model}, {heads} head(s).")
+        loaded = _("Loaded {file}: {tokens}, {queries}, d_model {d_model}, {heads}.")
     elif cfg.score != "dot":
-        loaded = _("Loaded {file}: {n} tokens, d_model {d_model}, {heads} head(s), {score} scores.")
+        loaded = _("Loaded {file}: {tokens}, d_model {d_model}, {heads}, {score} scores.")
     else:
-        loaded = _("Loaded {file}: {n} tokens, d_model {d_model}, {heads} head(s).")
+        loaded = _("Loaded {file}: {tokens}, d_model {d_model}, {heads}.")
     st.session_state[state.IMPORT_RESULT] = (True, i18n.sentences(loaded.format(**values), why or ""))
 
 

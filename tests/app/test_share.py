@@ -222,6 +222,24 @@ def test_importing_a_json_file_replaces_the_configuration():
     assert at.file_uploader(key="share_import_1").value is None
 
 
+@pytest.mark.parametrize("lang, one, many", [
+    ("en", "Loaded one.json: 1 token, d_model 2, 1 head.", "Loaded many.json: 3 tokens, d_model 4, 2 heads."),
+    ("zh", "已加载 one.json：1 个词元，d_model 2，1 个头。", "已加载 many.json：3 个词元，d_model 4，2 个头。"),
+    ("ko", "one.json 파일을 불러왔습니다: 토큰 1개, d_model 2, 헤드 1개.",
+     "many.json 파일을 불러왔습니다: 토큰 3개, d_model 4, 헤드 2개."),
+])
+def test_the_import_message_counts_tokens_and_heads_in_words(lang, one, many):
+    """One token and one head read "1 token, … 1 head", not "1 tokens, … 1 head(s)" (zh and ko have one form)."""
+    at = new_app(SHARE)
+    at.session_state["lang"] = lang
+    single = make_config(["a"], np.array([[1.0, 2.0]]), np.eye(2), np.eye(2), np.eye(2))
+    upload(at, to_json(single, "steps").encode(), "one.json")
+    assert plain(at.success[0].value) == one
+    two = make_config(["a", "b", "c"], np.ones((3, 4)), np.eye(4), np.eye(4), np.eye(4), n_heads=2)
+    upload(at, to_json(two, "steps").encode(), "many.json")
+    assert plain(at.success[0].value) == many
+
+
 def bad_files() -> dict[str, bytes]:
     doc = json.loads(to_json(load_preset("seed000")))
     return {

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attn_core import PRESETS, load_preset
+from attn_core import PRESETS, load_preset, make_config
 
 from .. import seeds
 from .apptools import edit_cells, formulas, new_app, notes, plain
@@ -402,3 +402,14 @@ def test_the_weights_caption_names_rows_that_sum_to_0():
     at = steps_app(replace(load_preset("seed000"), mask_kind="custom", custom_mask=custom))
     assert any(plain(c).startswith("Each weight is between 0 and 1, and each row sums to 1 (see the row sums) "
                                          "except a row whose every key is masked: it sums to 0.") for c in notes(at))
+
+
+@pytest.mark.parametrize("tokens, said", [(["a"], "1 token · d_model 2"), (["a", "b"], "2 tokens · d_model 2")])
+def test_the_caption_counts_tokens_in_words(tokens, said):
+    """One token reads "1 token", not "1 tokens"."""
+    n = len(tokens)
+    at = new_app("pages/steps.py")
+    at.session_state["config"] = make_config(tokens, np.arange(2.0 * n).reshape(n, 2), np.eye(2), np.eye(2), np.eye(2))
+    at.run()
+    assert not at.exception
+    assert any(plain(c.value).startswith(said) for c in at.caption), [c.value for c in at.caption]

@@ -99,7 +99,8 @@ for label, _shape, page in pipeline(cfg):
 st.header(_("Current configuration"))
 grid_editor.pending_errors_banner()
 mask_text = {"none": _("none"), "causal": _("causal (each token sees itself and earlier ones)"),
-             "padding": _("padding ({n} padding token(s))").format(n=sum(cfg.is_pad)),
+             "padding": ngettext("padding ({n} padding token)", "padding ({n} padding tokens)",
+                                 int(sum(cfg.is_pad))).format(n=int(sum(cfg.is_pad))),
              "custom": _("custom")}[cfg.mask_kind]
 qk = (f"**W_Q, W_K**: {cfg.d_model} × {cfg.w_q.shape[1]}" if cfg.w_q.shape == cfg.w_k.shape else
       f"**W_Q**: {cfg.d_model} × {cfg.w_q.shape[1]} · **W_K**: {cfg.d_model} × {cfg.w_k.shape[1]}")

@@ -71,3 +71,16 @@ def test_rows_sum_to_1_or_0_when_a_query_has_every_key_masked():
     assert not at.exception
     assert "rows sum to 1 or 0" in at.get("graphviz_chart")[0].proto.spec
     assert any("each row sums to 1, or to 0 when every key is masked" in c for c in notes(at))
+
+
+def test_the_padding_mask_counts_its_tokens_in_words():
+    """One padding token reads "1 padding token", not "1 padding token(s)"."""
+    at = new_app()
+    cfg = at.session_state["config"]
+    for pads, said in (((False, False, True), "padding (1 padding token)"),
+                       ((False, True, True), "padding (2 padding tokens)")):
+        at.session_state["config"] = replace(cfg, mask_kind="padding", is_pad=pads)
+        at.run()
+        assert not at.exception
+        text = " ".join(m.value for m in at.markdown)
+        assert f"Mask**: {said}" in text, text

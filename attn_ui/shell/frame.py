@@ -59,6 +59,8 @@ def navigation() -> st.Page:
     committed = grid_editor.commit_pending()  # an edit sent with a page switch still counts
     # every page listed (expanded): past 12 pages Streamlit would hide the last behind "View more"
     pg = st.navigation(pages(), expanded=True)
+    if pg.url_path in root_aliases():  # /overview (the default page's name), /home: the root's address
+        to_default()
     follow_click(pg.url_path or registry.DEFAULT.name, committed)  # may switch page
     _RUN.panel = st.sidebar.container()  # under the pages' list: the page's edit panel, if it has one (panel_slot)
     st.session_state[state.FRAMED] = True  # read by page_start: the frame is drawn for this run
@@ -110,10 +112,28 @@ def pages() -> list[st.Page]:
     lang = i18n.language()
     kept = st.session_state.get(state.NAV_PAGES)
     if kept is None or kept[0] != lang:
-        kept = (lang, [st.Page(p.file, title=_(p.title), icon=p.icon, url_path=p.name, default=p == registry.DEFAULT)
-                       for p in registry.PAGES])
+        kept = (lang, [*(st.Page(p.file, title=_(p.title), icon=p.icon, default=p == registry.DEFAULT,
+                                 url_path=ROOT_PATH if p == registry.DEFAULT else p.name) for p in registry.PAGES),
+                       *(st.Page(to_default, title=_(registry.DEFAULT.title), url_path=alias, visibility="hidden")
+                         for alias in root_aliases())])
         st.session_state[state.NAV_PAGES] = kept
     return kept[1]
+
+
+#: the default page's own URL path: Streamlit serves it at the root ("/") but still reserves this path for it, so
+#: that the addresses a learner may guess for it (/overview: every other page is at its name's) can be hidden pages
+#: that lead to the root (:func:`to_default`) instead of Streamlit's "Page not found"
+ROOT_PATH = "overview-at-root"
+
+
+def root_aliases() -> tuple[str, ...]:
+    """The hidden addresses of the root: the default page's name, and "home"."""
+    return registry.DEFAULT.name, "home"
+
+
+def to_default() -> None:
+    """Go to the default page at the root address, with the address's query (a link's ``?c=``, ``?lang=``)."""
+    st.switch_page(registry.DEFAULT.file, query_params=st.query_params.to_dict())
 
 
 #: this script run's own: a run has its own thread, and navigation() sets it at the start of every run

@@ -7,6 +7,7 @@ Screenshots go to $E2E_SCREENSHOTS if set (to look at them), else under pytest's
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -56,3 +57,20 @@ def test_page_loads_without_exception(walk: Page, shots: Path, page: registry.Pa
     path = screenshot(walk, shots / f"{registry.PAGES.index(page)}_{title.split()[0].lower()}.png")
     assert path.stat().st_size > 10_000  # something rendered, not a blank page
     assert_no_exception(walk)
+
+
+@pytest.mark.parametrize("path, heading", [("/overview?lang=zh", "自注意力探索器"),
+                                           ("/home", "Self-Attention Explorer")])
+def test_the_default_pages_guessed_addresses_open_it_at_the_root(browser: Browser, app_server: str, path: str,
+                                                                  heading: str) -> None:
+    """/overview (every other page is at its name's address) and /home open the Overview at the root, with the
+    address's query (?lang=), instead of Streamlit's "Page not found" dialog."""
+    context = browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    open_app(page, app_server + path)
+    expect(page.locator(f"{MAIN} h1").first).to_have_text(heading)
+    expect(page).to_have_url(re.compile(r"^http://[^/]+/\?"))  # the root, with the app's own query (?c=, ?lang=)
+    expect(nav_link(page, "概览" if "zh" in path else registry.DEFAULT.title)).to_have_attribute("aria-current", "page")
+    expect(page.get_by_role("dialog")).to_have_count(0)
+    assert_no_exception(page)
+    context.close()

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .attention import SCORE_FUNCTIONS, SCORE_WORDS, Scale, ScoreFunction, check_softcap
-from .errors import N_, AttentionInputError
+from .errors import N_, AttentionInputError, Words
 from .initializers import initialize, resize
 from .limits import LIMITS
 from .masks import _whole, causal_mask, padding_mask
@@ -396,12 +396,27 @@ def _cap(template: str, value: int, cap: int, **params: object) -> None:
         raise AttentionInputError(template, value=value, cap=cap, **params)
 
 
-def _size(templates: tuple[str, str], value: int, cap: int, **params: object) -> None:
-    """:func:`_cap` with ``templates[0]``; raise ``templates[1]`` ("what: {value} is under 1; ...") for a size under
-    1."""
-    _cap(templates[0], value, cap, **params)
+def _size(what: Words, value: int | float, cap: int, under: str) -> int:
+    """``value``, the size ``what`` names as the learner typed it ("n_seq (tokens)"), as an int (1e3 typed: 1000.0
+    is 1000); refused when it is not a whole number (2.5 is never rounded), over ``cap`` (:func:`_cap`) or under 1
+    (``under``, marked with N_: "{what}: {value} is under 1; <why>.")."""
+    if isinstance(value, float) and not value.is_integer():  # nan and inf too
+        raise AttentionInputError(N_("{what}: {value} is not a whole number."), what=what, value=value)
+    value = int(value)
+    _cap(N_("{what}: {value} is over the cap of {cap}."), value, cap, what=what)
     if value < 1:
-        raise AttentionInputError(templates[1], value=value, **params)
+        raise AttentionInputError(under, what=what, value=value)
+    return value
+
+
+def _width_names(cfg: Config) -> tuple[Words, Words]:
+    """What W_Q's and W_K's widths are called beside their sizes on Inputs & weights: d_k (both), d_q and d_k with
+    an additive score (each its own), d_k (W_Q's, W_K following it) with grouped-query heads."""
+    if cfg.score == "additive":
+        return N_("d_q (columns of W_Q)"), N_("d_k (columns of W_K)")
+    if cfg.n_kv_heads:
+        return N_("d_k (columns of W_Q)"), N_("d_k (columns of W_K)")
+    return N_("d_k (columns of W_Q and W_K)"), N_("d_k (columns of W_K)")
 
 
 def _check_tokens(tokens: object, n_seq: int, field: str = "tokens", of: str = "X") -> tuple[str, ...]:
@@ -458,8 +473,8 @@ def run(cfg: Config) -> MultiHeadTrace:
 
 
 def with_dimensions(
-    cfg: Config, *, n_seq: int, d_model: int, d_qk: int, d_v: int, init: str = "xavier_uniform", seed: int = 0,
-    d_k: int | None = None,
+    cfg: Config, *, n_seq: int | float, d_model: int | float, d_qk: int | float, d_v: int | float,
+    init: str = "xavier_uniform", seed: int = 0, d_k: int | float | None = None,
 ) -> Config:
     """Resize every matrix, keeping each value that still fits; new cells come from ``init``.
 
@@ -473,21 +488,25 @@ def with_dimensions(
     Y keeps its rows and follows d_model; W_a, W_1 and W_2 follow the widths of the queries and keys.
     A score bias follows the tokens (new cells 0) while the head count stays; it is dropped when the head count
     changes (it was one matrix per head).
-    A size over its cap (n_seq, d_model, a width: :data:`LIMITS`) or under 1 is refused before any matrix is made.
+    A size that is not a whole number (a whole float is its int), over its cap (n_seq, d_model, a width:
+    :data:`LIMITS`) or under 1 is refused before any matrix is made, with the size named as Inputs & weights labels
+    it ("d_k (columns of W_Q and W_K)"; d_q and d_k with an additive score).
     """
     n_heads, n_kv = cfg.n_heads, cfg.kv_heads
-    if d_k is None:
+    # each size whole and within its cap before any matrix is made (validate_config checks the whole after): a width
+    # of 100,000 would otherwise ask for a 74 GiB W_V first
+    n_seq = _size(N_("n_seq (tokens)"), n_seq, LIMITS.n_seq,
+                  N_("{what}: {value} is under 1; a sequence has at least one token."))
+    d_model = _size(N_("d_model (columns of X)"), d_model, LIMITS.d_model,
+                    N_("{what}: {value} is under 1; X has at least one column."))
+    q_name, k_name = _width_names(cfg)
+    under = N_("{what}: {value} is under 1; a matrix has at least one column.")
+    d_qk = _size(q_name, d_qk, LIMITS.width, under)
+    if d_k is None:  # within the cap and at least 1 when d_qk is
         d_k = d_qk if d_qk % n_heads else d_qk // n_heads * n_kv  # n_kv_heads heads as wide as W_Q's
-    # each size within its cap before any matrix is made (validate_config checks the whole after): a width of 100,000
-    # would otherwise ask for a 74 GiB W_V first
-    _size((N_("n_seq (tokens): {value} is over the cap of {cap}."),
-           N_("n_seq (tokens): {value} is under 1; a sequence has at least one token.")), n_seq, LIMITS.n_seq)
-    _size((N_("d_model (columns of X): {value} is over the cap of {cap}."),
-           N_("d_model (columns of X): {value} is under 1; X has at least one column.")), d_model, LIMITS.d_model)
-    for name, width in (("W_Q", d_qk), ("W_K", d_k), ("W_V", d_v)):
-        _size((N_("columns of {name}: {value} is over the cap of {cap}."),
-               N_("columns of {name}: {value} is under 1; {name} has at least one column.")), width, LIMITS.width,
-              name=name)
+    else:
+        d_k = _size(k_name, d_k, LIMITS.width, under)
+    d_v = _size(N_("d_v (columns of W_V)"), d_v, LIMITS.width, under)
     if any(w % h for w, h in ((d_qk, n_heads), (d_k, n_kv), (d_v, n_kv))) or (
             n_kv != n_heads and d_k != d_qk // n_heads * n_kv):
         n_heads = n_kv = 1
@@ -531,9 +550,10 @@ def with_dimensions(
     ))
 
 
-def with_query_rows(cfg: Config, n_y: int, *, init: str = "xavier_uniform", seed: int = 0) -> Config:
+def with_query_rows(cfg: Config, n_y: int | float, *, init: str = "xavier_uniform", seed: int = 0) -> Config:
     """A cross-attention configuration with ``n_y`` rows of Y, keeping the rows that still fit (new ones from
-    ``init``, labelled q1, q2, ...); the custom mask follows (new rows may attend everywhere).
+    ``init``, labelled q1, q2, ...); the custom mask follows (new rows may attend everywhere). An ``n_y`` that is not
+    a whole number, over the cap of n_seq or under 1 is refused before any matrix is made.
 
     >>> from attn_core import load_preset
     >>> c = with_query_rows(load_preset("cross_translation"), 5)
@@ -542,6 +562,7 @@ def with_query_rows(cfg: Config, n_y: int, *, init: str = "xavier_uniform", seed
     """
     if cfg.y is None:
         raise AttentionInputError(N_("Y: this configuration is self-attention; it has no Y to resize."), matrix="Y")
+    n_y = _size(N_("n_y (rows of Y)"), n_y, LIMITS.n_seq, N_("{what}: {value} is under 1; Y has at least one row."))
     new_rows = initialize(init, (n_y, cfg.d_model), seed=seed + 5)
     tokens = tuple(cfg.y_tokens[:n_y]) + tuple(f"q{i + 1}" for i in range(cfg.n_q, n_y))
     custom = resize(cfg.custom_mask.astype(float), (n_y, cfg.n_seq), np.ones((n_y, cfg.n_seq))).astype(bool)

@@ -146,22 +146,77 @@ def test_dimension_change_keeps_values_that_fit():
 @pytest.mark.parametrize(("key", "value", "said"), [
     ("inputs_n_seq", 9999, "Dimensions not changed: n_seq (tokens): 9999 is over the cap of 256."),
     ("inputs_d_model", 0, "Dimensions not changed: d_model (columns of X): 0 is under 1; X has at least one column."),
-    ("inputs_d_v", 5000, "Dimensions not changed: columns of W_V: 5000 is over the cap of 768."),
+    ("inputs_d_v", 5000, "Dimensions not changed: d_v (columns of W_V): 5000 is over the cap of 768."),
+    ("inputs_n_seq", 2.5, "Dimensions not changed: n_seq (tokens): 2.5 is not a whole number."),
+    ("inputs_d_model", 1e3, "Dimensions not changed: d_model (columns of X): 1000 is over the cap of 769."),
+    ("inputs_d_qk", 800.0, "Dimensions not changed: d_k (columns of W_Q and W_K): 800 is over the cap of 768."),
 ])
 def test_a_size_out_of_range_is_refused_with_a_message_under_the_sizes(key, value, said):
     """Streamlit's own range check left a size past its cap in a red box, with no word of why (a fresh reviewer): the
     sizes have no bounds in the browser, and the core's refusal is said under them; the inputs show the configuration
-    again."""
+    again. A size typed as 2.5 came as 2 (the browser's integer input kept the whole part, without a word): it is
+    refused by name; 1e3 is 1000."""
     at = new_app("pages/inputs.py")
     before = at.session_state["config"]
     at.number_input(key=key).set_value(value).run()
     assert not at.exception, at.exception
     assert at.session_state["config"] is before
     assert [plain(e.value) for e in at.error] == [said]
-    assert at.number_input(key=key).value == getattr(before, "n_seq" if key == "inputs_n_seq" else "d_model") \
-        if key != "inputs_d_v" else before.w_v.shape[1]
+    shown = {k: at.number_input(key=k).value for k in SIZES}
+    assert shown == {"inputs_n_seq": 3, "inputs_d_model": 4, "inputs_d_qk": 3, "inputs_d_v": 3}  # the config's
     at.run()  # said once: the next run has no message
     assert not at.error
+
+
+SIZES = ("inputs_n_seq", "inputs_d_model", "inputs_d_qk", "inputs_d_v")  # the sizes' inputs (d_k: an additive score)
+
+
+def test_sizes_equal_to_the_configurations_as_floats_change_nothing():
+    """The sizes hold floats (3.0); Streamlit calls their callback again when the browser sends the page's widgets
+    back after a run that forgot them (see the next test): sizes equal to the configuration's, as 3.0 for 3, change
+    nothing: no message, the same configuration, the grids not drawn anew."""
+    at = new_app("pages/inputs.py")
+    before, version = at.session_state["config"], at.session_state["editor_version"]
+    sent_back = at._tree
+    held = [(w, w.value) for w in widgets(at._tree)]
+    at.switch_page("pages/overview.py").run()  # forgets this page's widgets: each sent back calls its callback
+    at._tree = sent_back
+    for widget, value in held:
+        widget.set_value(value)
+    drop_buttons(at._tree)
+    for key, size in zip(SIZES, (3.0, 4.0, 3.0, 3.0), strict=True):
+        assert at.number_input(key=key).value == size
+    at.switch_page("pages/inputs.py").run()
+    assert not at.exception, at.exception
+    assert at.session_state["config"] is before and at.session_state["editor_version"] == version
+    assert not at.error and not at.warning
+    assert type(at.number_input(key="inputs_n_seq").value) is float
+
+
+def test_a_size_refused_keeps_what_was_typed_in_the_grids():
+    """A size refused (2.5) leaves every number the learner typed as it was, and the next size typed works."""
+    at = new_app("pages/inputs.py")
+    edit_cells(at, "x", {0: {1: 5.0}})
+    at.number_input(key="inputs_n_seq").set_value(2.5).run()
+    assert "2.5 is not a whole number" in plain(at.error[0].value)
+    assert at.session_state["config"].x[0, 1] == 5.0 and at.session_state["config"].n_seq == 3
+    at.number_input(key="inputs_n_seq").set_value(4.0).run()
+    cfg = at.session_state["config"]
+    assert not at.error and cfg.x.shape == (4, 4) and cfg.x[0, 1] == 5.0
+
+
+@pytest.mark.parametrize(("n_y", "said"), [
+    (2.5, "Rows of Y not changed: n_y (rows of Y): 2.5 is not a whole number."),
+    (1e3, "Rows of Y not changed: n_y (rows of Y): 1000 is over the cap of 256."),
+])
+def test_a_row_count_of_y_not_whole_or_over_its_cap_is_refused_with_a_message(n_y, said):
+    at = choose_queries(new_app("pages/inputs.py"), "cross")
+    before = at.session_state["config"]
+    at.number_input(key="inputs_n_y").set_value(n_y).run()
+    assert not at.exception, at.exception
+    assert at.session_state["config"] is before
+    assert said in [plain(w.value) for w in at.warning]
+    assert at.number_input(key="inputs_n_y").value == before.n_q
 
 
 def test_tokens_rename():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import tracemalloc
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -18,6 +19,7 @@ from attn_core import (
     run,
     validate_config,
     with_dimensions,
+    with_query_rows,
 )
 
 from ..seeds import SEED000_W_K, SEED000_W_Q, SEED000_W_V, SEED000_X
@@ -173,17 +175,23 @@ def test_masks_and_heads_survive_a_resize():
 
 
 @pytest.mark.parametrize(("sizes", "said"), [
-    ({"d_v": 100_000}, "columns of W_V: 100000 is over the cap of 768."),
-    ({"d_qk": 10**9}, "columns of W_Q: 1000000000 is over the cap of 768."),
+    ({"d_v": 100_000}, "d_v (columns of W_V): 100000 is over the cap of 768."),
+    ({"d_qk": 10**9}, "d_k (columns of W_Q and W_K): 1000000000 is over the cap of 768."),
     ({"n_seq": 9999}, "n_seq (tokens): 9999 is over the cap of 256."),
     ({"d_model": 5000}, "d_model (columns of X): 5000 is over the cap of 769."),
     ({"n_seq": 0}, "n_seq (tokens): 0 is under 1; a sequence has at least one token."),
     ({"d_model": -2}, "d_model (columns of X): -2 is under 1; X has at least one column."),
-    ({"d_v": 0}, "columns of W_V: 0 is under 1; W_V has at least one column."),
+    ({"d_v": 0}, "d_v (columns of W_V): 0 is under 1; a matrix has at least one column."),
+    ({"n_seq": 1e3}, "n_seq (tokens): 1000 is over the cap of 256."),  # "1e3" typed: a whole float is its int
+    ({"n_seq": 2.5}, "n_seq (tokens): 2.5 is not a whole number."),
+    ({"d_model": 3.25}, "d_model (columns of X): 3.25 is not a whole number."),
+    ({"d_qk": -0.5}, "d_k (columns of W_Q and W_K): -0.5 is not a whole number."),
+    ({"d_v": float("nan")}, "d_v (columns of W_V): nan is not a whole number."),
 ])
-def test_with_dimensions_refuses_a_size_over_its_cap_or_under_1_before_making_any_matrix(sizes, said):
+def test_with_dimensions_refuses_a_size_over_its_cap_under_1_or_not_whole_before_making_any_matrix(sizes, said):
     """A width of 100,000 asked numpy for a 74 GiB W_V before validate_config could refuse it; now the size is refused
-    first, and nothing of its size is made (tracemalloc's peak stays under 1 MB)."""
+    first, and nothing of its size is made (tracemalloc's peak stays under 1 MB). A size that is not a whole number
+    (2.5 typed on Inputs & weights) is refused, never rounded; the size is named as its input is labelled."""
     cfg = load_preset(DEFAULT_PRESET)
     now = {"n_seq": cfg.n_seq, "d_model": cfg.d_model, "d_qk": cfg.w_q.shape[1], "d_v": cfg.w_v.shape[1]}
     tracemalloc.start()
@@ -194,3 +202,58 @@ def test_with_dimensions_refuses_a_size_over_its_cap_or_under_1_before_making_an
     finally:
         tracemalloc.stop()
     assert str(err.value) == said and peak < 1_000_000, (str(err.value), peak)
+
+
+def grouped_query_config() -> Config:
+    """seed003_heads (8 heads of width 64) with 2 key/value heads: W_Q [4, 512], W_K and W_V [4, 128]."""
+    cfg = load_preset("seed003_heads")
+    return with_dimensions(replace(cfg, n_kv_heads=2), n_seq=cfg.n_seq, d_model=cfg.d_model, d_qk=512, d_v=128,
+                           d_k=128)
+
+
+@pytest.mark.parametrize(("preset", "sizes", "said"), [
+    ("seed000", {"d_qk": 800}, "d_k (columns of W_Q and W_K): 800 is over the cap of 768."),
+    ("seed000", {"d_qk": 0}, "d_k (columns of W_Q and W_K): 0 is under 1; a matrix has at least one column."),
+    ("seed000", {"d_v": 800}, "d_v (columns of W_V): 800 is over the cap of 768."),
+    ("additive", {"d_qk": 800}, "d_q (columns of W_Q): 800 is over the cap of 768."),
+    ("additive", {"d_k": 800}, "d_k (columns of W_K): 800 is over the cap of 768."),
+    ("additive", {"d_k": 1.5}, "d_k (columns of W_K): 1.5 is not a whole number."),
+    ("additive", {"d_v": 800}, "d_v (columns of W_V): 800 is over the cap of 768."),
+    ("grouped", {"d_qk": 800}, "d_k (columns of W_Q): 800 is over the cap of 768."),
+    ("grouped", {"d_qk": 2.5}, "d_k (columns of W_Q): 2.5 is not a whole number."),
+    ("grouped", {"d_v": 800}, "d_v (columns of W_V): 800 is over the cap of 768."),
+])
+def test_a_refused_width_is_named_as_inputs_and_weights_labels_it(preset, sizes, said):
+    """The d_k input (d_q with an additive score) was refused as "columns of W_Q: 800 is over the cap of 768.": the
+    message names the size typed and the columns it is, by score function and heads (W_K follows W_Q's d_k unless
+    the score is additive)."""
+    cfg = grouped_query_config() if preset == "grouped" else load_preset(preset)
+    now = {"n_seq": cfg.n_seq, "d_model": cfg.d_model, "d_qk": cfg.w_q.shape[1], "d_v": cfg.w_v.shape[1]}
+    if cfg.score == "additive":
+        now["d_k"] = cfg.w_k.shape[1]
+    with pytest.raises(AttentionInputError) as err:
+        with_dimensions(cfg, **{**now, **sizes})
+    assert str(err.value) == said
+
+
+def test_whole_floats_are_the_sizes_they_stand_for():
+    """Inputs & weights' sizes hold floats (3.0): with_dimensions makes the same configuration as with ints."""
+    cfg = load_preset("additive")
+    as_ints = with_dimensions(cfg, n_seq=5, d_model=4, d_qk=2, d_v=3, d_k=6)
+    as_floats = with_dimensions(cfg, n_seq=5.0, d_model=4.0, d_qk=2.0, d_v=3.0, d_k=6.0)
+    assert configs_equal(as_ints, as_floats)
+    assert as_floats.x.shape == (5, 4) and as_floats.w_k.shape == (4, 6)
+    assert all(type(n) is int for n in (*as_floats.x.shape, *as_floats.w_q.shape, *as_floats.w_k.shape))
+
+
+@pytest.mark.parametrize(("n_y", "said"), [
+    (2.5, "n_y (rows of Y): 2.5 is not a whole number."),
+    (1e3, "n_y (rows of Y): 1000 is over the cap of 256."),
+    (0, "n_y (rows of Y): 0 is under 1; Y has at least one row."),
+])
+def test_with_query_rows_refuses_a_row_count_not_whole_over_its_cap_or_under_1(n_y, said):
+    cfg = load_preset("cross_translation")
+    with pytest.raises(AttentionInputError) as err:
+        with_query_rows(cfg, n_y)
+    assert str(err.value) == said
+    assert with_query_rows(cfg, 4.0).y.shape == (4, cfg.d_model)

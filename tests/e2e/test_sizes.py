@@ -1,0 +1,116 @@
+"""The sizes on Inputs & weights take what is typed, key by key, as typed (F4): "2.5" is refused by name under the
+sizes (an integer input's browser side read it as 2, without a word) and "1e3" is 1000 (it came as 1), over the cap;
+X keeps its rows either way, and the box shows the size in use again. A whole number resizes. Screenshots of the
+Dimensions area at 1400 × 900 and 390 × 844 (phone) go to SHOTS: look at them.
+
+The app opens on seed 000: X is 3 × 4 (n_seq 3, d_model 4, d_k 3, d_v 3).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from attn_ui.app import registry
+
+from .helpers import MAIN, expect_rerun, grid_after, open_app, watch_runs
+
+pytestmark = pytest.mark.e2e
+
+SHOTS = Path("/tmp/wt-sizes-shots")
+SIZES = ("n_seq", "d_model", "d_k", "d_v")  # the sizes' labels with the dot score
+REFUSED = {
+    "2.5": "Dimensions not changed: n_seq (tokens): 2.5 is not a whole number.",
+    "1e3": "Dimensions not changed: n_seq (tokens): 1000 is over the cap of 256.",
+}
+
+
+def size_box(page: Page, label: str):
+    return page.locator(MAIN).get_by_label(label, exact=True)
+
+
+def number_input(page: Page, label: str):
+    """The whole number input (label and box) labelled ``label``."""
+    return page.locator(MAIN).get_by_test_id("stNumberInput").filter(has=page.get_by_label(label, exact=True))
+
+
+def type_size(page: Page, label: str, text: str) -> None:
+    """Type ``text`` into size ``label`` key by key at a person's pace, then Enter; wait for the run it makes."""
+    box = size_box(page, label)
+    box.click()
+    box.press("Control+a")
+    box.press("Backspace")
+    page.keyboard.type(text, delay=60)
+    with expect_rerun(page):
+        page.keyboard.press("Enter")
+
+
+def expect_x_rows(page: Page, n: int) -> None:
+    """X's grid has ``n`` rows (its accessibility table: one cell per row in the first data column)."""
+    expect(grid_after(page, "X").locator('[data-testid^="glide-cell-1-"]')).to_have_count(n)
+
+
+@pytest.mark.parametrize("text", list(REFUSED))
+def test_a_size_that_is_not_whole_or_over_its_cap_is_refused_by_name(page: Page, app_server: str, text: str):
+    open_app(page, f"{app_server}/{registry.INPUTS.name}")
+    expect_x_rows(page, 3)
+    type_size(page, "n_seq", text)
+    alert = page.locator(MAIN).get_by_test_id("stAlert").filter(has_text="Dimensions not changed")
+    expect(alert).to_have_count(1)
+    expect(alert.get_by_text(REFUSED[text], exact=True)).to_be_visible()
+    expect(size_box(page, "n_seq")).to_have_value("3")  # the size in use, shown again
+    expect_x_rows(page, 3)
+    type_size(page, "n_seq", "5")  # a whole number resizes, and the message has gone
+    expect(size_box(page, "n_seq")).to_have_value("5")
+    expect_x_rows(page, 5)
+    expect(alert).to_have_count(0)
+
+
+@pytest.fixture(params=[(1400, 900, False), (390, 844, True)], ids=["1400", "phone"])
+def sized_page(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Page]:
+    width, height, phone = request.param
+    context = browser.new_context(viewport={"width": width, "height": height}, is_mobile=phone, has_touch=phone)
+    context.set_default_timeout(30_000)
+    page = context.new_page()
+    watch_runs(page)
+    try:
+        yield page
+    finally:
+        context.close()
+
+
+def test_the_dimensions_area_shows_every_size_whole_with_the_refusal(sized_page: Page, app_server: str):
+    """Each size's label and box whole inside the screen, none over another, with the refusal under them."""
+    page = sized_page
+    width = page.viewport_size["width"]
+    open_app(page, f"{app_server}/{registry.INPUTS.name}")
+    type_size(page, "n_seq", "2.5")
+    boxes = []
+    for label in SIZES:
+        widget = number_input(page, label)
+        expect(widget).to_have_count(1)
+        box = widget.bounding_box()
+        assert box and 0 <= box["x"] and box["x"] + box["width"] <= width, (label, box)
+        shown = widget.get_by_test_id("stWidgetLabel").evaluate("e => e.scrollWidth <= e.clientWidth")
+        assert shown, f"{label}'s label is cut"
+        boxes.append((label, box))
+    for (a, p), (b, q) in itertools.pairwise(boxes):
+        apart = p["x"] + p["width"] <= q["x"] or p["y"] + p["height"] <= q["y"]  # beside it, or below
+        assert apart, (a, p, b, q)
+    heading = page.locator(MAIN).get_by_role("heading", name="Dimensions")
+    seed = number_input(page, "Seed for new cells")
+    heading.scroll_into_view_if_needed()
+    top = heading.bounding_box()["y"]
+    bottom = seed.bounding_box()["y"] + seed.bounding_box()["height"]
+    if bottom - top > page.viewport_size["height"]:  # taller than the screen: a taller screen
+        page.set_viewport_size({"width": width, "height": int(bottom - top) + 200})
+        heading.scroll_into_view_if_needed()
+        top = heading.bounding_box()["y"]
+        bottom = seed.bounding_box()["y"] + seed.bounding_box()["height"]
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"dimensions_{width}.png"),
+                    clip={"x": 0, "y": max(0, top - 10), "width": width, "height": bottom - top + 20})

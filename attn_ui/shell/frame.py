@@ -106,9 +106,10 @@ def follow_click(here: str, committed: grid_editor.Committed) -> None:
 
 
 def pages() -> list[st.Page]:
-    """Every page as an ``st.Page``, titled in the learner's language: made once per session and language, not on
-    every run (a dozen pages, ≈ 1 ms a run). The session's own: ``st.navigation`` marks the page it returns as the
-    one to run, and ``run()`` clears the mark, so two sessions must never share one."""
+    """Every page as an ``st.Page``, titled in the learner's language, then the root's hidden addresses
+    (:func:`root_aliases`): made once per session and language, not on every run (a dozen pages, ≈ 1 ms a run). The
+    session's own: ``st.navigation`` marks the page it returns as the one to run, and ``run()`` clears the mark, so
+    two sessions must never share one."""
     lang = i18n.language()
     kept = st.session_state.get(state.NAV_PAGES)
     if kept is None or kept[0] != lang:

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 from google.protobuf.message import DecodeError
-from playwright.sync_api import Locator, Page, WebSocket, expect
+from playwright.sync_api import Browser, Locator, Page, WebSocket, expect
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from attn_ui.app import registry
@@ -191,6 +191,26 @@ class RunCounter:
 
 
 _COUNTERS: weakref.WeakKeyDictionary[Page, RunCounter] = weakref.WeakKeyDictionary()
+
+
+#: a phone's user agent (the app tells a phone by it, attn_ui.shell.frame.on_phone: its edit panel goes in the page)
+PHONE_UA = ("Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 "
+            "Mobile Safari/537.36")
+
+
+@contextmanager
+def sized_page(browser: Browser, width: int, height: int, *, phone: bool = False) -> Iterator[Page]:
+    """A page in a fresh context (a fresh app session) of that viewport, its runs watched (:func:`watch_runs`);
+    ``phone``: a phone's touch screen and user agent. Closed on leaving."""
+    context = browser.new_context(viewport={"width": width, "height": height}, is_mobile=phone, has_touch=phone,
+                                  **({"user_agent": PHONE_UA} if phone else {}))
+    context.set_default_timeout(30_000)
+    page = context.new_page()
+    watch_runs(page)
+    try:
+        yield page
+    finally:
+        context.close()
 
 
 def watch_runs(page: Page) -> RunCounter:

@@ -17,26 +17,17 @@ from playwright.sync_api import Browser, Page, expect
 from attn_ui.app import registry
 
 from .. import tiny_gpt2
-from .helpers import MAIN, expect_rerun, grids, model_server, nav_link, open_app, wait_for_app, watch_runs
+from .helpers import MAIN, expect_rerun, grids, model_server, nav_link, open_app, sized_page, wait_for_app
 
 pytestmark = pytest.mark.e2e
 
-PHONE_UA = ("Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 "
-            "Mobile Safari/537.36")
 SIDEBAR = '[data-testid="stSidebar"]'
 
 
 @pytest.fixture
 def phone(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True,
-                                  user_agent=PHONE_UA)
-    context.set_default_timeout(30_000)
-    page = context.new_page()
-    watch_runs(page)
-    try:
+    with sized_page(browser, 390, 844, phone=True) as page:
         yield page
-    finally:
-        context.close()
 
 
 OPEN_JS = f"""() => {{ const b = document.querySelector('{SIDEBAR}').getBoundingClientRect();

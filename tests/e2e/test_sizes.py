@@ -17,7 +17,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from attn_ui.app import registry
 
-from .helpers import MAIN, expect_rerun, grid_after, open_app, watch_runs
+from .helpers import MAIN, expect_rerun, grid_after, open_app, sized_page
 
 pytestmark = pytest.mark.e2e
 
@@ -71,21 +71,15 @@ def test_a_size_that_is_not_whole_or_over_its_cap_is_refused_by_name(page: Page,
 
 
 @pytest.fixture(params=[(1400, 900, False), (390, 844, True)], ids=["1400", "phone"])
-def sized_page(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Page]:
+def shown_page(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Page]:
     width, height, phone = request.param
-    context = browser.new_context(viewport={"width": width, "height": height}, is_mobile=phone, has_touch=phone)
-    context.set_default_timeout(30_000)
-    page = context.new_page()
-    watch_runs(page)
-    try:
+    with sized_page(browser, width, height, phone=phone) as page:
         yield page
-    finally:
-        context.close()
 
 
-def test_the_dimensions_area_shows_every_size_whole_with_the_refusal(sized_page: Page, app_server: str):
+def test_the_dimensions_area_shows_every_size_whole_with_the_refusal(shown_page: Page, app_server: str):
     """Each size's label and box whole inside the screen, none over another, with the refusal under them."""
-    page = sized_page
+    page = shown_page
     width = page.viewport_size["width"]
     open_app(page, f"{app_server}/{registry.INPUTS.name}")
     type_size(page, "n_seq", "2.5")

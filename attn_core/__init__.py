@@ -40,6 +40,7 @@ from .config import (
     make_config,
     run,
     validate_config,
+    whole_size,
     with_dimensions,
     with_query_rows,
 )
@@ -84,7 +85,7 @@ __all__ = [
     "scale_scores", "score_weights",
     "scaled_dot_product_attention", "scores",
     "self_attention", "share", "softmax", "split_heads", "tokenize", "valid_head_counts", "validate_config",
-    "weighted_sum", "with_dimensions", "with_query_rows",
+    "weighted_sum", "whole_size", "with_dimensions", "with_query_rows",
     # modern attention (issue 38): RoPE, RMSNorm / QK-norm, grouped-query heads
     "ROPE_LAYOUTS", "apply_rope", "kv_head_of", "rms_norm", "rope_angles", "rope_frequencies",
     "DecodeStep", "DecodeTrace", "ModernTrace", "OnlineTile", "OnlineTrace", "RoPE", "alibi_bias", "alibi_slopes",

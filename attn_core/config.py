@@ -396,10 +396,19 @@ def _cap(template: str, value: int, cap: int, **params: object) -> None:
         raise AttentionInputError(template, value=value, cap=cap, **params)
 
 
-def _size(what: Words, value: int | float, cap: int, under: str) -> int:
+def whole_size(what: Words, value: int | float | None, cap: int, under: str) -> int:
     """``value``, the size ``what`` names as the learner typed it ("n_seq (tokens)"), as an int (1e3 typed: 1000.0
-    is 1000); refused when it is not a whole number (2.5 is never rounded), over ``cap`` (:func:`_cap`) or under 1
-    (``under``, marked with N_: "{what}: {value} is under 1; <why>.")."""
+    is 1000); refused when it is empty (None: a number box left empty, or holding no number), not a whole number
+    (2.5 is never rounded), over ``cap`` or under 1 (``under``, marked with N_: "{what}: {value} is under 1; <why>.").
+
+    >>> whole_size("n_seq", 1e3, 1000, "{what}: {value} is under 1."), whole_size("n_seq", 3, 256, "")
+    (1000, 3)
+    >>> whole_size("n_seq", 2.5, 256, "")
+    Traceback (most recent call last):
+    attn_core.errors.AttentionInputError: n_seq: 2.5 is not a whole number.
+    """
+    if value is None:
+        raise AttentionInputError(N_("{what} is empty: type a whole number."), what=what)
     if isinstance(value, float) and not value.is_integer():  # nan and inf too
         raise AttentionInputError(N_("{what}: {value} is not a whole number."), what=what, value=value)
     value = int(value)
@@ -495,18 +504,18 @@ def with_dimensions(
     n_heads, n_kv = cfg.n_heads, cfg.kv_heads
     # each size whole and within its cap before any matrix is made (validate_config checks the whole after): a width
     # of 100,000 would otherwise ask for a 74 GiB W_V first
-    n_seq = _size(N_("n_seq (tokens)"), n_seq, LIMITS.n_seq,
-                  N_("{what}: {value} is under 1; a sequence has at least one token."))
-    d_model = _size(N_("d_model (columns of X)"), d_model, LIMITS.d_model,
-                    N_("{what}: {value} is under 1; X has at least one column."))
+    n_seq = whole_size(N_("n_seq (tokens)"), n_seq, LIMITS.n_seq,
+                       N_("{what}: {value} is under 1; a sequence has at least one token."))
+    d_model = whole_size(N_("d_model (columns of X)"), d_model, LIMITS.d_model,
+                         N_("{what}: {value} is under 1; X has at least one column."))
     q_name, k_name = _width_names(cfg)
     under = N_("{what}: {value} is under 1; a matrix has at least one column.")
-    d_qk = _size(q_name, d_qk, LIMITS.width, under)
+    d_qk = whole_size(q_name, d_qk, LIMITS.width, under)
     if d_k is None:  # within the cap and at least 1 when d_qk is
         d_k = d_qk if d_qk % n_heads else d_qk // n_heads * n_kv  # n_kv_heads heads as wide as W_Q's
     else:
-        d_k = _size(k_name, d_k, LIMITS.width, under)
-    d_v = _size(N_("d_v (columns of W_V)"), d_v, LIMITS.width, under)
+        d_k = whole_size(k_name, d_k, LIMITS.width, under)
+    d_v = whole_size(N_("d_v (columns of W_V)"), d_v, LIMITS.width, under)
     if any(w % h for w, h in ((d_qk, n_heads), (d_k, n_kv), (d_v, n_kv))) or (
             n_kv != n_heads and d_k != d_qk // n_heads * n_kv):
         n_heads = n_kv = 1
@@ -562,7 +571,8 @@ def with_query_rows(cfg: Config, n_y: int | float, *, init: str = "xavier_unifor
     """
     if cfg.y is None:
         raise AttentionInputError(N_("Y: this configuration is self-attention; it has no Y to resize."), matrix="Y")
-    n_y = _size(N_("n_y (rows of Y)"), n_y, LIMITS.n_seq, N_("{what}: {value} is under 1; Y has at least one row."))
+    n_y = whole_size(N_("n_y (rows of Y)"), n_y, LIMITS.n_seq,
+                     N_("{what}: {value} is under 1; Y has at least one row."))
     new_rows = initialize(init, (n_y, cfg.d_model), seed=seed + 5)
     tokens = tuple(cfg.y_tokens[:n_y]) + tuple(f"q{i + 1}" for i in range(cfg.n_q, n_y))
     custom = resize(cfg.custom_mask.astype(float), (n_y, cfg.n_seq), np.ones((n_y, cfg.n_seq))).astype(bool)

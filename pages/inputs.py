@@ -46,8 +46,11 @@ def size_input(where: st.delta_generator.DeltaGenerator, label: str, key: str, v
     """A size's number input in ``where``, holding ``value``: a float shown whole ("%g": 3, 1000), so that what was
     typed arrives as typed. An integer input's browser side reads the text as parseInt does ("2.5" came as 2, "1e3"
     as 1, without a word); here 2.5 comes as 2.5, which the core refuses by name (not a whole number), and 1e3 as
-    1000.0, which it reads as 1000. No bounds: the core's refusal names the size and its cap."""
-    where.number_input(label, step=1.0, format="%g", **state.bind(key, float(value), on_change), help=help_text)
+    1000.0, which it reads as 1000. No bounds: the core's refusal names the size and its cap. No default: a box left
+    empty (or holding no number: "abc") comes as None, which the core refuses as empty (a default would come as a
+    size nobody typed)."""
+    where.number_input(label, value=None, step=1.0, format="%g", **state.bind(key, float(value), on_change),
+                       help=help_text)
 
 
 def row() -> st.delta_generator.DeltaGenerator:
@@ -75,10 +78,12 @@ def change_dimensions() -> None:
             cfg.n_seq, cfg.d_model, cfg.w_q.shape[1], cfg.w_k.shape[1], cfg.w_v.shape[1]):
         return  # the sizes it has (the inputs hold floats: 3.0 == 3): nothing to change (see above)
     try:
+        if cfg.score == "additive" and d_k is None:  # its box left empty (the core takes no d_k as following d_q)
+            raise AttentionInputError(N_("{what} is empty: type a whole number."), what=N_("d_k (columns of W_K)"))
         new = with_dimensions(
             cfg, n_seq=ss["inputs_n_seq"], d_model=ss["inputs_d_model"], d_qk=ss["inputs_d_qk"],
             d_v=ss["inputs_d_v"], init=ss["inputs_fill"], seed=ss["inputs_fill_seed"],
-            d_k=ss.get("inputs_d_k") if cfg.score == "additive" else None,
+            d_k=d_k if cfg.score == "additive" else None,
         )
     except AttentionInputError as err:  # said under the sizes, where they were typed (state.DIMS_REFUSED)
         st.session_state[state.DIMS_REFUSED] = _("Dimensions not changed: {message}").format(

@@ -5,6 +5,7 @@ import streamlit as st
 
 from attn_core import (
     LIMITS,
+    AttentionInputError,
     valid_head_counts,
 )
 from attn_ui.app import i18n, registry, state
@@ -37,16 +38,24 @@ grouped = multihead_views.grouped_head_counts(cfg)  # grouped-query heads: {n_he
 valid = list(grouped) if grouped else [h for h in valid_head_counts(d_qk, d_v, d_kk) if h <= LIMITS.n_heads]
 if cfg.rope is not None:  # RoPE turns pairs of features: every query and key head an even width
     valid = [h for h in valid if d_qk // h % 2 == 0 and d_kk // (grouped[h] if grouped else h) % 2 == 0]
-st.session_state.setdefault(multihead_views.WANTED, cfg.n_heads)
-wanted = int(st.number_input(
-    _("Number of heads (n_heads)"), min_value=1, max_value=LIMITS.n_heads, step=1, key=multihead_views.WANTED,
-    width=240,
+st.session_state.setdefault(multihead_views.WANTED, float(cfg.n_heads))
+# a float box with no bounds and no default (as Inputs & weights' sizes): what is typed arrives as typed ("1e1" as 10,
+# "2.5" as 2.5; an integer box's browser side read them as 1 and 2 without a word), and is refused in words below
+typed = st.number_input(
+    _("Number of heads (n_heads)"), value=None, step=1.0, format="%g", key=multihead_views.WANTED, width=240,
     help=_("Grouped-query heads: {valid}, which keep the widths and the group of {group} query heads per key/value "
            "head.").format(valid=", ".join(map(str, valid)), group=cfg.n_heads // cfg.kv_heads) if grouped else
     (_("Must divide the {d_qk} columns of W_Q/W_K and the {d_v} columns of W_V; at most {most}.") if same_qk else
           _("Must divide the {d_qk} columns of W_Q, the {d_kk} of W_K and the {d_v} columns of W_V; at most {most}.")
           ).format(d_qk=d_qk, d_kk=d_kk, d_v=d_v, most=LIMITS.n_heads),
-))
+)
+try:
+    wanted = multihead_views.typed_heads(typed)
+except AttentionInputError as err:  # empty, not whole, under 1 or over the cap: said here, the heads kept
+    wanted = cfg.n_heads
+    st.warning(i18n.sentences(i18n.error_text(err), ngettext(
+        "Still showing {n} head.", "Still showing {n} heads.", cfg.n_heads).format(n=cfg.n_heads)),
+        icon=":material/warning:")
 if wanted != cfg.n_heads and wanted in valid:
     if message := state.update_config(**multihead_views.heads_changes(cfg, wanted)):
         st.error(text.md_escape(message), icon=":material/error:")

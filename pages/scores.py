@@ -4,7 +4,15 @@ and where the queries come from (self- or cross-attention)."""
 import numpy as np
 import streamlit as st
 
-from attn_core import INITIALIZERS, LIMITS, SCORE_FUNCTIONS, SCORE_MATRICES, SCORE_STARTS
+from attn_core import (
+    INITIALIZERS,
+    LIMITS,
+    SCORE_FUNCTIONS,
+    SCORE_MATRICES,
+    SCORE_STARTS,
+    AttentionInputError,
+    whole_size,
+)
 from attn_ui.app import i18n, registry, state
 from attn_ui.app.i18n import N_, _, ngettext
 from attn_ui.infra import budget
@@ -57,7 +65,15 @@ def pick_kind() -> None:
 
 
 def pick_d_a() -> None:
-    if message := state.set_score("additive", int(st.session_state[D_A])):
+    cfg = state.config()
+    try:  # the box holds what was typed ("1e2" as 100, "2.5" as 2.5, None when left empty): refused in words
+        d_a = whole_size(N_("d_a (features per head)"), st.session_state[D_A], LIMITS.width // cfg.n_heads,
+                         N_("{what}: {value} is under 1; the tanh layer has at least one feature."))
+    except AttentionInputError as err:
+        state.notify(_("Features per head not changed: {message}").format(message=i18n.error_text(err)),
+                     icon=":material/error:", error=True)
+        return
+    if message := state.set_score("additive", d_a):
         state.notify(message, icon=":material/error:", error=True)
 
 
@@ -141,8 +157,9 @@ st.segmented_control(_("Score function of your configuration"), SCORE_FUNCTIONS,
                             "function again."))
 cfg = state.config()
 if cfg.score == "additive":
-    st.number_input(_("Features per head (d_a)"), min_value=1, max_value=LIMITS.width // cfg.n_heads, step=1,
-                    width=240, **state.bind(D_A, cfg.d_a, pick_d_a),
+    # a float box with no bounds and no default, as Inputs & weights' sizes (pick_d_a refuses in words)
+    st.number_input(_("Features per head (d_a)"), value=None, step=1.0, format="%g", width=240,
+                    **state.bind(D_A, float(cfg.d_a), pick_d_a),
                     help=_("The width of the tanh layer. A new width starts W_1, W_2 and v_a afresh (random, "
                            "seeded)."))
 initializer = i18n.option_labels(INITIALIZERS)  # an initialiser's name as the learner reads it, in this run's language

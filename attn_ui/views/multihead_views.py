@@ -35,6 +35,7 @@ from attn_core import (
     run,
     valid_head_counts,
     validate_config,
+    whole_size,
 )
 from attn_ui.app import i18n, registry, state
 from attn_ui.app.i18n import N_, _, ngettext
@@ -664,11 +665,23 @@ def heads_changes(cfg: Config, n_heads: int) -> dict:
     return changes
 
 
+def typed_heads(typed: float | None) -> int:
+    """The head count typed in the page's box (a float, or None for a box left empty or holding no number) as an
+    int; AttentionInputError, naming n_heads, when it is empty, not a whole number, under 1 or over the cap
+    (:data:`attn_core.LIMITS`). Whether the widths split into that many heads is the page's to say.
+
+    >>> typed_heads(4.0)
+    4
+    """
+    return whole_size(N_("n_heads"), typed, LIMITS.n_heads, N_("{what}: {value} is under 1; attention has at least one "
+                                                               "head."))
+
+
 def use_heads(n_heads: int) -> None:
     """on_click: switch to a valid head count (and show it in the number box)."""
     if message := state.update_config(**heads_changes(state.config(), n_heads)):
         state.notify(message)
-    st.session_state[WANTED] = state.config().n_heads
+    st.session_state[WANTED] = float(state.config().n_heads)  # the box holds floats (pages/multihead.py)
 
 
 def pick_head() -> None:
@@ -685,7 +698,7 @@ def split_heads(n_heads: int) -> None:
         changes["w_o"] = initialize(MIXING_W_O[0], cfg.w_o.shape, seed=MIXING_W_O[1])
     if message := state.update_config(**changes):
         state.notify(message)
-    st.session_state[WANTED] = state.config().n_heads
+    st.session_state[WANTED] = float(state.config().n_heads)  # the box holds floats (pages/multihead.py)
 
 
 def mix_w_o() -> None:

@@ -150,6 +150,7 @@ def test_dimension_change_keeps_values_that_fit():
     ("inputs_n_seq", 2.5, "Dimensions not changed: n_seq (tokens): 2.5 is not a whole number."),
     ("inputs_d_model", 1e3, "Dimensions not changed: d_model (columns of X): 1000 is over the cap of 769."),
     ("inputs_d_qk", 800.0, "Dimensions not changed: d_k (columns of W_Q and W_K): 800 is over the cap of 768."),
+    ("inputs_n_seq", None, "Dimensions not changed: n_seq (tokens) is empty: type a whole number."),  # a box left empty
 ])
 def test_a_size_out_of_range_is_refused_with_a_message_under_the_sizes(key, value, said):
     """Streamlit's own range check left a size past its cap in a red box, with no word of why (a fresh reviewer): the

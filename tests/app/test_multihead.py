@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 
 from attn_core import load_preset, make_config
 
-from .apptools import APP, edit_cells, plain
+from .apptools import APP, edit_cells, new_app, plain
 
 PAGE = "pages/multihead.py"
 
@@ -442,3 +442,32 @@ def test_changing_heads_keeps_the_general_score_weights_that_fit():
     cfg = at.session_state["config"]
     assert cfg.n_heads == 2 and cfg.w_a.shape == (4, 8)  # d_q = 4 per head, 2 heads of d_k = 4
     np.testing.assert_array_equal(cfg.w_a, w_a[:4, :8])
+
+
+@pytest.mark.parametrize(("typed", "said"), [
+    (2.5, "n_heads: 2.5 is not a whole number. Still showing 1 head."),
+    (99.0, "n_heads: 99 is over the cap of 16. Still showing 1 head."),
+    (0.0, "n_heads: 0 is under 1; attention has at least one head. Still showing 1 head."),
+    (None, "n_heads is empty: type a whole number. Still showing 1 head."),
+])
+def test_a_head_count_that_is_no_head_count_is_refused_in_words(typed, said):
+    """The box takes what is typed as typed (a browser's integer box read "1e1" as 1 and "2.5" as 2 without a word):
+    what is not a whole head count from 1 to the cap is said, and the heads stay."""
+    at = new_app("pages/multihead.py")
+    before = at.session_state["config"]
+    at.number_input(key="heads_wanted").set_value(typed).run()
+    assert not at.exception, at.exception
+    assert at.session_state["config"] is before
+    assert [plain(w.value) for w in at.warning] == [said]
+
+
+def test_a_head_count_typed_as_1e1_is_ten_heads():
+    """"1e1" comes as 10.0: with widths of 30 columns, 10 heads of 3."""
+    at = new_app("pages/multihead.py")
+    rng = np.random.default_rng(5)
+    cfg = at.session_state["config"]
+    at.session_state["config"] = replace(cfg, w_q=rng.normal(size=(4, 30)), w_k=rng.normal(size=(4, 30)),
+                                         w_v=rng.normal(size=(4, 30)), w_o=np.eye(30), n_heads=3)
+    at.run()
+    choose_heads(at, 10.0)
+    assert at.session_state["config"].n_heads == 10 and not at.warning

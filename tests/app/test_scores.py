@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 from attn_core import PRESETS, load_preset, make_config
 from tests.seeds import SEED000_W_K, SEED000_W_Q, SEED000_WEIGHTS, SEED000_X
 
-from .apptools import APP, edit_cells, editor_key, notes, plain
+from .apptools import APP, edit_cells, editor_key, new_app, notes, plain
 
 PAGE = "pages/scores.py"
 KIND = "scores_kind"
@@ -338,3 +338,24 @@ def test_queries_and_keys_of_different_widths_leave_out_the_dot_product():
     assert len(heatmaps(at)) == 2 + 2  # general and additive; the features and v_a
     assert any("Dot product: not shown" in plain(i.value) and "width" in plain(i.value) for i in at.info)
     assert list(summary_table(at)["largest weight"])[0] == "–"
+
+
+@pytest.mark.parametrize(("typed", "said"), [
+    (2.5, "Features per head not changed: d_a (features per head): 2.5 is not a whole number."),
+    (0.0, "Features per head not changed: d_a (features per head): 0 is under 1; the tanh layer has at least one "
+          "feature."),
+    (9999.0, "Features per head not changed: d_a (features per head): 9999 is over the cap of 768."),
+    (None, "Features per head not changed: d_a (features per head) is empty: type a whole number."),
+])
+def test_a_d_a_that_is_no_width_is_refused_in_words(typed, said):
+    """d_a's box takes what is typed as typed (an integer box read "1e2" as 1 and "2.5" as 2 without a word): what is
+    not a whole width from 1 to the cap is said, and the weights stay; 1e2 is 100."""
+    at = new_app("pages/scores.py")
+    choose(at, "additive")
+    before = at.session_state["config"]
+    at.number_input(key="scores_d_a").set_value(typed).run()
+    assert not at.exception, at.exception
+    assert at.session_state["config"] is before
+    assert said in [plain(e.value) for e in at.error], [e.value for e in at.error]
+    at.number_input(key="scores_d_a").set_value(1e2).run()
+    assert at.session_state["config"].w_1.shape == (3, 100)

@@ -1,7 +1,9 @@
 """The sizes on Inputs & weights take what is typed, key by key, as typed (F4): "2.5" is refused by name under the
 sizes (an integer input's browser side read it as 2, without a word) and "1e3" is 1000 (it came as 1), over the cap;
-X keeps its rows either way, and the box shows the size in use again. A whole number resizes. Screenshots of the
-Dimensions area at 1400 × 900 and 390 × 844 (phone) go to SHOTS: look at them.
+a box left empty (or holding no number) is refused as empty, not as a 0 nobody typed; X keeps its rows either way,
+and the box shows the size in use again. A whole number resizes. Multi-head's number of heads the same way.
+Screenshots of the Dimensions area at 1400 × 900 and 390 × 844 (phone) go to $E2E_SCREENSHOTS (else pytest's tmp
+dir): look at them.
 
 The app opens on seed 000: X is 3 × 4 (n_seq 3, d_model 4, d_k 3, d_v 3).
 """
@@ -9,6 +11,7 @@ The app opens on seed 000: X is 3 × 4 (n_seq 3, d_model 4, d_k 3, d_v 3).
 from __future__ import annotations
 
 import itertools
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,11 +24,12 @@ from .helpers import MAIN, expect_rerun, grid_after, open_app, sized_page
 
 pytestmark = pytest.mark.e2e
 
-SHOTS = Path("/tmp/wt-sizes-shots")
 SIZES = ("n_seq", "d_model", "d_k", "d_v")  # the sizes' labels with the dot score
 REFUSED = {
     "2.5": "Dimensions not changed: n_seq (tokens): 2.5 is not a whole number.",
     "1e3": "Dimensions not changed: n_seq (tokens): 1000 is over the cap of 256.",
+    "": "Dimensions not changed: n_seq (tokens) is empty: type a whole number.",  # a box left empty, or "abc":
+    "abc": "Dimensions not changed: n_seq (tokens) is empty: type a whole number.",  # the box takes no letters
 }
 
 
@@ -54,7 +58,7 @@ def expect_x_rows(page: Page, n: int) -> None:
     expect(grid_after(page, "X").locator('[data-testid^="glide-cell-1-"]')).to_have_count(n)
 
 
-@pytest.mark.parametrize("text", list(REFUSED))
+@pytest.mark.parametrize("text", list(REFUSED), ids=lambda t: t or "empty")
 def test_a_size_that_is_not_whole_or_over_its_cap_is_refused_by_name(page: Page, app_server: str, text: str):
     open_app(page, f"{app_server}/{registry.INPUTS.name}")
     expect_x_rows(page, 3)
@@ -77,7 +81,14 @@ def shown_page(browser: Browser, request: pytest.FixtureRequest) -> Iterator[Pag
         yield page
 
 
-def test_the_dimensions_area_shows_every_size_whole_with_the_refusal(shown_page: Page, app_server: str):
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the screenshots go: $E2E_SCREENSHOTS if set (to look at them), else pytest's tmp dir."""
+    return Path(os.environ.get("E2E_SCREENSHOTS") or tmp_path_factory.mktemp("screenshots"))
+
+
+def test_the_dimensions_area_shows_every_size_whole_with_the_refusal(shown_page: Page, app_server: str,
+                                                                     shots: Path):
     """Each size's label and box whole inside the screen, none over another, with the refusal under them."""
     page = shown_page
     width = page.viewport_size["width"]
@@ -105,6 +116,18 @@ def test_the_dimensions_area_shows_every_size_whole_with_the_refusal(shown_page:
         heading.scroll_into_view_if_needed()
         top = heading.bounding_box()["y"]
         bottom = seed.bounding_box()["y"] + seed.bounding_box()["height"]
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"dimensions_{width}.png"),
+    page.screenshot(path=str(shots / f"dimensions_{width}.png"),
                     clip={"x": 0, "y": max(0, top - 10), "width": width, "height": bottom - top + 20})
+
+
+@pytest.mark.parametrize("text, said", [
+    ("1e1", "10 heads do not fit."),  # read as 10 (an integer box read it as 1: 3 heads became 1 without a word)
+    ("2.5", "n_heads: 2.5 is not a whole number. Still showing 1 head."),
+    ("99", "n_heads: 99 is over the cap of 16. Still showing 1 head."),
+    ("", "n_heads is empty: type a whole number. Still showing 1 head."),
+], ids=["1e1", "2.5", "99", "empty"])
+def test_a_head_count_typed_is_read_as_typed_and_refused_in_words(page: Page, app_server: str, text: str, said: str):
+    """Multi-head's number of heads, typed key by key: read as typed, refused in words, the heads kept."""
+    open_app(page, f"{app_server}/{registry.MULTIHEAD.name}")
+    type_size(page, "Number of heads (n_heads)", text)
+    expect(page.locator(MAIN).get_by_test_id("stAlert").filter(has_text=said)).to_have_count(1)

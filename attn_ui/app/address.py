@@ -101,13 +101,11 @@ def keep() -> None:
         st.session_state[state.ADDRESS] = kept
     name, value = kept[1]
     now = st.query_params.to_dict()  # read once: ``in st.query_params`` alone cost ≈ 0.3 ms (a miss raises inside)
-    if now.get(name) != value:
-        st.query_params[name] = value
     other = STORE_KEY if name == LINK else LINK
-    if other in now:
-        del st.query_params[other]
-    if now.get(LANG) != (lang := i18n.language()):  # a reload keeps the language, as a link does
-        st.query_params[LANG] = lang
+    # the language too: a reload keeps it, as a link does
+    wanted = {**{k: v for k, v in now.items() if k != other}, name: value, LANG: i18n.language()}
+    if wanted != now:  # at once: each change of the address is an entry in the browser's history (its Back button)
+        st.query_params.from_dict(wanted)
 
 
 state.on_change(keep)  # every change of the configuration goes to the address bar at once

@@ -6,6 +6,7 @@ Screenshots go to $E2E_SCREENSHOTS if set (to look at them), else under pytest's
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from collections.abc import Iterator
@@ -72,5 +73,25 @@ def test_the_default_pages_guessed_addresses_open_it_at_the_root(browser: Browse
     expect(page).to_have_url(re.compile(r"^http://[^/]+/\?"))  # the root, with the app's own query (?c=, ?lang=)
     expect(nav_link(page, "概览" if "zh" in path else registry.DEFAULT.title)).to_have_attribute("aria-current", "page")
     expect(page.get_by_role("dialog")).to_have_count(0)
+    assert_no_exception(page)
+    context.close()
+
+
+def test_back_goes_to_the_page_before_in_one_press(browser: Browser, app_server: str) -> None:
+    """A page switch is one entry in the browser's history: the address's parameters (?c=, ?lang=) are set at once,
+    and Back goes to the page before (they were set one by one: three entries a page, Back looked dead twice)."""
+    context = browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    open_app(page, app_server)
+    titles = [registry.INPUTS.title, registry.STEPS.title, registry.MASKING.title]
+    lengths = [page.evaluate("history.length")]
+    for title in titles:
+        goto_page(page, title)
+        expect(page).to_have_url(re.compile(r"[?&]c="))
+        lengths.append(page.evaluate("history.length"))
+    assert [b - a for a, b in itertools.pairwise(lengths)] == [1, 1, 1], lengths
+    for title in reversed([registry.DEFAULT.title, *titles[:-1]]):
+        page.go_back()
+        expect(nav_link(page, title)).to_have_attribute("aria-current", "page")
     assert_no_exception(page)
     context.close()

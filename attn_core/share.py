@@ -451,6 +451,8 @@ def parse_json(raw: bytes, what: str) -> object:
     except UnicodeDecodeError as err:
         raise AttentionInputError(N_("{what}: not UTF-8 text (byte {byte} is not valid)."), what=what,
                                   byte=err.start) from None
+    if not text.strip():
+        raise AttentionInputError(N_("{what}: there is nothing in it."), what=what)
     for template, count in (
         (N_("{what}: {count:,} lists or objects; a configuration has at most {cap:,}."),
          text.count("[") + text.count("{")),

@@ -10,7 +10,7 @@ import streamlit as st
 
 from attn_core import MASK_KINDS, AttentionInputError, additive_mask, analysis, causal_mask
 from attn_ui.app import i18n, registry, state
-from attn_ui.app.i18n import N_, _
+from attn_ui.app.i18n import N_, _, ngettext
 from attn_ui.shell import edit_panel, frame
 from attn_ui.views import compute, masking_views, step_by_step
 from attn_ui.widgets import charts, controls, grid_editor, heatmap, text
@@ -112,9 +112,12 @@ shape = f"{cfg.n_q} × {cfg.n_seq}"
 if t.fully_masked_rows:
     names = ", ".join(text.md_escape(queries[i]) for i in t.fully_masked_rows)
     st.info(
-        _("**Every key is masked for query {names}.** Its scores are all −∞, and softmax of such a row would be "
-          "0 / 0 = NaN. Here it gets weights of all zeros (row sum 0) and an output row of zeros: the query "
-          "receives nothing.").format(names=names),
+        ngettext("**Every key is masked for query {names}.** Its scores are all −∞, and softmax of such a row would "
+                 "be 0 / 0 = NaN. Here it gets weights of all zeros (row sum 0) and an output row of zeros: the query "
+                 "receives nothing.",
+                 "**Every key is masked for queries {names}.** Their scores are all −∞, and softmax of such a row "
+                 "would be 0 / 0 = NaN. Here each gets weights of all zeros (row sum 0) and an output row of zeros: "
+                 "these queries receive nothing.", len(t.fully_masked_rows)).format(names=names),
         icon=":material/block:",
     )
 

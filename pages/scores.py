@@ -254,9 +254,12 @@ for s in scored.values():
 table = score_views.summary(scored, cfg.score, precision)
 st.dataframe(table, hide_index=True, height=35 * (table.num_rows + 1) + 3)
 st.markdown(block_markdown(  # the table's note and the next heading: one element
-    note_markdown(_("Entropy of a row of weights: 0 when one key takes all the weight, ln n_k when the weights are "
-                    "uniform (ln {n} = {ln_n} here). General with W_a = I gives exactly the dot product's weights."
-                    ).format(n=cfg.n_seq, ln_n=f"{np.log(cfg.n_seq):.4g}")),
+    note_markdown(i18n.sentences(
+        _("Entropy of a row of weights: 0 when one key takes all the weight, ln n_k when the weights are uniform "
+          "(ln {n} = {ln_n} here). General with W_a = I gives exactly the dot product's weights.").format(
+            n=cfg.n_seq, ln_n=f"{np.log(cfg.n_seq):.4g}"),
+        _("A query whose every key is masked has no weights to measure: its row is left out of the mean.")
+        if cfg.mask_kind != "none" else "")),
     # ---- 4. one score, made ----
     heading_markdown(_("4 · How one query's scores are made"))))
 mine = scored[cfg.score]

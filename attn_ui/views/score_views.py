@@ -106,7 +106,8 @@ def compare(
 
 def summary(scored: dict[str, Scored], yours: str, precision: int) -> pa.Table:
     """One row per score function: largest weight, mean entropy of the query rows (nats; rows with every key
-    masked left out), largest |weight − dot-product weight|; the configuration's function marked."""
+    masked left out, "–" when that is every row), largest |weight − dot-product weight|; the configuration's function
+    marked."""
     dot = scored.get("dot")
     rows = []
     for kind, s in scored.items():
@@ -121,6 +122,8 @@ def summary(scored: dict[str, Scored], yours: str, precision: int) -> pa.Table:
         diff = "–" if dot is None or dot.trace is None else format_numbers(
             np.array([np.abs(w - dot.trace.weights).max()]), precision)[0]
         largest, mean_h = format_numbers(np.array([w.max(), entropy]), precision)
+        if not live.any():  # every query's keys masked: no row to average
+            mean_h = "–"
         rows.append([name, largest, mean_h, diff])
     return rows_table([_("score function"), _("largest weight"), _("mean row entropy (nats)"),
                        _("largest |difference| from the dot product's weights")], rows)

@@ -14,7 +14,7 @@ import streamlit as st
 
 from attn_core import AttentionTrace, Config, ModernTrace, MultiHeadTrace, alibi_slopes, head_slice
 from attn_ui.app import i18n, state
-from attn_ui.app.i18n import N_, _
+from attn_ui.app.i18n import N_, _, ngettext
 from attn_ui.views import compute
 from attn_ui.widgets import controls, heatmap, text
 from attn_ui.widgets.matrix_display import (
@@ -453,8 +453,11 @@ def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None 
                          key=f"{prefix}_rowsums_chart")
     if t.fully_masked_rows:
         names = ", ".join(text.md_escape(queries[r]) for r in t.fully_masked_rows)
-        st.info(_("Every key is masked for query {names}: there is nothing to attend to, so that row's weights "
-                  "are all 0 (not NaN) and its row sum is 0, and its output row is 0.").format(names=names),
+        st.info(ngettext("Every key is masked for query {names}: there is nothing to attend to, so that row's "
+                         "weights are all 0 (not NaN) and its row sum is 0, and its output row is 0.",
+                         "Every key is masked for queries {names}: there is nothing to attend to, so their rows' "
+                         "weights are all 0 (not NaN), their row sums are 0, and their output rows are 0.",
+                         len(t.fully_masked_rows)).format(names=names),
                 icon=":material/info:")
     step += 1
 

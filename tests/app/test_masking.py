@@ -6,6 +6,8 @@ arrays).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -188,3 +190,15 @@ def test_causal_row_of_seed002_overflows_only_where_allowed():
     assert list(table["naive weight"])[3] == "⚠ NaN"
     e = np.exp(row - row.max())
     assert np.allclose(table["stable weight"].astype(float), e / e.sum(), atol=1e-4)
+
+
+def test_every_key_masked_for_several_queries_is_said_in_the_plural(page):
+    """Padding on every token masks every key of every query: "queries …, Their scores", not "query …, Its"."""
+    cfg = page.session_state["config"]
+    page.session_state["config"] = replace(cfg, mask_kind="padding", is_pad=(True,) * cfg.n_seq)
+    page.run()
+    assert not page.exception
+    said = [plain(i.value) for i in page.info if "Every key is masked" in plain(i.value)]
+    assert said == ["**Every key is masked for queries 0: input1, 1: input2, 2: input3.** Their scores are all −∞, and "
+                    "softmax of such a row would be 0 / 0 = NaN. Here each gets weights of all zeros (row sum 0) and "
+                    "an output row of zeros: these queries receive nothing."], said

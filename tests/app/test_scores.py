@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -359,3 +360,16 @@ def test_a_d_a_that_is_no_width_is_refused_in_words(typed, said):
     assert said in [plain(e.value) for e in at.error], [e.value for e in at.error]
     at.number_input(key="scores_d_a").set_value(1e2).run()
     assert at.session_state["config"].w_1.shape == (3, 100)
+
+
+def test_the_mean_entropy_of_no_row_is_no_number():
+    """Every key of every query masked: no row to average, so the table says "–", not an entropy of 0 that the note
+    reads as "one key takes all the weight"; the note says such rows are left out."""
+    at = new_app("pages/scores.py")
+    cfg = at.session_state["config"]
+    at.session_state["config"] = replace(cfg, mask_kind="padding", is_pad=(True,) * cfg.n_seq)
+    at.run()
+    assert not at.exception
+    table = at.dataframe[0].value
+    assert set(table["mean row entropy (nats)"]) == {"–"}
+    assert any("its row is left out of the mean" in plain(n) for n in notes(at))

@@ -312,7 +312,8 @@ def test_nan_and_infinity_in_the_json_name_the_cell(literal, what):
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("", "not valid JSON (Expecting value at line 1, column 1)."),
+        ("", "JSON file: there is nothing in it."),
+        (" \n\t ", "JSON file: there is nothing in it."),
         ("{", "not valid JSON"),
         ("[1, 2]", "configuration: expected a JSON object {...}, got a list."),
         ('"hello"', "got a string."),

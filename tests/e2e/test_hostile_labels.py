@@ -120,7 +120,7 @@ def masking(page: Page) -> list[str]:
     found += rendered(page, "Masking (every token padding)")
     found += literal(
         page, "Masking (every token padding)", alert("Every key is masked for"),
-        f"Every key is masked for query {', '.join(ROWS)}.", prefix=True,
+        f"Every key is masked for queries {', '.join(ROWS)}.", prefix=True,
     )
 
     choose_radio(page, "Mask", "causal")  # query 0 sees key 0 only

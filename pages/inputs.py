@@ -1,7 +1,6 @@
 """Inputs & weights: pick a preset or type every number of X, W_Q, W_K, W_V yourself; queries from X
 (self-attention) or from a second sequence Y (cross-attention)."""
 
-from collections.abc import Callable
 from dataclasses import replace
 
 import streamlit as st
@@ -22,7 +21,7 @@ from attn_ui.app import i18n, registry, state
 from attn_ui.app.i18n import N_, _
 from attn_ui.shell import frame
 from attn_ui.views import compute, step_by_step
-from attn_ui.widgets import grid_editor, randomise, text
+from attn_ui.widgets import controls, grid_editor, randomise, text
 
 frame.page_start(registry.INPUTS)
 
@@ -41,22 +40,16 @@ MASK_GONE = {
 now = i18n.translator()  # for the options' format_func (called outside the run too): this run's language
 
 
-def size_input(where: st.delta_generator.DeltaGenerator, label: str, key: str, value: int,
-               on_change: Callable[[], None], help_text: str) -> None:
-    """A size's number input in ``where``, holding ``value``: a float shown whole ("%g": 3, 1000), so that what was
-    typed arrives as typed. An integer input's browser side reads the text as parseInt does ("2.5" came as 2, "1e3"
-    as 1, without a word); here 2.5 comes as 2.5, which the core refuses by name (not a whole number), and 1e3 as
-    1000.0, which it reads as 1000. No bounds: the core's refusal names the size and its cap. No default: a box left
-    empty (or holding no number: "abc") comes as None, which the core refuses as empty (a default would come as a
-    size nobody typed)."""
-    where.number_input(label, value=None, step=1.0, format="%g", **state.bind(key, float(value), on_change),
-                       help=help_text)
-
-
 def row() -> st.delta_generator.DeltaGenerator:
     """Elements side by side, bottoms aligned: one container (st.columns would send one more per column, and the
     browser redraws every element on every edit)."""
     return st.container(horizontal=True, vertical_alignment="bottom")
+
+
+def size_box(where: st.delta_generator.DeltaGenerator, label: str, key: str, size: int, help_text: str) -> None:
+    """One of the sizes, in ``where``: a whole-number box (controls.whole_number_input) holding the configuration's
+    ``size``; a change goes through :func:`change_dimensions`."""
+    controls.whole_number_input(label, where=where, help=help_text, **state.bind(key, float(size), change_dimensions))
 
 
 # Both callbacks do nothing when their widget holds what the configuration already has. Streamlit also calls them when
@@ -241,28 +234,28 @@ st.caption(_(
 ).format(n_seq=LIMITS.n_seq, d_model=LIMITS.d_model, width=LIMITS.width, n_heads=LIMITS.n_heads,
          cells=f"{LIMITS.total_cells:,}"))
 dims_row = row()
-size_input(dims_row, "n_seq", "inputs_n_seq", cfg.n_seq, change_dimensions,
-           _("Number of tokens (rows of X), at most {n}.").format(n=LIMITS.n_seq))
-size_input(dims_row, "d_model", "inputs_d_model", cfg.d_model, change_dimensions,
-           _("Width of each token's input vector (columns of X), at most {n}.").format(n=LIMITS.d_model))
+size_box(dims_row, "n_seq", "inputs_n_seq", cfg.n_seq,
+         _("Number of tokens (rows of X), at most {n}.").format(n=LIMITS.n_seq))
+size_box(dims_row, "d_model", "inputs_d_model", cfg.d_model,
+         _("Width of each token's input vector (columns of X), at most {n}.").format(n=LIMITS.d_model))
 if cfg.score == "additive":  # queries and keys may differ in width
-    size_input(dims_row, "d_q", "inputs_d_qk", cfg.w_q.shape[1], change_dimensions,
-               _("Columns of W_Q. The additive score function lets it differ from W_K's. With several heads this is "
-                 "n_heads · d_q. At most {n}.").format(n=LIMITS.width))
-    size_input(dims_row, "d_k", "inputs_d_k", cfg.w_k.shape[1], change_dimensions,
-               _("Columns of W_K. With several heads this is n_heads · d_k. At most {n}.").format(n=LIMITS.width))
+    size_box(dims_row, "d_q", "inputs_d_qk", cfg.w_q.shape[1],
+             _("Columns of W_Q. The additive score function lets it differ from W_K's. With several heads this is "
+               "n_heads · d_q. At most {n}.").format(n=LIMITS.width))
+    size_box(dims_row, "d_k", "inputs_d_k", cfg.w_k.shape[1],
+             _("Columns of W_K. With several heads this is n_heads · d_k. At most {n}.").format(n=LIMITS.width))
 elif cfg.n_kv_heads:  # W_K follows W_Q: as many columns per key/value head as W_Q has per query head
-    size_input(dims_row, "d_k", "inputs_d_qk", cfg.w_q.shape[1], change_dimensions,
-               _("Columns of W_Q: n_heads · d_k. W_K follows with n_kv_heads · d_k columns (grouped-query "
-                 "attention). At most {n}.").format(n=LIMITS.width))
+    size_box(dims_row, "d_k", "inputs_d_qk", cfg.w_q.shape[1],
+             _("Columns of W_Q: n_heads · d_k. W_K follows with n_kv_heads · d_k columns (grouped-query attention). "
+               "At most {n}.").format(n=LIMITS.width))
 else:
-    size_input(dims_row, "d_k", "inputs_d_qk", cfg.w_q.shape[1], change_dimensions,
-               _("Columns of W_Q and W_K. With several heads this is n_heads · d_k: each head gets an equal slice. "
-                 "At most {n}.").format(n=LIMITS.width))
-size_input(dims_row, "d_v", "inputs_d_v", cfg.w_v.shape[1], change_dimensions,
-           (_("Columns of W_V: n_kv_heads · d_v with grouped-query attention; may differ from W_K's. At most {n}.")
-            if cfg.n_kv_heads else
-            _("Columns of W_V; may differ from d_k. The output has d_v columns. At most {n}.")).format(n=LIMITS.width))
+    size_box(dims_row, "d_k", "inputs_d_qk", cfg.w_q.shape[1],
+             _("Columns of W_Q and W_K. With several heads this is n_heads · d_k: each head gets an equal slice. At "
+               "most {n}.").format(n=LIMITS.width))
+size_box(dims_row, "d_v", "inputs_d_v", cfg.w_v.shape[1],
+         (_("Columns of W_V: n_kv_heads · d_v with grouped-query attention; may differ from W_K's. At most {n}.")
+          if cfg.n_kv_heads else
+          _("Columns of W_V; may differ from d_k. The output has d_v columns. At most {n}.")).format(n=LIMITS.width))
 if refused := st.session_state.pop(state.DIMS_REFUSED, None):  # once: the sizes shown are the configuration's again
     st.error(text.md_escape(refused), icon=":material/warning:")
 fill_row = row()
@@ -296,8 +289,9 @@ if cfg.cross:
                      n_q=cfg.n_q, n_k=cfg.n_seq))
     y_left, y_right = st.columns([1, 3])
     with y_left:
-        size_input(y_left, _("n_y (rows of Y)"), "inputs_n_y", cfg.n_q, change_query_rows,
-                   _("Number of queries, at most {n}. New rows are filled as chosen above.").format(n=LIMITS.n_seq))
+        controls.whole_number_input(
+            _("n_y (rows of Y)"), help=_("Number of queries, at most {n}. New rows are filled as chosen above.").format(
+                n=LIMITS.n_seq), **state.bind("inputs_n_y", float(cfg.n_q), change_query_rows))
         grid_editor.token_editor("y_tokens")
         st.caption(_("Rename a query token (one per row of Y)."))
     with y_right:

@@ -39,10 +39,8 @@ valid = list(grouped) if grouped else [h for h in valid_head_counts(d_qk, d_v, d
 if cfg.rope is not None:  # RoPE turns pairs of features: every query and key head an even width
     valid = [h for h in valid if d_qk // h % 2 == 0 and d_kk // (grouped[h] if grouped else h) % 2 == 0]
 st.session_state.setdefault(multihead_views.WANTED, float(cfg.n_heads))
-# a float box with no bounds and no default (as Inputs & weights' sizes): what is typed arrives as typed ("1e1" as 10,
-# "2.5" as 2.5; an integer box's browser side read them as 1 and 2 without a word), and is refused in words below
-typed = st.number_input(
-    _("Number of heads (n_heads)"), value=None, step=1.0, format="%g", key=multihead_views.WANTED, width=240,
+typed = controls.whole_number_input(  # what is typed, as typed ("1e1" is 10), refused in words below
+    _("Number of heads (n_heads)"), key=multihead_views.WANTED, width=240,
     help=_("Grouped-query heads: {valid}, which keep the widths and the group of {group} query heads per key/value "
            "head.").format(valid=", ".join(map(str, valid)), group=cfg.n_heads // cfg.kv_heads) if grouped else
     (_("Must divide the {d_qk} columns of W_Q/W_K and the {d_v} columns of W_V; at most {most}.") if same_qk else

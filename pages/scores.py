@@ -157,11 +157,9 @@ st.segmented_control(_("Score function of your configuration"), SCORE_FUNCTIONS,
                             "function again."))
 cfg = state.config()
 if cfg.score == "additive":
-    # a float box with no bounds and no default, as Inputs & weights' sizes (pick_d_a refuses in words)
-    st.number_input(_("Features per head (d_a)"), value=None, step=1.0, format="%g", width=240,
-                    **state.bind(D_A, float(cfg.d_a), pick_d_a),
-                    help=_("The width of the tanh layer. A new width starts W_1, W_2 and v_a afresh (random, "
-                           "seeded)."))
+    controls.whole_number_input(  # what is typed, as typed ("1e2" is 100): pick_d_a refuses in words
+        _("Features per head (d_a)"), width=240, **state.bind(D_A, float(cfg.d_a), pick_d_a),
+        help=_("The width of the tanh layer. A new width starts W_1, W_2 and v_a afresh (random, seeded)."))
 initializer = i18n.option_labels(INITIALIZERS)  # an initialiser's name as the learner reads it, in this run's language
 
 

@@ -98,6 +98,18 @@ def _shared(state_key: str, key: str, value: int) -> dict:
     return state.bind(key, value, state.copy_to(state_key, key))
 
 
+def whole_number_input(label: str, *, where: Any = st, help: str | None = None, width: int | str = "stretch",
+                       **bound: Any) -> float | None:
+    """A box for a whole number the core checks (attn_core.whole_size): a float shown whole ("%g": 3, 1000), so that
+    what is typed arrives as typed. An integer box's browser side reads the text as parseInt does ("2.5" came as 2,
+    "1e3" as 1, without a word); here 2.5 comes as 2.5, refused by name as not whole, and 1e3 as 1000.0, read as 1000.
+    No bounds (the core's refusal names the size and its cap, where Streamlit's would leave the box red with an
+    English tooltip) and no default: a box left empty (or holding no number: "abc") comes as None, refused as empty
+    (a default would come as a number nobody typed). ``bound``: the widget's ``key`` and ``on_change``
+    (:func:`attn_ui.app.state.bind`, holding a float). Returns the box's value."""
+    return where.number_input(label, value=None, step=1.0, format="%g", help=help, width=width, **bound)
+
+
 def view_picker(label: str, options: list[str], *, key: str, format_func: Callable[[str], str] | None = None) -> str:
     """A row of buttons choosing the one part of a page drawn below it; the choice is kept across page visits.
 

@@ -499,7 +499,8 @@ def with_dimensions(
     changes (it was one matrix per head).
     A size that is not a whole number (a whole float is its int), over its cap (n_seq, d_model, a width:
     :data:`LIMITS`) or under 1 is refused before any matrix is made, with the size named as Inputs & weights labels
-    it ("d_k (columns of W_Q and W_K)"; d_q and d_k with an additive score).
+    it ("d_k (columns of W_Q and W_K)"; d_q and d_k with an additive score); so is a width that leaves a head an odd
+    number of features while RoPE is on.
     """
     n_heads, n_kv = cfg.n_heads, cfg.kv_heads
     # each size whole and within its cap before any matrix is made (validate_config checks the whole after): a width
@@ -520,6 +521,12 @@ def with_dimensions(
             n_kv != n_heads and d_k != d_qk // n_heads * n_kv):
         n_heads = n_kv = 1
         d_k = d_qk if cfg.score != "additive" or d_k is None else d_k
+    if cfg.rope is not None:  # named here as typed: validate_config's refusal names W_Q and a head, not the size
+        for what, width, heads in ((q_name, d_qk, n_heads), (k_name, d_k, n_kv)):
+            if width // heads % 2:
+                raise AttentionInputError(
+                    N_("{what}: {value} leaves each head {width} features, but RoPE turns pairs of features: a head "
+                       "needs an even width (or RoPE off)."), what=what, value=width, width=width // heads)
     o_rows = d_v // n_kv * n_heads  # W_O [n_heads·d_v, d_out]
 
     def grow(a: np.ndarray, shape: tuple[int, int], salt: int) -> np.ndarray:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
-from attn_core import PRESETS
+from attn_core import PRESETS, RoPE, with_dimensions
 
 from ..seeds import SEED000_OUTPUT, SEED000_W_K, SEED000_W_Q, SEED000_W_V, SEED000_X, SEED004_SCORES, SEED004_SOFTMAX
 from .apptools import edit_cells, editor_key, new_app, plain
@@ -398,6 +400,23 @@ def test_additive_scores_let_the_queries_and_keys_differ_in_width():
     assert not at.exception
     assert cfg.w_q.shape == (4, 3) and cfg.w_k.shape == (4, 5) and cfg.w_2.shape == (5, 4)
     np.testing.assert_array_equal(cfg.w_k[:, :3], SEED_W_K)  # the values that fit are kept
+
+
+def test_with_rope_an_odd_d_k_is_refused_by_name():
+    """With RoPE on (Modern attention), d_k 5 was refused as "rope: turns pairs of features, so each head of W_Q
+    needs an even width, got 5.", naming neither the size typed nor how to have it."""
+    at = new_app("pages/inputs.py")
+    four = with_dimensions(PRESETS["seed000"].build(), n_seq=3, d_model=4, d_qk=4, d_v=3)  # W_Q, W_K [4, 4]
+    at.session_state["config"] = replace(four, rope=RoPE())
+    at.run()
+    before = at.session_state["config"]
+    at.number_input(key="inputs_d_qk").set_value(5.0).run()
+    assert not at.exception and at.session_state["config"] is before
+    assert [plain(e.value) for e in at.error] == [
+        "Dimensions not changed: d_k (columns of W_Q and W_K): 5 leaves each head 5 features, but RoPE turns pairs "
+        "of features: a head needs an even width (or RoPE off)."]
+    at.number_input(key="inputs_d_qk").set_value(6.0).run()
+    assert at.session_state["config"].w_q.shape == (4, 6) and at.session_state["config"].rope == RoPE()
 
 
 def test_a_refused_value_let_go_by_a_change_of_dimensions_is_said():

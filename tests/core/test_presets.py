@@ -14,6 +14,7 @@ from attn_core import (
     PRESETS,
     AttentionInputError,
     Config,
+    RoPE,
     configs_equal,
     load_preset,
     run,
@@ -234,6 +235,28 @@ def test_a_refused_width_is_named_as_inputs_and_weights_labels_it(preset, sizes,
     with pytest.raises(AttentionInputError) as err:
         with_dimensions(cfg, **{**now, **sizes})
     assert str(err.value) == said
+
+
+@pytest.mark.parametrize(("preset", "sizes", "said"), [
+    ("seed000", {"d_qk": 5}, "d_k (columns of W_Q and W_K): 5 leaves each head 5 features, but RoPE turns pairs of "
+                             "features: a head needs an even width (or RoPE off)."),
+    ("heads", {"d_qk": 24}, "d_k (columns of W_Q and W_K): 24 leaves each head 3 features, but RoPE turns pairs of "
+                            "features: a head needs an even width (or RoPE off)."),
+    ("grouped", {"d_qk": 24, "d_k": 6}, "d_k (columns of W_Q): 24 leaves each head 3 features, but RoPE turns pairs "
+                                         "of features: a head needs an even width (or RoPE off)."),
+])
+def test_with_rope_a_width_that_leaves_a_head_odd_is_refused_by_the_size_typed(preset, sizes, said):
+    """With RoPE on, an odd d_k was refused as "rope: turns pairs of features, so each head of W_Q needs an even
+    width, got 5.": right, but it named neither the size typed nor the heads that split it."""
+    cfg = {"seed000": lambda: load_preset("seed000"), "heads": lambda: load_preset("seed003_heads"),
+           "grouped": grouped_query_config}[preset]()
+    cfg = replace(cfg, rope=RoPE())
+    now = {"n_seq": cfg.n_seq, "d_model": cfg.d_model, "d_qk": cfg.w_q.shape[1], "d_v": cfg.w_v.shape[1]}
+    with pytest.raises(AttentionInputError) as err:
+        with_dimensions(cfg, **{**now, **sizes})
+    assert str(err.value) == said
+    even = with_dimensions(cfg, **{**now, "d_qk": 2 * cfg.n_heads * 2, "d_k": None})  # 4 features a head: kept
+    assert even.rope == cfg.rope and even.d_k == 4
 
 
 def test_whole_floats_are_the_sizes_they_stand_for():

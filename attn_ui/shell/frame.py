@@ -247,12 +247,26 @@ _FOCUS_INK = focus_ink_css()
 _HIDDEN = "[data-testid='stElementContainer']:has(> [data-testid='stHtml'] script.page-language) { display: none; }"
 
 
+#: Streamlit's browser side pushes an entry onto the browser's history each time a run changes the address's query
+#: (every edit's ?c=, and a page's parameters after its path), so Back after three edits stayed three times on the
+#: same page (the configuration is the session's: an old ?c= is not read again). Made once per tab: an entry for the
+#: page already shown (same path) replaces the current one, so Back goes to the page before.
+ONE_ENTRY_A_PAGE = """if (!history.attnOneEntryAPage) {
+  const push = history.pushState.bind(history);
+  history.pushState = (state, unused, url) =>
+    url != null && new URL(url, location.href).pathname === location.pathname
+      ? history.replaceState(state, unused, url) : push(state, unused, url);
+  history.attnOneEntryAPage = true;
+}"""
+
+
 def page_language() -> None:
     """Tell the browser which language the page is in (``<html lang>``, which Streamlit leaves at "en"): a screen
     reader then reads it with the right voice, the browser draws Chinese characters in their Chinese forms (not
-    the Japanese ones a CJK font may prefer), and Korean lines break between words. The script is this app's own,
-    with a tag from i18n.TAGS, never text from a learner."""
-    script = f"document.documentElement.lang = {json.dumps(i18n.tag(i18n.language()))};"
+    the Japanese ones a CJK font may prefer), and Korean lines break between words. The same script keeps one
+    history entry a page (:data:`ONE_ENTRY_A_PAGE`). It is this app's own, with a tag from i18n.TAGS, never text
+    from a learner."""
+    script = f"document.documentElement.lang = {json.dumps(i18n.tag(i18n.language()))};\n{ONE_ENTRY_A_PAGE}"
     st.sidebar.html(f"<script class='page-language'>{script}</script>", unsafe_allow_javascript=True)
 
 

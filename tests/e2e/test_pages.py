@@ -18,7 +18,19 @@ from playwright.sync_api import Browser, Page, expect
 
 from attn_ui.app import registry
 
-from .helpers import MAIN, VIEWPORT, assert_no_exception, goto_page, nav_link, open_app, screenshot, wait_for_app
+from .helpers import (
+    MAIN,
+    VIEWPORT,
+    assert_no_exception,
+    edit_grid_cell,
+    goto_page,
+    grid_cell,
+    grids,
+    nav_link,
+    open_app,
+    screenshot,
+    wait_for_app,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -78,12 +90,11 @@ def test_the_default_pages_guessed_addresses_open_it_at_the_root(browser: Browse
     context.close()
 
 
-def test_back_goes_to_the_page_before_in_at_most_two_presses(browser: Browser, app_server: str) -> None:
-    """A page switch is at most two entries in the browser's history, so Back reaches the page before in at most two
-    presses. The address's parameters (?c=, ?lang=) are set at once; they were set one by one, three entries a page,
-    and Back looked dead twice. (Two entries when Streamlit's browser side has dropped the parameters before it
-    pushes the new page's address: a race of its own; then one Back lands on the same page, whose run puts its
-    parameters back.)"""
+def test_back_goes_to_the_page_before_in_one_press_even_after_edits(browser: Browser, app_server: str) -> None:
+    """A page switch is one entry in the browser's history, and an edit none (attn_ui.shell.frame.ONE_ENTRY_A_PAGE):
+    Back goes to the page before in one press. Streamlit pushed an entry each time a run changed the address's
+    query: each edit's ?c=, and a page's parameters after its path; Back then stayed on the same page once per edit
+    (the configuration is the session's), and up to twice after a page switch."""
     context = browser.new_context(viewport=VIEWPORT)
     page = context.new_page()
     open_app(page, app_server)
@@ -93,16 +104,20 @@ def test_back_goes_to_the_page_before_in_at_most_two_presses(browser: Browser, a
         goto_page(page, p.title)
         expect(page).to_have_url(re.compile(r"[?&]c="))
         lengths.append(page.evaluate("history.length"))
-    assert all(b - a in (1, 2) for a, b in itertools.pairwise(lengths)), lengths
+        if p == registry.STEPS:  # two edits in the edit panel's X grid: each a new ?c=, no new entry
+            for value in ("7", "8"):
+                address = page.url
+                edit_grid_cell(page, grids(page).first, 0, 0, value)
+                expect(page).not_to_have_url(address)
+            assert page.evaluate("history.length") == lengths[-1]
+    assert [b - a for a, b in itertools.pairwise(lengths)] == [1, 1, 1], lengths
     for before in reversed([registry.DEFAULT, *pages[:-1]]):
-        path = "/" if before == registry.DEFAULT else f"/{before.name}"
-        for _press in (1, 2):
-            page.go_back()  # the address changes at once; the app's run follows
-            page.wait_for_timeout(1_000)
-            wait_for_app(page)
-            if urlsplit(page.url).path == path:
-                break
-        assert urlsplit(page.url).path == path, (before.name, page.url)
+        page.go_back()  # the address changes at once; the app's run follows
+        page.wait_for_timeout(500)
+        wait_for_app(page)
+        assert urlsplit(page.url).path == ("/" if before == registry.DEFAULT else f"/{before.name}"), page.url
         expect(nav_link(page, before.title)).to_have_attribute("aria-current", "page")
+        if before == registry.STEPS:  # the edits stay: Back is not an Undo
+            expect(grid_cell(grids(page).first, 0, 0)).to_have_text("8")
     assert_no_exception(page)
     context.close()

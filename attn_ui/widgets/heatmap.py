@@ -73,11 +73,38 @@ def label_px(label: object) -> int:
     >>> label_px("0: input1"), label_px("0: 注意"), label_px("0: \u2068שלום\u2069"), label_px("x" * 40)
     (63, 47, 49, 180)
     """
-    text = str(label)
-    if text.isascii():  # no wide and no invisible character: 7 px each (most labels, and every number)
-        return min(LABEL_LIMIT, 7 * len(text))
-    return min(LABEL_LIMIT, sum(0 if unicodedata.category(ch) == "Cf" else WIDE_CHAR_PX
-                                if unicodedata.east_asian_width(ch) in "WF" else 7 for ch in text))
+    return min(LABEL_LIMIT, text_px(str(label)))
+
+
+def text_px(text: str, narrow: float = 7) -> int:
+    """:func:`label_px` of a line of any length (no limit); ``narrow``: px a character that is not wide (6 for
+    words: a label's 7 allows for digits and capitals)."""
+    if text.isascii():  # no wide and no invisible character (most labels, and every number)
+        return round(narrow * len(text))
+    return round(sum(0 if unicodedata.category(ch) == "Cf" else WIDE_CHAR_PX if unicodedata.east_asian_width(ch) in
+                     "WF" else narrow for ch in text))
+
+
+def fit_lines(text: str, px: int) -> str | list[str]:
+    """``text`` as one line when it fits in ``px`` (by :func:`text_px`), else as two (a Vega text's lines), broken
+    where the halves are nearest in width: at a space, or, in text written without spaces (Chinese), after any
+    character but before punctuation. Vega cuts a line still too long with "…".
+
+    >>> fit_lines("hover a cell: its row and column light up", 400)
+    'hover a cell: its row and column light up'
+    >>> fit_lines("hover a cell: its row and column light up", 200)
+    ['hover a cell: its row', 'and column light up']
+    >>> fit_lines("悬停在单元格上：它的行和列会高亮", 150)
+    ['悬停在单元格上：', '它的行和列会高亮']
+    """
+    if text_px(text, 6) <= px:
+        return text
+    breaks = ([i for i, ch in enumerate(text) if ch == " "] if " " in text else
+              [i for i in range(1, len(text)) if unicodedata.category(text[i])[0] != "P"])
+    if not breaks:
+        return text
+    best = min(breaks, key=lambda i: abs(text_px(text[:i], 6) - text_px(text[i:], 6)))
+    return [text[:best].rstrip(), text[best:].lstrip()]
 
 
 def cell_width(px: int, longest_text: int) -> int:
@@ -541,11 +568,21 @@ def focus_layers(lay: HeatmapLayout) -> list[dict]:
         hint, hint_y, up = f"{nothing_lit} ? {words['hint']} : {no_cell} ? {status} : ''", y0, 0
     else:  # the cell's line over the rows' title, what to do over it (narrow: one line would be cut short)
         x0, y0 = -(lay.labels_px + AXIS_PX), -FOCUS_LINE_PX
-        # held: its two parts on two lines (on one, a small heatmap's would be cut short), drawn downwards from the
-        # hint's line: over the cell's line where a cell is lit (then a line higher), else on its empty line
+        # held: its two parts on two lines (on one, a small heatmap's would be cut short); the hint, a click's and a
+        # pin's words on two where one would not fit (Korean, on a 3-column W_Q). Lines drawn downwards from the
+        # hint's line: over the cell's line where a cell is lit (then a line higher), else on its empty line. When
+        # the words take two lines, the hint's line is a line higher for good: lit, the cell's line stays free, and
+        # the chart's height never changes on a hover (Vega fits the chart to its marks: a line moving up would grow it)
+        fitted = {k: fit_lines(_(w), width + LEGEND_PX - x0) for k, w in
+                  (("hint", FOCUS_HINT), ("click", FOCUS_CLICK), ("pinned", FOCUS_PINNED))}
+        words = {k: json.dumps(w, ensure_ascii=False) for k, w in fitted.items()}
+        after_click = f"(isArray({PIN}.row) ? {words['pinned']} : {words['click']})"
         held = json.dumps([_(w) for w in FOCUS_HELD], ensure_ascii=False)
-        hint, hint_y = f"{nothing_lit} ? {words['hint']} : isArray({HELD}) ? {held} : {after_click}", y0 - LABEL_LINE_PX
-        up = {"expr": f"isArray({HELD}) && {LIT_ROW} !== null && {LIT_COL} !== null ? {-LABEL_LINE_PX} : 0"}
+        two = any(isinstance(w, list) for w in fitted.values())
+        hint, hint_y = (f"{nothing_lit} ? {words['hint']} : isArray({HELD}) ? {held} : {after_click}",
+                        y0 - (2 if two else 1) * LABEL_LINE_PX)
+        up = 0 if two else {
+            "expr": f"isArray({HELD}) && {LIT_ROW} !== null && {LIT_COL} !== null ? {-LABEL_LINE_PX} : 0"}
     line = {"type": "text", "align": "left", "aria": False, "baseline": "bottom", "color": FOCUS_COLOUR,
             "fontSize": FONT, "limit": width + LEGEND_PX - x0, "lineHeight": LABEL_LINE_PX}
     cell = {"mark": {**line, "fontWeight": "bold"},

@@ -169,6 +169,24 @@ def test_a_held_chart_says_the_control_holds_it_and_a_clicked_one_says_click_the
     assert free == [tr(heatmap.FOCUS_HINT)]
 
 
+@pytest.mark.parametrize("lang", ["en", "zh", "ko"])
+def test_a_narrow_heatmaps_words_are_never_cut_short(lang, monkeypatch):
+    """On a heatmap three columns wide (Learn's W_Q and W_K) the Korean hint was cut: "칸 위에 마우스를 올리면 그 행과
+    열이 강조…". Words that do not fit on one line take two, drawn apart, the same with a cell lit and pinned."""
+    tr = i18n.catalog(lang).gettext
+    monkeypatch.setattr(i18n, "language", lambda: lang)
+    narrow = heatmap.heatmap(np.arange(12.0).reshape(4, 3), [str(i) for i in range(4)], ["0", "1", "2"],
+                             x_title=tr("column"), y_title=tr("row"))
+    assert narrow.layout.width_px * 3 + heatmap.LEGEND_PX < heatmap.WIDE_LINE_PX  # the narrow layout
+    free = drawn_words(narrow.spec())
+    clicked = drawn_words(_pinned_by_a_click(narrow.spec(), [{"row": "1", "col": "2"}]))
+    assert not any("…" in line for line in free + clicked), (free, clicked)
+    assert " ".join(free).replace(" ", "") == tr(heatmap.FOCUS_HINT).replace(" ", "")
+    assert " ".join(clicked[1:]).replace(" ", "") == tr(heatmap.FOCUS_PINNED).replace(" ", "")
+    if lang == "ko":  # this one does not fit on one line: two
+        assert len(free) == 2
+
+
 @pytest.mark.parametrize("dims", [2, 12])  # narrow: the words over the rows' title; wide: beside it, on one line
 def test_a_held_row_alone_is_told_without_a_cell(dims):
     """Q, K, V and the output (tokens × dimensions) light the held token's row alone: no cell is lit, none named."""

@@ -11,8 +11,9 @@ line per page: file, size, time, and any Streamlit exception shown. Look at the 
 into a strip, overlapping labels or an empty page are bugs no assertion catches.
 
 ``--theme light|dark`` sets the browser's colour scheme (prefers-color-scheme), which the app follows (both
-themes are configured in .streamlit/config.toml). ``--width`` below 600 px emulates a phone (is_mobile, touch):
-the sidebar is then closed, so each page is opened by its address instead (a fresh session, seed 000 too).
+themes are configured in .streamlit/config.toml). ``--width`` below 600 px emulates a phone (is_mobile, touch, a
+phone's user agent): the sidebar is then closed, so each page is opened by its address instead (a fresh session,
+seed 000 too).
 ``--lang en|zh|ko`` opens the app with ``?lang=`` (the sidebar's page links are then in that language).
 """
 
@@ -35,6 +36,7 @@ from tests.e2e.helpers import (  # noqa: E402
     CHROMIUM,
     CHROMIUM_ARGS,
     PAGE_TITLES,
+    PHONE_UA,
     VIEWPORT,
     fit_viewport_to_content,
     goto_page,
@@ -44,7 +46,8 @@ from tests.e2e.helpers import (  # noqa: E402
     watch_runs,
 )
 
-PHONE_BELOW = 600  # px: narrower viewports are phones (is_mobile, touch; Streamlit closes the sidebar)
+PHONE_BELOW = 600  # px: narrower viewports are phones (is_mobile, touch and a phone's user agent, by which the app puts
+#                   its edit panel in the page: attn_ui.shell.frame.on_phone; Streamlit closes the sidebar)
 
 
 def main() -> int:
@@ -70,7 +73,8 @@ def main() -> int:
     try:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            context = browser.new_context(viewport=viewport, color_scheme=args.theme, is_mobile=phone, has_touch=phone)
+            context = browser.new_context(viewport=viewport, color_scheme=args.theme, is_mobile=phone, has_touch=phone,
+                                          **({"user_agent": PHONE_UA} if phone else {}))
             warm_up = context.new_page()  # the first session of a fresh server keeps Streamlit's 300 px sidebar
             warm_up.goto(f"{url}/?lang={args.lang}")  # (not the app's 320: attn_ui.shell.frame); later sessions get it
             warm_up.wait_for_selector(APP_IDLE)

@@ -28,8 +28,8 @@ from attn_ui.widgets import charts
 OPEN = "save_chart_open"  # the expander open (its contents are made only then)
 CHOICE = "save_chart_choice"
 BACKGROUND = "white"
-#: layers a still image leaves out: a heatmap's "hover a cell" hint (attn_ui.widgets.heatmap.focus_layers; a pinned
-#: cell's outlines and its line stay)
+#: layers a still image leaves out: a heatmap's "hover or tap a cell" hint (attn_ui.widgets.heatmap.focus_layers; a
+#: pinned cell's outlines and its line stay)
 POINTER_ONLY = frozenset({"focus_hint"})
 #: px: the width of a chart that took its column's on the page (width "container", the column's width unknown here);
 #: Vega's default (300 px) would crowd an axis until it hides labels the page shows

@@ -469,7 +469,7 @@ FOCUS_LINE_PX = 24  # the focus line's baseline above the cells (the rows' title
 WIDE_LINE_PX = 420
 #: the focus lines' words (marked; shown with _()): the lit cell, and above it what a click does (or did)
 FOCUS_CELL = N_("{rows} {row} → {cols} {col}: {value}")
-FOCUS_HINT = N_("hover a cell: its row and column light up")
+FOCUS_HINT = N_("hover or tap a cell: its row and column light up")  # a tap lights (and pins) on a phone
 FOCUS_CLICK = N_("click to pin it")
 FOCUS_PINNED = N_("pinned · click the lit cell to release it")  # pinned by a click: a cell (its row and column)
 #: the model view's own pin: a query's row of cells, lit in every head (attn_ui.views.model_views)

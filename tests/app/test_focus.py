@@ -165,8 +165,9 @@ def test_a_held_chart_says_the_control_holds_it_and_a_clicked_one_says_click_the
     clicked = drawn_words(_pinned_by_a_click(square.spec(), [{"row": "1: b", "col": "0: a"}]))
     free = drawn_words(square.spec())
     assert held[1:] == [tr(w) for w in heatmap.FOCUS_HELD] and held[0].count("2: c") == 2  # its query and key
-    assert clicked[-1] == tr(heatmap.FOCUS_PINNED) and "1: b" in clicked[0] and "0: a" in clicked[0]
-    assert free == [tr(heatmap.FOCUS_HINT)]
+    assert "".join(clicked[1:]).replace(" ", "") == tr(heatmap.FOCUS_PINNED).replace(" ", "")  # one line or two
+    assert "1: b" in clicked[0] and "0: a" in clicked[0]
+    assert "".join(free).replace(" ", "") == tr(heatmap.FOCUS_HINT).replace(" ", "")  # on one line or two
 
 
 @pytest.mark.parametrize("lang", ["en", "zh", "ko"])

@@ -41,7 +41,7 @@ def test_png_and_svg_of_a_real_chart(weights_spec):
     svg = export.to_image(weights_spec, "svg").decode()
     assert svg.startswith("<svg") and "0: input1" in svg and "Weights" in svg
     assert 'fill="white"' in svg  # the background: the file reads on any viewer
-    assert "hover a cell" not in svg  # a still image has no pointer
+    assert "hover or tap a cell" not in svg  # a still image has no pointer
 
 
 def test_the_model_view_and_the_neuron_view_as_images():

@@ -11,6 +11,7 @@ exactly when used: ``cfg.matrix_names()`` lists the matrices a configuration has
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, replace
 
@@ -396,6 +397,70 @@ def _cap(template: str, value: int, cap: int, **params: object) -> None:
         raise AttentionInputError(template, value=value, cap=cap, **params)
 
 
+def whole_number(what: str, value: int | float | None, low: int, high: int, *, under: str | None = None) -> int:
+    """``value``, what the box ``what`` names holds as the learner typed it, as a whole number from ``low`` to
+    ``high`` (a whole float is its int: 1e3 typed is 1000); refused when it is empty (None: a number box left empty,
+    or holding no number), not a whole number (2.5 is never rounded; nan and inf neither), under ``low`` (``under``,
+    marked with N_, when the caller says why: "{what}: {value} is under 1; <why>.") or over ``high``.
+
+    ``what`` is a :class:`Words` (translated by the app) or a label the app has already translated (a plain str
+    passes through as it is). Pure Python: no numpy.
+
+    >>> whole_number("Seed", 1e3, 0, 2**31 - 1), whole_number("Seed", 0, 0, 10), whole_number("Row", 4.0, 0, 4)
+    (1000, 0, 4)
+    >>> whole_number("Row", 5, 0, 4)
+    Traceback (most recent call last):
+    attn_core.errors.AttentionInputError: Row: 5 is over the cap of 4.
+    >>> whole_number("Tokens to write", 0, 1, 20)
+    Traceback (most recent call last):
+    attn_core.errors.AttentionInputError: Tokens to write: 0 is under 1.
+    >>> whole_number("Seed", None, 0, 10)
+    Traceback (most recent call last):
+    attn_core.errors.AttentionInputError: Seed is empty: type a whole number.
+    """
+    if value is None:
+        raise AttentionInputError(N_("{what} is empty: type a whole number."), what=what)
+    if isinstance(value, float) and not value.is_integer():  # nan and inf too
+        raise AttentionInputError(N_("{what}: {value} is not a whole number."), what=what, value=value)
+    value = int(value)
+    _cap(N_("{what}: {value} is over the cap of {cap}."), value, high, what=what)
+    if value < low:
+        if under is not None:
+            raise AttentionInputError(under, what=what, value=value)
+        raise AttentionInputError(N_("{what}: {value} is under {low}."), what=what, value=value, low=low)
+    return value
+
+
+def number_in_range(what: str, value: int | float | None, low: float | None, high: float | None) -> float:
+    """``value``, what the box ``what`` names holds as the learner typed it, as a float from ``low`` to ``high``
+    (None: no bound that side); refused when it is empty (None), not a finite number (nan, inf), under ``low`` or over
+    ``high``. The message writes a whole float as a whole number (150.0 as 150). Pure Python: no numpy.
+
+    >>> number_in_range("std", 0.5, 0.0, 100.0), number_in_range("std", 0, 0.0, None)
+    (0.5, 0.0)
+    >>> number_in_range("std", 150.0, 0.0, 100.0)
+    Traceback (most recent call last):
+    attn_core.errors.AttentionInputError: std: 150 is over 100.
+    """
+    if value is None:
+        raise AttentionInputError(N_("{what} is empty: type a number."), what=what)
+    value = float(value)
+    if not math.isfinite(value):
+        raise AttentionInputError(N_("{what}: {value} is not a finite number."), what=what, value=value)
+    if low is not None and value < low:
+        raise AttentionInputError(N_("{what}: {value} is under {low}."), what=what, value=_shown(value),
+                                  low=_shown(low))
+    if high is not None and value > high:
+        raise AttentionInputError(N_("{what}: {value} is over {high}."), what=what, value=_shown(value),
+                                  high=_shown(high))
+    return value
+
+
+def _shown(value: float) -> int | float:
+    """A number as a message writes it: a whole float as its int (100.0 as 100), any other as it is (0.5)."""
+    return int(value) if float(value).is_integer() and abs(value) < 2**53 else value
+
+
 def whole_size(what: Words, value: int | float | None, cap: int, under: str) -> int:
     """``value``, the size ``what`` names as the learner typed it ("n_seq (tokens)"), as an int (1e3 typed: 1000.0
     is 1000); refused when it is empty (None: a number box left empty, or holding no number), not a whole number
@@ -407,15 +472,7 @@ def whole_size(what: Words, value: int | float | None, cap: int, under: str) -> 
     Traceback (most recent call last):
     attn_core.errors.AttentionInputError: n_seq: 2.5 is not a whole number.
     """
-    if value is None:
-        raise AttentionInputError(N_("{what} is empty: type a whole number."), what=what)
-    if isinstance(value, float) and not value.is_integer():  # nan and inf too
-        raise AttentionInputError(N_("{what}: {value} is not a whole number."), what=what, value=value)
-    value = int(value)
-    _cap(N_("{what}: {value} is over the cap of {cap}."), value, cap, what=what)
-    if value < 1:
-        raise AttentionInputError(under, what=what, value=value)
-    return value
+    return whole_number(what, value, 1, cap, under=under)
 
 
 def _width_names(cfg: Config) -> tuple[Words, Words]:

@@ -146,16 +146,15 @@ across_views.rollout(across)
 # ---- writing on, token by token -----------------------------------------------------------------------------------
 st.header(_("Write on, token by token"))
 row = st.container(horizontal=True, vertical_alignment="bottom")
-n_new = int(row.number_input(_("Tokens to write"), min_value=1, max_value=generate_views.MAX_NEW, step=1, width=160,
-                             **state.bind(N_NEW, int(state.kept(N_NEW, 8)))))
+n_new = controls.whole_box(  # what is typed, as typed ("2.5" is not 2): refused in words, the count in use kept
+    _("Tokens to write"), N_NEW, 8, 1, generate_views.MAX_NEW, generate_views.still_writing, where=row, width=160)
 mode = row.segmented_control(_("Each next token is"), list(generate_views.MODES),
                              format_func=lambda k: _(generate_views.MODES[k]),
                              help=_("Greedy: always the most probable token (the temperature does not matter). "
                                     "Sampled: drawn at random with the probabilities at temperature T."),
                              **state.bind(MODE, state.kept(MODE, "greedy", list(generate_views.MODES)))) or "greedy"
-seed = int(row.number_input(_("Seed"), min_value=0, max_value=2**31 - 1, step=1, width=120,
-                            disabled=mode != "sample", help=_("The same seed draws the same tokens."),
-                            **state.bind(SEED, int(state.kept(SEED, 0)))))
+seed = controls.seed_box(_("Seed"), SEED, where=row, width=120, disabled=mode != "sample",
+                         help=_("The same seed draws the same tokens."))
 asked = (source, prompt, n_new, mode == "sample", float(temperature), seed)
 full = len(tokens) >= cfg_m.max_tokens  # the prompt fills every position the model reads: no token can follow
 if row.button(_("Write"), key="gen_write", icon=":material/edit_note:", type="primary", disabled=full):

@@ -37,6 +37,7 @@ MASK_GONE = {
                  "offers padding and a custom mask for Y."),
 }
 
+FILL_SEED = "inputs_fill_seed"  # the seed box of new cells (controls.seed_box)
 now = i18n.translator()  # for the options' format_func (called outside the run too): this run's language
 
 
@@ -64,6 +65,11 @@ def choose_preset() -> None:
         state.load(chosen)
 
 
+def fill_seed() -> int:
+    """The seed new cells are drawn with: the box's, or while it holds what is refused the last one it took."""
+    return controls.whole_in_use(FILL_SEED, 0, 0, controls.SEED_HIGH)[0]
+
+
 def change_dimensions() -> None:
     cfg, ss = state.config(), st.session_state
     d_k = ss.get("inputs_d_k") if cfg.score == "additive" else cfg.w_k.shape[1]
@@ -75,7 +81,7 @@ def change_dimensions() -> None:
             raise AttentionInputError(N_("{what} is empty: type a whole number."), what=N_("d_k (columns of W_K)"))
         new = with_dimensions(
             cfg, n_seq=ss["inputs_n_seq"], d_model=ss["inputs_d_model"], d_qk=ss["inputs_d_qk"],
-            d_v=ss["inputs_d_v"], init=ss["inputs_fill"], seed=ss["inputs_fill_seed"],
+            d_v=ss["inputs_d_v"], init=ss["inputs_fill"], seed=fill_seed(),
             d_k=d_k if cfg.score == "additive" else None,
         )
     except AttentionInputError as err:  # said under the sizes, where they were typed (state.DIMS_REFUSED)
@@ -98,7 +104,8 @@ def use_sentence(prefix: str = "inputs") -> None:
     if len(tokens) > LIMITS.n_seq:  # more than the cap: always several
         state.notify(_("The sentence has {n} tokens; the cap is {cap}.").format(n=len(tokens), cap=LIMITS.n_seq))
         return
-    rows = embed(tokens, cfg.d_model, seed=ss[f"{prefix}_embed_seed"])  # [n_tokens, d_model]
+    seed = controls.whole_in_use(f"{prefix}_embed_seed", 0, 0, controls.SEED_HIGH)[0]  # refused: the one in use
+    rows = embed(tokens, cfg.d_model, seed=seed)  # [n_tokens, d_model]
     if ss[f"{prefix}_positional"]:
         rows = rows + positional_encoding(len(tokens), cfg.d_model)
     try:
@@ -126,7 +133,7 @@ def choose_queries() -> None:
 def change_query_rows() -> None:
     ss = st.session_state
     try:
-        new = with_query_rows(state.config(), ss["inputs_n_y"], init=ss["inputs_fill"], seed=ss["inputs_fill_seed"])
+        new = with_query_rows(state.config(), ss["inputs_n_y"], init=ss["inputs_fill"], seed=fill_seed())
     except AttentionInputError as err:
         state.notify(_("Rows of Y not changed: {message}").format(message=i18n.error_text(err)))
         return
@@ -140,8 +147,8 @@ def sentence_controls(prefix: str, example: str) -> None:
     key = f"{prefix}_sentence"
     st.text_input(_("…or type a sentence"), **state.bind(key, state.kept(key, example)))
     sentence_row = row()
-    sentence_row.number_input(_("Embedding seed"), 0, 2**31 - 1, 0, key=f"{prefix}_embed_seed", width=220,
-                              help=_("The same word always gets the same vector for a given seed and d_model."))
+    controls.seed_box(_("Embedding seed"), f"{prefix}_embed_seed", where=sentence_row, width=220,
+                      help=_("The same word always gets the same vector for a given seed and d_model."))
     sentence_row.checkbox(_("Add positional encoding"), key=f"{prefix}_positional",
                           help=_("Sinusoidal, as in 'Attention is all you need'."))
     sentence_row.button(_("Use this sentence"), key=f"{prefix}_use_sentence", on_click=use_sentence, args=(prefix,))
@@ -261,7 +268,7 @@ if refused := st.session_state.pop(state.DIMS_REFUSED, None):  # once: the sizes
 fill_row = row()
 fill_row.selectbox(_("New cells are filled with"), randomise.NAMES, key="inputs_fill", width=360,
                    index=randomise.NAMES.index("xavier_uniform"), format_func=i18n.option_labels(INITIALIZERS))
-fill_row.number_input(_("Seed for new cells"), 0, 2**31 - 1, 0, key="inputs_fill_seed", width=220)
+controls.seed_box(_("Seed for new cells"), FILL_SEED, where=fill_row, width=220)
 
 # ---- tokens ---------------------------------------------------------------------------------------
 st.header(_("Tokens"))

@@ -71,13 +71,12 @@ st.caption((_("**{name}** · {layers} layers × {heads} heads · d_model {d_mode
 left, right = st.columns([4, 1], vertical_alignment="bottom")
 sentence = left.text_input(_("Sentence"), max_chars=4_000,
                            **state.bind(SENTENCE, state.kept(SENTENCE, DEFAULT_SENTENCE)))
-pad_to = int(right.number_input(
-    _("Pad to (tokens)"), min_value=0, max_value=cfg_m.max_tokens, step=1,
+pad_to = controls.whole_box(  # what is typed, as typed ("1e1" is 10); refused in words, the padding in use kept
+    _("Pad to (tokens)"), PAD_TO, 0, 0, cfg_m.max_tokens, model_views.still_padding, where=right,
     help=(_("Append [PAD] tokens up to this length; the padding mask keeps every query from attending to them. "
-            "0: no padding.") if wordpiece else
+            "0: no padding. At most {most}.").format(most=cfg_m.max_tokens) if wordpiece else
           _("Append {pad} tokens up to this length; the padding mask keeps every query from attending to them. "
-            "0: no padding.").format(pad=pad_token)),
-    **state.bind(PAD_TO, min(int(state.kept(PAD_TO, 0)), cfg_m.max_tokens))))
+            "0: no padding. At most {most}.").format(pad=pad_token, most=cfg_m.max_tokens)))
 enc = model.encode(sentence, pad_to or None)
 n_seq = len(enc.tokens)
 tokens_line = (_("**{n} WordPiece tokens** (with [CLS] and [SEP]; at most {most})").format(n=n_seq,

@@ -321,8 +321,10 @@ def rope() -> None:
                     **state.bind(mv.PAIR_M, state.kept(mv.PAIR_M, cfg.n_seq - 1, list(range(cfg.n_seq)))))
     n = b.selectbox(_("key at position n"), range(cfg.n_seq), format_func=lambda i: keys[i],
                     **state.bind(mv.PAIR_N, state.kept(mv.PAIR_N, 0, list(range(cfg.n_seq)))))
-    s = int(c.number_input(_("shift s"), min_value=0, max_value=100_000, step=1,
-                           **state.bind(mv.SHIFT, state.kept(mv.SHIFT, 5))))
+    s = controls.whole_box(_("shift s"), mv.SHIFT, 5, 0, mv.MAX_SHIFT,
+                           lambda s: _("Still using s = {s}.").format(s=s), where=c,
+                           help=_("Positions added to m and n: a whole number from 0 to {most}.").format(
+                               most=mv.MAX_SHIFT))
     w_q, w_k = mv.head_weights(cfg, head)
     chk = mv.shift_check(q0[m], k0[n], m, n, s, cfg.rope, cfg.x[m], cfg.x[n], w_q, w_k)
     st.dataframe({"": [f"(m, n) = ({m}, {n})", f"(m+s, n+s) = ({m + s}, {n + s})", _("difference")],

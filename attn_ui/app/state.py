@@ -70,6 +70,9 @@ PHONE = "on_phone"  # bool: the session's browser is a phone's (attn_ui.shell.fr
 NAV_PAGES = "nav_pages"  # (language, [st.Page]): the navigation's pages, made once per session and language (frame)
 EDIT_MATRIX = "edit_matrix"  # the matrix the edit panel shows (attn_ui.shell.edit_panel: a widget key, kept in KEPT)
 KEPT = "kept"  # {widget key: value}: the kept store of bind(): choices that are not part of the configuration
+#: {widget key: number}: the last value a number box held that the core took (attn_ui.widgets.controls.whole_box):
+#: what the page keeps using while the box holds what the core refuses
+IN_USE = "numbers_in_use"
 SET_ASIDE = "set_aside"  # {matrix or field name: value}: a score function's weights and Y while not in use
 # Languages (attn_ui.app.i18n): the session's language, and whether it has been chosen (from ?lang= or the browser)
 LANG = i18n.LANG_KEY  # "en", "zh" or "ko": every text is shown in it (i18n._ reads this key)
@@ -98,6 +101,7 @@ def init() -> None:
     st.session_state.setdefault(HEAD, 0)
     st.session_state.setdefault(NOTICE, [])
     st.session_state.setdefault(KEPT, {})
+    st.session_state.setdefault(IN_USE, {})
     st.session_state.setdefault(SET_ASIDE, {})
 
 

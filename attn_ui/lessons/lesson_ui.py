@@ -18,13 +18,14 @@ from typing import NoReturn
 import streamlit as st
 
 import attn_models
+from attn_core import AttentionInputError, number_in_range
 from attn_ui import lessons
-from attn_ui.app import origins, registry, state
+from attn_ui.app import i18n, origins, registry, state
 from attn_ui.app.i18n import N_, _, ngettext
 from attn_ui.infra import settings
 from attn_ui.lessons import Answer, Cell, Choice, Number, Token
 from attn_ui.views import generate_views, model_output, model_views, share_ui, translate_views
-from attn_ui.widgets import text
+from attn_ui.widgets import controls, text
 from attn_ui.widgets.numbers import format_number
 
 # Learn's session keys: the lesson open, the learner's answers, and the ?lesson= link read once
@@ -45,6 +46,7 @@ FOLLOW = {"encoder": model_views.follow_origin, "causal": generate_views.follow_
 PARAM = "lesson"  # the query parameter that names a lesson: ?lesson=<lessons.Lesson.key>
 CHECK = "learn_check"  # widget key of "Check my answer"
 FORM = "learn_answer"  # the form of the prediction's widgets and Check my answer
+OUT_OF_RANGE = "learn_out_of_range"  # str: why the number last checked is no prediction (out_of_range), said once
 LIST = "learn_list"  # the expander "All lessons and how you did" (its key: a row opened closes it)
 
 
@@ -277,8 +279,10 @@ def prediction(w: lessons.Worked, precision: int) -> None:
             st.radio(_("Your prediction"), list(range(len(ask.options))), index=None, **kept[0],
                      format_func=labels.__getitem__)
         elif isinstance(ask, Number):
-            st.number_input(_("Your prediction"), min_value=ask.low, max_value=ask.high, step=ask.step, value=None,
-                            format="%g", placeholder=_("Type a number"), width=240, **kept[0])
+            # no bounds in the box (Streamlit's left a number out of range in a red box with an English tooltip,
+            # and the click checked nothing): commit() says the range in words, and the box keeps what was typed
+            controls.number_input(_("Your prediction"), step=ask.step, placeholder=_("Type a number"), width=320,
+                                  **kept[0])
             st.caption(tolerance_text(ask))
         elif isinstance(ask, Token):
             tokens = [text.md_escape(t) for t in lessons.token_choices(w.config)]
@@ -290,9 +294,10 @@ def prediction(w: lessons.Worked, precision: int) -> None:
                 st.radio(label, list(range(len(tokens))), index=None, horizontal=True,
                          format_func=tokens.__getitem__, **bound)
         checked = st.form_submit_button(_("Check my answer"), key=CHECK, icon=":material/check:", on_click=commit)
-    if checked and shown_attempt(lesson.key) is None:  # commit() found the prediction incomplete
-        st.warning(_("Pick a query and a key first.") if isinstance(ask, Cell) else
-                   _("Type a number first.") if isinstance(ask, Number) else _("Pick an answer first."),
+    if checked and shown_attempt(lesson.key) is None:  # commit() found the prediction incomplete or out of range
+        st.warning(st.session_state.pop(OUT_OF_RANGE, None) or (
+                   _("Pick a query and a key first.") if isinstance(ask, Cell) else
+                   _("Type a number first.") if isinstance(ask, Number) else _("Pick an answer first.")),
                    icon=":material/info:")
 
 
@@ -305,13 +310,30 @@ def tolerance_text(ask: Number) -> str:
         tolerance=format_number(ask.tolerance, 4, "short"))
 
 
+def out_of_range(ask: Number, guess: float) -> str | None:
+    """Why a number typed as a prediction is not one (attn_core.number_in_range: under ``ask.low``, over
+    ``ask.high``), with the range in words; None when it is one."""
+    try:
+        number_in_range(_("Your prediction"), guess, ask.low, ask.high)
+    except AttentionInputError as err:
+        if ask.low is None or ask.high is None:
+            return i18n.error_text(err)
+        return i18n.sentences(i18n.error_text(err), _("Type a number from {low} to {high}.").format(
+            low=f"{ask.low:g}", high=f"{ask.high:g}"))
+    return None
+
+
 def commit() -> None:
     """on_click of Check my answer: keep the prediction in the widgets and, once complete, judge it and record it."""
     lesson = current()
+    st.session_state.pop(OUT_OF_RANGE, None)
     for k in _widget_keys(lesson):
         st.session_state[state.KEPT][k] = st.session_state.get(k)
     guess = _guess(lesson)
     if guess is None:
+        return
+    if isinstance(lesson.ask, Number) and (refused := out_of_range(lesson.ask, guess)):
+        st.session_state[OUT_OF_RANGE] = refused  # said under the box (prediction), which keeps what was typed
         return
     right = lessons.judge(lesson, worked(lesson).solution, guess)
     st.session_state[ANSWERS].setdefault(lesson.key, []).append((guess, right))

@@ -29,9 +29,9 @@ SOURCE = "gen_source"  # str or None: the causal model the page reads (repo id o
 OTHER = "gen_other"  # text_input: another causal checkpoint
 PROMPT = "gen_prompt"  # text_input: the prompt
 TEMPERATURE = "gen_temperature"  # slider: the temperature the logits are divided by
-N_NEW = "gen_n_new"  # number_input: how many tokens a click writes
+N_NEW = "gen_n_new"  # whole number box: how many tokens a click writes
 MODE = "gen_mode"  # segmented control: "greedy" or "sample"
-SEED = "gen_seed"  # number_input: the seed of a sampled text
+SEED = "gen_seed"  # whole number box: the seed of a sampled text
 WRITTEN = "gen_written"  # the arguments of the last text written (attn_ui.views.generate_views.generation), or None
 LAYER, HEAD = "gen_layer", "gen_head"  # selectboxes: the head whose attention the page draws
 VIEW = "gen_view"  # the model view chart (its click selection)
@@ -44,6 +44,11 @@ COMPARED = 8  # tokens in a chart of two distributions side by side (two bars ea
 MAX_NEW = 20  # the most tokens one click writes (each a step on the key/value cache: attn_models.CausalLM.generate)
 TEMPERATURES = (0.1, 2.0)  # the slider's ends
 MODES = {"greedy": N_("greedy"), "sample": N_("sampled")}  # each next token: the most probable, or drawn at random
+
+
+def still_writing(n_new: int) -> str:
+    """What the page says it keeps using while the box of tokens to write holds what is refused (controls.whole_box)."""
+    return ngettext("Still writing {n} token per click.", "Still writing {n} tokens per click.", n_new).format(n=n_new)
 
 
 def operator_source() -> str:

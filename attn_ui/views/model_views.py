@@ -26,7 +26,7 @@ import streamlit as st
 import attn_models
 from attn_core import Config, configs_equal
 from attn_ui.app import i18n, origins, state
-from attn_ui.app.i18n import N_, _
+from attn_ui.app.i18n import N_, _, ngettext
 from attn_ui.infra import budget, settings
 from attn_ui.widgets import charts, heatmap, text
 from attn_ui.widgets.numbers import format_numbers
@@ -35,7 +35,7 @@ from attn_ui.widgets.numbers import format_numbers
 # (Learn's model lessons set them too)
 SOURCE = "model_source"  # str or None: the checkpoint A real model reads (repo id or folder; tests set it)
 SENTENCE = "model_sentence"  # text_input: the sentence the model reads
-PAD_TO = "model_pad_to"  # number_input: pad with [PAD] up to this many tokens (0: none)
+PAD_TO = "model_pad_to"  # whole number box: pad with [PAD] up to this many tokens (0: none)
 LAYER, HEAD = "model_layer", "model_head"  # selectboxes: the head looked at closely
 OTHER = "model_other"  # text_input: another checkpoint (repo id or folder)
 VIEW = "model_view"  # the model view chart (its click selection)
@@ -367,6 +367,13 @@ def origin_text(origin: attn_models.Origin | None) -> str:
         out = i18n.sentences(out, _("X's column {bias} is a constant 1 (the bias feature): the last row of W_Q, "
                                     "W_K and W_V is their bias.").format(bias=bias))
     return out
+
+
+def still_padding(pad_to: int) -> str:
+    """What the page says it keeps using while the padding box holds what is refused (controls.whole_box)."""
+    if not pad_to:
+        return _("Still without padding.")
+    return ngettext("Still padding to {n} token.", "Still padding to {n} tokens.", pad_to).format(n=pad_to)
 
 
 def follow_origin(o: attn_models.Origin) -> None:

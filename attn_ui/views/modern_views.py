@@ -56,6 +56,7 @@ QK_NORM, ALIBI, CAUSAL = "modern_qk_norm", "modern_alibi", "modern_causal"
 WINDOW_ON, WINDOW, CAP_ON, CAP = "modern_window_on", "modern_window", "modern_cap_on", "modern_cap"
 SECTION, BLOCK, TILE, ROW, STEP = "modern_section", "modern_block", "modern_tile", "modern_row", "modern_step"
 PAIR_M, PAIR_N, SHIFT = "modern_m", "modern_n", "modern_shift"
+MAX_SHIFT = 100_000  # the largest shift s of the RoPE check (its whole number box)
 REFUSED = "modern_refused"  # {widget key: (value typed, message)}: a change the core refused, shown beside its widget
 
 LAYOUTS = {"half": N_("half (Llama, Mistral, Qwen: rotate_half)"),

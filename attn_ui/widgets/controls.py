@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
+from attn_core import AttentionInputError, number_in_range, whole_number
 from attn_ui.app import i18n, state
 from attn_ui.app.i18n import N_, _
 from attn_ui.widgets import heatmap
@@ -108,6 +109,88 @@ def whole_number_input(label: str, *, where: Any = st, help: str | None = None, 
     (a default would come as a number nobody typed). ``bound``: the widget's ``key`` and ``on_change``
     (:func:`attn_ui.app.state.bind`, holding a float). Returns the box's value."""
     return where.number_input(label, value=None, step=1.0, format="%g", help=help, width=width, **bound)
+
+
+def number_input(label: str, *, where: Any = st, step: float = 0.01, help: str | None = None,
+                 width: int | str = "stretch", **bound: Any) -> float | None:
+    """:func:`whole_number_input`'s sibling for a number that need not be whole (attn_core.number_in_range checks
+    it): no bounds (Streamlit's would leave a value out of range in a red box with an English tooltip; the core's
+    refusal says the range in the learner's language), no default, "%g" (shown as typed: 0.005, not 0.01)."""
+    return where.number_input(label, value=None, step=step, format="%g", help=help, width=width, **bound)
+
+
+SEED_HIGH = 2**31 - 1  # the largest seed a seed box takes (the boxes' bound before; numpy's generators take more)
+STILL_SEED = N_("Still using seed {value}.")  # said after a seed box's refusal
+
+
+def whole_box(label: str, key: str, default: int, low: int, high: int, still: Callable[[int], str], *,
+              where: Any = st, help: str | None = None, width: int | str = "stretch", **options: Any) -> int:
+    """A :func:`whole_number_input` labelled ``label`` (translated: the refusal names the box by it) for a whole
+    number from ``low`` to ``high``; returns the number in use.
+
+    The box holds what was typed, kept across reruns and pages (:func:`attn_ui.app.state.bind`, the kept store;
+    ``default`` the first time), and attn_core.whole_number checks it: a whole float is its int ("1e3" is 1000);
+    what it refuses (empty, not whole, out of range) is said under the box, in words and in the learner's language,
+    with ``still(value)``, the sentence saying the value still in use ("Still using seed 0."): the last one the core
+    took (:func:`whole_in_use`). Nothing typed is lost. ``options``: more of number_input's (``disabled``)."""
+    whole_number_input(label, where=where, help=help, width=width,
+                       **state.bind(key, _boxed(state.kept(key, default))), **options)
+    return _said(whole_in_use(key, default, low, high, what=label), still)
+
+
+def seed_box(label: str, key: str, *, where: Any = st, **options: Any) -> int:
+    """:func:`whole_box` for a seed: 0 (the first time) to :data:`SEED_HIGH`."""
+    return whole_box(label, key, 0, 0, SEED_HIGH, lambda v: _(STILL_SEED).format(value=v), where=where, **options)
+
+
+def number_box(label: str, key: str, default: float, low: float | None, high: float | None,
+               still: Callable[[float], str], *, where: Any = st, help: str | None = None,
+               width: int | str = "stretch", step: float = 0.01) -> float:
+    """:func:`whole_box` for a number that need not be whole (:func:`number_input`, attn_core.number_in_range)."""
+    number_input(label, where=where, help=help, width=width, step=step,
+                 **state.bind(key, _boxed(state.kept(key, default))))
+    return _said(number_in_use(key, default, low, high, what=label), still)
+
+
+def _said(checked: tuple[Any, str | None], still: Callable[[Any], str]) -> Any:
+    """The value in use of a box just drawn (:func:`whole_in_use`); its refusal, if any, said under it."""
+    value, refused = checked
+    if refused:
+        st.warning(i18n.sentences(refused, still(value)), icon=":material/warning:")
+    return value
+
+
+def whole_in_use(key: str, default: int, low: int, high: int, *, what: str = "") -> tuple[int, str | None]:
+    """The whole number box ``key`` (:func:`whole_box`) stands for, for a page or a callback: what it holds if the
+    core takes it (then kept as the value in use, state.IN_USE), else the last value it took (``default`` before
+    any), kept within ``low`` and ``high``; and why the core refused what it holds (None when it took it)."""
+    return _in_use(whole_number, key, default, low, high, what)
+
+
+def number_in_use(key: str, default: float, low: float | None, high: float | None, *,
+                  what: str = "") -> tuple[float, str | None]:
+    """:func:`whole_in_use` for a :func:`number_box`."""
+    return _in_use(number_in_range, key, default, low, high, what)
+
+
+def _in_use(check: Callable, key: str, default: float, low: float | None, high: float | None,
+            what: str) -> tuple[Any, str | None]:
+    ss = st.session_state
+    typed = ss[key] if key in ss else state.kept(key, default)  # a callback's box, or one this run has not drawn
+    in_use = ss.setdefault(state.IN_USE, {})
+    try:
+        in_use[key] = check(what, typed, low, high)
+        return in_use[key], None
+    except AttentionInputError as err:
+        last = in_use.get(key, default)
+        last = last if low is None else max(last, low)  # a bound that moved (a matrix's shape, a model's length)
+        return (last if high is None else min(last, high)), i18n.error_text(err)
+
+
+def _boxed(value: object) -> float | None:
+    """A kept value as a float box holds it (an int a callback kept, e.g. a model layer's padding: attn_ui.views.
+    model_views.follow_origin), None as None (a box left empty)."""
+    return None if value is None else float(value)
 
 
 def view_picker(label: str, options: list[str], *, key: str, format_func: Callable[[str], str] | None = None) -> str:

@@ -551,10 +551,13 @@ def one_cell(name: str) -> None:
     cfg, version = state.config(), st.session_state[state.EDITOR_VERSION]
     m = cfg.matrix(name)  # [r, c]
     row = st.container(horizontal=True, vertical_alignment="bottom")
-    i = int(row.number_input(_("Row"), min_value=0, max_value=m.shape[0] - 1, step=1, width=110,
-                             key=state.CELL_ROW.format(name=name)))
-    j = int(row.number_input(_("Column"), min_value=0, max_value=m.shape[1] - 1, step=1, width=110,
-                             key=state.CELL_COL.format(name=name)))
+    # what is typed, as typed ("2.5" is not row 2): refused in words under the row, the cell shown before kept
+    i = controls.whole_box(_("Row"), state.CELL_ROW.format(name=name), 0, 0, m.shape[0] - 1,
+                           lambda i: _("Still showing row {i}.").format(i=i), where=row, width=110,
+                           help=_("From 0 to {last}.").format(last=m.shape[0] - 1))
+    j = controls.whole_box(_("Column"), state.CELL_COL.format(name=name), 0, 0, m.shape[1] - 1,
+                           lambda j: _("Still showing column {j}.").format(j=j), where=row, width=110,
+                           help=_("From 0 to {last}.").format(last=m.shape[1] - 1))
     value_key = state.CELL_VALUE.format(name=name, i=i, j=j, version=version)
     row.text_input(_("Value"), value=repr(float(m[i, j])), key=value_key, width=220)
     row.button(_("Set"), key=f"{value_key}_set", on_click=set_cell, args=(name, i, j, value_key))

@@ -538,6 +538,36 @@ def run(cfg: Config) -> MultiHeadTrace:
     )
 
 
+#: log10 of the bound under which no step of attention overflows float64, nor its square (Scaling's variances)
+SAFE_LOG10 = 150
+
+
+def check_computable(cfg: Config) -> Config:
+    """``cfg`` (validated) if attention can be computed on its numbers in float64; else AttentionInputError naming the
+    step that overflowed (:func:`run`'s own: "V: cell (0, 1) is +inf; it overflowed float64 …").
+
+    A bound first, cheap (one pass over the numbers): no step makes a value larger than (D · M)^6, D the largest
+    dimension and M the largest magnitude among the numbers (1 at least; the divisor's inverse and the score bias
+    included): the scores of the general score function, q W_a kᵀ / s, are the largest, D⁴M⁶. Under 10^150 nothing
+    overflows, nor its square. Past the bound, :func:`run` decides (a 1e308 typed in X makes V infinite).
+
+    >>> from attn_core import load_preset
+    >>> check_computable(load_preset("seed000")).n_seq
+    3
+    """
+    cfg = validate_config(cfg)
+    arrays = [cfg.matrix(name) for name in cfg.matrix_names()]
+    if cfg.score_bias is not None:
+        arrays.append(cfg.score_bias)
+    largest = max((float(np.abs(a).max()) for a in arrays if a.size), default=0.0)
+    magnitude = max(1.0, largest, 1.0 / divisor_for(cfg.scale, cfg.d_k))
+    dimension = max(max(a.shape) for a in arrays)
+    if 6 * math.log10(dimension * magnitude) < SAFE_LOG10:
+        return cfg
+    run(cfg)  # raises where a step overflows
+    return cfg
+
+
 def with_dimensions(
     cfg: Config, *, n_seq: int | float, d_model: int | float, d_qk: int | float, d_v: int | float,
     init: str = "xavier_uniform", seed: int = 0, d_k: int | float | None = None,

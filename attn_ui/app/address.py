@@ -68,20 +68,18 @@ def restore(pg: st.Page) -> None:
         try:
             cfg, page = share.decode_link(value)
         except AttentionInputError as err:
-            message = (_("This link could not be opened, so the app starts with the default example. {why}")
-                       if kept is None else
-                       _("This link could not be opened, so the app opens the configuration this address kept on "
-                         "the server instead. {why}"))
-            state.notify(message.format(why=error_text(err)), icon=":material/link_off:")
+            _not_opened(error_text(err), kept is not None)
         else:
             cfg, why = origins.admitted(cfg)  # its origin (a model's layer) checked whole before any page reads it
             if why:
                 state.notify(why, icon=":material/link_off:")
-            state.load_shared(cfg, undoable=False)  # already validated by decode_link
-            target = registry.by_name(page) if page else None
-            if target is not None and target.linkable and target.name != (pg.url_path or registry.DEFAULT.name):
-                st.switch_page(target.file)
-            return
+            refused = state.load_shared(cfg, undoable=False)  # validated by decode_link; computable (or refused)
+            if refused is None:
+                target = registry.by_name(page) if page else None
+                if target is not None and target.linkable and target.name != (pg.url_path or registry.DEFAULT.name):
+                    st.switch_page(target.file)
+                return
+            _not_opened(refused, kept is not None)
     if kept is not None:
         state.load_shared(kept, undoable=False)
     elif key is not None and value is None:
@@ -89,6 +87,15 @@ def restore(pg: st.Page) -> None:
                        "(the tab that made it was closed, the server restarted, or many learners came since), so the "
                        "app starts with the default example. Keep large configurations as a JSON file (Share & "
                        "export)."), icon=":material/link_off:")
+
+
+def _not_opened(why: str, kept: bool) -> None:
+    """Tell the learner the address's link could not be opened, and ``why``; ``kept``: the address also names a
+    configuration the server kept, opened instead."""
+    message = (_("This link could not be opened, so the app opens the configuration this address kept on the server "
+                 "instead. {why}") if kept else
+               _("This link could not be opened, so the app starts with the default example. {why}"))
+    state.notify(message.format(why=why), icon=":material/link_off:")
 
 
 def keep() -> None:

@@ -27,11 +27,11 @@ from attn_core import (
     SCORE_WORDS,
     AttentionInputError,
     Config,
+    check_computable,
     configs_equal,
     load_preset,
     resize,
     score_weights,
-    validate_config,
 )
 from attn_ui.app import i18n
 from attn_ui.app.i18n import N_, _, error_text
@@ -111,7 +111,8 @@ def config() -> Config:
 
 def set_config(cfg: Config, *, reset_editors: bool = True, what: Change | None = None) -> str | None:
     """Validate and store ``cfg``; the configuration it replaces can be brought back with :func:`undo`.
-    Returns None on success, else the message (state untouched).
+    Returns None on success, else the message (state untouched): a configuration attention cannot be computed on
+    (a step would overflow float64: attn_core.check_computable) is refused like one the core rejects.
 
     ``reset_editors`` bumps the editor version so every grid shows the new values and drops any
     rejected drafts, when the configuration changed (the same numbers leave the grids as they are: a draft with its
@@ -119,7 +120,7 @@ def set_config(cfg: Config, *, reset_editors: bool = True, what: Change | None =
     pass False. ``what`` names the change for the undo button (default: :func:`describe_change`).
     """
     try:
-        cfg = validate_config(cfg)
+        cfg = check_computable(cfg)
     except AttentionInputError as err:
         return error_text(err)
     old = config()
@@ -162,18 +163,21 @@ def load(preset_key: str) -> None:
     st.session_state[PRESET] = preset_key
 
 
-def load_shared(cfg: Config, *, undoable: bool = True) -> None:
+def load_shared(cfg: Config, *, undoable: bool = True) -> str | None:
     """Replace the configuration with one from a link or a file (already validated); a model layer's configuration
-    opens on the head it was opened with (its origin's "head").
+    opens on the head it was opened with (its origin's "head"). Returns None, or why it was not (:func:`set_config`:
+    numbers attention cannot be computed on), the configuration untouched.
 
     ``undoable=False`` when a new session opens its address: there is nothing before it to go back to.
     """
-    set_config(cfg, what=change(N_("link or file opened")))
+    if message := set_config(cfg, what=change(N_("link or file opened"))):
+        return message
     st.session_state[PRESET] = None
     if not undoable:
         st.session_state[HISTORY].clear()
     if cfg.origin and isinstance(head := cfg.origin.get("head"), int) and 0 <= head < cfg.n_heads:
         st.session_state[HEAD] = head
+    return None
 
 
 def default_score_weights(cfg: Config, kind: str, d_a: int | None = None) -> dict[str, np.ndarray]:

@@ -152,7 +152,10 @@ def import_file() -> None:
             file=text.isolate(uploaded.name), error=file_error(err)))
         return
     cfg, why = origins.admitted(cfg)  # its origin (a model's layer) checked whole before any page reads it
-    state.load_shared(cfg)
+    if refused := state.load_shared(cfg):  # numbers attention cannot be computed on (1e308: V overflows)
+        st.session_state[state.IMPORT_RESULT] = (False, _("{file} was not loaded: {error}").format(
+            file=text.isolate(uploaded.name), error=refused))
+        return
     values = {"file": text.isolate(uploaded.name), "d_model": cfg.d_model, "score": _(SCORE_WORDS[cfg.score]),
               "tokens": ngettext("{n} token", "{n} tokens", cfg.n_seq).format(n=cfg.n_seq),
               "queries": ngettext("{n} query of Y", "{n} queries of Y", cfg.n_q).format(n=cfg.n_q),

@@ -20,7 +20,7 @@ import pandas as pd
 import pyarrow as pa
 import streamlit as st
 
-from attn_core import MATRIX_NAMES, AttentionInputError, Config, Phrase, as_matrix, validate_config
+from attn_core import MATRIX_NAMES, AttentionInputError, Config, Phrase, as_matrix, check_computable
 from attn_ui.app import i18n, registry, state
 from attn_ui.app.i18n import N_, _
 from attn_ui.infra import budget, st_internals
@@ -137,8 +137,8 @@ def describe_error(name: str, err: AttentionInputError, tokens: tuple[str, ...])
 
 def describe_cell(name: str, err: AttentionInputError, tokens: tuple[str, ...]) -> str:
     """The core's message about one cell (or about none) in the learner's language, the cell spelled out in the
-    grid's own labels."""
-    if err.cell is None:
+    grid's own labels; a cell of another matrix (V overflowed from a number typed in X) as the core names it."""
+    if err.cell is None or (err.matrix and err.matrix != MATRIX_NAMES.get(name, name)):
         return i18n.error_text(err)
     matrix, (i, j) = MATRIX_NAMES.get(name, name), err.cell
     template, params = getattr(err, "template", None), getattr(err, "params", None)
@@ -276,7 +276,7 @@ def _commit(name: str, edits: dict) -> None:
         return  # nothing new since the last commit
     try:
         matrix = as_matrix(MATRIX_NAMES[name], _with_empty(values))
-        validate_config(replace(cfg, **{name: matrix}))
+        check_computable(replace(cfg, **{name: matrix}))  # 1e308 in X is a float, but V would overflow
     except AttentionInputError as err:
         drafts[name] = values
         errors[name] = (err, row_tokens(cfg, name))  # said in words when shown: errors()

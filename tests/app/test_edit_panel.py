@@ -77,6 +77,21 @@ def test_a_refused_cell_in_the_panel_is_named_there_and_kept_as_typed():
     assert "column 3 is empty" in banner and banner.endswith("Fix them in the sidebar, under Edit the numbers.")
 
 
+def test_a_cell_whose_number_overflows_a_step_is_refused_in_the_panel_as_a_bad_cell_is():
+    """1e308 typed in X is a float, but V = X W_V overflows: it was taken, and every page then said only "This
+    configuration cannot be computed … Change it on Inputs & weights", while NaN and "abc" were refused where they
+    were typed (a fresh reviewer). Now the same: the last valid values stay, the panel's grid keeps what was typed."""
+    at = steps_app()
+    edit_cells(at, "x", {0: {0: "1e308"}})
+    assert not at.exception
+    np.testing.assert_array_equal(at.session_state["config"].x, SEED_X)  # the last valid values stay
+    said = " ".join(plain(w.value) for w in [*at.main.warning, *at.sidebar.error])
+    assert "V: cell (0, 1) is +inf; it overflowed float64" in said, said
+    assert "Fix it in the sidebar, under Edit the numbers." in said
+    assert not [e for e in at.main.error if "cannot be computed" in plain(e.value)]  # the page still shows the steps
+    assert at.get("vega_lite_chart")
+
+
 def test_randomise_in_the_panel_fills_the_chosen_matrix():
     at = pick(steps_app(), "w_v")
     at.session_state["panel_w_v_randomise"] = True  # open the popover

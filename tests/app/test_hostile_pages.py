@@ -88,10 +88,19 @@ def overflowing(cfg):
 # ---- 1. the core's refusal of the learner's numbers -------------------------------------------------------------
 
 
-def test_a_short_link_whose_numbers_overflow_is_a_message_on_a_model_that_writes(gpt2_dir):
+def test_a_short_link_whose_numbers_overflow_is_refused_and_a_model_that_writes_still_says_so(gpt2_dir):
+    """Numbers no step can compute (a score of 1e616) are refused when the link opens (attn_core.check_computable):
+    the app opens the default example and says why. Numbers that reach the session all the same are said on the
+    model page, not a crash."""
     lm = attn_models.load(gpt2_dir)
     cfg = overflowing(lm.layer_config(PROMPT, 1, head=0))
     at = opened(cfg, registry.GENERATE)
+    assert not at.exception
+    assert "This link could not be opened, so the app starts with the default example." in said(at)
+    assert "is +inf; it overflowed float64" in said(at)
+    assert at.session_state["config"].origin is None  # the default example, not the link's layer
+    at.session_state["config"] = cfg  # as if it had come in
+    at.switch_page(registry.GENERATE.file).run()
     assert not at.exception
     assert at.title[0].value == registry.GENERATE.page_heading
     text = said(at)
@@ -99,13 +108,22 @@ def test_a_short_link_whose_numbers_overflow_is_a_message_on_a_model_that_writes
     np.testing.assert_array_equal(at.session_state["config"].w_q, cfg.w_q)  # nothing the learner typed is lost
 
 
-def test_a_cross_attention_whose_numbers_overflow_is_a_message_on_a_model_that_translates(t5_dir):
+def test_a_cross_attention_whose_numbers_overflow_is_refused_and_a_model_that_translates_still_says_so(t5_dir):
     t5 = attn_models.load(t5_dir)
     out = t5.translate(SENTENCE)
     cfg = t5.cross_config(SENTENCE, out.output_ids[:-1], 0, head=1)
     w_q, w_k = np.zeros_like(cfg.w_q), np.zeros_like(cfg.w_k)
     w_q[:, 0] = w_k[:, 0] = 1e200  # q · k over every feature: 1e400 and more, +inf in float64
-    at = loaded(replace(cfg, w_q=w_q, w_k=w_k), registry.TRANSLATE)
+    bad = replace(cfg, w_q=w_q, w_k=w_k)
+    at = new_app(registry.SHARE.file)
+    at.file_uploader(key=f"share_import_{at.session_state['imports']}").set_value(
+        ("config.json", share.to_json(bad).encode(), "application/json"))
+    at.run()
+    assert not at.exception and not at.success
+    assert any("config.json was not loaded:" in plain(e.value) and "overflowed float64" in plain(e.value)
+               for e in at.error), [e.value for e in at.error]
+    at.session_state["config"] = bad  # as if it had come in
+    at.switch_page(registry.TRANSLATE.file).run()
     assert not at.exception
     assert "Your numbers for layer 0 do not run through the model" in said(at)
 

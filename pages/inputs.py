@@ -117,7 +117,8 @@ def use_sentence(prefix: str = "inputs") -> None:
     except AttentionInputError as err:
         state.notify(i18n.error_text(err))
         return
-    if message := state.set_config(new):
+    what = state.change(N_("Y made from your sentence") if prefix == "inputs_y" else N_("X made from your sentence"))
+    if message := state.set_config(new, what=what):  # Undo names it (its sizes changing said "dimensions changed")
         state.notify(message)
 
 

@@ -250,6 +250,7 @@ def test_sentence_becomes_tokens_with_deterministic_embeddings():
     np.testing.assert_array_equal(cfg.x[0] - positional_encoding(7, 4)[0], cfg.x[4] - positional_encoding(7, 4)[4])
     np.testing.assert_array_equal(cfg.w_q, SEED_W_Q)  # weights kept
     assert not at.exception
+    assert at.button(key="frame_undo").label == "Undo: X made from your sentence"  # it said "dimensions changed"
 
 
 def choose_randomise(at, name: str, init: str, seed: int, std: float | None = None) -> None:

@@ -173,9 +173,13 @@ def how_they_start(cfg) -> str:
                   "numbers back (Randomise offers it: “{identity}”).").format(
             init=initializer(SCORE_STARTS["w_a"][0]), seed=SCORE_STARTS["w_a"][1], identity=initializer("identity"))
     else:
-        limit = np.sqrt(6.0)  # Kaiming uniform's limit √(6 / fan_in), v_a's fan_in 1
-        start = _("W_1, W_2 and v_a start as {how}; v_a's numbers lie between −{limit} and {limit} (√6: its fan-in "
-                  "is 1).").format(how=score_views.start_text("w_1", "w_2", "v_a"), limit=f"{limit:.3g}")
+        # Kaiming uniform's limit √(6 / fan_in) of v_a as drawn, one row [1, d_a] (fan_in 1: attn_core.SCORE_STARTS),
+        # beside the one of a layer from d_a features to one score (fan_in d_a), which would draw smaller numbers
+        limit, layer = np.sqrt(6.0), np.sqrt(6.0 / (cfg.d_a or cfg.d_k))
+        start = _("W_1, W_2 and v_a start as {how}; v_a's numbers lie between −{limit} and {limit}: √6, Kaiming's "
+                  "√(6 / fan-in) of v_a drawn as one row (1 × d_a), wider than the ±{layer} of a layer from the d_a "
+                  "features to one score, so that the scores are not all near 0.").format(
+            how=score_views.start_text("w_1", "w_2", "v_a"), limit=f"{limit:.3g}", layer=f"{layer:.3g}")
     return i18n.sentences(start, per_head and _("With {n} heads: {how}.").format(n=cfg.n_heads, how=per_head),
                           _("Yours are still those numbers.") if unchanged else
                           _("Yours differ from them now (edited, randomised, or kept through a change of heads)."))

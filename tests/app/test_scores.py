@@ -132,8 +132,10 @@ def test_switching_score_function_changes_the_configuration_and_the_grids():
     for got, want in ((cfg.w_1, W_10), (cfg.w_2, W_20), (cfg.v_a, V_A0)):
         np.testing.assert_array_equal(got, want)
     assert ("W_1, W_2 and v_a start as W_1 Xavier/Glorot uniform, seed 1; W_2 Xavier/Glorot uniform, seed 2; v_a "
-            "Kaiming/He uniform, seed 3; v_a's numbers lie between −2.45 and 2.45 (√6: its fan-in is 1). Yours are "
-            "still those numbers.") in [plain(c) for c in notes(at)]
+            "Kaiming/He uniform, seed 3; v_a's numbers lie between −2.45 and 2.45: √6, Kaiming's √(6 / fan-in) of "
+            "v_a drawn as one row (1 × d_a), wider than the ±1.41 of a layer from the d_a features to one score, so "
+            "that the scores are not all near 0. Yours are still those numbers.") in [plain(c) for c in notes(at)]
+    assert np.abs(cfg.v_a).max() > np.sqrt(6 / 3) and np.abs(cfg.v_a).max() <= np.sqrt(6)  # what it says, shown
     assert all(editor_key(at, k) in at.session_state for k in ("w_1", "w_2", "v_a"))
     assert at.number_input(key="scores_d_a").value == 3
 

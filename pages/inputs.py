@@ -265,7 +265,7 @@ size_box(dims_row, "d_v", "inputs_d_v", cfg.w_v.shape[1],
           if cfg.n_kv_heads else
           _("Columns of W_V; may differ from d_k. The output has d_v columns. At most {n}.")).format(n=LIMITS.width))
 if refused := st.session_state.pop(state.DIMS_REFUSED, None):  # once: the sizes shown are the configuration's again
-    st.error(text.md_escape(refused), icon=":material/warning:")
+    st.warning(text.md_escape(refused), icon=":material/warning:")  # a value refused, the last kept: as every box says
 fill_row = row()
 fill_row.selectbox(_("New cells are filled with"), randomise.NAMES, key="inputs_fill", width=360,
                    index=randomise.NAMES.index("xavier_uniform"), format_func=i18n.option_labels(INITIALIZERS))

@@ -71,7 +71,7 @@ def pick_d_a() -> None:
                          N_("{what}: {value} is under 1; the tanh layer has at least one feature."))
     except AttentionInputError as err:
         state.notify(_("Features per head not changed: {message}").format(message=i18n.error_text(err)),
-                     icon=":material/error:", error=True)
+                     icon=":material/warning:")  # a value refused, the last kept: a warning, as every box says
         return
     if message := state.set_score("additive", d_a):
         state.notify(message, icon=":material/error:", error=True)

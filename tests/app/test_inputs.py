@@ -164,11 +164,11 @@ def test_a_size_out_of_range_is_refused_with_a_message_under_the_sizes(key, valu
     at.number_input(key=key).set_value(value).run()
     assert not at.exception, at.exception
     assert at.session_state["config"] is before
-    assert [plain(e.value) for e in at.error] == [said]
+    assert [plain(e.value) for e in at.warning] == [said]
     shown = {k: at.number_input(key=k).value for k in SIZES}
     assert shown == {"inputs_n_seq": 3, "inputs_d_model": 4, "inputs_d_qk": 3, "inputs_d_v": 3}  # the config's
     at.run()  # said once: the next run has no message
-    assert not at.error
+    assert not at.warning
 
 
 SIZES = ("inputs_n_seq", "inputs_d_model", "inputs_d_qk", "inputs_d_v")  # the sizes' inputs (d_k: an additive score)
@@ -201,7 +201,7 @@ def test_a_size_refused_keeps_what_was_typed_in_the_grids():
     at = new_app("pages/inputs.py")
     edit_cells(at, "x", {0: {1: 5.0}})
     at.number_input(key="inputs_n_seq").set_value(2.5).run()
-    assert "2.5 is not a whole number" in plain(at.error[0].value)
+    assert "2.5 is not a whole number" in plain(at.warning[0].value)
     assert at.session_state["config"].x[0, 1] == 5.0 and at.session_state["config"].n_seq == 3
     at.number_input(key="inputs_n_seq").set_value(4.0).run()
     cfg = at.session_state["config"]
@@ -413,7 +413,7 @@ def test_with_rope_an_odd_d_k_is_refused_by_name():
     before = at.session_state["config"]
     at.number_input(key="inputs_d_qk").set_value(5.0).run()
     assert not at.exception and at.session_state["config"] is before
-    assert [plain(e.value) for e in at.error] == [
+    assert [plain(e.value) for e in at.warning] == [
         "Dimensions not changed: d_k (columns of W_Q and W_K): 5 leaves each head 5 features, but RoPE turns pairs "
         "of features: a head needs an even width (or RoPE off)."]
     at.number_input(key="inputs_d_qk").set_value(6.0).run()

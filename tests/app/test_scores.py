@@ -359,7 +359,7 @@ def test_a_d_a_that_is_no_width_is_refused_in_words(typed, said):
     at.number_input(key="scores_d_a").set_value(typed).run()
     assert not at.exception, at.exception
     assert at.session_state["config"] is before
-    assert said in [plain(e.value) for e in at.error], [e.value for e in at.error]
+    assert said in [plain(e.value) for e in at.warning], [e.value for e in at.warning]
     at.number_input(key="scores_d_a").set_value(1e2).run()
     assert at.session_state["config"].w_1.shape == (3, 100)
 

@@ -153,7 +153,9 @@ if not refusal("preset") and (note := st.session_state.get(mv.PRESET_NOTE)) and 
     st.info(_("RoPE turns pairs of features: each head was widened from {d} to {even} (new columns of W_Q and W_K "
               "filled as on Inputs & weights). Undo takes it back.").format(d=note[0][0], even=note[0][1]),
             icon=":material/info:")
-st.caption(_("A preset sets the options as the model does and keeps X, W_Q and W_O. A model's key/value heads are "
+st.caption(_("A preset sets the options as the model does and keeps X, W_O and every value of W_Q (RoPE, in Llama / "
+             "Mistral and Qwen 3, turns pairs of features: a head of odd width gets one more column in W_Q and W_K). "
+             "A model's key/value heads are "
              "fewer than its query heads: Llama / Mistral, Gemma 2 and Qwen 3 take half of yours (at least 1), which "
              "keeps the first key/value heads' columns of W_K and W_V and drops the others (Undo brings them back; "
              "going back to more key/value heads draws new ones). With one head there is nothing to group (split it "

@@ -67,6 +67,8 @@ def test_a_rope_preset_on_seed000_widens_each_head_and_applies_everything(name, 
     assert np.array_equal(c.x, seed.x) and np.array_equal(c.w_v, seed.w_v)
     assert (c.window == 2) == (name == "llama") and c.qk_norm == (name == "qwen")
     assert WIDENED in [plain(i.value) for i in at.info]
+    captions = " ".join(plain(c.value) for c in at.caption)  # it said the preset "keeps X, W_Q and W_O"
+    assert "keeps X, W_O and every value of W_Q" in captions and "keeps X, W_Q and W_O" not in captions
     at.button(key="frame_undo").click().run()  # one change: Undo brings seed 000 back whole
     back = at.session_state["config"]
     assert back.rope is None and back.w_q.shape == (4, 3) and back.mask_kind == seed.mask_kind

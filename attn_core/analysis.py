@@ -1,4 +1,4 @@
-"""Measurements behind the Scaling and Masking pages.
+"""Measurements behind the Scaling, Masking and Modern attention pages.
 
 Why the scores are divided by √d_k (variances of Q, K, QKᵀ and QKᵀ/√d_k, measured and swept over
 d_k), what the divisor does to softmax (largest weight and entropy of each row), and why softmax
@@ -305,3 +305,78 @@ def compare_softmax(row: np.ndarray) -> SoftmaxComparison:  # [n] -> arrays of s
     top = row.max()
     shifted = row - (0.0 if np.isneginf(top) else top)  # [n]
     return SoftmaxComparison(row, naive_exp, naive_weights, overflow, shifted, np.exp(shifted), softmax(row))
+
+
+# ---- comparing weights when a row may have no key left ---------------------------------------------------------
+
+
+def rows_with_keys(mask: np.ndarray | None, n_q: int) -> np.ndarray:  # bool [n_q, n_k] or None -> bool [n_q]
+    """Which query rows keep at least one key (``mask``: True = may attend; None: every key).
+
+    >>> rows_with_keys(np.array([[True, False], [False, False]]), 2).tolist(), rows_with_keys(None, 2).tolist()
+    ([True, False], [True, True])
+    """
+    return np.ones(n_q, dtype=bool) if mask is None else np.asarray(mask, dtype=bool).any(axis=-1)
+
+
+@dataclass(frozen=True)
+class RowsComparison:
+    """The largest |a − b| over the rows both keep, and where; the rows left out (no key in one of them).
+
+    ``largest`` and ``at`` are None when no row is left to compare (every query has lost its keys).
+    """
+
+    largest: float | None
+    at: tuple[int, ...] | None
+    left_out: tuple[int, ...]
+
+
+def compare_rows(a: np.ndarray, b: np.ndarray, keep: np.ndarray) -> RowsComparison:
+    """|a − b| over the rows ``keep`` marks (bool [n_q]); ``a``, ``b`` [n_q, ...] or [n_q]. A row whose query has
+    no key left has no weights to compare (all zeros by definition), so it is left out, not counted as equal.
+
+    >>> c = compare_rows(np.array([[0.5, 0.5], [0.0, 0.0]]), np.array([[0.25, 0.75], [0.5, 0.5]]),
+    ...                  np.array([True, False]))
+    >>> c.largest, c.at, c.left_out
+    (0.25, (0, 0), (1,))
+    >>> compare_rows(np.zeros((2, 2)), np.zeros((2, 2)), np.array([False, False])).largest is None
+    True
+    """
+    a, b, keep = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64), np.asarray(keep, dtype=bool)
+    rows = np.flatnonzero(keep)  # the rows compared (a row left out may hold −inf on both sides: never subtracted)
+    left_out = tuple(int(i) for i in np.flatnonzero(~keep))
+    if rows.size == 0 or a[rows].size == 0:
+        return RowsComparison(None, None, left_out)
+    diff = np.abs(a[rows] - b[rows])  # [n_compared, ...]
+    at = np.unravel_index(int(np.argmax(diff)), diff.shape)
+    return RowsComparison(float(diff[at]), (int(rows[at[0]]), *(int(i) for i in at[1:])), left_out)
+
+
+@dataclass(frozen=True)
+class BiasReach:
+    """The most negative and the most positive bias on a key a query sees: (value, query, key), or None."""
+
+    penalty: tuple[float, int, int] | None
+    bonus: tuple[float, int, int] | None
+
+
+def bias_reach(bias: np.ndarray, mask: np.ndarray | None) -> BiasReach:  # [n_q, n_k], bool [n_q, n_k] or None
+    """Where an additive score bias (ALiBi's −m·(i − j)) penalises most and favours most, among the keys each query
+    may attend to: with the causal mask no later key is seen, so nothing is favoured.
+
+    >>> b = -0.5 * (np.arange(3)[:, None] - np.arange(3)[None, :])
+    >>> bias_reach(b, None)
+    BiasReach(penalty=(-1.0, 2, 0), bonus=(1.0, 0, 2))
+    >>> bias_reach(b, np.tril(np.ones((3, 3), bool))).bonus is None
+    True
+    """
+    bias = np.asarray(bias, dtype=np.float64)
+    seen = np.ones(bias.shape, dtype=bool) if mask is None else np.asarray(mask, dtype=bool)
+
+    def most(values: np.ndarray) -> tuple[float, int, int] | None:  # values: the bias where counted, else 0
+        if not (values != 0).any():
+            return None
+        i, j = np.unravel_index(int(np.argmax(np.abs(values))), values.shape)
+        return float(bias[i, j]), int(i), int(j)
+
+    return BiasReach(most(np.where(seen & (bias < 0), bias, 0.0)), most(np.where(seen & (bias > 0), bias, 0.0)))

@@ -340,8 +340,9 @@ def _check_modern(cfg: Config, n_heads: int, d_q: int, d_k: int, *, cross: bool)
         for name, width in (("W_Q", d_q), ("W_K", d_k)):
             if width % 2:
                 raise AttentionInputError(
-                    N_("rope: turns pairs of features, so each head of {name} needs an even width, got {width}."),
-                    name=name, width=width, matrix=name)
+                    N_("RoPE turns pairs of features, so each head of {name} needs an even width; it is {width}: "
+                       "widen each head (d_k) by one, to {wider}."),
+                    name=name, width=width, wider=width + 1, matrix=name)
     return {"rope": cfg.rope, **flags, "window": window, "softcap": check_softcap(cfg.softcap)}
 
 

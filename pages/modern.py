@@ -8,7 +8,7 @@ from dataclasses import replace
 import numpy as np
 import streamlit as st
 
-from attn_core import AttentionInputError, RoPE, alibi_slopes, scaled_dot_product_attention
+from attn_core import AttentionInputError, RoPE, alibi_slopes, analysis, scaled_dot_product_attention
 from attn_ui.app import i18n, registry, state
 from attn_ui.app.i18n import N_, _, ngettext
 from attn_ui.shell import edit_panel, frame
@@ -30,12 +30,15 @@ st.markdown(_(
 ))
 grid_editor.pending_errors_banner(registry.MODERN, in_panel=in_panel)
 cfg = state.config()
-if cfg.cross or cfg.score != "dot":
-    st.info(_("These options change self-attention with the dot-product score, as in the models they come from; this "
-              "configuration has {what}. Switch back on Score functions.").format(
-                  what=_("queries from Y (cross-attention)") if cfg.cross else text.score_name(cfg.score)),
-            icon=":material/info:")
-    st.page_link(registry.SCORES.file, label=_(registry.SCORES.title), icon=registry.SCORES.icon)
+if cfg.cross or cfg.score != "dot":  # each reason with the page (and the control) that switches it back
+    reasons = [_("This configuration has queries from Y (cross-attention): switch back to X on Inputs & weights (“The "
+                 "queries come from”).")] * cfg.cross + [_(
+        "The score function here is {score}: switch back to the dot product on Score functions.").format(
+        score=text.score_name(cfg.score))] * (cfg.score != "dot")
+    st.info(i18n.sentences(_("These options change self-attention with the dot-product score, as in the models they "
+                             "come from."), *reasons), icon=":material/info:")
+    for page in [registry.INPUTS] * cfg.cross + [registry.SCORES] * (cfg.score != "dot"):
+        st.page_link(page.file, label=_(page.title), icon=page.icon)
     st.stop()
 
 
@@ -115,18 +118,30 @@ def largest_plain() -> float:
 
 
 def apply_preset(name: str) -> None:
-    commit("preset", lambda: mv.preset_changes(name, state.config(), largest_plain()))
-    st.session_state["modern_preset_last"] = name
+    """The preset's options, all in one change (one Undo): a RoPE preset on an odd head width widens each head first
+    (mv.widen_changes, the Widen button's change) and says so; a refusal says the preset was not applied at all."""
+    before = state.config()
+    try:
+        changes = mv.preset_changes(name, before, largest_plain())
+        message = state.set_config(replace(before, **changes), reset_editors=bool(mv.GRID_WEIGHTS & set(changes)),
+                                   what=state.change(N_("preset {preset} applied"), preset=mv.PRESETS[name]))
+    except AttentionInputError as err:
+        message = i18n.error_text(err)
+    st.session_state.pop(mv.PRESET_NOTE, None)
+    if message:
+        refused()["preset"] = (None, _("{preset} was not applied (nothing of it changed): {message}").format(
+            preset=_(mv.PRESETS[name]), message=message), state.config())
+        return
+    refused().clear()
+    after = state.config()
+    if after.d_q != before.d_q:  # kept with the configuration it was made for: a later change makes it stale
+        st.session_state[mv.PRESET_NOTE] = ((before.d_q, after.d_q), after)
 
 
-def widen(preset: str | None = None) -> None:
-    """RoPE's refusal on odd widths: one more column per head in W_Q and W_K, every value kept, then RoPE on (or
-    ``preset`` applied again)."""
+def widen() -> None:
+    """RoPE's refusal on odd widths: one more column per head in W_Q and W_K, every value kept, then RoPE on."""
     c = state.config()
-    commit(mv.ROPE_ON, lambda: {f: getattr(n, f) for n in [mv.even_widths(replace(c, rope=None))]
-                                for f in ("w_q", "w_k", "w_o", "n_kv_heads")} | {"rope": c.rope or RoPE()})
-    if preset and not refused():
-        apply_preset(preset)
+    commit(mv.ROPE_ON, lambda: mv.widen_changes(c) | {"rope": c.rope or RoPE()})
 
 
 # ---- 1 · the options -------------------------------------------------------------------------------------------
@@ -134,12 +149,13 @@ st.header(_("1 · Switch the options on"))
 row = st.container(horizontal=True)
 for name, label in mv.PRESETS.items():
     row.button(_(label), key=f"modern_preset_{name}", on_click=apply_preset, args=(name,), help=_(mv.PRESET_HELP[name]))
-if refusal("preset"):
-    last = st.session_state.get("modern_preset_last")
-    if last in ("llama", "qwen") and (cfg.d_q % 2 or cfg.d_k % 2):
-        st.button(_("Widen each head of W_Q and W_K to an even width ({d_q} → {even}), keeping every value").format(
-            d_q=cfg.d_k, even=cfg.d_k + cfg.d_k % 2), key="modern_widen_preset", on_click=widen, args=(last,))
-st.caption(_("A preset sets the options as the model does and keeps X, W_Q and W_O. A model's key/value heads are "
+if not refusal("preset") and (note := st.session_state.get(mv.PRESET_NOTE)) and note[1] is cfg:
+    st.info(_("RoPE turns pairs of features: each head was widened from {d} to {even} (new columns of W_Q and W_K "
+              "filled as on Inputs & weights). Undo takes it back.").format(d=note[0][0], even=note[0][1]),
+            icon=":material/info:")
+st.caption(_("A preset sets the options as the model does and keeps X, W_O and every value of W_Q (RoPE, in Llama / "
+             "Mistral and Qwen 3, turns pairs of features: a head of odd width gets one more column in W_Q and W_K). "
+             "A model's key/value heads are "
              "fewer than its query heads: Llama / Mistral, Gemma 2 and Qwen 3 take half of yours (at least 1), which "
              "keeps the first key/value heads' columns of W_K and W_V and drops the others (Undo brings them back; "
              "going back to more key/value heads draws new ones). With one head there is nothing to group (split it "
@@ -163,7 +179,8 @@ with left:
         help=_("RMS-normalise each head's queries and keys over d_k before RoPE (eps 10⁻⁶, no gain)."))
     st.toggle(_("ALiBi (BLOOM)"), **state.bind(mv.ALIBI, cfg.alibi, lambda: commit(
         mv.ALIBI, lambda: {"alibi": st.session_state[mv.ALIBI]})),
-        help=_("Add −m_h · (i − j) to head h's scores: a penalty growing with the distance, one slope per head."))
+        help=_("Add −m_h · (i − j) to head h's scores, one slope per head: a penalty growing with the distance to an "
+               "earlier key (without the causal mask, a bonus growing with the distance to a later key)."))
 with middle:
     st.toggle(_("RoPE (Llama, Mistral, Qwen)"), **state.bind(mv.ROPE_ON, shown(mv.ROPE_ON, cfg.rope is not None),
                                                             set_rope),
@@ -221,12 +238,22 @@ matrix_block(of_head(N_("Weights, with these options"), N_("Weights (head {head}
              t.weights, queries, keys,
              kind="weights", y_title=_("query"), x_title=_("key"),
              masked=None if t.mask is None else ~t.mask)
-d = mv.max_diff(t.weights, u.weights)
-if cfg.rope or cfg.qk_norm or cfg.alibi or cfg.window or cfg.softcap:
-    i, j = np.unravel_index(int(np.argmax(np.abs(t.weights - u.weights))), t.weights.shape)
-    st.markdown(_("With RoPE, QK-norm, ALiBi, the window and the cap off (the tutorials' attention on these numbers), "
-                  "these weights differ by up to **{d}** (query {q}, key {k}).").format(
-        d=f"{d:.4g}", q=text.md_escape(queries[i]), k=text.md_escape(keys[j])))
+if cfg.rope or cfg.qk_norm or cfg.alibi or cfg.window or cfg.softcap:  # rows with no key left: nothing to compare
+    both = analysis.rows_with_keys(t.mask, cfg.n_q) & analysis.rows_with_keys(u.mask, cfg.n_q)
+    cmp = analysis.compare_rows(t.weights, u.weights, both)
+    said = [] if cmp.largest is None else [_(
+        "With RoPE, QK-norm, ALiBi, the window and the cap off (the tutorials' attention on these numbers), these "
+        "weights differ by up to **{d}** (query {q}, key {k}).").format(
+        d=f"{cmp.largest:.4g}", q=text.md_escape(queries[cmp.at[0]]), k=text.md_escape(keys[cmp.at[1]]))]
+    if cmp.left_out and cmp.largest is not None:
+        said.append(ngettext(
+            "No key is left for query {queries} (its row of weights is all 0): it is not compared.",
+            "No key is left for queries {queries} (their rows of weights are all 0): they are not compared.",
+            len(cmp.left_out)).format(queries=_(", ").join(text.md_escape(queries[i]) for i in cmp.left_out)))
+    elif cmp.largest is None:
+        said.append(_("No key is left for any query (every row of weights is 0): there are no weights to compare with "
+                      "the tutorials' attention."))
+    st.markdown(i18n.sentences(*said))
 else:
     st.markdown(_("No option that changes a score is on: these are the tutorials' weights. Switch one on above."))
 
@@ -368,8 +395,8 @@ def window() -> None:
                   "the weight each had without the window ({n} in all).").format(n=n_hidden))
     st.dataframe(mv.hidden_table(hidden, queries, keys, precision))
     if not n_hidden:
-        st.caption(_("W = {w} hides nothing here: every query already sees at most {w} keys. Choose a smaller W.")
-                   .format(w=cfg.window))
+        st.caption(_("W = {w} hides nothing here: the mask alone already hides every key the window would. Choose a "
+                     "smaller W.").format(w=cfg.window))
 
 
 def softcap() -> None:
@@ -412,7 +439,7 @@ def softcap() -> None:
 
 
 def alibi() -> None:
-    st.subheader(_("ALiBi: a penalty by distance"))
+    st.subheader(_("ALiBi: a bias by distance"))
     if not cfg.alibi:
         st.info(_("ALiBi is off. Switch it on above (or the BLOOM preset)."), icon=":material/info:")
         return
@@ -423,9 +450,26 @@ def alibi() -> None:
                   "a geometric sequence; for another n the paper takes the slopes for the power of two below n, then "
                   "every other slope for twice that power, as many as are missing (the table above). There are no "
                   "positions in X: the bias is "
-                  "the only place a position enters.{causal}").format(
-        causal="" if cfg.mask_kind == "causal" else " " + _("Without the causal mask, keys after the query get a "
-                                                           "positive bias (ALiBi is defined for causal models).")))
+                  "the only place a position enters."))
+    reach = analysis.bias_reach(trace.alibi[head], t.mask)  # on the keys each query sees (mask and window)
+    where = of_head(N_("Here"), N_("Here (head {head})"))
+    said = []
+    if reach.penalty:
+        b, i, j = reach.penalty
+        said.append(_("{where}, a key before its query is penalised, the farther the more: down to {b} (query {q}, "
+                      "key {k}).").format(where=where, b=fmt(b), q=text.md_escape(queries[i]),
+                                          k=text.md_escape(keys[j])))
+    if reach.bonus:
+        b, i, j = reach.bonus
+        said.append(_("{where}, a key after its query is favoured, the farther the more: up to +{b} (query {q}, key "
+                      "{k}); without the causal mask ALiBi rewards later keys (it is defined for causal models).")
+                    .format(where=where, b=fmt(b), q=text.md_escape(queries[i]), k=text.md_escape(keys[j])))
+    elif reach.penalty:
+        said.append(_("No query sees a key after it, so no key is favoured."))
+    if not said:
+        said.append(_("{where}, no query sees a key at another position: the bias is 0 on every key left.").format(
+            where=where))
+    st.markdown(i18n.sentences(*said))
     a, b = controls.pair(trace.alibi[head], t.biased, queries)
     with a:
         matrix_block(of_head(N_("ALiBi bias"), N_("ALiBi bias (head {head})")), r"-m_h\,(i-j)", trace.alibi[head],
@@ -464,14 +508,20 @@ def online() -> None:
                                                                                b=tile.stop - 1),
                  "", tile.scores[rows], [queries[i] for i in rows], cols, y_title=_("query"), x_title=_("key"))
     st.dataframe(mv.tile_table(o, pick, rows, queries, precision))
-    i = max(rows, key=lambda r: len(mv.rises(o, r)))  # the row where m rose most often (the first if none)
+    keep = analysis.rows_with_keys(t.mask, cfg.n_q)  # a query with no key left: m stays −∞, l 0
+    i = max(rows, key=lambda r: (len(mv.rises(o, r)), keep[r]))  # where m rose most often (else one with keys)
     r = mv.rises(o, i)
-    said = (" ".join(_("In tile {t}, {q} meets a larger score: m rises from {a} to {b}, and l and O so far are "
-                       "multiplied by exp({a} − {b_}) = {f}.").format(
-        t=k + 1, q=text.md_escape(queries[i]), a=fmt(m0), b=fmt(m1), b_=fmt(m1) if m1 >= 0 else f"({fmt(m1)})",
-        f=fmt(f)) for k, m0, m1, f in r) if r else
-            _("For {q} no later tile holds a larger score than the ones before it, so nothing is rescaled. Try a block "
-              "of 1, or another query.").format(q=text.md_escape(queries[i])))
+    if not keep[i]:
+        said = _("{q} has no key left: m stays −∞ and l 0 after every tile, so nothing is rescaled.").format(
+            q=text.md_escape(queries[i]))
+    elif r:
+        said = i18n.sentences(*(_("In tile {t}, {q} meets a larger score: m rises from {a} to {b}, and l and O so far "
+                                  "are multiplied by exp({a} − {b_}) = {f}.").format(
+            t=k + 1, q=text.md_escape(queries[i]), a=fmt(m0), b=fmt(m1), b_=fmt(m1) if m1 >= 0 else f"({fmt(m1)})",
+            f=fmt(f)) for k, m0, m1, f in r))
+    else:
+        said = _("For {q} no later tile holds a larger score than the ones before it, so nothing is rescaled. Try a "
+                 "block of 1, or another query.").format(q=text.md_escape(queries[i]))
     st.markdown(block_markdown(said, _("**m and l of {q} after each tile**").format(q=text.md_escape(queries[i]))))
     charts.show_chart(charts.cached_chart(mv.m_chart, o, i))
     if t.softcap is None and t.bias is None:
@@ -482,11 +532,19 @@ def online() -> None:
         what = _("softmax(q kᵀ / s) v without the cap and ALiBi (the tiles here take the scaled scores; "
                  "FlashAttention applies those inside each tile)")
     lse = mv.logsumexp(scaled_dot_product_attention(t.q, t.k, t.v, scale=float(t.divisor), mask=t.mask).masked)
-    finite = np.isfinite(lse)
-    st.markdown(_("**After the last tile**: O / l equals {what}: largest difference **{d}**. m + log l equals each "
-                  "row's log-sum-exp log Σ_j exp(s_ij): largest difference **{e}**.").format(
-        what=what, d=small(mv.max_diff(o.output, ref)),
-        e=small(mv.max_diff(o.logsumexp[finite], lse[finite]))))
+    out, sums = analysis.compare_rows(o.output, ref, keep), analysis.compare_rows(o.logsumexp, lse, keep)
+    if out.largest is None:
+        st.markdown(_("**After the last tile**: no query has a key left (l = 0 in every row, each output row 0 by "
+                      "definition): there is nothing to compare."))
+        return
+    st.markdown(i18n.sentences(_(
+        "**After the last tile**: O / l equals {what}: largest difference **{d}**. m + log l equals each row's "
+        "log-sum-exp log Σ_j exp(s_ij): largest difference **{e}**.").format(
+        what=what, d=small(out.largest), e=small(sums.largest)), ngettext(
+        "No key is left for query {queries} (l = 0, its output row 0 by definition): it is not compared.",
+        "No key is left for queries {queries} (l = 0, their output rows 0 by definition): they are not compared.",
+        len(out.left_out)).format(queries=_(", ").join(text.md_escape(queries[j]) for j in out.left_out))
+        if out.left_out else ""))
 
 
 def cache() -> None:

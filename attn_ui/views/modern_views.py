@@ -57,6 +57,8 @@ WINDOW_ON, WINDOW, CAP_ON, CAP = "modern_window_on", "modern_window", "modern_ca
 SECTION, BLOCK, TILE, ROW, STEP = "modern_section", "modern_block", "modern_tile", "modern_row", "modern_step"
 PAIR_M, PAIR_N, SHIFT = "modern_m", "modern_n", "modern_shift"
 MAX_SHIFT = 100_000  # the largest shift s of the RoPE check (its whole number box)
+PRESET_NOTE = "modern_preset_note"  # ((width before, width after), configuration): a RoPE preset widened the heads
+GRID_WEIGHTS = {"w_q", "w_k", "w_v", "w_o"}  # a change of these redraws the grids
 REFUSED = "modern_refused"  # {widget key: (value typed, message)}: a change the core refused, shown beside its widget
 
 LAYOUTS = {"half": N_("half (Llama, Mistral, Qwen: rotate_half)"),
@@ -136,8 +138,15 @@ def preset_changes(name: str, cfg: Config, largest_scaled: float) -> dict:
         fields["alibi"] = True
     elif name == "qwen":
         fields |= {"rope": RoPE(1_000_000.0, "half"), "qk_norm": True}
+    widened = widen_changes(cfg) if fields.get("rope") is not None and odd_width(cfg) else {}
+    cfg = replace(cfg, **widened)  # RoPE turns pairs: an odd head is widened first, as the Widen button does
     kv = {"off": cfg.n_heads, "bloom": cfg.n_heads}.get(name, grouped_kv(cfg.n_heads))  # BLOOM: multi-head
-    return fields | (kv_changes(cfg, kv) if kv != cfg.kv_heads else {})
+    return widened | fields | (kv_changes(cfg, kv) if kv != cfg.kv_heads else {})
+
+
+def odd_width(cfg: Config) -> bool:
+    """Whether a head of W_Q or W_K has an odd width (RoPE, which turns pairs of features, refuses it)."""
+    return bool(cfg.d_q % 2 or cfg.d_k % 2)
 
 
 def kv_changes(cfg: Config, n_kv: int) -> dict:
@@ -155,6 +164,13 @@ def even_widths(cfg: Config) -> Config:
     d_q, d_k = cfg.d_q + cfg.d_q % 2, cfg.d_k + cfg.d_k % 2
     return with_dimensions(cfg, n_seq=cfg.n_seq, d_model=cfg.d_model, d_qk=d_q * cfg.n_heads,
                            d_v=cfg.w_v.shape[1], d_k=d_k * cfg.kv_heads)
+
+
+def widen_changes(cfg: Config) -> dict:
+    """The fields that give each head of W_Q and W_K an even width (:func:`even_widths`: every value kept, the new
+    columns drawn as Inputs & weights draws them): the Widen button's change, and a RoPE preset's on an odd width."""
+    n = even_widths(replace(cfg, rope=None))
+    return {f: getattr(n, f) for f in ("w_q", "w_k", "w_o", "n_kv_heads")}
 
 
 def kv_choices(n_heads: int) -> list[int]:

@@ -212,8 +212,7 @@ def rope_shift_page() -> AppTest:
     at = new_app()
     at.session_state["config"] = load_preset("seed000")
     at.switch_page(registry.MODERN.file).run()
-    at.button(key="modern_preset_llama").click().run()  # refused: d_k = 3 is odd
-    at.button(key="modern_widen_preset").click().run()  # W_Q and W_K widened, the preset applied
+    at.button(key="modern_preset_llama").click().run()  # d_k = 3 is odd: W_Q and W_K widened, the preset applied
     at.session_state["kept"][mv.SECTION] = mv.ROPE_S
     at.run()
     assert not at.exception and at.session_state["config"].rope is not None

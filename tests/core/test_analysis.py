@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from attn_core import AttentionInputError, causal_mask
+from attn_core import AttentionInputError, analysis, causal_mask
 from attn_core.analysis import (
     MAX_EXP,
     SWEEP_D_K,
@@ -255,3 +255,34 @@ def test_stable_side_never_nan_and_sums_to_1(row):
     c = compare_softmax(row)
     assert np.isfinite(c.stable_weights).all() and c.stable_weights.sum() == pytest.approx(1.0)
     assert np.array_equal(c.overflow, row > MAX_EXP)
+
+
+# ---- comparing weights when a query has no key left (Modern attention) -------------------------------------------
+
+def test_compare_rows_leaves_out_a_row_with_no_key_instead_of_calling_it_equal():
+    """A row with no key left is all zeros on both sides: counted, it made "differ by up to 0" on every key masked."""
+    a = np.array([[0.0, 0.0], [0.3, 0.7], [1.0, 0.0]])
+    b = np.array([[0.0, 0.0], [0.5, 0.5], [0.9, 0.1]])
+    c = analysis.compare_rows(a, b, np.array([False, True, True]))
+    assert c.left_out == (0,) and c.at == (1, 0) and c.largest == pytest.approx(0.2, abs=1e-15)
+    none_left = analysis.rows_with_keys(np.zeros((2, 2), bool), 2)  # every key masked
+    nothing = analysis.compare_rows(np.zeros((2, 2)), np.zeros((2, 2)), none_left)
+    assert (nothing.largest, nothing.at, nothing.left_out) == (None, None, (0, 1))
+
+
+def test_compare_rows_never_subtracts_the_minus_infinity_of_a_row_left_out():
+    lse = np.array([-np.inf, 1.5])
+    with np.errstate(all="raise"):
+        c = analysis.compare_rows(lse, np.array([-np.inf, 1.25]), np.array([False, True]))
+    assert (c.largest, c.at, c.left_out) == (0.25, (1,), (0,))
+
+
+def test_bias_reach_penalises_earlier_keys_and_favours_later_ones_only_where_seen():
+    m = 0.25
+    bias = -m * (np.arange(4)[:, None] - np.arange(4)[None, :])  # ALiBi's −m·(i − j), written out
+    both = analysis.bias_reach(bias, None)
+    assert both.penalty == (-0.75, 3, 0) and both.bonus == (0.75, 0, 3)
+    causal = analysis.bias_reach(bias, np.tril(np.ones((4, 4), bool)))
+    assert causal.penalty == (-0.75, 3, 0) and causal.bonus is None
+    alone = analysis.bias_reach(bias, np.eye(4, dtype=bool))  # every query sees only itself: bias 0
+    assert alone.penalty is None and alone.bonus is None

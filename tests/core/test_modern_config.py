@@ -121,10 +121,11 @@ def test_validation_names_the_option_or_matrix(changes, words, matrix):
 
 def test_rope_needs_even_head_widths_and_positions_need_self_attention():
     cfg = load_preset("seed000")  # one head of width 3
-    with pytest.raises(AttentionInputError, match="rope: turns pairs of features, so each head of W_Q needs an even "
-                                                  "width, got 3") as err:
+    with pytest.raises(AttentionInputError) as err:
         validate_config(replace(cfg, rope=RoPE()))
-    assert err.value.matrix == "W_Q"
+    assert str(err.value) == ("RoPE turns pairs of features, so each head of W_Q needs an even width; it is 3: widen "
+                              "each head (d_k) by one, to 4.")  # what to do, in the learner's terms
+    assert err.value.matrix == "W_Q" and err.value.params == {"name": "W_Q", "width": 3, "wider": 4}
     cross = load_preset("cross_translation")
     with pytest.raises(AttentionInputError, match="alibi: works on self-attention"):
         validate_config(replace(cross, alibi=True))

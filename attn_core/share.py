@@ -60,6 +60,24 @@ FIELDS = ("tokens", "n_heads", "scale", "mask_kind", "is_pad", "custom_mask", *M
 OPTIONAL_FIELDS = ("page", "origin", "score", "y_tokens", "y", "w_a", "w_1", "w_2", "v_a", "score_bias",
                    *("n_kv_heads", "rope", "qk_norm", "alibi", "window", "softcap"))  # the modern options
 STAGES = ("q", "k", "v", "scores", "scaled", "masked", "weights", "output")  # per head, as in AttentionTrace
+#: the optional fields whose "off" is None: JSON's null says it as well as leaving the field out (an export omits it)
+NULLABLE_FIELDS = ("page", "origin", "y_tokens", "y", "w_a", "w_1", "w_2", "v_a", "score_bias",
+                   *("n_kv_heads", "rope", "window", "softcap"))
+#: json.JSONDecodeError's reasons (the start of its ``msg``), each in words the app translates; any other reason is
+#: :data:`_JSON_OTHER`
+_JSON_PROBLEMS = (
+    ("Expecting value", N_("a value was expected")),
+    ("Expecting property name enclosed in double quotes", N_("a field name in double quotes was expected")),
+    ("Expecting ',' delimiter", N_("a comma was expected")),
+    ("Expecting ':' delimiter", N_("a colon was expected")),
+    ("Unterminated string starting at", N_("a string that is never closed starts")),
+    ("Extra data", N_("more text follows the end of the JSON")),
+    ("Invalid control character", N_("a line break or another control character is inside a string")),
+    ("Invalid \\escape", N_("a backslash escape is not valid")),
+    ("Invalid \\uXXXX escape", N_("a backslash escape is not valid")),
+    ("Illegal trailing comma", N_("a comma comes before the end of a list or object")),
+)
+_JSON_OTHER = N_("the text is not valid JSON")
 
 _PAGE = re.compile(r"[a-z][a-z0-9_]{0,31}")
 _BASE64URL = re.compile(r"[A-Za-z0-9_-]*")
@@ -162,6 +180,7 @@ def config_from_dict(doc: object) -> tuple[Config, str | None]:
     if unknown:
         raise AttentionInputError(N_("configuration: unknown field(s) {fields}."),
                                   fields=", ".join(map(_short, unknown[:5])))
+    doc = {k: v for k, v in doc.items() if not (v is None and k in NULLABLE_FIELDS)}  # null: off, as if left out
     missing = [f for f in FIELDS if f not in doc]
     if missing:
         raise AttentionInputError(N_("configuration: missing field(s) {fields}."), fields=", ".join(map(repr, missing)))
@@ -173,11 +192,11 @@ def config_from_dict(doc: object) -> tuple[Config, str | None]:
         tokens=_tokens(doc["tokens"]),
         n_heads=_n_heads(doc["n_heads"]),
         scale=_scale(doc["scale"]),
-        mask_kind=doc["mask_kind"] if _is_short_text(doc["mask_kind"]) else _short(doc["mask_kind"]),
+        mask_kind=doc["mask_kind"] if _is_short_text(doc["mask_kind"]) else _Shown(_short(doc["mask_kind"])),
         is_pad=_is_pad(doc["is_pad"]),
         custom_mask=_custom_mask(doc["custom_mask"]),
         origin=doc.get("origin"),  # checked by validate_config
-        score=doc.get("score", "dot") if _is_short_text(doc.get("score", "dot")) else _short(doc["score"]),
+        score=doc.get("score", "dot") if _is_short_text(doc.get("score", "dot")) else _Shown(_short(doc["score"])),
         y_tokens=_tokens(doc["y_tokens"], "y_tokens") if "y_tokens" in doc else None,
         score_bias=_score_bias(doc["score_bias"]) if "score_bias" in doc else None,
         **mats,
@@ -227,9 +246,24 @@ def _modern_options(doc: dict) -> dict:
 
 
 def _short(value: object) -> str:
-    """A value for a message: its repr, or what it is when that would be long (a message must stay readable)."""
-    text = repr(value)
+    """A value for a message: its repr (null, true and false as JSON writes them), or what it is when that would be
+    long (a message must stay readable).
+
+    >>> _short(None), _short(True), _short(2.5), _short("x" * 50)
+    ('null', 'true', '2.5', 'a string')
+    """
+    text = json.dumps(value) if value is None or type(value) is bool else repr(value)
     return text if len(text) <= 40 else _json_type(value)
+
+
+class _Shown(str):
+    """A value that is no text (null, a number, a list), as a message shows it: its repr is itself, so the refusal
+    that quotes it says null, not 'null'."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return str(self)
 
 
 def _is_short_text(value: object) -> bool:
@@ -329,7 +363,7 @@ def _n_heads(n_heads: object) -> object:
     if type(n_heads) is int and n_heads > LIMITS.n_heads:
         raise AttentionInputError(N_("n_heads: {n_heads} is over the cap of {cap}."), n_heads=_short(n_heads),
                                   cap=LIMITS.n_heads)
-    if not (isinstance(n_heads, (int, float)) or _is_short_text(n_heads)):  # True/False are ints here
+    if type(n_heads) is bool or not (isinstance(n_heads, (int, float)) or _is_short_text(n_heads)):
         raise AttentionInputError(N_("n_heads: must be a whole number of at least 1, got {got}."),
                                   got=_json_type(n_heads))
     return n_heads  # check_heads rejects anything but a whole number >= 1
@@ -340,7 +374,7 @@ def _scale(scale: object) -> object:
         if not _fits_float(scale):
             raise AttentionInputError(N_("scale: the divisor is too large for a float64 number."))
         return float(scale)
-    if not (isinstance(scale, float) or _is_short_text(scale) or type(scale) is bool):
+    if not (isinstance(scale, float) or _is_short_text(scale)):
         raise AttentionInputError(N_('scale: must be "sqrt_dk", "none" or a number above 0, got {got}.'),
                                   got=_json_type(scale))
     return scale  # "sqrt_dk", "none", a float, or something validate_config rejects
@@ -469,8 +503,10 @@ def parse_json(raw: bytes, what: str) -> object:
             nonlocal numbers
             numbers += 1
             if numbers > _NUMBERS_CAP:
-                raise AttentionInputError(N_("{what}: more than {cap:,} numbers; the cap is on the cells."),
-                                          what=what, cap=_NUMBERS_CAP)
+                raise AttentionInputError(N_("{what}: more than {cap:,} numbers. A configuration holds at most "
+                                             "{cells:,} cells in X and the weights together, and a mask of at most "
+                                             "{n_seq} × {n_seq}."),
+                                          what=what, cap=_NUMBERS_CAP, cells=LIMITS.total_cells, n_seq=LIMITS.n_seq)
             return convert(s)
         return parse
 
@@ -486,11 +522,24 @@ def parse_json(raw: bytes, what: str) -> object:
         raise
     except json.JSONDecodeError as err:
         raise AttentionInputError(N_("{what}: not valid JSON ({problem} at line {line}, column {column})."),
-                                  what=what, problem=err.msg, line=err.lineno, column=err.colno) from None
+                                  what=what, problem=json_problem(err), line=err.lineno, column=err.colno) from None
     except RecursionError:
         raise AttentionInputError(N_("{what}: the JSON is nested too deeply."), what=what) from None
     except ValueError:  # an integer with more digits than Python converts (4300)
         raise AttentionInputError(N_("{what}: a number has too many digits to read."), what=what) from None
+
+
+def json_problem(err: json.JSONDecodeError) -> str:
+    """What a JSON syntax error says, in words marked for the catalogs (never json's English in a translated
+    sentence).
+
+    >>> try:
+    ...     json.loads('{"a" 1}')
+    ... except json.JSONDecodeError as err:
+    ...     json_problem(err)
+    'a colon was expected'
+    """
+    return next((words for start, words in _JSON_PROBLEMS if err.msg.startswith(start)), _JSON_OTHER)
 
 
 def _no_duplicate_keys(pairs: list[tuple[str, object]]) -> dict:

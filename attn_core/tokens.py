@@ -4,16 +4,37 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 
 import numpy as np
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # kana and Han: written without spaces
 _TOKEN = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+|[^\w\s]")
+#: the Unicode categories of characters that show nothing: controls (NUL), formats (zero-width space, the
+#: right-to-left override), surrogates, unassigned code points, and every kind of space and line or paragraph break
+_INVISIBLE = frozenset(("Cc", "Cf", "Cs", "Cn", "Zs", "Zl", "Zp"))
+#: letters and symbols drawn as nothing: the Hangul fillers and the blank Braille pattern
+_BLANK = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+
+
+def visible(token: str) -> bool:
+    r"""Whether ``token`` has a character that shows: not only controls, formats, spaces, blanks and variation
+    selectors.
+
+    >>> visible("abc"), visible("\u202e"), visible("\u200b\x00"), visible("\u3164"), visible("שלום")
+    (True, False, False, False, True)
+    """
+    return any(unicodedata.category(c) not in _INVISIBLE and c not in _BLANK and not _selector(c) for c in token)
+
+
+def _selector(c: str) -> bool:
+    return "\ufe00" <= c <= "\ufe0f" or "\U000e0100" <= c <= "\U000e01ef"
 
 
 def tokenize(sentence: str) -> list[str]:
-    """Split into words and punctuation marks; Chinese (and Japanese) text, written without spaces, one
-    character a token. Korean words are separated by spaces, as English words are.
+    r"""Split into words and punctuation marks; Chinese (and Japanese) text, written without spaces, one
+    character a token. Korean words are separated by spaces, as English words are. A token with no visible
+    character (a zero-width space, a direction mark, a control character such as NUL) is no word: it is left out.
 
     Examples
     --------
@@ -21,8 +42,10 @@ def tokenize(sentence: str) -> list[str]:
     ['Slow', 'but', 'steady', ',', 'wins', '!']
     >>> tokenize("猫坐在垫子上。"), tokenize("고양이가 매트에 앉았다.")
     (['猫', '坐', '在', '垫', '子', '上', '。'], ['고양이가', '매트에', '앉았다', '.'])
+    >>> tokenize("\u202e \u200b \x00 abc"), tokenize("\u200b\x00")
+    (['abc'], [])
     """
-    return _TOKEN.findall(sentence)
+    return [t for t in _TOKEN.findall(sentence) if visible(t)]
 
 
 def embed(tokens: list[str], d_model: int, seed: int = 0) -> np.ndarray:  # n_seq tokens -> [n_seq, d_model]

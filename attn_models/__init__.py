@@ -117,7 +117,7 @@ from .gpt2 import (
     load_causal_lm,
     parse_gpt2_config,
 )
-from .hub import RepoPlan, check_source, in_cache, judge_repo, repo_cached
+from .hub import FOLDER_ADVICE, RepoPlan, check_source, in_cache, judge_repo, repo_cached
 from .intervene import Intervention, ablate_heads, cacheable
 from .kv import KVCache
 from .limits import MODEL_LIMITS, ModelLimits
@@ -135,8 +135,8 @@ __all__ = [
     "Access", "CAUSAL_MODEL", "DEFAULT_MODEL", "MASKED_MODEL", "MULTILINGUAL_MODEL", "TRANSLATOR_MODEL",
     "causal_model", "check_repo_id", "default_model", "is_folder", "masked_model", "translator_model",
     # errors, caps, the Hub
-    "MODEL_LIMITS", "ModelError", "ModelLimits", "ModelUnavailableError", "NotFetchedError", "RepoPlan",
-    "check_source", "in_cache", "judge_repo", "repo_cached",
+    "FOLDER_ADVICE", "MODEL_LIMITS", "ModelError", "ModelLimits", "ModelUnavailableError", "NotFetchedError",
+    "RepoPlan", "check_source", "in_cache", "judge_repo", "repo_cached",
     # BERT, RoBERTa, XLM-R (attn_models.bert)
     "BertConfig", "Encoded", "EncoderOutput", "MaskFill", "MlmHead", "Model", "config_cells", "cosine_similarities",
     "load_encoder", "parse_config", "pool", "resident_bytes",

@@ -193,15 +193,17 @@ class Access:
         return source.strip() in self.operator
 
     def check(self, source: object) -> str:
-        """``source`` stripped when it may be loaded, else ModelError (one message for every name that is not a repo
-        id when folders are off: nothing on disk is looked at, nothing of the name is echoed). The operator's own
-        sources are allowed when they are a folder or a valid repo id; another is refused as a visitor's name is, so
-        no malformed id ever reaches huggingface_hub. The refusal of a repo not offered names :attr:`offered` only.
+        """``source`` stripped when it may be loaded, else ModelError. When folders are off, a name that is no repo id
+        is refused by its text alone (:func:`not_a_repo_id`: a path, too long, no owner/name): nothing on disk is
+        looked at, so every path gets one message whatever is there, and nothing of the name is echoed. The
+        operator's own sources are allowed when they are a folder or a valid repo id; another is refused as a
+        visitor's name is, so no malformed id ever reaches huggingface_hub. The refusal of a repo not offered names
+        :attr:`offered` only.
 
         >>> Access(folders=False).check("/etc")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        attn_models.errors.ModelError: This server loads models from the Hugging Face Hub only...
+        attn_models.errors.ModelError: The name typed is a path, and this server loads models from the Hugging Face...
         >>> Access(repos=frozenset({"a/b"})).check("c/d")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
@@ -222,8 +224,7 @@ class Access:
             if not self.folders and looks_like_repo_id(source):  # said by its shape alone, never by the disk
                 raise invalid_repo_id(source)
             if not self.folders:
-                raise ModelError(N_("This server loads models from the Hugging Face Hub only: name one by its repo "
-                                    "id (owner/name). Folders on the server cannot be named."))
+                raise not_a_repo_id(source)  # by its text alone, as above
             raise ModelError(N_("{source} is neither a folder on this machine nor a Hugging Face repo id "
                                 "(owner/name)."), source=repr(source[:200]))
         check_repo_id(source)
@@ -309,6 +310,29 @@ def looks_like_repo_id(source: str) -> bool:
     [True, True, False, False, False, False, False]
     """
     return source.count("/") == 1 and not source.startswith(("/", ".", "~")) and "\\" not in source
+
+
+REPO_ID_MOST = 96 + 1 + 96  # the longest repo id (owner/name) _REPO_ID takes
+#: says that a name is a path (by its text alone): a path's start, a Windows drive, a backslash or more than one '/'
+_PATH = re.compile(r"[/.~]|[A-Za-z]:|.*\\|[^/]*/[^/]*/")
+
+
+def not_a_repo_id(source: str) -> ModelError:
+    """The refusal of a name that is no repo id where folders cannot be named, saying what is wrong with it by its
+    text alone (never by the disk), without echoing it: a path, too long, or no owner/name.
+
+    >>> [str(not_a_repo_id(s)).split(":")[0] for s in ("/etc", "gpt2", "a" * 3000)]  # doctest: +NORMALIZE_WHITESPACE
+    ['The name typed is a path, and this server loads models from the Hugging Face Hub only', 'The name typed is not
+     a Hugging Face repo id', 'The name typed is 3,000 characters long']
+    """
+    if _PATH.match(source):
+        return ModelError(N_("The name typed is a path, and this server loads models from the Hugging Face Hub "
+                             "only: name one by its repo id (owner/name). Folders on the server cannot be named."))
+    if len(source) > REPO_ID_MOST:
+        return ModelError(N_("The name typed is {n:,} characters long: a Hugging Face repo id (owner/name) has at "
+                             "most {most}."), n=len(source), most=REPO_ID_MOST)
+    return ModelError(N_("The name typed is not a Hugging Face repo id: a repo id has an owner and a name, owner/name "
+                         "(for example {example}). This server loads models from the Hub only."), example=CAUSAL_MODEL)
 
 
 def invalid_repo_id(repo_id: str) -> ModelError:

@@ -27,7 +27,21 @@ class ModelError(ValueError):
 
 
 class ModelUnavailableError(ModelError):
-    """The checkpoint is not on this machine (no folder, not in the Hugging Face cache) and cannot be downloaded."""
+    """The checkpoint is not on this machine (no folder, not in the Hugging Face cache) and cannot be downloaded.
+
+    Its ``advice`` value says what to do without a network; :meth:`advised` puts another in its place (the app's:
+    only what its server allows).
+
+    >>> err = ModelUnavailableError(N_("Not here. {advice}"), advice="Copy it.")
+    >>> str(err.advised("Ask whoever runs the server."))
+    'Not here. Ask whoever runs the server.'
+    """
+
+    def advised(self, advice: str) -> ModelUnavailableError:
+        """The same error with ``advice`` (a marked text, an attn_core.Phrase) as what to do; itself without one."""
+        if "advice" not in self.params:
+            return self
+        return type(self)(self.template, **{**self.params, "advice": advice})
 
 
 class NotFetchedError(ModelError):

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Generic, TypeVar
 from urllib.parse import urlsplit
 
-from attn_core import Words
+from attn_core import Phrase, Words
 
 from .access import DEFAULT_MODEL, Access, is_folder
 from .errors import N_, ModelError, ModelUnavailableError, NotFetchedError
@@ -246,6 +246,13 @@ def _reason(err: BaseException) -> str:
     return f"{type(err).__name__}: {str(err).splitlines()[0][:200] if str(err) else 'no details'}"
 
 
+#: what to do without a network where folders may be named (a program using attn_models; a server with
+#: ATTN_ALLOW_FOLDERS): the ``advice`` of a ModelUnavailableError, which the app replaces by what its server allows
+FOLDER_ADVICE = N_("Without a network, copy the model's folder (config.json, tokenizer.json, model.safetensors) to "
+                   "this machine and give that folder's path instead, or fill the cache on a machine with a network "
+                   "(hf download {repo_id}) and set HF_HUB_OFFLINE=1.")
+
+
 def _unavailable(repo_id: str, name: str, why: str, cache_dir: str | Path | None, *,
                  unreachable: tuple[str, str] | None = None) -> ModelUnavailableError:
     """The error for a file neither cached nor downloadable: ``why`` (an N_-marked text or a technical reason), or
@@ -259,20 +266,16 @@ def _unavailable(repo_id: str, name: str, why: str, cache_dir: str | Path | None
         _SAID.add((repo_id, name))
         log.warning("%s: %s is not in the Hugging Face cache %s and could not be downloaded (%s)", repo_id, name,
                     cache_dir or constants.HF_HUB_CACHE, why or unreachable)
+    advice = Phrase(FOLDER_ADVICE, repo_id=repo_id)  # a program's own Access names folders; the app says its own
     if unreachable is not None:
         host, reason = unreachable
         return ModelUnavailableError(
             N_("The model {repo_id} could not be loaded: its {name} is not in the server's Hugging Face cache and "
-               "could not be downloaded ({host} cannot be reached: {reason}). Without a network, copy the model's "
-               "folder (config.json, tokenizer.json, model.safetensors) to this machine and give that folder's path "
-               "instead, or fill the cache on a machine with a network (hf download {repo_id}) and set "
-               "HF_HUB_OFFLINE=1."), repo_id=repo_id, name=name, host=host, reason=reason)
+               "could not be downloaded ({host} cannot be reached: {reason}). {advice}"), repo_id=repo_id, name=name,
+            host=host, reason=reason, advice=advice)
     return ModelUnavailableError(
         N_("The model {repo_id} could not be loaded: its {name} is not in the server's Hugging Face cache and could "
-           "not be downloaded ({why}). Without a network, copy the model's folder (config.json, tokenizer.json, "
-           "model.safetensors) to this machine and give that folder's path instead, or fill the cache on a machine "
-           "with a network (hf download {repo_id}) and set HF_HUB_OFFLINE=1."),
-        repo_id=repo_id, name=name, why=why)
+           "not be downloaded ({why}). {advice}"), repo_id=repo_id, name=name, why=why, advice=advice)
 
 
 def _capped_bar(progress: Progress | None, name: str, cap: int | None) -> type:

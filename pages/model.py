@@ -266,7 +266,8 @@ if origin is not None:
     opened = _("Opened with head {head} chosen.").format(head=origin.head)
     st.markdown(i18n.sentences(model_views.origin_text(origin), opened))
     try:
-        if (origin_model := model_views.model_or_offer(origin.model, key="model_origin_download")) is None:
+        if (origin_model := model_views.model_or_offer(origin.model, key="model_origin_download",
+                                                           role=origin.role)) is None:
             st.stop()  # not on this server: the button above downloads it
         attn_models.expect_role(origin_model, origin.role)
         is_edited, b_o = model_views.edited(cfg), origin_model.output_bias(origin.layer)

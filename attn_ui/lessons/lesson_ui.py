@@ -157,12 +157,12 @@ def model_for(lesson: lessons.Lesson):  # -> attn_models.Model, CausalLM or Tran
         return None
     source, operator = sources(lesson)
     try:
-        return _of_kind(model_views.model(source), lesson.family)
+        return _of_kind(model_views.model(source, role=lesson.family), lesson.family)
     except attn_models.ModelError as err:
         if source == operator:
             raise
         try:
-            return _of_kind(model_views.model(operator), lesson.family)
+            return _of_kind(model_views.model(operator, role=lesson.family), lesson.family)
         except attn_models.ModelError:
             raise err from None  # why the learner's cannot be read: what its page says too
 

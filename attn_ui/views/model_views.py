@@ -24,7 +24,8 @@ import pandas as pd
 import streamlit as st
 
 import attn_models
-from attn_core import Config, configs_equal
+from attn_core import Config, Phrase, configs_equal
+from attn_models.access import ENV_CAUSAL, ENV_MASKED, ENV_MODEL, ENV_TRANSLATOR
 from attn_ui.app import i18n, origins, state
 from attn_ui.app.i18n import N_, _, ngettext
 from attn_ui.infra import budget, settings
@@ -127,13 +128,43 @@ def needs_download(source: str) -> bool:
     return not attn_models.repo_cached(source)
 
 
-def model(source: str, *, download: bool = False) -> attn_models.Model:
+#: the operator's variable that names the model of each role (attn_models.access): what the advice without a network
+#: tells whoever runs the server to set
+VARIABLES = {"encoder": ENV_MODEL, "masked": ENV_MASKED, "causal": ENV_CAUSAL, "translator": ENV_TRANSLATOR}
+
+
+def offline_advice(repo_id: str, role: str | None) -> Phrase:
+    """What to do when ``repo_id`` is neither cached nor downloadable, as this server allows: where visitors may
+    name folders (ATTN_ALLOW_FOLDERS), copying its folder here and naming it; else what only whoever runs the server
+    can do: set the variable of the page that reads it (``role``'s; every one when None) to such a folder, or fill
+    the server's Hugging Face cache."""
+    if access().folders:
+        return Phrase(attn_models.FOLDER_ADVICE, repo_id=repo_id)
+    if role in VARIABLES:
+        return Phrase(N_("Folders cannot be named here, but whoever runs this server can copy the model's folder "
+                         "(config.json, tokenizer.json, model.safetensors) to it and set {variable} to that folder's "
+                         "path, or fill its Hugging Face cache on a machine with a network (hf download {repo_id}) "
+                         "and set HF_HUB_OFFLINE=1."), variable=VARIABLES[role], repo_id=repo_id)
+    return Phrase(N_("Folders cannot be named here, but whoever runs this server can copy the model's folder "
+                     "(config.json, tokenizer.json, model.safetensors) to it and set the variable of the page that "
+                     "reads it ({variables}) to that folder's path, or fill its Hugging Face cache on a machine with "
+                     "a network (hf download {repo_id}) and set HF_HUB_OFFLINE=1."),
+                  variables=", ".join(VARIABLES.values()), repo_id=repo_id)
+
+
+def advised(err: attn_models.ModelUnavailableError, source: str, role: str | None) -> attn_models.ModelError:
+    """``err`` with :func:`offline_advice` as what to do."""
+    return err.advised(offline_advice(str(err.params.get("repo_id", source.strip())), role))
+
+
+def model(source: str, *, download: bool = False, role: str | None = None) -> attn_models.Model:
     """The loaded model (once per source and server process). A Hub repo not yet cached is downloaded first, with a
     progress bar, when the operator chose it (the default, ATTN_MODEL) or ``download`` (the learner clicked);
     otherwise attn_models.NotFetchedError: a link, a lesson or the sidebar never starts a download.
 
-    Raises attn_models.ModelError (ModelUnavailableError without network and cache), also for an unexpected failure
-    of the loading code (logged), so no page shows a traceback.
+    Raises attn_models.ModelError (ModelUnavailableError without network and cache, saying what this server allows
+    for the page that reads a model of ``role``: :func:`offline_advice`), also for an unexpected failure of the
+    loading code (logged), so no page shows a traceback.
     """
     try:
         if needs_download(source):
@@ -143,6 +174,8 @@ def model(source: str, *, download: bool = False) -> attn_models.Model:
             _download(source.strip())
         with st.spinner(_("Reading the model's weights …")):
             return _model(access().check(source))
+    except attn_models.ModelUnavailableError as err:
+        raise advised(err, source, role) from None
     except attn_models.ModelError:
         raise
     except Exception as err:  # noqa: BLE001 - a bug or a failure not foreseen: a message, not a traceback
@@ -156,7 +189,7 @@ def page_model(source: str, key: str, role: attn_models.Role, not_it: str) -> ob
     refused or unreadable checkpoint (an error), or a model of another kind than ``role`` (``not_it``, a translated
     template with {name} and {page}: the page that reads it). A repo not yet here is offered for download first."""
     try:
-        model = model_or_offer(source, key=key)
+        model = model_or_offer(source, key=key, role=role)
     except attn_models.ModelUnavailableError as err:
         st.warning(text.md_escape(i18n.error_text(err)), icon=":material/cloud_off:")
         st.info(_("The other pages keep working with your own numbers."), icon=":material/info:")
@@ -227,16 +260,18 @@ def _judgement(repo_id: str, period: int) -> attn_models.RepoPlan:
     return attn_models.judge_repo(repo_id)
 
 
-def model_or_offer(source: str, key: str) -> attn_models.Model | None:
+def model_or_offer(source: str, key: str, role: str | None = None) -> attn_models.Model | None:
     """The model, or None after offering to download it: a Hub repo not on this server, judged from the Hub's
     metadata (its files' sizes; nothing downloaded), gets a button that says what and how much
     ("Download owner/name (87.3 MB)"); the click downloads it (with its progress bar). Raises attn_models.ModelError
-    (refused, or no network)."""
+    (refused, or no network: what a page reading a model of ``role`` can do, :func:`offline_advice`)."""
     if not needs_download(source) or access().is_operators(source):
-        return model(source)
+        return model(source, role=role)
     source = source.strip()
     try:
         plan = _judged(source)
+    except attn_models.ModelUnavailableError as err:
+        raise advised(err, source, role) from None
     except attn_models.ModelError:
         raise
     except Exception as err:  # noqa: BLE001 - as in model()
@@ -249,7 +284,7 @@ def model_or_offer(source: str, key: str) -> attn_models.Model | None:
     if st.button(_("Download {source} ({size:.1f} MB)").format(source=text.md_escape(source),
                                                                 size=plan.to_download() / 1e6),
                  key=key, icon=":material/download:"):
-        return model(source, download=True)
+        return model(source, download=True, role=role)
     return None
 
 

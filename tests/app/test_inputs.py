@@ -476,3 +476,16 @@ def drop_buttons(node) -> None:
         node.children = {k: v for k, v in children.items() if getattr(v, "type", "") != "button"}
         for child in node.children.values():
             drop_buttons(child)
+
+
+def test_a_sentence_of_invisible_characters_gives_no_blank_tokens():
+    """A fresh reviewer: U+202E, U+200B, U+0000 and "abc" became 4 tokens, three of them blank labels."""
+    at = new_app("pages/inputs.py")
+    at.text_input(key="inputs_sentence").input("\u202e \u200b \x00 abc").run()
+    [b for b in at.button if b.label == "Use this sentence"][0].click().run()
+    assert not at.exception and at.session_state["config"].tokens == ("abc",)
+    before = at.session_state["config"]
+    at.text_input(key="inputs_sentence").input("\u202e \u200b \x00 \ufeff").run()
+    [b for b in at.button if b.label == "Use this sentence"][0].click().run()
+    assert not at.exception and at.session_state["config"] is before  # nothing visible: nothing changed
+    assert "The sentence has no words to turn into tokens." in [plain(w.value) for w in at.warning]

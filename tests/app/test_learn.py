@@ -489,3 +489,19 @@ def test_a_typed_number_says_how_near_it_must_be(key: str, said: str):
     assert isinstance(lesson.ask, lessons.Number)
     at = open_lesson(key)
     assert said in [c.value for c in at.caption]
+
+
+def test_a_model_lesson_without_network_says_what_whoever_runs_the_server_can_do(monkeypatch):
+    """With folders off, the advice names the operator's variable of the lesson's kind, never a folder to type."""
+    monkeypatch.delenv("ATTN_ALLOW_FOLDERS")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    for name in model_views.VARIABLES.values():
+        monkeypatch.setenv(name, "nobody-here/no-such-model")
+    lesson = next(lesson for lesson in lessons.LESSONS if lesson.needs_model)
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params[lesson_ui.PARAM] = lesson.key
+    at.run()
+    assert not at.exception
+    shown = plain(at.warning[0].value)
+    assert "could not be loaded" in shown and f"set {model_views.VARIABLES[lesson.family]} to that folder's" in shown
+    assert "give that folder's path instead" not in shown

@@ -271,8 +271,8 @@ def test_a_sentence_over_the_cap_is_refused(tiny_dir):
 # ---- a public server: hostile names, folders, a link's origin, downloads on a click ---------------------------------
 
 HOSTILE_NAMES = ["/root", "/etc", "/proc/self/cwd", "../..", "/nonexistent"]
-FOLDERS_OFF = ("This server loads models from the Hugging Face Hub only: name one by its repo id (owner/name). "
-               "Folders on the server cannot be named.")
+FOLDERS_OFF = ("The name typed is a path, and this server loads models from the Hugging Face Hub only: name one by "
+               "its repo id (owner/name). Folders on the server cannot be named.")
 
 
 @pytest.mark.parametrize("repo_id", ["a/b..c", "a--b/c", "a/b.git", "a/b."])
@@ -347,3 +347,52 @@ def test_a_hostile_repo_is_refused_with_its_message_and_leaves_nothing(tmp_path,
     at = model_app("someone/huge")
     assert "model.safetensors is 700.0 MB; the cap is 500.0 MB" in texts(at)
     assert not hub_small.fetched("model.safetensors") and not list((tmp_path / "hub").glob("models--*"))
+
+
+# ---- no network: the advice says only what this server allows (a fresh reviewer) -----------------------------------
+
+
+@pytest.mark.parametrize(("page", "variable"), [
+    (registry.MODEL, "ATTN_MODEL"), (registry.GENERATE, "ATTN_CAUSAL_MODEL"),
+    (registry.TRANSLATE, "ATTN_TRANSLATOR_MODEL"),
+])
+def test_no_network_with_folders_off_the_advice_is_what_whoever_runs_the_server_can_do(page, variable, monkeypatch):
+    """The message used to tell the visitor to give a folder's path, which this server then refused."""
+    monkeypatch.delenv("ATTN_ALLOW_FOLDERS")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv(variable, "nobody-here/no-such-model")  # the operator's: not cached, no network
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.switch_page(page.file).run()
+    assert not at.exception
+    shown = plain("\n".join(w.value for w in at.warning))
+    assert "nobody-here/no-such-model could not be loaded" in shown
+    assert "whoever runs this server can copy the model's folder" in shown
+    assert f"set {variable} to that folder's path" in shown
+    assert "give that folder's path instead" not in shown
+    at.session_state["lang"] = "zh"
+    at.run()
+    shown = plain("\n".join(w.value for w in at.warning))
+    assert "运行本服务器的人可以" in shown and variable in shown and "Folders" not in shown
+
+
+def test_no_network_with_folders_on_the_advice_names_a_folder(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    at = model_app("nobody-here/no-such-model")
+    assert "give that folder's path instead" in texts(at) and "whoever runs" not in texts(at)
+
+
+@pytest.mark.parametrize(("name", "said"), [
+    ("gpt2", "The name typed is not a Hugging Face repo id: a repo id has an owner and a name, owner/name (for example "
+             "distilbert/distilgpt2). This server loads models from the Hub only."),
+    ("<img src=x onerror=alert(1)>", "The name typed is not a Hugging Face repo id: a repo id has an owner and a name"),
+    ("a" * 3000, "The name typed is 3,000 characters long: a Hugging Face repo id (owner/name) has at most 193."),
+    ("/etc", FOLDERS_OFF),
+])
+def test_folders_off_a_name_that_is_no_repo_id_is_told_what_is_wrong_with_it(name, said, monkeypatch):
+    """A fresh reviewer: "gpt2", HTML and 3,000 a's were told that folders cannot be named."""
+    monkeypatch.delenv("ATTN_ALLOW_FOLDERS")
+    monkeypatch.setattr("attn_models.access.is_folder", lambda *_a: pytest.fail("a folder was looked at"))
+    at = model_app(name)
+    errors = [plain(e.value) for e in at.error]
+    assert len(errors) == 1 and errors[0].startswith(said)
+    assert name[:20] not in errors[0].replace("distilgpt2", "")  # nothing of the name echoed

@@ -321,3 +321,23 @@ def test_a_link_and_a_file_from_before_score_functions_still_open():
     old_link = base64.urlsafe_b64encode(zlib.compress(json.dumps(doc, separators=(",", ":")).encode())).decode()
     at = open_link(old_link.rstrip("="))
     assert not at.exception and at.session_state["config"].score == "dot" and not at.session_state["config"].cross
+
+
+@pytest.mark.parametrize(("lang", "said"), [
+    ("en", "bad.json was not loaded: JSON file: not valid JSON (a value was expected at line 1, column 1)."),
+    ("zh", "此处应为一个值"), ("ko", "값이 있어야 함"),
+])
+def test_a_json_syntax_error_is_said_in_the_learners_language(lang, said):
+    """A fresh reviewer: "第 1 行第 1 列：Expecting value", json's English inside the translated sentence."""
+    at = new_app(SHARE)
+    at.session_state["lang"] = lang
+    upload(at, b"x,y\n1,2\n", "bad.json")
+    shown = plain(at.error[0].value)
+    assert said in shown and "Expecting" not in shown
+
+
+def test_a_file_with_null_for_an_option_that_is_off_is_loaded():
+    doc = json.loads(to_json(shared_config())) | {"window": None, "softcap": None, "n_kv_heads": None, "rope": None}
+    at = new_app(SHARE)
+    upload(at, json.dumps(doc).encode())
+    assert not at.exception and not at.error and configs_equal(at.session_state["config"], shared_config())

@@ -207,3 +207,16 @@ def test_score_weights_start_as_score_starts_says_and_general_is_not_the_identit
     np.testing.assert_array_equal(additive["v_a"], np.hstack([rng.uniform(-np.sqrt(6), np.sqrt(6), (1, 4))
                                                               for _ in range(2)]))
     assert score_weights("dot", 3, 3, 1) == {}
+
+
+@pytest.mark.parametrize(("sentence", "tokens"), [
+    ("\u202e \u200b \x00 abc", ["abc"]),  # a fresh reviewer's: 4 tokens, 3 of them blank labels
+    ("\u202e\u200b\x00", []),  # nothing visible: no words (the page says so)
+    ("a\u200bb", ["a", "b"]),  # a zero-width space inside a word
+    ("\ufeff\u2060\u200e\u200f\u2066 \u2028\u2029\u3000\u00a0\x7f\x1b", []),  # BOM, joiners, marks, breaks, spaces
+    ("\u3164 \ufe0f go", ["go"]),  # a Hangul filler and a variation selector show nothing either
+    ("\u202eשלום abc", ["שלום", "abc"]),  # a right-to-left word stays a token; only the override goes
+    ("مرحبا بالعالم", ["مرحبا", "بالعالم"]),
+])
+def test_a_token_with_no_visible_character_is_no_word(sentence, tokens):
+    assert tokenize(sentence) == tokens

@@ -18,14 +18,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from attn_core import LIMITS, PRESETS, AttentionInputError, configs_equal, load_preset, make_config, run
+from attn_core import LIMITS, PRESETS, AttentionInputError, Words, configs_equal, load_preset, make_config, run
 from attn_core.share import (
+    NULLABLE_FIELDS,
+    OPTIONAL_FIELDS,
+    config_from_dict,
     config_to_dict,
     csv_zip,
     decode_link,
     encode_link,
     from_json,
     inflate,
+    json_problem,
     named_matrices,
     to_csv,
     to_json,
@@ -240,24 +244,25 @@ def test_a_link_that_is_too_long_is_refused_with_a_pointer_to_files():
         ({"n_heads": 0}, "n_heads: must be a whole number of at least 1, got 0."),
         ({"n_heads": 1.0}, "n_heads: must be a whole number of at least 1, got 1.0."),
         ({"n_heads": "1"}, "n_heads: must be a whole number of at least 1, got '1'."),
-        ({"n_heads": True}, "n_heads: must be a whole number of at least 1, got True."),
+        ({"n_heads": True}, "n_heads: must be a whole number of at least 1, got true/false."),
         ({"n_heads": 2}, "n_heads: 2 heads do not divide the 3 columns of W_Q and W_K"),
         ({"n_heads": 10**40}, "n_heads: a number is over the cap of 16."),
         ({"n_heads": 17}, "n_heads: 17 is over the cap of 16."),
         ({"n_heads": [1] * 1000}, "n_heads: must be a whole number of at least 1, got a list."),
         ({"scale": {"a": 1}}, 'scale: must be "sqrt_dk", "none" or a number above 0, got an object.'),
         ({"scale": "x" * 1000}, 'scale: must be "sqrt_dk", "none" or a number above 0, got a string.'),
-        ({"mask_kind": "x" * 1000}, "mask: kind 'a string' is not one of"),
+        ({"mask_kind": "x" * 1000}, "mask: kind a string is not one of"),
         ({"version": "v" * 1000}, "not version a string."),
         ({"page": "p" * 1000}, "page: a string is not a page name"),
         ({"scale": "huge"}, 'scale: "huge" is not one of'),
         ({"scale": -1}, "scale: the divisor must be a finite number above 0, got -1.0."),
         ({"scale": 0}, "scale: the divisor must be a finite number above 0, got 0.0."),
-        ({"scale": True}, "scale: the divisor must be a finite number above 0, got True."),
+        ({"scale": True}, 'scale: must be "sqrt_dk", "none" or a number above 0, got true/false.'),
         ({"scale": 10**400}, "scale: the divisor is too large"),
         ({"scale": None}, 'scale: must be "sqrt_dk", "none" or a number above 0, got null.'),
         ({"mask_kind": "diagonal"}, "mask: kind 'diagonal' is not one of"),
-        ({"mask_kind": ["causal"]}, "mask: kind \"['causal']\" is not one of"),
+        ({"mask_kind": ["causal"]}, "mask: kind ['causal'] is not one of"),
+        ({"mask_kind": None}, "mask: kind null is not one of"),
         ({"is_pad": [0, 0, 1]}, "mask: is_pad must be a list of true/false"),
         ({"is_pad": [False]}, "mask: padding needs one True/False per token (3)."),
         ({"custom_mask": [[1, 2, 1], [1, 1, 1], [1, 1, 1]]}, "mask: custom_mask must be a list of equally long rows"),
@@ -282,7 +287,7 @@ def test_a_link_that_is_too_long_is_refused_with_a_pointer_to_files():
         ({"w_o": np.eye(2).tolist()}, "W_O: has 2 rows but W_V has 3 columns"),
         ({"version": 2}, "version: this app reads version 1 configurations, not version 2."),
         ({"version": "1"}, "version: this app reads version 1 configurations, not version '1'."),
-        ({"version": None}, "not version None"),
+        ({"version": None}, "not version null."),
         ({"format": "something-else"}, "configuration: not a Self-Attention Explorer file"),
         ({"page": "../../etc/passwd"}, "page: '../../etc/passwd' is not a page name"),
         ({"page": 3}, "page: 3 is not a page name"),
@@ -322,7 +327,7 @@ def test_nan_and_infinity_in_the_json_name_the_cell(literal, what):
         ("[" * 5_000 + "]" * 5_000, "the JSON is nested too deeply."),
         ('["' + '", "'.join(["ab"] * 20_000) + '"]', "strings; a configuration has at most 16,384."),
         ("[" + ", ".join(["true"] * 20_000) + "]", "true/false/null values; a configuration has at most 16,384."),
-        ("[" + "0," * (LIMITS.total_cells + LIMITS.n_seq**2 + 16) + "0]", "numbers; the cap is on the cells."),
+        ("[" + "0," * (LIMITS.total_cells + LIMITS.n_seq**2 + 16) + "0]", "numbers. A configuration holds at most"),
         ("[" + "9" * 5000 + "]", "a number has too many digits to read."),
         ('{"format": "self-attention-explorer", "format": "x"}', "the field 'format' appears twice."),
     ],
@@ -453,3 +458,69 @@ def test_a_file_names_every_cell_that_is_not_a_number_in_reading_order():
     with pytest.raises(AttentionInputError) as err:
         from_json(json.dumps(doc).encode())
     assert err.value.n_more == 11 and len(err.value.more) == 10
+
+
+# ---- what a refusal says: JSON's syntax errors in words, null as off, JSON's literals -----------------------------
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    ("x", "a value was expected at line 1, column 1"),
+    ("{", "a field name in double quotes was expected at line 1, column 2"),
+    ('{"a" 1}', "a colon was expected at line 1, column 6"),
+    ("[1 2]", "a comma was expected at line 1, column 4"),
+    ('{\n  "a": "abc', "a string that is never closed starts at line 2, column 8"),
+    ("{} x", "more text follows the end of the JSON at line 1, column 4"),
+    ('["a\x01"]', "a line break or another control character is inside a string at line 1, column 4"),
+    ('["\\q"]', "a backslash escape is not valid at line 1, column 3"),
+    ('["\\u12"]', "a backslash escape is not valid at line 1, column 4"),
+])
+def test_a_json_syntax_error_says_where_and_why_in_words_the_app_translates(text, reason):
+    """A fresh reviewer: json's own English ("Expecting value") was shown inside the translated sentence."""
+    assert rejected(text) == f"JSON file: not valid JSON ({reason})."
+    with pytest.raises(AttentionInputError) as err:
+        from_json(text)
+    assert isinstance(err.value.params["problem"], Words)  # marked: the app translates it with the sentence
+
+
+def test_a_json_syntax_error_not_foreseen_gets_words_too():
+    problem = json_problem(json.JSONDecodeError("Something json says one day", "x", 0))
+    assert problem == "the text is not valid JSON" and isinstance(problem, Words)
+
+
+@pytest.mark.parametrize("field", NULLABLE_FIELDS)
+def test_null_is_off_for_every_optional_field_whose_off_is_none(field):
+    """An export leaves such a field out; null says the same (a fresh reviewer: "window": null was refused)."""
+    cfg, page = config_from_dict(seed_doc(**{field: None}))
+    assert configs_equal(cfg, config_from_dict(seed_doc())[0]) and page is None
+    assert getattr(cfg, field, None) is None
+
+
+def test_every_optional_field_whose_off_is_none_takes_null():
+    empty = make_config(["a"], np.ones((1, 2)), np.eye(2), np.eye(2), np.eye(2))
+    off = {f.name for f in dataclasses.fields(empty) if f.name in OPTIONAL_FIELDS and getattr(empty, f.name) is None}
+    assert off <= set(NULLABLE_FIELDS) and set(NULLABLE_FIELDS) <= {*OPTIONAL_FIELDS}
+
+
+def test_a_modern_option_set_to_null_is_off():
+    cfg = replace(load_preset("seed000"), window=2, softcap=30.0, n_kv_heads=1)
+    doc = json.loads(to_json(cfg)) | {"window": None, "softcap": None, "n_kv_heads": None, "rope": None}
+    back = config_from_dict(doc)[0]
+    assert (back.window, back.softcap, back.n_kv_heads, back.rope) == (None, None, None, None)
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"qk_norm": None}, "qk_norm: must be true or false, got null."),
+    ({"window": True}, "window: must be a whole number from 1 to 256, got true."),
+    ({"n_kv_heads": False}, "n_kv_heads: must be a whole number from 1 to 256, got false."),
+    ({"page": False}, "page: false is not a page name"),
+    ({"version": True}, "not version true."),
+])
+def test_a_refusal_quotes_null_true_and_false_as_json_writes_them(changes, message):
+    text = rejected(seed_doc(**changes))
+    assert message in text and not {"None", "True", "False"} & set(text.replace(".", " ").split())
+
+
+def test_too_many_numbers_says_the_cap_a_learner_can_fit_in():
+    text = rejected("[" + "0," * (LIMITS.total_cells + LIMITS.n_seq**2 + 16) + "0]")
+    assert f"at most {LIMITS.total_cells:,} cells in X and the weights together" in text
+    assert "the cap is on the cells" not in text

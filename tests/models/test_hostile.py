@@ -435,8 +435,8 @@ def test_folders_off_one_message_whatever_exists_and_nothing_is_looked_at(tmp_pa
         with pytest.raises(attn_models.ModelError) as err:
             attn_models.load(name, access=access)
         said.add(str(err.value))
-    assert said == {"This server loads models from the Hugging Face Hub only: name one by its repo id (owner/name). "
-                    "Folders on the server cannot be named."}
+    assert said == {"The name typed is a path, and this server loads models from the Hugging Face Hub only: name one "
+                    "by its repo id (owner/name). Folders on the server cannot be named."}
 
 
 @pytest.mark.parametrize("name", ["a b/c", "用户/模型", "a/b?x=1", "a/" + "b" * 200])

@@ -86,10 +86,9 @@ def test_a_seed_typed_1e3_is_1000_and_2_5_is_refused_in_words(small_page: Page, 
 def test_a_shift_s_of_2_5_is_refused_in_words(small_page: Page, app_server: str, shots: Path):
     page = small_page
     open_app(page, f"{app_server}/{registry.MODERN.name}")
-    with expect_rerun(page):
+    with expect_rerun(page):  # seed 000's d_k of 3 is odd: the preset widens each head to 4 (RoPE turns pairs)
         page.get_by_role("button", name="Llama / Mistral", exact=True).click()
-    with expect_rerun(page):  # seed 000's d_k of 3 is odd: widened first
-        page.get_by_role("button", name="Widen each head of W_Q and W_K").click()
+    expect(page.locator(MAIN).get_by_text("each head was widened from 3 to 4", exact=False)).to_be_visible()
     with expect_rerun(page):
         page.locator(f'{MAIN} [data-testid="stButtonGroup"] button').filter(has_text="RoPE").first.click()
     type_into(page, "shift s", "2.5")

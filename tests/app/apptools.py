@@ -19,6 +19,34 @@ def new_app(page: str | None = None, timeout: float = 30) -> AppTest:
     return at
 
 
+def app_on(cfg, page: str) -> AppTest:
+    """A session holding ``cfg`` (validated first), on ``page`` ("pages/x.py")."""
+    from attn_core import validate_config
+
+    validate_config(cfg)
+    at = new_app()
+    at.session_state["config"] = cfg
+    at.run()
+    at.switch_page(page).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def too_large_for_a_grid():
+    """Seed 000 with W_Q 150 × 150 = 22,500 cells: more than a grid takes (Exact input sets one cell at a time)."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from attn_core import load_preset
+
+    cfg = load_preset("seed000")
+    rng = np.random.default_rng(3)
+    d = 150
+    return replace(cfg, x=rng.standard_normal((3, d)), w_q=rng.standard_normal((d, 150)),
+                   w_k=rng.standard_normal((d, 150)), w_v=rng.standard_normal((d, cfg.w_o.shape[0])))
+
+
 def editor_key(at: AppTest, name: str) -> str:
     """The current key of a matrix grid ("x", "w_q", ...) or of the token grid ("tokens")."""
     return f"{name}_editor_{at.session_state['editor_version']}"

@@ -3,39 +3,18 @@ value exactly, a new value set; a value that is not a number is refused by matri
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import numpy as np
 
-from attn_core import load_preset, validate_config
 from attn_ui.app import registry
 from attn_ui.widgets import grid_editor
 
-from .apptools import new_app, plain
-
-
-def big_config():
-    cfg = load_preset("seed000")
-    rng = np.random.default_rng(3)
-    d = 150  # W_Q 150 × 150 = 22,500 cells: more than a grid takes
-    return replace(cfg, x=rng.standard_normal((3, d)), w_q=rng.standard_normal((d, 150)),
-                   w_k=rng.standard_normal((d, 150)), w_v=rng.standard_normal((d, cfg.w_o.shape[0])))
-
-
-def inputs_app(cfg):
-    validate_config(cfg)
-    at = new_app()
-    at.session_state["config"] = cfg
-    at.run()
-    at.switch_page(registry.INPUTS.file).run()
-    assert not at.exception, at.exception
-    return at
+from .apptools import app_on, plain, too_large_for_a_grid
 
 
 def test_a_cell_of_a_matrix_too_large_for_a_grid_is_set_exactly_and_only_it():
-    cfg = big_config()
+    cfg = too_large_for_a_grid()
     assert cfg.w_q.size > grid_editor.MAX_EDITABLE_CELLS
-    at = inputs_app(cfg)
+    at = app_on(cfg, registry.INPUTS.file)
     at.number_input(key="w_q_cell_row").set_value(7).run()
     at.number_input(key="w_q_cell_col").set_value(42).run()
     box = next(t for t in at.text_input if t.key.startswith("w_q_cell_value_7_42_"))
@@ -52,8 +31,8 @@ def test_a_cell_of_a_matrix_too_large_for_a_grid_is_set_exactly_and_only_it():
 
 
 def test_a_value_that_is_not_a_number_is_refused_by_matrix_and_cell():
-    cfg = big_config()
-    at = inputs_app(cfg)
+    cfg = too_large_for_a_grid()
+    at = app_on(cfg, registry.INPUTS.file)
     at.number_input(key="w_q_cell_row").set_value(2).run()
     box = next(t for t in at.text_input if t.key.startswith("w_q_cell_value_2_0_"))
     box.set_value("1,5").run()

@@ -10,7 +10,6 @@ int. Seeds may be 0.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -18,7 +17,7 @@ from streamlit.proto.NumberInput_pb2 import NumberInput
 from streamlit.testing.v1 import AppTest
 
 import attn_models
-from attn_core import embed, initialize, load_preset, validate_config, with_dimensions
+from attn_core import embed, initialize, load_preset, with_dimensions
 from attn_ui import lessons
 from attn_ui.app import registry
 from attn_ui.lessons import lesson_ui
@@ -26,7 +25,7 @@ from attn_ui.views import generate_views, model_views
 from attn_ui.views import modern_views as mv
 
 from .. import tiny_bert, tiny_gpt2
-from .apptools import APP, new_app, plain
+from .apptools import APP, app_on, new_app, plain, too_large_for_a_grid
 
 SEED_HIGH = 2**31 - 1
 
@@ -161,17 +160,7 @@ def test_a_std_typed_as_it_is_draws_with_it():
 
 # ---- Exact input: row and column of a matrix too large for a grid ---------------------------------------------------
 def big_inputs() -> AppTest:
-    cfg = load_preset("seed000")
-    rng = np.random.default_rng(3)
-    d = 150  # W_Q 150 × 150: one cell at a time
-    cfg = validate_config(replace(cfg, x=rng.standard_normal((3, d)), w_q=rng.standard_normal((d, 150)),
-                                  w_k=rng.standard_normal((d, 150)), w_v=rng.standard_normal((d, cfg.w_o.shape[0]))))
-    at = new_app()
-    at.session_state["config"] = cfg
-    at.run()
-    at.switch_page(registry.INPUTS.file).run()
-    assert not at.exception, at.exception
-    return at
+    return app_on(too_large_for_a_grid(), registry.INPUTS.file)
 
 
 def cell_shown(at: AppTest) -> tuple[int, int]:

@@ -270,6 +270,18 @@ def goto_page(page: Page, title: str) -> None:
     expect(link).to_have_attribute("aria-current", "page")
 
 
+def type_slowly(page: Page, field: Locator, text: str) -> None:
+    """Type ``text`` into a number box key by key at a person's pace (what the browser reads of it is what it had
+    when Enter came), replacing what it held, then Enter; wait for the run it makes."""
+    field.scroll_into_view_if_needed()
+    field.click()
+    field.press("Control+a")
+    field.press("Backspace")
+    page.keyboard.type(text, delay=60)
+    with expect_rerun(page):
+        page.keyboard.press("Enter")
+
+
 def choose_radio(page: Page, label: str, option: str) -> None:
     """Pick ``option`` of the st.radio labelled ``label`` (it must not be picked already) and wait for the rerun."""
     group = page.get_by_role("radiogroup", name=label)

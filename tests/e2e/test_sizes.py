@@ -20,7 +20,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from attn_ui.app import registry
 
-from .helpers import MAIN, expect_rerun, grid_after, open_app, sized_page
+from .helpers import MAIN, grid_after, open_app, sized_page, type_slowly
 
 pytestmark = pytest.mark.e2e
 
@@ -44,13 +44,7 @@ def number_input(page: Page, label: str):
 
 def type_size(page: Page, label: str, text: str) -> None:
     """Type ``text`` into size ``label`` key by key at a person's pace, then Enter; wait for the run it makes."""
-    box = size_box(page, label)
-    box.click()
-    box.press("Control+a")
-    box.press("Backspace")
-    page.keyboard.type(text, delay=60)
-    with expect_rerun(page):
-        page.keyboard.press("Enter")
+    type_slowly(page, size_box(page, label), text)
 
 
 def expect_x_rows(page: Page, n: int) -> None:

@@ -20,7 +20,7 @@ from attn_ui.app import registry
 
 from .. import tiny_bert, tiny_gpt2
 from . import helpers
-from .helpers import MAIN, expect_rerun, goto_page, open_app, sized_page
+from .helpers import MAIN, expect_rerun, goto_page, open_app, sized_page, type_slowly
 
 pytestmark = pytest.mark.e2e
 
@@ -43,14 +43,7 @@ def box(page: Page, label: str) -> Locator:
 
 def type_into(page: Page, label: str, text: str) -> None:
     """Type ``text`` into the number box ``label`` key by key at a person's pace, then Enter; wait for its run."""
-    field = box(page, label)
-    field.scroll_into_view_if_needed()
-    field.click()
-    field.press("Control+a")
-    field.press("Backspace")
-    page.keyboard.type(text, delay=60)
-    with expect_rerun(page):
-        page.keyboard.press("Enter")
+    type_slowly(page, box(page, label), text)
 
 
 def said(page: Page, words: str) -> Locator:

@@ -214,7 +214,8 @@ class Access:
         attn_models.errors.ModelError: 'a/b..c' is not a valid Hugging Face repo id: ...
         """
         if not isinstance(source, str) or not source.strip():
-            raise ModelError(N_("Name a model: a Hugging Face repo id (owner/name) or a folder on this machine."))
+            raise ModelError(N_("Name a model: a Hugging Face repo id (owner/name) or a folder on this machine.")
+                             if self.folders else N_("Name a model: a Hugging Face repo id (owner/name)."))
         source = source.strip()
         if self.is_operators(source) and (is_repo_id(source) or is_folder(source)):
             return source  # else the operator's name is judged as a visitor's (a malformed id: invalid_repo_id)

@@ -188,8 +188,9 @@ def _hub_error(repo_id: str, name: str, err: BaseException, cache_dir: str | Pat
     )
 
     if isinstance(err, GatedRepoError):
-        return ModelError(N_("{repo_id} is gated on the Hugging Face Hub (it needs an account's consent); "
-                             "download it yourself and give its folder."), repo_id=repo_id)
+        return ModelError(N_("{repo_id} is gated on the Hugging Face Hub (it needs an account's consent), so this "
+                             "server cannot download it; whoever runs the server can, with an account, and point the "
+                             "app at its folder."), repo_id=repo_id)
     if isinstance(err, RepositoryNotFoundError):
         return ModelError(N_("There is no public model {repo_id} on the Hugging Face Hub."), repo_id=repo_id)
     if isinstance(err, EntryNotFoundError) and not isinstance(err, LocalEntryNotFoundError):

@@ -461,9 +461,12 @@ def alibi() -> None:
                                           k=text.md_escape(keys[j])))
     if reach.bonus:
         b, i, j = reach.bonus
-        said.append(_("{where}, a key after its query is favoured, the farther the more: up to +{b} (query {q}, key "
-                      "{k}); without the causal mask ALiBi rewards later keys (it is defined for causal models).")
-                    .format(where=where, b=fmt(b), q=text.md_escape(queries[i]), k=text.md_escape(keys[j])))
+        favoured = (_("A key after its query is favoured, the farther the more: up to +{b} (query {q}, key {k}); "
+                      "without the causal mask ALiBi rewards later keys (it is defined for causal models).") if said
+                    else _("{where}, a key after its query is favoured, the farther the more: up to +{b} (query {q}, "
+                           "key {k}); without the causal mask ALiBi rewards later keys (it is defined for causal "
+                           "models)."))  # "Here" once
+        said.append(favoured.format(where=where, b=fmt(b), q=text.md_escape(queries[i]), k=text.md_escape(keys[j])))
     elif reach.penalty:
         said.append(_("No query sees a key after it, so no key is favoured."))
     if not said:

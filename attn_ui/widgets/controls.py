@@ -132,10 +132,12 @@ def whole_box(label: str, key: str, default: int, low: int, high: int, still: Ca
     ``default`` the first time), and attn_core.whole_number checks it: a whole float is its int ("1e3" is 1000);
     what it refuses (empty, not whole, out of range) is said under the box, in words and in the learner's language,
     with ``still(value)``, the sentence saying the value still in use ("Still using seed 0."): the last one the core
-    took (:func:`whole_in_use`). Nothing typed is lost. ``options``: more of number_input's (``disabled``)."""
+    took (:func:`whole_in_use`). Nothing typed is lost. ``options``: more of number_input's (``disabled``: the box is
+    not in use then, so no refusal is said)."""
     whole_number_input(label, where=where, help=help, width=width,
                        **state.bind(key, _boxed(state.kept(key, default))), **options)
-    return _said(whole_in_use(key, default, low, high, what=label), still)
+    value, refused = whole_in_use(key, default, low, high, what=label)
+    return _said((value, None if options.get("disabled") else refused), still)  # a disabled box: not in use
 
 
 def seed_box(label: str, key: str, *, where: Any = st, **options: Any) -> int:

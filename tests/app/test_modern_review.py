@@ -193,8 +193,9 @@ def test_alibi_without_the_causal_mask_says_later_keys_are_favoured_by_the_numbe
     text = said(at)
     assert f"a key before its query is penalised, the farther the more: down to −{2 * m:.4g} (query 2: input3, key " \
            "0: input1)" in text
-    assert f"a key after its query is favoured, the farther the more: up to +{2 * m:.4g} (query 0: input1, key 2: " \
+    assert f"A key after its query is favoured, the farther the more: up to +{2 * m:.4g} (query 0: input1, key 2: " \
            "input3)" in text
+    assert text.count("Here, ") == 1  # the two sentences say "Here" once
 
 
 def test_alibi_with_the_causal_mask_favours_no_key():

@@ -332,6 +332,15 @@ def test_a_sampling_seed_of_1e1_is_10(models):
     assert write(at)[5] == 10 and not at.warning
 
 
+def test_a_seed_refused_is_not_said_while_greedy_writing_disables_the_box(models):
+    """The seed box is disabled in greedy mode (the seed draws nothing): its refusal waits until sampling is on."""
+    at = type_into(generate_page(models, "sample"), generate_views.SEED, 2.5)
+    assert warnings(at)
+    at.segmented_control(key=generate_views.MODE).set_value("greedy").run()
+    assert not at.exception and not warnings(at)
+    assert at.number_input(key=generate_views.SEED).value == 2.5  # still what was typed
+
+
 # ---- Learn: a prediction out of its range ---------------------------------------------------------------------------
 def weight_lesson() -> AppTest:
     at = new_app(registry.LEARN.file)

@@ -450,6 +450,29 @@ def test_folders_off_a_name_meant_as_a_repo_id_is_told_what_a_repo_id_is(name, m
                               "'..', not ending in '.git'.")
 
 
+def test_a_gated_repo_says_what_this_server_cannot_do_and_whoever_runs_it_can():
+    """It said "download it yourself and give its folder", which a server with folders off refuses (a fresh
+    reviewer found the same advice in the offline message)."""
+    from types import SimpleNamespace
+
+    from huggingface_hub.errors import GatedRepoError
+
+    err = GatedRepoError("gated", response=SimpleNamespace(headers={}, request=None))
+    assert str(hub._hub_error("meta-llama/Llama-3.2-1B", "config.json", err, None)) == (
+        "meta-llama/Llama-3.2-1B is gated on the Hugging Face Hub (it needs an account's consent), so this server "
+        "cannot download it; whoever runs the server can, with an account, and point the app at its folder.")
+
+
+@pytest.mark.parametrize("env, said", [
+    ({}, "Name a model: a Hugging Face repo id (owner/name)."),
+    ({"ATTN_ALLOW_FOLDERS": "1"}, "Name a model: a Hugging Face repo id (owner/name) or a folder on this machine."),
+])
+def test_an_empty_name_is_asked_for_what_this_server_takes(env, said):
+    with pytest.raises(attn_models.ModelError) as err:
+        Access.from_env(env).check("  ")
+    assert str(err.value) == said
+
+
 def test_folders_on_and_the_operators_folder(tiny_dir):
     assert attn_models.load(str(tiny_dir), access=Access.from_env({"ATTN_ALLOW_FOLDERS": "1"})).n_layers == 2
     assert attn_models.load(str(tiny_dir), access=Access.from_env({"ATTN_MODEL": str(tiny_dir)})).n_layers == 2

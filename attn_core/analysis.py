@@ -2,7 +2,10 @@
 
 Why the scores are divided by √d_k (variances of Q, K, QKᵀ and QKᵀ/√d_k, measured and swept over
 d_k), what the divisor does to softmax (largest weight and entropy of each row), and why softmax
-subtracts the row maximum (the naive ``exp`` overflows float64 above e^709.78).
+subtracts the row maximum (the naive ``exp`` overflows float64 above e^709.78; the stable log-sum-exp
+the online softmax is checked against). Then what the Modern attention page states of two traces:
+the largest difference between two sets of rows (where a row may have no key left), what a soft cap
+changed, the keys a window hides, and where ALiBi's bias penalises and favours most.
 """
 
 from __future__ import annotations

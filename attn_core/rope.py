@@ -182,7 +182,7 @@ class ShiftCheck:
 
     @property
     def rope_change(self) -> float:
-        """|rope_at − rope_shifted|: float64 rounding."""
+        """|rope_at − rope_shifted|: only m − n counts with RoPE, so this is float64 rounding."""
         return abs(self.rope_at - self.rope_shifted)
 
     @property

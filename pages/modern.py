@@ -16,6 +16,7 @@ from attn_core import (
     rotation_angles,
     scaled_dot_product_attention,
     shift_check,
+    soft_cap,
 )
 from attn_ui.app import i18n, registry, state
 from attn_ui.app.i18n import N_, _, ngettext
@@ -410,7 +411,7 @@ def window() -> None:
 def softcap() -> None:
     title = _("Soft-capping the scores")
     largest = largest_plain()
-    gemma = largest - mv.GEMMA_CAP * np.tanh(largest / mv.GEMMA_CAP)
+    gemma = largest - float(soft_cap(np.array([largest]), mv.GEMMA_CAP)[0])  # what a cap of 50 takes off it
     why = _("Gemma 2 caps at 50: its scores reach tens. The largest |scaled score| of the tutorials' attention on your "
             "numbers (every head) is {s}; a cap of 50 would pull it in by only {g}, so the Gemma 2 preset takes a cap "
             "at the size of your scores ({cap:g}, the largest rounded), which pulls it in by about a quarter, as 50 "

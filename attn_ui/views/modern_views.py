@@ -20,11 +20,11 @@ from attn_core import (
     OnlineTrace,
     RoPE,
     cached_decode,
-    config_mask,
     head_slice,
     kv_head_of,
     online_softmax_attention,
     run,
+    soft_cap,
     with_dimensions,
 )
 from attn_ui.app.i18n import N_, _
@@ -363,7 +363,7 @@ def cap_curve(cap: float, largest: float) -> alt.LayerChart:
     """cap · tanh(s / cap) against s, with the line s = s and the caps ±cap, over the scores' range."""
     top = min(max(3 * cap, 1.2 * largest), 1e300)  # a cap near float64's largest would overflow to inf (NaN in Vega)
     s = np.linspace(-top, top, 201)
-    data = pd.DataFrame({"s": np.concatenate([s, s]), "out": np.concatenate([cap * np.tanh(s / cap), s]),
+    data = pd.DataFrame({"s": np.concatenate([s, s]), "out": np.concatenate([soft_cap(s, cap), s]),
                          "curve": np.repeat([_("capped"), _("not capped")], len(s))})
     x = alt.X("s:Q", title=_("scaled score s"))
     y = alt.Y("out:Q", title=_("score after the cap"), scale=alt.Scale(domain=[-top, top]))
@@ -422,8 +422,3 @@ def cache_table(dt: DecodeTrace, tokens: list[str]) -> pd.DataFrame:
              _("dot products"): step.dot_products, _("dot products so far"): so_far[t],
              _("without a cache, so far"): without[t]} for t, step in enumerate(dt.steps)]
     return pd.DataFrame(rows).set_index(_("token"))
-
-
-def mask_of(cfg: Config) -> np.ndarray | None:
-    """The configuration's own mask (without the window), for what the window adds."""
-    return config_mask(cfg)

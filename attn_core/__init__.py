@@ -71,7 +71,7 @@ from .norms import rms_norm
 from .online import OnlineTile, OnlineTrace, online_softmax_attention
 from .presets import DEFAULT_PRESET, PRESETS, Preset, load_preset
 from .rollout import attention_rollout, head_mean, rollout_row, summed_attention
-from .rope import ROPE_LAYOUTS, apply_rope, rope_angles, rope_frequencies
+from .rope import ROPE_LAYOUTS, ShiftCheck, apply_rope, rope_angles, rope_frequencies, rotation_angles, shift_check
 from .tokens import embed, positional_encoding, tokenize
 from .validation import as_matrix, divisor_for
 
@@ -92,6 +92,7 @@ __all__ = [
     "weighted_sum", "whole_number", "whole_size", "number_in_range", "with_dimensions", "with_query_rows",
     # modern attention (issue 38): RoPE, RMSNorm / QK-norm, grouped-query heads
     "ROPE_LAYOUTS", "apply_rope", "kv_head_of", "rms_norm", "rope_angles", "rope_frequencies",
+    "rotation_angles", "ShiftCheck", "shift_check",
     "DecodeStep", "DecodeTrace", "ModernTrace", "OnlineTile", "OnlineTrace", "RoPE", "alibi_bias", "alibi_slopes",
     "cached_decode", "decode_step", "modern_attention", "online_softmax_attention", "sliding_window_mask", "soft_cap",
     # across layers and tokens (issue 39): attention rollout (Abnar & Zuidema 2020), several queries summed

@@ -2,7 +2,10 @@
 
 Why the scores are divided by √d_k (variances of Q, K, QKᵀ and QKᵀ/√d_k, measured and swept over
 d_k), what the divisor does to softmax (largest weight and entropy of each row), and why softmax
-subtracts the row maximum (the naive ``exp`` overflows float64 above e^709.78).
+subtracts the row maximum (the naive ``exp`` overflows float64 above e^709.78; the stable log-sum-exp
+the online softmax is checked against). Then what the Modern attention page states of two traces:
+the largest difference between two sets of rows (where a row may have no key left), what a soft cap
+changed, the keys a window hides, and where ALiBi's bias penalises and favours most.
 """
 
 from __future__ import annotations
@@ -307,6 +310,24 @@ def compare_softmax(row: np.ndarray) -> SoftmaxComparison:  # [n] -> arrays of s
     return SoftmaxComparison(row, naive_exp, naive_weights, overflow, shifted, np.exp(shifted), softmax(row))
 
 
+def logsumexp(masked: np.ndarray) -> np.ndarray:  # [..., n_k] (−inf where masked) -> [...]
+    """log Σ_j exp(s_j) along the last axis, the stable way: the row max m taken out, m + log Σ_j exp(s_j − m).
+
+    A row masked everywhere (all −inf) gives −inf, never NaN; a row of scores above ln(float64 max) does not
+    overflow. The online softmax's m + log l (:attr:`attn_core.OnlineTrace.logsumexp`) is checked against it.
+
+    Examples
+    --------
+    >>> logsumexp(np.array([[0.0, 0.0], [1000.0, 1000.0], [-np.inf, -np.inf]])).round(4).tolist()
+    [0.6931, 1000.6931, -inf]
+    """
+    masked = np.asarray(masked, dtype=np.float64)
+    m = masked.max(axis=-1)  # [...]
+    safe = np.where(np.isneginf(m), 0.0, m)  # [...]: a row masked everywhere keeps exp(−inf − 0) = 0
+    with np.errstate(divide="ignore"):  # log 0 = −inf for that row
+        return safe + np.log(np.exp(masked - safe[..., None]).sum(axis=-1))
+
+
 # ---- comparing weights when a row may have no key left ---------------------------------------------------------
 
 
@@ -350,6 +371,46 @@ def compare_rows(a: np.ndarray, b: np.ndarray, keep: np.ndarray) -> RowsComparis
     diff = np.abs(a[rows] - b[rows])  # [n_compared, ...]
     at = np.unravel_index(int(np.argmax(diff)), diff.shape)
     return RowsComparison(float(diff[at]), (int(rows[at[0]]), *(int(i) for i in at[1:])), left_out)
+
+
+@dataclass(frozen=True)
+class CapSummary:
+    """What a soft cap did to the scores: the largest |scaled − capped| and where (query, key), and the largest
+    |capped score| (at most the cap)."""
+
+    largest_change: float
+    at: tuple[int, int]
+    largest_capped: float
+
+
+def cap_summary(scaled: np.ndarray, capped: np.ndarray) -> CapSummary:  # [n_q, n_k], [n_q, n_k]
+    """The largest change a soft cap made (:func:`compare_rows` over every row) and the largest |capped score|.
+
+    >>> s = np.array([[0.5, -4.0], [2.0, 0.0]])
+    >>> c = cap_summary(s, 2.0 * np.tanh(s / 2.0))
+    >>> round(c.largest_change, 4), c.at, round(c.largest_capped, 4)
+    (2.0719, (0, 1), 1.9281)
+    """
+    change = compare_rows(scaled, capped, rows_with_keys(None, np.shape(scaled)[0]))
+    return CapSummary(change.largest, change.at, float(np.abs(capped).max()))
+
+
+def hidden_by_window(before: np.ndarray | None, after: np.ndarray, weights_before: np.ndarray
+                     ) -> list[tuple[int, list[tuple[int, float]]]]:  # bool [n_q, n_k] or None, bool, [n_q, n_k]
+    """For each query, the keys the window hides that the mask without it allowed, with the weight each had.
+
+    ``before`` bool [n_q, n_k] or None (nothing masked): the mask without the window; ``after`` bool [n_q, n_k]: with
+    it (True = may attend); ``weights_before`` [n_q, n_k]: the weights without the window. Returns one (query,
+    [(key, weight), ...]) per query, in order, the list empty where the window hides nothing more.
+
+    >>> hidden_by_window(np.tril(np.ones((3, 3), bool)), np.array([[1, 0, 0], [1, 1, 0], [0, 1, 1]], bool),
+    ...                  np.array([[1, 0, 0], [.5, .5, 0], [.2, .3, .5]]))
+    [(0, []), (1, []), (2, [(0, 0.2)])]
+    """
+    allowed = np.ones(after.shape, dtype=bool) if before is None else before  # [n_q, n_k]
+    gone = allowed & ~after  # [n_q, n_k]
+    return [(i, [(int(j), float(weights_before[i, j])) for j in np.flatnonzero(gone[i])])
+            for i in range(after.shape[0])]
 
 
 @dataclass(frozen=True)

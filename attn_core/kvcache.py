@@ -54,6 +54,12 @@ class DecodeStep:
         """Query-key dot products this step computed: one row of t + 1 scores per query head."""
         return self.trace.n_heads * (self.position + 1)
 
+    @property
+    def dot_products_without_cache(self) -> int:
+        """Query-key dot products one forward pass over the t + 1 tokens computes without a cache: t + 1 queries
+        against t + 1 keys per query head."""
+        return self.trace.n_heads * (self.position + 1) ** 2
+
 
 @dataclass(frozen=True, eq=False)
 class DecodeTrace:
@@ -61,6 +67,19 @@ class DecodeTrace:
 
     steps: tuple[DecodeStep, ...]
     output: np.ndarray
+
+    def dot_products_so_far(self) -> tuple[list[int], list[int]]:  # -> [n_steps], [n_steps]
+        """After each step, the dot products computed so far with the cache, and without one (every step a whole
+        forward pass over the tokens so far).
+
+        >>> rng = np.random.default_rng(1)
+        >>> x, w = rng.normal(size=(3, 4)), rng.normal(size=(4, 4))
+        >>> cached_decode(x, w, w, w, n_heads=2).dot_products_so_far()
+        ([2, 6, 12], [2, 10, 28])
+        """
+        with_cache = np.cumsum([s.dot_products for s in self.steps]).tolist()
+        without = np.cumsum([s.dot_products_without_cache for s in self.steps]).tolist()
+        return with_cache, without
 
 
 def decode_step(

@@ -98,6 +98,21 @@ class OnlineTrace:
         with np.errstate(divide="ignore"):
             return self.m + np.log(self.l)
 
+    def rises(self, i: int) -> list[tuple[int, float, float, float]]:
+        """The tiles after the first where row ``i``'s running max rose: (tile index, m_old, m_new, rescale) each.
+
+        The first tile always sets m (from −inf), and a row with no key allowed so far has nothing to rescale: neither
+        counts. A row masked everywhere has no rises.
+
+        >>> t = online_softmax_attention(np.array([[1.0]]), np.array([[1.0], [3.0], [2.0]]), np.eye(3), block=1,
+        ...                              scale="none")
+        >>> [(k, m0, m1, round(f, 4)) for k, m0, m1, f in t.rises(0)]
+        [(1, 1.0, 3.0, 0.1353)]
+        """
+        return [(t, float(tile.m_old[i]), float(tile.m_new[i]), float(tile.rescale[i]))
+                for t, tile in enumerate(self.tiles)
+                if t > 0 and np.isfinite(tile.m_old[i]) and tile.m_new[i] > tile.m_old[i]]
+
 
 def online_tile(s_b: np.ndarray, v_b: np.ndarray, m_old: np.ndarray, l_old: np.ndarray,
                 o_old: np.ndarray) -> tuple[np.ndarray, ...]:

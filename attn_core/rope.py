@@ -17,10 +17,12 @@ checkpoint's W_Q and W_K must be read in the layout it was trained with.
 from __future__ import annotations
 
 import numbers
+from dataclasses import dataclass
 
 import numpy as np
 
 from .errors import N_, AttentionInputError
+from .tokens import positional_encoding
 from .validation import as_matrix
 
 ROPE_LAYOUTS = ("half", "interleaved")
@@ -83,8 +85,20 @@ def rope_frequencies(d: int, base: float = 10000.0) -> np.ndarray:  # -> [d/2]
     return 1.0 / base ** (np.arange(0, d, 2, dtype=np.float64) / d)  # [d/2]
 
 
+def rotation_angles(positions: object, d: int, base: float = 10000.0) -> np.ndarray:  # [n] -> [n, d/2]
+    """Every position's angle for every pair, p · θ_i, in radians (not wrapped to a turn).
+
+    Examples
+    --------
+    >>> rotation_angles([0, 1, 2], 4, base=100.0).tolist()
+    [[0.0, 0.0], [1.0, 0.1], [2.0, 0.2]]
+    """
+    theta = rope_frequencies(d, base)  # [d/2]
+    return as_positions(positions).astype(np.float64)[:, None] * theta[None, :]  # [n, 1] * [1, d/2] -> [n, d/2]
+
+
 def rope_angles(positions: object, d: int, base: float = 10000.0) -> tuple[np.ndarray, np.ndarray]:
-    """cos and sin of every position's angle for every pair: p · θ_i.
+    """cos and sin of every position's angle for every pair: p · θ_i (:func:`rotation_angles`).
 
     Parameters
     ----------
@@ -105,8 +119,7 @@ def rope_angles(positions: object, d: int, base: float = 10000.0) -> tuple[np.nd
     >>> np.round(cos, 4).tolist(), np.round(sin, 4).tolist()
     ([[1.0], [0.5403]], [[0.0], [0.8415]])
     """
-    theta = rope_frequencies(d, base)  # [d/2]
-    angles = as_positions(positions).astype(np.float64)[:, None] * theta[None, :]  # [n, 1] * [1, d/2] -> [n, d/2]
+    angles = rotation_angles(positions, d, base)  # [n, d/2]
     return np.cos(angles), np.sin(angles)
 
 
@@ -154,3 +167,65 @@ def apply_rope(x: object, positions: object, *, base: float = 10000.0, layout: s
     else:
         out[:, 0::2], out[:, 1::2] = turned_a, turned_b
     return out
+
+
+@dataclass(frozen=True)
+class ShiftCheck:
+    """q_m · k_n with RoPE at positions (m, n) and at (m + s, n + s), and the same with the original Transformer's
+    sinusoidal positions added to X instead (absolute positions): RoPE's two agree to float64 rounding, the
+    absolute ones in general do not."""
+
+    rope_at: float
+    rope_shifted: float
+    abs_at: float
+    abs_shifted: float
+
+    @property
+    def rope_change(self) -> float:
+        """|rope_at − rope_shifted|: only m − n counts with RoPE, so this is float64 rounding."""
+        return abs(self.rope_at - self.rope_shifted)
+
+    @property
+    def abs_change(self) -> float:
+        """|abs_at − abs_shifted|: what the shift changed with absolute positions."""
+        return abs(self.abs_at - self.abs_shifted)
+
+
+def shift_check(q_row: np.ndarray, k_row: np.ndarray, m: int, n: int, s: int, x_m: np.ndarray, x_n: np.ndarray,
+                w_q: np.ndarray, w_k: np.ndarray, *, base: float = 10000.0, layout: str = "half") -> ShiftCheck:
+    """One query and one key scored at positions (m, n) and at (m + s, n + s), with RoPE and with absolute positions.
+
+    Parameters
+    ----------
+    q_row, k_row : ndarray of shape (d_k,), d_k even
+        One query and one key as RoPE receives them (after QK-norm, if on), turned here by their positions.
+    m, n, s : int
+        The query's and the key's positions, and the shift added to both (whole numbers, at least 0).
+    x_m, x_n : ndarray of shape (d_model,)
+        The two tokens' rows of X, for the absolute positions: (x + PE[p]) W, PE :func:`attn_core.positional_encoding`.
+    w_q, w_k : ndarray of shape (d_model, d_k)
+        The head's weights, for the absolute positions.
+    base, layout
+        RoPE's, as in :func:`apply_rope`.
+
+    Returns
+    -------
+    ShiftCheck
+
+    Examples
+    --------
+    >>> c = shift_check(np.array([1.0, 0.0]), np.array([0.0, 1.0]), 2, 0, 3, np.array([1.0, 0.0]),
+    ...                 np.array([0.0, 1.0]), np.eye(2), np.eye(2))
+    >>> round(c.rope_at, 4), round(c.rope_shifted, 4), round(c.abs_at, 4), round(c.abs_shifted, 4)
+    (0.9093, 0.9093, -0.8323, 0.0086)
+    """
+    def turned(v: np.ndarray, p: int) -> np.ndarray:  # [d_k] -> [d_k]
+        return apply_rope(v[None, :], [p], base=base, layout=layout)[0]
+
+    pe = positional_encoding(max(m, n) + s + 1, x_m.shape[0])  # [positions, d_model]
+
+    def absolute(pm: int, pn: int) -> float:
+        return float(((x_m + pe[pm]) @ w_q) @ ((x_n + pe[pn]) @ w_k))  # [d_k] · [d_k]
+
+    return ShiftCheck(float(turned(q_row, m) @ turned(k_row, n)), float(turned(q_row, m + s) @ turned(k_row, n + s)),
+                      absolute(m, n), absolute(m + s, n + s))

@@ -8,7 +8,16 @@ from dataclasses import replace
 import numpy as np
 import streamlit as st
 
-from attn_core import AttentionInputError, RoPE, alibi_slopes, analysis, scaled_dot_product_attention
+from attn_core import (
+    AttentionInputError,
+    RoPE,
+    alibi_slopes,
+    analysis,
+    rotation_angles,
+    scaled_dot_product_attention,
+    shift_check,
+    soft_cap,
+)
 from attn_ui.app import i18n, registry, state
 from attn_ui.app.i18n import N_, _, ngettext
 from attn_ui.shell import edit_panel, frame
@@ -338,7 +347,7 @@ def rope() -> None:
         with b:
             matrix_block(_("{m} after RoPE").format(m=which), "", after, queries, cols, domain=dom,
                          y_title=_("position"), x_title=_("dimension"))
-    theta = mv.raw_angles(cfg.n_seq, cfg.d_k, cfg.rope.base)
+    theta = rotation_angles(np.arange(cfg.n_seq), cfg.d_k, cfg.rope.base)  # [n_seq, d_k/2]
     matrix_block(_("Angles p · θ_i (radians)"), r"\varphi_{p,i} = p\,\theta_i", theta, queries,
                  [f"i={i}" for i in range(theta.shape[1])], y_title=_("position"), x_title=_("pair"))
     st.markdown(_("**What RoPE makes true:** a query and a key score the same wherever the pair sits; only m − n "
@@ -353,19 +362,19 @@ def rope() -> None:
                            help=_("Positions added to m and n: a whole number from 0 to {most}.").format(
                                most=mv.MAX_SHIFT))
     w_q, w_k = mv.head_weights(cfg, head)
-    chk = mv.shift_check(q0[m], k0[n], m, n, s, cfg.rope, cfg.x[m], cfg.x[n], w_q, w_k)
+    chk = shift_check(q0[m], k0[n], m, n, s, cfg.x[m], cfg.x[n], w_q, w_k, base=cfg.rope.base,
+                      layout=cfg.rope.layout)
     st.dataframe({"": [f"(m, n) = ({m}, {n})", f"(m+s, n+s) = ({m + s}, {n + s})", _("difference")],
-                  _("with RoPE"): [fmt(chk.rope_at), fmt(chk.rope_shifted),
-                                   small(abs(chk.rope_at - chk.rope_shifted))],
-                  _("positions added to X"): [fmt(chk.abs_at), fmt(chk.abs_shifted),
-                                              small(abs(chk.abs_at - chk.abs_shifted))]}, hide_index=True)
+                  _("with RoPE"): [fmt(chk.rope_at), fmt(chk.rope_shifted), small(chk.rope_change)],
+                  _("positions added to X"): [fmt(chk.abs_at), fmt(chk.abs_shifted), small(chk.abs_change)]},
+                 hide_index=True)
     st.caption(_("with RoPE: R(m)q · R(n)k, the head's query and key as RoPE receives them; positions added to X: the "
                  "original Transformer's sinusoidal encoding of the position added to the token's row of X, then "
                  "the head's W_Q and W_K, no RoPE."))
     st.markdown(_("With RoPE the two scores differ by {d_rope}: equal to float64 rounding (the rotations by m + s and "
                   "n + s differ by the same angle (m − n)θ_i). With the original Transformer's positions added to X "
                   "they differ by {d_abs}: the score depends on where the pair sits, not only on m − n.").format(
-        d_rope=small(abs(chk.rope_at - chk.rope_shifted)), d_abs=small(abs(chk.abs_at - chk.abs_shifted))))
+        d_rope=small(chk.rope_change), d_abs=small(chk.abs_change)))
 
 
 def window() -> None:
@@ -389,7 +398,7 @@ def window() -> None:
     charts.show_chart(heatmap.heatmap(mask.astype(float), queries, keys, kind="weights", precision=0, masked=~mask,
                                       x_title=_("key"), y_title=_("query")))
     before_t = mv.trace(replace(cfg, window=None)).heads[head]
-    hidden = mv.hidden_by_window(before_t.mask, mask, before_t.weights)
+    hidden = analysis.hidden_by_window(before_t.mask, mask, before_t.weights)
     n_hidden = sum(len(lost) for _i, lost in hidden)
     st.markdown(_("**What a query can no longer see**: the keys the window hides that the mask alone allowed, and "
                   "the weight each had without the window ({n} in all).").format(n=n_hidden))
@@ -402,7 +411,7 @@ def window() -> None:
 def softcap() -> None:
     title = _("Soft-capping the scores")
     largest = largest_plain()
-    gemma = largest - mv.GEMMA_CAP * np.tanh(largest / mv.GEMMA_CAP)
+    gemma = largest - float(soft_cap(np.array([largest]), mv.GEMMA_CAP)[0])  # what a cap of 50 takes off it
     why = _("Gemma 2 caps at 50: its scores reach tens. The largest |scaled score| of the tutorials' attention on your "
             "numbers (every head) is {s}; a cap of 50 would pull it in by only {g}, so the Gemma 2 preset takes a cap "
             "at the size of your scores ({cap:g}, the largest rounded), which pulls it in by about a quarter, as 50 "
@@ -422,7 +431,7 @@ def softcap() -> None:
     with b:
         matrix_block(of_head(N_("Capped"), N_("Capped (head {head})")), "", t.capped, queries, keys, domain=dom,
                      y_title=_("query"), x_title=_("key"))
-    cs = mv.cap_summary(t.scaled, t.capped, cfg.softcap)
+    cs = analysis.cap_summary(t.scaled, t.capped)
     m_text, cap_text = fmt(cs.largest_capped), fmt(cfg.softcap)
     if m_text == cap_text:  # below the cap but not by 4 digits: every digit, so the two read apart
         m_text, cap_text = (t.replace("-", "−") for t in exact_texts(np.array([cs.largest_capped, cfg.softcap])))
@@ -512,8 +521,8 @@ def online() -> None:
                  "", tile.scores[rows], [queries[i] for i in rows], cols, y_title=_("query"), x_title=_("key"))
     st.dataframe(mv.tile_table(o, pick, rows, queries, precision))
     keep = analysis.rows_with_keys(t.mask, cfg.n_q)  # a query with no key left: m stays −∞, l 0
-    i = max(rows, key=lambda r: (len(mv.rises(o, r)), keep[r]))  # where m rose most often (else one with keys)
-    r = mv.rises(o, i)
+    i = max(rows, key=lambda r: (len(o.rises(r)), keep[r]))  # where m rose most often (else one with keys)
+    r = o.rises(i)
     if not keep[i]:
         said = _("{q} has no key left: m stays −∞ and l 0 after every tile, so nothing is rescaled.").format(
             q=text.md_escape(queries[i]))
@@ -534,7 +543,7 @@ def online() -> None:
         ref = scaled_dot_product_attention(t.q, t.k, t.v, scale=float(t.divisor), mask=t.mask).output
         what = _("softmax(q kᵀ / s) v without the cap and ALiBi (the tiles here take the scaled scores; "
                  "FlashAttention applies those inside each tile)")
-    lse = mv.logsumexp(scaled_dot_product_attention(t.q, t.k, t.v, scale=float(t.divisor), mask=t.mask).masked)
+    lse = analysis.logsumexp(scaled_dot_product_attention(t.q, t.k, t.v, scale=float(t.divisor), mask=t.mask).masked)
     out, sums = analysis.compare_rows(o.output, ref, keep), analysis.compare_rows(o.logsumexp, lse, keep)
     if out.largest is None:
         st.markdown(_("**After the last tile**: no query has a key left (l = 0 in every row, each output row 0 by "
@@ -575,7 +584,7 @@ def cache() -> None:
         "products (its one query against {k} keys, in each of {h} heads), where one forward pass over the {k} tokens "
         "without a cache computes {again} ({k} queries × {k} keys × {h} heads).", cfg.n_heads).format(
         tok=text.md_escape(keys[n]), n=n, dots=step.dot_products, k=n + 1, h=cfg.n_heads,
-        again=cfg.n_heads * (n + 1) ** 2))
+        again=step.dot_products_without_cache))
     row1 = [keys[n]]
     a, b = controls.side_by_side([heatmap.heatmap_width(step.k_cache, keys[:n + 1], precision)] * 2)
     with a:
@@ -590,9 +599,11 @@ def cache() -> None:
     matrix_block(of_head(N_("Weights of the new query"), N_("Weights of the new query (head {head})")), "",
                  sw.weights, row1, keys[:n + 1], y_title=_("query"), x_title=_("key"),
                  kind="weights", masked=None if sw.mask is None else ~sw.mask)
-    st.dataframe(mv.cache_table(dt, keys, cfg.n_heads))
+    st.dataframe(mv.cache_table(dt, keys))
+    decoded = len(dt.steps)  # causal: every query keeps its own key, so every decoded row is compared
+    same = analysis.compare_rows(dt.output, whole.output[:decoded], analysis.rows_with_keys(None, decoded))
     st.markdown(_("The cached outputs, stacked, equal the whole causal forward pass: largest difference **{d}**.")
-                .format(d=small(mv.max_diff(dt.output, whole.output[:len(dt.steps)]))))
+                .format(d=small(same.largest)))
 
 
 {mv.GQA: gqa, mv.ROPE_S: rope, mv.WINDOW_S: window, mv.CAP_S: softcap, mv.ALIBI_S: alibi, mv.ONLINE: online,

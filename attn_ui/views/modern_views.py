@@ -7,7 +7,7 @@ page shows. Nothing here calls st: the page (pages/modern.py) draws.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import altair as alt
 import numpy as np
@@ -19,14 +19,12 @@ from attn_core import (
     ModernTrace,
     OnlineTrace,
     RoPE,
-    apply_rope,
     cached_decode,
-    config_mask,
     head_slice,
     kv_head_of,
     online_softmax_attention,
-    positional_encoding,
     run,
+    soft_cap,
     with_dimensions,
 )
 from attn_ui.app.i18n import N_, _
@@ -339,39 +337,6 @@ def before_rope(t: ModernTrace, h: int, which: str) -> np.ndarray:
     return m[:, head_slice(i, width)]
 
 
-def raw_angles(n_seq: int, d: int, base: float) -> np.ndarray:  # -> [n_seq, d/2]
-    """p · θ_i, θ_i = base^(−2i/d), not wrapped."""
-    theta = 1.0 / base ** (np.arange(0, d, 2, dtype=np.float64) / d)
-    return np.arange(n_seq)[:, None] * theta[None, :]
-
-
-@dataclass(frozen=True)
-class ShiftCheck:
-    """q_m · k_n with RoPE at positions (m, n) and at (m + s, n + s), and the same with the original Transformer's
-    sinusoidal positions added to X instead (absolute positions)."""
-
-    rope_at: float
-    rope_shifted: float
-    abs_at: float
-    abs_shifted: float
-
-
-def shift_check(q_row: np.ndarray, k_row: np.ndarray, m: int, n: int, s: int, rope: RoPE, x_m: np.ndarray,
-                x_n: np.ndarray, w_q: np.ndarray, w_k: np.ndarray) -> ShiftCheck:
-    """``q_row``, ``k_row`` [d_k]: one query and one key as RoPE receives them; ``x_m``, ``x_n`` [d_model] the rows of
-    X and ``w_q``, ``w_k`` [d_model, d_k] the head's weights, for the absolute positions."""
-    def rot(v: np.ndarray, p: int) -> np.ndarray:
-        return apply_rope(v[None, :], [p], base=rope.base, layout=rope.layout)[0]
-
-    pe = positional_encoding(max(m, n) + s + 1, x_m.shape[0])  # [positions, d_model]
-
-    def absolute(pm: int, pn: int) -> float:
-        return float(((x_m + pe[pm]) @ w_q) @ ((x_n + pe[pn]) @ w_k))
-
-    return ShiftCheck(float(rot(q_row, m) @ rot(k_row, n)), float(rot(q_row, m + s) @ rot(k_row, n + s)),
-                      absolute(m, n), absolute(m + s, n + s))
-
-
 def head_weights(cfg: Config, h: int) -> tuple[np.ndarray, np.ndarray]:
     """Head ``h``'s column slices of W_Q and of its key/value head's W_K: [d_model, d_q], [d_model, d_k]."""
     g = kv_head_of(h, cfg.n_heads, cfg.kv_heads)
@@ -379,22 +344,6 @@ def head_weights(cfg: Config, h: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 # ---- window ----------------------------------------------------------------------------------------------------------
-
-def hidden_by_window(before: np.ndarray | None, after: np.ndarray, weights_before: np.ndarray
-                     ) -> list[tuple[int, list[tuple[int, float]]]]:
-    """For each query, the keys the window hides that the mask without it allowed, with the weight each had.
-
-    ``before`` bool [n_q, n_k] or None (nothing masked), ``after`` bool [n_q, n_k], ``weights_before`` [n_q, n_k].
-
-    >>> hidden_by_window(np.tril(np.ones((3, 3), bool)), np.array([[1, 0, 0], [1, 1, 0], [0, 1, 1]], bool),
-    ...                  np.array([[1, 0, 0], [.5, .5, 0], [.2, .3, .5]]))
-    [(0, []), (1, []), (2, [(0, 0.2)])]
-    """
-    allowed = np.ones(after.shape, dtype=bool) if before is None else before
-    gone = allowed & ~after  # [n_q, n_k]
-    return [(i, [(int(j), float(weights_before[i, j])) for j in np.flatnonzero(gone[i])])
-            for i in range(after.shape[0])]
-
 
 def hidden_table(hidden: list, queries: list[str], keys: list[str], precision: int) -> pd.DataFrame:
     """One row per query: the keys the window hides and the weight they had together."""
@@ -410,26 +359,11 @@ def hidden_table(hidden: list, queries: list[str], keys: list[str], precision: i
 
 # ---- soft-cap --------------------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class CapSummary:
-    largest_change: float
-    at: tuple[int, int]
-    largest_capped: float
-    cap: float
-
-
-def cap_summary(scaled: np.ndarray, capped: np.ndarray, cap: float) -> CapSummary:
-    """The largest |scaled − capped| and where, and the largest |capped| (below ``cap``)."""
-    change = np.abs(scaled - capped)
-    i, j = np.unravel_index(int(np.argmax(change)), change.shape)
-    return CapSummary(float(change[i, j]), (int(i), int(j)), float(np.abs(capped).max()), cap)
-
-
 def cap_curve(cap: float, largest: float) -> alt.LayerChart:
     """cap · tanh(s / cap) against s, with the line s = s and the caps ±cap, over the scores' range."""
     top = min(max(3 * cap, 1.2 * largest), 1e300)  # a cap near float64's largest would overflow to inf (NaN in Vega)
     s = np.linspace(-top, top, 201)
-    data = pd.DataFrame({"s": np.concatenate([s, s]), "out": np.concatenate([cap * np.tanh(s / cap), s]),
+    data = pd.DataFrame({"s": np.concatenate([s, s]), "out": np.concatenate([soft_cap(s, cap), s]),
                          "curve": np.repeat([_("capped"), _("not capped")], len(s))})
     x = alt.X("s:Q", title=_("scaled score s"))
     y = alt.Y("out:Q", title=_("score after the cap"), scale=alt.Scale(domain=[-top, top]))
@@ -442,14 +376,6 @@ def cap_curve(cap: float, largest: float) -> alt.LayerChart:
 
 
 # ---- online softmax --------------------------------------------------------------------------------------------------
-
-def logsumexp(masked: np.ndarray) -> np.ndarray:  # [n_q, n_k] (−inf where masked) -> [n_q]
-    """log Σ_j exp(s_ij) of each row, computed the stable way (−inf for a row masked everywhere)."""
-    m = masked.max(axis=1)  # [n_q]
-    safe = np.where(np.isneginf(m), 0.0, m)
-    with np.errstate(divide="ignore"):
-        return safe + np.log(np.exp(masked - safe[:, None]).sum(axis=1))
-
 
 def tile_table(o: OnlineTrace, t_index: int, rows: list[int], queries: list[str], precision: int) -> pd.DataFrame:
     """Tile ``t_index``'s running state for the query ``rows``: m before/after, the rescale factor, l, O."""
@@ -470,12 +396,6 @@ def tile_table(o: OnlineTrace, t_index: int, rows: list[int], queries: list[str]
     }).set_index(_("query"))
 
 
-def rises(o: OnlineTrace, i: int) -> list[tuple[int, float, float, float]]:
-    """The tiles after the first where row ``i``'s running max rose: (tile, m before, m after, the rescale)."""
-    return [(t, float(tile.m_old[i]), float(tile.m_new[i]), float(tile.rescale[i]))
-            for t, tile in enumerate(o.tiles) if t > 0 and np.isfinite(tile.m_old[i]) and tile.m_new[i] > tile.m_old[i]]
-
-
 def m_chart(o: OnlineTrace, i: int) -> alt.LayerChart:
     """Row ``i``'s running max m and sum l after each tile."""
     n = len(o.tiles)
@@ -494,22 +414,11 @@ def m_chart(o: OnlineTrace, i: int) -> alt.LayerChart:
 
 # ---- KV cache --------------------------------------------------------------------------------------------------------
 
-def cache_table(dt: DecodeTrace, tokens: list[str], n_heads: int) -> pd.DataFrame:
-    """One row per decoded token: rows read from the cache, computed anew, dot products with and without a cache."""
-    rows, total, again = [], 0, 0
-    for t, step in enumerate(dt.steps):
-        total += step.dot_products
-        again += n_heads * (t + 1) ** 2
-        rows.append({_("token"): tokens[t], _("K, V rows from the cache"): t,
-                     _("computed"): _("q, k, v of 1 token"), _("dot products"): step.dot_products,
-                     _("dot products so far"): total, _("without a cache, so far"): again})
+def cache_table(dt: DecodeTrace, tokens: list[str]) -> pd.DataFrame:
+    """One row per decoded token: rows read from the cache, computed anew, dot products with and without a cache
+    (DecodeTrace.dot_products_so_far)."""
+    so_far, without = dt.dot_products_so_far()
+    rows = [{_("token"): tokens[t], _("K, V rows from the cache"): t, _("computed"): _("q, k, v of 1 token"),
+             _("dot products"): step.dot_products, _("dot products so far"): so_far[t],
+             _("without a cache, so far"): without[t]} for t, step in enumerate(dt.steps)]
     return pd.DataFrame(rows).set_index(_("token"))
-
-
-def max_diff(a: np.ndarray, b: np.ndarray) -> float:
-    return float(np.max(np.abs(a - b))) if a.size else 0.0
-
-
-def mask_of(cfg: Config) -> np.ndarray | None:
-    """The configuration's own mask (without the window), for what the window adds."""
-    return config_mask(cfg)

@@ -1,9 +1,9 @@
 """The sizes on Inputs & weights take what is typed, key by key, as typed (F4): "2.5" is refused by name under the
 sizes (an integer input's browser side read it as 2, without a word) and "1e3" is 1000 (it came as 1), over the cap;
 a box left empty (or holding no number) is refused as empty, not as a 0 nobody typed; X keeps its rows either way,
-the box keeps what was typed and the message says the size still in use. A whole number resizes. Multi-head's number of heads the same way.
-Screenshots of the Dimensions area at 1400 × 900 and 390 × 844 (phone) go to $E2E_SCREENSHOTS (else pytest's tmp
-dir): look at them.
+the box keeps what was typed and the message says the size still in use. A whole number resizes. Multi-head's
+number of heads the same way. Screenshots of the Dimensions area at 1400 × 900 and 390 × 844 (phone) go to
+$E2E_SCREENSHOTS (else pytest's tmp dir): look at them.
 
 The app opens on seed 000: X is 3 × 4 (n_seq 3, d_model 4, d_k 3, d_v 3).
 """

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
+from attn_core import share
+
 from .errors import N_, ModelError
 from .limits import MODEL_LIMITS, too_large
 
@@ -77,17 +79,18 @@ def parse_json(data: bytes, name: str) -> object:
     Traceback (most recent call last):
     ...
     attn_models.errors.ModelError: config.json is nested too deeply to be read.
-    >>> parse_json(b"{'a': 1}", "config.json")  # doctest: +ELLIPSIS
+    >>> parse_json(b'{"a": 1 "b": 2}', "config.json")  # a syntax error in the learner's words (attn_core.share's)
     Traceback (most recent call last):
     ...
-    attn_models.errors.ModelError: config.json is not valid JSON: Expecting property name ...
+    attn_models.errors.ModelError: config.json: not valid JSON (a comma was expected at line 1, column 9).
     """
     try:
         return json.loads(data.decode("utf-8"))
     except UnicodeDecodeError:
         raise ModelError(N_("{name} is not UTF-8 text."), name=name) from None
     except json.JSONDecodeError as err:
-        raise ModelError(N_("{name} is not valid JSON: {err}"), name=name, err=str(err)[:200]) from None
+        raise ModelError(N_("{what}: not valid JSON ({problem} at line {line}, column {column})."), what=name,
+                         problem=share.json_problem(err), line=err.lineno, column=err.colno) from None
     except RecursionError:
         raise ModelError(N_("{name} is nested too deeply to be read."), name=name) from None
     except ValueError:  # an integer of more digits than sys.get_int_max_str_digits() allows

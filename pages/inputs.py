@@ -11,6 +11,7 @@ from attn_core import (
     PRESETS,
     SCORE_WORDS,
     AttentionInputError,
+    Config,
     embed,
     positional_encoding,
     tokenize,
@@ -47,10 +48,34 @@ def row() -> st.delta_generator.DeltaGenerator:
     return st.container(horizontal=True, vertical_alignment="bottom")
 
 
-def size_box(where: st.delta_generator.DeltaGenerator, label: str, key: str, size: int, help_text: str) -> None:
+def size_box(where: st.delta_generator.DeltaGenerator, label: str, key: str, size: int,
+             help_text: str) -> str | None:
     """One of the sizes, in ``where``: a whole-number box (controls.whole_number_input) holding the configuration's
-    ``size``; a change goes through :func:`change_dimensions`."""
-    controls.whole_number_input(label, where=where, help=help_text, **state.bind(key, float(size), change_dimensions))
+    ``size``, or while a change of the sizes is refused what was typed (:func:`sizes_refused`: as every typed box,
+    controls.whole_box, it keeps what was typed); a change goes through :func:`change_dimensions`. Returns the size in
+    use as the refusal says it ("n_seq 3") while the box holds something else, else None."""
+    typed = refused[0].get(key, size) if (refused := sizes_refused()) else size
+    controls.whole_number_input(label, where=where, help=help_text,
+                                **state.bind(key, None if typed is None else float(typed), change_dimensions))
+    return None if typed == size else f"{label} {size}"
+
+
+def judged_against(cfg: Config) -> tuple:
+    """What a change of the sizes is judged against besides the sizes typed (the shapes, the heads, the score, RoPE):
+    while it stays the same, a refusal of the sizes holds."""
+    return (cfg.x.shape, cfg.w_q.shape, cfg.w_k.shape, cfg.w_v.shape, cfg.w_o.shape, cfg.n_q, cfg.n_heads,
+            cfg.n_kv_heads, cfg.score, cfg.rope)
+
+
+def sizes_refused() -> tuple[dict, AttentionInputError] | None:
+    """The sizes typed that :func:`change_dimensions` refused ({box key: what it held}) and why, while the
+    configuration is the one they were refused for; a change from elsewhere (a preset, Undo, RoPE on Modern
+    attention) lets them go, and the boxes show its sizes."""
+    refusal = st.session_state.get(state.DIMS_REFUSED)
+    if refusal is None or refusal[0] != judged_against(state.config()):
+        st.session_state.pop(state.DIMS_REFUSED, None)
+        return None
+    return refusal[1:]
 
 
 # Both callbacks do nothing when their widget holds what the configuration already has. Streamlit also calls them when
@@ -70,11 +95,15 @@ def fill_seed() -> int:
     return controls.whole_in_use(FILL_SEED, 0, 0, controls.SEED_HIGH)[0]
 
 
+SIZES = ("inputs_n_seq", "inputs_d_model", "inputs_d_qk", "inputs_d_k", "inputs_d_v")  # the size boxes' keys
+
+
 def change_dimensions() -> None:
     cfg, ss = state.config(), st.session_state
     d_k = ss.get("inputs_d_k") if cfg.score == "additive" else cfg.w_k.shape[1]
     if (ss["inputs_n_seq"], ss["inputs_d_model"], ss["inputs_d_qk"], d_k, ss["inputs_d_v"]) == (
             cfg.n_seq, cfg.d_model, cfg.w_q.shape[1], cfg.w_k.shape[1], cfg.w_v.shape[1]):
+        ss.pop(state.DIMS_REFUSED, None)  # the sizes in use typed back: nothing refused any more
         return  # the sizes it has (the inputs hold floats: 3.0 == 3): nothing to change (see above)
     try:
         if cfg.score == "additive" and d_k is None:  # its box left empty (the core takes no d_k as following d_q)
@@ -84,10 +113,10 @@ def change_dimensions() -> None:
             d_v=ss["inputs_d_v"], init=ss["inputs_fill"], seed=fill_seed(),
             d_k=d_k if cfg.score == "additive" else None,
         )
-    except AttentionInputError as err:  # said under the sizes, where they were typed (state.DIMS_REFUSED)
-        st.session_state[state.DIMS_REFUSED] = _("Dimensions not changed: {message}").format(
-            message=i18n.error_text(err))
+    except AttentionInputError as err:  # said under the sizes, which keep what was typed (state.DIMS_REFUSED)
+        ss[state.DIMS_REFUSED] = (judged_against(cfg), {k: ss[k] for k in SIZES if k in ss}, err)
         return
+    ss.pop(state.DIMS_REFUSED, None)
     if new.n_heads != cfg.n_heads:  # always 2 or more heads before: they became 1
         state.notify(_("{n} heads no longer divide the widths, so the configuration now has 1 head.").format(
             n=cfg.n_heads))
@@ -242,30 +271,36 @@ st.caption(_(
 ).format(n_seq=LIMITS.n_seq, d_model=LIMITS.d_model, width=LIMITS.width, n_heads=LIMITS.n_heads,
          cells=f"{LIMITS.total_cells:,}"))
 dims_row = row()
-size_box(dims_row, "n_seq", "inputs_n_seq", cfg.n_seq,
-         _("Number of tokens (rows of X), at most {n}.").format(n=LIMITS.n_seq))
-size_box(dims_row, "d_model", "inputs_d_model", cfg.d_model,
-         _("Width of each token's input vector (columns of X), at most {n}.").format(n=LIMITS.d_model))
+in_use = [size_box(dims_row, "n_seq", "inputs_n_seq", cfg.n_seq,
+                   _("Number of tokens (rows of X), at most {n}.").format(n=LIMITS.n_seq)),
+          size_box(dims_row, "d_model", "inputs_d_model", cfg.d_model,
+                   _("Width of each token's input vector (columns of X), at most {n}.").format(n=LIMITS.d_model))]
 if cfg.score == "additive":  # queries and keys may differ in width
-    size_box(dims_row, "d_q", "inputs_d_qk", cfg.w_q.shape[1],
-             _("Columns of W_Q. The additive score function lets it differ from W_K's. With several heads this is "
-               "n_heads · d_q. At most {n}.").format(n=LIMITS.width))
-    size_box(dims_row, "d_k", "inputs_d_k", cfg.w_k.shape[1],
-             _("Columns of W_K. With several heads this is n_heads · d_k. At most {n}.").format(n=LIMITS.width))
+    in_use += [size_box(dims_row, "d_q", "inputs_d_qk", cfg.w_q.shape[1],
+                        _("Columns of W_Q. The additive score function lets it differ from W_K's. With several heads "
+                          "this is n_heads · d_q. At most {n}.").format(n=LIMITS.width)),
+               size_box(dims_row, "d_k", "inputs_d_k", cfg.w_k.shape[1],
+                        _("Columns of W_K. With several heads this is n_heads · d_k. At most {n}.").format(
+                            n=LIMITS.width))]
 elif cfg.n_kv_heads:  # W_K follows W_Q: as many columns per key/value head as W_Q has per query head
-    size_box(dims_row, "d_k", "inputs_d_qk", cfg.w_q.shape[1],
-             _("Columns of W_Q: n_heads · d_k. W_K follows with n_kv_heads · d_k columns (grouped-query attention). "
-               "At most {n}.").format(n=LIMITS.width))
+    in_use.append(size_box(dims_row, "d_k", "inputs_d_qk", cfg.w_q.shape[1],
+                           _("Columns of W_Q: n_heads · d_k. W_K follows with n_kv_heads · d_k columns (grouped-query "
+                             "attention). At most {n}.").format(n=LIMITS.width)))
 else:
-    size_box(dims_row, "d_k", "inputs_d_qk", cfg.w_q.shape[1],
-             _("Columns of W_Q and W_K. With several heads this is n_heads · d_k: each head gets an equal slice. At "
-               "most {n}.").format(n=LIMITS.width))
-size_box(dims_row, "d_v", "inputs_d_v", cfg.w_v.shape[1],
-         (_("Columns of W_V: n_kv_heads · d_v with grouped-query attention; may differ from W_K's. At most {n}.")
-          if cfg.n_kv_heads else
-          _("Columns of W_V; may differ from d_k. The output has d_v columns. At most {n}.")).format(n=LIMITS.width))
-if refused := st.session_state.pop(state.DIMS_REFUSED, None):  # once: the sizes shown are the configuration's again
-    st.warning(text.md_escape(refused), icon=":material/warning:")  # a value refused, the last kept: as every box says
+    in_use.append(size_box(dims_row, "d_k", "inputs_d_qk", cfg.w_q.shape[1],
+                           _("Columns of W_Q and W_K. With several heads this is n_heads · d_k: each head gets an "
+                             "equal slice. At most {n}.").format(n=LIMITS.width)))
+in_use.append(size_box(
+    dims_row, "d_v", "inputs_d_v", cfg.w_v.shape[1],
+    (_("Columns of W_V: n_kv_heads · d_v with grouped-query attention; may differ from W_K's. At most {n}.")
+     if cfg.n_kv_heads else
+     _("Columns of W_V; may differ from d_k. The output has d_v columns. At most {n}.")).format(n=LIMITS.width)))
+if refused := sizes_refused():  # said while the boxes hold what was refused, with the sizes still in use
+    in_use = [size for size in in_use if size]
+    st.warning(text.md_escape(i18n.sentences(
+        _("Dimensions not changed: {message}").format(message=i18n.error_text(refused[1])),
+        _("Still using {sizes}.").format(sizes=_(", ").join(in_use)) if in_use else "")),
+        icon=":material/warning:")
 fill_row = row()
 fill_row.selectbox(_("New cells are filled with"), randomise.NAMES, key="inputs_fill", width=360,
                    index=randomise.NAMES.index("xavier_uniform"), format_func=i18n.option_labels(INITIALIZERS))

@@ -47,7 +47,9 @@ GRID_CELLS = "grid_cells"  # {matrix name: {(row, column)}}: up to 64 cells of i
 EDITOR_BASE = "editor_base"  # {matrix name: (values the grid started from, its decimals, the matrix it holds as valid)}
 DRAFTS = "drafts"  # {matrix name: object array with the learner's rejected values}
 ERRORS = "errors"  # {matrix name: (AttentionInputError, the grid's row tokens)} of the input that was rejected
-DIMS_REFUSED = "dims_refused"  # str: why the sizes last typed on Inputs & weights were refused (said there, once)
+#: (what they were judged against, {size box key: what it held}, AttentionInputError): sizes typed on Inputs & weights
+#: that were refused, kept in their boxes and said there while the configuration's sizes stay (pages/inputs.py)
+DIMS_REFUSED = "dims_refused"
 CELL_REFUSED = "cell_refused"  # {matrix name: message}: a value the one-cell editor (too large for a grid) refused
 #: the one-cell editor's widgets of matrix ``name``: row, column, the value typed (attn_ui.widgets.grid_editor.one_cell)
 CELL_ROW, CELL_COL, CELL_VALUE = "{name}_cell_row", "{name}_cell_col", "{name}_cell_value_{i}_{j}_{version}"

@@ -28,8 +28,8 @@ from attn_ui.widgets import charts
 OPEN = "save_chart_open"  # the expander open (its contents are made only then)
 CHOICE = "save_chart_choice"
 BACKGROUND = "white"
-#: layers a still image leaves out: a heatmap's "hover or tap a cell" hint (attn_ui.widgets.heatmap.focus_layers; a
-#: pinned cell's outlines and its line stay)
+#: layers a still image leaves out, unless the chart's focus is held (:func:`still`): a heatmap's "hover or tap a cell"
+#: hint (attn_ui.widgets.heatmap.focus_layers; a pinned cell's outlines and its line stay)
 POINTER_ONLY = frozenset({"focus_hint"})
 #: px: the width of a chart that took its column's on the page (width "container", the column's width unknown here);
 #: Vega's default (300 px) would crowd an axis until it hides labels the page shows
@@ -115,18 +115,29 @@ def printable(spec: dict, title: str = "") -> dict:
     return out
 
 
-def still(spec: dict) -> dict:
-    """The spec without the layers of :data:`POINTER_ONLY`, in it or its parts (copied where one is left out).
+def still(spec: dict, held: bool = False) -> dict:
+    """The spec as a still image shows it: what the page shows when no pointer is on it, less the words only a pointer
+    acts on (the layers of :data:`POINTER_ONLY`, in it or its parts: copied where one is left out).
+
+    A chart whose focus the page's control holds (Focus on a token: a value in :data:`attn_ui.widgets.charts.HELD`,
+    here or ``held`` above) keeps its hint's layer: it then says what pinned the lit row and column ("pinned by Focus
+    on a token", attn_ui.widgets.heatmap.FOCUS_HELD) beside the lit cell's line, as the page does, and never what a
+    pointer does (the control outranks hovering and clicking). A pin by a click is the browser's alone: the spec sent
+    has none.
 
     >>> still({"layer": [{"name": "cells"}, {"name": "focus_hint"}]})
     {'layer': [{'name': 'cells'}]}
+    >>> still({"params": [{"name": "held", "value": [{"row": "1: b", "col": None}]}],
+    ...        "layer": [{"name": "cells"}, {"name": "focus_hint"}]})["layer"]
+    [{'name': 'cells'}, {'name': 'focus_hint'}]
     """
     out = dict(spec)
+    held = held or any(p.get("name") == charts.HELD and p.get("value") is not None for p in out.get("params", ()))
     for key in ("layer", "concat", "hconcat", "vconcat"):
         if isinstance(out.get(key), list):
-            out[key] = [still(part) for part in out[key] if part.get("name") not in POINTER_ONLY]
+            out[key] = [still(part, held) for part in out[key] if held or part.get("name") not in POINTER_ONLY]
     if isinstance(out.get("spec"), dict):  # facet, repeat
-        out["spec"] = still(out["spec"])
+        out["spec"] = still(out["spec"], held)
     return out
 
 

@@ -125,7 +125,11 @@ def drawn_lines(spec: dict) -> list[tuple[float, str]]:
     spec's expressions evaluated as in the browser, nothing hovered): each line's baseline (px) and text, in order."""
     vl_convert = pytest.importorskip("vl_convert", reason="pip install vl-convert-python (requirements.txt)")
     spec = {**spec, "datasets": {k: v.to_pylist() for k, v in spec["datasets"].items()}}
-    svg = vl_convert.vegalite_to_svg(spec)
+    return lines_in(vl_convert.vegalite_to_svg(spec))
+
+
+def lines_in(svg: str) -> list[tuple[float, str]]:
+    """The lines of the focus layers ("focus_cell", "focus_hint") in an SVG Vega drew: baseline (px) and text."""
     lines = []
     for name in ("focus_cell", "focus_hint"):
         block = re.search(rf'<g class="mark-text role-mark {name}_marks"[^>]*?(?<!/)>(.*?)</g>', svg, re.S)

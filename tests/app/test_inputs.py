@@ -6,11 +6,13 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from attn_core import PRESETS, RoPE, with_dimensions
+from attn_ui.app import state
 
 from ..seeds import SEED000_OUTPUT, SEED000_W_K, SEED000_W_Q, SEED000_W_V, SEED000_X, SEED004_SCORES, SEED004_SOFTMAX
-from .apptools import edit_cells, editor_key, new_app, plain
+from .apptools import APP, edit_cells, editor_key, new_app, plain
 
 SEED_X, SEED_W_Q, SEED_W_K, SEED_W_V = (
     np.array(m, dtype=float) for m in (SEED000_X, SEED000_W_Q, SEED000_W_K, SEED000_W_V)
@@ -146,29 +148,84 @@ def test_dimension_change_keeps_values_that_fit():
 
 
 @pytest.mark.parametrize(("key", "value", "said"), [
-    ("inputs_n_seq", 9999, "Dimensions not changed: n_seq (tokens): 9999 is over the cap of 256."),
-    ("inputs_d_model", 0, "Dimensions not changed: d_model (columns of X): 0 is under 1; X has at least one column."),
-    ("inputs_d_v", 5000, "Dimensions not changed: d_v (columns of W_V): 5000 is over the cap of 768."),
-    ("inputs_n_seq", 2.5, "Dimensions not changed: n_seq (tokens): 2.5 is not a whole number."),
-    ("inputs_d_model", 1e3, "Dimensions not changed: d_model (columns of X): 1000 is over the cap of 769."),
-    ("inputs_d_qk", 800.0, "Dimensions not changed: d_k (columns of W_Q and W_K): 800 is over the cap of 768."),
-    ("inputs_n_seq", None, "Dimensions not changed: n_seq (tokens) is empty: type a whole number."),  # a box left empty
+    ("inputs_n_seq", 9999, "Dimensions not changed: n_seq (tokens): 9999 is over the cap of 256. Still using n_seq 3."),
+    ("inputs_d_model", 0, "Dimensions not changed: d_model (columns of X): 0 is under 1; X has at least one column. "
+                          "Still using d_model 4."),
+    ("inputs_d_v", 5000, "Dimensions not changed: d_v (columns of W_V): 5000 is over the cap of 768. Still using d_v "
+                         "3."),
+    ("inputs_n_seq", 2.5, "Dimensions not changed: n_seq (tokens): 2.5 is not a whole number. Still using n_seq 3."),
+    ("inputs_d_model", 1e3, "Dimensions not changed: d_model (columns of X): 1000 is over the cap of 769. Still using "
+                            "d_model 4."),
+    ("inputs_d_qk", 800.0, "Dimensions not changed: d_k (columns of W_Q and W_K): 800 is over the cap of 768. Still "
+                           "using d_k 3."),
+    ("inputs_n_seq", None, "Dimensions not changed: n_seq (tokens) is empty: type a whole number. Still using n_seq "
+                           "3."),  # a box left empty
 ])
 def test_a_size_out_of_range_is_refused_with_a_message_under_the_sizes(key, value, said):
     """Streamlit's own range check left a size past its cap in a red box, with no word of why (a fresh reviewer): the
-    sizes have no bounds in the browser, and the core's refusal is said under them; the inputs show the configuration
-    again. A size typed as 2.5 came as 2 (the browser's integer input kept the whole part, without a word): it is
-    refused by name; 1e3 is 1000."""
+    sizes have no bounds in the browser, and the core's refusal is said under them. A size typed as 2.5 came as 2 (the
+    browser's integer input kept the whole part, without a word): it is refused by name; 1e3 is 1000. The box keeps
+    what was typed (it jumped back to the configuration's size, the typing gone) and the message says the size still
+    in use, as every typed box does (controls.whole_box), on every run and page visit until the size in use is typed
+    back."""
     at = new_app("pages/inputs.py")
     before = at.session_state["config"]
     at.number_input(key=key).set_value(value).run()
     assert not at.exception, at.exception
     assert at.session_state["config"] is before
     assert [plain(e.value) for e in at.warning] == [said]
-    shown = {k: at.number_input(key=k).value for k in SIZES}
-    assert shown == {"inputs_n_seq": 3, "inputs_d_model": 4, "inputs_d_qk": 3, "inputs_d_v": 3}  # the config's
-    at.run()  # said once: the next run has no message
-    assert not at.warning
+    typed = {"inputs_n_seq": 3, "inputs_d_model": 4, "inputs_d_qk": 3, "inputs_d_v": 3, key: value}
+    assert {k: at.number_input(key=k).value for k in SIZES} == typed  # what was typed stays in its box
+    at.switch_page("pages/overview.py").run()
+    at.switch_page("pages/inputs.py").run()  # the next run, another visit: the same box, the same message
+    assert [plain(e.value) for e in at.warning] == [said]
+    assert {k: at.number_input(key=k).value for k in SIZES} == typed
+    at.number_input(key=key).set_value(float(before_size(before, key))).run()  # the size in use typed back
+    assert not at.warning and at.session_state["config"] is before
+
+
+def before_size(cfg, key: str) -> int:
+    return {"inputs_n_seq": cfg.n_seq, "inputs_d_model": cfg.d_model, "inputs_d_qk": cfg.w_q.shape[1],
+            "inputs_d_v": cfg.w_v.shape[1]}[key]
+
+
+def test_while_a_size_is_refused_another_size_typed_is_refused_with_it_and_both_are_said_in_use():
+    at = new_app("pages/inputs.py")
+    at.number_input(key="inputs_n_seq").set_value(0.0).run()
+    at.number_input(key="inputs_d_model").set_value(5.0).run()
+    assert [plain(e.value) for e in at.warning] == [
+        "Dimensions not changed: n_seq (tokens): 0 is under 1; a sequence has at least one token. Still using n_seq 3, "
+        "d_model 4."]
+    assert [at.number_input(key=k).value for k in SIZES] == [0, 5, 3, 3]
+    at.number_input(key="inputs_n_seq").set_value(4.0).run()  # a whole number: both sizes typed are taken
+    assert not at.warning and at.session_state["config"].x.shape == (4, 5)
+    assert [at.number_input(key=k).value for k in SIZES] == [4, 5, 3, 3]
+
+
+def test_a_change_from_elsewhere_lets_the_sizes_refused_go_and_the_boxes_show_its_sizes():
+    """Undo (or a preset, a sentence, RoPE switched on Modern attention) changes what the sizes were judged against:
+    the boxes show the sizes of the configuration in use, and nothing refused is said any more."""
+    at = new_app("pages/inputs.py")
+    at.number_input(key="inputs_d_model").set_value(5.0).run()
+    at.number_input(key="inputs_n_seq").set_value(2.5).run()
+    assert at.warning and at.number_input(key="inputs_n_seq").value == 2.5
+    at.button(key="frame_undo").click().run()
+    assert not at.exception and not at.warning and at.session_state["config"].x.shape == (3, 4)
+    assert [at.number_input(key=k).value for k in SIZES] == [3, 4, 3, 3]
+
+
+@pytest.mark.parametrize(("lang", "said"), [
+    ("zh", "维度未更改：n_seq（词元数）：2.5 不是整数。仍使用 n_seq 3。"),
+    ("ko", "차원을 바꾸지 않았습니다: n_seq(토큰 수): 2.5 — 정수가 아닙니다. 아직 n_seq 3을(를) 사용합니다."),
+])
+def test_a_size_refused_is_said_with_the_size_in_use_in_the_learners_language(lang, said):
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.session_state[state.LANG] = lang
+    at.run()
+    at.switch_page("pages/inputs.py").run()
+    at.number_input(key="inputs_n_seq").set_value(2.5).run()
+    assert not at.exception and [plain(e.value) for e in at.warning] == [said]
+    assert at.number_input(key="inputs_n_seq").value == 2.5
 
 
 SIZES = ("inputs_n_seq", "inputs_d_model", "inputs_d_qk", "inputs_d_v")  # the sizes' inputs (d_k: an additive score)
@@ -415,7 +472,8 @@ def test_with_rope_an_odd_d_k_is_refused_by_name():
     assert not at.exception and at.session_state["config"] is before
     assert [plain(e.value) for e in at.warning] == [
         "Dimensions not changed: d_k (columns of W_Q and W_K): 5 leaves each head 5 features, but RoPE turns pairs "
-        "of features: a head needs an even width (or RoPE off)."]
+        "of features: a head needs an even width (or RoPE off). Still using d_k 4."]
+    assert at.number_input(key="inputs_d_qk").value == 5  # what was typed stays in its box
     at.number_input(key="inputs_d_qk").set_value(6.0).run()
     assert at.session_state["config"].w_q.shape == (4, 6) and at.session_state["config"].rope == RoPE()
 

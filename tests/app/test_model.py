@@ -17,12 +17,13 @@ from streamlit.testing.v1 import AppTest
 
 import attn_models
 from attn_core import configs_equal, share
-from attn_ui.app import registry
-from attn_ui.views import model_views
+from attn_ui.app import registry, state
+from attn_ui.views import generate_views, model_views, translate_views
 from attn_ui.widgets import text
 
-from .. import fake_hub, tiny_bert
+from .. import fake_hub, tiny_bert, tiny_gpt2, tiny_t5
 from .apptools import APP, edit_cells, plain
+from .test_languages import english_left
 
 MODEL, STEPS = registry.MODEL.file, registry.STEPS.file
 SMALL = {**tiny_bert.CONFIG, "hidden_size": 8, "num_attention_heads": 2, "intermediate_size": 8}  # fits a link
@@ -347,6 +348,63 @@ def test_a_hostile_repo_is_refused_with_its_message_and_leaves_nothing(tmp_path,
     at = model_app("someone/huge")
     assert "model.safetensors is 700.0 MB; the cap is 500.0 MB" in texts(at)
     assert not hub_small.fetched("model.safetensors") and not list((tmp_path / "hub").glob("models--*"))
+
+
+# ---- a broken config.json, on each model page: the file and the field named in the learner's words ----------------
+
+NOT_JSON = '{\n  "model_type": "bert"\n  "hidden_size": 8\n}'  # a comma missing at the end of line 2
+#: page -> (its source's state key, the tiny checkpoint it reads, a field that sizes it)
+MODEL_PAGES = {registry.MODEL: (model_views.SOURCE, tiny_bert.build, "num_hidden_layers"),
+               registry.GENERATE: (generate_views.SOURCE, tiny_gpt2.build, "n_layer"),
+               registry.TRANSLATE: (translate_views.SOURCE, tiny_t5.build, "num_layers")}
+
+
+def broken_configs(folder, build, field) -> dict[str, str]:
+    """Three copies of a tiny checkpoint, each with a broken config.json: not JSON, not an object, a field that is
+    text -> the copy's folder."""
+    good = json.loads((build(folder / "good") / "config.json").read_text())
+    broken = {"syntax": NOT_JSON, "list": "[1, 2]", "field": json.dumps({**good, field: "two"})}
+    for name, text_ in broken.items():
+        (build(folder / name) / "config.json").write_text(text_)
+    return {name: str(folder / name) for name in broken}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("page", list(MODEL_PAGES), ids=lambda p: p.name)
+def test_a_broken_config_json_is_said_in_the_learners_words_naming_the_file_and_field(page, lang, tmp_path):
+    """json's English ("Expecting ',' delimiter: line 3 column 3 (char 27)") used to be inside the message."""
+    key, build, field = MODEL_PAGES[page]
+    folders = broken_configs(tmp_path, build, field)
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.session_state[state.LANG] = lang
+    at.run()
+    said = {}
+    for name, folder in folders.items():
+        at.session_state[key] = folder
+        at.switch_page(page.file).run()
+        assert not at.exception, [e.value for e in at.exception]
+        said[name] = [plain(e.value) for e in at.error]
+    assert said == {"en": {
+        "syntax": ["config.json: not valid JSON (a comma was expected at line 3, column 3)."],
+        "list": ["config.json: not a JSON object."],
+        "field": [f"config.json: {field} must be a whole number of at least 1, got two."],
+    }, "zh": {
+        "syntax": ["config.json：不是有效的 JSON（第 3 行第 3 列：此处应为逗号）。"],
+        "list": ["config.json：不是 JSON 对象。"],
+        "field": [f"config.json：{field} 必须是不小于 1 的整数，实际为 two。"],
+    }}[lang]
+    if lang != "en":  # no English of json's or Python's left
+        assert not english_left([m for ms in said.values() for m in ms], ["config.json", "JSON", field, "two"])
+
+
+def test_a_hub_snapshot_whose_config_json_is_broken_is_said_in_the_learners_words(tmp_path, hub_small):
+    hub_small.add("someone/broken", {**{f.name: f.read_bytes() for f in (tmp_path / "small").iterdir()},
+                                     "config.json": NOT_JSON.encode()})
+    at = model_app("someone/broken")
+    at.button(key="model_download").click().run()
+    assert not at.exception and hub_small.fetched("config.json") and not hub_small.fetched("model.safetensors")
+    assert [plain(e.value) for e in at.error] == [
+        "config.json: not valid JSON (a comma was expected at line 3, column 3)."]
 
 
 # ---- no network: the advice says only what this server allows (a fresh reviewer) -----------------------------------

@@ -12,13 +12,14 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from attn_core import DEFAULT_PRESET, load_preset, self_attention
-from attn_ui.app import registry
+from attn_ui.app import i18n, registry
 from attn_ui.infra import export
 from attn_ui.shell import save_chart
 from attn_ui.views import model_views, neuron_views, scaling_views
 from attn_ui.widgets import charts, heatmap, text
 
 from .apptools import APP
+from .test_focus import lines_in
 
 pytest.importorskip("vl_convert", reason="pip install vl-convert-python (requirements.txt)")
 
@@ -58,6 +59,37 @@ def test_the_model_view_and_the_neuron_view_as_images():
     vectors = neuron_views.vectors_chart({"q_i": np.ones(4), "k_j": np.arange(4.0)}, np.arange(4.0), x_title="f")
     name = charts.chart_name(vectors.layout, charts.title_text(vectors.spec()))
     assert save_chart.chart_names([charts.Shown(name, dict)]) == ["The query and key vectors, feature by feature"]
+
+
+TOKENS = [f"{i}: t{i}" for i in range(12)]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize(("shape", "cols"), [
+    ((3, 3), TOKENS[:3]),  # narrow: the lit cell's line, the words over it
+    ((3, 2), ["0", "1"]),  # narrow, tokens × dimensions: the held row alone, no cell
+    ((12, 12), TOKENS),  # wide: one line beside the rows' title
+    ((3, 12), [str(j) for j in range(12)]),  # wide, a row alone
+], ids=["narrow", "narrow-row", "wide", "wide-row"])
+def test_a_held_focus_is_saved_lit_with_the_words_saying_what_pinned_it(shape, cols, lang, monkeypatch):
+    """A saved image cannot be hovered: it has no "hover or tap" words, nor a click's. A focus held by Focus on a
+    token (the one pin a spec sent carries: a click's is the browser's alone) is saved as the page shows it: its row
+    (and column) outlined, the lit cell named, and the words that it is pinned and by what. Its hint's layer was left
+    out of every image, and a held narrow heatmap had no word of it (a held row alone: none at all)."""
+    tr = i18n.catalog(lang).gettext
+    monkeypatch.setattr(i18n, "language", lambda: lang)
+    chart = heatmap.heatmap(np.arange(float(np.prod(shape))).reshape(shape), TOKENS[:shape[0]], cols,
+                            x_title="key", y_title="query")
+    held = charts.pinned(chart.spec(), chart.layout.pin_value("2: t2"))
+    saved = export.to_image(save_chart.printable(held, "W"), "svg").decode()
+    said = " ".join(text for _y, text in lines_in(saved))
+    assert tr(heatmap.FOCUS_HELD[0]) in said, said  # what pinned it
+    assert said.count("2: t2") == (2 if cols == TOKENS[:shape[1]] else 0)  # the cell lit: its query and key
+    assert re.search(r'focus_row_marks"[^>]*>\s*<path', saved)  # the held row outlined
+    pointer = [tr(w) for w in (heatmap.FOCUS_HINT, heatmap.FOCUS_CLICK, heatmap.FOCUS_PINNED)]
+    assert not [w for w in pointer if w in said] and not re.search(r"hover|tap|click", said), said
+    free = export.to_image(save_chart.printable(chart.spec(), "W"), "svg").decode()
+    assert not lines_in(free) and not re.search(r'focus_row_marks"[^>]*>\s*<path', free)  # nothing lit, no words
 
 
 def test_printable_leaves_the_spec_sent_as_it_is(weights_spec):

@@ -1,9 +1,9 @@
 """The sizes on Inputs & weights take what is typed, key by key, as typed (F4): "2.5" is refused by name under the
 sizes (an integer input's browser side read it as 2, without a word) and "1e3" is 1000 (it came as 1), over the cap;
 a box left empty (or holding no number) is refused as empty, not as a 0 nobody typed; X keeps its rows either way,
-and the box shows the size in use again. A whole number resizes. Multi-head's number of heads the same way.
-Screenshots of the Dimensions area at 1400 × 900 and 390 × 844 (phone) go to $E2E_SCREENSHOTS (else pytest's tmp
-dir): look at them.
+the box keeps what was typed and the message says the size still in use. A whole number resizes. Multi-head's
+number of heads the same way. Screenshots of the Dimensions area at 1400 × 900 and 390 × 844 (phone) go to
+$E2E_SCREENSHOTS (else pytest's tmp dir): look at them.
 
 The app opens on seed 000: X is 3 × 4 (n_seq 3, d_model 4, d_k 3, d_v 3).
 """
@@ -25,12 +25,13 @@ from .helpers import MAIN, grid_after, open_app, sized_page, type_slowly
 pytestmark = pytest.mark.e2e
 
 SIZES = ("n_seq", "d_model", "d_k", "d_v")  # the sizes' labels with the dot score
+#: text typed -> (what is said under the sizes, what the box shows: what was typed, as the box holds it)
 REFUSED = {
-    "2.5": "Dimensions not changed: n_seq (tokens): 2.5 is not a whole number.",
-    "1e3": "Dimensions not changed: n_seq (tokens): 1000 is over the cap of 256.",
-    "": "Dimensions not changed: n_seq (tokens) is empty: type a whole number.",  # a box left empty, or "abc":
-    "abc": "Dimensions not changed: n_seq (tokens) is empty: type a whole number.",  # the box takes no letters
-}
+    "2.5": ("Dimensions not changed: n_seq (tokens): 2.5 is not a whole number. Still using n_seq 3.", "2.5"),
+    "1e3": ("Dimensions not changed: n_seq (tokens): 1000 is over the cap of 256. Still using n_seq 3.", "1000"),
+    "": ("Dimensions not changed: n_seq (tokens) is empty: type a whole number. Still using n_seq 3.", ""),  # a box
+    "abc": ("Dimensions not changed: n_seq (tokens) is empty: type a whole number. Still using n_seq 3.", ""),  # left
+}  # empty, or "abc": the box takes no letters
 
 
 def size_box(page: Page, label: str):
@@ -59,8 +60,9 @@ def test_a_size_that_is_not_whole_or_over_its_cap_is_refused_by_name(page: Page,
     type_size(page, "n_seq", text)
     alert = page.locator(MAIN).get_by_test_id("stAlert").filter(has_text="Dimensions not changed")
     expect(alert).to_have_count(1)
-    expect(alert.get_by_text(REFUSED[text], exact=True)).to_be_visible()
-    expect(size_box(page, "n_seq")).to_have_value("3")  # the size in use, shown again
+    said, shown = REFUSED[text]
+    expect(alert.get_by_text(said, exact=True)).to_be_visible()
+    expect(size_box(page, "n_seq")).to_have_value(shown)  # what was typed stays in the box (it showed 3 again)
     expect_x_rows(page, 3)
     type_size(page, "n_seq", "5")  # a whole number resizes, and the message has gone
     expect(size_box(page, "n_seq")).to_have_value("5")

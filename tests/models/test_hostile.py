@@ -73,7 +73,9 @@ def safetensors(tensors: dict[str, np.ndarray], edit=None) -> bytes:
 @pytest.mark.parametrize("text, message", [
     (b'{"model_type": "bert", "vocab_size": ' + b"9" * 5000 + b"}", "config.json holds a number too long to be read."),
     (b"[" * 200_000 + b"]" * 200_000, "config.json is nested too deeply to be read."),
-    (b"model_type = bert", "config.json is not valid JSON: Expecting value: line 1 column 1 (char 0)"),
+    (b"model_type = bert", "config.json: not valid JSON (a value was expected at line 1, column 1)."),
+    (b'{\n  "model_type": "bert"\n  "hidden_size": 8\n}',  # json's own words never: share.json_problem's
+     "config.json: not valid JSON (a comma was expected at line 3, column 3)."),
     (b"[1, 2]", "config.json: not a JSON object."),
     (b"\xff\xfe{}", "config.json is not UTF-8 text."),
     (b" " * 1_000_001 + b"{}", "config.json is 1.0 MB; the cap is 1.0 MB (attn_models.MODEL_LIMITS)."),

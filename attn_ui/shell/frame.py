@@ -84,11 +84,12 @@ LATE_EDIT_S = 5.0
 def follow_click(here: str, committed: grid_editor.Committed) -> None:
     """Keep a grid's edit and the page the learner clicked when the two cross.
 
-    A cell still open when the learner clicks another page (a tap: mouse down and up at once) is committed by the
+    A cell still open when the learner clicks another page (a tap: mouse down and up at once) was committed by the
     browser after the click, in a run of the page being left, with the address the browser still had. That run
     would take the learner back (the click swallowed), to a grid that no longer shows the edit the browser had just
     sent: the charts would use the new value, the grid the old, and the grid's next edit would put the old value
-    back without a word.
+    back without a word. The browser now lets the edit go first (:data:`EDIT_BEFORE_PAGE`); this mends a crossing
+    that still reaches the server (a tab whose script has not run yet, a run cut short under load).
 
     So a run whose grid edits are news on another page than the last run's draws every grid afresh from the
     configuration; and when those edits came from a grid the last run did not draw (``committed.stray``), back on
@@ -260,13 +261,83 @@ ONE_ENTRY_A_PAGE = """if (!history.attnOneEntryAPage) {
 }"""
 
 
+#: A tap on a page's link while a grid's cell is still open (mouse down and up at once), or soon after Enter in a
+#: cell, reached the server before the cell's edit had been taken in, and the edit was lost: Streamlit's grid sends
+#: an edit 150 ms after Enter (later on a busy tab, where a click is handled before a timer), or on the tap; and on a
+#: page switch the server lets go of every widget value the new page did not send, also those of a run of the page
+#: left that the switch cut short before it read them (streamlit/runtime/scriptrunner/script_runner.py, "Clear
+#: widget state on page change"). The app stayed on the page, or went on with the grid's old value. Made once per
+#: tab: such a tap waits until the edit is sent (at most SEND_WAIT_MS after it) and its run has finished (the
+#: server's script_finished: field 6 of a ForwardMsg, at most RUN_WAIT_MS), then is followed. follow_click still
+#: mends a crossing seen on the server.
+EDIT_BEFORE_PAGE = """if (!window.attnEditBeforePage) {
+  window.attnEditBeforePage = true;
+  const EDITOR = "#portal .gdg-input", LINK = "[data-testid=stSidebarNavLink], [data-testid=stPageLink] a";
+  const GRID = "#portal, [data-testid=stDataFrame]", SEND_WAIT_MS = 600, RUN_WAIT_MS = 5000;
+  let editAt = -Infinity, sentAt = -Infinity, finishedAt = -Infinity, passing = false;
+  const finished = (data) => {  // a ForwardMsg that says a run finished (its script_finished: 0, or 3 a fragment's)
+    if (!(data instanceof ArrayBuffer)) return false;
+    const b = new Uint8Array(data);
+    let i = 0;
+    const varint = () => {
+      let v = 0, shift = 0, c;
+      do { c = b[i++]; v += (c & 127) * 2 ** shift; shift += 7; } while (c & 128 && i < b.length);
+      return v;
+    };
+    while (i < b.length) {
+      const tag = varint(), field = Math.floor(tag / 8), wire = tag % 8;
+      if (wire === 0) { const v = varint(); if (field === 6) return v === 0 || v === 3; }
+      else if (wire === 2) { const n = varint(); i += n; }  // (i += varint() would add to i as it was)
+      else if (wire === 1) i += 8;
+      else if (wire === 5) i += 4;
+      else return false;
+    }
+    return false;
+  };
+  const send = WebSocket.prototype.send;  // watched, not changed: when the tab last sent, and a run last finished
+  WebSocket.prototype.send = function (data) {
+    if (!this.attnWatched) {
+      this.attnWatched = true;
+      this.addEventListener("message", (e) => { if (finished(e.data)) finishedAt = performance.now(); });
+    }
+    sentAt = performance.now();
+    return send.call(this, data);
+  };
+  const edits = (e) => e.key.length === 1 && !e.ctrlKey && !e.metaKey || (e.ctrlKey || e.metaKey) &&
+    "vVxX".includes(e.key) || ["Enter", "Tab", "Delete", "Backspace"].includes(e.key);
+  document.addEventListener("keydown", (e) => {
+    if (e.target instanceof Element && e.target.closest(GRID) && edits(e)) editAt = performance.now();
+  }, true);
+  document.addEventListener("pointerdown", (e) => {  // before the grid's own handler closes its editor
+    if (e.target instanceof Element && e.target.closest(LINK) && document.querySelector(EDITOR)) {
+      editAt = performance.now();
+    }
+  }, true);
+  const waiting = () => sentAt < editAt ? performance.now() - editAt < SEND_WAIT_MS
+    : finishedAt < sentAt && performance.now() - sentAt < RUN_WAIT_MS;
+  document.addEventListener("click", (e) => {
+    const link = e.target instanceof Element ? e.target.closest(LINK) : null;
+    if (passing || !link || !waiting()) return;
+    e.preventDefault();
+    e.stopImmediatePropagation();
+    const follow = () => {
+      if (waiting()) { setTimeout(follow, 25); return; }
+      passing = true;
+      try { link.click(); } finally { passing = false; }
+    };
+    setTimeout(follow, 25);
+  }, true);
+}"""
+
+
 def page_language() -> None:
     """Tell the browser which language the page is in (``<html lang>``, which Streamlit leaves at "en"): a screen
     reader then reads it with the right voice, the browser draws Chinese characters in their Chinese forms (not
     the Japanese ones a CJK font may prefer), and Korean lines break between words. The same script keeps one
-    history entry a page (:data:`ONE_ENTRY_A_PAGE`). It is this app's own, with a tag from i18n.TAGS, never text
-    from a learner."""
-    script = f"document.documentElement.lang = {json.dumps(i18n.tag(i18n.language()))};\n{ONE_ENTRY_A_PAGE}"
+    history entry a page (:data:`ONE_ENTRY_A_PAGE`) and lets a cell's edit go before a page's link
+    (:data:`EDIT_BEFORE_PAGE`). It is this app's own, with a tag from i18n.TAGS, never text from a learner."""
+    script = "\n".join([f"document.documentElement.lang = {json.dumps(i18n.tag(i18n.language()))};",
+                        ONE_ENTRY_A_PAGE, EDIT_BEFORE_PAGE])
     st.sidebar.html(f"<script class='page-language'>{script}</script>", unsafe_allow_javascript=True)
 
 

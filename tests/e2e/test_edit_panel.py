@@ -60,11 +60,13 @@ def test_an_edit_in_the_panel_recomputes_the_steps_beside_it(app_page: Page) -> 
 @pytest.mark.parametrize("round_", [1, 2])  # the browser's two orders (below): each round may meet either
 def test_a_cell_still_open_in_the_panel_when_a_page_is_clicked_counts_and_the_click_is_followed(
         app_page: Page, round_: int) -> None:
-    """Type into the panel's grid on Step by step and click Scaling, no Enter. The browser runs Scaling, then
-    commits the cell in a run of Step by step (the address it still had): the edit came back there, with the click
-    swallowed, or was dropped, Streamlit reading the key under Scaling's id (attn_ui.shell.frame.follow_click,
-    attn_ui.infra.st_internals.grid_edits). Now: the app is on Scaling, its grid shows the value, Undo names it, and a
-    later edit of the grid keeps it (the grid once showed the old value and its next edit put it back)."""
+    """Type into the panel's grid on Step by step and click Scaling, no Enter. The browser sent the switch, then
+    the cell in a run of Step by step (the address it still had): the edit came back there with the click swallowed,
+    or was dropped, Streamlit reading the key under Scaling's id, or (about one run in six) the two runs crossed so
+    that the app stayed on Step by step and its grid showed the old value. The browser now sends the edit first
+    (attn_ui.shell.frame.EDIT_BEFORE_PAGE; follow_click and st_internals.grid_edits mend a crossing on the server).
+    Now: the app is on Scaling, its grid shows the value, Undo names it, and a later edit of the grid keeps it (the
+    grid once showed the old value and its next edit put it back)."""
     page = app_page
     page.set_viewport_size({"width": 1400, "height": 900})
     goto_page(page, "Step by step")
@@ -85,3 +87,23 @@ def test_a_cell_still_open_in_the_panel_when_a_page_is_clicked_counts_and_the_cl
     edited = X.copy()
     edited[1, 1], edited[0, 0] = 5, 4
     np.testing.assert_allclose(heatmap_values(chart_after(page, "Q"))[2], edited @ W_Q, atol=1e-9)
+
+
+def test_an_edit_entered_just_before_a_page_is_clicked_counts_and_the_click_is_followed(app_page: Page) -> None:
+    """Enter in the panel's cell, then at once a click on Scaling: the grid sends its edit ≈ 150 ms after Enter, so
+    the switch went first and the edit was lost (a fresh reviewer, at under 0.1 s between the two). The browser now
+    holds the click until the edit has gone (attn_ui.shell.frame.EDIT_BEFORE_PAGE): both count."""
+    page = app_page
+    page.set_viewport_size({"width": 1400, "height": 900})
+    goto_page(page, "Step by step")
+    editor = open_cell_editor(page, page.locator(SIDEBAR_GRID).first, 0, 2)
+    page.keyboard.press("ControlOrMeta+A")
+    page.keyboard.type("7", delay=60)  # at a person's pace: a key typed as the editor opens can be lost to Enter
+    expect(editor).to_have_value("7")
+    link = nav_link(page, "Scaling")
+    page.keyboard.press("Enter")
+    link.click()  # no wait between the two
+    expect(link).to_have_attribute("aria-current", "page", timeout=15_000)
+    expect(page.get_by_role("heading", name="Scaling")).to_be_visible()
+    expect(grid_cell(page.locator(SIDEBAR_GRID).first, 0, 2)).to_have_text("7")
+    expect(page.get_by_role("button", name="Undo: X, row 0 (input1), column 2 set to 7")).to_be_visible()

@@ -66,12 +66,11 @@ def test_a_rejected_w_o_value_is_named_under_the_grid_and_in_the_banner_until_fi
 
 
 def test_clicking_another_page_while_typing_in_a_cell_keeps_the_value_and_draws_a_page(app_page: Page) -> None:
-    """The cell's editor loses focus to the link (mouse down) and sends what was typed; the click (mouse up, 50 ms
-    later, as a person clicks) switches the page. The edit counts, whichever run brings it (attn_ui.widgets.grid_editor
-    commit_pending), and the next page is drawn. (With an edit inside an st.fragment, Streamlit 1.67 can draw a
-    blank page here: the app uses no fragments. A click with no time at all between mouse down and up can lose
-    both the switch and the edit in Streamlit's frontend; under load the switch alone can be lost, and a second click
-    then makes it.)"""
+    """The cell's editor loses focus to the link (mouse down); the click (mouse up, 50 ms later, as a person clicks)
+    switches the page, after the edit has gone (attn_ui.shell.frame.EDIT_BEFORE_PAGE). The edit counts, whichever run
+    brings it (attn_ui.widgets.grid_editor.commit_pending), and the next page is drawn. (With an edit inside an
+    st.fragment, Streamlit 1.67 can draw a blank page here: the app uses no fragments. Under load Streamlit's browser
+    side could lose the switch: a second click made it; the click now waits for the edit.)"""
     page = app_page
     goto_page(page, "Inputs & weights")
     select_grid_cell(page, grid_after(page, "W_K"), 0, 0)
@@ -85,15 +84,8 @@ def test_clicking_another_page_while_typing_in_a_cell_keeps_the_value_and_draws_
         page.mouse.down()
         page.wait_for_timeout(50)
         page.mouse.up()  # no Enter
-    # the rerun waited for may be the edit's own (sent on the blur): the page switch's run comes after it. Under a
-    # loaded machine (the full tier's two workers) Streamlit's frontend lost the switch once in two runs of the tier
-    # (the edit kept, the page not changed): then a second click, as a person would give, must switch it
-    try:
-        expect(link).to_have_attribute("aria-current", "page", timeout=15_000)
-    except AssertionError:
-        with expect_rerun(page):
-            link.click()
-        expect(link).to_have_attribute("aria-current", "page", timeout=30_000)
+    # the rerun waited for is the edit's own: the page switch's run comes after it
+    expect(link).to_have_attribute("aria-current", "page", timeout=15_000)
     expect(page.get_by_role("heading", name="Step by step")).to_be_visible()
     goto_page(page, "Inputs & weights")
     expect(grid_after(page, "W_K").get_by_test_id("glide-cell-1-0")).to_have_text("7")  # whole numbers

@@ -197,7 +197,8 @@ def language_picker() -> None:
         **state.bind(state.LANG_PICKER, st.session_state[state.LANG], state.copy_to(state.LANG, state.LANG_PICKER)))
 
 
-#: on a phone, a chart wider than the screen scrolls sideways in its own box instead of being cut off at the edge,
+#: on a phone, a chart or a displayed formula wider than the screen scrolls sideways in its own box instead of being
+#: cut off at the edge (Multi-head's "head_h = Attention(X W_Q^(h), …)" lost its end at 390 px),
 #: and the Overview's pipeline diagram keeps a readable size (shrunk to the screen, its text was 4 px high). A box
 #: that scrolls fades out at the edge where more is, by as much as is hidden there, at most 48 px (the right at first,
 #: both edges midway, the left at the end; a chart 2 px too wide fades 2 px, not its legend's labels): two
@@ -210,13 +211,14 @@ _WIDE_CHARTS = ("@property --attn-fade-l { syntax: '\\3c length>'; inherits: fal
                 " @keyframes attn-fade-l { from { --attn-fade-l: 0px; } to { --attn-fade-l: 48px; } }"
                 " @keyframes attn-fade-r { from { --attn-fade-r: 48px; } to { --attn-fade-r: 0px; } }"
                 " @media (max-width: 640px) {"
-                " [data-testid='stVegaLiteChart'], [data-testid='stGraphVizChart'] {"
+                " [data-testid='stVegaLiteChart'], [data-testid='stGraphVizChart'], .katex-display {"
                 " max-width: 100%; overflow-x: auto;"
                 " mask-image: linear-gradient(to right, transparent, #000 var(--attn-fade-l),"
                 " #000 calc(100% - var(--attn-fade-r)), transparent);"
                 " animation: attn-fade-l linear both, attn-fade-r linear both;"
                 " animation-timeline: scroll(self inline), scroll(self inline);"
                 " animation-range: 0px 48px, calc(100% - 48px) 100%; }"
+                " .katex-display { overflow-y: hidden; }"
                 " [data-testid='stGraphVizChart'] svg { min-width: 900px; height: auto; } }")
 #: a page link's label wraps onto a second line instead of being cut at the box's edge (a long label on a phone)
 _LINK_LABELS = "[data-testid='stPageLink-NavLink'] :is(span, p) { white-space: normal; }"

@@ -145,3 +145,22 @@ def test_a_chart_a_little_wider_than_a_phone_fades_only_what_is_hidden(phone: Pa
     phone.wait_for_timeout(300)
     for hidden, left, right in phone.evaluate(FADES):
         assert (left, right) == (f"{min(hidden, 48)}px", "0px")
+
+
+def test_a_formula_wider_than_a_phone_scrolls_in_its_own_box(phone: Page, app_server: str):
+    """Multi-head's displayed formulas ("head_h = Attention(X W_Q^(h), X W_K^(h), X W_V^(h))", "MultiHead(X) = …") are
+    wider than a 390 px screen: they were cut at its edge. Each now scrolls sideways in its own box, faded where more
+    is, and the page itself does not get wider."""
+    open_app(phone, f"{app_server}/{registry.MULTIHEAD.name}")
+    formulas = phone.locator(f"{MAIN} .katex-display")
+    expect(formulas.first).to_be_visible()
+    boxes = formulas.evaluate_all("""fs => fs.map(f => {
+        const b = f.getBoundingClientRect(), s = getComputedStyle(f);
+        return [b.left, b.right, f.scrollWidth - f.clientWidth, s.overflowX, s.getPropertyValue('--attn-fade-r')];
+    })""")
+    wide = [b for b in boxes if b[2] > 0]
+    assert wide, boxes  # the case this test is about: a formula wider than its box
+    for left, right, hidden, overflow, fade in boxes:
+        assert 0 <= left and right <= 390 and overflow == "auto", boxes
+        assert fade == f"{min(hidden, 48)}px", boxes
+    assert phone.evaluate("document.documentElement.scrollWidth") <= 390

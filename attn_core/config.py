@@ -432,22 +432,32 @@ def whole_number(what: str, value: int | float | None, low: int, high: int, *, u
     return value
 
 
-def number_in_range(what: str, value: int | float | None, low: float | None, high: float | None) -> float:
+def number_in_range(what: str, value: int | float | None, low: float | None, high: float | None, *,
+                    above: bool = False) -> float:
     """``value``, what the box ``what`` names holds as the learner typed it, as a float from ``low`` to ``high``
     (None: no bound that side); refused when it is empty (None), not a finite number (nan, inf), under ``low`` or over
-    ``high``. The message writes a whole float as a whole number (150.0 as 150). Pure Python: no numpy.
+    ``high``. With ``above``, ``low`` itself is refused too (a soft cap must be above 0), and the message says to type
+    a number above it. The message writes a whole float as a whole number (150.0 as 150). Pure Python: no numpy.
 
     >>> number_in_range("std", 0.5, 0.0, 100.0), number_in_range("std", 0, 0.0, None)
     (0.5, 0.0)
     >>> number_in_range("std", 150.0, 0.0, 100.0)
     Traceback (most recent call last):
     attn_core.errors.AttentionInputError: std: 150 is over 100.
+    >>> number_in_range("Cap", 0.0, 0.0, None, above=True)
+    Traceback (most recent call last):
+    attn_core.errors.AttentionInputError: Cap: 0 is not above 0: type a number above 0.
     """
     if value is None:
+        if above and low is not None:
+            raise AttentionInputError(N_("{what} is empty: type a number above {low}."), what=what, low=_shown(low))
         raise AttentionInputError(N_("{what} is empty: type a number."), what=what)
     value = float(value)
     if not math.isfinite(value):
         raise AttentionInputError(N_("{what}: {value} is not a finite number."), what=what, value=value)
+    if above and low is not None and value <= low:
+        raise AttentionInputError(N_("{what}: {value} is not above {low}: type a number above {low}."), what=what,
+                                  value=_shown(value), low=_shown(low))
     if low is not None and value < low:
         raise AttentionInputError(N_("{what}: {value} is under {low}."), what=what, value=_shown(value),
                                   low=_shown(low))

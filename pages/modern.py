@@ -13,6 +13,7 @@ from attn_core import (
     RoPE,
     alibi_slopes,
     analysis,
+    number_in_range,
     rotation_angles,
     scaled_dot_product_attention,
     shift_check,
@@ -107,14 +108,30 @@ def set_layout() -> None:
     commit(mv.ROPE_LAYOUT, lambda: rope_of(True, c.rope.base if c.rope else 10000.0, st.session_state[mv.ROPE_LAYOUT]))
 
 
+def cap_typed(value: object) -> float:
+    """What the Cap box holds, checked as its label names it (attn_core.number_in_range: a number above 0)."""
+    return number_in_range(_("Cap"), value, 0.0, None, above=True)
+
+
 def set_cap() -> None:
     on, value = st.session_state[mv.CAP_ON], st.session_state.get(mv.CAP)
-    default = mv.sensible_cap(largest_plain())
-    commit(mv.CAP_ON, lambda: {"softcap": (value if value is not None else default) if on else None})
+    try:  # the box's number if it holds one the cap takes, else one at the size of the scores
+        cap = cap_typed(value)
+    except AttentionInputError:
+        cap = mv.sensible_cap(largest_plain())
+    commit(mv.CAP_ON, lambda: {"softcap": cap if on else None})
 
 
 def set_cap_value() -> None:
-    commit(mv.CAP, lambda: {"softcap": st.session_state[mv.CAP]})
+    """The Cap box's change: refused in words, naming the box (what was typed stays in it), else applied."""
+    typed = st.session_state[mv.CAP]
+    try:
+        cap = cap_typed(typed)
+    except AttentionInputError as err:
+        refused()[mv.CAP] = (typed, i18n.sentences(i18n.error_text(err), _("Still using the cap {cap}.").format(
+            cap=f"{state.config().softcap:g}")), state.config())
+        return
+    commit(mv.CAP, lambda: {"softcap": cap})
 
 
 def largest_plain() -> float:
@@ -145,6 +162,12 @@ def apply_preset(name: str) -> None:
     after = state.config()
     if after.d_q != before.d_q:  # kept with the configuration it was made for: a later change makes it stale
         st.session_state[mv.PRESET_NOTE] = ((before.d_q, after.d_q), after)
+
+
+def rope_waiting() -> bool:
+    """Whether RoPE is switched on but refused for an odd head width (the Widen button is offered): not applied."""
+    entry = current_refusal(mv.ROPE_ON)
+    return bool(entry and entry[0]) and state.config().rope is None and mv.odd_width(state.config())
 
 
 def widen() -> None:
@@ -194,9 +217,11 @@ with middle:
     st.toggle(_("RoPE (Llama, Mistral, Qwen)"), **state.bind(mv.ROPE_ON, shown(mv.ROPE_ON, cfg.rope is not None),
                                                             set_rope),
               help=_("Rotate each pair of a head's query and key features by an angle proportional to the position."))
-    if refusal(mv.ROPE_ON) and (cfg.d_q % 2 or cfg.d_k % 2):
-        st.button(_("Widen each head of W_Q and W_K to an even width ({d} → {even}), keeping every value").format(
-            d=cfg.d_k, even=cfg.d_k + cfg.d_k % 2), key="modern_widen", on_click=widen)
+    if refusal(mv.ROPE_ON) and mv.odd_width(cfg):
+        st.button(_("Widen the heads to {even}").format(even=cfg.d_k + cfg.d_k % 2), key="modern_widen",
+                  on_click=widen, width="stretch", help=_(
+                      "One more column per head of W_Q and W_K ({d} → {even}), every value kept; then RoPE is "
+                      "applied.").format(d=cfg.d_k, even=cfg.d_k + cfg.d_k % 2))
     if cfg.rope is not None:
         st.number_input(_("RoPE base θ"), min_value=None, step=1000.0, format="%g",
                         **state.bind(mv.ROPE_BASE, shown(mv.ROPE_BASE, cfg.rope.base), set_base),
@@ -214,9 +239,8 @@ with right:
     st.toggle(_("Soft-cap the scores (Gemma 2)"), **state.bind(mv.CAP_ON, cfg.softcap is not None, set_cap))
     refusal(mv.CAP_ON)
     if cfg.softcap is not None or mv.CAP in refused():
-        st.number_input(_("Cap"), min_value=None, step=0.1, format="%g",
-                        **state.bind(mv.CAP, shown(mv.CAP, cfg.softcap), set_cap_value),
-                        help=_("Scores become cap · tanh(s / cap): never beyond ±cap."))
+        controls.number_input(_("Cap"), step=0.1, **state.bind(mv.CAP, shown(mv.CAP, cfg.softcap), set_cap_value),
+                              help=_("Scores become cap · tanh(s / cap): never beyond ±cap."))
         refusal(mv.CAP)
 
 cfg = state.config()
@@ -247,24 +271,9 @@ matrix_block(of_head(N_("Weights, with these options"), N_("Weights (head {head}
              t.weights, queries, keys,
              kind="weights", y_title=_("query"), x_title=_("key"),
              masked=None if t.mask is None else ~t.mask)
-if cfg.rope or cfg.qk_norm or cfg.alibi or cfg.window or cfg.softcap:  # rows with no key left: nothing to compare
-    both = analysis.rows_with_keys(t.mask, cfg.n_q) & analysis.rows_with_keys(u.mask, cfg.n_q)
-    cmp = analysis.compare_rows(t.weights, u.weights, both)
-    said = [] if cmp.largest is None else [_(
-        "With RoPE, QK-norm, ALiBi, the window and the cap off (the tutorials' attention on these numbers), these "
-        "weights differ by up to **{d}** (query {q}, key {k}).").format(
-        d=f"{cmp.largest:.4g}", q=text.md_escape(queries[cmp.at[0]]), k=text.md_escape(keys[cmp.at[1]]))]
-    if cmp.left_out and cmp.largest is not None:
-        said.append(ngettext(
-            "No key is left for query {queries} (its row of weights is all 0): it is not compared.",
-            "No key is left for queries {queries} (their rows of weights are all 0): they are not compared.",
-            len(cmp.left_out)).format(queries=_(", ").join(text.md_escape(queries[i]) for i in cmp.left_out)))
-    elif cmp.largest is None:
-        said.append(_("No key is left for any query (every row of weights is 0): there are no weights to compare with "
-                      "the tutorials' attention."))
-    st.markdown(i18n.sentences(*said))
-else:
-    st.markdown(_("No option that changes a score is on: these are the tutorials' weights. Switch one on above."))
+both = analysis.rows_with_keys(t.mask, cfg.n_q) & analysis.rows_with_keys(u.mask, cfg.n_q)  # rows with no key left:
+cmp = analysis.compare_rows(t.weights, u.weights, both) if mv.changes_a_score(cfg) else None  # nothing to compare
+st.markdown(i18n.sentences(*mv.weights_said(cfg, cmp, queries, keys, rope_waiting=rope_waiting())))
 
 # ---- 2–8 · one section at a time --------------------------------------------------------------------------------
 st.header(_("2–8 · Each step, on your numbers"))

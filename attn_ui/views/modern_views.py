@@ -27,9 +27,10 @@ from attn_core import (
     soft_cap,
     with_dimensions,
 )
-from attn_ui.app.i18n import N_, _
+from attn_ui.app.i18n import N_, _, ngettext
 from attn_ui.infra import budget
 from attn_ui.widgets.numbers import format_numbers
+from attn_ui.widgets.text import md_escape
 
 
 def base_text(base: float, *, latex: bool = False) -> str:
@@ -193,6 +194,56 @@ def plain(cfg: Config) -> Config:
     """``cfg`` with the options that change the scores off (RoPE, QK-norm, ALiBi, window, soft-cap); grouped heads
     kept (they share weights, they do not change a score)."""
     return replace(cfg, rope=None, qk_norm=False, alibi=False, window=None, softcap=None)
+
+
+def changes_a_score(cfg: Config) -> bool:
+    """Whether an option that changes a score is applied (what :func:`plain` switches off)."""
+    return bool(cfg.rope or cfg.qk_norm or cfg.alibi or cfg.window or cfg.softcap)
+
+
+MASK_WORDS = {"causal": N_("with the causal mask"), "padding": N_("with the padding mask"),
+              "custom": N_("with the mask drawn on Masking")}
+
+
+def weights_said(cfg: Config, cmp: object, queries: list[str], keys: list[str], *, rope_waiting: bool) -> list[str]:
+    """The sentences under the weights: how they differ from the tutorials' attention on these numbers with the same
+    mask (``cmp``, attn_core.analysis.compare_rows of the two, on the rows where both have a key; None when no option
+    that changes a score is applied). ``rope_waiting``: RoPE is switched on but refused (an odd head width), so it is
+    not applied. The mask is kept in the comparison, so the words say it is."""
+    mask = _(MASK_WORDS[cfg.mask_kind]) if cfg.mask_kind in MASK_WORDS else ""
+    said = [_("RoPE is switched on but not applied until each head of W_Q and W_K has an even width (the Widen "
+              "button above).")] if rope_waiting else []
+    if cmp is None:
+        if rope_waiting:
+            said.append(_("QK-norm, ALiBi, the window and the cap are off: these are still the tutorials' weights, "
+                          "{mask}.").format(mask=mask) if mask else
+                        _("QK-norm, ALiBi, the window and the cap are off: these are still the tutorials' weights."))
+        elif mask:
+            said.append(_("RoPE, QK-norm, ALiBi, the window and the cap are off: these are the tutorials' weights, "
+                          "{mask}. Switch one on above.").format(mask=mask))
+        else:
+            said.append(_("No option that changes a score is on: these are the tutorials' weights. Switch one on "
+                          "above."))
+        return said
+    ref = (_("the tutorials' attention on these numbers, {mask}").format(mask=mask) if mask else
+           _("the tutorials' attention on these numbers"))
+    if cmp.largest is None:
+        said.append(_("No key is left for any query (every row of weights is 0): there are no weights to compare with "
+                      "the tutorials' attention."))
+        return said
+    if cmp.largest == 0:  # exactly: no cell to name
+        said.append(_("With RoPE, QK-norm, ALiBi, the window and the cap off ({ref}), these weights are the same: the "
+                      "largest difference is 0.").format(ref=ref))
+    else:
+        said.append(_("With RoPE, QK-norm, ALiBi, the window and the cap off ({ref}), these weights differ by up to "
+                      "**{d}** (query {q}, key {k}).").format(
+            ref=ref, d=f"{cmp.largest:.4g}", q=md_escape(queries[cmp.at[0]]), k=md_escape(keys[cmp.at[1]])))
+    if cmp.left_out:
+        said.append(ngettext(
+            "No key is left for query {queries} (its row of weights is all 0): it is not compared.",
+            "No key is left for queries {queries} (their rows of weights are all 0): they are not compared.",
+            len(cmp.left_out)).format(queries=_(", ").join(md_escape(queries[i]) for i in cmp.left_out)))
+    return said
 
 
 #: the most tiles the online softmax section makes: each tile keeps its O before and after ([n_q, d_v] each), so the

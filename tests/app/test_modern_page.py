@@ -155,7 +155,7 @@ def test_a_refusal_goes_when_the_configuration_changes_elsewhere():
     assert not at.error and not at.toggle(key=mv.ROPE_ON).value
 
 
-@pytest.mark.parametrize(("key", "bad", "words"), [(mv.CAP, -1.0, "softcap: must be a finite number above 0"),
+@pytest.mark.parametrize(("key", "bad", "words"), [(mv.CAP, -1.0, "Cap: -1 is not above 0: type a number above 0"),
                                                    (mv.ROPE_BASE, 0.5, "RoPE base: must be a finite number above 1")])
 def test_bad_values_are_refused_with_a_message_and_stay_typed(key, bad, words):
     at = open_page("seed002_causal")

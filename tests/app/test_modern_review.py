@@ -162,7 +162,8 @@ def test_rows_with_no_key_are_left_out_of_the_comparison():
     cfg = replace(only_first_key(load_preset("seed000")), window=1)
     at = open_with(cfg)
     text = said(at)
-    assert "these weights differ by up to **0** (query 0: input1, key 0: input1)" in text
+    assert ("these weights are the same: the largest difference is 0" in text and "differ by up to" not in text
+            and "(the tutorials' attention on these numbers, with the mask drawn on Masking)" in text)
     assert "No key is left for queries 1: input2, 2: input3 (their rows of weights are all 0): they are not compared" \
         in text
     show(at, mv.ONLINE)
@@ -203,3 +204,99 @@ def test_alibi_with_the_causal_mask_favours_no_key():
     text = said(at)
     assert "a key before its query is penalised" in text and "No query sees a key after it, so no key is favoured" \
         in text and "favoured, the farther" not in text
+
+
+# ---- 5 · the sentence under the weights says what is applied and what is compared --------------------------------
+
+def weights_sentence(at: AppTest) -> str:
+    """The Markdown right after the weights heatmap's block: the sentence about them."""
+    texts = [plain(m.value) for m in at.markdown]
+    return next(t for t in texts if "tutorials'" in t or "教程" in t)
+
+
+def causal_weights(cfg, s: np.ndarray) -> np.ndarray:
+    return np_softmax(np.where(np.tril(np.ones(s.shape, bool)), s, -np.inf))
+
+
+def test_the_causal_mask_alone_says_these_are_the_tutorials_weights_with_the_mask():
+    """With only the causal mask on, the page said "No option that changes a score is on: these are the tutorials'
+    weights", under weights that are not the tutorials' (those have no mask)."""
+    base = load_preset("seed000")
+    at = open_with(base)
+    at.toggle(key=mv.CAUSAL).set_value(True).run()
+    s = (base.x @ base.w_q) @ (base.x @ base.w_k).T / np.sqrt(3)
+    assert not np.allclose(causal_weights(base, s), np_softmax(s), atol=1e-3)  # the mask changes the weights
+    assert weights_sentence(at) == ("RoPE, QK-norm, ALiBi, the window and the cap are off: these are the tutorials' "
+                                    "weights, with the causal mask. Switch one on above.")
+    at.session_state[state.LANG] = "zh"
+    at.run()
+    assert "因果掩码" in weights_sentence(at) and "Switch" not in weights_sentence(at)
+
+
+@pytest.mark.parametrize("name", ["gemma", "llama"])
+def test_the_comparison_with_the_causal_mask_says_it_keeps_the_mask_and_its_number_is_against_the_masked_weights(name):
+    base = load_preset("seed000")
+    at = press(open_with(base), name)
+    c = at.session_state["config"]
+    text = weights_sentence(at)
+    assert text.startswith("With RoPE, QK-norm, ALiBi, the window and the cap off (the tutorials' attention on these "
+                           "numbers, with the causal mask), these weights differ by up to **")
+    # the figure: against the causally masked weights of the seeds' attention (one head each preset here)
+    w_k = c.w_k[:, :c.d_k]
+    s = (c.x @ c.w_q[:, :c.d_q]) @ (c.x @ w_k).T / np.sqrt(c.d_q)
+    shown = float(text.split("**")[1])
+    modern = at.session_state["config"]
+    got = mv.trace(modern).heads[0].weights
+    assert shown == float(f"{np.abs(got - causal_weights(c, s)).max():.4g}")
+    at.session_state[state.LANG] = "zh"
+    at.run()
+    assert "因果掩码" in weights_sentence(at)
+
+
+def test_rope_on_an_odd_width_says_rope_is_on_but_not_applied():
+    at = open_with(load_preset("seed000"))
+    at.toggle(key=mv.ROPE_ON).set_value(True).run()
+    assert at.toggle(key=mv.ROPE_ON).value and at.session_state["config"].rope is None
+    text = weights_sentence(at)
+    assert "No option that changes a score is on" not in text
+    assert text == ("RoPE is switched on but not applied until each head of W_Q and W_K has an even width (the Widen "
+                    "button above). QK-norm, ALiBi, the window and the cap are off: these are still the tutorials' "
+                    "weights.")
+    assert [b.label for b in at.button if b.key == "modern_widen"] == ["Widen the heads to 4"]
+    at.session_state[state.LANG] = "zh"
+    at.run()
+    assert "RoPE" in weights_sentence(at) and "Widen" not in weights_sentence(at)
+
+
+def gemma_at(lang: str | None = None) -> AppTest:
+    return press(open_with(load_preset("seed000"), lang), "gemma")
+
+
+@pytest.mark.parametrize("typed, words", [
+    (0.0, "Cap: 0 is not above 0: type a number above 0."),
+    (-1.0, "Cap: -1 is not above 0: type a number above 0."),
+    (None, "Cap is empty: type a number above 0."),
+])
+def test_the_cap_box_refuses_by_its_label_keeps_what_was_typed_and_says_the_cap_in_use(typed, words):
+    at = gemma_at()
+    cap = at.session_state["config"].softcap
+    at.number_input(key=mv.CAP).set_value(typed).run()
+    assert not at.exception
+    assert [plain(e.value) for e in at.error] == [f"{words} Still using the cap {cap:g}."]
+    assert at.number_input(key=mv.CAP).value == typed  # an empty box stays empty
+    assert at.session_state["config"].softcap == cap
+
+
+def test_the_cap_box_refuses_in_chinese():
+    at = gemma_at("zh")
+    at.number_input(key=mv.CAP).set_value(0.0).run()
+    message = plain(at.error[0].value)
+    assert message.startswith("上限") and "softcap" not in message and "none" not in message
+
+
+def test_a_cap_that_changes_nothing_says_the_weights_are_the_same_and_names_no_cell():
+    at = gemma_at()
+    at.number_input(key=mv.CAP).set_value(1e308).run()
+    text = weights_sentence(at)
+    assert text == ("With RoPE, QK-norm, ALiBi, the window and the cap off (the tutorials' attention on these numbers, "
+                    "with the causal mask), these weights are the same: the largest difference is 0.")

@@ -88,3 +88,19 @@ def test_a_number_within_its_range_is_its_float(value, low, high, number):
 ])
 def test_a_number_outside_its_range_is_refused_by_name(value, low, high, said):
     assert str(refusal(number_in_range, "std", value, low, high)) == said
+
+
+@pytest.mark.parametrize(("value", "said"), [
+    (0.0, "Cap: 0 is not above 0: type a number above 0."),
+    (-1.0, "Cap: -1 is not above 0: type a number above 0."),
+    (None, "Cap is empty: type a number above 0."),
+    (math.inf, "Cap: inf is not a finite number."),
+])
+def test_a_number_that_must_be_above_its_low_bound_refuses_the_bound_itself(value, said):
+    """A soft cap must be above 0: 0 itself is refused, and the message says what to type."""
+    assert str(refusal(number_in_range, "Cap", value, 0.0, None, above=True)) == said
+
+
+def test_a_number_above_its_low_bound_is_taken():
+    assert number_in_range("Cap", 1e-300, 0.0, None, above=True) == 1e-300
+    assert number_in_range("Cap", 0.0, 0.0, None) == 0.0  # without above, the bound itself is in range

@@ -49,7 +49,13 @@ ENV_CAUSAL, ENV_TRANSLATOR, ENV_MASKED = "ATTN_CAUSAL_MODEL", "ATTN_TRANSLATOR_M
 DOWNLOAD_MB = 1000  # ATTN_DOWNLOAD_MB's default
 DOWNLOAD_MOST = 10_000_000  # ATTN_DOWNLOAD_MB's largest value (10 TB)
 ON, OFF = ("1", "true", "yes", "on"), ("0", "false", "no", "off")  # ATTN_ALLOW_FOLDERS, in any case
-_REPO_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.-]{0,95}")
+#: a Hub repo id's shape: owner/name, or a name alone (a legacy id such as gpt2 or bert-base-uncased, which the Hub
+#: and huggingface_hub's validate_repo_id take); each part at most :data:`PART_MOST` characters
+_REPO_ID = re.compile(r"(?:[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/)?[A-Za-z0-9][A-Za-z0-9_.-]{0,95}")
+PART_MOST = 96  # the Hub's longest owner and longest name (huggingface_hub's validate_repo_id)
+#: the repo id a refusal gives as an example, by the kind of model the page reads (None: a program's, the encoder's)
+EXAMPLES = {"encoder": DEFAULT_MODEL, "masked": MASKED_MODEL, "causal": CAUSAL_MODEL, "translator": TRANSLATOR_MODEL}
+QUOTED_CHARS = 40  # the most characters of a name a refusal quotes
 log = logging.getLogger(__name__)
 
 
@@ -192,10 +198,12 @@ class Access:
         """Whether the operator chose ``source`` (the default model, or ATTN_MODEL)."""
         return source.strip() in self.operator
 
-    def check(self, source: object) -> str:
+    def check(self, source: object, role: str | None = None) -> str:
         """``source`` stripped when it may be loaded, else ModelError. When folders are off, a name that is no repo id
-        is refused by its text alone (:func:`not_a_repo_id`: a path, too long, no owner/name): nothing on disk is
-        looked at, so every path gets one message whatever is there, and nothing of the name is echoed. The
+        is refused by its text alone (:func:`not_a_repo_id`: a web address, a path, too long, a character no repo id
+        has, a rule of the Hub's broken; its example is the repo id of a model of ``role``, the page's kind): nothing
+        on disk is looked at, so every path gets one message whatever is there, and at most
+        :data:`QUOTED_CHARS` characters of the name are echoed. A repo id may be a name alone (gpt2). The
         operator's own sources are allowed when they are a folder or a valid repo id; another is refused as a
         visitor's name is, so no malformed id ever reaches huggingface_hub. The refusal of a repo not offered names
         :attr:`offered` only.
@@ -221,13 +229,11 @@ class Access:
             return source  # else the operator's name is judged as a visitor's (a malformed id: invalid_repo_id)
         if self.folders and is_folder(source):
             return source
+        if not self.folders and not is_repo_id(source):
+            raise not_a_repo_id(source, EXAMPLES.get(role or "", DEFAULT_MODEL))  # by its text alone, as above
         if not _REPO_ID.fullmatch(source):
-            if not self.folders and looks_like_repo_id(source):  # said by its shape alone, never by the disk
-                raise invalid_repo_id(source)
-            if not self.folders:
-                raise not_a_repo_id(source)  # by its text alone, as above
             raise ModelError(N_("{source} is neither a folder on this machine nor a Hugging Face repo id "
-                                "(owner/name)."), source=repr(source[:200]))
+                                "(owner/name)."), source=quoted(source))
         check_repo_id(source)
         if self.repos is not None and source not in self.repos:
             raise ModelError(N_("{repo_id} is not one of the models this server offers: {models}."),
@@ -286,11 +292,11 @@ def check_repo_id(repo_id: str) -> None:
 
 
 def is_repo_id(source: str) -> bool:
-    """Whether ``source`` is a Hub repo id huggingface_hub takes (owner/name, by its text alone: nothing on disk or
-    on the network is looked at).
+    """Whether ``source`` is a Hub repo id huggingface_hub takes (owner/name, or a legacy name alone such as gpt2; by
+    its text alone: nothing on disk or on the network is looked at).
 
-    >>> [is_repo_id(s) for s in ("a/b", "a/b..c", "a--b/c", "a/b.git", "a/b.", "/srv/bert", "a", "用户/模型")]
-    [True, False, False, False, False, False, False, False]
+    >>> [is_repo_id(s) for s in ("a/b", "gpt2", "a/b..c", "a--b/c", "a/b.git", "a/b.", "/srv/bert", "a/", "用户/模型")]
+    [True, True, False, False, False, False, False, False, False]
     """
     if not _REPO_ID.fullmatch(source):
         return False
@@ -313,33 +319,55 @@ def looks_like_repo_id(source: str) -> bool:
     return source.count("/") == 1 and not source.startswith(("/", ".", "~")) and "\\" not in source
 
 
-REPO_ID_MOST = 96 + 1 + 96  # the longest repo id (owner/name) _REPO_ID takes
 #: says that a name is a path (by its text alone): a path's start, a Windows drive, a backslash or more than one '/'
 _PATH = re.compile(r"[/.~]|[A-Za-z]:|.*\\|[^/]*/[^/]*/")
+#: says that a name is a web address: a scheme (https://, file://, hf://), or www. or huggingface.co/ at its start
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+://|www\.|(?:[A-Za-z0-9-]+\.)*(?:huggingface|hf)\.co(?:/|$)", re.IGNORECASE)
+_NOT_IN_ID = re.compile(r"[^A-Za-z0-9_.\-/]")
 
 
-def not_a_repo_id(source: str) -> ModelError:
-    """The refusal of a name that is no repo id where folders cannot be named, saying what is wrong with it by its
-    text alone (never by the disk), without echoing it: a path, too long, or no owner/name.
+def quoted(name: str) -> str:
+    """A name as a refusal quotes it: its repr, cut at :data:`QUOTED_CHARS` characters with "…".
 
-    >>> [str(not_a_repo_id(s)).split(":")[0] for s in ("/etc", "gpt2", "a" * 3000)]  # doctest: +NORMALIZE_WHITESPACE
-    ['The name typed is a path, and this server loads models from the Hugging Face Hub only', 'The name typed is not
-     a Hugging Face repo id', 'The name typed is 3,000 characters long']
+    >>> quoted("a/b"), quoted("x" * 300) == repr("x" * 40 + "…")
+    ("'a/b'", True)
     """
+    return repr(name if len(name) <= QUOTED_CHARS else name[:QUOTED_CHARS] + "…")
+
+
+def not_a_repo_id(source: str, example: str = DEFAULT_MODEL) -> ModelError:
+    """The refusal of a name that is no valid repo id where folders cannot be named, saying what is wrong with it by
+    its text alone (never by the disk), quoting at most :data:`QUOTED_CHARS` characters of it: a web address, a path,
+    a part (owner or name) longer than the Hub takes, a character no repo id has, or else the Hub's rule it breaks
+    (:func:`invalid_repo_id`). ``example``: a repo id of the kind the page reads.
+
+    >>> [str(not_a_repo_id(s)).split(":")[0] for s in ("https://x.org/m", "/etc", "a" * 3000, "a b")]
+    ['The name typed is a web address', 'The name typed is a path, and this server loads models from the Hugging Face
+     Hub only', 'The name typed is too long for a Hugging Face repo id', "The name typed has ' ', which a Hugging Face
+     repo id cannot have"]
+    """
+    if _URL.match(source):
+        return ModelError(N_("The name typed is a web address: this server takes a Hugging Face repo id, not an "
+                             "address. A repo id is owner/name (for example {example}): on the Hub, what follows "
+                             "huggingface.co/ in a model's address."), example=example)
     if _PATH.match(source):
         return ModelError(N_("The name typed is a path, and this server loads models from the Hugging Face Hub "
                              "only: name one by its repo id (owner/name). Folders on the server cannot be named."))
-    if len(source) > REPO_ID_MOST:
-        return ModelError(N_("The name typed is {n:,} characters long: a Hugging Face repo id (owner/name) has at "
-                             "most {most}."), n=len(source), most=REPO_ID_MOST)
-    return ModelError(N_("The name typed is not a Hugging Face repo id: a repo id has an owner and a name, owner/name "
-                         "(for example {example}). This server loads models from the Hub only."), example=CAUSAL_MODEL)
+    if long := next((part for part in source.split("/") if len(part) > PART_MOST), None):
+        return ModelError(N_("The name typed is too long for a Hugging Face repo id: {part} has {n:,} characters, and "
+                             "the Hub takes at most {most} for the owner and as many for the model's name "
+                             "(owner/name)."), part=quoted(long), n=len(long), most=PART_MOST)
+    if bad := _NOT_IN_ID.search(source):
+        return ModelError(N_("The name typed has {char}, which a Hugging Face repo id cannot have: a repo id is "
+                             "owner/name (for example {example}), each of the letters A–Z and a–z, digits, '-', '_' "
+                             "and '.'."), char=repr(bad.group()), example=example)
+    return invalid_repo_id(source)
 
 
 def invalid_repo_id(repo_id: str) -> ModelError:
     return ModelError(N_("{repo_id} is not a valid Hugging Face repo id: owner/name, each of letters, digits, "
                          "'-', '_' and '.', neither starting nor ending with '-' or '.', without '--' or '..', not "
-                         "ending in '.git'."), repo_id=repr(repo_id[:200]))
+                         "ending in '.git'."), repo_id=quoted(repo_id))
 
 
 def is_folder(source: str) -> bool:

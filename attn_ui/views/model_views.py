@@ -119,10 +119,11 @@ def edited_if_loaded(cfg: Config) -> bool | None:
         return True
 
 
-def needs_download(source: str) -> bool:
-    """Whether ``source`` (allowed by :func:`access`, else ModelError) is a Hub repo not yet in the cache."""
+def needs_download(source: str, role: str | None = None) -> bool:
+    """Whether ``source`` (allowed by :func:`access`, else ModelError: its example a model of ``role``, the page's
+    kind) is a Hub repo not yet in the cache."""
     acc = access()
-    source = acc.check(source)
+    source = acc.check(source, role)
     if (acc.folders or acc.is_operators(source)) and attn_models.is_folder(source):
         return False
     return not attn_models.repo_cached(source)
@@ -167,7 +168,7 @@ def model(source: str, *, download: bool = False, role: str | None = None) -> at
     loading code (logged), so no page shows a traceback.
     """
     try:
-        if needs_download(source):
+        if needs_download(source, role):
             if not (download or access().is_operators(source)):
                 raise attn_models.NotFetchedError(N_("{repo_id} is not on this server yet: its model page offers "
                                                      "to download it."), repo_id=source.strip())
@@ -265,7 +266,7 @@ def model_or_offer(source: str, key: str, role: str | None = None) -> attn_model
     metadata (its files' sizes; nothing downloaded), gets a button that says what and how much
     ("Download owner/name (87.3 MB)"); the click downloads it (with its progress bar). Raises attn_models.ModelError
     (refused, or no network: what a page reading a model of ``role`` can do, :func:`offline_advice`)."""
-    if not needs_download(source) or access().is_operators(source):
+    if not needs_download(source, role) or access().is_operators(source):
         return model(source, role=role)
     source = source.strip()
     try:

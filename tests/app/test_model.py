@@ -440,17 +440,110 @@ def test_no_network_with_folders_on_the_advice_names_a_folder(monkeypatch):
 
 
 @pytest.mark.parametrize(("name", "said"), [
-    ("gpt2", "The name typed is not a Hugging Face repo id: a repo id has an owner and a name, owner/name (for example "
-             "distilbert/distilgpt2). This server loads models from the Hub only."),
-    ("<img src=x onerror=alert(1)>", "The name typed is not a Hugging Face repo id: a repo id has an owner and a name"),
-    ("a" * 3000, "The name typed is 3,000 characters long: a Hugging Face repo id (owner/name) has at most 193."),
+    ("<img src=x onerror=alert(1)>", "The name typed has '<', which a Hugging Face repo id cannot have: a repo id is "
+                                     "owner/name (for example sentence-transformers/all-MiniLM-L6-v2)"),
+    ("a" * 3000, "The name typed is too long for a Hugging Face repo id: '" + "a" * 40 + "…' has 3,000 characters, and "
+                 "the Hub takes at most 96 for the owner and as many for the model's name (owner/name)."),
     ("/etc", FOLDERS_OFF),
 ])
 def test_folders_off_a_name_that_is_no_repo_id_is_told_what_is_wrong_with_it(name, said, monkeypatch):
-    """A fresh reviewer: "gpt2", HTML and 3,000 a's were told that folders cannot be named."""
+    """A fresh reviewer: HTML and 3,000 a's were told that folders cannot be named."""
     monkeypatch.delenv("ATTN_ALLOW_FOLDERS")
     monkeypatch.setattr("attn_models.access.is_folder", lambda *_a: pytest.fail("a folder was looked at"))
     at = model_app(name)
     errors = [plain(e.value) for e in at.error]
     assert len(errors) == 1 and errors[0].startswith(said)
-    assert name[:20] not in errors[0].replace("distilgpt2", "")  # nothing of the name echoed
+    assert name[:41] not in errors[0]  # at most 40 characters of the name echoed
+
+
+# ---- folders off: the name box says what is wrong with a name (a fresh reviewer, after the change above) ----------
+
+PAGES = {"encoder": (registry.MODEL, model_views.SOURCE, model_views.OTHER, attn_models.DEFAULT_MODEL),
+         "causal": (registry.GENERATE, generate_views.SOURCE, generate_views.OTHER, attn_models.access.CAUSAL_MODEL),
+         "translator": (registry.TRANSLATE, translate_views.SOURCE, translate_views.OTHER,
+                        attn_models.access.TRANSLATOR_MODEL)}
+
+
+def typed_in_the_box(role: str, name: str, monkeypatch, lang: str = "en") -> AppTest:
+    """The page of ``role`` with folders off and no network, ``name`` typed in its box to name another model."""
+    monkeypatch.delenv("ATTN_ALLOW_FOLDERS")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr("attn_models.access.is_folder", lambda *_a: pytest.fail("a folder was looked at"))
+    page, _source, other, _example = PAGES[role]
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.session_state["lang"] = lang
+    at.run()
+    at.switch_page(page.file).run()
+    at.text_input(key=other).input(name).run()
+    assert not at.exception, at.exception
+    return at
+
+
+@pytest.mark.parametrize("role", list(PAGES))
+@pytest.mark.parametrize("name", ["gpt2", "bert-base-uncased", "distilgpt2", "t5-small"])
+def test_folders_off_a_legacy_repo_id_without_an_owner_is_a_repo_id(role, name, monkeypatch):
+    """The Hub and huggingface_hub's validate_repo_id take a name alone: it was refused as "not a repo id". Offline,
+    what follows is the message of a repo neither cached nor downloadable."""
+    at = typed_in_the_box(role, name, monkeypatch)
+    assert at.session_state[PAGES[role][1]] == name
+    assert [e.value for e in at.error] == []
+    shown = plain("\n".join(w.value for w in at.warning))
+    assert f"The model {name} could not be loaded: its config.json is not in the server's Hugging Face cache" in shown
+    assert "not a Hugging Face repo id" not in texts(at)
+
+
+URLS = ["https://evil.example.com/model", "file:///etc/passwd", "hf://x/y", "https://huggingface.co/a/b/tree/main"]
+
+
+@pytest.mark.parametrize("role", list(PAGES))
+@pytest.mark.parametrize("url", URLS)
+def test_folders_off_a_web_address_is_told_it_is_one_with_the_pages_own_example(role, url, monkeypatch):
+    """A URL was told it is a path; the example was the GPT-2 on every page."""
+    at = typed_in_the_box(role, url, monkeypatch)
+    example = PAGES[role][3]
+    assert [plain(e.value) for e in at.error] == [
+        "The name typed is a web address: this server takes a Hugging Face repo id, not an address. A repo id is "
+        f"owner/name (for example {example}): on the Hub, what follows huggingface.co/ in a model's address."]
+    assert "path" not in texts(at)
+
+
+@pytest.mark.parametrize("role", list(PAGES))
+def test_folders_off_a_bad_character_gives_the_pages_own_example(role, monkeypatch):
+    at = typed_in_the_box(role, "me/my model", monkeypatch)
+    example = PAGES[role][3]
+    assert [plain(e.value) for e in at.error] == [
+        f"The name typed has ' ', which a Hugging Face repo id cannot have: a repo id is owner/name (for example "
+        f"{example}), each of the letters A–Z and a–z, digits, '-', '_' and '.'."]
+    assert (attn_models.access.CAUSAL_MODEL in texts(at)) == (role == "causal")
+
+
+@pytest.mark.parametrize("role", list(PAGES))
+def test_folders_off_a_long_name_is_told_it_is_too_long_and_quoted_short(role, monkeypatch):
+    """A 300-character owner/xxx… name was given the Hub's rules it obeys, and quoted whole."""
+    name = "owner/" + "x" * 294
+    at = typed_in_the_box(role, name, monkeypatch)
+    assert [plain(e.value) for e in at.error] == [
+        "The name typed is too long for a Hugging Face repo id: '" + "x" * 40 + "…' has 294 characters, and the Hub "
+        "takes at most 96 for the owner and as many for the model's name (owner/name)."]
+    assert "x" * 41 not in texts(at)
+
+
+@pytest.mark.parametrize(("name", "said"), [
+    ("https://evil.example.com/model", "输入的是一个网址：本服务器接受的是 Hugging Face 仓库 ID，而不是网址。"),
+    ("owner/" + "x" * 294, "输入的名称作为 Hugging Face 仓库 ID 太长了：'" + "x" * 40 + "…' 有 294 个字符"),
+    ("me/my model", "输入的名称含有 ' '，Hugging Face 仓库 ID 中不能有这个字符"),
+])
+def test_folders_off_the_refusals_in_chinese(name, said, monkeypatch):
+    at = typed_in_the_box("translator", name, monkeypatch, lang="zh")
+    errors = [plain(e.value) for e in at.error]
+    assert len(errors) == 1 and errors[0].startswith(said), errors
+    assert attn_models.access.TRANSLATOR_MODEL in errors[0] or "x" * 40 in errors[0]
+    assert not english_left(errors, ["Hugging Face", "Hub", "ID", "owner/name", "huggingface.co/",
+                                     attn_models.access.TRANSLATOR_MODEL, "A–Z", "a–z", "x" * 40])
+
+
+def test_folders_off_a_legacy_repo_id_in_chinese_is_the_hubs_message_not_a_refusal(monkeypatch):
+    at = typed_in_the_box("causal", "gpt2", monkeypatch, lang="zh")
+    assert [e.value for e in at.error] == []
+    shown = plain("\n".join(w.value for w in at.warning))
+    assert "gpt2" in shown and "仓库 ID" not in shown

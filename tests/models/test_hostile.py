@@ -441,15 +441,39 @@ def test_folders_off_one_message_whatever_exists_and_nothing_is_looked_at(tmp_pa
                     "by its repo id (owner/name). Folders on the server cannot be named."}
 
 
-@pytest.mark.parametrize("name", ["a b/c", "用户/模型", "a/b?x=1", "a/" + "b" * 200])
-def test_folders_off_a_name_meant_as_a_repo_id_is_told_what_a_repo_id_is(name, monkeypatch):
-    """Said by the name's shape alone (one '/', not a path's start), never by what is on the disk."""
+@pytest.mark.parametrize(("name", "said"), [
+    ("a b/c", "The name typed has ' ', which a Hugging Face repo id cannot have: a repo id is owner/name (for example "
+              "sentence-transformers/all-MiniLM-L6-v2), each of the letters A–Z and a–z, digits, '-', '_' and '.'."),
+    ("用户/模型", "The name typed has '用', which a Hugging Face repo id cannot have"),
+    ("a/b?x=1", "The name typed has '?', which a Hugging Face repo id cannot have"),
+    ("a/" + "b" * 200, "The name typed is too long for a Hugging Face repo id: '" + "b" * 40 + "…' has 200 characters, "
+                       "and the Hub takes at most 96 for the owner and as many for the model's name (owner/name)."),
+    ("a" * 97, "The name typed is too long for a Hugging Face repo id: '" + "a" * 40 + "…' has 97 characters"),
+    ("https://huggingface.co/a/b", "The name typed is a web address: this server takes a Hugging Face repo id, not an "
+                                   "address. A repo id is owner/name (for example sentence-transformers/all-MiniLM-L6"
+                                   "-v2): on the Hub, what follows huggingface.co/ in a model's address."),
+    ("a/b-", "'a/b-' is not a valid Hugging Face repo id: owner/name, each of letters, digits, '-', '_' and '.', "
+             "neither starting nor ending with '-' or '.', without '--' or '..', not ending in '.git'."),
+])
+def test_folders_off_a_name_meant_as_a_repo_id_is_told_what_is_wrong_with_it(name, said, monkeypatch):
+    """Said by the name's text alone, never by what is on the disk: the fault itself (a character, a part over the
+    Hub's 96, a web address), else the Hub's rules; at most 40 characters of the name quoted."""
     monkeypatch.setattr("attn_models.access.is_folder", lambda *_a: pytest.fail("a folder was looked at"))
     with pytest.raises(attn_models.ModelError) as err:
         attn_models.load(name, access=Access.from_env({}))
-    assert str(err.value) == (f"{name[:200]!r} is not a valid Hugging Face repo id: owner/name, each of letters, "
-                              "digits, '-', '_' and '.', neither starting nor ending with '-' or '.', without '--' or "
-                              "'..', not ending in '.git'.")
+    assert str(err.value).startswith(said)
+    assert name[:41] not in str(err.value) or len(name) <= 40
+
+
+@pytest.mark.parametrize("name", ["gpt2", "bert-base-uncased", "distilgpt2", "t5-small"])
+def test_a_legacy_repo_id_without_an_owner_is_a_repo_id(name, monkeypatch):
+    """huggingface_hub's validate_repo_id takes a name alone, as the Hub does: folders off or on, it is asked for."""
+    from huggingface_hub.utils import validate_repo_id
+
+    validate_repo_id(name)
+    monkeypatch.setattr("attn_models.access.is_folder", lambda *_a: False)
+    assert Access.from_env({}).check(name) == Access(folders=True).check(name) == name
+    assert {name, "a/b"} <= set(Access.from_env({"ATTN_MODELS": f"{name}, a/b"}).offered)  # no longer left out
 
 
 def test_a_gated_repo_says_what_this_server_cannot_do_and_whoever_runs_it_can():

@@ -287,6 +287,11 @@ def test_an_origin_the_model_cannot_make_is_said_not_shown_as_its_numbers(gpt2_d
 
 
 def test_an_edited_translator_encoder_head_is_not_said_to_run_back(t5_dir):
+    """The sidebar tells an edit only of a model this process has read (model_views.edited_if_loaded: it never reads
+    one for that): the translator's page reads it first, as a learner's visit before the export did. (Without that
+    visit the test passed only after the file's earlier tests had read the model: alone, or on another worker, it
+    failed.)"""
+    assert not new_app(registry.TRANSLATE.file).exception  # reads the server's translator (ATTN_TRANSLATOR_MODEL)
     t5 = attn_models.load(t5_dir)
     cfg = t5.self_config(SENTENCE, 0, head=1)
     at = loaded(replace(cfg, w_q=cfg.w_q * 2), registry.TRANSLATE)

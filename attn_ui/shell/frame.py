@@ -270,8 +270,8 @@ ONE_ENTRY_A_PAGE = """if (!history.attnOneEntryAPage) {
 #: left that the switch cut short before it read them (streamlit/runtime/scriptrunner/script_runner.py, "Clear
 #: widget state on page change"). The app stayed on the page, or went on with the grid's old value. Made once per
 #: tab: such a tap waits until the edit is sent (at most SEND_WAIT_MS after it) and its run has finished (the
-#: server's script_finished: field 6 of a ForwardMsg, at most RUN_WAIT_MS), then is followed. follow_click still
-#: mends a crossing seen on the server.
+#: server's script_finished: field 6 of a ForwardMsg, at most RUN_WAIT_MS), then is followed; a tap with no edit
+#: since the last run finished is followed at once. follow_click still mends a crossing seen on the server.
 EDIT_BEFORE_PAGE = """if (!window.attnEditBeforePage) {
   window.attnEditBeforePage = true;
   const EDITOR = "#portal .gdg-input", LINK = "[data-testid=stSidebarNavLink], [data-testid=stPageLink] a";
@@ -315,8 +315,10 @@ EDIT_BEFORE_PAGE = """if (!window.attnEditBeforePage) {
       editAt = performance.now();
     }
   }, true);
-  const waiting = () => sentAt < editAt ? performance.now() - editAt < SEND_WAIT_MS
-    : finishedAt < sentAt && performance.now() - sentAt < RUN_WAIT_MS;
+  // an edit since the last run finished: not sent yet, or its run not finished (a click while another run goes on,
+  // with no edit since the last one finished, is followed at once, as Streamlit does)
+  const waiting = () => editAt > finishedAt && (sentAt < editAt ? performance.now() - editAt < SEND_WAIT_MS
+    : performance.now() - sentAt < RUN_WAIT_MS);
   document.addEventListener("click", (e) => {
     const link = e.target instanceof Element ? e.target.closest(LINK) : null;
     if (passing || !link || !waiting()) return;

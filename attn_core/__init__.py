@@ -72,7 +72,7 @@ from .online import OnlineTile, OnlineTrace, online_softmax_attention
 from .presets import DEFAULT_PRESET, PRESETS, Preset, load_preset
 from .rollout import attention_rollout, head_mean, rollout_row, summed_attention
 from .rope import ROPE_LAYOUTS, ShiftCheck, apply_rope, rope_angles, rope_frequencies, rotation_angles, shift_check
-from .tokens import embed, positional_encoding, tokenize
+from .tokens import embed, positional_encoding, positional_encoding_at, tokenize
 from .validation import as_matrix, divisor_for
 
 __all__ = [
@@ -85,7 +85,8 @@ __all__ = [
     "divisor_for", "embed",
     "head_slice", "initialize", "initialize_heads", "load_preset", "make_config", "merge_heads",
     "multi_head_attention", "padding_mask",
-    "positional_encoding", "project", "projected_multi_head_attention", "resize", "run", "SCORE_STARTS",
+    "positional_encoding", "positional_encoding_at", "project", "projected_multi_head_attention", "resize", "run",
+    "SCORE_STARTS",
     "scale_scores", "score_weights",
     "scaled_dot_product_attention", "scores",
     "self_attention", "share", "softmax", "split_heads", "tokenize", "valid_head_counts", "validate_config",

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .errors import N_, AttentionInputError
-from .tokens import positional_encoding
+from .tokens import positional_encoding_at
 from .validation import as_matrix
 
 ROPE_LAYOUTS = ("half", "interleaved")
@@ -222,10 +222,10 @@ def shift_check(q_row: np.ndarray, k_row: np.ndarray, m: int, n: int, s: int, x_
     def turned(v: np.ndarray, p: int) -> np.ndarray:  # [d_k] -> [d_k]
         return apply_rope(v[None, :], [p], base=base, layout=layout)[0]
 
-    pe = positional_encoding(max(m, n) + s + 1, x_m.shape[0])  # [positions, d_model]
+    pe_m, pe_n, pe_ms, pe_ns = positional_encoding_at([m, n, m + s, n + s], x_m.shape[0])  # 4 × [d_model]
 
-    def absolute(pm: int, pn: int) -> float:
-        return float(((x_m + pe[pm]) @ w_q) @ ((x_n + pe[pn]) @ w_k))  # [d_k] · [d_k]
+    def absolute(at_m: np.ndarray, at_n: np.ndarray) -> float:
+        return float(((x_m + at_m) @ w_q) @ ((x_n + at_n) @ w_k))  # [d_k] · [d_k]
 
     return ShiftCheck(float(turned(q_row, m) @ turned(k_row, n)), float(turned(q_row, m + s) @ turned(k_row, n + s)),
-                      absolute(m, n), absolute(m + s, n + s))
+                      absolute(pe_m, pe_n), absolute(pe_ms, pe_ns))

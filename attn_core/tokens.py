@@ -74,7 +74,17 @@ def positional_encoding(n_seq: int, d_model: int) -> np.ndarray:  # -> [n_seq, d
     >>> positional_encoding(2, 2).round(4).tolist()
     [[0.0, 1.0], [0.8415, 0.5403]]
     """
-    pos = np.arange(n_seq)[:, None]  # [n_seq, 1]
+    return positional_encoding_at(np.arange(n_seq), d_model)
+
+
+def positional_encoding_at(positions: object, d_model: int) -> np.ndarray:  # [n] -> [n, d_model]
+    """The rows of :func:`positional_encoding` at these positions only (a row far down costs no more than the first:
+    RoPE's shift check asks for position 100,255 and needs four rows, not 100,256).
+
+    >>> positional_encoding_at([1, 0], 2).round(4).tolist()
+    [[0.8415, 0.5403], [0.0, 1.0]]
+    """
+    pos = np.asarray(positions, dtype=np.float64)[:, None]  # [n, 1]
     i = np.arange(d_model)[None, :]  # [1, d_model]
-    angle = pos / np.power(10000.0, (2 * (i // 2)) / d_model)  # [n_seq, d_model]
+    angle = pos / np.power(10000.0, (2 * (i // 2)) / d_model)  # [n, d_model]
     return np.where(i % 2 == 0, np.sin(angle), np.cos(angle))

@@ -16,6 +16,8 @@ from attn_core import (
     cached_decode,
     causal_mask,
     online_softmax_attention,
+    positional_encoding,
+    positional_encoding_at,
     rotation_angles,
     shift_check,
     sliding_window_mask,
@@ -190,6 +192,21 @@ def test_shift_check_against_rotations_and_sinusoids_written_out(layout, m, n, s
         assert c.rope_at == c.rope_shifted and c.abs_at == c.abs_shifted and c.rope_change == c.abs_change == 0.0
     else:
         assert c.abs_change > 1e-6  # absolute positions: the score moves with the pair
+
+
+def test_shift_check_at_the_largest_shift_reads_only_the_four_positions_it_needs():
+    """The shift box goes to 100,000: the check built every sinusoid row up to m + s (at d_model 769, 100,256 × 769
+    floats: 6.4 s and 2.4 GB a rerun); it reads the four rows it uses, the same numbers."""
+    d_model, d_k, m, n, s = 769, 4, 255, 0, 100_000
+    q_row, k_row = RNG.normal(size=d_k), RNG.normal(size=d_k)
+    x_m, x_n = RNG.normal(size=d_model), RNG.normal(size=d_model)
+    w_q, w_k = RNG.normal(size=(d_model, d_k)), RNG.normal(size=(d_model, d_k))
+    c = shift_check(q_row, k_row, m, n, s, x_m, x_n, w_q, w_k)
+    abs_shifted = ((x_m + sinusoid(m + s, d_model)) @ w_q) @ ((x_n + sinusoid(n + s, d_model)) @ w_k)
+    np.testing.assert_allclose(c.abs_shifted, abs_shifted, rtol=1e-9)
+    np.testing.assert_allclose(positional_encoding_at([m + s, 3], 6), [sinusoid(m + s, 6), sinusoid(3, 6)],
+                               rtol=0, atol=1e-12)
+    assert np.array_equal(positional_encoding_at(range(5), 6), positional_encoding(5, 6))
 
 
 # ---- KV cache --------------------------------------------------------------------------------------------------------

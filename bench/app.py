@@ -24,6 +24,9 @@ app in Streamlit's AppTest and measures, as the median of several runs after a w
   run goes as a reference of a few dozen bytes).
 
 The first rows time Streamlit's floor: bench/floor_app.py (one data_editor and one number) in the same harness.
+The floor stays open beside the pages: before each of a page's edit runs one edit run of the floor is timed, and the
+page's ``× floor`` is the median of those pairs' ratios (with their interquartile range). The machine's speed moves
+between pages and minutes (the floor alone has read 1.2 and 2.9 ms within two minutes); a pair shares its moment.
 
 Run: ``.venv/bin/python bench/app.py`` (``--quick`` for fewer repeats, ``--configs seed000 mid``,
 ``--pages steps scaling``, ``--lang zh``). A benchmark that prints figures, never a timed assertion.
@@ -274,7 +277,7 @@ def edit_x(at: AppTest, page: str) -> float:
 
 
 def measure_page(page: str, cfg_key: str, repeats: int, lang: str = "en",
-                 profile: cProfile.Profile | None = None) -> dict:
+                 profile: cProfile.Profile | None = None, beside: Floor | None = None) -> dict:
     at = AppTest.from_file(APP, default_timeout=600)
     at.session_state[state.LANG] = lang
     at.run()
@@ -290,18 +293,22 @@ def measure_page(page: str, cfg_key: str, repeats: int, lang: str = "en",
         if at.session_state["config"].x[0, 0] != typed[-1]:
             raise RuntimeError(f"{page}: the edit of X[0, 0] did not reach the configuration")
 
-    return measure_runs(at, lambda: typed.append(edit_x(at, page)), repeats, check, profile)
+    return measure_runs(at, lambda: typed.append(edit_x(at, page)), repeats, check, profile, beside)
 
 
 def measure_runs(at: AppTest, edit, repeats: int, check=lambda: None,
-                 profile: cProfile.Profile | None = None) -> dict:
+                 profile: cProfile.Profile | None = None, beside: Floor | None = None) -> dict:
     """``repeats`` runs each after ``edit()`` (which makes an edit; the run it starts is timed here, then
     ``check()``), then as many plain reruns; each with its bytes against the run before (what Streamlit's message
-    cache would not send again). ``profile``: the edit runs are profiled into it (:func:`print_profile`)."""
+    cache would not send again). ``profile``: the edit runs are profiled into it (:func:`print_profile`).
+    ``beside``: the floor app, one of whose edit runs is timed right before each edit run here (the pairs share the
+    machine's minute: their ratio does not move with the machine's speed between pages)."""
     prev = Run(at)
-    edits, plain = [], []
+    edits, plain, floor = [], [], []
     for runs, before, after in ((edits, edit, check), (plain, None, None)):
         for _ in range(repeats):
+            if before and beside:
+                floor.append(beside.edit_run())
             if before:
                 before()
             if profile and before:
@@ -314,12 +321,19 @@ def measure_runs(at: AppTest, edit, repeats: int, check=lambda: None,
                 after()
             runs.append((run, message_bytes(run.msgs, cacheable_hashes(prev.msgs))))
             prev = run
-    return summarise(edits, plain)
+    return summarise(edits, plain, floor)
 
 
-def summarise(edits: list, plain: list) -> dict:
+def summarise(edits: list, plain: list, floor: list[float] = ()) -> dict:
+    """Medians of the runs; with ``floor`` (the floor's edit CPU s, one before each edit run): its median and the
+    ratio of each edit run to the floor's run before it, their median and interquartile range."""
     med = statistics.median
-    return {
+    beside = {}
+    if floor:
+        ratios = sorted(r.cpu / f for (r, _), f in zip(edits, floor, strict=True))
+        q = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else [ratios[0]] * 3
+        beside = {"floor_cpu": med(floor) * 1000, "ratio": med(ratios), "ratio_iqr": (q[0], q[2])}
+    return {**beside,
         "edit_cpu": med(r.cpu for r, _ in edits) * 1000,
         "edit_st_cpu": med(r.st_cpu for r, _ in edits) * 1000,
         "edit_ms": med(r.exec for r, _ in edits) * 1000,
@@ -331,18 +345,28 @@ def summarise(edits: list, plain: list) -> dict:
     }
 
 
-def measure_floor(rows: int, cols: int, repeats: int) -> dict:
-    """bench/floor_app.py with a rows × cols grid: an edit through its grid, then plain reruns."""
-    at = AppTest.from_file(FLOOR_APP, default_timeout=600)
-    at.query_params["rows"], at.query_params["cols"] = str(rows), str(cols)
-    Run(at)
-    Run(at)
+class Floor:
+    """bench/floor_app.py with a rows × cols grid, open for the whole run: :meth:`edit_run` times one edit of it."""
 
-    def edit() -> None:
-        at.session_state["floor_grid"] = {"edited_rows": {0: {"0": fresh_value()}}, "added_rows": [],
-                                          "deleted_rows": []}
+    def __init__(self, rows: int, cols: int) -> None:
+        self.at = AppTest.from_file(FLOOR_APP, default_timeout=600)
+        self.at.query_params["rows"], self.at.query_params["cols"] = str(rows), str(cols)
+        Run(self.at)
+        Run(self.at)
 
-    return measure_runs(at, edit, repeats)
+    def edit(self) -> None:
+        self.at.session_state["floor_grid"] = {"edited_rows": {0: {"0": fresh_value()}}, "added_rows": [],
+                                               "deleted_rows": []}
+
+    def edit_run(self) -> float:
+        """CPU s of the run after an edit of the grid's first cell."""
+        self.edit()
+        return Run(self.at).cpu
+
+
+def measure_floor(floor: Floor, repeats: int) -> dict:
+    """The floor on its own: edits through its grid, then plain reruns."""
+    return measure_runs(floor.at, floor.edit, repeats)
 
 
 # ---- report ---------------------------------------------------------------------------------------
@@ -352,13 +376,16 @@ def kb(n: float) -> str:
     return f"{n / 1000:,.1f}"
 
 
-HEADER = ("| page | config | edit CPU ms | st CPU ms | edit ms | rerun CPU ms | rerun ms | AppTest ms | charts kB "
+HEADER = ("| page | config | edit CPU ms | floor beside ms | × floor (IQR) | st CPU ms | edit ms | rerun CPU ms "
+          "| rerun ms | AppTest ms | charts kB "
           "| frames kB | other kB | total kB | sent kB | rerun sent kB |")
 
 
 def row(page: str, cfg: str, r: dict) -> str:
     total = r["chart"] + r["frame"] + r["other"]
-    return (f"| {page} | {cfg} | {r['edit_cpu']:.1f} | {r['edit_st_cpu']:.1f} | {r['edit_ms']:.1f} "
+    paired = (f"{r['floor_cpu']:.2f} | {r['ratio']:.2f} ({r['ratio_iqr'][0]:.2f}–{r['ratio_iqr'][1]:.2f})"
+              if "ratio" in r else "– | –")
+    return (f"| {page} | {cfg} | {r['edit_cpu']:.1f} | {paired} | {r['edit_st_cpu']:.1f} | {r['edit_ms']:.1f} "
             f"| {r['rerun_cpu']:.1f} | {r['rerun_ms']:.1f} "
             f"| {r['wall_ms']:.1f} | {kb(r['chart'])} "
             f"| {kb(r['frame'])} | {kb(r['other'])} | {kb(total)} | {kb(r['sent'])} | {kb(r['rerun_sent'])} |")
@@ -438,17 +465,21 @@ def main() -> int:
         return 0
     defaults = {"seed000": 7, "mid": 5, "caps": 3}
     print(machine())
-    print("edit/rerun ms: the script's exec time, median; bytes: the edit run's messages.\n")
+    print("edit/rerun ms: the script's exec time, median; bytes: the edit run's messages. floor beside: the floor "
+          "app's edit run timed right before each of the page's (median); × floor: the median of the pairs' ratios, "
+          "with their interquartile range.\n")
     print(HEADER)
     print("|" + "---|" * (HEADER.count("|") - 1))
-    floors = {"seed000": (3, 4), "mid": (64, 64), "caps": (64, 64)}  # caps: X has no grid; the largest one shown
-    for rows, cols in dict.fromkeys(floors[key] for key in args.configs):
+    sizes = {"seed000": (3, 4), "mid": (64, 64), "caps": (64, 64)}  # caps: X has no grid; the largest one shown
+    floors = {size: Floor(*size) for size in dict.fromkeys(sizes[key] for key in args.configs)}
+    for (rows, cols), floor in floors.items():
         reps = args.repeats or (3 if args.quick else defaults["seed000" if rows == 3 else "mid"])
-        print(row("floor_app", f"{rows}×{cols} grid", measure_floor(rows, cols, reps)), flush=True)
+        print(row("floor_app", f"{rows}×{cols} grid", measure_floor(floor, reps)), flush=True)
     for key in args.configs:
         reps = args.repeats or (3 if args.quick else defaults[key])
         for page in args.pages:
-            print(row(PAGES[page], key, measure_page(page, key, reps, args.lang)), flush=True)
+            print(row(PAGES[page], key, measure_page(page, key, reps, args.lang, beside=floors[sizes[key]])),
+                  flush=True)
     print("\nconfigs: " + "; ".join(f"{k} = {CONFIGS[k][0]}" for k in args.configs))
     return 0
 

@@ -518,6 +518,31 @@ def test_folders_off_a_bad_character_gives_the_pages_own_example(role, monkeypat
 
 
 @pytest.mark.parametrize("role", list(PAGES))
+@pytest.mark.parametrize(("name", "said"), [
+    ("owner/", "The name typed has nothing after its '/': the model's name is missing. A Hugging Face repo id is "
+               "owner/name (for example {example})."),
+    ("owner//name", "The name typed has two '/' in a row: the part between them is empty. A Hugging Face repo id has "
+                    "one '/', between the owner and the name (for example {example})."),
+])
+def test_folders_off_an_empty_part_is_named_with_the_pages_own_example(role, name, said, monkeypatch):
+    """'owner/' had the Hub's generic rules (which it obeys); 'owner//name' was told it is a path."""
+    at = typed_in_the_box(role, name, monkeypatch)
+    assert [plain(e.value) for e in at.error] == [said.format(example=PAGES[role][3])]
+
+
+@pytest.mark.parametrize("lang", ["zh", "ko"])
+@pytest.mark.parametrize("name", ["owner/", "me/my model", "https://huggingface.co/a/b"])
+def test_the_encoder_pages_example_is_the_model_it_reads_in_the_learners_language(lang, name, monkeypatch):
+    """In Chinese and Korean A real model reads the multilingual MiniLM (attn_models.default_model): a refusal's
+    example was the English all-MiniLM-L6-v2, which that page does not read for them."""
+    at = typed_in_the_box("encoder", name, monkeypatch, lang=lang)
+    errors = [plain(e.value) for e in at.error]
+    assert len(errors) == 1 and attn_models.access.MULTILINGUAL_MODEL in errors[0], errors
+    assert attn_models.DEFAULT_MODEL not in errors[0]
+    assert "The name typed" not in errors[0]  # in the learner's language
+
+
+@pytest.mark.parametrize("role", list(PAGES))
 def test_folders_off_a_long_name_is_told_it_is_too_long_and_quoted_short(role, monkeypatch):
     """A 300-character owner/xxx… name was given the Hub's rules it obeys, and quoted whole."""
     name = "owner/" + "x" * 294

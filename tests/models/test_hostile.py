@@ -441,6 +441,22 @@ def test_folders_off_one_message_whatever_exists_and_nothing_is_looked_at(tmp_pa
                     "by its repo id (owner/name). Folders on the server cannot be named."}
 
 
+EMPTY_NAME = ("The name typed has nothing after its '/': the model's name is missing. A Hugging Face repo id is "
+              "owner/name (for example sentence-transformers/all-MiniLM-L6-v2).")
+EMPTY_PART = ("The name typed has two '/' in a row: the part between them is empty. A Hugging Face repo id has one "
+              "'/', between the owner and the name (for example sentence-transformers/all-MiniLM-L6-v2).")
+
+
+@pytest.mark.parametrize(("name", "said"), [("owner/", EMPTY_NAME), (" owner/ ", EMPTY_NAME), ("a//b", EMPTY_PART)])
+def test_folders_on_a_repo_id_with_an_empty_part_is_told_which_part(name, said, monkeypatch):
+    """With folders on, 'owner/' and 'a//b' (no folders here) were 'neither a folder on this machine nor a Hugging Face
+    repo id'."""
+    monkeypatch.setattr("attn_models.access.is_folder", lambda *_a: False)
+    with pytest.raises(attn_models.ModelError) as err:
+        Access(folders=True).check(name, "encoder")
+    assert str(err.value) == said
+
+
 @pytest.mark.parametrize(("name", "said"), [
     ("a b/c", "The name typed has ' ', which a Hugging Face repo id cannot have: a repo id is owner/name (for example "
               "sentence-transformers/all-MiniLM-L6-v2), each of the letters A–Z and a–z, digits, '-', '_' and '.'."),
@@ -454,6 +470,8 @@ def test_folders_off_one_message_whatever_exists_and_nothing_is_looked_at(tmp_pa
                                    "-v2): on the Hub, what follows huggingface.co/ in a model's address."),
     ("a/b-", "'a/b-' is not a valid Hugging Face repo id: owner/name, each of letters, digits, '-', '_' and '.', "
              "neither starting nor ending with '-' or '.', without '--' or '..', not ending in '.git'."),
+    ("owner/", EMPTY_NAME),  # had the Hub's rules, which it obeys
+    ("owner//name", EMPTY_PART),  # was told it is a path
 ])
 def test_folders_off_a_name_meant_as_a_repo_id_is_told_what_is_wrong_with_it(name, said, monkeypatch):
     """Said by the name's text alone, never by what is on the disk: the fault itself (a character, a part over the

@@ -397,6 +397,37 @@ def test_a_broken_config_json_is_said_in_the_learners_words_naming_the_file_and_
         assert not english_left([m for ms in said.values() for m in ms], ["config.json", "JSON", field, "two"])
 
 
+@pytest.mark.parametrize("lang", ["en", "zh", "ko"])
+def test_a_broken_tokenizer_json_is_said_in_the_learners_words_naming_the_file_and_field(lang, tmp_path):
+    """The tokenizers library's English ("tokenizer.json could not be read: data did not match any variant of untagged
+    enum NormalizerUntagged at line 1 column 933") was the message in every language."""
+    good = json.loads((tiny_bert.build(tmp_path / "good") / "tokenizer.json").read_text())
+    broken = {"missing": {k: v for k, v in good.items() if k != "model"},
+              "field": {**good, "normalizer": {"type": "X"}}}
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.session_state[state.LANG] = lang
+    at.run()
+    said = {}
+    for name, doc in broken.items():
+        folder = tiny_bert.build(tmp_path / name)
+        (folder / "tokenizer.json").write_text(json.dumps(doc))
+        at.session_state[model_views.SOURCE] = str(folder)
+        at.switch_page(registry.MODEL.file).run()
+        assert not at.exception, [e.value for e in at.exception]
+        said[name] = [plain(e.value) for e in at.error]
+    if lang == "en":
+        assert said["missing"] == ["tokenizer.json has no field model, which a tokenizer must have."]
+        assert said["field"][0].startswith("tokenizer.json: its field normalizer is not what the tokenizers library "
+                                           "reads there (line 1, column ")
+    else:  # the sentence in the learner's language; the library's words a detail in parentheses
+        assert said["missing"] == [{"zh": "tokenizer.json 没有字段 model，而分词器必须有这个字段。",
+                                    "ko": "tokenizer.json에 model 필드가 없습니다. 토크나이저에는 이 필드가 꼭 있어야 "
+                                          "합니다."}[lang]]
+        assert "normalizer" in said["field"][0] and "tokenizers" in said["field"][0]
+        library = said["field"][0].rsplit(":", 1)[-1]  # the library's own words, after the last colon
+        assert not english_left([said["field"][0].replace(library, "")], ["tokenizer.json", "normalizer", "tokenizers"])
+
+
 def test_a_hub_snapshot_whose_config_json_is_broken_is_said_in_the_learners_words(tmp_path, hub_small):
     hub_small.add("someone/broken", {**{f.name: f.read_bytes() for f in (tmp_path / "small").iterdir()},
                                      "config.json": NOT_JSON.encode()})

@@ -194,12 +194,22 @@ def soft_cap(s: np.ndarray, cap: float, *, out: np.ndarray | None = None) -> np.
 
 
 def check_softcap(cap: object) -> float | None:
-    """``cap`` as a float (None stays None), or AttentionInputError unless it is a finite number above 0."""
+    """``cap`` as a float (None, no soft cap, stays None), or AttentionInputError unless it is a finite number above 0.
+    The refusal says that None is the way to have no cap: the text "none", which ``scale`` takes, is refused here.
+
+    >>> check_softcap(None), check_softcap(30)
+    (None, 30.0)
+    >>> check_softcap("none")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    attn_core.errors.AttentionInputError: softcap: must be a finite number above 0, or None for no soft cap; got 'none'.
+    """
     if cap is None:
         return None
     if isinstance(cap, numbers.Real) and not isinstance(cap, (bool, np.bool_)) and np.isfinite(cap) and cap > 0:
         return float(cap)
-    raise AttentionInputError(N_("softcap: must be a finite number above 0 (or none), got {cap!r}."), cap=cap)
+    raise AttentionInputError(N_("softcap: must be a finite number above 0, or None for no soft cap; got {cap!r}."),
+                              cap=cap)
 
 
 def add_bias(s: np.ndarray, bias: np.ndarray | None, *, out: np.ndarray | None = None) -> np.ndarray:  # -> [n_q, n_k]

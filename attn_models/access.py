@@ -198,10 +198,11 @@ class Access:
         """Whether the operator chose ``source`` (the default model, or ATTN_MODEL)."""
         return source.strip() in self.operator
 
-    def check(self, source: object, role: str | None = None) -> str:
+    def check(self, source: object, role: str | None = None, language: str | None = None) -> str:
         """``source`` stripped when it may be loaded, else ModelError. When folders are off, a name that is no repo id
-        is refused by its text alone (:func:`not_a_repo_id`: a web address, a path, too long, a character no repo id
-        has, a rule of the Hub's broken; its example is the repo id of a model of ``role``, the page's kind): nothing
+        is refused by its text alone (:func:`not_a_repo_id`: a web address, a path, an empty name or part, too long, a
+        character no repo id has, a rule of the Hub's broken; its example is :func:`example` of ``role``, the page's
+        kind, and ``language``, the learner's where the page reads that language's default): nothing
         on disk is looked at, so every path gets one message whatever is there, and at most
         :data:`QUOTED_CHARS` characters of the name are echoed. A repo id may be a name alone (gpt2). The
         operator's own sources are allowed when they are a folder or a valid repo id; another is refused as a
@@ -230,8 +231,10 @@ class Access:
         if self.folders and is_folder(source):
             return source
         if not self.folders and not is_repo_id(source):
-            raise not_a_repo_id(source, EXAMPLES.get(role or "", DEFAULT_MODEL))  # by its text alone, as above
+            raise not_a_repo_id(source, example(role, language))  # by its text alone, as above
         if not _REPO_ID.fullmatch(source):
+            if (empty := empty_part(source, example(role, language))) is not None:
+                raise empty
             raise ModelError(N_("{source} is neither a folder on this machine nor a Hugging Face repo id "
                                 "(owner/name)."), source=quoted(source))
         check_repo_id(source)
@@ -239,6 +242,21 @@ class Access:
             raise ModelError(N_("{repo_id} is not one of the models this server offers: {models}."),
                              repo_id=repr(source), models=", ".join(self.offered or ()))
         return source
+
+
+def example(role: str | None, language: str | None = None) -> str:
+    """The repo id a refusal gives as an example on a page that reads a model of ``role``: the model such a page reads
+    unless told otherwise (:data:`EXAMPLES`). A sentence encoder read in ``language`` (A real model reads
+    :func:`default_model` of the learner's language) has that language's default: in Chinese and Korean the
+    multilingual MiniLM the page loads, not the English one. ``language`` None: the English default (Learn's lessons
+    read the English encoder in every language).
+
+    >>> example("encoder", "zh") == MULTILINGUAL_MODEL, example("encoder"), example("causal", "ko")
+    (True, 'sentence-transformers/all-MiniLM-L6-v2', 'distilbert/distilgpt2')
+    """
+    if role in (None, "", "encoder") and language in MULTILINGUAL_LANGUAGES:
+        return MULTILINGUAL_MODEL
+    return EXAMPLES.get(role or "", DEFAULT_MODEL)
 
 
 def causal_model(env: Mapping[str, str] | None = None) -> str:
@@ -337,9 +355,9 @@ def quoted(name: str) -> str:
 
 def not_a_repo_id(source: str, example: str = DEFAULT_MODEL) -> ModelError:
     """The refusal of a name that is no valid repo id where folders cannot be named, saying what is wrong with it by
-    its text alone (never by the disk), quoting at most :data:`QUOTED_CHARS` characters of it: a web address, a path,
-    a part (owner or name) longer than the Hub takes, a character no repo id has, or else the Hub's rule it breaks
-    (:func:`invalid_repo_id`). ``example``: a repo id of the kind the page reads.
+    its text alone (never by the disk), quoting at most :data:`QUOTED_CHARS` characters of it: a web address, an empty
+    name or part (:func:`empty_part`), a path, a part (owner or name) longer than the Hub takes, a character no repo id
+    has, or else the Hub's rule it breaks (:func:`invalid_repo_id`). ``example``: a repo id of the kind the page reads.
 
     >>> [str(not_a_repo_id(s)).split(":")[0] for s in ("https://x.org/m", "/etc", "a" * 3000, "a b")]
     ['The name typed is a web address', 'The name typed is a path, and this server loads models from the Hugging Face
@@ -350,6 +368,8 @@ def not_a_repo_id(source: str, example: str = DEFAULT_MODEL) -> ModelError:
         return ModelError(N_("The name typed is a web address: this server takes a Hugging Face repo id, not an "
                              "address. A repo id is owner/name (for example {example}): on the Hub, what follows "
                              "huggingface.co/ in a model's address."), example=example)
+    if (empty := empty_part(source, example)) is not None:
+        return empty
     if _PATH.match(source):
         return ModelError(N_("The name typed is a path, and this server loads models from the Hugging Face Hub "
                              "only: name one by its repo id (owner/name). Folders on the server cannot be named."))
@@ -362,6 +382,30 @@ def not_a_repo_id(source: str, example: str = DEFAULT_MODEL) -> ModelError:
                              "owner/name (for example {example}), each of the letters A–Z and a–z, digits, '-', '_' "
                              "and '.'."), char=repr(bad.group()), example=example)
     return invalid_repo_id(source)
+
+
+def empty_part(source: str, example: str) -> ModelError | None:
+    """The refusal of a name meant as a repo id with an empty part, saying which, or None: nothing after its one '/'
+    (``owner/``), or two '/' in a row between an owner and a name (``owner//name``); they had the Hub's rules, or were
+    told they are a path. ``example``: a repo id of the kind the page reads. A name with nothing before its '/'
+    (``/name``) is a path, and told so (folders off, every such name gets one message: :func:`not_a_repo_id`).
+
+    >>> [str(empty_part(s, "a/b")).split(":")[0] for s in ("me/", "me//bert")]
+    ["The name typed has nothing after its '/'", "The name typed has two '/' in a row"]
+    >>> [empty_part(s, "a/b") for s in ("/bert", "a/b", "/", "a///b", "./", "a/b/", "C:/", "用户/")]
+    [None, None, None, None, None, None, None, None]
+    """
+    owner, slash, name = source.partition("/")
+    if not slash or _NOT_IN_ID.search(source) or source.startswith((".", "~")):  # a path (C:/, ./), a bad character
+        return None
+    if owner and not name:
+        return ModelError(N_("The name typed has nothing after its '/': the model's name is missing. A Hugging Face "
+                             "repo id is owner/name (for example {example})."), example=example)
+    if owner and name.startswith("/") and (rest := name[1:]) and "/" not in rest:
+        return ModelError(N_("The name typed has two '/' in a row: the part between them is empty. A Hugging Face "
+                             "repo id has one '/', between the owner and the name (for example {example})."),
+                          example=example)
+    return None
 
 
 def invalid_repo_id(repo_id: str) -> ModelError:

@@ -12,8 +12,10 @@ attn_models.errors.ModelError: config.json: num_hidden_layers must be a whole nu
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import re
 import struct
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -22,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from attn_core import share
+from attn_core import Words, share
 
 from .errors import N_, ModelError
 from .limits import MODEL_LIMITS, too_large
@@ -59,13 +61,54 @@ def bf16_finite(bits: np.ndarray) -> bool:
 # ---- capped files, JSON ------------------------------------------------------------------------------------------
 
 
+#: why the system could not open or read a file, by its errno, in words marked for the catalogs: never the system's
+#: English (nor the server's path, which its message holds)
+_OS_REASONS = {errno.ENOENT: N_("it is not there"), errno.EACCES: N_("the server is not allowed to read it"),
+               errno.EPERM: N_("the server is not allowed to read it"), errno.EISDIR: N_("it is a folder, not a file"),
+               errno.ELOOP: N_("it is a link that leads to itself")}
+_OS_OTHER = N_("the system could not read it")
+
+
+def os_problem(err: OSError) -> Words:
+    """What an OSError says about a file, in the learner's words.
+
+    >>> os_problem(FileNotFoundError(2, "No such file or directory", "/srv/x")), os_problem(OSError(5, "I/O error"))
+    ('it is not there', 'the system could not read it')
+    """
+    return _OS_REASONS.get(err.errno, _OS_OTHER)
+
+
+def not_readable(name: str, err: OSError) -> ModelError:
+    """The refusal of a checkpoint's file ``name`` the system could not open or read."""
+    return ModelError(N_("{name} could not be read: {reason}."), name=name, reason=os_problem(err))
+
+
+#: where a Rust library (tokenizers, safetensors: serde) says its message's place: " at line 3 column 14" at its end
+_AT_LINE = re.compile(r"\s+at line (\d+) column (\d+)\s*$")
+
+
+def library_words(message: str, most: int = 200) -> tuple[str, int | None, int | None]:
+    """A library's own message, cut to ``most`` characters, without the place it names at its end; and that place
+    (its line and column, or None).
+
+    >>> library_words("missing field `vocab` at line 1 column 40")
+    ('missing field `vocab`', 1, 40)
+    """
+    if m := _AT_LINE.search(message):
+        message, line, column = message[:m.start()], int(m.group(1)), int(m.group(2))
+    else:
+        line = column = None
+    message = " ".join(message.split())
+    return (message if len(message) <= most else message[:most - 1] + "…"), line, column
+
+
 def read_capped(path: Path, name: str, cap: int) -> bytes:
     """The bytes of a file of at most ``cap`` bytes (never more than ``cap + 1`` are read), or ModelError."""
     try:
         with open(path, "rb") as f:
             data = f.read(cap + 1)
     except OSError as err:
-        raise ModelError(N_("{name} could not be read: {err}"), name=name, err=str(err)) from None
+        raise not_readable(name, err) from None
     if len(data) > cap:
         raise too_large(name, os.path.getsize(path), cap)
     return data
@@ -190,7 +233,7 @@ def safetensors_header(path: Path) -> tuple[dict, int]:
                                     "(attn_models.MODEL_LIMITS)."), n=n, cap=MODEL_LIMITS.header_bytes)
             header = parse_json(f.read(n), WEIGHTS)
     except OSError as err:
-        raise ModelError(N_("model.safetensors could not be read: {err}"), err=str(err)) from None
+        raise not_readable(WEIGHTS, err) from None
     if not isinstance(header, dict):
         raise ModelError(N_("{where}: not a JSON object."), where=WEIGHTS + " (header)")
     return header, 8 + n
@@ -312,14 +355,18 @@ def tensors(header: Header, *, keep_bf16: bool = False) -> Iterator[Callable[[st
                 try:
                     t = f.get_tensor(header.names[name])
                 except (TypeError, ValueError) as err:  # e.g. bfloat16, which numpy has no type for
-                    raise ModelError(N_("model.safetensors: {name} could not be read as numbers ({err})."),
-                                     name=name, err=str(err)) from None
+                    raise ModelError(N_("model.safetensors: the numbers of the tensor {name} could not be read (the "
+                                        "library's own words: {detail})."),
+                                     name=name, detail=library_words(str(err))[0]) from None
                 check_finite(name, t)
                 return t
 
             yield get
-    except (OSError, SafetensorError) as err:
-        raise ModelError(N_("model.safetensors could not be read: {err}"), err=str(err)[:300]) from None
+    except OSError as err:
+        raise not_readable(WEIGHTS, err) from None
+    except SafetensorError as err:
+        raise ModelError(N_("model.safetensors is not a file the safetensors library can read (its own words: "
+                            "{detail})."), detail=library_words(str(err))[0]) from None
 
 
 def map_tensor(header: Header, key: str, rows: int = 4096) -> np.memmap:

@@ -14,13 +14,15 @@ upper-case word piece.
 from __future__ import annotations
 
 import io
+import json
+import re
 from pathlib import Path
 
 from attn_core import LIMITS
 
 from .errors import N_, ModelError
 from .limits import MODEL_LIMITS
-from .reader import read_capped, read_json
+from .reader import library_words, parse_json, read_capped, read_json
 
 TOKENIZER, VOCAB, TOKENIZER_CONFIG = "tokenizer.json", "vocab.txt", "tokenizer_config.json"
 #: BERT's special tokens, as BertWordPieceTokenizer adds them (matched whole, before the normaliser)
@@ -50,7 +52,89 @@ def from_json(path: Path) -> object:
     try:
         return Tokenizer.from_str(data.decode("utf-8"))
     except Exception as err:  # noqa: BLE001 - tokenizers raises its own Exception type for a malformed file
-        raise ModelError(N_("tokenizer.json could not be read: {err}"), err=str(err)[:300]) from None
+        raise tokenizer_problem(data, str(err)) from None
+
+
+def tokenizer_problem(data: bytes, said: str) -> ModelError:
+    """Why the tokenizers library could not read tokenizer.json (``data``; ``said``: the library's message), in the
+    learner's words, naming the file and the field at fault where the library's message says where: not UTF-8, not
+    JSON (as config.json's: attn_models.reader.parse_json), a field missing, a field the library does not read as it
+    is. The library's own words (English) follow as a detail, without the place they name.
+
+    >>> str(tokenizer_problem(b'{"version": "1.0"}', "Model missing. at line 1 column 18"))
+    'tokenizer.json has no field model, which a tokenizer must have.'
+    >>> str(tokenizer_problem(b'{"model": {"type": "Nope"}}', "data did not match any variant of untagged enum "
+    ...                       "ModelUntagged at line 1 column 26"))  # doctest: +NORMALIZE_WHITESPACE
+    "tokenizer.json: its field model is not what the tokenizers library reads there (line 1, column 26; the
+     library's own words: data did not match any variant of untagged enum ModelUntagged)."
+    """
+    doc = parse_json(data, TOKENIZER)  # not UTF-8, not JSON: said as config.json's are
+    if not isinstance(doc, dict):
+        return ModelError(N_("{where}: not a JSON object."), where=TOKENIZER)
+    detail, line, column = library_words(said)
+    missing = "model" if detail.startswith("Model missing") else (m.group(1) if (m := MISSING.match(detail)) else None)
+    # a value the library could not read is named at its end, or just after it (a value it read whole first); a
+    # field missing from an object, at that object's closing brace (the file's last: no field)
+    top = (field_at(data.decode("utf-8"), line, column, just_after=missing is None)
+           if line is not None and column is not None else None)
+    if missing is not None:
+        field = f"{top}.{missing}" if top not in (None, missing) else missing
+        return ModelError(N_("{name} has no field {field}, which a tokenizer must have."), name=TOKENIZER, field=field)
+    if top is not None:
+        return ModelError(N_("{name}: its field {field} is not what the tokenizers library reads there (line {line}, "
+                             "column {column}; the library's own words: {detail})."), name=TOKENIZER, field=top,
+                          line=line, column=column, detail=detail)
+    return ModelError(N_("{name} is not a tokenizer the tokenizers library can read (its own words: {detail})."),
+                      name=TOKENIZER, detail=detail)
+
+
+#: serde's words for a field that is missing: "missing field `vocab`"
+MISSING = re.compile(r"missing field `([^`]{1,80})`")
+
+
+def field_at(text: str, line: int, column: int, *, just_after: bool = False) -> str | None:
+    r"""The top-level field of the JSON object ``text`` whose value holds the place at ``line`` and ``column`` (1-based,
+    as serde names a place: in characters), or, with ``just_after``, ends just before it (but for whitespace); or None
+    (outside every field's value, or not an object).
+
+    >>> text = '{"a": 1,\n "model": {"type": "x"}}'
+    >>> field_at(text, 2, 20), field_at(text, 1, 7), field_at(text, 1, 1), field_at(text, 2, 24)
+    ('model', 'a', None, None)
+    >>> field_at(text, 2, 24, just_after=True), field_at(text, 1, 8, just_after=True)  # the brace, the comma after
+    ('model', 'a')
+    """
+    lines = text.split("\n")
+    if not 1 <= line <= len(lines):
+        return None
+    at = sum(len(s) + 1 for s in lines[:line - 1]) + column - 1
+    decoder, i = json.JSONDecoder(), _skip(text, 0)
+    if not text.startswith("{", i):
+        return None
+    i = _skip(text, i + 1)
+    while i < len(text) and text[i] == '"':
+        key, i = json.decoder.scanstring(text, i + 1)
+        i = _skip(text, i)
+        if not text.startswith(":", i):
+            return None
+        start = _skip(text, i + 1)
+        try:
+            _value, end = decoder.raw_decode(text, start)
+        except ValueError:
+            return None
+        if start <= at < end or just_after and at == _skip(text, end):
+            return key
+        i = _skip(text, end)
+        if not text.startswith(",", i):
+            return None
+        i = _skip(text, i + 1)
+    return None
+
+
+def _skip(text: str, i: int) -> int:
+    """The index of the first character at or after ``i`` that is no JSON whitespace."""
+    while i < len(text) and text[i] in " \t\r\n":
+        i += 1
+    return i
 
 
 def read_vocab(path: Path) -> dict[str, int]:

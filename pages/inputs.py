@@ -67,8 +67,9 @@ def judged_against(cfg: Config) -> tuple:
             cfg.n_kv_heads, cfg.score, cfg.rope)
 
 
-def sizes_refused() -> tuple[dict, AttentionInputError] | None:
-    """The sizes typed that :func:`change_dimensions` refused ({box key: what it held}) and why, while the
+def sizes_refused() -> tuple[dict, list[AttentionInputError]] | None:
+    """The sizes typed that :func:`change_dimensions` refused ({box key: what it held}) and why (each box's refusal:
+    :func:`each_refusal`), while the
     configuration is the one they were refused for; a change from elsewhere (a preset, Undo, RoPE on Modern
     attention) lets them go, and the boxes show its sizes."""
     refusal = st.session_state.get(state.DIMS_REFUSED)
@@ -105,22 +106,44 @@ def change_dimensions() -> None:
             cfg.n_seq, cfg.d_model, cfg.w_q.shape[1], cfg.w_k.shape[1], cfg.w_v.shape[1]):
         ss.pop(state.DIMS_REFUSED, None)  # the sizes in use typed back: nothing refused any more
         return  # the sizes it has (the inputs hold floats: 3.0 == 3): nothing to change (see above)
+    typed = {"n_seq": ss["inputs_n_seq"], "d_model": ss["inputs_d_model"], "d_qk": ss["inputs_d_qk"],
+             "d_k": d_k if cfg.score == "additive" else None, "d_v": ss["inputs_d_v"]}
     try:
-        if cfg.score == "additive" and d_k is None:  # its box left empty (the core takes no d_k as following d_q)
-            raise AttentionInputError(N_("{what} is empty: type a whole number."), what=N_("d_k (columns of W_K)"))
-        new = with_dimensions(
-            cfg, n_seq=ss["inputs_n_seq"], d_model=ss["inputs_d_model"], d_qk=ss["inputs_d_qk"],
-            d_v=ss["inputs_d_v"], init=ss["inputs_fill"], seed=fill_seed(),
-            d_k=d_k if cfg.score == "additive" else None,
-        )
+        new = resized(cfg, typed)
     except AttentionInputError as err:  # said under the sizes, which keep what was typed (state.DIMS_REFUSED)
-        ss[state.DIMS_REFUSED] = (judged_against(cfg), {k: ss[k] for k in SIZES if k in ss}, err)
+        ss[state.DIMS_REFUSED] = (judged_against(cfg), {k: ss[k] for k in SIZES if k in ss},
+                                  each_refusal(cfg, typed, err))
         return
     ss.pop(state.DIMS_REFUSED, None)
     if new.n_heads != cfg.n_heads:  # always 2 or more heads before: they became 1
         state.notify(_("{n} heads no longer divide the widths, so the configuration now has 1 head.").format(
             n=cfg.n_heads))
     state.set_config(new)
+
+
+def resized(cfg: Config, sizes: dict) -> Config:
+    """``cfg`` with the ``sizes`` of the boxes (n_seq, d_model, d_qk, d_k: W_K's own with an additive score, else
+    None, and d_v), or AttentionInputError for the first size refused."""
+    if cfg.score == "additive" and sizes["d_k"] is None:  # its box left empty (the core takes None as following d_q)
+        raise AttentionInputError(N_("{what} is empty: type a whole number."), what=N_("d_k (columns of W_K)"))
+    return with_dimensions(cfg, **sizes, init=st.session_state["inputs_fill"], seed=fill_seed())
+
+
+def each_refusal(cfg: Config, typed: dict, first: AttentionInputError) -> list[AttentionInputError]:
+    """Every size box's refusal, in the boxes' order: the core stops at the first size it refuses (``first``), so two
+    boxes refused named only the first. Each box changed is judged alone (the others at the sizes in use) and its
+    refusal said once; ``first`` stays (it may be a refusal of the sizes together)."""
+    in_use = {"n_seq": cfg.n_seq, "d_model": cfg.d_model, "d_qk": cfg.w_q.shape[1],
+              "d_k": cfg.w_k.shape[1] if cfg.score == "additive" else None, "d_v": cfg.w_v.shape[1]}
+    found = []
+    for name, value in typed.items():
+        if value != in_use[name]:
+            try:
+                resized(cfg, {**in_use, name: value})
+            except AttentionInputError as err:
+                found.append(err)
+    said = [str(err) for err in found]
+    return found if str(first) in said else [first, *found]
 
 
 def use_sentence(prefix: str = "inputs") -> None:
@@ -298,7 +321,7 @@ in_use.append(size_box(
 if refused := sizes_refused():  # said while the boxes hold what was refused, with the sizes still in use
     in_use = [size for size in in_use if size]
     st.warning(text.md_escape(i18n.sentences(
-        _("Dimensions not changed: {message}").format(message=i18n.error_text(refused[1])),
+        _("Dimensions not changed: {message}").format(message=i18n.sentences(*map(i18n.error_text, refused[1]))),
         _("Still using {sizes}.").format(sizes=_(", ").join(in_use)) if in_use else "")),
         icon=":material/warning:")
 fill_row = row()

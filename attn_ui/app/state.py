@@ -69,6 +69,9 @@ IMPORT_RESULT = "import_result"  # (ok, message) of the last JSON import, shown 
 IMPORTS = "imports"  # int: files read by Share & export's uploader (its key; a new one empties it, see share_ui)
 FRAMED = "framed"  # bool, set by attn_ui.shell.frame.navigation for the page it runs next (see attn_ui.shell.frame)
 PHONE = "on_phone"  # bool: the session's browser is a phone's (attn_ui.shell.frame.on_phone: read once a session)
+#: str: the address's path at which Streamlit found no page (attn_ui.shell.frame.unknown_address), until the page that
+#: opened instead has said so
+NOT_FOUND = "not_found"
 NAV_PAGES = "nav_pages"  # (language, [st.Page]): the navigation's pages, made once per session and language (frame)
 EDIT_MATRIX = "edit_matrix"  # the matrix the edit panel shows (attn_ui.shell.edit_panel: a widget key, kept in KEPT)
 KEPT = "kept"  # {widget key: value}: the kept store of bind(): choices that are not part of the configuration

@@ -16,6 +16,11 @@ the newest Streamlit that requirements.txt allows.
 - :func:`run_token`: an object that stands for the script run going on now (Streamlit makes the run's cursors anew
   at every run's start), so a value worked out once in a run (the learner's language) is known to be this run's;
   Streamlit has no run id.
+- :func:`asked_page`: the page name the browser asked for by its address in this run, which ``st.navigation`` found no
+  page for when it runs the default page for it (attn_ui.shell.frame.unknown_address). Streamlit tells the browser
+  (its English "Page not found" dialog) but not the app; ``st.context.url`` is the browser's whole address, which
+  holds the server's base path and, on Community Cloud, the iframe's, and which it edits (a page's name cut off its
+  end, also where it only ends a longer word: /mysteps gave /my).
 - :func:`logger`: a logger printed by Streamlit's own handler at the server's ``--logger.level`` (Streamlit sets up
   its own loggers only).
 - :func:`prepare_grid`, :func:`refill_grid` and :func:`show_grid`: a grid (``st.data_editor`` of a DataFrame, its
@@ -58,7 +63,7 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
-__all__ = ["PreparedChart", "PreparedGrid", "SessionInfo", "SessionStorage", "free_upload", "grid_edits",
+__all__ = ["PreparedChart", "PreparedGrid", "SessionInfo", "SessionStorage", "asked_page", "free_upload", "grid_edits",
            "install_session_storage",
            "logger", "prepare_chart", "prepare_grid", "refill_grid", "run_token", "running", "session_connected",
            "session_id", "show_chart", "show_grid"]
@@ -106,6 +111,18 @@ def running() -> bool:
     `streamlit run` against plain Python; it replaced ``st._is_running_with_streamlit``, and the API reference
     documents neither)."""
     return runtime.exists()
+
+
+def asked_page() -> str | None:
+    """The page name (the address's path under the app's base, as the browser sent it) this run was asked for by name,
+    or None: no run, or a run asked for a page by its script hash (a click on a page's link, a rerun), or for the
+    root. The run's ``PagesManager.intended_page_name``, which ``st.navigation`` matches against its pages' URL paths
+    (and runs the default page when none has it) unless ``intended_page_script_hash`` names the page."""
+    ctx = get_script_run_ctx(suppress_warning=True)
+    pages = getattr(ctx, "pages_manager", None) if ctx is not None else None
+    if pages is None or getattr(pages, "intended_page_script_hash", None):
+        return None
+    return getattr(pages, "intended_page_name", None) or None
 
 
 def logger(name: str) -> logging.Logger:

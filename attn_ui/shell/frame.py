@@ -15,6 +15,7 @@ import logging
 import re
 import threading
 import time
+from urllib.parse import unquote
 
 import streamlit as st
 
@@ -59,6 +60,8 @@ def navigation() -> st.Page:
     committed = grid_editor.commit_pending()  # an edit sent with a page switch still counts
     # every page listed (expanded): past 12 pages Streamlit would hide the last behind "View more"
     pg = st.navigation(pages(), expanded=True)
+    if (asked := unknown_address(pg)) is not None:  # Streamlit found no page there: the default page runs instead
+        st.session_state[state.NOT_FOUND] = asked  # said by the page that opens (page_start), whichever that is
     if pg.url_path in root_aliases():  # /overview (the default page's name), /home: the root's address
         to_default()
     follow_click(pg.url_path or registry.DEFAULT.name, committed)  # may switch page
@@ -126,6 +129,44 @@ def pages() -> list[st.Page]:
 #: that the addresses a learner may guess for it (/overview: every other page is at its name's) can be hidden pages
 #: that lead to the root (:func:`to_default`) instead of Streamlit's "Page not found"
 ROOT_PATH = "overview-at-root"
+
+
+def unknown_address(pg: st.Page) -> str | None:
+    """The address the browser asked for ("/" and its path under the app's base) when no page of the app is there,
+    else None.
+
+    ``st.navigation`` runs the default page for an address that names no page, and Streamlit's browser side shows
+    its own dialog, in English ("Page not found … Running the app's main page."), and puts the root in the address
+    bar: a learner reading Chinese or Korean was told nothing in their language, and the address asked for was lost.
+    The run that the address opened is the only one that knows it: Streamlit asked for the page by the name the
+    address gives (st_internals.asked_page) and ran the default page, whose URL path is "" (a name that is some
+    page's runs that page). The default page's reserved path (:data:`ROOT_PATH`) is such an address: Streamlit finds
+    no page there either."""
+    if pg.url_path:  # a page the address named
+        return None
+    asked = st_internals.asked_page()
+    return "/" + unquote(asked).strip("/") if asked and asked.strip("/") else None
+
+
+#: closes Streamlit's own "Page not found" dialog (in English, on top of the page) once the page that opened has said
+#: the same in the learner's language (page_start). Streamlit has no setting or API for that dialog, and hiding it
+#: with CSS would leave an invisible modal that keeps the keyboard's focus and swallows the first click: its own
+#: Close button is pressed instead, on the dialog whose title is Streamlit's (the only dialog of the run that found no
+#: page), as soon as it is drawn (tried for 3 s). If a later Streamlit words it otherwise, the dialog stays, on top of
+#: the app's message.
+CLOSE_NOT_FOUND = """(() => {
+  let tries = 0;
+  const close = () => {
+    for (const title of document.querySelectorAll("[data-testid=stDialog] [role=dialog] h2")) {
+      if (title.textContent.trim() === "Page not found") {
+        const button = title.closest("[role=dialog]").querySelector("button[aria-label=Close]");
+        if (button) { button.click(); return; }
+      }
+    }
+    if (++tries < 60) setTimeout(close, 50);
+  };
+  close();
+})();"""
 
 
 def root_aliases() -> tuple[str, ...]:
@@ -246,8 +287,9 @@ def focus_ink_css() -> str:
 
 
 _FOCUS_INK = focus_ink_css()
-#: page_language's own element takes no room in the sidebar
-_HIDDEN = "[data-testid='stElementContainer']:has(> [data-testid='stHtml'] script.page-language) { display: none; }"
+#: page_language's own element (and no_page_there's) takes no room in the sidebar
+_HIDDEN = ("[data-testid='stElementContainer']:has(> [data-testid='stHtml'] script:is(.page-language, .page-not-found))"
+           " { display: none; }")
 
 
 #: Streamlit's browser side pushes an entry onto the browser's history each time a run changes the address's query
@@ -388,7 +430,24 @@ def page_start(page: registry.Page) -> None:
             st.rerun()
     st.set_page_config(page_title=_("{page} · Self-Attention Explorer").format(page=_(page.title)))  # the tab
     st.title(_(page.page_heading))
+    no_page_there(page)
     show_notices()
+
+
+#: the longest part of an unknown address quoted to the learner (the rest is cut at "…")
+QUOTED_ADDRESS = 80
+
+
+def no_page_there(page: registry.Page) -> None:
+    """Under the title of the page that opened for an address that names no page (:func:`unknown_address`): that
+    there is no page there, and which page opened, in the learner's language; Streamlit's English dialog closed."""
+    if (asked := st.session_state.pop(state.NOT_FOUND, None)) is None:
+        return
+    if len(asked) > QUOTED_ADDRESS:
+        asked = asked[:QUOTED_ADDRESS - 1] + "…"
+    st.warning(_("This app has no page at the address “{address}”: {page} opened instead.").format(
+        address=text.md_escape(asked), page=_(page.title)), icon=":material/link_off:")
+    st.sidebar.html(f"<script class='page-not-found'>{CLOSE_NOT_FOUND}</script>", unsafe_allow_javascript=True)
 
 
 def show_notices() -> None:

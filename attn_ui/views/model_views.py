@@ -119,11 +119,12 @@ def edited_if_loaded(cfg: Config) -> bool | None:
         return True
 
 
-def needs_download(source: str, role: str | None = None) -> bool:
+def needs_download(source: str, role: str | None = None, language: str | None = None) -> bool:
     """Whether ``source`` (allowed by :func:`access`, else ModelError: its example a model of ``role``, the page's
-    kind) is a Hub repo not yet in the cache."""
+    kind, read in ``language`` when the page reads that language's default: attn_models.example) is a Hub repo not
+    yet in the cache."""
     acc = access()
-    source = acc.check(source, role)
+    source = acc.check(source, role, language)
     if (acc.folders or acc.is_operators(source)) and attn_models.is_folder(source):
         return False
     return not attn_models.repo_cached(source)
@@ -158,7 +159,8 @@ def advised(err: attn_models.ModelUnavailableError, source: str, role: str | Non
     return err.advised(offline_advice(str(err.params.get("repo_id", source.strip())), role))
 
 
-def model(source: str, *, download: bool = False, role: str | None = None) -> attn_models.Model:
+def model(source: str, *, download: bool = False, role: str | None = None,
+          language: str | None = None) -> attn_models.Model:
     """The loaded model (once per source and server process). A Hub repo not yet cached is downloaded first, with a
     progress bar, when the operator chose it (the default, ATTN_MODEL) or ``download`` (the learner clicked);
     otherwise attn_models.NotFetchedError: a link, a lesson or the sidebar never starts a download.
@@ -168,7 +170,7 @@ def model(source: str, *, download: bool = False, role: str | None = None) -> at
     loading code (logged), so no page shows a traceback.
     """
     try:
-        if needs_download(source, role):
+        if needs_download(source, role, language):
             if not (download or access().is_operators(source)):
                 raise attn_models.NotFetchedError(N_("{repo_id} is not on this server yet: its model page offers "
                                                      "to download it."), repo_id=source.strip())
@@ -190,7 +192,8 @@ def page_model(source: str, key: str, role: attn_models.Role, not_it: str) -> ob
     refused or unreadable checkpoint (an error), or a model of another kind than ``role`` (``not_it``, a translated
     template with {name} and {page}: the page that reads it). A repo not yet here is offered for download first."""
     try:
-        model = model_or_offer(source, key=key, role=role)
+        # the page reads the default of the learner's language (operator_source): a refusal's example is that one
+        model = model_or_offer(source, key=key, role=role, language=i18n.language())
     except attn_models.ModelUnavailableError as err:
         st.warning(text.md_escape(i18n.error_text(err)), icon=":material/cloud_off:")
         st.info(_("The other pages keep working with your own numbers."), icon=":material/info:")
@@ -261,13 +264,14 @@ def _judgement(repo_id: str, period: int) -> attn_models.RepoPlan:
     return attn_models.judge_repo(repo_id)
 
 
-def model_or_offer(source: str, key: str, role: str | None = None) -> attn_models.Model | None:
+def model_or_offer(source: str, key: str, role: str | None = None,
+                   language: str | None = None) -> attn_models.Model | None:
     """The model, or None after offering to download it: a Hub repo not on this server, judged from the Hub's
     metadata (its files' sizes; nothing downloaded), gets a button that says what and how much
     ("Download owner/name (87.3 MB)"); the click downloads it (with its progress bar). Raises attn_models.ModelError
     (refused, or no network: what a page reading a model of ``role`` can do, :func:`offline_advice`)."""
-    if not needs_download(source, role) or access().is_operators(source):
-        return model(source, role=role)
+    if not needs_download(source, role, language) or access().is_operators(source):
+        return model(source, role=role, language=language)
     source = source.strip()
     try:
         plan = _judged(source)
@@ -285,7 +289,7 @@ def model_or_offer(source: str, key: str, role: str | None = None) -> attn_model
     if st.button(_("Download {source} ({size:.1f} MB)").format(source=text.md_escape(source),
                                                                 size=plan.to_download() / 1e6),
                  key=key, icon=":material/download:"):
-        return model(source, download=True, role=role)
+        return model(source, download=True, role=role, language=language)
     return None
 
 

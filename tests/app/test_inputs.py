@@ -202,6 +202,29 @@ def test_while_a_size_is_refused_another_size_typed_is_refused_with_it_and_both_
     assert [at.number_input(key=k).value for k in SIZES] == [4, 5, 3, 3]
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_two_sizes_refused_are_each_named(lang):
+    """The core stops at the first size it refuses: with n_seq and d_model both refused, only n_seq was named, and
+    d_model's box held a refused size that no word spoke of."""
+    at = AppTest.from_file(APP, default_timeout=30)
+    at.session_state[state.LANG] = lang
+    at.run()
+    at.switch_page("pages/inputs.py").run()
+    at.number_input(key="inputs_n_seq").set_value(0.0).run()
+    at.number_input(key="inputs_d_model").set_value(9999.0).run()
+    at.number_input(key="inputs_d_v").set_value(2.5).run()
+    said = [plain(e.value) for e in at.warning]
+    if lang == "en":
+        assert said == [
+            "Dimensions not changed: n_seq (tokens): 0 is under 1; a sequence has at least one token. d_model (columns "
+            "of X): 9999 is over the cap of 769. d_v (columns of W_V): 2.5 is not a whole number. Still using n_seq 3, "
+            "d_model 4, d_v 3."]
+    else:
+        assert len(said) == 1 and all(name in said[0] for name in ("n_seq", "d_model", "d_v", "9999", "2.5"))
+    assert [at.number_input(key=k).value for k in SIZES] == [0, 9999, 3, 2.5]
+    assert not at.exception
+
+
 def test_a_change_from_elsewhere_lets_the_sizes_refused_go_and_the_boxes_show_its_sizes():
     """Undo (or a preset, a sentence, RoPE switched on Modern attention) changes what the sizes were judged against:
     the boxes show the sizes of the configuration in use, and nothing refused is said any more."""

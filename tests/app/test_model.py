@@ -397,6 +397,37 @@ def test_a_broken_config_json_is_said_in_the_learners_words_naming_the_file_and_
         assert not english_left([m for ms in said.values() for m in ms], ["config.json", "JSON", field, "two"])
 
 
+@pytest.mark.parametrize("lang", ["en", "zh", "ko"])
+def test_a_broken_tokenizer_json_is_said_in_the_learners_words_naming_the_file_and_field(lang, tmp_path):
+    """The tokenizers library's English ("tokenizer.json could not be read: data did not match any variant of untagged
+    enum NormalizerUntagged at line 1 column 933") was the message in every language."""
+    good = json.loads((tiny_bert.build(tmp_path / "good") / "tokenizer.json").read_text())
+    broken = {"missing": {k: v for k, v in good.items() if k != "model"},
+              "field": {**good, "normalizer": {"type": "X"}}}
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.session_state[state.LANG] = lang
+    at.run()
+    said = {}
+    for name, doc in broken.items():
+        folder = tiny_bert.build(tmp_path / name)
+        (folder / "tokenizer.json").write_text(json.dumps(doc))
+        at.session_state[model_views.SOURCE] = str(folder)
+        at.switch_page(registry.MODEL.file).run()
+        assert not at.exception, [e.value for e in at.exception]
+        said[name] = [plain(e.value) for e in at.error]
+    if lang == "en":
+        assert said["missing"] == ["tokenizer.json has no field model, which a tokenizer must have."]
+        assert said["field"][0].startswith("tokenizer.json: its field normalizer is not what the tokenizers library "
+                                           "reads there (line 1, column ")
+    else:  # the sentence in the learner's language; the library's words a detail in parentheses
+        assert said["missing"] == [{"zh": "tokenizer.json 没有字段 model，而分词器必须有这个字段。",
+                                    "ko": "tokenizer.json에 model 필드가 없습니다. 토크나이저에는 이 필드가 꼭 있어야 "
+                                          "합니다."}[lang]]
+        assert "normalizer" in said["field"][0] and "tokenizers" in said["field"][0]
+        library = said["field"][0].rsplit(":", 1)[-1]  # the library's own words, after the last colon
+        assert not english_left([said["field"][0].replace(library, "")], ["tokenizer.json", "normalizer", "tokenizers"])
+
+
 def test_a_hub_snapshot_whose_config_json_is_broken_is_said_in_the_learners_words(tmp_path, hub_small):
     hub_small.add("someone/broken", {**{f.name: f.read_bytes() for f in (tmp_path / "small").iterdir()},
                                      "config.json": NOT_JSON.encode()})
@@ -515,6 +546,31 @@ def test_folders_off_a_bad_character_gives_the_pages_own_example(role, monkeypat
         f"The name typed has ' ', which a Hugging Face repo id cannot have: a repo id is owner/name (for example "
         f"{example}), each of the letters A–Z and a–z, digits, '-', '_' and '.'."]
     assert (attn_models.access.CAUSAL_MODEL in texts(at)) == (role == "causal")
+
+
+@pytest.mark.parametrize("role", list(PAGES))
+@pytest.mark.parametrize(("name", "said"), [
+    ("owner/", "The name typed has nothing after its '/': the model's name is missing. A Hugging Face repo id is "
+               "owner/name (for example {example})."),
+    ("owner//name", "The name typed has two '/' in a row: the part between them is empty. A Hugging Face repo id has "
+                    "one '/', between the owner and the name (for example {example})."),
+])
+def test_folders_off_an_empty_part_is_named_with_the_pages_own_example(role, name, said, monkeypatch):
+    """'owner/' had the Hub's generic rules (which it obeys); 'owner//name' was told it is a path."""
+    at = typed_in_the_box(role, name, monkeypatch)
+    assert [plain(e.value) for e in at.error] == [said.format(example=PAGES[role][3])]
+
+
+@pytest.mark.parametrize("lang", ["zh", "ko"])
+@pytest.mark.parametrize("name", ["owner/", "me/my model", "https://huggingface.co/a/b"])
+def test_the_encoder_pages_example_is_the_model_it_reads_in_the_learners_language(lang, name, monkeypatch):
+    """In Chinese and Korean A real model reads the multilingual MiniLM (attn_models.default_model): a refusal's
+    example was the English all-MiniLM-L6-v2, which that page does not read for them."""
+    at = typed_in_the_box("encoder", name, monkeypatch, lang=lang)
+    errors = [plain(e.value) for e in at.error]
+    assert len(errors) == 1 and attn_models.access.MULTILINGUAL_MODEL in errors[0], errors
+    assert attn_models.DEFAULT_MODEL not in errors[0]
+    assert "The name typed" not in errors[0]  # in the learner's language
 
 
 @pytest.mark.parametrize("role", list(PAGES))

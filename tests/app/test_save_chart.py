@@ -84,6 +84,7 @@ def test_a_held_focus_is_saved_lit_with_the_words_saying_what_pinned_it(shape, c
     saved = export.to_image(save_chart.printable(held, "W"), "svg").decode()
     said = " ".join(text for _y, text in lines_in(saved))
     assert tr(heatmap.FOCUS_HELD[0]) in said, said  # what pinned it
+    assert tr(heatmap.FOCUS_HELD[1]) not in said, said  # not how to release it: an image has no control to set
     assert said.count("2: t2") == (2 if cols == TOKENS[:shape[1]] else 0)  # the cell lit: its query and key
     assert re.search(r'focus_row_marks"[^>]*>\s*<path', saved)  # the held row outlined
     pointer = [tr(w) for w in (heatmap.FOCUS_HINT, heatmap.FOCUS_CLICK, heatmap.FOCUS_PINNED)]

@@ -34,6 +34,18 @@ def test_the_runtime_functions_it_calls_exist():
     assert st_internals.session_id() is None and st_internals.session_connected() and not st_internals.running()
 
 
+def test_a_run_knows_the_page_name_it_was_asked_for():
+    from streamlit.runtime.pages_manager import PagesManager
+
+    pages = PagesManager("streamlit_app.py")
+    pages.set_script_intent("", "nonexistent")
+    assert (pages.intended_page_name, pages.intended_page_script_hash) == ("nonexistent", ""), (
+        f"{VERSION}: PagesManager.set_script_intent / intended_page_name / intended_page_script_hash changed: mend "
+        "st_internals.asked_page (an address that names no page would not be said: "
+        "attn_ui.shell.frame.unknown_address)")
+    assert st_internals.asked_page() is None  # no run
+
+
 RUN_TOKEN_APP = """
 import streamlit as st
 from attn_ui.infra import st_internals

@@ -70,6 +70,16 @@ def test_soft_cap_comes_after_the_scaling_and_before_the_mask():
             scaled_dot_product_attention(q, k, v, softcap=cap)
 
 
+def test_the_soft_caps_refusal_says_what_its_contract_takes():
+    """It said "(or none)", which the text "none" (that ``scale`` takes) is not: None is the way to have no cap."""
+    q = k = v = np.eye(2)
+    t = scaled_dot_product_attention(q, k, v, softcap=None)  # no cap: the scores as scaled
+    np.testing.assert_array_equal(t.capped, t.scaled)
+    with pytest.raises(AttentionInputError) as err:
+        scaled_dot_product_attention(q, k, v, softcap="none")
+    assert str(err.value) == "softcap: must be a finite number above 0, or None for no soft cap; got 'none'."
+
+
 def test_multi_head_soft_cap_reaches_every_head():
     x, w = RNG.normal(size=(3, 4)), RNG.normal(size=(4, 4)) * 3
     t = multi_head_attention(x, w, w, w, np.eye(4), 2, softcap=2.0)

@@ -90,6 +90,32 @@ def test_the_default_pages_guessed_addresses_open_it_at_the_root(browser: Browse
     context.close()
 
 
+@pytest.mark.parametrize("path, message, overview", [
+    ("/nonexistent", "This app has no page at the address “/nonexistent”: Overview opened instead.", "Overview"),
+    ("/mysteps?lang=zh", "本应用在地址“/mysteps”没有页面，已改为打开“概览”。", "概览"),
+])
+def test_an_address_that_names_no_page_says_so_in_the_learners_language(browser: Browser, app_server: str, path: str,
+                                                                        message: str, overview: str) -> None:
+    """An address that names no page opens the Overview with a message in the learner's language that names the
+    address asked for (as typed: /mysteps, which ends with a page's name, is not cut to /my) and the page that
+    opened; Streamlit's English "Page not found" dialog is closed (attn_ui.shell.frame.no_page_there)."""
+    context = browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    open_app(page, app_server + path)
+    expect(page.locator(f"{MAIN} [data-testid='stAlert']").filter(has_text=message)).to_have_count(1)
+    expect(nav_link(page, overview)).to_have_attribute("aria-current", "page")
+    expect(page.get_by_role("dialog")).to_have_count(0)
+    expect(page.get_by_text("Page not found")).to_have_count(0)
+    if shots := os.environ.get("E2E_SCREENSHOTS"):
+        page.screenshot(path=str(Path(shots) / f"not_found_{'zh' if 'zh' in path else 'en'}.png"))
+    learn = "学习" if "zh" in path else "Learn"  # the page answers a click; the message is said once
+    goto_page(page, learn)
+    goto_page(page, overview)
+    expect(page.locator(f"{MAIN} [data-testid='stAlert']").filter(has_text=message)).to_have_count(0)
+    assert_no_exception(page)
+    context.close()
+
+
 def test_back_goes_to_the_page_before_in_one_press_even_after_edits(browser: Browser, app_server: str) -> None:
     """A page switch is one entry in the browser's history, and an edit none (attn_ui.shell.frame.ONE_ENTRY_A_PAGE):
     Back goes to the page before in one press. Streamlit pushed an entry each time a run changed the address's

@@ -110,16 +110,55 @@ def test_a_huge_config_is_never_read_whole(tmp_path, tiny_dir):
     assert int(peak_kb) < 200_000, peak_kb  # far below the 400 MB a whole read would take
 
 
-@pytest.mark.parametrize("text, message", [
-    (b"not json", "tokenizer.json could not be read: "),
-    (b"{}", "tokenizer.json could not be read: "),
-    (b"\xff" * 10, "tokenizer.json could not be read: 'utf-8' codec can't decode byte 0xff"),
-])
-def test_a_tokenizer_that_does_not_parse_is_refused(tmp_path, tiny_dir, text, message):
-    folder = copy(tiny_dir, tmp_path / "m", tokenizer_json=text)
-    with pytest.raises(attn_models.ModelError) as err:
-        attn_models.load(str(folder))
-    assert str(err.value).startswith(message)
+def tokenizer(tiny_dir: Path, **change) -> bytes:
+    """The tiny checkpoint's tokenizer.json with top-level fields changed (None: left out), on lines as saved."""
+    doc = json.loads((tiny_dir / "tokenizer.json").read_bytes())
+    doc = {k: change.get(k, v) for k, v in {**doc, **change}.items() if change.get(k, v) is not None}
+    return json.dumps(doc, indent=2).encode()
+
+
+def test_a_tokenizer_that_does_not_parse_is_refused_naming_the_file_and_field(tmp_path, tiny_dir):
+    """The tokenizers library's English ("key must be a string at line 1 column 2", "Model missing.", "'utf-8' codec
+    can't decode byte 0xff …") was the message; now the file and the field at fault are named in words marked for the
+    catalogs, with the library's words only as a detail where no word of the app's says more."""
+    model = json.loads((tiny_dir / "tokenizer.json").read_bytes())["model"]
+    cases = {
+        b"not json": "tokenizer.json: not valid JSON (a value was expected at line 1, column 1).",
+        b"{\n  \"model\": {}\n  \"version\": 1\n}": "tokenizer.json: not valid JSON (a comma was expected at line 3, "
+                                                     "column 3).",
+        b"\xff" * 10: "tokenizer.json is not UTF-8 text.",
+        b"[1, 2]": "tokenizer.json: not a JSON object.",
+        b"{}": "tokenizer.json has no field model, which a tokenizer must have.",
+        tokenizer(tiny_dir, model=None): "tokenizer.json has no field model, which a tokenizer must have.",
+        tokenizer(tiny_dir, model={k: v for k, v in model.items() if k != "vocab"}):
+            "tokenizer.json has no field vocab, which a tokenizer must have.",
+        tokenizer(tiny_dir, model={**model, "vocab": "x"}):
+            "tokenizer.json: its field model is not what the tokenizers library reads there (line ",
+        tokenizer(tiny_dir, normalizer={"type": "Bogus"}):
+            "tokenizer.json: its field normalizer is not what the tokenizers library reads there (line ",
+        tokenizer(tiny_dir, added_tokens=[{"id": 3}]):
+            "tokenizer.json has no field added_tokens.content, which a tokenizer must have.",
+    }
+    for i, (text, message) in enumerate(cases.items()):
+        folder = copy(tiny_dir, tmp_path / f"m{i}", tokenizer_json=text)
+        with pytest.raises(attn_models.ModelError) as err:
+            attn_models.load(str(folder))
+        assert str(err.value).startswith(message), (text[:80], str(err.value))
+        assert "could not be read" not in str(err.value)
+        assert "codec" not in str(err.value) and "Model missing" not in str(err.value)
+
+
+def test_a_checkpoint_file_the_system_cannot_read_is_said_without_its_english_or_path(tmp_path, tiny_dir):
+    """An OSError's text ("[Errno 21] Is a directory: '/srv/…/config.json'") was the message, with the server's path."""
+    from attn_models import reader
+
+    (tmp_path / "tokenizer.json").mkdir()  # (the folder's check says a file is missing before it is opened)
+    for path, reason in ((tmp_path / "tokenizer.json", "it is a folder, not a file"),
+                         (tmp_path / "gone.json", "it is not there")):
+        with pytest.raises(attn_models.ModelError) as err:
+            reader.read_capped(path, "tokenizer.json", 1000)
+        assert str(err.value) == f"tokenizer.json could not be read: {reason}."
+        assert str(tmp_path) not in str(err.value)
 
 
 def test_a_tokenizer_with_ids_past_the_vocabulary_is_refused_at_load(tmp_path):
@@ -441,6 +480,22 @@ def test_folders_off_one_message_whatever_exists_and_nothing_is_looked_at(tmp_pa
                     "by its repo id (owner/name). Folders on the server cannot be named."}
 
 
+EMPTY_NAME = ("The name typed has nothing after its '/': the model's name is missing. A Hugging Face repo id is "
+              "owner/name (for example sentence-transformers/all-MiniLM-L6-v2).")
+EMPTY_PART = ("The name typed has two '/' in a row: the part between them is empty. A Hugging Face repo id has one "
+              "'/', between the owner and the name (for example sentence-transformers/all-MiniLM-L6-v2).")
+
+
+@pytest.mark.parametrize(("name", "said"), [("owner/", EMPTY_NAME), (" owner/ ", EMPTY_NAME), ("a//b", EMPTY_PART)])
+def test_folders_on_a_repo_id_with_an_empty_part_is_told_which_part(name, said, monkeypatch):
+    """With folders on, 'owner/' and 'a//b' (no folders here) were 'neither a folder on this machine nor a Hugging Face
+    repo id'."""
+    monkeypatch.setattr("attn_models.access.is_folder", lambda *_a: False)
+    with pytest.raises(attn_models.ModelError) as err:
+        Access(folders=True).check(name, "encoder")
+    assert str(err.value) == said
+
+
 @pytest.mark.parametrize(("name", "said"), [
     ("a b/c", "The name typed has ' ', which a Hugging Face repo id cannot have: a repo id is owner/name (for example "
               "sentence-transformers/all-MiniLM-L6-v2), each of the letters A–Z and a–z, digits, '-', '_' and '.'."),
@@ -454,6 +509,8 @@ def test_folders_off_one_message_whatever_exists_and_nothing_is_looked_at(tmp_pa
                                    "-v2): on the Hub, what follows huggingface.co/ in a model's address."),
     ("a/b-", "'a/b-' is not a valid Hugging Face repo id: owner/name, each of letters, digits, '-', '_' and '.', "
              "neither starting nor ending with '-' or '.', without '--' or '..', not ending in '.git'."),
+    ("owner/", EMPTY_NAME),  # had the Hub's rules, which it obeys
+    ("owner//name", EMPTY_PART),  # was told it is a path
 ])
 def test_folders_off_a_name_meant_as_a_repo_id_is_told_what_is_wrong_with_it(name, said, monkeypatch):
     """Said by the name's text alone, never by what is on the disk: the fault itself (a character, a part over the

@@ -133,16 +133,19 @@ def room_beside(labels_px: int) -> int:
 def fit_width(n_cols: int, row_labels: list[str], px: int, longest_text: int,
               room: int | None = None) -> tuple[int, bool]:
     """The width of a heatmap's cells ``px`` high that hold numbers of ``longest_text`` characters (0: none), and
-    whether the numbers are written on them: the cells never wider than ``room`` px (default :func:`cells_room`,
-    the main column) whatever the numbers; where they would not fit at FONT px, the cells hold colour only and each
-    number is in its tooltip.
+    whether the numbers are written on them: the cells never wider than ``room`` px together (default
+    :func:`cells_room`, the main column) whatever the numbers, or the blocks a large matrix is drawn in (``px``: a
+    block's width); where the numbers would not fit at FONT px, the cells hold colour only and each number is in
+    its tooltip.
 
     >>> fit_width(4, ["0: input1"], 44, 6), fit_width(15, ["0: [CLS]"], 42, 7), fit_width(15, ["0: [CLS]"], 42, 12)
     ((44, True), (45, True), (42, False))
+    >>> fit_width(32, ["0–7"], 32, 0)  # the caps' Q in blocks of 8 × 16: 32 blocks of 32 px were 1,024 px
+    (25, False)
     """
     room = cells_room(row_labels) if room is None else room
     width = cell_width(px, longest_text)
-    if longest_text and n_cols * width > room:
+    if n_cols * width > room:
         return max(2, min(px, room // n_cols)), False
     return width, longest_text > 0
 

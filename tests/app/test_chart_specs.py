@@ -266,11 +266,13 @@ def test_a_heatmap_without_masked_cells_keeps_vega_lites_own_descriptions():
 MAIN_COLUMN_AT_1400 = 1400 - 320 - 2 * 80  # the window, the sidebar (attn_ui.shell.frame), the padding
 
 
-def _spec_width(spec: dict, row_labels: list[str]) -> int:
-    """A heatmap's width from its spec: its cells (step × columns), the widest row label (≤ Vega's labelLimit of
-    180 px, 7 px a character), the ticks and padding (14 px) and the colour legend (72 px)."""
-    n_cols = len(set(_only_frame(spec).col))
-    widest = min(180, max(7 * len(label) for label in row_labels))
+def _spec_width(spec: dict) -> int:
+    """A heatmap's width from its spec: its cells (step × columns), the widest row label it draws (≤ Vega's
+    labelLimit of 180 px, 7 px a character; a block's "0–7" for a matrix drawn in blocks), the ticks and padding
+    (14 px) and the colour legend (72 px)."""
+    frame = _only_frame(spec)
+    n_cols = len(set(frame.col))
+    widest = min(180, max(7 * len(label) for label in set(frame.row)))
     return spec["width"]["step"] * n_cols + widest + 14 + 72
 
 
@@ -288,13 +290,17 @@ def _real_model_weights(n: int = 15) -> np.ndarray:
     (np.random.default_rng(1).normal(scale=1e6, size=(15, 15)), 4),  # numbers of a million
     (np.random.default_rng(2).normal(size=(12, 40)), 4),  # wide: 40 columns
     (np.random.default_rng(3).normal(size=(20, 20)), 8),
+    # drawn in blocks, no numbers on them (the caps' Q: 256 tokens × d_k 512 was 1,162 px in a 920 px column)
+    (np.random.default_rng(4).normal(size=(256, 512)), 4),
+    (np.random.default_rng(5).normal(size=(64, 769)), 4),
+    (np.random.default_rng(6).normal(size=(3, 512)), 4),
 ])
 def test_no_heatmap_is_wider_than_the_main_column(values, precision):
     rows = [f"{i}: sentence{i}" for i in range(values.shape[0])]
     cols = [f"{j}: sentence{j}" for j in range(values.shape[1])]
     spec = heatmap.heatmap(values, rows, cols, precision=precision, kind="weights" if values.max() <= 1 else "signed",
                            x_title="key", y_title="query").spec()
-    assert _spec_width(spec, rows) <= MAIN_COLUMN_AT_1400
+    assert _spec_width(spec) <= MAIN_COLUMN_AT_1400
     assert heatmap.heatmap_width(values, rows, precision) <= MAIN_COLUMN_AT_1400
     assert heatmap.MAIN_COLUMN_PX == MAIN_COLUMN_AT_1400
 

@@ -400,9 +400,10 @@ def _cap(template: str, value: int, cap: int, **params: object) -> None:
 
 def whole_number(what: str, value: int | float | None, low: int, high: int, *, under: str | None = None) -> int:
     """``value``, what the box ``what`` names holds as the learner typed it, as a whole number from ``low`` to
-    ``high`` (a whole float is its int: 1e3 typed is 1000); refused when it is empty (None: a number box left empty,
-    or holding no number), not a whole number (2.5 is never rounded; nan and inf neither), under ``low`` (``under``,
-    marked with N_, when the caller says why: "{what}: {value} is under 1; <why>.") or over ``high``.
+    ``high`` (a whole float is its int: 1e3 typed is 1000); refused when it is None (a number box left empty, or
+    holding nothing it reads as a number, letters or 1e400: the message says it holds no number, not that it is
+    empty), not a whole number (2.5 is never rounded; nan and inf neither), under ``low`` (``under``, marked with
+    N_, when the caller says why: "{what}: {value} is under 1; <why>.") or over ``high``.
 
     ``what`` is a :class:`Words` (translated by the app) or a label the app has already translated (a plain str
     passes through as it is). Pure Python: no numpy.
@@ -417,10 +418,10 @@ def whole_number(what: str, value: int | float | None, low: int, high: int, *, u
     attn_core.errors.AttentionInputError: Tokens to write: 0 is under 1.
     >>> whole_number("Seed", None, 0, 10)
     Traceback (most recent call last):
-    attn_core.errors.AttentionInputError: Seed is empty: type a whole number.
+    attn_core.errors.AttentionInputError: Seed holds no number that can be read: type a whole number.
     """
     if value is None:
-        raise AttentionInputError(N_("{what} is empty: type a whole number."), what=what)
+        raise AttentionInputError(N_("{what} holds no number that can be read: type a whole number."), what=what)
     if isinstance(value, float) and not value.is_integer():  # nan and inf too
         raise AttentionInputError(N_("{what}: {value} is not a whole number."), what=what, value=value)
     value = int(value)
@@ -450,8 +451,9 @@ def number_in_range(what: str, value: int | float | None, low: float | None, hig
     """
     if value is None:
         if above and low is not None:
-            raise AttentionInputError(N_("{what} is empty: type a number above {low}."), what=what, low=_shown(low))
-        raise AttentionInputError(N_("{what} is empty: type a number."), what=what)
+            raise AttentionInputError(N_("{what} holds no number that can be read: type a number above {low}."),
+                                      what=what, low=_shown(low))
+        raise AttentionInputError(N_("{what} holds no number that can be read: type a number."), what=what)
     value = float(value)
     if not math.isfinite(value):
         raise AttentionInputError(N_("{what}: {value} is not a finite number."), what=what, value=value)

@@ -125,7 +125,8 @@ def resized(cfg: Config, sizes: dict) -> Config:
     """``cfg`` with the ``sizes`` of the boxes (n_seq, d_model, d_qk, d_k: W_K's own with an additive score, else
     None, and d_v), or AttentionInputError for the first size refused."""
     if cfg.score == "additive" and sizes["d_k"] is None:  # its box left empty (the core takes None as following d_q)
-        raise AttentionInputError(N_("{what} is empty: type a whole number."), what=N_("d_k (columns of W_K)"))
+        raise AttentionInputError(N_("{what} holds no number that can be read: type a whole number."),
+                                  what=N_("d_k (columns of W_K)"))
     return with_dimensions(cfg, **sizes, init=st.session_state["inputs_fill"], seed=fill_seed())
 
 

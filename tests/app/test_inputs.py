@@ -158,8 +158,8 @@ def test_dimension_change_keeps_values_that_fit():
                             "d_model 4."),
     ("inputs_d_qk", 800.0, "Dimensions not changed: d_k (columns of W_Q and W_K): 800 is over the cap of 768. Still "
                            "using d_k 3."),
-    ("inputs_n_seq", None, "Dimensions not changed: n_seq (tokens) is empty: type a whole number. Still using n_seq "
-                           "3."),  # a box left empty
+    ("inputs_n_seq", None, "Dimensions not changed: n_seq (tokens) holds no number that can be read: type a whole "
+                           "number. Still using n_seq 3."),  # a box left empty
 ])
 def test_a_size_out_of_range_is_refused_with_a_message_under_the_sizes(key, value, said):
     """Streamlit's own range check left a size past its cap in a red box, with no word of why (a fresh reviewer): the

@@ -275,7 +275,7 @@ def gemma_at(lang: str | None = None) -> AppTest:
 @pytest.mark.parametrize("typed, words", [
     (0.0, "Cap: 0 is not above 0: type a number above 0."),
     (-1.0, "Cap: -1 is not above 0: type a number above 0."),
-    (None, "Cap is empty: type a number above 0."),
+    (None, "Cap holds no number that can be read: type a number above 0."),
 ])
 def test_the_cap_box_refuses_by_its_label_keeps_what_was_typed_and_says_the_cap_in_use(typed, words):
     at = gemma_at()

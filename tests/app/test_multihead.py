@@ -448,7 +448,7 @@ def test_changing_heads_keeps_the_general_score_weights_that_fit():
     (2.5, "n_heads: 2.5 is not a whole number. Still showing 1 head."),
     (99.0, "n_heads: 99 is over the cap of 16. Still showing 1 head."),
     (0.0, "n_heads: 0 is under 1; attention has at least one head. Still showing 1 head."),
-    (None, "n_heads is empty: type a whole number. Still showing 1 head."),
+    (None, "n_heads holds no number that can be read: type a whole number. Still showing 1 head."),
 ])
 def test_a_head_count_that_is_no_head_count_is_refused_in_words(typed, said):
     """The box takes what is typed as typed (a browser's integer box read "1e1" as 1 and "2.5" as 2 without a word):

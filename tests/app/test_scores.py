@@ -348,7 +348,8 @@ def test_queries_and_keys_of_different_widths_leave_out_the_dot_product():
     (0.0, "Features per head not changed: d_a (features per head): 0 is under 1; the tanh layer has at least one "
           "feature."),
     (9999.0, "Features per head not changed: d_a (features per head): 9999 is over the cap of 768."),
-    (None, "Features per head not changed: d_a (features per head) is empty: type a whole number."),
+    (None, "Features per head not changed: d_a (features per head) holds no number that can be read: type a whole "
+           "number."),
 ])
 def test_a_d_a_that_is_no_width_is_refused_in_words(typed, said):
     """d_a's box takes what is typed as typed (an integer box read "1e2" as 1 and "2.5" as 2 without a word): what is

@@ -52,7 +52,7 @@ def seed_refusals(label: str) -> list[tuple[float | None, str]]:
     return [(2.5, f"{label}: 2.5 is not a whole number. Still using seed 0."),
             (SEED_HIGH + 1.0, f"{label}: {SEED_HIGH + 1} is over the cap of {SEED_HIGH}. Still using seed 0."),
             (-1.0, f"{label}: -1 is under 0. Still using seed 0."),
-            (None, f"{label} is empty: type a whole number. Still using seed 0.")]
+            (None, f"{label} holds no number that can be read: type a whole number. Still using seed 0.")]
 
 
 # ---- Inputs & weights: the embedding seed and the seed for new cells ------------------------------------------------
@@ -142,7 +142,7 @@ def test_a_randomise_seed_of_1e1_is_seed_10_and_0_is_a_seed():
 @pytest.mark.parametrize(("typed", "said"), [
     (150.0, "std: 150 is over 100. Still using std 1."),
     (-0.5, "std: -0.5 is under 0. Still using std 1."),
-    (None, "std is empty: type a number. Still using std 1."),
+    (None, "std holds no number that can be read: type a number. Still using std 1."),
 ])
 def test_a_std_out_of_its_range_is_said_and_the_last_std_still_draws(typed, said):
     at = type_into(randomise_open("gaussian"), "inputs_w_v_std", typed)
@@ -174,10 +174,10 @@ def cell_shown(at: AppTest) -> tuple[int, int]:
     ("row", 2.5, "Row: 2.5 is not a whole number. Still showing row 7."),
     ("row", 150.0, "Row: 150 is over the cap of 149. Still showing row 7."),
     ("row", -1.0, "Row: -1 is under 0. Still showing row 7."),
-    ("row", None, "Row is empty: type a whole number. Still showing row 7."),
+    ("row", None, "Row holds no number that can be read: type a whole number. Still showing row 7."),
     ("col", 2.5, "Column: 2.5 is not a whole number. Still showing column 42."),
     ("col", 1e3, "Column: 1000 is over the cap of 149. Still showing column 42."),
-    ("col", None, "Column is empty: type a whole number. Still showing column 42."),
+    ("col", None, "Column holds no number that can be read: type a whole number. Still showing column 42."),
 ])
 def test_a_row_or_column_refused_is_said_and_the_cell_shown_stays(box, typed, said):
     at = big_inputs()
@@ -216,7 +216,7 @@ def shifted_pair(at: AppTest) -> str:
     (2.5, "shift s: 2.5 is not a whole number. Still using s = 5."),
     (100_001.0, "shift s: 100001 is over the cap of 100000. Still using s = 5."),
     (-1.0, "shift s: -1 is under 0. Still using s = 5."),
-    (None, "shift s is empty: type a whole number. Still using s = 5."),
+    (None, "shift s holds no number that can be read: type a whole number. Still using s = 5."),
 ])
 def test_a_shift_refused_is_said_and_s_5_still_shifts(typed, said):
     at = type_into(rope_shift_page(), mv.SHIFT, typed)
@@ -265,7 +265,7 @@ def n_tokens(at: AppTest) -> int:
     (14.5, "Pad to (tokens): 14.5 is not a whole number. Still padding to 16 tokens."),
     (1e6, "Pad to (tokens): 1000000 is over the cap of {most}. Still padding to 16 tokens."),
     (-1.0, "Pad to (tokens): -1 is under 0. Still padding to 16 tokens."),
-    (None, "Pad to (tokens) is empty: type a whole number. Still padding to 16 tokens."),
+    (None, "Pad to (tokens) holds no number that can be read: type a whole number. Still padding to 16 tokens."),
 ])
 def test_a_padding_refused_is_said_and_the_padding_in_use_stays(models, typed, said):
     at = model_page(models)
@@ -302,7 +302,7 @@ def write(at: AppTest) -> tuple:
     (2.5, "Tokens to write: 2.5 is not a whole number. Still writing 8 tokens per click."),
     (21.0, "Tokens to write: 21 is over the cap of 20. Still writing 8 tokens per click."),
     (0.0, "Tokens to write: 0 is under 1. Still writing 8 tokens per click."),
-    (None, "Tokens to write is empty: type a whole number. Still writing 8 tokens per click."),
+    (None, "Tokens to write holds no number that can be read: type a whole number. Still writing 8 tokens per click."),
 ])
 def test_tokens_to_write_refused_are_said_and_8_are_still_written(models, typed, said):
     at = type_into(generate_page(models), generate_views.N_NEW, typed)

@@ -34,7 +34,7 @@ def test_a_whole_number_within_its_bounds_is_its_int(value, low, high, whole):
 
 
 @pytest.mark.parametrize(("value", "low", "high", "said"), [
-    (None, 0, SEED_HIGH, "Seed is empty: type a whole number."),
+    (None, 0, SEED_HIGH, "Seed holds no number that can be read: type a whole number."),
     (2.5, 0, SEED_HIGH, "Seed: 2.5 is not a whole number."),
     (math.nan, 0, SEED_HIGH, "Seed: nan is not a whole number."),
     (math.inf, 0, SEED_HIGH, "Seed: inf is not a whole number."),
@@ -78,7 +78,7 @@ def test_a_number_within_its_range_is_its_float(value, low, high, number):
 
 
 @pytest.mark.parametrize(("value", "low", "high", "said"), [
-    (None, 0.0, 100.0, "std is empty: type a number."),
+    (None, 0.0, 100.0, "std holds no number that can be read: type a number."),
     (math.nan, 0.0, 100.0, "std: nan is not a finite number."),
     (math.inf, 0.0, None, "std: inf is not a finite number."),
     (150.0, 0.0, 100.0, "std: 150 is over 100."),
@@ -93,7 +93,7 @@ def test_a_number_outside_its_range_is_refused_by_name(value, low, high, said):
 @pytest.mark.parametrize(("value", "said"), [
     (0.0, "Cap: 0 is not above 0: type a number above 0."),
     (-1.0, "Cap: -1 is not above 0: type a number above 0."),
-    (None, "Cap is empty: type a number above 0."),
+    (None, "Cap holds no number that can be read: type a number above 0."),
     (math.inf, "Cap: inf is not a finite number."),
 ])
 def test_a_number_that_must_be_above_its_low_bound_refuses_the_bound_itself(value, said):

@@ -26,12 +26,15 @@ pytestmark = pytest.mark.e2e
 
 SIZES = ("n_seq", "d_model", "d_k", "d_v")  # the sizes' labels with the dot score
 #: text typed -> (what is said under the sizes, what the box shows: what was typed, as the box holds it)
+NO_NUMBER = ("Dimensions not changed: n_seq (tokens) holds no number that can be read: type a whole number. "
+             "Still using n_seq 3.")  # the box sends no number: left empty, letters, or one past a float's range
 REFUSED = {
     "2.5": ("Dimensions not changed: n_seq (tokens): 2.5 is not a whole number. Still using n_seq 3.", "2.5"),
     "1e3": ("Dimensions not changed: n_seq (tokens): 1000 is over the cap of 256. Still using n_seq 3.", "1000"),
-    "": ("Dimensions not changed: n_seq (tokens) is empty: type a whole number. Still using n_seq 3.", ""),  # a box
-    "abc": ("Dimensions not changed: n_seq (tokens) is empty: type a whole number. Still using n_seq 3.", ""),  # left
-}  # empty, or "abc": the box takes no letters
+    "": (NO_NUMBER, ""),  # a box left empty
+    "abc": (NO_NUMBER, ""),  # the box takes no letters
+    "1e400": (NO_NUMBER, ""),  # shown as typed, but a number box's value reads "" while what it holds is no float:
+}  # the message said the box was empty beside the 1e400 it showed
 
 
 def size_box(page: Page, label: str):
@@ -120,7 +123,7 @@ def test_the_dimensions_area_shows_every_size_whole_with_the_refusal(shown_page:
     ("1e1", "10 heads do not fit."),  # read as 10 (an integer box read it as 1: 3 heads became 1 without a word)
     ("2.5", "n_heads: 2.5 is not a whole number. Still showing 1 head."),
     ("99", "n_heads: 99 is over the cap of 16. Still showing 1 head."),
-    ("", "n_heads is empty: type a whole number. Still showing 1 head."),
+    ("", "n_heads holds no number that can be read: type a whole number. Still showing 1 head."),
 ], ids=["1e1", "2.5", "99", "empty"])
 def test_a_head_count_typed_is_read_as_typed_and_refused_in_words(page: Page, app_server: str, text: str, said: str):
     """Multi-head's number of heads, typed key by key: read as typed, refused in words, the heads kept."""

@@ -109,6 +109,8 @@ score_weights = " · ".join(f"**{MATRIX_NAMES[n]}**: {cfg.matrix(n).shape[0]} ×
 widths = f"d_q = {cfg.d_q}, d_k = {cfg.d_k}" if cfg.d_q != cfg.d_k else f"d_k = {cfg.d_k}"
 heads = _("- **Heads**: {n} ({widths}, d_v = {d_v} per head)").format(
     n=cfg.n_heads, widths=widths + (f", d_a = {cfg.d_a}" if cfg.d_a else ""), d_v=cfg.d_v)
+modern = text.modern_options(cfg)  # Modern attention's options, the weights below computed with them
+window = _("window {w}").format(w=cfg.window) if cfg.window is not None else ""
 tokens = ", ".join(map(text.md_escape, cfg.tokens))
 st.markdown("\n".join(filter(None, [
     (_("- **Tokens** ({n} of X: the keys and values): {tokens}") if cfg.cross else
@@ -119,8 +121,9 @@ st.markdown("\n".join(filter(None, [
     f"**W_V**: {cfg.d_model} × {cfg.w_v.shape[1]} · **W_O**: {cfg.w_o.shape[0]} × {cfg.d_out}",
     _("- **Score function**: {name}, {formula}").format(**scores) + (f" · {score_weights}" if score_weights else ""),
     heads,
+    _("- **Modern attention**: {options}").format(options=", ".join(modern)) if modern else "",
     _("- **Scale**: {scale}").format(scale=text.scale_text(cfg)),
-    _("- **Mask**: {mask}").format(mask=mask_text),
+    _("- **Mask**: {mask}").format(mask=" · ".join(filter(None, [mask_text, window]))),
 ])))
 st.page_link(registry.INPUTS.file, label=_("Edit the inputs and weights"), icon=":material/edit:")
 

@@ -29,10 +29,7 @@ st.caption(" · ".join(filter(None, [
     f"d_model {cfg.d_model}", f"d_q {cfg.d_q}" if cfg.d_q != cfg.d_k else "", f"d_k {cfg.d_k}",
     f"d_a {cfg.d_a}" if cfg.score == "additive" else "", f"d_v {cfg.d_v}",
     ngettext("{n} head", "{n} heads", cfg.n_heads).format(n=cfg.n_heads),
-    ngettext("sharing {n} key/value head", "sharing {n} key/value heads", cfg.kv_heads).format(n=cfg.kv_heads)
-    if cfg.n_kv_heads else "",
-    "QK-norm" if cfg.qk_norm else "", f"RoPE ({cfg.rope.layout}, base {cfg.rope.base:g})" if cfg.rope else "",
-    _("soft cap {c}").format(c=f"{cfg.softcap:g}") if cfg.softcap is not None else "", "ALiBi" if cfg.alibi else "",
+    *text.modern_options(cfg),
     _("scores {formula}").format(formula=text.SCORE_TEXT[cfg.score]) if cfg.score != "dot" else "",
     _(MASK_WORDS[cfg.mask_kind]) if cfg.mask_kind in MASK_WORDS else f"mask {cfg.mask_kind}",
     _("window {w}").format(w=cfg.window) if cfg.window is not None else "",

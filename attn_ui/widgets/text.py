@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 
 from attn_core import Config
-from attn_ui.app.i18n import N_, _
+from attn_ui.app.i18n import N_, _, ngettext
 from attn_ui.widgets.numbers import format_number
 
 
@@ -92,6 +92,18 @@ def scale_text(cfg: Config) -> str:
     if cfg.scale == "none":
         return _("none (÷ 1)")
     return f"÷ {float(cfg.scale):.4g}"
+
+
+def modern_options(cfg: Config) -> list[str]:
+    """The options of Modern attention the heads run with, in short words ([] when none is on): "sharing 1
+    key/value head", "QK-norm", "RoPE (half, base 10000)", "soft cap 9.2", "ALiBi" (a window is the mask's: the
+    pages say it beside the mask)."""
+    return [part for part in (
+        ngettext("sharing {n} key/value head", "sharing {n} key/value heads", cfg.kv_heads).format(n=cfg.kv_heads)
+        if cfg.n_kv_heads else "",
+        "QK-norm" if cfg.qk_norm else "", f"RoPE ({cfg.rope.layout}, base {cfg.rope.base:g})" if cfg.rope else "",
+        _("soft cap {c}").format(c=f"{cfg.softcap:g}") if cfg.softcap is not None else "",
+        "ALiBi" if cfg.alibi else "") if part]
 
 
 _PUNCTUATION = frozenset(string.punctuation)  # CommonMark: every ASCII punctuation character can be escaped

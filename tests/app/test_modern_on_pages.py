@@ -207,3 +207,19 @@ def test_multi_head_offers_only_head_counts_rope_can_turn():
     said = " ".join(w.value for w in at.warning)
     assert "**2 heads do not fit.**" in said and "RoPE turns pairs of features" in said
     assert "Valid choices: 1, 3." in said
+
+
+def test_overview_lists_the_modern_options_its_weights_use():
+    """The Overview's Current configuration names every option the weights it draws run with (it listed heads, scale
+    and mask only, while the weights below were computed with GQA, RoPE, QK-norm, ALiBi, a window and a cap)."""
+    at = new_app()
+    at.session_state["config"] = CONFIGS["all_on"]()
+    at.run()
+    listed = next(m.value for m in at.markdown if "**Heads**" in m.value)
+    assert "- **Modern attention**: sharing 2 key/value heads, QK-norm, RoPE (half, base 10000), soft cap 3, ALiBi" \
+        in listed
+    assert "- **Mask**: causal (each token sees itself and earlier ones) · window 2" in listed
+    at.session_state["config"] = load_preset("seed000")
+    at.run()
+    listed = next(m.value for m in at.markdown if "**Heads**" in m.value)
+    assert "Modern attention" not in listed and "window" not in listed

@@ -51,7 +51,7 @@ def navigation() -> st.Page:
     """Set up the session and the sidebar; return the page to run."""
     choose_language()  # first: every text of this run is in it
     i18n.pin_language()  # read once for the rest of the run: nothing after the callbacks changes it
-    charts.new_run()  # the charts this run draws, offered by save_chart.menu after the page
+    charts.new_run(narrow=on_phone())  # the charts this run draws, offered by save_chart.menu after the page
     st.set_page_config(page_title=_("Self-Attention Explorer"), page_icon=":material/center_focus_strong:",
                        layout="wide",
                        initial_sidebar_state=heatmap.SIDEBAR_PX)  # its width in px, shown

@@ -132,6 +132,24 @@ def test_an_edit_typed_in_the_panel_changes_the_first_heatmap_on_the_same_screen
     assert not np.allclose(expected(edited), expected(X))  # the edit shows
 
 
+#: [text, left, right] of every colour legend's label of the page's charts (Vega's SVG text)
+LEGEND_LABELS = f"""() => [...document.querySelectorAll('{MAIN} {CHART} .role-legend-label text')]
+    .map(t => {{ const b = t.getBoundingClientRect(); return [t.textContent, b.left, b.right]; }})"""
+
+
+def test_the_heatmaps_legends_are_whole_on_a_phone(phone: Page, app_server: str):
+    """Step by step at 390 × 844: every colour legend's labels are whole on the screen. Scaled scores' legend, right
+    of cells that took the chart 17 px past the screen, showed "9.23" for 9.238 at the screen's edge; a heatmap too
+    wide for its legend beside the cells has it under them, labelled at the ends of its colours."""
+    open_app(phone, f"{app_server}/{registry.STEPS.name}")
+    phone.wait_for_timeout(1000)  # every chart drawn at its width
+    labels = phone.evaluate(LEGEND_LABELS)
+    assert {"\u22129.238", "9.238", "\u221216", "16"} <= {text for text, _left, _right in labels}, labels
+    assert all(0 <= left and right <= PHONE_W for _text, left, right in labels), labels
+    # and no chart is wider than its box: none scrolls sideways, none faded at its edge (where "9.238" lost its "8")
+    assert phone.locator(MAIN).locator(CHART).evaluate_all("cs => cs.every(c => c.scrollWidth <= c.clientWidth)")
+
+
 def test_the_sidebar_closes_once_a_page_is_picked_on_a_phone(phone: Page, app_server: str):
     open_app(phone, app_server)
     phone.locator('[data-testid="stExpandSidebarButton"]').click()
@@ -204,10 +222,16 @@ FADES = """() => [...document.querySelectorAll('[data-testid="stVegaLiteChart"]'
 })"""
 
 
-def test_a_chart_a_little_wider_than_a_phone_fades_only_what_is_hidden(phone: Page, app_server: str):
-    """Step by step at 390 px: Scores and Scaled scores are a few px wider than the screen. Their right edge fades by
-    what is hidden (at most 48 px), so their colour legends stay readable; scrolled to the end, the left edge fades by
-    as much. (A fixed 48 px fade covered both legends' labels for an overflow of 2 and 17 px.)"""
+def test_a_chart_a_little_wider_than_a_phone_fades_only_what_is_hidden(browser: Browser, app_server: str):
+    """Step by step on a 375 px phone: the Weights heatmap, laid out for a 390 px one, is 14 px wider than the screen
+    (at 390 px Scores and Scaled scores were 2 and 17 px wider; their legends now lie under the cells there). Its
+    right edge fades by what is hidden (at most 48 px), so its colour legend stays readable; scrolled to the end, the
+    left edge fades by as much. (A fixed 48 px fade covered both legends' labels for an overflow of 2 and 17 px.)"""
+    with sized_page(browser, 375, 812, phone=True) as phone:
+        fades_only_what_is_hidden(phone, app_server)
+
+
+def fades_only_what_is_hidden(phone: Page, app_server: str) -> None:
     open_app(phone, f"{app_server}/{registry.STEPS.name}")
     expect(phone.locator(f'{MAIN} [data-testid="stVegaLiteChart"] canvas, {MAIN} [data-testid="stVegaLiteChart"] svg')
            .first).to_be_visible()

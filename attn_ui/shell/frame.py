@@ -249,17 +249,23 @@ _WIDE_CHARTS = ("@property --attn-fade-l { syntax: '\\3c length>'; inherits: fal
 #: on a narrow screen (a phone) the page wastes less height, so that the edit panel's grid and the first result it
 #: changes are on the screen together (390 × 844: Step by step's Q began at y 833 under Streamlit's 96 px top space, a
 #: 44 px title, 36 px headings that took two lines, and the panel's rows 16 px apart): less space above the title,
-#: smaller titles and headings, elements and the panel's rows closer, display formulas with less space around them
+#: smaller titles and headings, elements and the panel's rows closer, display formulas with less space around them. A
+#: heading keeps 1rem under its text: Streamlit pulls the element after a heading up by 1rem (its Markdown box's
+#: margin), which with less padding laid the panel's box over the title's last pixels (逐步计算). The header (the
+#: sidebar's button; opaque, over the page) is as much shorter as the space above the title, or it would hide the
+#: title's top
 _PHONE_ROOM = ("@media (max-width: 640px) {"
+               " [data-testid='stApp'] :is([data-testid='stHeader'], [data-testid='stToolbar']) {"
+               " height: 2.75rem; min-height: 0; }"
                " [data-testid='stMainBlockContainer'] { padding-top: 2.75rem; }"
                " [data-testid='stMainBlockContainer'] [data-testid='stVerticalBlock'] { gap: 0.5rem; }"
-               " [data-testid='stMainBlockContainer'] h1 { font-size: 2rem; padding: 0.5rem 0 0.25rem; }"
-               " [data-testid='stMainBlockContainer'] h2 { font-size: 1.5rem; padding: 0.25rem 0; }"
-               " [data-testid='stMainBlockContainer'] h3 { font-size: 1.25rem; padding: 0.25rem 0; }"
+               " [data-testid='stMainBlockContainer'] h1 { font-size: 1.75rem; padding: 0 0 1rem; }"
+               " [data-testid='stMainBlockContainer'] h2 { font-size: 1.5rem; padding: 0.25rem 0 1rem; }"
+               " [data-testid='stMainBlockContainer'] h3 { font-size: 1.25rem; padding: 0.25rem 0 1rem; }"
                " [data-testid='stMainBlockContainer'] .katex-display { margin: 0.5em 0; }"
                f" .st-key-{PHONE_PANEL} {{ padding: 0.5rem; }}"
                f" .st-key-{PHONE_PANEL} [data-testid='stVerticalBlock'] {{ gap: 0.5rem; }}"
-               f" .st-key-{PHONE_PANEL} [data-testid='stPageLink-NavLink'] p {{ line-height: 1.3; }} }}")
+               f" .st-key-{PHONE_PANEL} p {{ line-height: 1.3; }} }}")  # its title, caption and link's label
 #: a page link's label wraps onto a second line instead of being cut at the box's edge (a long label on a phone)
 _LINK_LABELS = "[data-testid='stPageLink-NavLink'] :is(span, p) { white-space: normal; }"
 #: Korean is written with spaces between words: break its lines there, not inside a word (the browser's default

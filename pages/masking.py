@@ -82,7 +82,8 @@ st.markdown(_(
     "keys still sum to 1. The mask you choose here is part of your configuration: Step by step and "
     "Multi-head use it too."
 ))
-grid_editor.pending_errors_banner(registry.MASKING, in_panel=in_panel)
+with frame.under_panel():  # on a phone right under the panel, where the value is fixed (above the first result)
+    grid_editor.pending_errors_banner(registry.MASKING, in_panel=in_panel)
 queries, labels = text.query_labels(cfg), text.token_labels(cfg)  # rows (queries) and columns (keys: X's tokens)
 
 kinds = [k for k in MASK_KINDS if not (cfg.cross and k == "causal")]  # causal needs one sequence

@@ -94,7 +94,8 @@ st.markdown("\n\n".join([_(  # the page's idea, and (once the numbers are known)
     "towards uniform; dividing by a small s sharpens it towards one-hot (s acts as softmax's *temperature*). "
     "The scale you choose here is part of your configuration: Step by step and Multi-head use it too."
 ), *([] if trace is None else [claim(cfg, trace.heads[head], head)])]))
-grid_editor.pending_errors_banner(registry.SCALING, in_panel=in_panel)
+with frame.under_panel():  # on a phone right under the panel, where the value is fixed (above the first result)
+    grid_editor.pending_errors_banner(registry.SCALING, in_panel=in_panel)
 
 divisor = divisor_for(cfg.scale, cfg.d_k)
 st.radio(_("Scale"), list(MODES), format_func=i18n.option_labels(MODES), horizontal=True,

@@ -199,7 +199,8 @@ def under_panel() -> contextlib.AbstractContextManager:
         with frame.under_panel():
             st.header(...)
             matrix_block(...)
-    """
+
+    Each ``with`` adds to the place in turn (a banner of a value the panel refused first, then the first result)."""
     slot = getattr(_RUN, "under_panel", None)
     return slot if slot is not None and on_phone() else contextlib.nullcontext()
 

@@ -82,7 +82,8 @@ st.markdown(_(
     "keys still sum to 1. The mask you choose here is part of your configuration: Step by step and "
     "Multi-head use it too."
 ))
-grid_editor.pending_errors_banner(registry.MASKING, in_panel=in_panel)
+with frame.under_panel():  # on a phone right under the panel, where the value is fixed (above the first result)
+    grid_editor.pending_errors_banner(registry.MASKING, in_panel=in_panel)
 queries, labels = text.query_labels(cfg), text.token_labels(cfg)  # rows (queries) and columns (keys: X's tokens)
 
 kinds = [k for k in MASK_KINDS if not (cfg.cross and k == "causal")]  # causal needs one sequence
@@ -121,19 +122,21 @@ if t.fully_masked_rows:
         icon=":material/block:",
     )
 
-st.header(_("The mask"))
-left, right = controls.pair(mask.astype(float), additive_mask(mask), queries)  # the mask's two forms: both
-with left:
-    st.markdown(block_markdown(_("**Boolean mask** · shape {shape}").format(shape=shape), note_markdown(
-        _("1 = may attend; grey 0 = masked. {how}").format(how=masking_views.how_built(cfg)))))
-    charts.show_chart(masking_views.mask_heatmap(mask, queries, labels, i18n.language()), name=_("Boolean mask"))
-with right:
-    # the words in the formula are translated, its layout is not
-    m_formula = r"M_{ij} = 0 \text{ " + _("if allowed,") + r" } -\infty \text{ " + _("if masked") + "}"
-    st.markdown(block_markdown(_("**{title}** · shape {rows} × {cols}").format(  # as matrix_block writes a block
-        title=_("Additive mask M"), rows=mask.shape[0], cols=mask.shape[1]), formula_markdown(m_formula)))
-    charts.show_chart(masking_views.additive_mask_heatmap(mask, queries, labels, controls.precision(),
-                                                          i18n.language()))
+with frame.under_panel():  # on a phone right under the edit panel: the grid and the mask on one screen
+    st.header(_("The mask"))
+    left, right = controls.pair(mask.astype(float), additive_mask(mask), queries)  # the mask's two forms: both
+    with left:
+        st.markdown(block_markdown(_("**Boolean mask** · shape {shape}").format(shape=shape), note_markdown(
+            _("1 = may attend; grey 0 = masked. {how}").format(how=masking_views.how_built(cfg)))))
+        charts.show_chart(masking_views.mask_heatmap(mask, queries, labels, i18n.language()), name=_("Boolean mask"))
+    with right:
+        # the words in the formula are translated, its layout is not
+        m_formula = r"M_{ij} = 0 \text{ " + _("if allowed,") + r" } -\infty \text{ " + _("if masked") + "}"
+        st.markdown(block_markdown(_("**{title}** · shape {rows} × {cols}").format(  # as matrix_block writes a block
+            title=_("Additive mask M"), rows=mask.shape[0], cols=mask.shape[1]), formula_markdown(m_formula)))
+        charts.show_chart(masking_views.additive_mask_heatmap(mask, queries, labels, controls.precision(),
+                                                              i18n.language()))
+
 
 if t.bias is not None:
     st.header(_("The score bias: the mask's finite sibling"))

@@ -94,7 +94,8 @@ st.markdown("\n\n".join([_(  # the page's idea, and (once the numbers are known)
     "towards uniform; dividing by a small s sharpens it towards one-hot (s acts as softmax's *temperature*). "
     "The scale you choose here is part of your configuration: Step by step and Multi-head use it too."
 ), *([] if trace is None else [claim(cfg, trace.heads[head], head)])]))
-grid_editor.pending_errors_banner(registry.SCALING, in_panel=in_panel)
+with frame.under_panel():  # on a phone right under the panel, where the value is fixed (above the first result)
+    grid_editor.pending_errors_banner(registry.SCALING, in_panel=in_panel)
 
 divisor = divisor_for(cfg.scale, cfg.d_k)
 st.radio(_("Scale"), list(MODES), format_func=i18n.option_labels(MODES), horizontal=True,
@@ -168,47 +169,51 @@ if t.bias is not None and not cfg.alibi:
         "not the bias, so dividing a T5 layer by √d_k = {root} gives B more say than it was trained to have."
     ).format(root=f"{np.sqrt(cfg.d_k):.4g}"), icon=":material/info:")
 
-st.markdown(block_markdown(heading_markdown(_("Unscaled beside your scale")), note_markdown(
-    _("Your scale divides by 1, so both sides are the same: choose √d_k or a custom divisor to compare."))
-    if np.isclose(divisor, 1.0) else ""))
-s_text = f"{divisor:.4g}"
 UNSCALED, SCALED = N_("Unscaled"), N_("Your scale")  # the two sides, one at a time when each is drawn in blocks
-sides = controls.one_at_a_time(_("Side shown"), [UNSCALED, SCALED], large=step_by_step.in_blocks(t.weights),
-                               key="scaling_side_shown")
 
 
 def slots(a: np.ndarray, b: np.ndarray) -> list:
-    """Where the unscaled and the scaled heatmap go: side by side, or the one shown (None for the other)."""
+    """Where the unscaled and the scaled heatmap go: side by side, or the one shown (None for the other): ``sides``,
+    chosen under the section's heading, below."""
     return controls.pair_shown(a, b, queries, sides, (UNSCALED, SCALED))
 
 
-left, right = slots(u.weights, t.weights)
-if left:
-    with left:
-        matrix_block(_("Weights, unscaled (head {head})").format(head=head) if per_head else _("Weights, unscaled"),
-                     rf"\mathrm{{softmax}}({score}{plus_b})", u.weights, queries, labels,
-                     kind="weights", y_title=_("query"), x_title=_("key"), masked=masked)
-if right:
-    with right:
-        matrix_block((_("Weights, ÷ {s} (head {head})") if per_head else _("Weights, ÷ {s}")).format(s=s_text,
-                                                                                                   head=head),
-                     rf"\mathrm{{softmax}}({score} / {divisor:.4g}{plus_b})",
-                     t.weights, queries, labels, kind="weights", y_title=_("query"), x_title=_("key"), masked=masked)
-out_domain = heatmap.shared_domain(u.output, t.output)
-dims = text.dim_labels(t.output.shape[1])
-left, right = slots(u.output, t.output)
-if left:
-    with left:
-        matrix_block(_("Output, unscaled (head {head})").format(head=head) if per_head else _("Output, unscaled"),
-                     rf"\mathrm{{softmax}}({score}{plus_b})\,V", u.output, queries, dims,
-                     y_title=_("query"), x_title=_("dimension"), domain=out_domain)
-if right:
-    with right:
-        matrix_block((_("Output, ÷ {s} (head {head})") if per_head else _("Output, ÷ {s}")).format(s=s_text,
-                                                                                                  head=head),
-                     rf"\mathrm{{softmax}}({score} / {divisor:.4g}{plus_b})\,V",
-                     t.output, queries, dims, y_title=_("query"), x_title=_("dimension"),
-                     domain=out_domain)
+with frame.under_panel():  # on a phone right under the edit panel: the grid and these on one screen
+    st.markdown(block_markdown(heading_markdown(_("Unscaled beside your scale")), note_markdown(
+        _("Your scale divides by 1, so both sides are the same: choose √d_k or a custom divisor to compare."))
+        if np.isclose(divisor, 1.0) else ""))
+    s_text = f"{divisor:.4g}"
+    sides = controls.one_at_a_time(_("Side shown"), [UNSCALED, SCALED], large=step_by_step.in_blocks(t.weights),
+                                   key="scaling_side_shown")
+
+    left, right = slots(u.weights, t.weights)
+    if left:
+        with left:
+            matrix_block(_("Weights, unscaled (head {head})").format(head=head) if per_head
+                         else _("Weights, unscaled"), rf"\mathrm{{softmax}}({score}{plus_b})", u.weights, queries,
+                         labels, kind="weights", y_title=_("query"), x_title=_("key"), masked=masked)
+    if right:
+        with right:
+            matrix_block((_("Weights, ÷ {s} (head {head})") if per_head else _("Weights, ÷ {s}")).format(s=s_text,
+                                                                                                       head=head),
+                         rf"\mathrm{{softmax}}({score} / {divisor:.4g}{plus_b})",
+                         t.weights, queries, labels, kind="weights", y_title=_("query"), x_title=_("key"),
+                         masked=masked)
+    out_domain = heatmap.shared_domain(u.output, t.output)
+    dims = text.dim_labels(t.output.shape[1])
+    left, right = slots(u.output, t.output)
+    if left:
+        with left:
+            matrix_block(_("Output, unscaled (head {head})").format(head=head) if per_head else _("Output, unscaled"),
+                         rf"\mathrm{{softmax}}({score}{plus_b})\,V", u.output, queries, dims,
+                         y_title=_("query"), x_title=_("dimension"), domain=out_domain)
+    if right:
+        with right:
+            matrix_block((_("Output, ÷ {s} (head {head})") if per_head else _("Output, ÷ {s}")).format(s=s_text,
+                                                                                                      head=head),
+                         rf"\mathrm{{softmax}}({score} / {divisor:.4g}{plus_b})\,V",
+                         t.output, queries, dims, y_title=_("query"), x_title=_("dimension"),
+                         domain=out_domain)
 
 
 def metrics(pairs: list[tuple[str, float]]) -> None:

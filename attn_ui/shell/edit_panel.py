@@ -71,6 +71,7 @@ def sidebar(*, drawn_by_page: tuple[str, ...] = ()) -> tuple[str, ...]:
     grid_editor.pending_errors_banner: a refused value is fixed here)."""
     cfg = state.config()
     names = offered(cfg.matrix_names(), drawn_by_page)
+    phone = frame.on_phone()
     with frame.panel_slot().container():  # not an expander: its padding would cost the grid a column
         title = _("Edit the numbers")  # (inside an f-string, the catalogs' extraction would not see it)
         st.markdown(f":material/edit: **{title}**")
@@ -80,9 +81,14 @@ def sidebar(*, drawn_by_page: tuple[str, ...] = ()) -> tuple[str, ...]:
             roles = ROLES
         name = controls.view_picker(_("Matrix to edit"), names, key=state.EDIT_MATRIX, format_func=MATRIX_NAMES.get)
         m = cfg.matrix(name)
+        # (the line under the picker keeps the grid's toolbar, above the grid on its right, off the picker's buttons)
         st.caption(f"**{MATRIX_NAMES[name]}** · {m.shape[0]} × {m.shape[1]} · {_(roles[name])}")
         grid_editor.matrix_editor(name, height=grid_height(m.shape[0]), compact=True)
-        randomise.popover_of(name, "panel")
-        st.page_link(registry.INPUTS.file, label=_("Sizes, tokens, presets: {page}").format(
-            page=_(registry.INPUTS.title)), icon=registry.INPUTS.icon)
+        # on a phone Randomise and the link share a row (the link's label wraps beside the button)
+        row = st.container(horizontal=True, vertical_alignment="center", wrap=False) if phone else None
+        randomise.popover_of(name, "panel", where=row)
+        (row or st).page_link(registry.INPUTS.file, label=_("Sizes, tokens, presets: {page}").format(
+            page=_(registry.INPUTS.title)), icon=registry.INPUTS.icon, width="stretch" if phone else "content")
+    if phone:
+        frame.keep_under_panel(st.container())  # where the page may draw its first result (frame.under_panel)
     return tuple(names)

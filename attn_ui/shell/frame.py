@@ -10,6 +10,7 @@ run reruns at once so that the page runs through the router (see :func:`page_sta
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import re
@@ -51,7 +52,7 @@ def navigation() -> st.Page:
     """Set up the session and the sidebar; return the page to run."""
     choose_language()  # first: every text of this run is in it
     i18n.pin_language()  # read once for the rest of the run: nothing after the callbacks changes it
-    charts.new_run()  # the charts this run draws, offered by save_chart.menu after the page
+    charts.new_run(narrow=on_phone())  # the charts this run draws, offered by save_chart.menu after the page
     st.set_page_config(page_title=_("Self-Attention Explorer"), page_icon=":material/center_focus_strong:",
                        layout="wide",
                        initial_sidebar_state=heatmap.SIDEBAR_PX)  # its width in px, shown
@@ -66,6 +67,7 @@ def navigation() -> st.Page:
         to_default()
     follow_click(pg.url_path or registry.DEFAULT.name, committed)  # may switch page
     _RUN.panel = st.sidebar.container()  # under the pages' list: the page's edit panel, if it has one (panel_slot)
+    _RUN.under_panel = None  # a phone's edit panel keeps the place under it (keep_under_panel)
     st.session_state[state.FRAMED] = True  # read by page_start: the frame is drawn for this run
     address.restore(pg)  # once per session: a link, or this learner's address after a reload; may switch page
     address.keep()  # the address holds the current configuration: a reload brings it back
@@ -75,7 +77,8 @@ def navigation() -> st.Page:
     origin_note()
     share_ui.sidebar(pg)
     page_language()
-    st.html(f"<style>{_WIDE_CHARTS} {_LINK_LABELS} {_KOREAN_LINES} {_HIDDEN} {_FOCUS_INK}</style>")  # style only
+    st.html(f"<style>{_WIDE_CHARTS} {_PHONE_ROOM} {_LINK_LABELS} {_KOREAN_LINES} {_HIDDEN} {_FOCUS_INK}"
+            "</style>")  # style only
     return pg
 
 
@@ -210,13 +213,37 @@ def on_phone() -> bool:
 PHONE = re.compile(r"Mobi|iPhone|iPod")
 
 
+#: the key of the edit panel's box on a phone (its class ``st-key-phone_panel``: :data:`_PHONE_ROOM` packs it tighter)
+PHONE_PANEL = "phone_panel"
+
+
 def panel_slot() -> st.delta_generator.DeltaGenerator:
     """Where a page's edit panel goes (attn_ui.shell.edit_panel): high in the sidebar, right under the list of pages, so
     that its grid is in view beside the page (above the language, Undo and Share, which are drawn before the page); on a
     phone, in the page under its title, above what it changes (the sidebar covers the page there)."""
     if on_phone():
-        return st.container(border=True)
+        return st.container(border=True, key=PHONE_PANEL)
     return getattr(_RUN, "panel", None) or st.sidebar
+
+
+def keep_under_panel(slot: st.delta_generator.DeltaGenerator) -> None:
+    """Keep ``slot``, an empty container right under a phone's edit panel, for :func:`under_panel` (this run's)."""
+    _RUN.under_panel = slot
+
+
+def under_panel() -> contextlib.AbstractContextManager:
+    """Where a page draws its first result: on a phone, right under the edit panel (kept by :func:`keep_under_panel`),
+    so that the panel's grid and the first heatmap it changes are on the screen together (at 390 × 844 the words and
+    controls above a page's first heatmap pushed it 500 to 2,000 px down, below the screen); elsewhere (the panel in the
+    sidebar, beside the page), where the page is::
+
+        with frame.under_panel():
+            st.header(...)
+            matrix_block(...)
+
+    Each ``with`` adds to the place in turn (a banner of a value the panel refused first, then the first result)."""
+    slot = getattr(_RUN, "under_panel", None)
+    return slot if slot is not None and on_phone() else contextlib.nullcontext()
 
 
 def choose_language() -> None:
@@ -261,6 +288,26 @@ _WIDE_CHARTS = ("@property --attn-fade-l { syntax: '\\3c length>'; inherits: fal
                 " animation-range: 0px 48px, calc(100% - 48px) 100%; }"
                 " .katex-display { overflow-y: hidden; }"
                 " [data-testid='stGraphVizChart'] svg { min-width: 900px; height: auto; } }")
+#: on a narrow screen (a phone) the page wastes less height, so that the edit panel's grid and the first result it
+#: changes are on the screen together (390 × 844: Step by step's Q began at y 833 under Streamlit's 96 px top space, a
+#: 44 px title, 36 px headings that took two lines, and the panel's rows 16 px apart): less space above the title,
+#: smaller titles and headings, elements and the panel's rows closer, display formulas with less space around them. A
+#: heading keeps 1rem under its text: Streamlit pulls the element after a heading up by 1rem (its Markdown box's
+#: margin), which with less padding laid the panel's box over the title's last pixels (逐步计算). The header (the
+#: sidebar's button; opaque, over the page) is as much shorter as the space above the title, or it would hide the
+#: title's top
+_PHONE_ROOM = ("@media (max-width: 640px) {"
+               " [data-testid='stApp'] :is([data-testid='stHeader'], [data-testid='stToolbar']) {"
+               " height: 2.75rem; min-height: 0; }"
+               " [data-testid='stMainBlockContainer'] { padding-top: 2.75rem; }"
+               " [data-testid='stMainBlockContainer'] [data-testid='stVerticalBlock'] { gap: 0.5rem; }"
+               " [data-testid='stMainBlockContainer'] h1 { font-size: 1.75rem; padding: 0 0 1rem; }"
+               " [data-testid='stMainBlockContainer'] h2 { font-size: 1.5rem; padding: 0.25rem 0 1rem; }"
+               " [data-testid='stMainBlockContainer'] h3 { font-size: 1.25rem; padding: 0.25rem 0 1rem; }"
+               " [data-testid='stMainBlockContainer'] .katex-display { margin: 0.5em 0; }"
+               f" .st-key-{PHONE_PANEL} {{ padding: 0.5rem; }}"
+               f" .st-key-{PHONE_PANEL} [data-testid='stVerticalBlock'] {{ gap: 0.5rem; }}"
+               f" .st-key-{PHONE_PANEL} p {{ line-height: 1.3; }} }}")  # its title, caption and link's label
 #: a page link's label wraps onto a second line instead of being cut at the box's edge (a long label on a phone)
 _LINK_LABELS = "[data-testid='stPageLink-NavLink'] :is(span, p) { white-space: normal; }"
 #: Korean is written with spaces between words: break its lines there, not inside a word (the browser's default

@@ -228,9 +228,17 @@ class Shown(NamedTuple):
 _RUN = threading.local()
 
 
-def new_run() -> None:
-    """Start this run's list of the charts drawn (:func:`shown`): called by the frame at the start of every run."""
+def new_run(*, narrow: bool = False) -> None:
+    """Start this run's list of the charts drawn (:func:`shown`): called by the frame at the start of every run.
+    ``narrow``: this run draws for a phone's narrow screen (:func:`narrow`)."""
     _RUN.shown = []
+    _RUN.narrow = narrow
+
+
+def narrow() -> bool:
+    """Whether this run draws for a phone's narrow screen, as the frame said at its start (:func:`new_run`); False
+    outside a run (a test, a benchmark): a factory that lays a chart out for it takes it as its default."""
+    return getattr(_RUN, "narrow", False)
 
 
 def shown() -> list[Shown]:

@@ -48,6 +48,13 @@ SIDEBAR_PX = 320
 #: 80 px, each side; measured in Chromium). No heatmap is wider (:func:`geometry`).
 MAIN_COLUMN_PX = 1400 - SIDEBAR_PX - 2 * 80
 LEGEND_PX = 72  # the colour legend right of the cells: its offset, gradient and labels ("−0.9876")
+#: the name Vega-Lite gives a heatmap's colour scale in the Vega it compiles (its legend below the cells reads it)
+COLOR_SCALE = "color"
+#: a phone's main column (390 px less Streamlit's 16 px each side): a heatmap wider than it scrolls sideways in its box
+PHONE_COLUMN_PX = 358
+#: px a colour legend right of the cells takes besides its labels, as Chromium draws it: the padding and offset
+#: between the cells and the gradient, the gradient and the labels' offset (measured: 52 + 33 for "−9.238")
+LEGEND_BESIDE_PX = 52
 AXIS_PX = 14  # between a row label and the cells: ticks and padding
 LABEL_LIMIT = 180  # px: Vega's default labelLimit, the widest an axis label is drawn (cut with "…" beyond)
 #: px: the height of an axis label's line at FONT px. Labels whose lines are this far apart never overlap: each
@@ -392,6 +399,7 @@ class HeatmapLayout:
     name: str = ""  # what the matrix is, for the text alternative of a chart without a title (shown above it)
     focus: bool = False  # hover a cell to light its row and column, click to pin them (:func:`focus_layers`)
     labels_px: int = 0  # the row labels' width (:func:`label_px`), where the focus line starts
+    legend_below: bool = False  # the colour legend lies under the cells, not right of them (:func:`legend_below`)
 
     def pin_value(self, token: str | None) -> list[dict] | None:
         """The focus the control holds (the value of :data:`attn_ui.widgets.charts.HELD`) for the token labelled
@@ -641,9 +649,16 @@ def heatmap_chart(layout: HeatmapLayout, data: list, domains: list) -> alt.Layer
     tooltip = [alt.Tooltip("row:O", title=lay.y_title or _("row")),
                alt.Tooltip("col:O", title=lay.x_title or _("column")),
                alt.Tooltip("shown:N", title=value_title(lay))]
-    fill = alt.Color("value:Q", scale=scale, title=None,
-                     legend=alt.Legend(orient="right", gradientLength=max(60, lay.height_px * len(lay.rows)),
-                                       labelExpr=LEGEND_LABEL))
+    if lay.legend_below:  # across, as long as the cells are wide (at least 100 px: its end labels apart), labelled at
+        # the ends of the colours' domain, as the legend right of the cells is (left alone, Vega picked round numbers
+        # within it: −5, 0, 5 for ±9.238)
+        legend = alt.Legend(orient="bottom", direction="horizontal", labelExpr=LEGEND_LABEL,
+                            gradientLength=max(100, lay.width_px * len(lay.cols)),
+                            values=alt.ExprRef(f"domain('{COLOR_SCALE}')"))
+    else:
+        legend = alt.Legend(orient="right", gradientLength=max(60, lay.height_px * len(lay.rows)),
+                            labelExpr=LEGEND_LABEL)
+    fill = alt.Color("value:Q", scale=scale, title=None, legend=legend)
     rect = base.mark_rect(stroke="white", strokeWidth=lay.stroke, **({"aria": False} if lay.on_canvas else {}))
     if lay.has_masked:
         fill = alt.when(alt.datum.masked).then(alt.value(MASKED_COLOUR)).otherwise(fill)
@@ -690,6 +705,7 @@ def heatmap(
     most: int | None = None,
     room: int | None = None,
     focus: bool = True,
+    narrow: bool | None = None,
 ) -> charts.Chart:  # values [r, c]
     """A heatmap with the numbers on the cells; masked (-inf) cells grey and marked −∞.
 
@@ -726,8 +742,12 @@ def heatmap(
         column), added as plain Vega-Lite to the chart's spec (:func:`focus_extra`), never by :func:`heatmap_chart`.
         False for a panel of a concatenated chart (heatmap_chart of its layout beside others): every panel's layer
         of cells would be named :data:`CELLS`, and Vega-Lite refuses a name twice.
+    narrow : bool, optional
+        Drawn on a phone's narrow screen (default: this run's, attn_ui.widgets.charts.narrow): a heatmap too wide for
+        it with its legend beside the cells has the legend under them (:func:`legend_below`).
     """
     r, c = values.shape
+    narrow = charts.narrow() if narrow is None else narrow
     px = px or cell_px(r, c)
     height_px = row_height(r, px)
     values, masked, br, bc = block_means(values, masked, block_limit(r, c, most))  # at most block_limit(...) a side
@@ -766,16 +786,31 @@ def heatmap(
     data = with_cells(label_columns(rows, cols, br, bc), value=value, **({"text": text} if show_text else {}),
                       **({"masked": is_masked} if has_masked else {}))
 
+    below = narrow and legend_below(labels_px + AXIS_PX + c * width_px, (lo, hi))
     layout = HeatmapLayout(
         rows=rows, cols=cols, kind=kind, width_px=width_px, height_px=height_px * br,
         stroke=0.5 if px >= 8 else 0, font=FONT if show_text else 0,
         angle=0 if lie_flat else (-45 if c <= 12 else -90),
         title=title, x_title=x_title, y_title=y_title, select=select, has_masked=has_masked,
         fixed_domain=None if kind == "signed" or spread else (float(lo), float(hi)), name=name,
-        focus=focus and r > 1 and c > 1, labels_px=labels_px,
+        focus=focus and r > 1 and c > 1, labels_px=labels_px, legend_below=below,
     )
     return charts.Chart(heatmap_chart, layout, (data,), (None if layout.fixed_domain else (float(lo), float(hi)),),
                         canvas=layout.on_canvas, extra=focus_extra if layout.focus else None)
+
+
+def legend_below(drawn_px: int, domain: tuple[float, float]) -> bool:
+    """Whether a heatmap on a phone has its colour legend under the cells: where the legend right of them would take
+    the chart past the phone's column (:data:`PHONE_COLUMN_PX`), so that the box scrolled sideways and its edge cut the
+    legend's labels (Step by step's scaled scores showed "9.23" for 9.238). ``drawn_px``: the row labels, their ticks
+    and the cells; ``domain``: the colours' (its ends are the legend's widest labels, 4 significant digits as
+    :data:`LEGEND_LABEL` writes them).
+
+    >>> legend_below(290, (-9.2376, 9.2376)), legend_below(290, (0.0, 1.0)), legend_below(209, (-8.0, 8.0))
+    (True, False, False)
+    """
+    widest = max(len(f"{v:.4g}") for v in domain)  # "−9.238": the minus counts as the "-" does
+    return drawn_px + LEGEND_BESIDE_PX + CHAR_PX * widest > PHONE_COLUMN_PX
 
 
 def shared_domain(*matrices: np.ndarray, kind: Kind = "signed") -> tuple[float, float]:

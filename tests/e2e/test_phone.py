@@ -11,13 +11,29 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import numpy as np
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Locator, Page, expect
 
 from attn_ui.app import registry
 
 from .. import tiny_gpt2
-from .helpers import MAIN, expect_rerun, grids, model_server, nav_link, open_app, sized_page, wait_for_app
+from .helpers import (
+    CHART,
+    GRID,
+    MAIN,
+    chart_after,
+    edit_grid_cell,
+    expect_rerun,
+    grids,
+    heatmap_values,
+    model_server,
+    nav_link,
+    open_app,
+    sized_page,
+    wait_for_app,
+)
+from .seed000 import W_K, W_Q, X
 
 pytestmark = pytest.mark.e2e
 
@@ -54,6 +70,84 @@ def test_the_edit_panel_is_in_the_page_on_a_phone(phone: Page, app_server: str):
     panel_top = main.get_by_text("Edit the numbers").bounding_box()["y"]
     first_chart = main.locator('[data-testid="stVegaLiteChart"]').first.bounding_box()["y"]
     assert panel_top < first_chart  # above what it changes
+
+
+PHONE_W, PHONE_H = 390, 844
+#: the pages with the edit panel checked here, each with the bold label over the first heatmap it draws
+FIRST_HEATMAP = {registry.STEPS: "Q", registry.SCALING: "Weights, unscaled", registry.MASKING: "Boolean mask"}
+#: how far every box that holds the grid has been scrolled (Streamlit scrolls an inner container, not the window)
+SCROLLED = """g => { let s = window.scrollY; for (let e = g; e; e = e.parentElement) s += e.scrollTop; return s; }"""
+
+
+def whole_on_screen(box: dict | None) -> bool:
+    """Whether a bounding box lies whole inside the phone's 390 × 844 screen."""
+    return (box is not None and box["x"] >= 0 and box["y"] >= 0 and box["x"] + box["width"] <= PHONE_W
+            and box["y"] + box["height"] <= PHONE_H)
+
+
+def panel_and_first_heatmap(page: Page, label: str) -> tuple[Locator, Locator]:
+    """The edit panel's grid and the page's first heatmap (the one under the bold label ``label``), both whole on the
+    screen with nothing scrolled (their boxes are in the message of a failure)."""
+    grid, chart = page.locator(MAIN).locator(GRID).first, chart_after(page, label)
+    expect(chart.locator("svg.marks, canvas").first).to_be_visible()
+    first = page.locator(MAIN).locator(CHART).first.bounding_box()
+    boxes = {"grid": grid.bounding_box(), "first heatmap": chart.bounding_box(), "first chart": first}
+    assert boxes["first heatmap"] == first, boxes  # no chart above it
+    assert grid.evaluate(SCROLLED) == 0, boxes
+    assert whole_on_screen(boxes["grid"]) and whole_on_screen(boxes["first heatmap"]), boxes
+    return grid, chart
+
+
+@pytest.mark.parametrize("pg", list(FIRST_HEATMAP), ids=lambda pg: pg.name)
+def test_the_panels_grid_and_the_first_heatmap_share_a_phones_screen(phone: Page, app_server: str,
+                                                                     pg: registry.Page):
+    """At 390 × 844 the panel's grid and the first heatmap the page draws are whole on the first screen, nothing
+    scrolled: an edit and its effect on one screen. (Step by step's Q began at y 833, Scaling's first weights at
+    1,726 and Masking's mask at 1,245: under the title's space, the panel's rows and the page's words.)"""
+    open_app(phone, f"{app_server}/{pg.name}")
+    panel_and_first_heatmap(phone, FIRST_HEATMAP[pg])
+
+
+def softmax_rows(a: np.ndarray) -> np.ndarray:
+    e = np.exp(a - a.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize(("pg", "expected"), [
+    (registry.STEPS, lambda x: x @ W_Q),  # Q = X W_Q
+    (registry.SCALING, lambda x: softmax_rows((x @ W_Q) @ (x @ W_K).T)),  # the weights, unscaled
+], ids=["steps", "scaling"])
+def test_an_edit_typed_in_the_panel_changes_the_first_heatmap_on_the_same_screen(phone: Page, app_server: str,
+                                                                                 pg: registry.Page, expected):
+    """X[0, 0] typed into the panel's grid on a phone: the first heatmap, on the same screen, shows the new numbers,
+    and neither it nor the grid has moved off the screen."""
+    open_app(phone, f"{app_server}/{pg.name}")
+    grid, chart = panel_and_first_heatmap(phone, FIRST_HEATMAP[pg])
+    np.testing.assert_allclose(heatmap_values(chart)[2], expected(X), atol=1e-9)
+    edited = X.copy()
+    edited[0, 0] = 5
+    edit_grid_cell(phone, grid, 0, 0, "5")
+    grid, chart = panel_and_first_heatmap(phone, FIRST_HEATMAP[pg])
+    np.testing.assert_allclose(heatmap_values(chart)[2], expected(edited), atol=1e-9)
+    assert not np.allclose(expected(edited), expected(X))  # the edit shows
+
+
+#: [text, left, right] of every colour legend's label of the page's charts (Vega's SVG text)
+LEGEND_LABELS = f"""() => [...document.querySelectorAll('{MAIN} {CHART} .role-legend-label text')]
+    .map(t => {{ const b = t.getBoundingClientRect(); return [t.textContent, b.left, b.right]; }})"""
+
+
+def test_the_heatmaps_legends_are_whole_on_a_phone(phone: Page, app_server: str):
+    """Step by step at 390 × 844: every colour legend's labels are whole on the screen. Scaled scores' legend, right
+    of cells that took the chart 17 px past the screen, showed "9.23" for 9.238 at the screen's edge; a heatmap too
+    wide for its legend beside the cells has it under them, labelled at the ends of its colours."""
+    open_app(phone, f"{app_server}/{registry.STEPS.name}")
+    phone.wait_for_timeout(1000)  # every chart drawn at its width
+    labels = phone.evaluate(LEGEND_LABELS)
+    assert {"\u22129.238", "9.238", "\u221216", "16"} <= {text for text, _left, _right in labels}, labels
+    assert all(0 <= left and right <= PHONE_W for _text, left, right in labels), labels
+    # and no chart is wider than its box: none scrolls sideways, none faded at its edge (where "9.238" lost its "8")
+    assert phone.locator(MAIN).locator(CHART).evaluate_all("cs => cs.every(c => c.scrollWidth <= c.clientWidth)")
 
 
 def test_the_sidebar_closes_once_a_page_is_picked_on_a_phone(phone: Page, app_server: str):
@@ -128,10 +222,16 @@ FADES = """() => [...document.querySelectorAll('[data-testid="stVegaLiteChart"]'
 })"""
 
 
-def test_a_chart_a_little_wider_than_a_phone_fades_only_what_is_hidden(phone: Page, app_server: str):
-    """Step by step at 390 px: Scores and Scaled scores are a few px wider than the screen. Their right edge fades by
-    what is hidden (at most 48 px), so their colour legends stay readable; scrolled to the end, the left edge fades by
-    as much. (A fixed 48 px fade covered both legends' labels for an overflow of 2 and 17 px.)"""
+def test_a_chart_a_little_wider_than_a_phone_fades_only_what_is_hidden(browser: Browser, app_server: str):
+    """Step by step on a 375 px phone: the Weights heatmap, laid out for a 390 px one, is 14 px wider than the screen
+    (at 390 px Scores and Scaled scores were 2 and 17 px wider; their legends now lie under the cells there). Its
+    right edge fades by what is hidden (at most 48 px), so its colour legend stays readable; scrolled to the end, the
+    left edge fades by as much. (A fixed 48 px fade covered both legends' labels for an overflow of 2 and 17 px.)"""
+    with sized_page(browser, 375, 812, phone=True) as phone:
+        fades_only_what_is_hidden(phone, app_server)
+
+
+def fades_only_what_is_hidden(phone: Page, app_server: str) -> None:
     open_app(phone, f"{app_server}/{registry.STEPS.name}")
     expect(phone.locator(f'{MAIN} [data-testid="stVegaLiteChart"] canvas, {MAIN} [data-testid="stVegaLiteChart"] svg')
            .first).to_be_visible()

@@ -140,12 +140,13 @@ st.markdown(  # one element, not a row of metrics and a box: the browser redraws
 
 # ---- 2. the weights, cut into heads ---------------------------------------------------------------
 if not grouped:
-    bands_note = (_("Each grey band is one head's column slice; head h uses columns h·d_k … (h+1)·d_k − 1 of W_Q and "
-                    "W_K and h·d_v … (h+1)·d_v − 1 of W_V. Edit them in the sidebar, under Edit the numbers.")
-                  if same_qk else
-                  _("Each grey band is one head's column slice; head h uses columns h·d_q … (h+1)·d_q − 1 of W_Q, "
-                    "h·d_k … (h+1)·d_k − 1 of W_K and h·d_v … (h+1)·d_v − 1 of W_V. Edit them in the sidebar, under "
-                    "Edit the numbers."))
+    bands_note = i18n.sentences(
+        _("Each grey band is one head's column slice; head h uses columns h·d_k … (h+1)·d_k − 1 of W_Q and W_K and "
+          "h·d_v … (h+1)·d_v − 1 of W_V.") if same_qk else
+        _("Each grey band is one head's column slice; head h uses columns h·d_q … (h+1)·d_q − 1 of W_Q, h·d_k … "
+          "(h+1)·d_k − 1 of W_K and h·d_v … (h+1)·d_v − 1 of W_V."),
+        _("Edit them above, under Edit the numbers.") if frame.on_phone() else  # the panel is in the page there
+        _("Edit them in the sidebar, under Edit the numbers."))
 else:
     bands_note = _("W_K and W_V are cut into the {k} key/value heads' slices (g·d_k … (g+1)·d_k − 1), W_Q into the "
                    "{n} query heads'. Query head h reads key/value head h ÷ {group} (rounded down).").format(

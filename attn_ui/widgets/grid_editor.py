@@ -630,10 +630,13 @@ def pending_errors_banner(here: registry.Page | None = None, *, in_panel: tuple[
     errs = errors()
     cells = sum(1 + getattr(err, "n_more", 0) for err, _tokens in st.session_state[state.ERRORS].values())
     if errs and set(errs) <= set(in_panel):
-        st.warning(i18n.ngettext(
-            "Showing the last valid values: {errors} Fix it in the sidebar, under Edit the numbers.",
-            "Showing the last valid values: {errors} Fix them in the sidebar, under Edit the numbers.", cells).format(
-            errors=i18n.sentences(*map(text.md_escape, errs.values()))), icon=":material/warning:")
+        where = (i18n.ngettext("Fix it above, under Edit the numbers.", "Fix them above, under Edit the numbers.",
+                               cells)
+                 if st.session_state.get(state.PHONE) else  # a phone's panel is in the page (frame.panel_slot)
+                 i18n.ngettext("Fix it in the sidebar, under Edit the numbers.",
+                               "Fix them in the sidebar, under Edit the numbers.", cells))
+        st.warning(i18n.sentences(_("Showing the last valid values: {errors}").format(
+            errors=i18n.sentences(*map(text.md_escape, errs.values()))), where), icon=":material/warning:")
     elif errs:
         places = list(dict.fromkeys(FIX_ON.get(name, (registry.INPUTS, registry.INPUTS.title)) for name in errs))
         where = _(places[0][1])

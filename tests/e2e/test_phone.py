@@ -132,6 +132,17 @@ def test_an_edit_typed_in_the_panel_changes_the_first_heatmap_on_the_same_screen
     assert not np.allclose(expected(edited), expected(X))  # the edit shows
 
 
+def test_a_value_the_panel_refuses_on_a_phone_says_to_fix_it_above(phone: Page, app_server: str):
+    """On a phone the panel is in the page, above the steps: the banner of a refused value sends the learner there,
+    not to the sidebar (it said "Fix it in the sidebar", where a phone has no panel)."""
+    open_app(phone, f"{app_server}/{registry.STEPS.name}")
+    grid = phone.locator(MAIN).locator(GRID).first
+    edit_grid_cell(phone, grid, 0, 0, "abc", shown="abc")
+    banner = phone.locator(MAIN).get_by_test_id("stAlertContentWarning").filter(has_text="Showing the last valid")
+    expect(banner).to_contain_text("Fix it above, under Edit the numbers.")
+    expect(banner).not_to_contain_text("sidebar")
+
+
 #: [text, left, right] of every colour legend's label of the page's charts (Vega's SVG text)
 LEGEND_LABELS = f"""() => [...document.querySelectorAll('{MAIN} {CHART} .role-legend-label text')]
     .map(t => {{ const b = t.getBoundingClientRect(); return [t.textContent, b.left, b.right]; }})"""

@@ -337,8 +337,11 @@ def looks_like_repo_id(source: str) -> bool:
     return source.count("/") == 1 and not source.startswith(("/", ".", "~")) and "\\" not in source
 
 
-#: says that a name is a path (by its text alone): a path's start, a Windows drive, a backslash or more than one '/'
-_PATH = re.compile(r"[/.~]|[A-Za-z]:|.*\\|[^/]*/[^/]*/")
+#: says that a name is a path (by its text alone): a path's start, a Windows drive or a backslash; or more than one
+#: '/' (:data:`_PATHS`) in a name whose characters a repo id could have (``<b>hi</b>/x`` is told its '<' and '>')
+_PATH = re.compile(r"[/.~]|[A-Za-z]:|.*\\")
+_PATHS = re.compile(r"[^/]*/[^/]*/")
+SHOWN_CHARS = 8  # the most characters no repo id has that a refusal names
 #: says that a name is a web address: a scheme (https://, file://, hf://), or www. or huggingface.co/ at its start
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]+://|www\.|(?:[A-Za-z0-9-]+\.)*(?:huggingface|hf)\.co(?:/|$)", re.IGNORECASE)
 _NOT_IN_ID = re.compile(r"[^A-Za-z0-9_.\-/]")
@@ -363,6 +366,12 @@ def not_a_repo_id(source: str, example: str = DEFAULT_MODEL) -> ModelError:
     ['The name typed is a web address', 'The name typed is a path, and this server loads models from the Hugging Face
      Hub only', 'The name typed is too long for a Hugging Face repo id', "The name typed has ' ', which a Hugging Face
      repo id cannot have"]
+
+    A name with two '/' is a path only when its other characters could be a repo id's: ``<b>hi</b>/x`` is told its
+    characters.
+
+    >>> str(not_a_repo_id("<b>hi</b>/x")).split(":")[0], str(not_a_repo_id("a/b/c")).split(",")[0]
+    ("The name typed has the characters '<' '>', which a Hugging Face repo id cannot have", 'The name typed is a path')
     """
     if _URL.match(source):
         return ModelError(N_("The name typed is a web address: this server takes a Hugging Face repo id, not an "
@@ -370,17 +379,24 @@ def not_a_repo_id(source: str, example: str = DEFAULT_MODEL) -> ModelError:
                              "huggingface.co/ in a model's address."), example=example)
     if (empty := empty_part(source, example)) is not None:
         return empty
-    if _PATH.match(source):
+    if _PATH.match(source) or (_PATHS.match(source) and not _NOT_IN_ID.search(source.replace("/", ""))):
         return ModelError(N_("The name typed is a path, and this server loads models from the Hugging Face Hub "
                              "only: name one by its repo id (owner/name). Folders on the server cannot be named."))
     if long := next((part for part in source.split("/") if len(part) > PART_MOST), None):
         return ModelError(N_("The name typed is too long for a Hugging Face repo id: {part} has {n:,} characters, and "
                              "the Hub takes at most {most} for the owner and as many for the model's name "
                              "(owner/name)."), part=quoted(long), n=len(long), most=PART_MOST)
-    if bad := _NOT_IN_ID.search(source):
+    bad = list(dict.fromkeys(_NOT_IN_ID.findall(source)))  # each character no repo id has, once, in order
+    if len(bad) == 1:
         return ModelError(N_("The name typed has {char}, which a Hugging Face repo id cannot have: a repo id is "
                              "owner/name (for example {example}), each of the letters A–Z and a–z, digits, '-', '_' "
-                             "and '.'."), char=repr(bad.group()), example=example)
+                             "and '.'."), char=repr(bad[0]), example=example)
+    if bad:
+        return ModelError(N_("The name typed has the characters {chars}, which a Hugging Face repo id cannot have: a "
+                             "repo id is owner/name (for example {example}), each of the letters A–Z and a–z, digits, "
+                             "'-', '_' and '.'."),
+                          chars=" ".join(map(repr, bad[:SHOWN_CHARS])) + (" …" if len(bad) > SHOWN_CHARS else ""),
+                          example=example)
     return invalid_repo_id(source)
 
 

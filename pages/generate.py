@@ -64,8 +64,8 @@ st.caption(generate_views.attention_words(model))
 kv_groups = generate_views.kv_groups(model)  # the K/V head each query head reads, when heads share them
 
 # ---- the prompt ------------------------------------------------------------------------------------------------
-prompt = st.text_input(_("Prompt"), max_chars=2_000,
-                       **state.bind(PROMPT, state.kept(PROMPT, generate_views.DEFAULT_PROMPT)))
+prompt = controls.text_box(  # what is pasted stays in the box; over the limit: said, the last prompt read kept
+    _("Prompt"), PROMPT, generate_views.DEFAULT_PROMPT, generate_views.PROMPT_MOST, generate_views.still_continuing)
 if not prompt.strip():
     st.info(_("Type a prompt: the model says which token comes next."), icon=":material/info:")
     st.stop()

@@ -69,8 +69,8 @@ st.caption((_("**{name}** · {layers} layers × {heads} heads · d_model {d_mode
 
 # ---- the sentence ----------------------------------------------------------------------------------------------
 left, right = st.columns([4, 1], vertical_alignment="bottom")
-sentence = left.text_input(_("Sentence"), max_chars=4_000,
-                           **state.bind(SENTENCE, state.kept(SENTENCE, DEFAULT_SENTENCE)))
+sentence = controls.text_box(  # what is pasted stays in the box; over the limit: said, the last sentence read kept
+    _("Sentence"), SENTENCE, DEFAULT_SENTENCE, model_views.SENTENCE_MOST, model_views.still_reading, where=left)
 pad_to = controls.whole_box(  # what is typed, as typed ("1e1" is 10); refused in words, the padding in use kept
     _("Pad to (tokens)"), PAD_TO, 0, 0, cfg_m.max_tokens, model_views.still_padding, where=right,
     help=(_("Append [PAD] tokens up to this length; the padding mask keeps every query from attending to them. "
@@ -156,9 +156,9 @@ if task == "similarity":
     st.caption(_("This model was trained to turn a sentence into one vector, its **embedding**: the mean of the last "
                  "layer's rows over the sentence's tokens, scaled to length 1. Sentences that mean much the same get "
                  "embeddings that point the same way: their cosine similarity (the dot product of the two) is near 1."))
-    others = model_output.others_from(st.text_area(
-        _("Other sentences, one per line (at most {most})").format(most=model_output.MAX_OTHERS), max_chars=2_000,
-        height=110, **state.bind(OTHERS, state.kept(OTHERS, "\n".join(model_output.OTHERS)))))
+    others = model_output.others_from(controls.text_box(
+        _("Other sentences, one per line (at most {most})").format(most=model_output.MAX_OTHERS), OTHERS,
+        "\n".join(model_output.OTHERS), model_views.OTHERS_MOST, model_output.still_comparing, area=True, height=110))
     lengths = [len(model.encode(other).tokens) for other in others]  # with [CLS] and [SEP] (<s> and </s>)
     for i, n_other in enumerate(lengths):  # one too long for the model is left out, named (the others still compare)
         if n_other > cfg_m.max_tokens:

@@ -56,8 +56,9 @@ st.caption(_("**{name}** · encoder {layers} layers, decoder {dec} layers, {head
     heads=cfg_m.n_heads, d_model=cfg_m.d_model, d_k=cfg_m.d_kv, vocab=cfg_m.vocab_size))
 
 # ---- the sentence and its translation ------------------------------------------------------------------------
-sentence = st.text_input(_("English sentence"), max_chars=1_000,
-                         **state.bind(SENTENCE, state.kept(SENTENCE, translate_views.DEFAULT_SENTENCE)))
+sentence = controls.text_box(  # what is pasted stays in the box; over the limit: said, the last sentence read kept
+    _("English sentence"), SENTENCE, translate_views.DEFAULT_SENTENCE, translate_views.SENTENCE_MOST,
+    translate_views.still_translating)
 if not sentence.strip():
     st.info(_("Type an English sentence: the model translates it into French."), icon=":material/info:")
     st.stop()

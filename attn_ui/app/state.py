@@ -78,6 +78,12 @@ KEPT = "kept"  # {widget key: value}: the kept store of bind(): choices that are
 #: {widget key: number}: the last value a number box held that the core took (attn_ui.widgets.controls.whole_box):
 #: what the page keeps using while the box holds what the core refuses
 IN_USE = "numbers_in_use"
+#: {widget key: text}: the last text a text box held that was within what its page reads
+#: (attn_ui.widgets.controls.text_box): what the page keeps using while the box holds a longer one
+TEXTS_IN_USE = "texts_in_use"
+#: {widget key: characters}: how long the text was that a text box cut to what it keeps (controls.text_box), until
+#: the box is changed again
+TEXTS_CUT = "texts_cut"
 SET_ASIDE = "set_aside"  # {matrix or field name: value}: a score function's weights and Y while not in use
 # Languages (attn_ui.app.i18n): the session's language, and whether it has been chosen (from ?lang= or the browser)
 LANG = i18n.LANG_KEY  # "en", "zh" or "ko": every text is shown in it (i18n._ reads this key)
@@ -107,6 +113,8 @@ def init() -> None:
     st.session_state.setdefault(NOTICE, [])
     st.session_state.setdefault(KEPT, {})
     st.session_state.setdefault(IN_USE, {})
+    st.session_state.setdefault(TEXTS_IN_USE, {})
+    st.session_state.setdefault(TEXTS_CUT, {})
     st.session_state.setdefault(SET_ASIDE, {})
 
 

@@ -21,13 +21,16 @@ from attn_ui.app.i18n import N_, _, ngettext
 from attn_ui.infra import budget, settings
 from attn_ui.views import model_views
 from attn_ui.views.model_output import Change, intervention, percent
-from attn_ui.widgets import text
+from attn_ui.widgets import controls, text
 from attn_ui.widgets.numbers import format_number
 
 # A model that writes (pages/generate.py): a causal language model's checkpoint and the page's widgets
 SOURCE = "gen_source"  # str or None: the causal model the page reads (repo id or folder; tests set it)
 OTHER = "gen_other"  # text_input: another causal checkpoint
 PROMPT = "gen_prompt"  # text_input: the prompt
+#: the most characters of the prompt the page reads (controls.text_box: a longer one stays in the box, refused in
+#: words); the tokens are capped after (attn_models: n_seq), this bounds the tokenizer's work and the caches' keys
+PROMPT_MOST = 2_000
 TEMPERATURE = "gen_temperature"  # slider: the temperature the logits are divided by
 N_NEW = "gen_n_new"  # whole number box: how many tokens a click writes
 MODE = "gen_mode"  # segmented control: "greedy" or "sample"
@@ -44,6 +47,12 @@ COMPARED = 8  # tokens in a chart of two distributions side by side (two bars ea
 MAX_NEW = 20  # the most tokens one click writes (each a step on the key/value cache: attn_models.CausalLM.generate)
 TEMPERATURES = (0.1, 2.0)  # the slider's ends
 MODES = {"greedy": N_("greedy"), "sample": N_("sampled")}  # each next token: the most probable, or drawn at random
+
+
+def still_continuing(prompt: str) -> str:
+    """What the page says it keeps continuing while the prompt box holds more than :data:`PROMPT_MOST` characters
+    (controls.text_box)."""
+    return _("Still continuing the prompt {text}.").format(text=controls.quoted_text(prompt))
 
 
 def still_writing(n_new: int) -> str:

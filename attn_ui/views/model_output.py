@@ -21,7 +21,7 @@ import numpy as np
 
 import attn_models
 from attn_core import Config
-from attn_ui.app.i18n import N_, _
+from attn_ui.app.i18n import N_, _, ngettext
 from attn_ui.infra import budget
 from attn_ui.views import model_views
 from attn_ui.widgets import numbers, text
@@ -52,6 +52,14 @@ def task(model: attn_models.Model) -> Task:
     """What the model's result is: the words for a [MASK] when it has a masked-language-model head, else the
     similarity of sentence embeddings (what sentence encoders such as all-MiniLM-L6-v2 are trained for)."""
     return "mask" if model.has_mlm else "similarity"
+
+
+def still_comparing(others: str) -> str:
+    """What A real model says it keeps comparing with while the other sentences' box holds more than
+    model_views.OTHERS_MOST characters (controls.text_box): ``others``, the box's text in use."""
+    n = len(others_from(others))
+    return ngettext("Still comparing yours with {n} other sentence, the one typed before.",
+                    "Still comparing yours with {n} other sentences, those typed before.", n).format(n=n)
 
 
 def others_from(typed: str) -> tuple[str, ...]:

@@ -29,7 +29,7 @@ from attn_models.access import ENV_CAUSAL, ENV_MASKED, ENV_MODEL, ENV_TRANSLATOR
 from attn_ui.app import i18n, origins, state
 from attn_ui.app.i18n import N_, _, ngettext
 from attn_ui.infra import budget, settings
-from attn_ui.widgets import charts, heatmap, text
+from attn_ui.widgets import charts, controls, heatmap, text
 from attn_ui.widgets.numbers import format_numbers
 
 # A real model (pages/model.py): the checkpoint it reads and its widgets, whose values state.bind() keeps
@@ -41,6 +41,10 @@ LAYER, HEAD = "model_layer", "model_head"  # selectboxes: the head looked at clo
 OTHER = "model_other"  # text_input: another checkpoint (repo id or folder)
 VIEW = "model_view"  # the model view chart (its click selection)
 OTHERS = "model_others"  # text_area: the sentences yours is compared with (a sentence encoder), one a line
+#: the most characters of the sentence and of the other sentences the page reads (controls.text_box: a longer text
+#: stays in its box, refused in words); the tokens are capped after (attn_models: n_seq), this bounds the tokenizer's
+#: work and what the caches' keys hold. The sentence's is attn_models.origin.SENTENCE_CHARS, an origin's longest
+SENTENCE_MOST, OTHERS_MOST = attn_models.origin.SENTENCE_CHARS, 2_000
 ABLATE = "model_ablate"  # multiselect: the heads switched off, as "L2 · H5" names (attn_ui.views.model_output)
 ABLATE_HOW = "model_ablate_how"  # segmented control: a head switched off gives its mean ("mean") or "zero"
 EFFECTS = "model_effects"  # selectbox: the layer (or "all") whose heads "which heads matter" switches off
@@ -231,8 +235,13 @@ def model_box(role: attn_models.Role, source: str, *, source_key: str, other_key
                 models=", ".join(acc.offered)))
         if not acc.folders:
             help_text = i18n.sentences(help_text, _("Folders on the server cannot be named here."))
-        st.text_input(labels[acc.folders], placeholder=placeholder, help=help_text,
-                      **state.bind(other_key, state.kept(other_key, ""), partial(_use_other, source_key, other_key)))
+        typed = st.text_input(labels[acc.folders], placeholder=placeholder, help=help_text,
+                              **state.bind(other_key, state.kept(other_key, ""),
+                                           partial(_use_other, source_key, other_key)))
+        if typed and not typed.strip():  # read as empty (_use_other): said, since the box does not look empty
+            st.info(_("The box holds only spaces, which name no model: the page reads its own model, {model}, as "
+                      "when the box is empty.").format(model=text.md_escape(attn_models.shown_name(source))),
+                    icon=":material/info:")
     return model
 
 
@@ -407,6 +416,12 @@ def origin_text(origin: attn_models.Origin | None) -> str:
         out = i18n.sentences(out, _("X's column {bias} is a constant 1 (the bias feature): the last row of W_Q, "
                                     "W_K and W_V is their bias.").format(bias=bias))
     return out
+
+
+def still_reading(sentence: str) -> str:
+    """What A real model says it keeps reading while its sentence box holds more than :data:`SENTENCE_MOST`
+    characters (controls.text_box)."""
+    return _("Still reading the sentence {text}.").format(text=controls.quoted_text(sentence))
 
 
 def still_padding(pad_to: int) -> str:

@@ -14,12 +14,15 @@ from attn_ui.app.i18n import _, ngettext
 from attn_ui.infra import budget, settings
 from attn_ui.views import model_views
 from attn_ui.views.model_output import Change, intervention, percent
-from attn_ui.widgets import text
+from attn_ui.widgets import controls, text
 
 # A model that translates (pages/translate.py): a T5's checkpoint and the page's widgets
 SOURCE = "trans_source"  # str or None: the translator the page reads (repo id or folder; tests set it)
 OTHER = "trans_other"  # text_input: another T5 checkpoint
 SENTENCE = "trans_sentence"  # text_input: the English sentence
+#: the most characters of the sentence the page reads (controls.text_box: a longer one stays in the box, refused in
+#: words); the tokens are capped after (attn_models.t5: n_seq), this bounds the tokenizer's work and the caches' keys
+SENTENCE_MOST = 1_000
 LAYER, HEAD = "trans_layer", "trans_head"  # selectboxes: the decoder layer and cross-attention head drawn
 ENC_LAYER = "trans_enc_layer"  # selectbox: the encoder layer whose self-attention head opens
 ENC_HEAD = "trans_enc_head"  # selectbox: that head
@@ -28,6 +31,12 @@ ABLATE_HOW = "trans_ablate_how"  # segmented control: "mean" or "zero"
 
 DEFAULT_SENTENCE = "It is easy to translate languages with transformers"  # the Korean tutorial's (seed 003)
 MAX_NEW = 40  # the longest translation written, in tokens (as the tutorial's max_length=40)
+
+
+def still_translating(sentence: str) -> str:
+    """What the page says it keeps translating while the sentence box holds more than :data:`SENTENCE_MOST`
+    characters (controls.text_box)."""
+    return _("Still translating {text}.").format(text=controls.quoted_text(sentence))
 
 
 def operator_source() -> str:

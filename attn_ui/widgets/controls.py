@@ -16,7 +16,7 @@ import streamlit as st
 from attn_core import AttentionInputError, number_in_range, whole_number
 from attn_ui.app import i18n, state
 from attn_ui.app.i18n import N_, _
-from attn_ui.widgets import heatmap
+from attn_ui.widgets import heatmap, text
 
 MAX_PRECISION = 8
 HEAD_OPTION = N_("head {h}")  # a head in the selectbox
@@ -152,6 +152,71 @@ def number_box(label: str, key: str, default: float, low: float | None, high: fl
     number_input(label, where=where, help=help, width=width, step=step,
                  **state.bind(key, _boxed(state.kept(key, default))))
     return _said(number_in_use(key, default, low, high, what=label), still)
+
+
+#: a text box keeps at most this many times the characters its page reads: a longer paste is cut to that many, and
+#: said (a page reads at most 4,000 characters, so a box holds at most 40,000, ≈ 40 kB to 160 kB as Python keeps a
+#: str; Streamlit would keep whatever the browser sent, up to its 25 MB message cap, in the session until it ends)
+TEXT_KEPT = 10
+TOO_LONG = N_("{what}: {n:,} characters, at most {most:,} are read: shorten it.")  # a text box's refusal
+CUT_TO = N_("The box keeps only the first {kept:,} of them.")  # after TOO_LONG, when a paste was cut
+QUOTED_TEXT = 60  # the most characters of a text a "still …" sentence quotes
+
+
+def text_box(label: str, key: str, default: str, most: int, still: Callable[[str], str], *, where: Any = st,
+             area: bool = False, **options: Any) -> str:
+    """A text box (``area``: a text area) labelled ``label`` (translated: the refusal names the box by it) whose page
+    reads at most ``most`` characters; returns the text in use.
+
+    The box holds what was typed or pasted, as it was, kept across reruns and pages (:func:`attn_ui.app.state.bind`,
+    ``default`` the first time); no ``max_chars``, whose browser side drops a paste that is too long without a word.
+    A text longer than ``most`` is refused under the box, in words and in the learner's language, naming the box, the
+    length and the limit, with ``still(text)``, the sentence saying the text still in use: the last one within
+    ``most`` (``default`` before any). Past :data:`TEXT_KEPT` × ``most`` characters the box keeps only that many (the
+    session would hold all of it), and says so. ``options``: more of the widget's (``height``, ``help``)."""
+    widget = where.text_area if area else where.text_input
+    widget(label, **state.bind(key, state.kept(key, default), partial(_keep_text, key, most * TEXT_KEPT)), **options)
+    return _said(text_in_use(key, default, most, what=label), still)
+
+
+def _keep_text(key: str, kept_most: int) -> None:
+    """on_change of a :func:`text_box`: what it holds, cut to ``kept_most`` characters (how long it was noted)."""
+    ss = st.session_state
+    typed, cut = ss[key], ss.setdefault(state.TEXTS_CUT, {})
+    if isinstance(typed, str) and len(typed) > kept_most:
+        cut[key] = len(typed)
+        ss[key] = typed = typed[:kept_most]
+    else:
+        cut.pop(key, None)
+    ss[state.KEPT][key] = typed
+
+
+def text_in_use(key: str, default: str, most: int, *, what: str = "") -> tuple[str, str | None]:
+    """The text the :func:`text_box` ``key`` stands for: what it holds when at most ``most`` characters (then kept as
+    the text in use, state.TEXTS_IN_USE), else the last text it held that was (``default`` before any); and why what
+    it holds is refused (None when it is not)."""
+    ss = st.session_state
+    typed = ss[key] if key in ss else state.kept(key, default)
+    typed = typed if isinstance(typed, str) else default
+    in_use = ss.setdefault(state.TEXTS_IN_USE, {})
+    if len(typed) <= most:
+        in_use[key] = typed
+        return typed, None
+    # the length pasted, when the box holds what a paste was cut to (not a text set since, by a lesson or a link)
+    cut = ss.get(state.TEXTS_CUT, {}).get(key) if len(typed) == most * TEXT_KEPT else None
+    refused = _(TOO_LONG).format(what=what, n=cut or len(typed), most=most)
+    if cut:
+        refused = i18n.sentences(refused, _(CUT_TO).format(kept=len(typed)))
+    return in_use.get(key, default), refused
+
+
+def quoted_text(typed: str, most: int = QUOTED_TEXT) -> str:
+    """A text as a "still …" sentence quotes it: cut at ``most`` characters with "…", Markdown escaped, in “ ”.
+
+    >>> quoted_text("a" * 70)[-4:]
+    'aa…”'
+    """
+    return "“" + text.md_escape(typed if len(typed) <= most else typed[:most - 1] + "…") + "”"
 
 
 def _said(checked: tuple[Any, str | None], still: Callable[[Any], str]) -> Any:

@@ -471,8 +471,9 @@ def test_no_network_with_folders_on_the_advice_names_a_folder(monkeypatch):
 
 
 @pytest.mark.parametrize(("name", "said"), [
-    ("<img src=x onerror=alert(1)>", "The name typed has '<', which a Hugging Face repo id cannot have: a repo id is "
-                                     "owner/name (for example sentence-transformers/all-MiniLM-L6-v2)"),
+    ("<img src=x onerror=alert(1)>", "The name typed has the characters '<' ' ' '=' '(' ')' '>', which a Hugging Face "
+                                     "repo id cannot have: a repo id is owner/name (for example "
+                                     "sentence-transformers/all-MiniLM-L6-v2)"),
     ("a" * 3000, "The name typed is too long for a Hugging Face repo id: '" + "a" * 40 + "…' has 3,000 characters, and "
                  "the Hub takes at most 96 for the owner and as many for the model's name (owner/name)."),
     ("/etc", FOLDERS_OFF),
@@ -536,6 +537,33 @@ def test_folders_off_a_web_address_is_told_it_is_one_with_the_pages_own_example(
         "The name typed is a web address: this server takes a Hugging Face repo id, not an address. A repo id is "
         f"owner/name (for example {example}): on the Hub, what follows huggingface.co/ in a model's address."]
     assert "path" not in texts(at)
+
+
+@pytest.mark.parametrize("role", list(PAGES))
+def test_folders_off_a_name_of_html_is_told_its_characters_not_that_it_is_a_path(role, monkeypatch):
+    """A fresh reviewer: <b>hi</b>/x (two '/') was told "The name typed is a path"; its fault is '<' and '>'."""
+    at = typed_in_the_box(role, "<b>hi</b>/x", monkeypatch)
+    assert [plain(e.value) for e in at.error] == [
+        f"The name typed has the characters '<' '>', which a Hugging Face repo id cannot have: a repo id is owner/name "
+        f"(for example {PAGES[role][3]}), each of the letters A–Z and a–z, digits, '-', '_' and '.'."]
+    assert "path" not in texts(at)
+
+
+@pytest.mark.parametrize("role", list(PAGES))
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_name_of_only_spaces_is_said_to_be_read_as_the_empty_box(role, lang, monkeypatch):
+    """A fresh reviewer: a box of spaces silently loaded the default model, the box still showing the spaces (and not
+    the placeholder that names the default)."""
+    at = typed_in_the_box(role, "   ", monkeypatch, lang=lang)
+    assert at.text_input(key=PAGES[role][2]).value == "   "  # kept as typed
+    assert at.session_state[PAGES[role][1]] is None  # the page's own model
+    model = attn_models.access.example(role, lang)  # the page's own: in Chinese the encoder is the multilingual one
+    said = [plain(i.value) for i in at.info if model in plain(i.value)]
+    assert said == [{"en": f"The box holds only spaces, which name no model: the page reads its own model, {model}, as "
+                           "when the box is empty.",
+                     "zh": f"输入框中只有空格，没有指定任何模型：页面读取它自己的模型 {model}，"
+                           "与输入框为空时一样。"}[lang]]
+    assert [e.value for e in at.error] == []
 
 
 @pytest.mark.parametrize("role", list(PAGES))

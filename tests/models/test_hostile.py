@@ -499,8 +499,13 @@ def test_folders_on_a_repo_id_with_an_empty_part_is_told_which_part(name, said, 
 @pytest.mark.parametrize(("name", "said"), [
     ("a b/c", "The name typed has ' ', which a Hugging Face repo id cannot have: a repo id is owner/name (for example "
               "sentence-transformers/all-MiniLM-L6-v2), each of the letters A–Z and a–z, digits, '-', '_' and '.'."),
-    ("用户/模型", "The name typed has '用', which a Hugging Face repo id cannot have"),
-    ("a/b?x=1", "The name typed has '?', which a Hugging Face repo id cannot have"),
+    ("用户/模型", "The name typed has the characters '用' '户' '模' '型', which a Hugging Face repo id cannot have"),
+    ("<b>hi</b>/x", "The name typed has the characters '<' '>', which a Hugging Face repo id cannot have: a repo id is "
+                    "owner/name (for example sentence-transformers/all-MiniLM-L6-v2), each of the letters A–Z and "
+                    "a–z, digits, '-', '_' and '.'."),  # was told it is a path (two '/')
+    ("a" * 20 + "<>&\"' ;(){}[]|", "The name typed has the characters '<' '>' '&' '\"' \"'\" ' ' ';' '(' …, which"),
+    ("a/b/c", "The name typed is a path"),  # repo id characters and two '/': a path still
+    ("a/b?x=1", "The name typed has the characters '?' '=', which a Hugging Face repo id cannot have"),
     ("a/" + "b" * 200, "The name typed is too long for a Hugging Face repo id: '" + "b" * 40 + "…' has 200 characters, "
                        "and the Hub takes at most 96 for the owner and as many for the model's name (owner/name)."),
     ("a" * 97, "The name typed is too long for a Hugging Face repo id: '" + "a" * 40 + "…' has 97 characters"),

@@ -9,7 +9,6 @@ saves the message at 1400 × 900, in English and Chinese, on the three pages."""
 from __future__ import annotations
 
 import os
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,20 +19,8 @@ from .. import tiny_bert, tiny_gpt2, tiny_t5
 from .helpers import MAIN, expect_rerun, open_app, start_server, stop_server
 
 pytestmark = pytest.mark.e2e
-PORTS = range(8740, 8750)  # this worktree's ports
 SHOTS = os.environ.get("ATTN_SHOTS")
 ALERT = '[data-testid="stAlertContentWarning"]'
-
-
-def a_port() -> int:
-    for port in PORTS:
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", port))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError(f"no free port in {PORTS}")
 
 
 @pytest.fixture(scope="module")
@@ -45,7 +32,7 @@ def models_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     before = {k: os.environ.get(k) for k in env}
     os.environ.update({k: str(v) for k, v in env.items()})
     try:
-        proc, url = start_server(tmp_path_factory.mktemp("streamlit") / "streamlit.log", port=a_port())
+        proc, url = start_server(tmp_path_factory.mktemp("streamlit") / "streamlit.log")  # a free port
     finally:
         for k, v in before.items():
             if v is None:

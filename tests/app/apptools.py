@@ -118,3 +118,13 @@ def in_own_thread(fn) -> None:
     worker.join()
     if failed:
         raise failed[0]
+
+
+def tiny_models(root: Path) -> dict[str, str]:
+    """The tiny BERT, GPT-2 and T5 checkpoints of tests/ (random weights, no network) built in folders under
+    ``root``: their paths by family ("bert", "gpt2", "t5"), for the operator's ATTN_MODEL, ATTN_CAUSAL_MODEL and
+    ATTN_TRANSLATOR_MODEL."""
+    from .. import tiny_bert, tiny_gpt2, tiny_t5
+
+    return {"bert": str(tiny_bert.build(root / "bert")), "gpt2": str(tiny_gpt2.build(root / "gpt2")),
+            "t5": str(tiny_t5.build(root / "t5"))}

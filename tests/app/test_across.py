@@ -14,8 +14,8 @@ from streamlit.testing.v1 import AppTest
 import attn_models
 from attn_ui.app import registry
 
-from .. import tiny_bert, tiny_gpt2, tiny_t5
-from .apptools import APP, new_app, plain
+from .. import tiny_t5
+from .apptools import APP, new_app, plain, tiny_models
 from .test_steps import elements, grid
 
 PAD_TO = 16  # the page's sentence is 13 tokens: 3 padding tokens
@@ -23,9 +23,7 @@ PAD_TO = 16  # the page's sentence is 13 tokens: 3 padding tokens
 
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory) -> dict[str, str]:
-    root = tmp_path_factory.mktemp("across")
-    return {"bert": str(tiny_bert.build(root / "bert")), "gpt2": str(tiny_gpt2.build(root / "gpt2")),
-            "t5": str(tiny_t5.build(root / "t5"))}
+    return tiny_models(tmp_path_factory.mktemp("across"))
 
 
 @pytest.fixture(autouse=True)

@@ -18,14 +18,12 @@ from attn_ui.views import generate_views, model_views, translate_views
 from attn_ui.widgets import controls
 
 from .. import tiny_bert, tiny_gpt2, tiny_t5
-from .apptools import APP, plain
+from .apptools import APP, plain, tiny_models
 
 
 @pytest.fixture(scope="module")
 def dirs(tmp_path_factory) -> dict[str, str]:
-    root = tmp_path_factory.mktemp("text_boxes")
-    return {"bert": str(tiny_bert.build(root / "bert")), "gpt2": str(tiny_gpt2.build(root / "gpt2")),
-            "t5": str(tiny_t5.build(root / "t5"))}
+    return tiny_models(tmp_path_factory.mktemp("text_boxes"))
 
 
 @pytest.fixture(autouse=True)

@@ -102,15 +102,22 @@ def model_server(model_dir: Path, log_path: Path, env: str = "ATTN_MODEL") -> It
     """A server of its own whose A real model page (and Learn's model lesson) reads the checkpoint in ``model_dir``
     ($ATTN_MODEL, set for the server process only; ``env`` another operator variable, e.g. ATTN_CAUSAL_MODEL for A
     model that writes); yields its base URL."""
-    env_before = os.environ.get(env)
-    os.environ[env] = str(model_dir)  # inherited by the server process
+    yield from server_with(log_path, {env: str(model_dir)})
+
+
+def server_with(log_path: Path, env: dict[str, str]) -> Iterator[str]:
+    """A server of its own with the operator's variables ``env`` (ATTN_MODEL, ATTN_CAUSAL_MODEL, ...) set for its
+    process only; yields its base URL."""
+    before = {k: os.environ.get(k) for k in env}
+    os.environ.update({k: str(v) for k, v in env.items()})  # inherited by the server process
     try:
         proc, url = start_server(log_path)
     finally:
-        if env_before is None:
-            del os.environ[env]
-        else:
-            os.environ[env] = env_before
+        for k, v in before.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
     try:
         yield url
     finally:

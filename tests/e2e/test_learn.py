@@ -31,8 +31,7 @@ from .helpers import (
     nav_link,
     open_app,
     screenshot,
-    start_server,
-    stop_server,
+    server_with,
 )
 from .seed000 import W_K, W_Q, X, attention
 
@@ -248,22 +247,9 @@ def test_the_lesson_list_opens_a_lesson_by_click_and_by_keyboard(page: Page, app
 def generating_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A server of its own whose causal and translator models are the tiny GPT-2 and T5 (the operator's:
     $ATTN_CAUSAL_MODEL, $ATTN_TRANSLATOR_MODEL, set for the server process only)."""
-    env = {"ATTN_CAUSAL_MODEL": minilm.lesson_source("next-word"),
-           "ATTN_TRANSLATOR_MODEL": minilm.lesson_source("source-word")}
-    before = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)  # inherited by the server process
-    try:
-        proc, url = start_server(tmp_path_factory.mktemp("streamlit") / "streamlit.log")
-    finally:
-        for k, v in before.items():
-            if v is None:
-                del os.environ[k]
-            else:
-                os.environ[k] = v
-    try:
-        yield url
-    finally:
-        stop_server(proc)
+    yield from server_with(tmp_path_factory.mktemp("streamlit") / "streamlit.log", {
+        "ATTN_CAUSAL_MODEL": minilm.lesson_source("next-word"),
+        "ATTN_TRANSLATOR_MODEL": minilm.lesson_source("source-word")})
 
 
 @pytest.mark.parametrize("key, page_title", [("next-word", "A model that writes"),

@@ -16,7 +16,7 @@ import pytest
 from playwright.sync_api import Locator, Page, expect
 
 from .. import tiny_bert, tiny_gpt2, tiny_t5
-from .helpers import MAIN, expect_rerun, open_app, start_server, stop_server
+from .helpers import MAIN, expect_rerun, open_app, server_with
 
 pytestmark = pytest.mark.e2e
 SHOTS = os.environ.get("ATTN_SHOTS")
@@ -27,22 +27,9 @@ ALERT = '[data-testid="stAlertContentWarning"]'
 def models_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A server whose three model pages read the tiny checkpoints (the operator's variables, for its process only)."""
     root = tmp_path_factory.mktemp("models")
-    env = {"ATTN_MODEL": tiny_bert.build(root / "bert"), "ATTN_CAUSAL_MODEL": tiny_gpt2.build(root / "gpt2"),
-           "ATTN_TRANSLATOR_MODEL": tiny_t5.build(root / "t5")}
-    before = {k: os.environ.get(k) for k in env}
-    os.environ.update({k: str(v) for k, v in env.items()})
-    try:
-        proc, url = start_server(tmp_path_factory.mktemp("streamlit") / "streamlit.log")  # a free port
-    finally:
-        for k, v in before.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-    try:
-        yield url
-    finally:
-        stop_server(proc)
+    yield from server_with(tmp_path_factory.mktemp("streamlit") / "streamlit.log", {
+        "ATTN_MODEL": tiny_bert.build(root / "bert"), "ATTN_CAUSAL_MODEL": tiny_gpt2.build(root / "gpt2"),
+        "ATTN_TRANSLATOR_MODEL": tiny_t5.build(root / "t5")})
 
 
 def paste(page: Page, box: Locator, text: str) -> None:

@@ -50,9 +50,10 @@ MODES = {"greedy": N_("greedy"), "sample": N_("sampled")}  # each next token: th
 
 
 def still_continuing(prompt: str) -> str:
-    """What the page says it keeps continuing while the prompt box holds more than :data:`PROMPT_MOST` characters
-    (controls.text_box)."""
-    return _("Still continuing the prompt {text}.").format(text=controls.quoted_text(prompt))
+    """What the page says it keeps using while the box holds more than it reads (controls.text_box): the last text
+    within the limit, not that the model can read it (its tokens are checked after, and said)."""
+    return _("The prompt in use is still the last one within the limit: {text}.").format(
+        text=controls.quoted_text(prompt))
 
 
 def still_writing(n_new: int) -> str:

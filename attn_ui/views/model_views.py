@@ -419,9 +419,10 @@ def origin_text(origin: attn_models.Origin | None) -> str:
 
 
 def still_reading(sentence: str) -> str:
-    """What A real model says it keeps reading while its sentence box holds more than :data:`SENTENCE_MOST`
-    characters (controls.text_box)."""
-    return _("Still reading the sentence {text}.").format(text=controls.quoted_text(sentence))
+    """What the page says it keeps using while the box holds more than it reads (controls.text_box): the last text
+    within the limit, not that the model can read it (its tokens are checked after, and said)."""
+    return _("The sentence in use is still the last one within the limit: {text}.").format(
+        text=controls.quoted_text(sentence))
 
 
 def still_padding(pad_to: int) -> str:

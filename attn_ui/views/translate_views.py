@@ -34,9 +34,10 @@ MAX_NEW = 40  # the longest translation written, in tokens (as the tutorial's ma
 
 
 def still_translating(sentence: str) -> str:
-    """What the page says it keeps translating while the sentence box holds more than :data:`SENTENCE_MOST`
-    characters (controls.text_box)."""
-    return _("Still translating {text}.").format(text=controls.quoted_text(sentence))
+    """What the page says it keeps using while the box holds more than it reads (controls.text_box): the last text
+    within the limit, not that the model can read it (its tokens are checked after, and said)."""
+    return _("The sentence in use is still the last one within the limit: {text}.").format(
+        text=controls.quoted_text(sentence))
 
 
 def operator_source() -> str:

@@ -86,16 +86,17 @@ def test_a_sentence_over_the_limit_stays_in_the_box_and_is_said_while_the_last_o
     at.text_input(key=translate_views.SENTENCE).input(pasted).run()
     assert not at.exception and not at.error
     assert at.text_input(key=translate_views.SENTENCE).value == pasted  # kept as pasted
-    assert warnings(at) == ["English sentence: 1,200 characters, at most 1,000 are read: shorten it. Still "
-                            "translating “The dog is tired.”."]
+    assert warnings(at) == ["English sentence: 1,200 characters, at most 1,000 are read: shorten it. The sentence in "
+                            "use is still the last one within the limit: “The dog is tired.”."]
     assert shown(at) == before  # the page still translates the last sentence within the limit
     at.text_input(key=translate_views.SENTENCE).input(pasted[:1_000]).run()  # shortened: read
     assert warnings(at) == [] and shown(at) != before
 
 
 def test_the_refusal_in_chinese_and_korean():
-    for lang, said in (("zh", "英文句子：1,200 个字符，最多读取 1,000 个：请缩短。仍在翻译"),
-                       ("ko", "영어 문장: 1,200자, 최대 1,000자까지 읽습니다: 줄여 주세요. 아직 문장 “")):
+    for lang, said in (("zh", "英文句子：1,200 个字符，最多读取 1,000 个：请缩短。仍在使用限度内的最后一个句子：“"),
+                       ("ko", "영어 문장: 1,200자, 최대 1,000자까지 읽습니다: 줄여 주세요. "
+                              "한도 안의 마지막 문장을 계속 사용합니다: “")):
         at = page(registry.TRANSLATE.file, lang)
         at.text_input(key=translate_views.SENTENCE).input("a" * 1_200).run()
         assert len(warnings(at)) == 1 and warnings(at)[0].startswith(said), warnings(at)
@@ -113,8 +114,8 @@ def test_a_prompt_over_the_limit_stays_in_the_box_and_is_said_while_the_last_one
     at.text_input(key=generate_views.PROMPT).input(pasted).run()
     assert not at.exception and not at.error
     assert at.text_input(key=generate_views.PROMPT).value == pasted
-    assert warnings(at) == ["Prompt: 2,500 characters, at most 2,000 are read: shorten it. Still continuing the prompt "
-                            "“A dog ran”."]
+    assert warnings(at) == ["Prompt: 2,500 characters, at most 2,000 are read: shorten it. The prompt in use is still "
+                            "the last one within the limit: “A dog ran”."]
     assert shown(at) == before
 
 
@@ -126,8 +127,8 @@ def test_a_sentence_and_other_sentences_over_their_limits_stay_and_are_said():
     at.text_input(key=model_views.SENTENCE).input(long_sentence).run()
     assert not at.exception and not at.error
     assert at.text_input(key=model_views.SENTENCE).value == long_sentence
-    assert warnings(at) == ["Sentence: 5,200 characters, at most 4,000 are read: shorten it. Still reading the "
-                            "sentence “The cat sat on the mat.”."]
+    assert warnings(at) == ["Sentence: 5,200 characters, at most 4,000 are read: shorten it. The sentence in use is "
+                            "still the last one within the limit: “The cat sat on the mat.”."]
     assert shown(at) == before
     others = at.text_area(key=model_views.OTHERS)
     lines = "\n".join(["A dog slept on the rug all day long."] * 80)  # 2,959 characters
@@ -149,8 +150,8 @@ def test_a_paste_past_ten_times_the_limit_is_cut_to_that_said_and_nothing_longer
     assert not at.exception and not at.error
     assert at.text_input(key=translate_views.SENTENCE).value == ("ab" * 500_000)[:kept]
     assert warnings(at) == [f"English sentence: 1,000,000 characters, at most 1,000 are read: shorten it. The box "
-                            f"keeps only the first {kept:,} of them. Still translating "
-                            f"“{translate_views.DEFAULT_SENTENCE}”."]
+                            f"keeps only the first {kept:,} of them. The sentence in use is still the last one "
+                            f"within the limit: “{translate_views.DEFAULT_SENTENCE}”."]
     at.run()  # said as long as the box holds the cut text
     assert warnings(at)[0].startswith("English sentence: 1,000,000 characters") and "first 10,000" in warnings(at)[0]
     assert kept <= longest_text(at._session_state._state) <= kept + 100  # the box's text, nothing of the megabyte

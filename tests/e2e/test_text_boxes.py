@@ -58,19 +58,20 @@ def shot(page: Page, name: str, message: Locator) -> None:
 
 CASES = {  # page: (address, the box's label in en and zh, characters pasted, the message in en, and in zh)
     "translate": ("translate", ("English sentence", "英文句子"), 1_200,
-                  "English sentence: 1,200 characters, at most 1,000 are read: shorten it. Still translating “It is "
-                  "easy to translate languages with transformers”.",
-                  "英文句子：1,200 个字符，最多读取 1,000 个：请缩短。仍在翻译 “It is easy to translate languages with "
-                  "transformers”。"),
+                  "English sentence: 1,200 characters, at most 1,000 are read: shorten it. The sentence in use is "
+                  "still the last one within the limit: “It is easy to translate languages with transformers”.",
+                  "英文句子：1,200 个字符，最多读取 1,000 个：请缩短。仍在使用限度内的最后一个句子："
+                  "“It is easy to translate languages with transformers”。"),
     "generate": ("generate", ("Prompt", "提示词"), 2_500,
-                 "Prompt: 2,500 characters, at most 2,000 are read: shorten it. Still continuing the prompt “The cat "
-                 "sat on the”.",
-                 "提示词：2,500 个字符，最多读取 2,000 个：请缩短。仍在续写提示词 “The cat sat on the”。"),
+                 "Prompt: 2,500 characters, at most 2,000 are read: shorten it. The prompt in use is still the last "
+                 "one within the limit: “The cat sat on the”.",
+                 "提示词：2,500 个字符，最多读取 2,000 个：请缩短。仍在使用限度内的最后一条提示词："
+                 "“The cat sat on the”。"),
     "model": ("model", ("Sentence", "句子"), 4_800,
-              "Sentence: 4,800 characters, at most 4,000 are read: shorten it. Still reading the sentence “The cat "
-              "sat on the mat because it was tired.”.",
-              "句子：4,800 个字符，最多读取 4,000 个：请缩短。仍在读取句子 “The cat sat on the mat because it was "
-              "tired.”。"),
+              "Sentence: 4,800 characters, at most 4,000 are read: shorten it. The sentence in use is still the last "
+              "one within the limit: “The cat sat on the mat because it was tired.”.",
+              "句子：4,800 个字符，最多读取 4,000 个：请缩短。仍在使用限度内的最后一个句子："
+              "“The cat sat on the mat because it was tired.”。"),
 }
 
 
@@ -107,5 +108,5 @@ def test_a_paste_past_ten_times_the_limit_is_cut_in_the_box_and_said(page: Page,
     expect(box).to_have_value(pasted[:10_000])
     message = page.locator(MAIN).locator(ALERT).locator('[data-testid="stMarkdownContainer"]')
     expect(message).to_have_text("English sentence: 30,000 characters, at most 1,000 are read: shorten it. The box "
-                                 "keeps only the first 10,000 of them. Still translating “It is easy to translate "
-                                 "languages with transformers”.")
+                                 "keeps only the first 10,000 of them. The sentence in use is still the last one "
+                                 "within the limit: “It is easy to translate languages with transformers”.")

@@ -44,6 +44,14 @@ def test_opens_on_seed_000():
     np.testing.assert_allclose(out[0], SEED000_OUTPUT[0], rtol=1e-6)  # seed 000's print
 
 
+def test_where_w_o_is_edited_is_true_on_a_phone_too():
+    """W_O's caption names the panel by its title, not "the sidebar's edit panel": on a phone the panel is in the
+    page (a second reviewer found the sidebar named there)."""
+    at = new_app("pages/inputs.py")
+    said = next(plain(c.value) for c in at.caption if plain(c.value).startswith("W_O ("))
+    assert "under Edit the numbers on the pages that show the steps" in said and "sidebar" not in said
+
+
 def test_editing_x_recomputes_q_weights_and_output():
     at = new_app("pages/inputs.py")
     edit_cells(at, "x", {0: {1: 5.0}})

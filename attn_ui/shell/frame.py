@@ -307,7 +307,12 @@ _PHONE_ROOM = ("@media (max-width: 640px) {"
                " [data-testid='stMainBlockContainer'] .katex-display { margin: 0.5em 0; }"
                f" .st-key-{PHONE_PANEL} {{ padding: 0.5rem; }}"
                f" .st-key-{PHONE_PANEL} [data-testid='stVerticalBlock'] {{ gap: 0.5rem; }}"
-               f" .st-key-{PHONE_PANEL} p {{ line-height: 1.3; }} }}")  # its title, caption and link's label
+               f" .st-key-{PHONE_PANEL} p {{ line-height: 1.3; }}"  # its title, caption and link's label
+               # a table's toolbar, always shown on a touch screen, stands 44 px above the table: room for it, or it
+               # lay over what is above (Masking's slider handle, the heading "Tokens"); the panel's grid has the
+               # caption's line beside it
+               " [data-testid='stMainBlockContainer'] [data-testid='stDataFrame'] { margin-top: 2.25rem; }"
+               f" .st-key-{PHONE_PANEL} [data-testid='stDataFrame'] {{ margin-top: 0; }} }}")
 #: a page link's label wraps onto a second line instead of being cut at the box's edge (a long label on a phone)
 _LINK_LABELS = "[data-testid='stPageLink-NavLink'] :is(span, p) { white-space: normal; }"
 #: Korean is written with spaces between words: break its lines there, not inside a word (the browser's default

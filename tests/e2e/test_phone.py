@@ -16,6 +16,7 @@ import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 
 from attn_ui.app import registry
+from attn_ui.shell import frame
 
 from .. import tiny_gpt2
 from .helpers import (
@@ -141,6 +142,24 @@ def test_a_value_the_panel_refuses_on_a_phone_says_to_fix_it_above(phone: Page, 
     banner = phone.locator(MAIN).get_by_test_id("stAlertContentWarning").filter(has_text="Showing the last valid")
     expect(banner).to_contain_text("Fix it above, under Edit the numbers.")
     expect(banner).not_to_contain_text("sidebar")
+
+
+#: [table's toolbar top, bottom of what is drawn above the table] for every table of the page but the panel's grid
+TOOLBARS_OVER = f"""() => [...document.querySelectorAll(
+        '{MAIN} [data-testid=stDataFrame] > [data-testid=stElementToolbar]')]
+    .filter(t => !t.closest('.st-key-{frame.PHONE_PANEL}'))
+    .map(t => {{ const above = t.closest('[data-testid=stElementContainer]').previousElementSibling;
+                return [t.getBoundingClientRect().top, above ? above.getBoundingClientRect().bottom : -1e9]; }})"""
+
+
+@pytest.mark.parametrize("pg", [registry.MASKING, registry.INPUTS], ids=lambda pg: pg.name)
+def test_a_tables_toolbar_leaves_what_is_above_it_free_on_a_phone(phone: Page, app_server: str, pg: registry.Page):
+    """A touch screen shows a table's toolbar at all times, 44 px above the table: it lay over Masking's slider
+    handle (a tap there hit the toolbar) and over the heading "Tokens" on Inputs & weights (a second reviewer)."""
+    open_app(phone, f"{app_server}/{pg.name}")
+    expect(phone.locator(MAIN).locator("[data-testid=stDataFrame]").first).to_be_visible()
+    pairs = phone.evaluate(TOOLBARS_OVER)
+    assert pairs and all(top >= above - 0.5 for top, above in pairs), pairs
 
 
 #: [text, left, right] of every colour legend's label of the page's charts (Vega's SVG text)

@@ -212,7 +212,10 @@ def attention_words(model) -> str:
     if model.window is not None:
         parts.append(_("a sliding window: each query sees itself and the {before} tokens before it").format(
             before=model.window - 1))
-    return _("Its attention: {parts}.").format(parts="; ".join(parts))
+    joined = parts[0]
+    for part in parts[1:]:  # "; " in English, "；" in Chinese: the joiner is a message of its own
+        joined = _("{first}; {then}").format(first=joined, then=part)
+    return _("Its attention: {parts}.").format(parts=joined)
 
 
 def head_choice(model, head: int) -> str:

@@ -53,6 +53,19 @@ def test_the_page_says_the_llama_attention_and_groups_the_heads():
     np.testing.assert_allclose(bars["probability"], np.sort(want)[::-1][:10], rtol=0, atol=1e-12)
 
 
+def test_the_attention_words_join_in_chinese_with_a_chinese_semicolon(llama_dir, monkeypatch):
+    """The parts of "Its attention: …" are joined as the language joins them (a second reviewer read "; " in the
+    Chinese sentence). (The page itself in Chinese: AppTest formats a select box's options outside the run, in
+    English, and cannot set its widgets there.)"""
+    import attn_models
+    from attn_ui.app import i18n
+    from attn_ui.views import generate_views
+
+    monkeypatch.setattr(i18n, "language", lambda: "zh")
+    said = generate_views.attention_words(attn_models.load(llama_dir))
+    assert "）；" in said and ";" not in said, said
+
+
 def test_a_short_write_and_a_head_switched_off_give_transformers_numbers(llama_dir):
     import attn_models
 

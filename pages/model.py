@@ -77,6 +77,10 @@ pad_to = controls.whole_box(  # what is typed, as typed ("1e1" is 10); refused i
             "0: no padding. At most {most}.").format(most=cfg_m.max_tokens) if wordpiece else
           _("Append {pad} tokens up to this length; the padding mask keeps every query from attending to them. "
             "0: no padding. At most {most}.").format(pad=pad_token, most=cfg_m.max_tokens)))
+if not sentence.strip():  # only [CLS] and [SEP] (or the family's two) would be read: nothing of the learner's
+    st.info(_("Type a sentence: the model reads it and every head's attention on it is drawn here."),
+            icon=":material/info:")
+    st.stop()
 enc = model.encode(sentence, pad_to or None)
 n_seq = len(enc.tokens)
 tokens_line = (_("**{n} WordPiece tokens** (with [CLS] and [SEP]; at most {most})").format(n=n_seq,

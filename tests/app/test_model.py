@@ -631,3 +631,14 @@ def test_folders_off_a_legacy_repo_id_in_chinese_is_the_hubs_message_not_a_refus
     assert [e.value for e in at.error] == []
     shown = plain("\n".join(w.value for w in at.warning))
     assert "gpt2" in shown and "仓库 ID" not in shown
+
+
+@pytest.mark.parametrize("typed", ["", "   "])
+def test_a_sentence_of_nothing_but_spaces_asks_for_a_sentence(tiny_dir, typed):
+    """A sentence box left empty (or of spaces only) read only the family's two special tokens and drew their
+    attention without a word (a second reviewer); the page asks for a sentence, as the other model pages do."""
+    at = model_app(str(tiny_dir))
+    at.text_input(key="model_sentence").input(typed).run()
+    assert not at.exception and not at.error
+    assert "Type a sentence: the model reads it and every head's attention on it is drawn here." in texts(at)
+    assert not at.get("vega_lite_chart")

@@ -95,27 +95,25 @@ UNDO_BYTES = 32 * 2**20  # ... and the matrices they keep (a configuration at th
 _GRID_FIELDS = {"tokens", "x", "w_q", "w_k", "w_v", "w_o", "y", "y_tokens", "w_a", "w_1", "w_2", "v_a"}  # in grids
 
 
+#: every key :func:`init` makes, with what makes its first value (a fresh list or dict for each session)
+_FIRST = {PRESET: lambda: DEFAULT_PRESET, HISTORY: list, EDITOR_VERSION: int, IMPORTS: int, EDITOR_BASE: dict,
+          DRAFTS: dict, ERRORS: dict, PRECISION: lambda: DEFAULT_PRECISION, QUERY: int, QUERY_PICKS: int, HEAD: int,
+          KEPT: dict, IN_USE: dict, TEXTS_IN_USE: dict, TEXTS_CUT: dict, SET_ASIDE: dict}
+
+
 def init() -> None:
-    """Create every key once per session (idempotent); attn_ui.shell.frame calls it on every run."""
+    """Create every key once per session (idempotent); attn_ui.shell.frame calls it on every run.
+
+    No code deletes these keys, so the last one made tells that they are all there: one read a run, where reading
+    each (≈ 4 µs a read of the session state) cost 0.13 ms of every run. NOTICE is made when a message is kept
+    (:func:`notify`)."""
+    if SET_ASIDE in st.session_state:
+        return
     if CONFIG not in st.session_state:
         st.session_state[CONFIG] = load_preset(DEFAULT_PRESET)
-    st.session_state.setdefault(PRESET, DEFAULT_PRESET)
-    st.session_state.setdefault(HISTORY, [])
-    st.session_state.setdefault(EDITOR_VERSION, 0)
-    st.session_state.setdefault(IMPORTS, 0)
-    st.session_state.setdefault(EDITOR_BASE, {})
-    st.session_state.setdefault(DRAFTS, {})
-    st.session_state.setdefault(ERRORS, {})
-    st.session_state.setdefault(PRECISION, DEFAULT_PRECISION)
-    st.session_state.setdefault(QUERY, 0)
-    st.session_state.setdefault(QUERY_PICKS, 0)
-    st.session_state.setdefault(HEAD, 0)
-    st.session_state.setdefault(NOTICE, [])
-    st.session_state.setdefault(KEPT, {})
-    st.session_state.setdefault(IN_USE, {})
-    st.session_state.setdefault(TEXTS_IN_USE, {})
-    st.session_state.setdefault(TEXTS_CUT, {})
-    st.session_state.setdefault(SET_ASIDE, {})
+    for key, first in _FIRST.items():  # SET_ASIDE last
+        if key not in st.session_state:
+            st.session_state[key] = first()
 
 
 def config() -> Config:

@@ -43,7 +43,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from attn_core import LIMITS, AttentionInputError, Config, make_config, softmax
+from attn_core import LIMITS, AttentionInputError, Config, Phrase, make_config, softmax
 
 from .access import TRANSLATOR_MODEL, Access
 from .errors import N_, ModelError
@@ -747,7 +747,7 @@ class Translator(Pretrained):
             return make_config(tokens, x, *w.matrices(), n_heads=self.config.n_heads, scale="none", **options)
         except AttentionInputError as err:
             raise ModelError(N_("Layer {layer}'s {side} does not open in the explorer: {err}"), layer=int(layer),
-                             side=SIDE_WORDS[side], err=str(err)) from None
+                             side=SIDE_WORDS[side], err=Phrase(err.template, **err.params)) from None
 
 
 def load_translator(source: str = T5_MODEL, *, cache_dir: str | Path | None = None, progress: Progress | None = None,

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attn_core import run
+from attn_core import Phrase, Words, run
 from attn_models import Intervention, ModelError
 from attn_models.t5 import (
     T5Config,
@@ -194,6 +194,19 @@ def test_self_config_refuses_a_side_or_layer_that_does_not_exist(relu):
         relu.self_config("The cat.", 0, side="cross")
     with pytest.raises(ModelError, match="Layer 5 does not exist"):
         relu.self_config("The cat.", 5)
+
+
+def test_a_layer_the_explorer_refuses_says_why_in_words_the_app_translates(relu):
+    """The core's reason goes into the message as a Phrase (its template and values), which the app translates
+    inside the translated sentence: as ``str(err)`` it stayed English in a Chinese or Korean message."""
+    tokens = ("a", "b")
+    x = np.ones((2, relu.config.d_model))
+    x[1, 0] = np.nan
+    with pytest.raises(ModelError) as caught:
+        relu._config(0, "encoder", tokens, x, relu.weights.encoder[0].self_attn)
+    why = caught.value.params["err"]
+    assert isinstance(why, Phrase) and why == "X: cell (1, 0) is NaN; every cell must be a finite number."
+    assert why.template == "{name}: cell ({i}, {j}) is {what}; {hint}." and isinstance(why.params["hint"], Words)
 
 
 def test_a_cross_config_runs_back_through_the_decoder(relu):

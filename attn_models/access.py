@@ -402,13 +402,15 @@ def not_a_repo_id(source: str, example: str = DEFAULT_MODEL) -> ModelError:
 
 def empty_part(source: str, example: str) -> ModelError | None:
     """The refusal of a name meant as a repo id with an empty part, saying which, or None: nothing after its one '/'
-    (``owner/``), or two '/' in a row between an owner and a name (``owner//name``); they had the Hub's rules, or were
-    told they are a path. ``example``: a repo id of the kind the page reads. A name with nothing before its '/'
+    (``owner/``), a '/' after the name (``owner/name/``), or two '/' in a row between an owner and a name
+    (``owner//name``); they had the Hub's rules, or were told they are a path. ``example``: a repo id of the kind the page reads. A name with nothing before its '/'
     (``/name``) is a path, and told so (folders off, every such name gets one message: :func:`not_a_repo_id`).
 
-    >>> [str(empty_part(s, "a/b")).split(":")[0] for s in ("me/", "me//bert")]
-    ["The name typed has nothing after its '/'", "The name typed has two '/' in a row"]
-    >>> [empty_part(s, "a/b") for s in ("/bert", "a/b", "/", "a///b", "./", "a/b/", "C:/", "用户/")]
+    >>> [str(empty_part(s, "a/b")).split(":")[0] for s in ("me/", "me//bert", "me/bert/")]
+    ["The name typed has nothing after its '/'", "The name typed has two '/' in a row", "The name typed ends with a '/'"]
+    >>> str(empty_part("me/bert/", "a/b")).split("(")[-1]
+    "here 'me/bert')."
+    >>> [empty_part(s, "a/b") for s in ("/bert", "a/b", "/", "a///b", "./", "a/b/c/", "C:/", "用户/")]
     [None, None, None, None, None, None, None, None]
     """
     owner, slash, name = source.partition("/")
@@ -417,6 +419,9 @@ def empty_part(source: str, example: str) -> ModelError | None:
     if owner and not name:
         return ModelError(N_("The name typed has nothing after its '/': the model's name is missing. A Hugging Face "
                              "repo id is owner/name (for example {example})."), example=example)
+    if owner and name.endswith("/") and (rest := name[:-1]) and "/" not in rest:  # copied with an address's end
+        return ModelError(N_("The name typed ends with a '/': a Hugging Face repo id is owner/name with nothing "
+                             "after the name (here {repo_id})."), repo_id=quoted(f"{owner}/{rest}"))
     if owner and name.startswith("/") and (rest := name[1:]) and "/" not in rest:
         return ModelError(N_("The name typed has two '/' in a row: the part between them is empty. A Hugging Face "
                              "repo id has one '/', between the owner and the name (for example {example})."),

@@ -516,6 +516,8 @@ def test_folders_on_a_repo_id_with_an_empty_part_is_told_which_part(name, said, 
              "neither starting nor ending with '-' or '.', without '--' or '..', not ending in '.git'."),
     ("owner/", EMPTY_NAME),  # had the Hub's rules, which it obeys
     ("owner//name", EMPTY_PART),  # was told it is a path
+    ("owner/name/", "The name typed ends with a '/': a Hugging Face repo id is owner/name with nothing after the name "
+                    "(here 'owner/name')."),  # copied with an address's end: was told it is a path
 ])
 def test_folders_off_a_name_meant_as_a_repo_id_is_told_what_is_wrong_with_it(name, said, monkeypatch):
     """Said by the name's text alone, never by what is on the disk: the fault itself (a character, a part over the

@@ -41,12 +41,14 @@ left, right = st.columns(2)
 with left:
     st.caption(_("Everything in a readable JSON file (schema version 1, one matrix row per line)."))
     share_ui.json_download(cfg, key="share_json")
-with right:
+with right, st.container(key=share_ui.UPLOADER_BOX):
     st.file_uploader(
         _("Load a configuration"), type=["json"], key=share_ui.uploader_key(), on_change=share_ui.import_file,
         help=_("A JSON file saved here, at most {most:,} bytes. A file that is not valid leaves "
                "your configuration as it is.").format(most=LIMITS.file_bytes),
     )
+    if words := share_ui.uploader_words():  # the uploader's own texts in the learner's language
+        st.html(f"<style>{words}</style>")
 
 # ---- CSV ----------------------------------------------------------------------------------------------
 st.header(_("Tables (CSV)"), anchor=False)

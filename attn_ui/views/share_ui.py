@@ -10,6 +10,7 @@ what this module says around them is translated.
 
 from __future__ import annotations
 
+import json
 from functools import partial
 from urllib.parse import urlsplit, urlunsplit
 
@@ -122,6 +123,31 @@ def json_download(cfg: Config, *, key: str, page: str | None = None) -> None:
         file_name="attention-config.json",
         mime="application/json", key=key, icon=":material/download:", on_click="ignore",
     )
+
+
+#: the key of the box around Share & export's uploader (:func:`uploader_words`)
+UPLOADER_BOX = "share_uploader"
+
+
+def uploader_words() -> str:
+    """A style that shows the uploader's own texts in the learner's language, or "" in English: Streamlit writes its
+    button ("Upload") and the line under it ("40MB per file • JSON") in English, with no setting to change them
+    (streamlit/streamlit#13500). Each is kept in place and made 0 px high, and the learner's words are written after
+    it at Streamlit's size (14 px), in the box :data:`UPLOADER_BOX` only. The size is the server's (the setting
+    ``server.maxUploadSize``, which Streamlit's line shows).
+
+    >>> uploader_words()  # English: Streamlit's own words
+    ''
+    """
+    if i18n.language() == i18n.DEFAULT:
+        return ""
+    box, zone = f".st-key-{UPLOADER_BOX}", "[data-testid='stFileUploaderDropzone']"
+    said = {f"{zone} button [data-testid='stMarkdownContainer'] p": _("Upload"),
+            "[data-testid='stFileUploaderDropzoneInstructions'] span": _("{mb} MB per file · JSON").format(
+                mb=st.get_option("server.maxUploadSize"))}
+    return " ".join(f"{box} {where} {{ font-size: 0; }} {box} {where}::after {{"
+                    f" content: {json.dumps(words, ensure_ascii=False)}; font-size: 0.875rem; }}"
+                    for where, words in said.items())
 
 
 def uploader_key() -> str:

@@ -93,3 +93,26 @@ def test_longer_labels_fit_a_phone(browser: Browser, app_server: str, lang: str,
         assert not found["out"], f"{entry.name} in {lang}: elements past the right edge at 390 px: {found['out']}"
     finally:
         context.close()
+
+
+UPLOADER_TEXTS_JS = """() => {
+    const zone = document.querySelector('[data-testid="stFileUploaderDropzone"]');
+    const after = (el) => getComputedStyle(el, '::after').content.replace(/^"|"$/g, '');
+    const button = zone.querySelector('button [data-testid="stMarkdownContainer"] p');
+    const line = zone.querySelector('[data-testid="stFileUploaderDropzoneInstructions"] span');
+    return {button: [after(button), button.getBoundingClientRect().width],
+            line: [after(line), line.getBoundingClientRect().width], text: zone.innerText};
+}"""
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_uploaders_own_texts_are_in_the_learners_language(page: Page, app_server: str, lang: str):
+    """Share & export's uploader said "Upload" and "40MB per file • JSON" in English on a Chinese or Korean page
+    (Streamlit's texts, with no setting): its words are written over in the learner's language, where Streamlit's
+    were, and take room (the button's and the line's widths are the translation's)."""
+    open_app(page, f"{app_server}/{registry.SHARE.name}?lang={lang}")
+    shown = page.evaluate(UPLOADER_TEXTS_JS)
+    assert shown["button"][0] == tr(lang, "Upload") and shown["button"][1] > 10, shown
+    assert shown["line"][0] == tr(lang, "{mb} MB per file · JSON").format(mb=40) and shown["line"][1] > 40, shown
+    open_app(page, f"{app_server}/{registry.SHARE.name}?lang=en")  # English: Streamlit's own words, as they are
+    assert page.evaluate(UPLOADER_TEXTS_JS)["button"][0] == "none"

@@ -403,11 +403,15 @@ def not_a_repo_id(source: str, example: str = DEFAULT_MODEL) -> ModelError:
 def empty_part(source: str, example: str) -> ModelError | None:
     """The refusal of a name meant as a repo id with an empty part, saying which, or None: nothing after its one '/'
     (``owner/``), a '/' after the name (``owner/name/``), or two '/' in a row between an owner and a name
-    (``owner//name``); they had the Hub's rules, or were told they are a path. ``example``: a repo id of the kind the page reads. A name with nothing before its '/'
-    (``/name``) is a path, and told so (folders off, every such name gets one message: :func:`not_a_repo_id`).
+    (``owner//name``); they had the Hub's rules, or were told they are a path. ``example``: a repo id of the kind the
+    page reads. A name with nothing before its '/' (``/name``) is a path, and told so (folders off, every such name
+    gets one message: :func:`not_a_repo_id`).
 
-    >>> [str(empty_part(s, "a/b")).split(":")[0] for s in ("me/", "me//bert", "me/bert/")]
-    ["The name typed has nothing after its '/'", "The name typed has two '/' in a row", "The name typed ends with a '/'"]
+    >>> for s in ("me/", "me//bert", "me/bert/"):
+    ...     print(str(empty_part(s, "a/b")).split(":")[0])
+    The name typed has nothing after its '/'
+    The name typed has two '/' in a row
+    The name typed ends with a '/'
     >>> str(empty_part("me/bert/", "a/b")).split("(")[-1]
     "here 'me/bert')."
     >>> [empty_part(s, "a/b") for s in ("/bert", "a/b", "/", "a///b", "./", "a/b/c/", "C:/", "用户/")]

@@ -13,10 +13,8 @@ reads anywhere (Streamlit's theme is applied in the browser, not in the spec).
 
 from __future__ import annotations
 
-import json
 import math
 import re
-from collections.abc import Mapping
 from functools import partial
 
 import pandas as pd
@@ -25,7 +23,7 @@ import streamlit as st
 
 from attn_ui.app.i18n import _
 from attn_ui.infra import export, st_internals
-from attn_ui.widgets import charts, heatmap
+from attn_ui.widgets import charts
 
 OPEN = "save_chart_open"  # the expander open (its contents are made only then)
 CHOICE = "save_chart_choice"
@@ -79,50 +77,38 @@ def file_stem(page: str, name: str, index: int) -> str:
 
 def image_maker(spec: dict, fmt: export.Format, title: str):
     """The download's data: a callable making the image when the visitor clicks (in a thread of Streamlit's, not a
-    script run: the words it changes, :func:`held_words`, are taken now, in the learner's language). It holds the
-    spec sent (no copy) until the session's next run replaces the button."""
-    return partial(image, spec, fmt, title, held_words())
+    script run: the spec holds its words, in the learner's language). It holds the spec sent (no copy) until the
+    session's next run replaces the button."""
+    return partial(image, spec, fmt, title)
 
 
-def held_words() -> dict[str, str]:
-    """What a saved image says of a focus the page's control holds, in place of what the page says (each as the Vega
-    expressions hold it: a JSON text, on one line or in two parts; attn_ui.widgets.heatmap.focus_layers): "pinned by
-    Focus on a token" only, without "set it to none to release", an instruction for the page that means nothing in
-    an image. In the learner's language: made in a script run.
-
-    >>> held_words()['"pinned by Focus on a token · set it to none to release"']
-    '"pinned by Focus on a token"'
-    """
-    pinned = _(heatmap.FOCUS_HELD[0])
-    return {json.dumps(heatmap.held_words(), ensure_ascii=False): json.dumps(pinned, ensure_ascii=False),
-            # on two lines (a narrow heatmap), the second left: the words stay on the line over the lit cell's
-            json.dumps([_(w) for w in heatmap.FOCUS_HELD], ensure_ascii=False): json.dumps(["", pinned],
-                                                                                          ensure_ascii=False)}
-
-
-def image(spec: dict, fmt: export.Format, title: str, words: Mapping[str, str] | None = None) -> bytes:
+def image(spec: dict, fmt: export.Format, title: str) -> bytes:
     """The chart as a PNG or SVG file. An export.ExportError is logged and raised: Streamlit tells the visitor the
     file could not be made (its own words: a deferred download has no way to show the app's)."""
     try:
-        return export.to_image(printable(spec, title, words), fmt)
+        return export.to_image(printable(spec, title), fmt)
     except export.ExportError as e:
         _LOG.warning("save a chart: %s", e)
         raise
 
 
-def printable(spec: dict, title: str = "", words: Mapping[str, str] | None = None) -> dict:
+#: what a saved image sets of the params a chart is drawn with on the page: the focus ink of the light theme (the
+#: image is on white), and a held focus without how to release it (charts.RELEASE: an image has no control to set)
+PRINTED = {charts.INK: charts.INKS["light"], charts.RELEASE: False}
+
+
+def printable(spec: dict, title: str = "") -> dict:
     """A copy of a spec as show_chart sent it, ready to draw outside the browser: its datasets as rows (JSON, NaN and
-    infinities as null), on white, the focus ink of the light theme, and ``title`` as its title if it has none (a
-    heatmap's title is written above it on the page), :data:`CONTAINER_PX` wide if it took its column's width, a held
-    focus's words as ``words`` has them (:func:`held_words`, made now if not given). The spec itself is not changed.
+    infinities as null), on white, its params as :data:`PRINTED` sets them, and ``title`` as its title if it has none
+    (a heatmap's title is written above it on the page), :data:`CONTAINER_PX` wide if it took its column's width. The
+    spec itself is not changed.
 
     >>> s = printable({"datasets": {"slot0": pa.table({"v": [1.0, math.nan]})}, "params": [
-    ...     {"name": charts.INK, "value": charts.INKS["dark"]}]}, "Weights")
-    >>> s["datasets"], s["title"], s["config"]["background"], s["params"][0]["value"] == charts.INKS["light"]
-    ({'slot0': [{'v': 1.0}, {'v': None}]}, 'Weights', 'white', True)
+    ...     {"name": charts.INK, "value": charts.INKS["dark"]}, {"name": charts.RELEASE, "value": True}]}, "Weights")
+    >>> s["datasets"], s["title"], s["config"]["background"], [p["value"] for p in s["params"]]
+    ({'slot0': [{'v': 1.0}, {'v': None}]}, 'Weights', 'white', ['#b5361c', False])
     """
-    out = still({k: v for k, v in spec.items() if k not in ("datasets", "usermeta")},
-                words=held_words() if words is None else words)
+    out = still({k: v for k, v in spec.items() if k not in ("datasets", "usermeta")})
     out["datasets"] = {name: rows(frame) for name, frame in spec.get("datasets", {}).items()}
     if title and not out.get("title"):
         out["title"] = title
@@ -130,21 +116,19 @@ def printable(spec: dict, title: str = "", words: Mapping[str, str] | None = Non
         out["width"] = CONTAINER_PX
     out["config"] = {**out.get("config", {}), "background": BACKGROUND}
     if "params" in out:
-        out["params"] = [{**p, "value": charts.INKS["light"]} if p.get("name") == charts.INK else p
-                         for p in out["params"]]
+        out["params"] = [{**p, "value": PRINTED[p["name"]]} if p.get("name") in PRINTED else p for p in out["params"]]
     return out
 
 
-def still(spec: dict, held: bool = False, words: Mapping[str, str] | None = None) -> dict:
+def still(spec: dict, held: bool = False) -> dict:
     """The spec as a still image shows it: what the page shows when no pointer is on it, less the words only a pointer
     acts on (the layers of :data:`POINTER_ONLY`, in it or its parts: copied where one is left out).
 
     A chart whose focus the page's control holds (Focus on a token: a value in :data:`attn_ui.widgets.charts.HELD`,
     here or ``held`` above) keeps its hint's layer: it then says what pinned the lit row and column ("pinned by Focus
-    on a token", attn_ui.widgets.heatmap.FOCUS_HELD) beside the lit cell's line, as the page does, and never what a
-    pointer does (the control outranks hovering and clicking), nor how to release it: each text of ``words`` found in
-    its expressions is written as ``words`` says (:func:`held_words`). A pin by a click is the browser's alone: the
-    spec sent has none.
+    on a token", attn_ui.widgets.heatmap.held_expr) beside the lit cell's line, as the page does, and never what a
+    pointer does (the control outranks hovering and clicking). A pin by a click is the browser's alone: the spec sent
+    has none.
 
     >>> still({"layer": [{"name": "cells"}, {"name": "focus_hint"}]})
     {'layer': [{'name': 'cells'}]}
@@ -156,31 +140,10 @@ def still(spec: dict, held: bool = False, words: Mapping[str, str] | None = None
     held = held or any(p.get("name") == charts.HELD and p.get("value") is not None for p in out.get("params", ()))
     for key in ("layer", "concat", "hconcat", "vconcat"):
         if isinstance(out.get(key), list):
-            out[key] = [still(part, held, words) for part in out[key] if held or part.get("name") not in POINTER_ONLY]
+            out[key] = [still(part, held) for part in out[key] if held or part.get("name") not in POINTER_ONLY]
     if isinstance(out.get("spec"), dict):  # facet, repeat
-        out["spec"] = still(out["spec"], held, words)
-    if held and words:
-        for key in ("mark", "transform"):  # a layer's text expression, its calculated line
-            if key in out:
-                out[key] = reworded(out[key], words)
+        out["spec"] = still(out["spec"], held)
     return out
-
-
-def reworded(part: object, words: Mapping[str, str]) -> object:
-    """A copy of a spec's ``part`` with each text of ``words`` in its strings replaced as ``words`` says.
-
-    >>> reworded({"text": {"expr": "a ? 'x' : 'y'"}, "n": [1, "x"]}, {"'x'": "'z'"})
-    {'text': {'expr': "a ? 'z' : 'y'"}, 'n': [1, 'x']}
-    """
-    if isinstance(part, str):
-        for was, now in words.items():
-            part = part.replace(was, now)
-        return part
-    if isinstance(part, dict):
-        return {k: reworded(v, words) for k, v in part.items()}
-    if isinstance(part, list):
-        return [reworded(v, words) for v in part]
-    return part
 
 
 def rows(frame: object) -> object:

@@ -511,7 +511,8 @@ class ModelViewLayout:
     kv_label: str = ""  # over each group of heads sharing a key/value head, {n} its number
     step: int = 1  # tokens per cell along a side (PANEL_SIDE cells at most)
     #: the focus line's words: the query row lit ({query}: its tokens), what a click does, and did, what the page's
-    #: control did (it holds the row); and what to do while no row is lit
+    #: control did (it holds the row: a Vega expression, attn_ui.widgets.heatmap.held_expr); and what to do while no
+    #: row is lit
     focus_words: tuple[str, str, str, str, str] = ("", "", "", "", "")
 
     def pin_value(self, token: str) -> list[dict] | None:
@@ -578,7 +579,7 @@ def model_view(attentions: np.ndarray, tokens: tuple[str, ...] | list[str] | Non
     >>> c.data[0].num_rows, c.data[0].column("url")[0].as_py()[:22], c.data[1].num_rows
     (6, 'data:image/png;base64,', 24)
     >>> [p["name"] for p in c.to_dict()["params"]]
-    ['pick', 'focus', 'pin', 'held', 'lit_q', 'focus_ink']
+    ['pick', 'focus', 'pin', 'held', 'lit_q', 'focus_ink', 'focus_release']
     >>> [layer.get("name") for layer in model_view(np.full((2, 4, 3, 3), 1 / 3), kv_groups=(0, 0, 1, 1)).to_dict()[
     ...     "layer"]][-3:]  # after the images, the groups' lines and names, the hover bands and the colour key
     ['focus_row', 'focus_cell', 'focus_hint']
@@ -617,7 +618,7 @@ def model_view(attentions: np.ndarray, tokens: tuple[str, ...] | list[str] | Non
         kv_groups=tuple(int(g) for g in kv_groups) if kv_groups is not None and len(set(kv_groups)) < n_heads else (),
         kv_label=_("K/V head {n}"), step=step,
         focus_words=(_("query {query}: lit in every head"), _(heatmap.FOCUS_CLICK), _(heatmap.FOCUS_PINNED_ROW),
-                     heatmap.held_words(), _("hover a row of cells: that query lights up in every head")))
+                     heatmap.held_expr(), _("hover a row of cells: that query lights up in every head")))
     return charts.Chart(model_view_build, layout, (data, cells), canvas=cells.num_rows > CANVAS_CELLS,
                         extra=focus_extra)
 
@@ -709,7 +710,7 @@ def focus_params() -> list[dict]:
             {"name": charts.PIN, "select": {"type": "point", "clear": "dblclick", "fields": ["q"], "on": "click",
                                             "toggle": is_pinned}, "views": [ROWS]},
             {"name": charts.HELD, "value": None}, {"name": LIT_Q, "expr": lit},
-            {"name": charts.INK, "value": charts.INKS["light"]}]
+            {"name": charts.INK, "value": charts.INKS["light"]}, {"name": charts.RELEASE, "value": True}]
 
 
 def focus_extra(layout: ModelViewLayout) -> dict:
@@ -732,7 +733,8 @@ def focus_lines(layout: ModelViewLayout, names: str) -> list[dict]:
     (never empty: the chart keeps its height). Two layers in one place, "focus_cell" and "focus_hint" (as a
     heatmap's: a saved image leaves the hint out, attn_ui.shell.save_chart).
     ``names``: the cells' token names as a JSON list."""
-    lit, click, pinned, held, hint = (json.dumps(w, ensure_ascii=False) for w in layout.focus_words)
+    lit, click, pinned, held, hint = layout.focus_words  # held: a Vega expression already (heatmap.held_expr)
+    lit, click, pinned, hint = (json.dumps(w, ensure_ascii=False) for w in (lit, click, pinned, hint))
     said = heatmap.vega_text(json.loads(lit), {"query": f"{names}[{LIT_Q}]"})
     status = f"(isArray({charts.HELD}) ? {held} : isArray({charts.PIN}.q) ? {pinned} : {click})"
     # the first line above the heads' labels (and the K/V heads' names), the second under it

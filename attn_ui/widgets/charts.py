@@ -72,6 +72,9 @@ HELD = "held"
 #: dark on a light page and light on a dark one (6.0:1 on white, 8.2:1 on Streamlit's dark background)
 INK = "focus_ink"
 INKS = {"light": "#b5361c", "dark": "#ff8a65"}
+#: whether a chart whose focus the page's control holds says how to release it (a param, true as drawn on the page;
+#: false in a saved image, where that instruction means nothing: attn_ui.shell.save_chart.printable)
+RELEASE = "focus_release"
 CONFIG = {"axis": {"labelFontSize": FONT_PX, "titleFontSize": FONT_PX + 1},
           "legend": {"labelFontSize": FONT_PX, "titleFontSize": FONT_PX + 1},
           "title": {"fontSize": FONT_PX + 2, "subtitleFontSize": FONT_PX}}

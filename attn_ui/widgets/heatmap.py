@@ -487,7 +487,7 @@ FOCUS_PINNED = N_("pinned · click the lit cell to release it")  # pinned by a c
 FOCUS_PINNED_ROW = N_("pinned · click a lit row to release it")
 #: held by the page's control (Focus on a token: attn_ui.widgets.controls.focus_control), whatever it lights (a cell,
 #: a row, a column): clicks leave it, so that every chart and the control always say the same. Two parts: one line
-#: (:func:`held_words`), or two over a narrow heatmap
+#: (:func:`held_words`), or two over a narrow heatmap; a saved image says the first only (:func:`held_expr`)
 FOCUS_HELD = N_("pinned by Focus on a token"), N_("set it to none to release")
 
 
@@ -498,6 +498,22 @@ def held_words() -> str:
     'pinned by Focus on a token · set it to none to release'
     """
     return " · ".join(map(_, FOCUS_HELD))
+
+
+def held_expr(lines: int = 1) -> str:
+    """What a chart whose focus the page's control holds says, as a Vega expression: on the page (the param
+    :data:`attn_ui.widgets.charts.RELEASE` true) :func:`held_words`; in a saved image what pinned it only, without how
+    to release it (an instruction for a control the image does not have). ``lines`` 2: a list of two lines, over a
+    narrow heatmap (the image's one part on the second, the line over the lit cell's).
+
+    >>> held_expr()
+    '(focus_release ? "pinned by Focus on a token · set it to none to release" : "pinned by Focus on a token")'
+    >>> held_expr(2)
+    '(focus_release ? ["pinned by Focus on a token", "set it to none to release"] : ["", "pinned by Focus on a token"])'
+    """
+    pinned, release = map(_, FOCUS_HELD)
+    page, image = (held_words(), pinned) if lines == 1 else ([pinned, release], ["", pinned])
+    return f"({charts.RELEASE} ? {json.dumps(page, ensure_ascii=False)} : {json.dumps(image, ensure_ascii=False)})"
 
 
 def vega_text(template: str, parts: dict[str, str]) -> str:
@@ -537,7 +553,7 @@ def focus_params() -> list[dict]:
                                      "toggle": is_pinned}, "views": [CELLS]},
             {"name": HELD, "value": None},
             {"name": LIT_ROW, "expr": lit_expr("row")}, {"name": LIT_COL, "expr": lit_expr("col")},
-            {"name": charts.INK, "value": charts.INKS["light"]}]
+            {"name": charts.INK, "value": charts.INKS["light"]}, {"name": charts.RELEASE, "value": True}]
 
 
 def focus_layers(lay: HeatmapLayout) -> list[dict]:
@@ -573,7 +589,7 @@ def focus_layers(lay: HeatmapLayout) -> list[dict]:
     nothing_lit = f"{LIT_ROW} === null && {LIT_COL} === null"
     if width + LEGEND_PX >= WIDE_LINE_PX:  # one line, beside the rows' title: the chart no taller than without it
         x0, y0 = max(0, label_px(lay.y_title) - lay.labels_px - AXIS_PX + 8), -8  # right of the title, on its line
-        status = f"(isArray({HELD}) ? {json.dumps(held_words(), ensure_ascii=False)} : {after_click})"
+        status = f"(isArray({HELD}) ? {held_expr()} : {after_click})"
         no_cell = f"{LIT_ROW} === null || {LIT_COL} === null"  # a held row (or column) alone: no cell's line
         said = f"{said} + ' · ' + {status}"
         hint, hint_y, up = f"{nothing_lit} ? {words['hint']} : {no_cell} ? {status} : ''", y0, 0
@@ -588,9 +604,8 @@ def focus_layers(lay: HeatmapLayout) -> list[dict]:
                   (("hint", FOCUS_HINT), ("click", FOCUS_CLICK), ("pinned", FOCUS_PINNED))}
         words = {k: json.dumps(w, ensure_ascii=False) for k, w in fitted.items()}
         after_click = f"(isArray({PIN}.row) ? {words['pinned']} : {words['click']})"
-        held = json.dumps([_(w) for w in FOCUS_HELD], ensure_ascii=False)
         two = any(isinstance(w, list) for w in fitted.values())
-        hint, hint_y = (f"{nothing_lit} ? {words['hint']} : isArray({HELD}) ? {held} : {after_click}",
+        hint, hint_y = (f"{nothing_lit} ? {words['hint']} : isArray({HELD}) ? {held_expr(2)} : {after_click}",
                         y0 - (2 if two else 1) * LABEL_LINE_PX)
         up = 0 if two else {
             "expr": f"isArray({HELD}) && {LIT_ROW} !== null && {LIT_COL} !== null ? {-LABEL_LINE_PX} : 0"}

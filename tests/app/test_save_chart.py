@@ -61,6 +61,16 @@ def test_the_model_view_and_the_neuron_view_as_images():
     assert save_chart.chart_names([charts.Shown(name, dict)]) == ["The query and key vectors, feature by feature"]
 
 
+def test_the_model_view_saved_with_a_held_row_says_what_pinned_it_not_how_to_release_it():
+    """The words of a held focus are a Vega param's choice (charts.RELEASE), which a saved image sets: the model view's
+    line read "set it to none to release" in the image until its text was replaced in the spec's expressions."""
+    view = model_views.model_view(np.full((2, 3, 4, 4), 0.25), [f"t{i}" for i in range(4)])
+    held = charts.pinned(view.spec(), view.layout.pin_value("2: t2"))
+    said = " ".join(text for _y, text in lines_in(export.to_image(save_chart.printable(held, "every head"), "svg")
+                                                    .decode()))
+    assert heatmap.FOCUS_HELD[0] in said and heatmap.FOCUS_HELD[1] not in said and "2: t2" in said, said
+
+
 TOKENS = [f"{i}: t{i}" for i in range(12)]
 
 

@@ -328,6 +328,9 @@ _PHONE_ROOM = ("@media (max-width: 640px) {"
                # lay over what is above (Masking's slider handle, the heading "Tokens"); the panel's grid has the
                # caption's line beside it
                " [data-testid='stMainBlockContainer'] [data-testid='stDataFrame'] { margin-top: 2.25rem; }"
+               # Inputs & weights' preset box (its widget's key, pages/inputs.py) takes its row, the Reset button
+               # under it: beside the button it cut the preset's name to "3 inputs, d_model 4, scaled by"
+               " .st-key-inputs_preset { min-width: 100%; }"
                f" .st-key-{PHONE_PANEL} [data-testid='stDataFrame'] {{ margin-top: 0; }} }}")
 #: a page link's label wraps onto a second line instead of being cut at the box's edge (a long label on a phone)
 _LINK_LABELS = "[data-testid='stPageLink-NavLink'] :is(span, p) { white-space: normal; }"

@@ -13,7 +13,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from .. import minilm
-from .helpers import MAIN, chart_after, charts, expect_rerun, model_server, open_app, screenshot
+from .helpers import MAIN, chart_after, charts, expect_rerun, model_server, open_app, screenshot, sized_page
 
 pytestmark = pytest.mark.e2e
 SENTENCE = "Attention lets every word look at every other word in the sentence."
@@ -156,3 +156,22 @@ def test_a_grids_toolbar_covers_no_randomise_button(app_server: str, browser, wi
         box = settled_box(page, toolbar)
         assert all(apart(box, b.bounding_box()) for b in buttons), name
     context.close()
+
+
+TITLE = "3 inputs, d_model 4, scaled by √d_k"  # seed 000's preset, the default
+
+
+@pytest.mark.parametrize(("width", "phone"), [(390, True), (1400, False)])
+def test_the_preset_box_shows_the_presets_title_whole(app_server: str, browser, width: int, phone: bool):
+    """Inputs & weights' preset box beside its Reset button cut the preset's name on a phone to "3 inputs, d_model
+    4, scaled by": there it takes its row, the button under it; on a desktop the two stay on one row."""
+    with sized_page(browser, width, 900, phone=phone) as page:
+        open_app(page, f"{app_server}/inputs")
+        select = page.locator(".st-key-inputs_preset").first.bounding_box()
+        button = page.locator(".st-key-inputs_reset").first.bounding_box()
+        box = page.locator(".st-key-inputs_preset input[role=combobox]").first
+        assert box.input_value().startswith(TITLE), box.input_value()
+        shown_px = box.evaluate("""(e, title) => { const c = document.createElement('canvas').getContext('2d');
+            c.font = getComputedStyle(e).font; return [c.measureText(title).width, e.clientWidth]; }""", TITLE)
+        assert shown_px[1] > shown_px[0], shown_px  # the preset's title, whole in the box
+        assert (button["y"] >= select["y"] + select["height"]) == phone  # under it on a phone only

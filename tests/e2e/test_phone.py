@@ -9,6 +9,7 @@ only): the tests open the app with an Android phone's user agent at 390 × 844.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import numpy as np
@@ -18,7 +19,7 @@ from playwright.sync_api import Browser, Locator, Page, expect
 from attn_ui.app import registry
 from attn_ui.shell import frame
 
-from .. import tiny_gpt2
+from .. import tiny_bert, tiny_gpt2, tiny_t5
 from .helpers import (
     CHART,
     GRID,
@@ -31,6 +32,7 @@ from .helpers import (
     model_server,
     nav_link,
     open_app,
+    server_with,
     sized_page,
     wait_for_app,
 )
@@ -359,3 +361,37 @@ def test_of_several_heads_the_one_followed_is_under_the_panel_and_every_head_in_
     assert titles[0][1] < titles[1][1] < titles[2][1], titles  # one under another
     over = phone.evaluate(CHARTS_OVER)
     assert all(hidden <= 0 and right <= PHONE_W for hidden, right in over), over
+
+
+@pytest.fixture(scope="module")
+def models_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A server whose three model pages read the tiny checkpoints (the operator's variables, for its process only)."""
+    root = tmp_path_factory.mktemp("models")
+    yield from server_with(tmp_path_factory.mktemp("streamlit") / "streamlit.log", {
+        "ATTN_MODEL": tiny_bert.build(root / "bert"), "ATTN_CAUSAL_MODEL": tiny_gpt2.build(root / "gpt2"),
+        "ATTN_TRANSLATOR_MODEL": tiny_t5.build(root / "t5")})
+
+
+#: [scrollWidth − clientWidth, drawn left and right edges] of the chart whose title is TITLE (Vega's SVG title), or
+#: of the page's first chart (TITLE null: the cross-attention heatmap, on a canvas, has no SVG title)
+TITLED_CHART = f"""title => [...document.querySelectorAll('{MAIN} {CHART}')]
+    .filter((c, i) => title === null ? i === 0 && c.querySelector('canvas, svg.marks')
+                      : [...c.querySelectorAll('.role-title-text')].some(t => t.textContent === title))
+    .map(c => {{ const r = c.querySelector('canvas, svg.marks').getBoundingClientRect();
+                 return [c.scrollWidth - c.clientWidth, r.left, r.right]; }})"""
+
+
+@pytest.mark.parametrize(("pg", "title"), [(registry.MODEL, "layer 0, head 0: attention weights"),
+                                           (registry.GENERATE, "layer 0, head 0: attention weights"),
+                                           (registry.TRANSLATE, None)],  # its cross-attention weights
+                         ids=lambda v: v.name if isinstance(v, registry.Page) else "")
+def test_the_model_pages_one_head_heatmap_fits_a_phone(phone: Page, models_server: str, pg: registry.Page,
+                                                       title: str):
+    """The large view of one head (A real model, A model that writes) and the cross-attention heatmap (A model that
+    translates) were 670–730 px wide at 390 × 844, and scrolled sideways: on a phone each is within the screen."""
+    open_app(phone, f"{models_server}/{pg.name}")
+    js = f"({TITLED_CHART})({json.dumps(title)})"
+    phone.wait_for_function(f"() => {js}.length > 0", timeout=30_000)
+    phone.wait_for_timeout(1000)  # drawn at its width
+    (box,) = phone.evaluate(f"() => {js}")
+    assert box[0] <= 0 and 0 <= box[1] and box[2] <= PHONE_W, box

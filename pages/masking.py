@@ -122,20 +122,34 @@ if t.fully_masked_rows:
         icon=":material/block:",
     )
 
-with frame.under_panel():  # on a phone right under the edit panel: the grid and the mask on one screen
-    st.header(_("The mask"))
-    left, right = controls.pair(mask.astype(float), additive_mask(mask), queries)  # the mask's two forms: both
-    with left:
-        st.markdown(block_markdown(_("**Boolean mask** · shape {shape}").format(shape=shape), note_markdown(
-            _("1 = may attend; grey 0 = masked. {how}").format(how=masking_views.how_built(cfg)))))
-        charts.show_chart(masking_views.mask_heatmap(mask, queries, labels, i18n.language()), name=_("Boolean mask"))
-    with right:
-        # the words in the formula are translated, its layout is not
-        m_formula = r"M_{ij} = 0 \text{ " + _("if allowed,") + r" } -\infty \text{ " + _("if masked") + "}"
-        st.markdown(block_markdown(_("**{title}** · shape {rows} × {cols}").format(  # as matrix_block writes a block
-            title=_("Additive mask M"), rows=mask.shape[0], cols=mask.shape[1]), formula_markdown(m_formula)))
-        charts.show_chart(masking_views.additive_mask_heatmap(mask, queries, labels, controls.precision(),
-                                                              i18n.language()))
+
+
+def masked_weights() -> None:
+    """The masked weights, grey where masked, and each row's sum: what an edit of X or a weight and the mask change."""
+    st.markdown(block_markdown(  # as a matrix block's: title, formula and note in one element
+        (_("**Weights, masked (head {head})** · shape {shape}, and each row's sum") if per_head else
+         _("**Weights, masked** · shape {shape}, and each row's sum")).format(head=head, shape=shape),
+        formula_markdown(rf"\mathrm{{softmax}}({score} / s{plus_b} + M)"),
+        note_markdown(_("Grey = masked, weight exactly 0; a small weight is pale blue. Each row sums to 1, "
+                        "or to 0 when every key is masked."))))
+    charts.show_chart(masking_views.weights_with_row_sums(t.weights, t.mask, queries, labels,
+                                                          precision=controls.precision()),
+                      name=_("Weights, masked, and each row's sum"))
+
+
+st.header(_("The mask"))
+left, right = controls.pair(mask.astype(float), additive_mask(mask), queries)  # the mask's two forms: both
+with left:
+    st.markdown(block_markdown(_("**Boolean mask** · shape {shape}").format(shape=shape), note_markdown(
+        _("1 = may attend; grey 0 = masked. {how}").format(how=masking_views.how_built(cfg)))))
+    charts.show_chart(masking_views.mask_heatmap(mask, queries, labels, i18n.language()), name=_("Boolean mask"))
+with right:
+    # the words in the formula are translated, its layout is not
+    m_formula = r"M_{ij} = 0 \text{ " + _("if allowed,") + r" } -\infty \text{ " + _("if masked") + "}"
+    st.markdown(block_markdown(_("**{title}** · shape {rows} × {cols}").format(  # as matrix_block writes a block
+        title=_("Additive mask M"), rows=mask.shape[0], cols=mask.shape[1]), formula_markdown(m_formula)))
+    charts.show_chart(masking_views.additive_mask_heatmap(mask, queries, labels, controls.precision(),
+                                                          i18n.language()))
 
 
 if t.bias is not None:
@@ -186,6 +200,9 @@ if right:
         matrix_block(after_title.format(head=head), rf"{scaled}{plus_b} + M", t.masked, queries,
                      labels, y_title=_("query"), x_title=_("key"), domain=domain)
 
+if frame.on_phone():  # also right under the edit panel: the grid and what an edit of it changes on one screen (the
+    with frame.under_panel():  # mask does not change with X or a weight)
+        masked_weights()
 st.header(_("Weights before and after the mask"))
 left, right = slots(u.weights, t.weights, extra_b=masking_views.ROW_SUM_WIDTH)
 if left:
@@ -195,15 +212,7 @@ if left:
                      kind="weights", y_title=_("query"), x_title=_("key"))
 if right:
     with right:
-        st.markdown(block_markdown(  # as a matrix block's: title, formula and note in one element
-            (_("**Weights, masked (head {head})** · shape {shape}, and each row's sum") if per_head else
-             _("**Weights, masked** · shape {shape}, and each row's sum")).format(head=head, shape=shape),
-            formula_markdown(rf"\mathrm{{softmax}}({score} / s{plus_b} + M)"),
-            note_markdown(_("Grey = masked, weight exactly 0; a small weight is pale blue. Each row sums to 1, "
-                            "or to 0 when every key is masked."))))
-        charts.show_chart(masking_views.weights_with_row_sums(t.weights, t.mask, queries, labels,
-                                                              precision=controls.precision()),
-                          name=_("Weights, masked, and each row's sum"))
+        masked_weights()
 
 st.markdown(block_markdown(  # the heading, its words and the formula between them: one element
     heading_markdown(_("Why softmax subtracts the row maximum")),

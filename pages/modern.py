@@ -38,7 +38,8 @@ st.markdown(_(
     "distance, and two ways to compute the same numbers faster (tiles, a cache). Switch each on, on your own numbers: "
     "every other page (Step by step, Multi-head, Masking) computes with them too."
 ))
-grid_editor.pending_errors_banner(registry.MODERN, in_panel=in_panel)
+with frame.under_panel():  # on a phone right under the panel, where the value is fixed (above the first result)
+    grid_editor.pending_errors_banner(registry.MODERN, in_panel=in_panel)
 cfg = state.config()
 if cfg.cross or cfg.score != "dot":  # each reason with the page (and the control) that switches it back
     reasons = [_("This configuration has queries from Y (cross-attention): switch back to X on Inputs & weights (“The "
@@ -267,10 +268,19 @@ def of_head(title: str, title_head: str) -> str:
 
 base_trace = mv.trace(mv.plain(cfg))
 u = base_trace.heads[head]
-matrix_block(of_head(N_("Weights, with these options"), N_("Weights (head {head}), with these options")), "",
-             t.weights, queries, keys,
-             kind="weights", y_title=_("query"), x_title=_("key"),
-             masked=None if t.mask is None else ~t.mask)
+
+
+def weights_block() -> None:
+    matrix_block(of_head(N_("Weights, with these options"), N_("Weights (head {head}), with these options")), "",
+                 t.weights, queries, keys,
+                 kind="weights", y_title=_("query"), x_title=_("key"),
+                 masked=None if t.mask is None else ~t.mask)
+
+
+if frame.on_phone():  # also right under the edit panel: the grid and what an edit of it changes on one screen (and
+    with frame.under_panel():  # here, under the options that change it too)
+        weights_block()
+weights_block()
 both = analysis.rows_with_keys(t.mask, cfg.n_q) & analysis.rows_with_keys(u.mask, cfg.n_q)  # rows with no key left:
 cmp = analysis.compare_rows(t.weights, u.weights, both) if mv.changes_a_score(cfg) else None  # nothing to compare
 st.markdown(i18n.sentences(*mv.weights_said(cfg, cmp, queries, keys, rope_waiting=rope_waiting())))

@@ -19,7 +19,8 @@ frame.page_start(registry.MULTIHEAD)
 in_panel = edit_panel.sidebar(drawn_by_page=("w_o",))  # W_O's grid is in section 5, above what it changes
 edit_panel.hint()
 
-grid_editor.pending_errors_banner(registry.MULTIHEAD, in_panel=in_panel)
+with frame.under_panel():  # on a phone right under the panel, where the value is fixed (above the first result)
+    grid_editor.pending_errors_banner(registry.MULTIHEAD, in_panel=in_panel)
 if state.config().n_heads == 1:
     multihead_views.split_offer(state.config())
 formula(rf"\mathrm{{head}}_h = \mathrm{{Attention}}\big({'Y' if state.config().cross else 'X'} W_Q^{{(h)}},\, "
@@ -164,7 +165,12 @@ st.page_link(registry.INPUTS.file, label=_("Change the widths or randomise the w
              icon=":material/edit:")
 
 # ---- 3–7: one section at a time; only the chosen one runs (an edit of W_O redraws section 5 alone) ----
-compute.current_trace()  # stops here with a message when the configuration cannot be computed
+trace = compute.current_trace()  # stops here with a message when the configuration cannot be computed
+if frame.on_phone():  # the heads' weights (section 3's) also right under the edit panel: the grid and what an edit of
+    with frame.under_panel():  # X, W_Q, W_K or W_V changes on one screen (the panel is in the page, above section 1);
+        # of several heads, the one followed in section 3
+        multihead_views.heads_weights(cfg, trace, head=None if cfg.n_heads == 1 else
+                                      min(st.session_state[state.HEAD], cfg.n_heads - 1))
 st.header(_("3–7 · From the heads to the output"))
 shown = controls.view_picker(_("Section shown"), list(multihead_views.SECTIONS), key=multihead_views.SECTION_SHOWN)
 multihead_views.SECTIONS[shown]()  # only the chosen one runs

@@ -84,7 +84,8 @@ def dims(cfg) -> str:
                         if cfg.n_heads > 1 else [])])
 
 
-grid_editor.pending_errors_banner(registry.SCORES, in_panel=in_panel)
+with frame.under_panel():  # on a phone right under the panel, where the value is fixed (above the first result)
+    grid_editor.pending_errors_banner(registry.SCORES, in_panel=in_panel)
 cfg = state.config()
 st.markdown(_(
     "Attention gives each key a **score** for each query, divides it by the scale s, and turns each query's row of "
@@ -241,14 +242,24 @@ kinds = controls.one_at_a_time(_("Score function shown"), [s.kind for s in shown
                                format_func=score_views.title)
 shown = [s for s in shown if s.kind in kinds]
 places = controls.side_by_side([heatmap.heatmap_width(s.trace.weights, q_labels, precision) for s in shown])
+
+
+def weights_block(s: score_views.Scored) -> None:
+    """The weights of score function ``s.kind``, titled with its name (and "yours" for the configuration's)."""
+    title = {(False, False): "{name}", (True, False): N_("{name} · yours"),
+             (False, True): N_("{name} (head {head})"), (True, True): N_("{name} · yours (head {head})")}[
+        s.kind == cfg.score, several]
+    matrix_block(_(title).format(name=score_views.title(s.kind), head=head),
+                 rf"\mathrm{{softmax}}\big({SCORE_LATEX[s.kind]} / s\big)", s.trace.weights, q_labels, k_labels,
+                 kind="weights", y_title=_("query"), x_title=_("key"), masked=masked)
+
+
+if frame.on_phone() and scored[cfg.score].trace is not None:  # yours also right under the edit panel: the grid and
+    with frame.under_panel():  # what an edit of it changes on one screen
+        weights_block(scored[cfg.score])
 for place, s in zip(places, shown, strict=True):
     with place:
-        title = {(False, False): "{name}", (True, False): N_("{name} · yours"),
-                 (False, True): N_("{name} (head {head})"), (True, True): N_("{name} · yours (head {head})")}[
-            s.kind == cfg.score, several]
-        matrix_block(_(title).format(name=score_views.title(s.kind), head=head),
-                     rf"\mathrm{{softmax}}\big({SCORE_LATEX[s.kind]} / s\big)", s.trace.weights, q_labels, k_labels,
-                     kind="weights", y_title=_("query"), x_title=_("key"), masked=masked)
+        weights_block(s)
 for s in scored.values():
     if s.trace is None:
         st.info(_("{name}: not shown: {why}.").format(name=score_views.title(s.kind), why=text.md_escape(s.why)),

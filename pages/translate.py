@@ -97,7 +97,8 @@ src_labels, out_labels = text.numbered(src), text.numbered(out)
 with st.container(horizontal=True, wrap=False):
     charts.show_chart(heatmap.heatmap(cross, out_labels, src_labels, kind="weights", precision=precision,
                                       x_title=_("source token (key)"), y_title=_("output token (query)"),
-                                      title=_("cross-attention weights")))
+                                      title=_("cross-attention weights"),
+                                      **model_views.phone_fit(out_labels, len(src_labels))))  # a phone: its width
 st.markdown(translate_views.alignment_words(cross, out, src))
 if st.button(_("Open this cross-attention head in the explorer"), key="trans_open", icon=":material/open_in_new:",
              help=_("Loads decoder layer {layer}'s cross-attention into the configuration: Y = the decoder's states "

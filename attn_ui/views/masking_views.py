@@ -24,6 +24,9 @@ from attn_ui.widgets.numbers import Style, format_numbers
 
 ROW_SUM_PX = 56  # width of the row-sum column beside the weights
 ROW_SUM_WIDTH = ROW_SUM_PX + 12  # with the spacing
+#: on a phone: narrower, so that a few tokens' weights, with their legend under the cells, and the sums fit its 358 px
+#: column (3 tokens: 361 px with the desktop's 56)
+PHONE_ROW_SUM_PX = 44
 
 
 @budget.cached("mask_heatmap", slots=budget.EXPLORER_SLOTS)  # the mask stays as X and the weights are edited
@@ -92,20 +95,22 @@ def weights_with_row_sums(
     px = heatmap.cell_px(*weights.shape)
     heat = heatmap.heatmap(weights, rows, cols, kind="weights", precision=precision, px=px,
                            masked=None if mask is None else ~mask, x_title=_("key"), y_title=_("query"),
-                           focus=False)  # a panel of an hconcat: no selections of its own
+                           focus=False,  # a panel of an hconcat: no selections of its own
+                           beside_px=ROW_SUM_WIDTH)  # on a phone its legend under the cells, the sums beside them
     sums = heatmap.long_frame(weights.sum(axis=1)[:, None], rows, [_("Σ row")], precision)  # [n_q, 1] -> n_q rows
-    return charts.Chart(row_sums_build, (heat.layout, tuple(rows), px), (heat.data[0], sums), heat.domains)
+    sum_px = PHONE_ROW_SUM_PX if charts.narrow() else ROW_SUM_PX
+    return charts.Chart(row_sums_build, (heat.layout, tuple(rows), px, sum_px), (heat.data[0], sums), heat.domains)
 
 
 
 
 def row_sums_build(layout: tuple, data: list, domains: list) -> alt.HConcatChart:
     """The chart of a :func:`weights_with_row_sums` layout (its builder)."""
-    heat, rows, px = layout
+    heat, rows, px, sum_px = layout
     base = alt.Chart(data[1]).encode(
         x=alt.X("col:O", title=None, axis=alt.Axis(labelAngle=0)),
         y=alt.Y("row:O", sort=list(rows), axis=None),
-    ).properties(width=alt.Step(ROW_SUM_PX), height=alt.Step(px))
+    ).properties(width=alt.Step(sum_px), height=alt.Step(px))
     cells = base.mark_rect(fill="#f7f7f7", stroke="#bbbbbb")
     text = base.mark_text(fontSize=max(8, min(12, px // 3))).encode(text="text:N")
     return alt.hconcat(heatmap.heatmap_chart(heat, [data[0]], domains), alt.layer(cells, text) if px >= 12 else cells,

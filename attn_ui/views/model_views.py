@@ -754,9 +754,27 @@ def focus_lines(layout: ModelViewLayout, names: str) -> list[dict]:
             line("focus_hint", f"{LIT_Q} === null ? {hint} : ''")]
 
 
+def one_width() -> int:
+    """The large view's width: :data:`ONE_PX`, or on a phone (attn_ui.widgets.charts.narrow) its screen's column, so
+    that the heatmap is whole on the screen instead of scrolling sideways (670–730 px at 390 px): its cells narrower,
+    each number in its cell's tooltip where they no longer fit on the cells."""
+    return heatmap.PHONE_COLUMN_PX if charts.narrow() else ONE_PX
+
+
 def one_room(labels: list[str]) -> int:
-    """The pixels the cells of the large view's heatmap may take: ONE_PX less its row labels and colour key."""
-    return ONE_PX - max(map(heatmap.label_px, labels), default=0) - 30 - LEGEND_PX
+    """The pixels the cells of the large view's heatmap may take: :func:`one_width` less its row labels and colour
+    key."""
+    return one_width() - max(map(heatmap.label_px, labels), default=0) - 30 - LEGEND_PX
+
+
+def phone_fit(rows: list[str], n_cols: int) -> dict:
+    """On a phone (attn_ui.widgets.charts.narrow), the cell size and room (heatmap.heatmap's ``px`` and ``room``) of a
+    heatmap of ``rows`` × ``n_cols`` within the screen's column, as the large view's (:func:`one_room`); elsewhere
+    nothing: the heatmap's own."""
+    if not charts.narrow():
+        return {}
+    room = one_room(rows)
+    return {"px": max(1, min(heatmap.cell_px(len(rows), n_cols), room // max(n_cols, 1))), "room": room}
 
 
 def one_px(labels: list[str], values: np.ndarray, precision: int) -> int:  # values [n, n]

@@ -464,7 +464,8 @@ def head_weights(weights: list[np.ndarray], tokens: list[str], *, precision: int
     longest = max(map(len, format_numbers(weights[0].ravel(), precision)))
     cell_w = heatmap.cell_width(px, longest if heatmap.shows_text(n_q, n_k, px) else 0)
     panel_w = max(map(heatmap.label_px, tokens)) + 30 + n_k * cell_w + 20  # query labels, cells, spacing
-    per_row = max(1, (ROW_PX - 60) // panel_w)  # 60 px for the one shared legend
+    row_px = heatmap.PHONE_COLUMN_PX if charts.narrow() else ROW_PX  # a phone's panels one under another
+    per_row = max(1, (row_px - 60) // panel_w)  # 60 px for the one shared legend
     rows = math.ceil(len(parts) / per_row)
     description = (_("Attention weights of each of the {n} heads: one small heatmap per head, titled head 0 to head "
                      "{last}, {n_q} rows (query) by {n_k} columns (key); colour: white at 0 to dark blue at 1, the "
@@ -795,15 +796,24 @@ def split_offer(cfg) -> None:
     ))
 
 
-def per_head_section() -> None:
-    cfg, trace = state.config(), compute.current_trace()
+def heads_weights(cfg: Config, trace: MultiHeadTrace, *, head: int | None = None) -> None:
+    """Every head's attention weights, small multiples on one colour scale (a row of them per key/value head when
+    heads are grouped): section 3's. ``head``: that head's alone, a phone's first result right under the edit panel
+    (every head's, one under another on a phone's screen, took 270 px a head there: 2,150 px for 8 heads)."""
     queries, keys = text.query_labels(cfg), text.token_labels(cfg)
-    st.caption(i18n.sentences(_("Attention weights of every head (row: query, column: key), on one shared colour scale "
-                           "0 … 1."), _("The queries are Y's tokens, the keys X's.") if cfg.cross else ""))
-    shown = tokens_that_fit(max(cfg.n_q, cfg.n_seq), cfg.n_heads)
+    st.caption(i18n.sentences(
+        _("Attention weights of every head (row: query, column: key), on one shared colour scale 0 … 1.")
+        if head is None else
+        _("Attention weights of head {head} (row: query, column: key): the head followed in section 3, which draws "
+          "every head's.").format(head=head),
+        _("The queries are Y's tokens, the keys X's.") if cfg.cross else ""))
+    shown = tokens_that_fit(max(cfg.n_q, cfg.n_seq), cfg.n_heads if head is None else 1)
     s_q, s_k = min(shown, cfg.n_q), min(shown, cfg.n_seq)
     groups = kv_groups(trace)
-    if len(groups) == cfg.n_heads:
+    if head is not None:
+        charts.show_chart(head_weights([trace.heads[head].weights[:s_q, :s_k]], queries[:s_q], keys=keys[:s_k],
+                                       precision=controls.precision(), first=head))
+    elif len(groups) == cfg.n_heads:
         charts.show_chart(head_weights(
             [t.weights[:s_q, :s_k] for t in trace.heads], queries[:s_q], keys=keys[:s_k],
             precision=controls.precision(),
@@ -822,6 +832,12 @@ def per_head_section() -> None:
                       "shows one head whole.") if cfg.cross else
                     _("Drawing the first {shown} of {n_k} tokens of each head; Step by step shows one head whole."))
                    .format(s_q=s_q, n_q=cfg.n_q, s_k=s_k, n_k=cfg.n_seq, shown=shown))
+
+
+def per_head_section() -> None:
+    cfg, trace = state.config(), compute.current_trace()
+    heads_weights(cfg, trace)
+    groups = kv_groups(trace)
     st.segmented_control(_("Follow one head step by step"), list(range(cfg.n_heads)),
                          format_func=head_names(cfg.n_heads).__getitem__, required=True,
                          **state.bind(PICK, st.session_state[state.HEAD], pick_head))

@@ -721,6 +721,7 @@ def heatmap(
     room: int | None = None,
     focus: bool = True,
     narrow: bool | None = None,
+    beside_px: int = 0,
 ) -> charts.Chart:  # values [r, c]
     """A heatmap with the numbers on the cells; masked (-inf) cells grey and marked −∞.
 
@@ -760,6 +761,9 @@ def heatmap(
     narrow : bool, optional
         Drawn on a phone's narrow screen (default: this run's, attn_ui.widgets.charts.narrow): a heatmap too wide for
         it with its legend beside the cells has the legend under them (:func:`legend_below`).
+    beside_px : int
+        What a chart draws right of this heatmap, in px (Masking's column of row sums): counted in its width on a
+        phone's screen (its legend goes under the cells where the whole would not fit with it beside them).
     """
     r, c = values.shape
     narrow = charts.narrow() if narrow is None else narrow
@@ -801,7 +805,7 @@ def heatmap(
     data = with_cells(label_columns(rows, cols, br, bc), value=value, **({"text": text} if show_text else {}),
                       **({"masked": is_masked} if has_masked else {}))
 
-    below = narrow and legend_below(labels_px + AXIS_PX + c * width_px, (lo, hi))
+    below = narrow and legend_below(labels_px + AXIS_PX + c * width_px + beside_px, (lo, hi))
     layout = HeatmapLayout(
         rows=rows, cols=cols, kind=kind, width_px=width_px, height_px=height_px * br,
         stroke=0.5 if px >= 8 else 0, font=FONT if show_text else 0,

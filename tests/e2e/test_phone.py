@@ -9,6 +9,7 @@ only): the tests open the app with an Android phone's user agent at 390 × 844.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import numpy as np
@@ -18,23 +19,24 @@ from playwright.sync_api import Browser, Locator, Page, expect
 from attn_ui.app import registry
 from attn_ui.shell import frame
 
-from .. import tiny_gpt2
+from .. import tiny_bert, tiny_gpt2, tiny_t5
 from .helpers import (
     CHART,
     GRID,
     MAIN,
     chart_after,
+    chart_items,
     edit_grid_cell,
     expect_rerun,
     grids,
-    heatmap_values,
     model_server,
     nav_link,
     open_app,
+    server_with,
     sized_page,
     wait_for_app,
 )
-from .seed000 import W_K, W_Q, X
+from .seed000 import W_K, W_Q, X, attention
 
 pytestmark = pytest.mark.e2e
 
@@ -74,8 +76,11 @@ def test_the_edit_panel_is_in_the_page_on_a_phone(phone: Page, app_server: str):
 
 
 PHONE_W, PHONE_H = 390, 844
-#: the pages with the edit panel checked here, each with the bold label over the first heatmap it draws
-FIRST_HEATMAP = {registry.STEPS: "Q", registry.SCALING: "Weights, unscaled", registry.MASKING: "Boolean mask"}
+#: the pages with the edit panel checked here, each with the bold label over the first heatmap it draws (None: the
+#: first chart of the page, Multi-head's heads' weights, captioned), a result that an edit of the panel's X changes
+FIRST_HEATMAP = {registry.STEPS: "Q", registry.SCALING: "Weights, unscaled", registry.MASKING: "Weights, masked",
+                 registry.MULTIHEAD: None, registry.MODERN: "Weights, with these options",
+                 registry.SCORES: "Dot product · yours"}
 #: how far every box that holds the grid has been scrolled (Streamlit scrolls an inner container, not the window)
 SCROLLED = """g => { let s = window.scrollY; for (let e = g; e; e = e.parentElement) s += e.scrollTop; return s; }"""
 
@@ -86,10 +91,11 @@ def whole_on_screen(box: dict | None) -> bool:
             and box["y"] + box["height"] <= PHONE_H)
 
 
-def panel_and_first_heatmap(page: Page, label: str) -> tuple[Locator, Locator]:
-    """The edit panel's grid and the page's first heatmap (the one under the bold label ``label``), both whole on the
-    screen with nothing scrolled (their boxes are in the message of a failure)."""
-    grid, chart = page.locator(MAIN).locator(GRID).first, chart_after(page, label)
+def panel_and_first_heatmap(page: Page, label: str | None) -> tuple[Locator, Locator]:
+    """The edit panel's grid and the page's first heatmap (the one under the bold label ``label``; None: the page's
+    first chart), both whole on the screen with nothing scrolled (their boxes are in the message of a failure)."""
+    grid = page.locator(MAIN).locator(GRID).first
+    chart = page.locator(MAIN).locator(CHART).first if label is None else chart_after(page, label)
     expect(chart.locator("svg.marks, canvas").first).to_be_visible()
     first = page.locator(MAIN).locator(CHART).first.bounding_box()
     boxes = {"grid": grid.bounding_box(), "first heatmap": chart.bounding_box(), "first chart": first}
@@ -104,7 +110,9 @@ def test_the_panels_grid_and_the_first_heatmap_share_a_phones_screen(phone: Page
                                                                      pg: registry.Page):
     """At 390 × 844 the panel's grid and the first heatmap the page draws are whole on the first screen, nothing
     scrolled: an edit and its effect on one screen. (Step by step's Q began at y 833, Scaling's first weights at
-    1,726 and Masking's mask at 1,245: under the title's space, the panel's rows and the page's words.)"""
+    1,726 and Masking's mask at 1,245: under the title's space, the panel's rows and the page's words. Then Masking's
+    first heatmap was the mask, which an edit of X does not change, and the first chart of Multi-head, Modern attention
+    and Score functions was at y 1,444, 1,576 and 2,469, under the sections and options that make it.)"""
     open_app(phone, f"{app_server}/{pg.name}")
     panel_and_first_heatmap(phone, FIRST_HEATMAP[pg])
 
@@ -114,23 +122,43 @@ def softmax_rows(a: np.ndarray) -> np.ndarray:
     return e / e.sum(axis=1, keepdims=True)
 
 
+def weights(x: np.ndarray) -> np.ndarray:
+    return attention(x)[1]  # softmax(QKᵀ / √3): no mask, one head, the dot product (seed 000)
+
+
 @pytest.mark.parametrize(("pg", "expected"), [
     (registry.STEPS, lambda x: x @ W_Q),  # Q = X W_Q
     (registry.SCALING, lambda x: softmax_rows((x @ W_Q) @ (x @ W_K).T)),  # the weights, unscaled
-], ids=["steps", "scaling"])
+    (registry.MASKING, weights),  # the masked weights (no mask yet)
+    (registry.MULTIHEAD, weights),  # head 0's weights (one head)
+    (registry.MODERN, weights),  # the weights with the options (none on)
+    (registry.SCORES, weights),  # the dot product's, the configuration's own
+], ids=["steps", "scaling", "masking", "multihead", "modern", "scores"])
 def test_an_edit_typed_in_the_panel_changes_the_first_heatmap_on_the_same_screen(phone: Page, app_server: str,
                                                                                  pg: registry.Page, expected):
     """X[0, 0] typed into the panel's grid on a phone: the first heatmap, on the same screen, shows the new numbers,
     and neither it nor the grid has moved off the screen."""
     open_app(phone, f"{app_server}/{pg.name}")
     grid, chart = panel_and_first_heatmap(phone, FIRST_HEATMAP[pg])
-    np.testing.assert_allclose(heatmap_values(chart)[2], expected(X), atol=1e-9)
+    np.testing.assert_allclose(cell_values(chart), expected(X), atol=1e-9)
     edited = X.copy()
     edited[0, 0] = 5
     edit_grid_cell(phone, grid, 0, 0, "5")
     grid, chart = panel_and_first_heatmap(phone, FIRST_HEATMAP[pg])
-    np.testing.assert_allclose(heatmap_values(chart)[2], expected(edited), atol=1e-9)
+    np.testing.assert_allclose(cell_values(chart), expected(edited), atol=1e-9)
     assert not np.allclose(expected(edited), expected(X))  # the edit shows
+
+
+def cell_values(chart: Locator) -> np.ndarray:
+    """A heatmap's values [r, c] (helpers.heatmap_values), those of its cells only: Masking's masked weights have a
+    column of row sums beside them, marks of another kind."""
+    items = [it for it in chart_items(chart) if "value" in it]
+    col_key, row_key = [k for k in items[0] if k != "value"][:2]  # x, then y
+    rows, cols = (list(dict.fromkeys(it[k] for it in items)) for k in (row_key, col_key))
+    values = np.full((len(rows), len(cols)), np.nan)
+    for it in items:
+        values[rows.index(it[row_key]), cols.index(it[col_key])] = float(it["value"].replace("\u2212", "-"))
+    return values
 
 
 def test_a_value_the_panel_refuses_on_a_phone_says_to_fix_it_above(phone: Page, app_server: str):
@@ -294,3 +322,76 @@ def test_a_formula_wider_than_a_phone_scrolls_in_its_own_box(phone: Page, app_se
         assert 0 <= left and right <= 390 and overflow == "auto", boxes
         assert fade == f"{min(hidden, 48)}px", boxes
     assert phone.evaluate("document.documentElement.scrollWidth") <= 390
+
+
+#: [scrollWidth − clientWidth, drawn right edge] of every chart of the page
+CHARTS_OVER = f"""() => [...document.querySelectorAll('{MAIN} {CHART}')].map(c => [c.scrollWidth - c.clientWidth,
+    c.querySelector('canvas, svg.marks').getBoundingClientRect().right])"""
+
+
+def test_the_masked_weights_and_their_row_sums_fit_a_phone(phone: Page, app_server: str):
+    """Masking's "Weights, masked, and each row's sum" was 428 px wide at 390 × 844 (its legend between the cells and
+    the sums): it scrolled sideways, faded at the screen's edge. On a phone its legend lies under the cells and the
+    sums' column is narrower: every chart of the page is whole on the screen, none scrolls sideways."""
+    open_app(phone, f"{app_server}/{registry.MASKING.name}")
+    expect(chart_after(phone, "Weights, masked").locator("svg.marks, canvas").first).to_be_visible()
+    phone.wait_for_timeout(1000)  # every chart drawn at its width
+    over = phone.evaluate(CHARTS_OVER)
+    assert len(over) >= 6 and all(hidden <= 0 and right <= PHONE_W for hidden, right in over), over
+
+
+def test_of_several_heads_the_one_followed_is_under_the_panel_and_every_head_in_section_3_on_a_phone(
+        phone: Page, app_server: str):
+    """Multi-head split into 3 heads at 390 × 844: under the panel, the weights of the head followed (head 0: every
+    head's, one under another on a phone, would take 270 px a head); section 3 has every head's, one under another,
+    whole on the screen's width (side by side they were wider than the screen)."""
+    open_app(phone, f"{app_server}/{registry.MULTIHEAD.name}")
+    with expect_rerun(phone):
+        phone.locator(MAIN).get_by_role("button", name="Split into 3 heads").click()
+    expect(phone.locator(MAIN).get_by_text("Attention weights of head 0")).to_be_visible()
+    phone.wait_for_timeout(1000)  # every chart drawn at its width
+    phone.evaluate("() => document.querySelectorAll('*').forEach(e => { e.scrollTop = 0; })")  # the button's tap
+    # scrolled the page
+    first, every = (phone.locator(MAIN).locator(CHART).filter(has_text=t).first for t in ("head 0", "head 2"))
+    assert first.locator("svg .role-title-text").all_text_contents() == ["head 0"]
+    assert whole_on_screen(first.bounding_box()), first.bounding_box()
+    titles = every.locator("svg .role-title-text").evaluate_all(
+        "ts => ts.map(t => [t.textContent, t.getBoundingClientRect().y])")
+    assert [t for t, _y in titles] == ["head 0", "head 1", "head 2"], titles
+    assert titles[0][1] < titles[1][1] < titles[2][1], titles  # one under another
+    over = phone.evaluate(CHARTS_OVER)
+    assert all(hidden <= 0 and right <= PHONE_W for hidden, right in over), over
+
+
+@pytest.fixture(scope="module")
+def models_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A server whose three model pages read the tiny checkpoints (the operator's variables, for its process only)."""
+    root = tmp_path_factory.mktemp("models")
+    yield from server_with(tmp_path_factory.mktemp("streamlit") / "streamlit.log", {
+        "ATTN_MODEL": tiny_bert.build(root / "bert"), "ATTN_CAUSAL_MODEL": tiny_gpt2.build(root / "gpt2"),
+        "ATTN_TRANSLATOR_MODEL": tiny_t5.build(root / "t5")})
+
+
+#: [scrollWidth − clientWidth, drawn left and right edges] of the chart whose title is TITLE (Vega's SVG title), or
+#: of the page's first chart (TITLE null: the cross-attention heatmap, on a canvas, has no SVG title)
+TITLED_CHART = f"""title => [...document.querySelectorAll('{MAIN} {CHART}')]
+    .filter((c, i) => title === null ? i === 0 && c.querySelector('canvas, svg.marks')
+                      : [...c.querySelectorAll('.role-title-text')].some(t => t.textContent === title))
+    .map(c => {{ const r = c.querySelector('canvas, svg.marks').getBoundingClientRect();
+                 return [c.scrollWidth - c.clientWidth, r.left, r.right]; }})"""
+
+
+@pytest.mark.parametrize(("pg", "title"), [(registry.MODEL, "layer 0, head 0: attention weights"),
+                                           (registry.GENERATE, "layer 0, head 0: attention weights"),
+                                           (registry.TRANSLATE, None)],  # its cross-attention weights
+                         ids=lambda v: v.name if isinstance(v, registry.Page) else "")
+def test_the_model_pages_one_head_heatmap_fits_a_phone(phone: Page, models_server: str, pg: registry.Page,
+                                                       title: str):
+    """The large view of one head (A real model, A model that writes) and the cross-attention heatmap (A model that
+    translates) were 670–730 px wide at 390 × 844, and scrolled sideways: on a phone each is within the screen."""
+    open_app(phone, f"{models_server}/{pg.name}")
+    js = f"({TITLED_CHART})({json.dumps(title)})"
+    phone.wait_for_function(f"() => {js}.length > 0", timeout=30_000)
+    phone.wait_for_timeout(1000)  # drawn at its width
+    (box,) = phone.evaluate(f"() => {js}")
+    assert box[0] <= 0 and 0 <= box[1] and box[2] <= PHONE_W, box

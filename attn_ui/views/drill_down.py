@@ -22,7 +22,7 @@ from attn_ui.widgets.matrix_display import (
     matrix_block,
     note_markdown,
 )
-from attn_ui.widgets.numbers import MINUS, format_number, format_numbers
+from attn_ui.widgets.numbers import MINUS, format_number, format_numbers, parse_number
 
 MAX_TERMS = 6  # products written out in q_i·k_j before "…"
 MAX_ITEMS = 6  # entries of a vector written out before "…"
@@ -117,6 +117,37 @@ def softmax_parts(row: np.ndarray) -> tuple[float | None, np.ndarray, np.ndarray
     shifted = row - m  # [n_k], -inf where masked
     e = np.exp(shifted)  # [n_k], 0 where masked
     return m, shifted, e, float(e.sum())
+
+
+def shown_sum(parts: list[str], total: str, precision: int) -> str | None:
+    """What the ``parts``, as shown, add up to, written as the Σ ``total`` is shown (at ``precision``), when that is
+    not ``total``: at few decimals the rounded parts (0.5, 0.5 and 1 shown "0", "0", "1") need not add up to the
+    rounded Σ of the values before rounding ("2"). None when they do, or a part is no number ("−∞").
+
+    >>> shown_sum(["0", "0", "1"], "2", 0), shown_sum(["0.5", "0.25", "0.25"], "1", 4)
+    ('1', None)
+    >>> shown_sum(["0.3333", "0.3333", "0.3333"], "1", 4), shown_sum(["−∞", "1"], "1", 4)
+    ('0.9999', None)
+    """
+    try:
+        added = sum(map(parse_number, parts))
+    except ValueError:
+        return None
+    said = fmt(added, precision)
+    return None if said == total else said
+
+
+#: the columns whose parts the drill-down's Σ rows add, as a note names them
+SUMMED = {"exp": N_("the exponentials"), "weights": N_("the weights"), "weighted": N_("the weighted values")}
+
+
+def rounded_note(column: str, parts: str, total: str, precision: int) -> str:
+    """The note under a table whose ``column``'s parts, rounded, add up to ``parts``, not to its Σ shown, ``total``."""
+    return i18n.ngettext(
+        "Rounded to {p} decimal, {column} shown add up to {parts}, not to their Σ, {total}, which adds them before "
+        "rounding.",
+        "Rounded to {p} decimals, {column} shown add up to {parts}, not to their Σ, {total}, which adds them before "
+        "rounding.", precision).format(p=precision, column=_(SUMMED[column]), parts=parts, total=total)
 
 
 def _table(parts: list[str], header: list[str], rows: list[list[str]]) -> None:
@@ -307,9 +338,16 @@ def show_drill_down(t: AttentionTrace, cfg: Config, i: int, keys: range | None =
     page = slice(keys.start, keys.stop, keys.step)  # the keys shown
     columns = [format_numbers(m, p, "short") for m in (t.masked[i, page], shifted[page], e[page], t.weights[i, page])]
     rows = [[labels[j], *cells] for j, *cells in zip(keys, *columns, strict=True)]
-    rows.append([sigma, "", "", f"**{fmt(total, p)}**", f"**{fmt(t.weights[i].sum(), p)}**"])
+    sums = {"exp": fmt(total, p), "weights": fmt(t.weights[i].sum(), p)}
+    rows.append([sigma, "", "", f"**{sums['exp']}**", f"**{sums['weights']}**"])
     _table(parts, [_(r"key $j$"), r"$\tilde s_{ij}$", r"$\tilde s_{ij} - m$", r"$e^{\tilde s_{ij} - m}$",
                    _(r"weight $a_{ij}$")], rows)
+    if m is not None and len(keys) == n_k:  # every part shown: the Σ shown is theirs, or the note says why not
+        said = [rounded_note(name, added, sums[name], p) for name, shown in (("exp", columns[2]),
+                                                                             ("weights", columns[3]))
+                if (added := shown_sum(shown, sums[name], p))]
+        if said:
+            parts.append(note_markdown(i18n.sentences(*said)))
     # the table's note, then section c's heading and formula
     parts.append(block_markdown(
         note_markdown(_("Subtracting the row's largest score m first keeps every exp at most 1 (nothing overflows) and "
@@ -324,6 +362,15 @@ def show_drill_down(t: AttentionTrace, cfg: Config, i: int, keys: range | None =
                                                        strict=True)]
     rows.append([sigma, f"**{fmt(t.weights[i].sum(), p)}**", "", f"**{vector_text(total_c, p)}**"])
     _table(parts, [_(r"key $j$"), _(r"weight $a_{ij}$"), _(r"value $v_j$"), r"$a_{ij}\, v_j$"], rows)
+    if m is not None and len(keys) == n_k:  # each component's parts, as shown, against the Σ shown
+        w = min(c.shape[1], MAX_ITEMS)
+        shown = np.array(format_numbers(c[:, :w].ravel(), p, "short"), dtype=object).reshape(n_k, w)
+        sums_c = format_numbers(total_c[:w], p, "short")
+        added = [shown_sum(list(shown[:, d]), sums_c[d], p) or sums_c[d] for d in range(w)]
+        if added != sums_c:
+            more = [_("… ({n} more)").format(n=c.shape[1] - w)] if c.shape[1] > w else []
+            parts.append(note_markdown(rounded_note("weighted", "[" + ", ".join([*added, *more]) + "]",
+                                                    vector_text(total_c, p), p)))
     _flush(parts)
     gap = float(np.abs(total_c - t.output[i]).max())
     same = np.allclose(total_c, t.output[i], rtol=1e-12, atol=1e-12)

@@ -72,6 +72,9 @@ PHONE = "on_phone"  # bool: the session's browser is a phone's (attn_ui.shell.fr
 #: str: the address's path at which Streamlit found no page (attn_ui.shell.frame.unknown_address), until the page that
 #: opened instead has said so
 NOT_FOUND = "not_found"
+#: str: a ``?lang=`` the app does not have, given when the session opened (attn_ui.shell.frame.choose_language), until
+#: the page that opened has said so
+LANG_UNKNOWN = "lang_unknown"
 NAV_PAGES = "nav_pages"  # (language, [st.Page]): the navigation's pages, made once per session and language (frame)
 EDIT_MATRIX = "edit_matrix"  # the matrix the edit panel shows (attn_ui.shell.edit_panel: a widget key, kept in KEPT)
 KEPT = "kept"  # {widget key: value}: the kept store of bind(): choices that are not part of the configuration

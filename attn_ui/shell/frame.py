@@ -249,11 +249,14 @@ def under_panel() -> contextlib.AbstractContextManager:
 def choose_language() -> None:
     """Once per session: the language of a ``?lang=`` link, else the browser's if the app has it, else English.
 
-    A ``?lang=`` the app does not have (``fr``, a typo) falls back without a word: the browser's language is the
-    best guess left, the picker in the sidebar offers the three, and the address then names the one shown."""
+    A ``?lang=`` the app does not have (``fr``, a typo) falls back to the browser's language, the best guess left,
+    and the page that opens says so once (:func:`unknown_language`); the picker in the sidebar offers the three, and
+    the address then names the one shown."""
     if state.LANG not in st.session_state:
-        st.session_state[state.LANG] = (i18n.pick(st.query_params.get(address.LANG))
-                                        or i18n.pick(st.context.locale) or i18n.DEFAULT)
+        asked = st.query_params.get(address.LANG)
+        st.session_state[state.LANG] = i18n.pick(asked) or i18n.pick(st.context.locale) or i18n.DEFAULT
+        if asked and not i18n.pick(asked):  # said by the page that opens (page_start), whichever that is
+            st.session_state[state.LANG_UNKNOWN] = asked
 
 
 def ascii_label(name: str) -> str:
@@ -502,6 +505,7 @@ def page_start(page: registry.Page) -> None:
     st.set_page_config(page_title=_("{page} · Self-Attention Explorer").format(page=_(page.title)))  # the tab
     st.title(_(page.page_heading))
     no_page_there(page)
+    unknown_language()
     show_notices()
 
 
@@ -519,6 +523,23 @@ def no_page_there(page: registry.Page) -> None:
     st.warning(_("This app has no page at the address “{address}”: {page} opened instead.").format(
         address=text.md_escape(asked), page=_(page.title)), icon=":material/link_off:")
     st.sidebar.html(f"<script class='page-not-found'>{CLOSE_NOT_FOUND}</script>", unsafe_allow_javascript=True)
+
+
+#: the longest ``?lang=`` quoted to the learner (the rest is cut at "…")
+QUOTED_LANGUAGE = 20
+
+
+def unknown_language() -> None:
+    """Under the title of the page that opened for a ``?lang=`` the app does not have (:func:`choose_language`), once:
+    the languages it has, and the one it opened in, in that language."""
+    if not (asked := st.session_state.pop(state.LANG_UNKNOWN, None)):
+        return
+    if len(asked) > QUOTED_LANGUAGE:
+        asked = asked[:QUOTED_LANGUAGE - 1] + "…"
+    st.info(_("This app is in English, 中文 and 한국어, not “{asked}”: it opened in {language}. The buttons in the "
+              "sidebar change the language.").format(asked=text.md_escape(asked),
+                                                     language=i18n.LANGUAGES[st.session_state[state.LANG]]),
+            icon=":material/translate:")
 
 
 def show_notices() -> None:

@@ -216,11 +216,38 @@ def test_a_lang_link_opens_in_that_language():
     assert at.session_state[state.LANG] == "ko"
 
 
-def test_an_unknown_lang_falls_back_to_english():
+def test_an_unknown_lang_falls_back_to_english_and_says_so_once():
+    """A reviewer: ?lang=fr opened in English without a word."""
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params[address.LANG] = "fr"
     at.run()
     assert at.session_state[state.LANG] == "en"
+    assert [i.value for i in at.main.info if "fr" in i.value] == [
+        "This app is in English, 中文 and 한국어, not “fr”: it opened in English. The buttons in the sidebar change "
+        "the language."]
+    at.switch_page(registry.STEPS.file).run()  # once
+    assert not [i.value for i in at.main.info if "“fr”" in i.value]
+
+
+@pytest.mark.parametrize(("locale", "said"), [
+    ("zh-CN", "本应用有 English、中文 和 한국어 三种语言，没有“fr”：现在以 中文 打开。"),
+    ("ko-KR", "이 앱의 언어는 English, 中文, 한국어입니다. “fr” 언어는 없어 다음 언어로 열었습니다: 한국어.")])
+def test_an_unknown_lang_is_said_in_the_browsers_language_it_opened_in(monkeypatch, locale: str, said: str):
+    browser_language(monkeypatch, locale)
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params[address.LANG] = "fr"
+    at.run()
+    assert any(i.value.startswith(said) for i in at.main.info), [i.value for i in at.main.info]
+
+
+def test_an_unknown_lang_on_a_page_address_is_said_there():
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params[address.LANG] = "x" * 50  # a long one: cut
+    at.switch_page(registry.STEPS.file).run()  # the session opens on Step by step
+    assert not at.exception, at.exception
+    assert [i.value for i in at.main.info if "“x" in i.value] == [
+        f"This app is in English, 中文 and 한국어, not “{'x' * 19}…”: it opened in English. The buttons in the sidebar "
+        "change the language."]
 
 
 def browser_language(monkeypatch, locale: str) -> None:

@@ -147,10 +147,16 @@ def each_refusal(cfg: Config, typed: dict, first: AttentionInputError) -> list[A
     return found if str(first) in said else [first, *found]
 
 
-def use_sentence(prefix: str = "inputs") -> None:
-    """on_click: the sentence typed (``prefix`` "inputs" for X, "inputs_y" for Y) becomes tokens with embeddings."""
+#: the most characters of a sentence box read (controls.text_box): the 256 tokens of n_seq's cap, words of a few
+#: letters each
+SENTENCE_MOST = 4_000
+
+
+def use_sentence(prefix: str = "inputs", example: str = "") -> None:
+    """on_click: the sentence typed (``prefix`` "inputs" for X, "inputs_y" for Y; ``example``, the box's first
+    text) becomes tokens with embeddings: the last one within :data:`SENTENCE_MOST` characters, as the box says."""
     ss, cfg = st.session_state, state.config()
-    tokens = tokenize(ss[f"{prefix}_sentence"])
+    tokens = tokenize(controls.text_in_use(f"{prefix}_sentence", example, SENTENCE_MOST)[0])
     if not tokens:
         state.notify(_("The sentence has no words to turn into tokens."))
         return
@@ -199,13 +205,17 @@ def sentence_controls(prefix: str, example: str) -> None:
     """Type a sentence, and its words become the tokens (of X, or of Y with ``prefix`` "inputs_y"). The box starts
     with ``example``, a sentence that works as it is (a placeholder would look typed, and then hold no words)."""
     key = f"{prefix}_sentence"
-    st.text_input(_("…or type a sentence"), **state.bind(key, state.kept(key, example)))
+    # what is pasted stays in the box; over the limit: said, and the button reads the last sentence within it
+    controls.text_box(_("…or type a sentence"), key, example, SENTENCE_MOST,
+                      lambda typed: _("“{button}” still reads the last sentence within the limit: {text}.").format(
+                          button=_("Use this sentence"), text=controls.quoted_text(typed)))
     sentence_row = row()
     controls.seed_box(_("Embedding seed"), f"{prefix}_embed_seed", where=sentence_row, width=220,
                       help=_("The same word always gets the same vector for a given seed and d_model."))
     sentence_row.checkbox(_("Add positional encoding"), key=f"{prefix}_positional",
                           help=_("Sinusoidal, as in 'Attention is all you need'."))
-    sentence_row.button(_("Use this sentence"), key=f"{prefix}_use_sentence", on_click=use_sentence, args=(prefix,))
+    sentence_row.button(_("Use this sentence"), key=f"{prefix}_use_sentence", on_click=use_sentence,
+                        args=(prefix, example))
     st.caption(_("Each word or punctuation mark becomes a token (in Chinese, written without spaces, each "
                  "character) with a deterministic N(0, 1) embedding of width d_model; the weights keep their values."))
 

@@ -235,9 +235,12 @@ def model_box(role: attn_models.Role, source: str, *, source_key: str, other_key
                 models=", ".join(acc.offered)))
         if not acc.folders:
             help_text = i18n.sentences(help_text, _("Folders on the server cannot be named here."))
-        typed = st.text_input(labels[acc.folders], placeholder=placeholder, help=help_text,
-                              **state.bind(other_key, state.kept(other_key, ""),
-                                           partial(_use_other, source_key, other_key)))
+        # what is pasted stays in the box; over the limit: said, and the page reads the model it read
+        typed = controls.text_box(labels[acc.folders], other_key, "", MODEL_NAME_MOST,
+                                  lambda _typed: _("The page still reads {model}.").format(
+                                      model=text.md_escape(attn_models.shown_name(source))),
+                                  on_change=partial(_use_other, source_key, other_key), placeholder=placeholder,
+                                  help=help_text)
         if typed and not typed.strip():  # read as empty (_use_other): said, since the box does not look empty
             st.info(_("The box holds only spaces, which name no model: the page reads its own model, {model}, as "
                       "when the box is empty.").format(model=text.md_escape(attn_models.shown_name(source))),
@@ -255,10 +258,17 @@ def placeholder(operator: str, public: str) -> str:
     return operator if attn_models.access.is_repo_id(operator) else public
 
 
+#: the most characters of a model page's model box read (controls.text_box): a Hub repo id is at most 96 + 1 + 96
+#: characters, a folder's path a few hundred
+MODEL_NAME_MOST = 500
+
+
 def _use_other(source_key: str, other_key: str) -> None:
-    """on_change of a model page's box: read the checkpoint typed; an empty box goes back to the operator's."""
-    st.session_state[source_key] = st.session_state[other_key].strip() or None
-    st.session_state[state.KEPT][other_key] = st.session_state[other_key]
+    """on_change of a model page's box (after controls.text_box has kept what it holds): read the checkpoint typed; an
+    empty box goes back to the operator's; a text over :data:`MODEL_NAME_MOST` characters is not read (the box says
+    so, and the page reads the model it read)."""
+    if len(typed := st.session_state[other_key]) <= MODEL_NAME_MOST:
+        st.session_state[source_key] = typed.strip() or None
 
 
 def pick_from_view(view_key: str, layer_key: str, head_key: str) -> None:

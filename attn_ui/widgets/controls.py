@@ -164,7 +164,7 @@ QUOTED_TEXT = 60  # the most characters of a text a "still …" sentence quotes
 
 
 def text_box(label: str, key: str, default: str, most: int, still: Callable[[str], str], *, where: Any = st,
-             area: bool = False, **options: Any) -> str:
+             area: bool = False, on_change: Callable[[], None] | None = None, **options: Any) -> str:
     """A text box (``area``: a text area) labelled ``label`` (translated: the refusal names the box by it) whose page
     reads at most ``most`` characters; returns the text in use.
 
@@ -173,14 +173,17 @@ def text_box(label: str, key: str, default: str, most: int, still: Callable[[str
     A text longer than ``most`` is refused under the box, in words and in the learner's language, naming the box, the
     length and the limit, with ``still(text)``, the sentence saying the text still in use: the last one within
     ``most`` (``default`` before any). Past :data:`TEXT_KEPT` × ``most`` characters the box keeps only that many (the
-    session would hold all of it), and says so. ``options``: more of the widget's (``height``, ``help``)."""
+    session would hold all of it), and says so. ``on_change``: called after the box has kept what it holds (which
+    may be over ``most``). ``options``: more of the widget's (``height``, ``help``, ``placeholder``)."""
     widget = where.text_area if area else where.text_input
-    widget(label, **state.bind(key, state.kept(key, default), partial(_keep_text, key, most * TEXT_KEPT)), **options)
+    widget(label, **state.bind(key, state.kept(key, default), partial(_keep_text, key, most * TEXT_KEPT, on_change)),
+           **options)
     return _said(text_in_use(key, default, most, what=label), still)
 
 
-def _keep_text(key: str, kept_most: int) -> None:
-    """on_change of a :func:`text_box`: what it holds, cut to ``kept_most`` characters (how long it was noted)."""
+def _keep_text(key: str, kept_most: int, then: Callable[[], None] | None = None) -> None:
+    """on_change of a :func:`text_box`: what it holds, cut to ``kept_most`` characters (how long it was noted); then
+    the box's own ``on_change``, if any."""
     ss = st.session_state
     typed, cut = ss[key], ss.setdefault(state.TEXTS_CUT, {})
     if isinstance(typed, str) and len(typed) > kept_most:
@@ -189,6 +192,8 @@ def _keep_text(key: str, kept_most: int) -> None:
     else:
         cut.pop(key, None)
     ss[state.KEPT][key] = typed
+    if then is not None:
+        then()
 
 
 def text_in_use(key: str, default: str, most: int, *, what: str = "") -> tuple[str, str | None]:

@@ -544,6 +544,11 @@ def matrix_editor(name: str, *, height: int | str = "auto", compact: bool = Fals
         )
 
 
+#: the most characters of the one-cell editor's Value box read (controls.text_box): a float64 written out exactly in
+#: decimals has at most 767 significant digits (and its sign, point and exponent)
+VALUE_MOST = 1_000
+
+
 def one_cell(name: str) -> None:
     """One cell of a matrix too large for a grid: its row and column, its value exactly (as Python writes the
     float64), and a new value typed, which **Set** stores (a value that is not a number is refused, named by matrix
@@ -559,7 +564,10 @@ def one_cell(name: str) -> None:
                            lambda j: _("Still showing column {j}.").format(j=j), where=row, width=110,
                            help=_("From 0 to {last}.").format(last=m.shape[1] - 1))
     value_key = state.CELL_VALUE.format(name=name, i=i, j=j, version=version)
-    row.text_input(_("Value"), value=repr(float(m[i, j])), key=value_key, width=220)
+    # what is pasted stays in the box; over the limit: said, and Set reads the last value within it
+    controls.text_box(_("Value"), value_key, repr(float(m[i, j])), VALUE_MOST,
+                      lambda typed: _("Set still reads the last value within the limit: {text}.").format(
+                          text=controls.quoted_text(typed)), where=row, width=220)
     row.button(_("Set"), key=f"{value_key}_set", on_click=set_cell, args=(name, i, j, value_key))
     if message := st.session_state.setdefault(state.CELL_REFUSED, {}).get(name):
         st.error(text.md_escape(message), icon=":material/warning:")
@@ -568,7 +576,8 @@ def one_cell(name: str) -> None:
 def set_cell(name: str, i: int, j: int, value_key: str) -> None:
     """on_click of :func:`one_cell`'s Set: the value typed into cell (i, j) of matrix ``name``, or a message."""
     refused = st.session_state.setdefault(state.CELL_REFUSED, {})
-    cfg, typed = state.config(), str(st.session_state.get(value_key, ""))
+    cfg = state.config()
+    typed = controls.text_in_use(value_key, repr(float(cfg.matrix(name)[i, j])), VALUE_MOST)[0]  # as the box says
     where = cell_label(name, (i, j), row_tokens(cfg, name))
     try:
         value = parse_number(typed)

@@ -170,3 +170,67 @@ def test_a_text_set_since_a_cut_paste_is_told_its_own_length():
     at.run()
     assert at.text_input(key=translate_views.SENTENCE).value == "d" * 1_500
     assert warnings(at)[0].startswith("English sentence: 1,500 characters") and "keeps only" not in warnings(at)[0]
+
+
+# ---- the other boxes: a model's name, Inputs & weights' sentence, one cell's Value (a reviewer: up to 25 MB kept) ---
+
+
+MEGABYTE = "ab" * 500_000  # 1,000,000 characters
+
+
+@pytest.mark.parametrize(("file", "key", "source_key"), [
+    (registry.MODEL.file, model_views.OTHER, model_views.SOURCE),
+    (registry.GENERATE.file, generate_views.OTHER, generate_views.SOURCE),
+    (registry.TRANSLATE.file, translate_views.OTHER, translate_views.SOURCE)])
+def test_a_megabyte_pasted_as_a_models_name_is_cut_said_and_not_read(file, key, source_key):
+    at = page(file)
+    before, label = shown(at), at.text_input(key=key).label
+    at.text_input(key=key).input(MEGABYTE).run()
+    assert not at.exception and not at.error
+    kept = controls.TEXT_KEPT * model_views.MODEL_NAME_MOST
+    assert at.text_input(key=key).value == MEGABYTE[:kept]
+    said = [w for w in warnings(at) if w.startswith(label)]
+    assert len(said) == 1 and said[0].startswith(
+        f"{label}: 1,000,000 characters, at most 500 are read: shorten it. The box keeps only the first 5,000 of "
+        "them. The page still reads "), said
+    assert source_key not in at.session_state or not at.session_state[source_key]  # the operator's model, still
+    assert shown(at) == before
+    at.run()  # (the value the browser sent is Streamlit's until the next run, as in the test above)
+    assert longest_text(at._session_state._state) <= kept + 100  # nothing of the megabyte past the box's text
+
+
+def test_a_megabyte_pasted_as_inputs_sentence_is_cut_said_and_the_button_reads_the_last_one_within():
+    from attn_core import tokenize
+
+    at = page(registry.INPUTS.file)
+    at.text_input(key="inputs_sentence").input("the cat sat").run()
+    at.text_input(key="inputs_sentence").input(MEGABYTE).run()
+    assert not at.exception and not at.error
+    kept = controls.TEXT_KEPT * 4_000
+    assert at.text_input(key="inputs_sentence").value == MEGABYTE[:kept]
+    assert [w for w in warnings(at) if w.startswith("…or type a sentence")] == [
+        "…or type a sentence: 1,000,000 characters, at most 4,000 are read: shorten it. The box keeps only the first "
+        "40,000 of them. “Use this sentence” still reads the last sentence within the limit: “the cat sat”."]
+    at.run()
+    assert longest_text(at._session_state._state) <= kept + 100
+    at.button(key="inputs_use_sentence").click().run()
+    assert at.session_state[state.CONFIG].tokens == tuple(tokenize("the cat sat"))
+
+
+def test_a_megabyte_pasted_as_one_cells_value_is_cut_said_and_set_reads_the_last_value_within():
+    from .apptools import app_on, too_large_for_a_grid
+
+    cfg = too_large_for_a_grid()
+    at = app_on(cfg, registry.INPUTS.file)
+    box = next(t for t in at.text_input if t.key.startswith("w_q_cell_value_0_0_"))
+    box.input(MEGABYTE).run()
+    assert not at.exception and not at.error
+    box = next(t for t in at.text_input if t.key.startswith("w_q_cell_value_0_0_"))
+    assert box.value == MEGABYTE[:10_000]
+    assert [w for w in warnings(at) if w.startswith("Value")] == [
+        "Value: 1,000,000 characters, at most 1,000 are read: shorten it. The box keeps only the first 10,000 of them. "
+        f"Set still reads the last value within the limit: “{float(cfg.w_q[0, 0])!r}”."]
+    at.run()
+    assert longest_text(at._session_state._state) <= 10_100
+    next(b for b in at.button if b.key == f"{box.key}_set").click().run()
+    assert not at.exception and (at.session_state[state.CONFIG].w_q == cfg.w_q).all()  # the value it had

@@ -200,7 +200,7 @@ if right:
         matrix_block(after_title.format(head=head), rf"{scaled}{plus_b} + M", t.masked, queries,
                      labels, y_title=_("query"), x_title=_("key"), domain=domain)
 
-if frame.on_phone():  # also right under the edit panel: the grid and what an edit of it changes on one screen (the
+if state.on_phone():  # also right under the edit panel: the grid and what an edit of it changes on one screen (the
     with frame.under_panel():  # mask does not change with X or a weight)
         masked_weights()
 st.header(_("Weights before and after the mask"))

@@ -277,7 +277,7 @@ def weights_block() -> None:
                  masked=None if t.mask is None else ~t.mask)
 
 
-if frame.on_phone():  # also right under the edit panel: the grid and what an edit of it changes on one screen (and
+if state.on_phone():  # also right under the edit panel: the grid and what an edit of it changes on one screen (and
     with frame.under_panel():  # here, under the options that change it too)
         weights_block()
 weights_block()

@@ -146,7 +146,7 @@ if not grouped:
           "h·d_v … (h+1)·d_v − 1 of W_V.") if same_qk else
         _("Each grey band is one head's column slice; head h uses columns h·d_q … (h+1)·d_q − 1 of W_Q, h·d_k … "
           "(h+1)·d_k − 1 of W_K and h·d_v … (h+1)·d_v − 1 of W_V."),
-        _("Edit them above, under Edit the numbers.") if frame.on_phone() else  # the panel is in the page there
+        _("Edit them above, under Edit the numbers.") if state.on_phone() else  # the panel is in the page there
         _("Edit them in the sidebar, under Edit the numbers."))
 else:
     bands_note = _("W_K and W_V are cut into the {k} key/value heads' slices (g·d_k … (g+1)·d_k − 1), W_Q into the "
@@ -166,7 +166,7 @@ st.page_link(registry.INPUTS.file, label=_("Change the widths or randomise the w
 
 # ---- 3–7: one section at a time; only the chosen one runs (an edit of W_O redraws section 5 alone) ----
 trace = compute.current_trace()  # stops here with a message when the configuration cannot be computed
-if frame.on_phone():  # the heads' weights (section 3's) also right under the edit panel: the grid and what an edit of
+if state.on_phone():  # the heads' weights (section 3's) also right under the edit panel: the grid and what an edit of
     with frame.under_panel():  # X, W_Q, W_K or W_V changes on one screen (the panel is in the page, above section 1);
         # of several heads, the one followed in section 3
         multihead_views.heads_weights(cfg, trace, head=None if cfg.n_heads == 1 else

@@ -254,7 +254,7 @@ def weights_block(s: score_views.Scored) -> None:
                  kind="weights", y_title=_("query"), x_title=_("key"), masked=masked)
 
 
-if frame.on_phone() and scored[cfg.score].trace is not None:  # yours also right under the edit panel: the grid and
+if state.on_phone() and scored[cfg.score].trace is not None:  # yours also right under the edit panel: the grid and
     with frame.under_panel():  # what an edit of it changes on one screen
         weights_block(scored[cfg.score])
 for place, s in zip(places, shown, strict=True):

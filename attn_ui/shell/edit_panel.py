@@ -39,7 +39,7 @@ MAX_GRID_PX = 390
 
 def hint() -> None:
     """Under a page's title: where its numbers are edited, and that the page follows."""
-    if frame.on_phone():
+    if state.on_phone():
         return  # the panel is right here, above the page (frame.panel_slot)
     st.caption(_(":material/edit: Change X or a weight under **Edit the numbers** in the sidebar: everything on this "
                  "page recomputes at once."))
@@ -71,7 +71,7 @@ def sidebar(*, drawn_by_page: tuple[str, ...] = ()) -> tuple[str, ...]:
     grid_editor.pending_errors_banner: a refused value is fixed here)."""
     cfg = state.config()
     names = offered(cfg.matrix_names(), drawn_by_page)
-    phone = frame.on_phone()
+    phone = state.on_phone()
     with frame.panel_slot().container():  # not an expander: its padding would cost the grid a column
         title = _("Edit the numbers")  # (inside an f-string, the catalogs' extraction would not see it)
         st.markdown(f":material/edit: **{title}**")

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import re
 import threading
 import time
 from urllib.parse import unquote
@@ -52,7 +51,7 @@ def navigation() -> st.Page:
     """Set up the session and the sidebar; return the page to run."""
     choose_language()  # first: every text of this run is in it
     i18n.pin_language()  # read once for the rest of the run: nothing after the callbacks changes it
-    charts.new_run(narrow=on_phone())  # the charts this run draws, offered by save_chart.menu after the page
+    charts.new_run(narrow=state.on_phone())  # the charts this run draws, offered by save_chart.menu after the page
     st.set_page_config(page_title=_("Self-Attention Explorer"), page_icon=":material/center_focus_strong:",
                        layout="wide",
                        initial_sidebar_state=heatmap.SIDEBAR_PX)  # its width in px, shown
@@ -186,31 +185,6 @@ def to_default() -> None:
 _RUN = threading.local()
 
 
-def on_phone() -> bool:
-    """Whether the browser is a phone's, by its user agent, as Streamlit itself tells one (it closes the sidebar after
-    a page is picked on a phone only): there the sidebar is an overlay over the page, so what must stay beside the
-    page (the edit panel) is drawn in it instead.
-
-    Read once a session (the headers are those of the request that opened it; reading them cost ≈ 1 ms, and the
-    edit panel's pages asked twice a run).
-
-    >>> on_phone()  # no browser: not a phone
-    False
-    """
-    if not st_internals.running():  # plain Python, a test: no browser, and no session to keep it in
-        return False
-    if (known := st.session_state.get(state.PHONE)) is None:
-        try:
-            agent = st.context.headers.get("User-Agent") or ""
-        except Exception:  # noqa: BLE001 - no request (AppTest): no browser
-            agent = ""
-        known = st.session_state[state.PHONE] = PHONE.search(agent) is not None
-    return known
-
-
-#: a phone's user agent: "Mobile" (Android phones, iPhone Safari and Chrome), iPhone, or Android without "Mobile" left
-#: out (a tablet: the sidebar stands beside the page there)
-PHONE = re.compile(r"Mobi|iPhone|iPod")
 
 
 #: the key of the edit panel's box on a phone (its class ``st-key-phone_panel``: :data:`_PHONE_ROOM` packs it tighter)
@@ -221,7 +195,7 @@ def panel_slot() -> st.delta_generator.DeltaGenerator:
     """Where a page's edit panel goes (attn_ui.shell.edit_panel): high in the sidebar, right under the list of pages, so
     that its grid is in view beside the page (above the language, Undo and Share, which are drawn before the page); on a
     phone, in the page under its title, above what it changes (the sidebar covers the page there)."""
-    if on_phone():
+    if state.on_phone():
         return st.container(border=True, key=PHONE_PANEL)
     return getattr(_RUN, "panel", None) or st.sidebar
 
@@ -243,7 +217,7 @@ def under_panel() -> contextlib.AbstractContextManager:
 
     Each ``with`` adds to the place in turn (a banner of a value the panel refused first, then the first result)."""
     slot = getattr(_RUN, "under_panel", None)
-    return slot if slot is not None and on_phone() else contextlib.nullcontext()
+    return slot if slot is not None and state.on_phone() else contextlib.nullcontext()
 
 
 def choose_language() -> None:

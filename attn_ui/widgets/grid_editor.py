@@ -641,7 +641,7 @@ def pending_errors_banner(here: registry.Page | None = None, *, in_panel: tuple[
     if errs and set(errs) <= set(in_panel):
         where = (i18n.ngettext("Fix it above, under Edit the numbers.", "Fix them above, under Edit the numbers.",
                                cells)
-                 if st.session_state.get(state.PHONE) else  # a phone's panel is in the page (frame.panel_slot)
+                 if state.on_phone() else  # a phone's panel is in the page (frame.panel_slot)
                  i18n.ngettext("Fix it in the sidebar, under Edit the numbers.",
                                "Fix them in the sidebar, under Edit the numbers.", cells))
         st.warning(i18n.sentences(_("Showing the last valid values: {errors}").format(

@@ -22,7 +22,7 @@ def charts_drawn(cfg, page: str, *, phone: bool):
 
     at = AppTest.from_file(APP, default_timeout=60)
     at.session_state["config"] = cfg
-    at.session_state["on_phone"] = phone  # as a phone's first run keeps it (attn_ui.shell.frame.on_phone)
+    at.session_state["on_phone"] = phone  # as a phone's first run keeps it (attn_ui.app.state.on_phone)
     at.run()
     at.switch_page(f"pages/{page}.py").run()
     assert not at.exception, at.exception

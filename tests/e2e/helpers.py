@@ -200,7 +200,7 @@ class RunCounter:
 _COUNTERS: weakref.WeakKeyDictionary[Page, RunCounter] = weakref.WeakKeyDictionary()
 
 
-#: a phone's user agent (the app tells a phone by it, attn_ui.shell.frame.on_phone: its edit panel goes in the page)
+#: a phone's user agent (the app tells a phone by it, attn_ui.app.state.on_phone: its edit panel goes in the page)
 PHONE_UA = ("Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/156.0.0.0 "
             "Mobile Safari/537.36")
 

@@ -236,8 +236,9 @@ def choose_language() -> None:
 def ascii_label(name: str) -> str:
     """``name`` with every character past ASCII written as an HTML character reference, which the picker's buttons
     (Markdown) show as that character: Streamlit searches every option label that is not ASCII for a leading emoji,
-    with one regular expression of all emoji that it hashes on every search (≈ 40 µs a label: 中文 and 한국어 cost
-    0.1–0.2 ms of every run, 2–5 % of a page's); an ASCII label is passed by at once.
+    with one regular expression of all emoji that it hashes on every search (≈ 40 µs a label; measured on a loaded
+    machine, the picker took 0.40 ms a run with 中文 and 한국어, 0.11 ms with these labels); an ASCII label is passed
+    by at once.
 
     >>> ascii_label("中文"), ascii_label("English")
     ('&#20013;&#25991;', 'English')

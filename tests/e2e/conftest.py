@@ -27,7 +27,17 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from .helpers import CHROMIUM, CHROMIUM_ARGS, VIEWPORT, open_app, start_server, stop_server, watch_runs
+from .. import tiny_bert, tiny_gpt2, tiny_t5
+from .helpers import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    VIEWPORT,
+    open_app,
+    server_with,
+    start_server,
+    stop_server,
+    watch_runs,
+)
 
 NAV_TIMEOUT_MS = 20_000
 
@@ -81,3 +91,13 @@ def app_page(page: Page, app_server: str) -> Page:
     """``page`` with the app loaded at its home (Overview) and the first run finished."""
     open_app(page, app_server)
     return page
+
+
+@pytest.fixture(scope="module")
+def models_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A server of the module's whose three model pages read the tiny checkpoints of tests/ (the operator's variables,
+    for its process only)."""
+    root = tmp_path_factory.mktemp("models")
+    yield from server_with(tmp_path_factory.mktemp("streamlit") / "streamlit.log", {
+        "ATTN_MODEL": tiny_bert.build(root / "bert"), "ATTN_CAUSAL_MODEL": tiny_gpt2.build(root / "gpt2"),
+        "ATTN_TRANSLATOR_MODEL": tiny_t5.build(root / "t5")})

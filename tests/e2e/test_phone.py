@@ -19,7 +19,7 @@ from playwright.sync_api import Browser, Locator, Page, expect
 from attn_ui.app import registry
 from attn_ui.shell import frame
 
-from .. import tiny_bert, tiny_gpt2, tiny_t5
+from .. import tiny_gpt2
 from .helpers import (
     CHART,
     GRID,
@@ -32,7 +32,6 @@ from .helpers import (
     model_server,
     nav_link,
     open_app,
-    server_with,
     sized_page,
     wait_for_app,
 )
@@ -361,15 +360,6 @@ def test_of_several_heads_the_one_followed_is_under_the_panel_and_every_head_in_
     assert titles[0][1] < titles[1][1] < titles[2][1], titles  # one under another
     over = phone.evaluate(CHARTS_OVER)
     assert all(hidden <= 0 and right <= PHONE_W for hidden, right in over), over
-
-
-@pytest.fixture(scope="module")
-def models_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A server whose three model pages read the tiny checkpoints (the operator's variables, for its process only)."""
-    root = tmp_path_factory.mktemp("models")
-    yield from server_with(tmp_path_factory.mktemp("streamlit") / "streamlit.log", {
-        "ATTN_MODEL": tiny_bert.build(root / "bert"), "ATTN_CAUSAL_MODEL": tiny_gpt2.build(root / "gpt2"),
-        "ATTN_TRANSLATOR_MODEL": tiny_t5.build(root / "t5")})
 
 
 #: [scrollWidth − clientWidth, drawn left and right edges] of the chart whose title is TITLE (Vega's SVG title), or

@@ -9,27 +9,16 @@ saves the message at 1400 × 900, in English and Chinese, on the three pages."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
-from .. import tiny_bert, tiny_gpt2, tiny_t5
-from .helpers import MAIN, expect_rerun, open_app, server_with
+from .helpers import MAIN, expect_rerun, open_app
 
 pytestmark = pytest.mark.e2e
 SHOTS = os.environ.get("ATTN_SHOTS")
 ALERT = '[data-testid="stAlertContentWarning"]'
-
-
-@pytest.fixture(scope="module")
-def models_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A server whose three model pages read the tiny checkpoints (the operator's variables, for its process only)."""
-    root = tmp_path_factory.mktemp("models")
-    yield from server_with(tmp_path_factory.mktemp("streamlit") / "streamlit.log", {
-        "ATTN_MODEL": tiny_bert.build(root / "bert"), "ATTN_CAUSAL_MODEL": tiny_gpt2.build(root / "gpt2"),
-        "ATTN_TRANSLATOR_MODEL": tiny_t5.build(root / "t5")})
 
 
 def paste(page: Page, box: Locator, text: str) -> None:

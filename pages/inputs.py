@@ -152,16 +152,27 @@ def each_refusal(cfg: Config, typed: dict, first: AttentionInputError) -> list[A
 SENTENCE_MOST = 4_000
 
 
+#: the key of what "Use this sentence" last refused ({prefix}: "inputs" or "inputs_y"), said once under its button
+SENTENCE_REFUSED = "{prefix}_sentence_refused"
+
+
+def refuse_sentence(prefix: str, message: str) -> None:
+    """Keep why the sentence was not used, for :func:`sentence_controls` to say under the button (under the page's
+    title, state.notify's place, it was 1,500 px above the button, out of view: a reviewer saw nothing happen)."""
+    st.session_state[SENTENCE_REFUSED.format(prefix=prefix)] = message
+
+
 def use_sentence(prefix: str = "inputs", example: str = "") -> None:
     """on_click: the sentence typed (``prefix`` "inputs" for X, "inputs_y" for Y; ``example``, the box's first
     text) becomes tokens with embeddings: the last one within :data:`SENTENCE_MOST` characters, as the box says."""
     ss, cfg = st.session_state, state.config()
     tokens = tokenize(controls.text_in_use(f"{prefix}_sentence", example, SENTENCE_MOST)[0])
     if not tokens:
-        state.notify(_("The sentence has no words to turn into tokens."))
+        refuse_sentence(prefix, _("The sentence has no words to turn into tokens."))
         return
     if len(tokens) > LIMITS.n_seq:  # more than the cap: always several
-        state.notify(_("The sentence has {n} tokens; the cap is {cap}.").format(n=len(tokens), cap=LIMITS.n_seq))
+        refuse_sentence(prefix, _("The sentence has {n} tokens; the cap is {cap}.").format(n=len(tokens),
+                                                                                         cap=LIMITS.n_seq))
         return
     seed = controls.whole_in_use(f"{prefix}_embed_seed", 0, 0, controls.SEED_HIGH)[0]  # refused: the one in use
     rows = embed(tokens, cfg.d_model, seed=seed)  # [n_tokens, d_model]
@@ -174,11 +185,11 @@ def use_sentence(prefix: str = "inputs", example: str = "") -> None:
             new = replace(with_dimensions(cfg, n_seq=len(tokens), d_model=cfg.d_model, d_qk=cfg.w_q.shape[1],
                                           d_v=cfg.w_v.shape[1], d_k=cfg.w_k.shape[1]), tokens=tuple(tokens), x=rows)
     except AttentionInputError as err:
-        state.notify(i18n.error_text(err))
+        refuse_sentence(prefix, i18n.error_text(err))
         return
     what = state.change(N_("Y made from your sentence") if prefix == "inputs_y" else N_("X made from your sentence"))
     if message := state.set_config(new, what=what):  # Undo names it (its sizes changing said "dimensions changed")
-        state.notify(message)
+        refuse_sentence(prefix, message)
 
 
 def choose_queries() -> None:
@@ -216,6 +227,8 @@ def sentence_controls(prefix: str, example: str) -> None:
                           help=_("Sinusoidal, as in 'Attention is all you need'."))
     sentence_row.button(_("Use this sentence"), key=f"{prefix}_use_sentence", on_click=use_sentence,
                         args=(prefix, example))
+    if refused := st.session_state.pop(SENTENCE_REFUSED.format(prefix=prefix), None):  # the button's, once
+        st.warning(text.md_escape(refused), icon=":material/warning:")
     st.caption(_("Each word or punctuation mark becomes a token (in Chinese, written without spaces, each "
                  "character) with a deterministic N(0, 1) embedding of width d_model; the weights keep their values."))
 

@@ -578,3 +578,19 @@ def test_a_sentence_of_invisible_characters_gives_no_blank_tokens():
     [b for b in at.button if b.label == "Use this sentence"][0].click().run()
     assert not at.exception and at.session_state["config"] is before  # nothing visible: nothing changed
     assert "The sentence has no words to turn into tokens." in [plain(w.value) for w in at.warning]
+
+
+def test_a_refused_sentence_is_said_under_its_button():
+    """A fresh reviewer: 300 words and "Use this sentence": nothing seemed to happen, the refusal was under the page's
+    title, 1,500 px above the button. It is said right under the button's row, once."""
+    at = new_app("pages/inputs.py")
+    before = at.session_state["config"]
+    at.text_input(key="inputs_sentence").input(" ".join(f"w{i}" for i in range(300))).run()
+    [b for b in at.button if b.label == "Use this sentence"][0].click().run()
+    assert not at.exception and at.session_state["config"] is before
+    order = [(n.type, getattr(n, "key", None) or plain(getattr(n, "value", "") or ""))
+             for n in at.main if n.type in ("button", "warning")]  # the main column's buttons and messages, in order
+    said = ("warning", "The sentence has 300 tokens; the cap is 256.")
+    assert said in order and order[order.index(said) - 1] == ("button", "inputs_use_sentence"), order
+    at.run()
+    assert said[1] not in [plain(w.value) for w in at.warning]  # once

@@ -266,7 +266,8 @@ with row():
         # would read as a new choice
         placeholder=_("A configuration from a link or a file: pick a preset to start over"),
     )
-    st.button(_("Reset to preset"), key="inputs_reset", on_click=state.load, args=(preset,), disabled=not edited,
+    st.button(_("Reset to preset"), key="inputs_reset", on_click=state.load, args=(preset,),
+              disabled=not (edited or state.holds_refused()),  # a refused value in a grid: a way out of it
               help=_("Throw away your edits and reload the preset (Undo in the sidebar brings them back)."))
 # one container, whatever it holds: a note that comes or goes above the grids would move them, and the browser would
 # draw them anew, losing the cell a learner just selected (the first edit after a preset adds "Edited")

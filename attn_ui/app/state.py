@@ -201,9 +201,18 @@ def update_config(**changes) -> str | None:
 
 
 def load(preset_key: str) -> None:
-    """Replace the configuration with a fresh copy of a preset."""
+    """Replace the configuration with a fresh copy of a preset; every grid shows it, a value a grid refused let go
+    (also when the numbers in use are the preset's: Reset to preset is the way out of a refused value)."""
+    before = config()
     set_config(load_preset(preset_key), what=change(N_("preset “{title}” loaded"), title=PRESETS[preset_key].title))
     st.session_state[PRESET] = preset_key
+    if configs_equal(before, config()) and holds_refused():  # unchanged: set_config left the grids as they are
+        reset_editor_state()
+
+
+def holds_refused() -> bool:
+    """Whether a grid holds a value it refused (shown in it, with its message, while the charts use the last valid)."""
+    return bool(st.session_state[DRAFTS] or st.session_state[ERRORS])
 
 
 def load_shared(cfg: Config, *, undoable: bool = True) -> str | None:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attn_core import PRESETS, RoPE, with_dimensions
+from attn_core import DEFAULT_PRESET, PRESETS, RoPE, load_preset, with_dimensions
 from attn_ui.app import state
 
 from ..seeds import SEED000_OUTPUT, SEED000_W_K, SEED000_W_Q, SEED000_W_V, SEED000_X, SEED004_SCORES, SEED004_SOFTMAX
@@ -594,3 +594,18 @@ def test_a_refused_sentence_is_said_under_its_button():
     assert said in order and order[order.index(said) - 1] == ("button", "inputs_use_sentence"), order
     at.run()
     assert said[1] not in [plain(w.value) for w in at.warning]  # once
+
+
+def test_a_refused_value_can_be_left_with_reset_to_preset():
+    """A fresh reviewer: "abc" typed into X on a fresh page was refused (right), and then Reset to preset and Undo were
+    both disabled (the numbers in use were the preset's): the one way out was to find the cell and type it again."""
+    at = new_app("pages/inputs.py")
+    reset = next(b for b in at.button if b.key == "inputs_reset")
+    assert reset.disabled  # nothing to reset
+    edit_cells(at, "x", {0: {0: "abc"}})
+    reset = next(b for b in at.button if b.key == "inputs_reset")
+    assert at.session_state[state.DRAFTS] and not reset.disabled
+    reset.click().run()
+    assert not at.exception and not at.session_state[state.DRAFTS] and not at.session_state[state.ERRORS]
+    assert np.array_equal(at.session_state["config"].x, load_preset(DEFAULT_PRESET).x)
+    assert next(b for b in at.button if b.key == "inputs_reset").disabled  # the grid shows the preset again

@@ -133,8 +133,9 @@ def uploader_words() -> str:
     """A style that shows the uploader's own texts in the learner's language, or "" in English: Streamlit writes its
     button ("Upload") and the line under it ("40MB per file • JSON") in English, with no setting to change them
     (streamlit/streamlit#13500). Each is kept in place and made 0 px high, and the learner's words are written after
-    it at Streamlit's size (14 px), in the box :data:`UPLOADER_BOX` only. The size is the server's (the setting
-    ``server.maxUploadSize``, which Streamlit's line shows).
+    it at Streamlit's size (14 px), in the box :data:`UPLOADER_BOX` only. A screen reader reads both (the button:
+    "Upload上传"): hidden (visibility), Streamlit's word took the learner's with it, and the button had no name. The
+    size is the server's (the setting ``server.maxUploadSize``, which Streamlit's line shows).
 
     >>> uploader_words()  # English: Streamlit's own words
     ''

@@ -123,6 +123,16 @@ def quoted(v: object) -> object:
     return v[:QUOTED_CHARS] + "…" if isinstance(v, str) and len(v) > QUOTED_CHARS else v
 
 
+def typed(v: object) -> object:
+    """What was typed in a cell as a message quotes it: :func:`quoted`, and a text's quotes isolated with it
+    (text.Typed).
+
+    >>> typed("abc"), typed(1e999)
+    ('abc', inf)
+    """
+    return text.Typed(q) if isinstance(q := quoted(v), str) else q
+
+
 def describe_error(name: str, err: AttentionInputError, tokens: tuple[str, ...]) -> str:
     """The core's message in the learner's language, with the cell spelled out in the grid's own labels, and as much
     about every other bad cell the core found (``err.more``): up to :data:`NAMED_CELLS` named, the others counted."""
@@ -144,7 +154,7 @@ def describe_cell(name: str, err: AttentionInputError, tokens: tuple[str, ...]) 
     template, params = getattr(err, "template", None), getattr(err, "params", None)
     if template in CELL_MESSAGES and isinstance(params, dict):
         with_token, without = EMPTY_MESSAGES if params.get("v") is _EMPTY else CELL_MESSAGES[template]
-        values = {k: _(v) if k == "hint" and isinstance(v, str) else quoted(v) if k == "v" else v
+        values = {k: _(v) if k == "hint" and isinstance(v, str) else typed(v) if k == "v" else v
                   for k, v in params.items()}  # a marked hint; what was typed, quoted
         has_token = name in ("x", "y") and i < len(tokens)
         try:

@@ -50,6 +50,21 @@ _OPEN_ISOLATES = frozenset("\u2066\u2067\u2068")  # LRI, RLI, FSI: each is close
 _MOVES_TEXT = frozenset({"R", "AL", "AN", "LRE", "RLE", "LRO", "RLO", "PDF", "LRI", "RLI", "FSI", "PDI"})
 
 
+class Typed(str):
+    """What a learner typed, as a message's ``{v!r}`` quotes it: its repr isolated (:func:`isolate`), so that a
+    right-to-left value moves no character of the sentence around it (the whole message isolated, its quotes and the
+    comma after them were laid out with the Arabic: "column 0 is 'مرحبا',not a number.").
+
+    >>> "is {v!r}, not".format(v=Typed("ab")), "is {v!r}, not".format(v=Typed("שלום")) == f"is {FSI}'שלום'{PDI}, not"
+    ("is 'ab', not", True)
+    """
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return isolate(super().__repr__())
+
+
 def isolate(label: str) -> str:
     r"""``label`` as it is put into text a learner reads, so that it never reorders the text around it.
 

@@ -19,7 +19,7 @@ from attn_core import make_config
 from attn_core.share import encode_link
 from attn_ui.app import registry
 
-from .apptools import APP, plain
+from .apptools import APP, edit_cells, plain
 from .test_words import chart_titles, proto_strings
 
 RLO, FSI, PDI = "\u202e", "\u2068", "\u2069"  # RIGHT-TO-LEFT OVERRIDE; FIRST STRONG ISOLATE … POP DIRECTIONAL ISOLATE
@@ -112,3 +112,14 @@ def test_a_lesson_name_in_a_link_is_isolated_in_its_message():
     at.run()
     (message,) = [w.value for w in at.warning if "does not exist" in w.value]
     assert leak(plain(message)) is None and f"{FSI}{RLO}nope{PDI}" in message, ascii(message)
+
+
+def test_a_right_to_left_value_typed_in_a_cell_is_isolated_in_its_message():
+    """A fresh reviewer typed "مرحبا" into X: the whole message was isolated, not the value, and its quotes and the
+    comma after them were laid out with the Arabic ("column 0 is 'مرحبا',not a number."). The value is isolated with
+    its quotes; the sentence around it stays as written."""
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.switch_page(registry.INPUTS.file).run()
+    edit_cells(at, "x", {0: {0: "مرحبا"}})
+    said = [plain(e.value) for e in at.error if "not a number" in plain(e.value)]
+    assert said and f"column 0 is {FSI}'مرحبا'{PDI}, not a number." in said[0], said

@@ -483,7 +483,8 @@ def parse_json(raw: bytes, what: str) -> object:
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as err:
-        raise AttentionInputError(N_("{what}: not UTF-8 text (byte {byte} is not valid)."), what=what,
+        raise AttentionInputError(N_("{what}: not UTF-8 text (its byte at position {byte}, counted from 0, is not "
+                                     "valid)."), what=what,
                                   byte=err.start) from None
     if not text.strip():
         raise AttentionInputError(N_("{what}: there is nothing in it."), what=what)

@@ -10,7 +10,7 @@ from attn_ui.app import i18n, registry, state
 from attn_ui.app.i18n import N_, _
 from attn_ui.shell import edit_panel, frame
 from attn_ui.views import compute, scaling_views, step_by_step
-from attn_ui.widgets import charts, controls, grid_editor, heatmap, text
+from attn_ui.widgets import charts, controls, grid_editor, heatmap, numbers, text
 from attn_ui.widgets.matrix_display import block_markdown, heading_markdown, matrix_block, note_markdown
 
 frame.page_start(registry.SCALING)
@@ -265,7 +265,7 @@ else:  # the dot product, or (general) the dot product of Q W_a with K
         ratio = stats.var_scores / expected
         notes.append(_(FORMULA_FIT[bool(NEAR[0] <= ratio <= NEAR[1])]).format(
             prod=prod, q_name=q_name, measured=f"{stats.var_scores:.4f}", ratio=f"{ratio:.2f}",
-            mean_q=f"{float(qq.mean()):.4f}", mean_k=f"{float(t.k.mean()):.4f}"))
+            mean_q=numbers.format_number(float(qq.mean()), 4), mean_k=numbers.format_number(float(t.k.mean()), 4)))
 sweep = scaling_views.variance_sweep(analysis.SWEEP_D_K, 300, 0)
 same_on_random = _(
     "**The same on random Q, K whose entries are independent, with mean 0 and variance 1** (the assumption above), "

@@ -772,7 +772,7 @@ def split_offer(cfg) -> None:
     box.markdown(i18n.sentences(
         _("**Your configuration has 1 head**, so there is nothing to split yet.") if not identity else
         _("**Your configuration has 1 head and W_O = I** (the identity), so multi-head attention is plain attention "
-          "here: the heads' concatenation and the output W_O projects are the same matrix."),
+          "here: the output, the heads' concatenation times W_O, is the one head's output as it is."),
         "" if split else _("No head count above 1 divides these widths (W_Q and W_K have {d_qk} columns, W_V has "
                            "{d_v}); on Inputs & weights, give them widths with a common divisor (4 and 4, say) to "
                            "split them into heads.").format(

@@ -66,7 +66,7 @@ def _sup(head: int | None) -> str:
 MASK_NOTES = {  # marked for the catalogs: show them with _(...)
     "causal": N_("Causal mask: each token may attend to itself and the tokens before it."),
     "padding": N_("Padding mask: no query may attend to a padding token of X."),
-    "custom": N_("Custom mask: the cells you switched off on the Masking page."),
+    "custom": N_("Custom mask: the cells it switches off are set on the Masking page."),
 }
 
 #: how each score function is written: in words (titles, captions) and in LaTeX (Q, K: the whole matrices)

@@ -611,7 +611,7 @@ def token_editor(field: str = "tokens") -> None:
     st_internals.show_grid(_token_grid(getattr(cfg, field), _("token")), key=key, width="content")
     st.session_state.setdefault(state.GRIDS_DRAWN, set()).add(key)
     if message := _commit_tokens(key, field):
-        st.error(_("Token labels not changed: {message}").format(message=text.md_escape(message)),
+        st.error(_("{message} The token labels are not changed.").format(message=text.md_escape(message)),
                  icon=":material/warning:")
 
 

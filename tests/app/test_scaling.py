@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 from attn_core import load_preset
 
 from .. import seeds
-from .apptools import new_app, notes, paragraphs, plain
+from .apptools import app_on, new_app, notes, paragraphs, plain
 
 PAGE = "pages/scaling.py"
 
@@ -418,3 +418,12 @@ def test_the_unscaled_head_is_the_unscaled_configurations_head(number):
         for name in ("q", "k", "v", "scores", "scaled", "masked", "weights", "output"):
             assert np.array_equal(getattr(mine, name), getattr(u, name)), (number, h, name)
         assert mine.fully_masked_rows == u.fully_masked_rows
+
+
+def test_a_negative_mean_is_written_with_the_minus_sign_of_every_other_number():
+    """A fresh reviewer: the notebook preset's means read "-0.1909" (an ASCII hyphen) where every other number of the
+    app writes "−". X negated: Q and K negated, their means negative, the scores as they were."""
+    cfg = load_preset("seed000")
+    at = app_on(replace(cfg, x=-cfg.x), "pages/scaling.py")
+    (said,) = [plain(c) for c in notes(at) if plain(c).startswith("Your measured var(QKᵀ)")]
+    assert f"−{Q.mean():.4f} (Q) and −{K.mean():.4f} (K)" in said, said

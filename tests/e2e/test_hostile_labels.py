@@ -186,7 +186,7 @@ def test_labels_typed_into_the_token_grid(page: Page, app_server: str, requested
     tokens = grids(page).filter(has=page.locator('th:text-is("token")'))
     for i, label in enumerate(LABELS):
         type_into_cell(page, tokens, i, 0, label, delay_ms=None)
-    expect(page.get_by_test_id("stAlert").filter(has_text="Token labels not changed")).to_have_count(0)
+    expect(page.get_by_test_id("stAlert").filter(has_text="The token labels are not changed")).to_have_count(0)
     found = rendered(page, "Inputs & weights (after typing)")
     assert_clean(found + walk(page), requested)
 

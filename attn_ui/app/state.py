@@ -12,7 +12,6 @@ page switch only through :func:`bind`.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cache, partial
@@ -36,7 +35,6 @@ from attn_core import (
 )
 from attn_ui.app import i18n
 from attn_ui.app.i18n import N_, _, error_text
-from attn_ui.infra import st_internals
 
 # ---- non-widget keys (the configuration and what the pages share) ------------------------------
 CONFIG = "config"  # attn_core.Config: the last valid configuration
@@ -70,7 +68,7 @@ STORE_KEY = "store_key"  # this session's key in attn_ui.app.address.STORE (made
 IMPORT_RESULT = "import_result"  # (ok, message) of the last JSON import, shown once on Share & export
 IMPORTS = "imports"  # int: files read by Share & export's uploader (its key; a new one empties it, see share_ui)
 FRAMED = "framed"  # bool, set by attn_ui.shell.frame.navigation for the page it runs next (see attn_ui.shell.frame)
-PHONE = "on_phone"  # bool: the session's browser is a phone's (:func:`on_phone`: read once a session)
+PHONE = "on_phone"  # bool: the session's browser is a phone's (:func:`on_phone`; told by attn_ui.shell.frame)
 #: str: the address's path at which Streamlit found no page (attn_ui.shell.frame.unknown_address), until the page that
 #: opened instead has said so
 NOT_FOUND = "not_found"
@@ -126,30 +124,10 @@ def config() -> Config:
 
 
 def on_phone() -> bool:
-    """Whether the browser is a phone's, by its user agent, as Streamlit itself tells one (it closes the sidebar after
-    a page is picked on a phone only): there the sidebar is an overlay over the page, so what must stay beside the
-    page (the edit panel: attn_ui.shell.frame.panel_slot) is drawn in it instead.
-
-    Read once a session and kept in :data:`PHONE` (the headers are those of the request that opened it; reading them
-    cost ≈ 1 ms, and the edit panel's pages asked several times a run).
-
-    >>> on_phone()  # no browser: not a phone
-    False
-    """
-    if not st_internals.running():  # plain Python, a test: no browser, and no session to keep it in
-        return False
-    if (known := st.session_state.get(PHONE)) is None:
-        try:
-            agent = st.context.headers.get("User-Agent") or ""
-        except Exception:  # noqa: BLE001 - no request (AppTest): no browser
-            agent = ""
-        known = st.session_state[PHONE] = PHONE_AGENT.search(agent) is not None
-    return known
-
-
-#: a phone's user agent: "Mobile" (Android phones, iPhone Safari and Chrome), iPhone, or Android without "Mobile" left
-#: out (a tablet: the sidebar stands beside the page there)
-PHONE_AGENT = re.compile(r"Mobi|iPhone|iPod")
+    """Whether the session's browser is a phone's (:data:`PHONE`: attn_ui.shell.frame.navigation tells it from the
+    browser's user agent, once a session, before any page or widget asks): there the sidebar is an overlay over the
+    page, so what must stay beside the page (the edit panel: attn_ui.shell.frame.panel_slot) is drawn in it instead."""
+    return bool(st.session_state.get(PHONE))
 
 
 def set_config(cfg: Config, *, reset_editors: bool = True, what: Change | None = None) -> str | None:

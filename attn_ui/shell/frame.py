@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import re
 import threading
 import time
 from urllib.parse import unquote
@@ -51,6 +52,7 @@ def navigation() -> st.Page:
     """Set up the session and the sidebar; return the page to run."""
     choose_language()  # first: every text of this run is in it
     i18n.pin_language()  # read once for the rest of the run: nothing after the callbacks changes it
+    tell_phone()  # before any page or widget asks (state.on_phone)
     charts.new_run(narrow=state.on_phone())  # the charts this run draws, offered by save_chart.menu after the page
     st.set_page_config(page_title=_("Self-Attention Explorer"), page_icon=":material/center_focus_strong:",
                        layout="wide",
@@ -189,6 +191,23 @@ _RUN = threading.local()
 
 #: the key of the edit panel's box on a phone (its class ``st-key-phone_panel``: :data:`_PHONE_ROOM` packs it tighter)
 PHONE_PANEL = "phone_panel"
+
+
+def tell_phone() -> None:
+    """Once a session: whether the browser is a phone's (:data:`attn_ui.app.state.PHONE`, read by state.on_phone), by
+    its user agent, as Streamlit itself tells one (it closes the sidebar after a page is picked on a phone only). The
+    headers are those of the request that opened the session; reading them cost ≈ 1 ms, so they are read once."""
+    if state.PHONE not in st.session_state:
+        try:
+            agent = st.context.headers.get("User-Agent") or ""
+        except Exception:  # noqa: BLE001 - no request (AppTest): no browser
+            agent = ""
+        st.session_state[state.PHONE] = PHONE.search(agent) is not None
+
+
+#: a phone's user agent: "Mobile" (Android phones, iPhone Safari and Chrome), iPhone, or Android without "Mobile" left
+#: out (a tablet: the sidebar stands beside the page there)
+PHONE = re.compile(r"Mobi|iPhone|iPod")
 
 
 def panel_slot() -> st.delta_generator.DeltaGenerator:

@@ -309,6 +309,8 @@ _WIDE_CHARTS = ("@property --attn-fade-l { syntax: '\\3c length>'; inherits: fal
 #: margin), which with less padding laid the panel's box over the title's last pixels (逐步计算). The header (the
 #: sidebar's button; opaque, over the page) is as much shorter as the space above the title, or it would hide the
 #: title's top
+#: the box of an element that is a table (a grid or a dataframe), one of a block's children
+_TABLE_BOX = "[data-testid='stElementContainer']:has(> * > [data-testid='stDataFrame'])"
 _PHONE_ROOM = ("@media (max-width: 640px) {"
                " [data-testid='stApp'] :is([data-testid='stHeader'], [data-testid='stToolbar']) {"
                " height: 2.75rem; min-height: 0; }"
@@ -324,11 +326,13 @@ _PHONE_ROOM = ("@media (max-width: 640px) {"
                # a table's toolbar, always shown on a touch screen, stands 44 px above the table: room for it, or it
                # lay over what is above (Masking's slider handle, the heading "Tokens"); the panel's grid has the
                # caption's line beside it
-               " [data-testid='stMainBlockContainer'] [data-testid='stDataFrame'] { margin-top: 2.25rem; }"
+               # (the room above the table's box: a table given a height has a box of that height, and room inside it
+               # laid the table's last rows over what follows, Score functions' comparison over its note: a reviewer)
+               f" [data-testid='stMainBlockContainer'] {_TABLE_BOX} {{ margin-top: 2.25rem; }}"
                # Inputs & weights' preset box (its widget's key, pages/inputs.py) takes its row, the Reset button
                # under it: beside the button it cut the preset's name to "3 inputs, d_model 4, scaled by"
                " .st-key-inputs_preset { min-width: 100%; }"
-               f" .st-key-{PHONE_PANEL} [data-testid='stDataFrame'] {{ margin-top: 0; }} }}")
+               f" .st-key-{PHONE_PANEL} {_TABLE_BOX} {{ margin-top: 0; }} }}")
 #: a page link's label wraps onto a second line instead of being cut at the box's edge (a long label on a phone)
 _LINK_LABELS = "[data-testid='stPageLink-NavLink'] :is(span, p) { white-space: normal; }"
 #: Korean is written with spaces between words: break its lines there, not inside a word (the browser's default

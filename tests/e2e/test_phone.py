@@ -189,6 +189,27 @@ def test_a_tables_toolbar_leaves_what_is_above_it_free_on_a_phone(phone: Page, a
     assert pairs and all(top >= above - 0.5 for top, above in pairs), pairs
 
 
+#: [table's bottom, top of what follows the table] for every table of the page
+TABLES_OVER = f"""() => [...document.querySelectorAll('{MAIN} [data-testid=stDataFrame]')]
+    .map(d => {{ const after = d.closest('[data-testid=stElementContainer]').nextElementSibling;
+                return [d.getBoundingClientRect().bottom, after ? after.getBoundingClientRect().top : 1e9]; }})"""
+
+
+@pytest.mark.parametrize("pg", [registry.SCORES, registry.MULTIHEAD, registry.MASKING, registry.INPUTS],
+                         ids=lambda pg: pg.name)
+def test_a_table_lies_over_nothing_after_it_on_a_phone(phone: Page, app_server: str, pg: registry.Page):
+    """The toolbar's room above a table was inside the box of a table given a height (Score functions' comparison,
+    Multi-head's every shape): the table's last row lay over the note under it (a reviewer)."""
+    open_app(phone, f"{app_server}/{pg.name}")
+    expect(phone.locator(MAIN).locator("[data-testid=stDataFrame]").first).to_be_visible()
+    if pg is registry.MULTIHEAD:  # its every shape: section 6
+        with expect_rerun(phone):
+            phone.locator(MAIN).get_by_text("6 · Every shape", exact=True).first.click()
+        expect(phone.locator(MAIN).locator("[data-testid=stDataFrame]").last).to_be_visible()
+    pairs = phone.evaluate(TABLES_OVER)
+    assert pairs and all(bottom <= after + 0.5 for bottom, after in pairs), pairs
+
+
 #: [text, left, right] of every colour legend's label of the page's charts (Vega's SVG text)
 LEGEND_LABELS = f"""() => [...document.querySelectorAll('{MAIN} {CHART} .role-legend-label text')]
     .map(t => {{ const b = t.getBoundingClientRect(); return [t.textContent, b.left, b.right]; }})"""

@@ -6,6 +6,7 @@ numbers of an ``AttentionTrace``.
 
 from __future__ import annotations
 
+from decimal import Decimal, InvalidOperation
 from functools import partial
 
 import numpy as np
@@ -22,7 +23,7 @@ from attn_ui.widgets.matrix_display import (
     matrix_block,
     note_markdown,
 )
-from attn_ui.widgets.numbers import MINUS, format_number, format_numbers, parse_number
+from attn_ui.widgets.numbers import MINUS, format_number, format_numbers
 
 MAX_TERMS = 6  # products written out in q_i·k_j before "…"
 MAX_ITEMS = 6  # entries of a vector written out before "…"
@@ -119,35 +120,37 @@ def softmax_parts(row: np.ndarray) -> tuple[float | None, np.ndarray, np.ndarray
     return m, shifted, e, float(e.sum())
 
 
-def shown_sum(parts: list[str], total: str, precision: int) -> str | None:
-    """What the ``parts``, as shown, add up to, written as the Σ ``total`` is shown (at ``precision``), when that is
-    not ``total``: at few decimals the rounded parts (0.5, 0.5 and 1 shown "0", "0", "1") need not add up to the
-    rounded Σ of the values before rounding ("2"). None when they do, or a part is no number ("−∞").
+def shown_sum(parts: list[str], total: str) -> str | None:
+    """What the ``parts`` add up to as they are shown (their digits added exactly, written with as many decimals as
+    the most precise of them), when that is not the Σ shown, ``total``: the Σ adds the values before rounding, so at
+    few decimals the parts shown ("0", "0", "1"; "0.3", "1", "1") need not add up to it ("2"). None when they do, or
+    when a part or the Σ is not written in decimals ("−∞", "1e−5", "<0.0001").
 
-    >>> shown_sum(["0", "0", "1"], "2", 0), shown_sum(["0.5", "0.25", "0.25"], "1", 4)
-    ('1', None)
-    >>> shown_sum(["0.3333", "0.3333", "0.3333"], "1", 4), shown_sum(["−∞", "1"], "1", 4)
-    ('0.9999', None)
+    >>> shown_sum(["1", "0", "0"], "2"), shown_sum(["0.3", "1", "1"], "2"), shown_sum(["0.5", "0.25", "0.25"], "1")
+    ('1', '2.3', None)
+    >>> shown_sum(["0.3333", "0.3333", "0.3333"], "1"), shown_sum(["−∞", "1"], "1"), shown_sum(["1e−5", "1"], "1")
+    ('0.9999', None, None)
     """
-    try:
-        added = sum(map(parse_number, parts))
-    except ValueError:
+    if any("e" in t.lower() for t in (*parts, total)):
         return None
-    said = fmt(added, precision)
-    return None if said == total else said
+    try:
+        *values, said = (Decimal(t.strip().replace(MINUS, "-")) for t in (*parts, total))
+    except InvalidOperation:
+        return None
+    if not all(v.is_finite() for v in (*values, said)) or sum(values) == said:
+        return None
+    decimals = max((-v.as_tuple().exponent for v in values), default=0)
+    return f"{sum(values):.{max(decimals, 0)}f}".replace("-", MINUS)
 
 
 #: the columns whose parts the drill-down's Σ rows add, as a note names them
 SUMMED = {"exp": N_("the exponentials"), "weights": N_("the weights"), "weighted": N_("the weighted values")}
 
 
-def rounded_note(column: str, parts: str, total: str, precision: int) -> str:
-    """The note under a table whose ``column``'s parts, rounded, add up to ``parts``, not to its Σ shown, ``total``."""
-    return i18n.ngettext(
-        "Rounded to {p} decimal, {column} shown add up to {parts}, not to their Σ, {total}, which adds them before "
-        "rounding.",
-        "Rounded to {p} decimals, {column} shown add up to {parts}, not to their Σ, {total}, which adds them before "
-        "rounding.", precision).format(p=precision, column=_(SUMMED[column]), parts=parts, total=total)
+def rounded_note(column: str, parts: str, total: str) -> str:
+    """The note under a table whose ``column``'s parts, as shown, add up to ``parts``, not to its Σ shown, ``total``."""
+    return _("As shown, {column} add up to {parts}, not to their Σ, {total}, which adds them before rounding.").format(
+        column=_(SUMMED[column]), parts=parts, total=total)
 
 
 def _table(parts: list[str], header: list[str], rows: list[list[str]]) -> None:
@@ -343,9 +346,8 @@ def show_drill_down(t: AttentionTrace, cfg: Config, i: int, keys: range | None =
     _table(parts, [_(r"key $j$"), r"$\tilde s_{ij}$", r"$\tilde s_{ij} - m$", r"$e^{\tilde s_{ij} - m}$",
                    _(r"weight $a_{ij}$")], rows)
     if m is not None and len(keys) == n_k:  # every part shown: the Σ shown is theirs, or the note says why not
-        said = [rounded_note(name, added, sums[name], p) for name, shown in (("exp", columns[2]),
-                                                                             ("weights", columns[3]))
-                if (added := shown_sum(shown, sums[name], p))]
+        said = [rounded_note(name, added, sums[name]) for name, shown in (("exp", columns[2]), ("weights", columns[3]))
+                if (added := shown_sum(shown, sums[name]))]
         if said:
             parts.append(note_markdown(i18n.sentences(*said)))
     # the table's note, then section c's heading and formula
@@ -366,11 +368,11 @@ def show_drill_down(t: AttentionTrace, cfg: Config, i: int, keys: range | None =
         w = min(c.shape[1], MAX_ITEMS)
         shown = np.array(format_numbers(c[:, :w].ravel(), p, "short"), dtype=object).reshape(n_k, w)
         sums_c = format_numbers(total_c[:w], p, "short")
-        added = [shown_sum(list(shown[:, d]), sums_c[d], p) or sums_c[d] for d in range(w)]
+        added = [shown_sum(list(shown[:, d]), sums_c[d]) or sums_c[d] for d in range(w)]
         if added != sums_c:
             more = [_("… ({n} more)").format(n=c.shape[1] - w)] if c.shape[1] > w else []
             parts.append(note_markdown(rounded_note("weighted", "[" + ", ".join([*added, *more]) + "]",
-                                                    vector_text(total_c, p), p)))
+                                                    vector_text(total_c, p))))
     _flush(parts)
     gap = float(np.abs(total_c - t.output[i]).max())
     same = np.allclose(total_c, t.output[i], rtol=1e-12, atol=1e-12)

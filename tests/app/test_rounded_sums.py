@@ -1,18 +1,19 @@
-"""The drill-down on Step by step at few decimals: its Σ rows add the values before rounding, so the parts shown,
-rounded, may add up to something else (a reviewer saw exponentials 0.5, 0.5 and 1 shown "0", "0", "1" above a Σ of
-"2"). Under a table whose parts shown do not add up to the Σ shown, a note says so, with what they add up to: every
-table's parts add up to its Σ, or the note says they do not."""
+"""The drill-down on Step by step at few decimals: its Σ rows add the values before rounding, so the parts shown may
+add up to something else (a reviewer saw exponentials 0.5, 0.5 and 1 shown "0", "0", "1" above a Σ of "2"). Under a
+table whose parts, as shown, do not add up to the Σ shown, a note says so, with what the digits shown add up to (a
+second reviewer: the note said [2, 6, 1] of parts shown 0.1 + 1 + 1, 0.3 + 3 + 3, 0.4 + 0 + 1, which add up to
+[2.1, 6.3, 1.4]): every table's parts add up to its Σ, or the note says what they add up to."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import replace
+from decimal import Decimal
 
 import numpy as np
 import pytest
 
 from attn_core import load_preset
-from attn_ui.widgets.numbers import format_number
 
 from .apptools import NOTE, plain
 from .test_steps import elements, steps_app, tables
@@ -24,8 +25,10 @@ def notes(at) -> list[str]:
             for note in NOTE.findall(str(el.value)) if "Σ" in note]
 
 
-def added(column: list[str]) -> float:
-    return sum(float(t.replace("\u2212", "-")) for t in column)
+def added(column: list[str]) -> str:
+    """The numbers of ``column`` as shown, added exactly, written with the decimals of the most precise of them."""
+    values = [Decimal(t.replace("\u2212", "-")) for t in column]
+    return f"{sum(values):.{max(0, *(-v.as_tuple().exponent for v in values))}f}".replace("-", "\u2212")
 
 
 def halves():
@@ -46,12 +49,12 @@ def at_decimals(cfg, p: int):
     return at
 
 
-def test_exponentials_shown_0_0_1_under_a_sum_of_2_are_said_to_be_rounded():
+def test_exponentials_shown_0_0_1_under_a_sum_of_2_are_said_to_add_up_to_1():
     at = at_decimals(halves(), 0)
     b = tables(at)["b"]
     assert [row[3] for row in b] == ["1", "0", "0", "**2**"]  # as the reviewer saw them: 1 + 0 + 0 is not 2
-    assert ("Rounded to 0 decimals, the exponentials shown add up to 1, not to their Σ, 2, which adds them before "
-            "rounding.") in " ".join(notes(at))
+    assert ("As shown, the exponentials add up to 1, not to their Σ, 2, which adds them before rounding."
+            in " ".join(notes(at)))
 
 
 def test_at_four_decimals_parts_that_add_up_get_no_note():
@@ -62,22 +65,21 @@ def test_at_four_decimals_parts_that_add_up_get_no_note():
 
 
 @pytest.mark.parametrize("p", [0, 1, 2, 4])
-def test_every_sum_shown_is_its_parts_or_a_note_says_they_are_rounded(p):
+def test_every_sum_shown_is_its_parts_or_a_note_says_what_they_add_up_to(p):
     at = at_decimals(load_preset("seed000"), p)
     found, said = tables(at), " ".join(notes(at))
     for column, words in ((3, "the exponentials"), (4, "the weights")):
         parts, total = [row[column] for row in found["b"][:-1]], found["b"][-1][column].strip("*")
-        if format_number(added(parts), p, "short") != total:
-            assert f"{words} shown add up to {format_number(added(parts), p, 'short')}, not to their Σ, {total}" \
-                in said, (p, parts, total, said)
-    components = [[float(t.replace("\u2212", "-")) for t in row[3].strip("[]").split(", ")] for row in found["c"][:-1]]
-    sums = [format_number(sum(col), p, "short") for col in zip(*components, strict=True)]
+        if Decimal(added(parts)) != Decimal(total.replace("\u2212", "-")):
+            assert f"As shown, {words} add up to {added(parts)}, not to their Σ, {total}" in said, (p, parts, said)
+    components = [row[3].strip("[]").split(", ") for row in found["c"][:-1]]
     total = found["c"][-1][3].strip("*")
-    if "[" + ", ".join(sums) + "]" != total:
-        assert f"the weighted values shown add up to [{', '.join(sums)}], not to their Σ, {total}" in said
+    sums = [added(list(col)) for col in zip(*components, strict=True)]
+    if [Decimal(t) for t in sums] != [Decimal(t.replace("\u2212", "-")) for t in total.strip("[]").split(", ")]:
+        assert f"As shown, the weighted values add up to [{', '.join(sums)}], not to their Σ, {total}" in said, said
 
 
-@pytest.mark.parametrize(("lang", "start"), [("zh", "四舍五入到 0 位小数"), ("ko", "소수 0자리로 반올림하면")])
+@pytest.mark.parametrize(("lang", "start"), [("zh", "表中显示的指数"), ("ko", "표에 보이는 지수")])
 def test_the_note_in_chinese_and_korean(lang, start):
     at = steps_app(halves(), before=lambda at: at.session_state.__setitem__("lang", lang))
     at.slider(key="steps_precision").set_value(0).run()

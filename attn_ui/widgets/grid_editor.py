@@ -648,6 +648,8 @@ def pending_errors_banner(here: registry.Page | None = None, *, in_panel: tuple[
     edit panel offers on this page (attn_ui.shell.edit_panel), where the value can be fixed without leaving it."""
     errs = errors()
     cells = sum(1 + getattr(err, "n_more", 0) for err, _tokens in st.session_state[state.ERRORS].values())
+    if state.on_phone() and errs and set(errs) == {st.session_state.get(state.EDIT_MATRIX)} <= set(in_panel):
+        return  # the panel's grid, right above (frame.panel_slot), shows its message: said twice, it took the screen
     if errs and set(errs) <= set(in_panel):
         where = (i18n.ngettext("Fix it above, under Edit the numbers.", "Fix them above, under Edit the numbers.",
                                cells)

@@ -11,6 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from attn_core import MATRIX_NAMES
+from attn_ui.app import state
 
 from .apptools import APP, edit_cells, editor_key, new_app, plain
 from .test_steps import SEED_W_K, SEED_W_Q, SEED_W_V, SEED_X, charts, grid, reference, steps_app
@@ -294,3 +295,18 @@ def test_a_cell_typed_back_to_its_first_text_takes_its_first_value_again():
     at.run()
     np.testing.assert_array_equal(at.session_state["config"].x, SEED_X)
     assert editor_key(at, "x") == key  # the grid kept: its cursor and selection stay
+
+
+@pytest.mark.parametrize("phone", [False, True])
+def test_a_refused_value_is_said_once_on_a_phone(phone):
+    """On a phone the panel stands in the page: its grid's message and, right under it, the banner saying the same
+    took the first screen (a reviewer: Q's heatmap went below it). The banner is for a grid elsewhere: the sidebar's
+    (desktop), or a matrix the phone's panel does not show now."""
+    at = steps_app(before=lambda at: at.session_state.__setitem__("on_phone", phone))
+    edit_cells(at, "x", {0: {0: "abc"}})
+    banner = [w for w in at.warning if "Showing the last valid values" in w.value]
+    assert [e for e in at.error if "not a number" in e.value]  # the grid's own message
+    assert bool(banner) is not phone, [w.value for w in at.warning]
+    if phone:  # the panel on W_Q: X's refused value is said where the page is
+        at.segmented_control(key=state.EDIT_MATRIX).set_value("w_q").run()
+        assert [w for w in at.warning if "Showing the last valid values" in w.value]

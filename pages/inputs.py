@@ -297,13 +297,12 @@ if cfg.n_kv_heads:
                  "{v_cols}.").format(n=cfg.n_heads, k=cfg.kv_heads, d_model=cfg.d_model, d_k=cfg.d_k, d_v=cfg.d_v,
                                      q_cols=cfg.w_q.shape[1], k_cols=cfg.w_k.shape[1], v_cols=cfg.w_v.shape[1]))
 if cfg.score != "dot":
-    st.caption(_("W_O ({rows} × {cols}) is edited on the {multihead} page and under Edit the numbers on the pages "
-                 "that show the steps, the {score} score function's weights on {scores}.").format(
+    st.caption(_("W_O ({rows} × {cols}) is edited on the {multihead} page, beside the output it makes; the {score} "
+                 "score function's weights on {scores}.").format(
         rows=cfg.w_o.shape[0], cols=cfg.d_out, multihead=_(registry.MULTIHEAD.title),
         score=_(SCORE_WORDS[cfg.score]), scores=_(registry.SCORES.title)))
 else:
-    st.caption(_("W_O ({rows} × {cols}) is edited on the {multihead} page and under Edit the numbers on the pages "
-                 "that show the steps.").format(
+    st.caption(_("W_O ({rows} × {cols}) is edited on the {multihead} page, beside the output it makes.").format(
         rows=cfg.w_o.shape[0], cols=cfg.d_out, multihead=_(registry.MULTIHEAD.title)))
 
 st.header(_("What your numbers give"))

@@ -27,7 +27,6 @@ ROLES = {
     "w_q": N_("Q = X W_Q"),
     "w_k": N_("K = X W_K"),
     "w_v": N_("V = X W_V"),
-    "w_o": N_("output = concat W_O"),
     "w_a": N_("scores (Q W_a) Kᵀ"),
     "w_1": N_("the queries' half of the tanh layer"),
     "w_2": N_("the keys' half of the tanh layer"),
@@ -45,13 +44,21 @@ def hint() -> None:
                  "page recomputes at once."))
 
 
+#: the matrices no panel offers: W_O makes the layer's output from the heads' outputs, which Multi-head shows beside
+#: W_O's grid (its section 5) and Inputs & weights in its result; the pages with the panel show what W_O does not
+#: change (a head's steps, the scaling, the mask, the options, the score functions), where an edit of it changed
+#: nothing on the page (a reviewer)
+NOT_OFFERED = ("w_o",)
+
+
 def offered(names: tuple[str, ...], drawn_by_page: tuple[str, ...]) -> list[str]:
-    """The matrices the panel offers: the configuration's (``names``, in order), less those the page edits itself.
+    """The matrices the panel offers: the configuration's (``names``, in order), less those the page edits itself and
+    :data:`NOT_OFFERED`.
 
     >>> offered(("x", "w_q", "w_k", "w_v", "w_o", "w_a"), ("w_a",))
-    ['x', 'w_q', 'w_k', 'w_v', 'w_o']
+    ['x', 'w_q', 'w_k', 'w_v']
     """
-    return [n for n in names if n not in drawn_by_page]
+    return [n for n in names if n not in drawn_by_page and n not in NOT_OFFERED]
 
 
 def grid_height(n_rows: int) -> int | str:

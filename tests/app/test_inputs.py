@@ -45,11 +45,11 @@ def test_opens_on_seed_000():
 
 
 def test_where_w_o_is_edited_is_true_on_a_phone_too():
-    """W_O's caption names the panel by its title, not "the sidebar's edit panel": on a phone the panel is in the
-    page (a second reviewer found the sidebar named there)."""
+    """W_O's caption names the one page where it is edited (Multi-head: the panel of the other pages offered it, and
+    an edit there changed nothing shown), and no sidebar (on a phone the panel is in the page)."""
     at = new_app("pages/inputs.py")
     said = next(plain(c.value) for c in at.caption if plain(c.value).startswith("W_O ("))
-    assert "under Edit the numbers on the pages that show the steps" in said and "sidebar" not in said
+    assert said == "W_O (3 × 3) is edited on the Multi-head page, beside the output it makes."
 
 
 def test_editing_x_recomputes_q_weights_and_output():

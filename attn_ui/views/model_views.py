@@ -198,9 +198,12 @@ def page_model(source: str, key: str, role: attn_models.Role, not_it: str) -> ob
     try:
         # the page reads the default of the learner's language (operator_source): a refusal's example is that one
         model = model_or_offer(source, key=key, role=role, language=i18n.language())
-    except attn_models.ModelUnavailableError as err:
-        st.warning(text.md_escape(i18n.error_text(err)), icon=":material/cloud_off:")
+    except attn_models.ModelUnavailableError as err:  # the learner's words first; the operator's under them, folded
+        st.warning(_("The model {model} is not on this server, and the server cannot download it now.").format(
+            model=text.md_escape(attn_models.shown_name(source))), icon=":material/cloud_off:")
         st.info(_("The other pages keep working with your own numbers."), icon=":material/info:")
+        with st.expander(_("Why, and what whoever runs this server can do")):
+            st.markdown(text.md_escape(i18n.error_text(err)))
         return None
     except attn_models.ModelError as err:
         st.error(text.md_escape(i18n.error_text(err)), icon=":material/error:")

@@ -446,22 +446,28 @@ def test_a_hub_snapshot_whose_config_json_is_broken_is_said_in_the_learners_word
     (registry.TRANSLATE, "ATTN_TRANSLATOR_MODEL"),
 ])
 def test_no_network_with_folders_off_the_advice_is_what_whoever_runs_the_server_can_do(page, variable, monkeypatch):
-    """The message used to tell the visitor to give a folder's path, which this server then refused."""
+    """The message used to tell the visitor to give a folder's path, which this server then refused. The learner reads
+    first that the model is not here and the other pages work; what the server's operator can do is folded under it
+    (a reviewer: on a phone the operator's variables and commands took the first screen, the learner's line after)."""
     monkeypatch.delenv("ATTN_ALLOW_FOLDERS")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv(variable, "nobody-here/no-such-model")  # the operator's: not cached, no network
     at = AppTest.from_file(APP, default_timeout=60).run()
     at.switch_page(page.file).run()
     assert not at.exception
-    shown = plain("\n".join(w.value for w in at.warning))
+    assert [plain(w.value) for w in at.warning] == [
+        "The model nobody-here/no-such-model is not on this server, and the server cannot download it now."]
+    (folded,) = [e for e in at.expander if e.label == "Why, and what whoever runs this server can do"]
+    shown = plain("\n".join(m.value for m in folded.markdown))
     assert "nobody-here/no-such-model could not be loaded" in shown
     assert "whoever runs this server can copy the model's folder" in shown
     assert f"set {variable} to that folder's path" in shown
     assert "give that folder's path instead" not in shown
     at.session_state["lang"] = "zh"
     at.run()
-    shown = plain("\n".join(w.value for w in at.warning))
-    assert "运行本服务器的人可以" in shown and variable in shown and "Folders" not in shown
+    folded = [plain("\n".join(m.value for m in e.markdown)) for e in at.expander]
+    (shown,) = [text for text in folded if "运行本服务器的人可以" in text]
+    assert variable in shown and "Folders" not in shown
 
 
 def test_no_network_with_folders_on_the_advice_names_a_folder(monkeypatch):
@@ -519,7 +525,9 @@ def test_folders_off_a_legacy_repo_id_without_an_owner_is_a_repo_id(role, name, 
     at = typed_in_the_box(role, name, monkeypatch)
     assert at.session_state[PAGES[role][1]] == name
     assert [e.value for e in at.error] == []
-    shown = plain("\n".join(w.value for w in at.warning))
+    assert [plain(w.value) for w in at.warning] == [
+        f"The model {name} is not on this server, and the server cannot download it now."]
+    shown = plain("\n".join(m.value for e in at.expander for m in e.markdown))
     assert f"The model {name} could not be loaded: its config.json is not in the server's Hugging Face cache" in shown
     assert "not a Hugging Face repo id" not in texts(at)
 

@@ -120,16 +120,24 @@ def softmax_parts(row: np.ndarray) -> tuple[float | None, np.ndarray, np.ndarray
     return m, shifted, e, float(e.sum())
 
 
+#: a Σ whose parts, as shown, add up to within this share of it gets no note: 0.1361 + 0.4319 + 0.4319 = 0.9999 under
+#: a Σ of 1 is read as the rounding it is; 1 + 0 + 0 under a Σ of 2 is not
+NOTED_SHARE = Decimal("0.01")
+
+
 def shown_sum(parts: list[str], total: str) -> str | None:
     """What the ``parts`` add up to as they are shown (their digits added exactly, written with as many decimals as
-    the most precise of them), when that is not the Σ shown, ``total``: the Σ adds the values before rounding, so at
-    few decimals the parts shown ("0", "0", "1"; "0.3", "1", "1") need not add up to it ("2"). None when they do, or
-    when a part or the Σ is not written in decimals ("−∞", "1e−5", "<0.0001").
+    the most precise of them), when that is more than :data:`NOTED_SHARE` away from the Σ shown, ``total`` (or from
+    one unit of its last digit, for a Σ of 0): the Σ adds the values before rounding, so at few decimals the parts
+    shown ("0", "0", "1"; "0.3", "1", "1") need not add up to it ("2"). None when they do, or when a part or the Σ is
+    not written in decimals ("−∞", "1e−5", "<0.0001").
 
     >>> shown_sum(["1", "0", "0"], "2"), shown_sum(["0.3", "1", "1"], "2"), shown_sum(["0.5", "0.25", "0.25"], "1")
     ('1', '2.3', None)
     >>> shown_sum(["0.3333", "0.3333", "0.3333"], "1"), shown_sum(["−∞", "1"], "1"), shown_sum(["1e−5", "1"], "1")
-    ('0.9999', None, None)
+    (None, None, None)
+    >>> shown_sum(["0.4", "0", "1"], "2"), shown_sum(["0.3", "0"], "0")
+    ('1.4', '0.3')
     """
     if any("e" in t.lower() for t in (*parts, total)):
         return None
@@ -137,7 +145,10 @@ def shown_sum(parts: list[str], total: str) -> str | None:
         *values, said = (Decimal(t.strip().replace(MINUS, "-")) for t in (*parts, total))
     except InvalidOperation:
         return None
-    if not all(v.is_finite() for v in (*values, said)) or sum(values) == said:
+    if not all(v.is_finite() for v in (*values, said)):
+        return None
+    unit = Decimal(1).scaleb(said.as_tuple().exponent)  # one unit of the Σ's last digit
+    if abs(sum(values) - said) <= NOTED_SHARE * max(abs(said), unit):
         return None
     decimals = max((-v.as_tuple().exponent for v in values), default=0)
     return f"{sum(values):.{max(decimals, 0)}f}".replace("-", MINUS)

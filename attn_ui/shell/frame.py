@@ -187,8 +187,6 @@ def to_default() -> None:
 _RUN = threading.local()
 
 
-
-
 #: the key of the edit panel's box on a phone (its class ``st-key-phone_panel``: :data:`_PHONE_ROOM` packs it tighter)
 PHONE_PANEL = "phone_panel"
 
@@ -301,6 +299,9 @@ _WIDE_CHARTS = ("@property --attn-fade-l { syntax: '\\3c length>'; inherits: fal
                 " animation-range: 0px 48px, calc(100% - 48px) 100%; }"
                 " .katex-display { overflow-y: hidden; }"
                 " [data-testid='stGraphVizChart'] svg { min-width: 900px; height: auto; } }")
+#: the box of an element that is a table (a grid or a dataframe), one of a block's children
+_TABLE_BOX = "[data-testid='stElementContainer']:has(> * > [data-testid='stDataFrame'])"
+
 #: on a narrow screen (a phone) the page wastes less height, so that the edit panel's grid and the first result it
 #: changes are on the screen together (390 × 844: Step by step's Q began at y 833 under Streamlit's 96 px top space, a
 #: 44 px title, 36 px headings that took two lines, and the panel's rows 16 px apart): less space above the title,
@@ -309,8 +310,6 @@ _WIDE_CHARTS = ("@property --attn-fade-l { syntax: '\\3c length>'; inherits: fal
 #: margin), which with less padding laid the panel's box over the title's last pixels (逐步计算). The header (the
 #: sidebar's button; opaque, over the page) is as much shorter as the space above the title, or it would hide the
 #: title's top
-#: the box of an element that is a table (a grid or a dataframe), one of a block's children
-_TABLE_BOX = "[data-testid='stElementContainer']:has(> * > [data-testid='stDataFrame'])"
 _PHONE_ROOM = ("@media (max-width: 640px) {"
                " [data-testid='stApp'] :is([data-testid='stHeader'], [data-testid='stToolbar']) {"
                " height: 2.75rem; min-height: 0; }"

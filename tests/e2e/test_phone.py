@@ -161,12 +161,19 @@ def cell_values(chart: Locator) -> np.ndarray:
 
 
 def test_a_value_the_panel_refuses_on_a_phone_says_to_fix_it_above(phone: Page, app_server: str):
-    """On a phone the panel is in the page, above the steps: the banner of a refused value sends the learner there,
-    not to the sidebar (it said "Fix it in the sidebar", where a phone has no panel)."""
+    """On a phone the panel is in the page, above the steps. Its grid says what it refused, once (a banner under it
+    said the same again and took the first screen: a reviewer); with the panel on another matrix, the banner of the
+    refused value sends the learner there, not to the sidebar (it said "Fix it in the sidebar", where a phone has no
+    panel)."""
     open_app(phone, f"{app_server}/{registry.STEPS.name}")
     grid = phone.locator(MAIN).locator(GRID).first
     edit_grid_cell(phone, grid, 0, 0, "abc", shown="abc")
+    panel = phone.locator(f".st-key-{frame.PHONE_PANEL}")
+    expect(panel.get_by_test_id("stAlertContentError")).to_contain_text("not a number")
     banner = phone.locator(MAIN).get_by_test_id("stAlertContentWarning").filter(has_text="Showing the last valid")
+    expect(banner).to_have_count(0)
+    with expect_rerun(phone):
+        panel.locator("[data-testid=stButtonGroup] button").filter(has_text="W_Q").tap()
     expect(banner).to_contain_text("Fix it above, under Edit the numbers.")
     expect(banner).not_to_contain_text("sidebar")
 

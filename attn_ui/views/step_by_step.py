@@ -333,7 +333,7 @@ def show_steps(t: AttentionTrace, cfg: Config, *, prefix: str, head: int | None 
     scored = (_pre_score_steps(mt, head=hh, prefix=prefix, pair_rows=(queries, keys), q_title=q_title,
                                kv_title=kv_title) if isinstance(mt, ModernTrace) else [])
 
-    click = _("Click a cell to explain its query row in the drill-down below.")
+    click = _("Click or tap a cell to explain its query row in the drill-down below.")
     intro = block_markdown(heading_markdown(_("2 · Scores")), note_markdown(
         _("Score function: {name}, {formula} (see Score functions).").format(
             name=text.score_name(t.score_fn), formula=text.SCORE_TEXT[t.score_fn])) if t.score_fn != "dot" else "")

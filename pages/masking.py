@@ -200,9 +200,7 @@ if right:
         matrix_block(after_title.format(head=head), rf"{scaled}{plus_b} + M", t.masked, queries,
                      labels, y_title=_("query"), x_title=_("key"), domain=domain)
 
-if state.on_phone():  # also right under the edit panel: the grid and what an edit of it changes on one screen (the
-    with frame.under_panel():  # mask does not change with X or a weight)
-        masked_weights()
+frame.also_under_panel(masked_weights)  # on a phone: what an edit of X or a weight changes (the mask does not)
 st.header(_("Weights before and after the mask"))
 left, right = slots(u.weights, t.weights, extra_b=masking_views.ROW_SUM_WIDTH)
 if left:

@@ -277,9 +277,7 @@ def weights_block() -> None:
                  masked=None if t.mask is None else ~t.mask)
 
 
-if state.on_phone():  # also right under the edit panel: the grid and what an edit of it changes on one screen (and
-    with frame.under_panel():  # here, under the options that change it too)
-        weights_block()
+frame.also_under_panel(weights_block)  # on a phone; and here, under the options that change it
 weights_block()
 both = analysis.rows_with_keys(t.mask, cfg.n_q) & analysis.rows_with_keys(u.mask, cfg.n_q)  # rows with no key left:
 cmp = analysis.compare_rows(t.weights, u.weights, both) if mv.changes_a_score(cfg) else None  # nothing to compare

@@ -1,6 +1,8 @@
 """Multi-head: cut W_Q, W_K, W_V into column slices, attend per head, concatenate, project with W_O."""
 
 
+from functools import partial
+
 import streamlit as st
 
 from attn_core import (
@@ -166,11 +168,9 @@ st.page_link(registry.INPUTS.file, label=_("Change the widths or randomise the w
 
 # ---- 3–7: one section at a time; only the chosen one runs (an edit of W_O redraws section 5 alone) ----
 trace = compute.current_trace()  # stops here with a message when the configuration cannot be computed
-if state.on_phone():  # the heads' weights (section 3's) also right under the edit panel: the grid and what an edit of
-    with frame.under_panel():  # X, W_Q, W_K or W_V changes on one screen (the panel is in the page, above section 1);
-        # of several heads, the one followed in section 3
-        multihead_views.heads_weights(cfg, trace, head=None if cfg.n_heads == 1 else
-                                      min(st.session_state[state.HEAD], cfg.n_heads - 1))
+frame.also_under_panel(partial(  # on a phone, section 3's heads' weights: of several heads, the one followed there
+    multihead_views.heads_weights, cfg, trace,
+    head=None if cfg.n_heads == 1 else min(st.session_state[state.HEAD], cfg.n_heads - 1)))
 st.header(_("3–7 · From the heads to the output"))
 shown = controls.view_picker(_("Section shown"), list(multihead_views.SECTIONS), key=multihead_views.SECTION_SHOWN)
 multihead_views.SECTIONS[shown]()  # only the chosen one runs

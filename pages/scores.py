@@ -1,6 +1,8 @@
 """Score functions: how a query and a key make a score (dot product, general, additive), compared on your Q and K,
 and where the queries come from (self- or cross-attention)."""
 
+from functools import partial
+
 import numpy as np
 import streamlit as st
 
@@ -254,9 +256,8 @@ def weights_block(s: score_views.Scored) -> None:
                  kind="weights", y_title=_("query"), x_title=_("key"), masked=masked)
 
 
-if state.on_phone() and scored[cfg.score].trace is not None:  # yours also right under the edit panel: the grid and
-    with frame.under_panel():  # what an edit of it changes on one screen
-        weights_block(scored[cfg.score])
+if scored[cfg.score].trace is not None:  # yours, on a phone
+    frame.also_under_panel(partial(weights_block, scored[cfg.score]))
 for place, s in zip(places, shown, strict=True):
     with place:
         weights_block(s)

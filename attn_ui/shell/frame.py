@@ -16,6 +16,7 @@ import logging
 import re
 import threading
 import time
+from collections.abc import Callable
 from urllib.parse import unquote
 
 import streamlit as st
@@ -235,6 +236,15 @@ def under_panel() -> contextlib.AbstractContextManager:
     Each ``with`` adds to the place in turn (a banner of a value the panel refused first, then the first result)."""
     slot = getattr(_RUN, "under_panel", None)
     return slot if slot is not None and state.on_phone() else contextlib.nullcontext()
+
+
+def also_under_panel(draw: Callable[[], None]) -> None:
+    """On a phone, ``draw()`` right under the edit panel too (:func:`under_panel`): a result an edit of the panel's grid
+    changes, on the first screen with it, drawn again where the page draws it (under the words and options that make
+    it); elsewhere nothing (the panel is in the sidebar, beside the page)."""
+    if state.on_phone():
+        with under_panel():
+            draw()
 
 
 def choose_language() -> None:
